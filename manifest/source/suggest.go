@@ -1,0 +1,64 @@
+package source
+
+// Suggest returns the candidate nearest to name by edit distance, or "" when
+// none is close enough to be a likely typo (distance at most a third of the
+// longer name's length, and at least 1 for short names).
+func Suggest(name string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if c == name {
+			continue
+		}
+		d := editDistance(name, c)
+		max := len([]rune(name))
+		if n := len([]rune(c)); n > max {
+			max = n
+		}
+		limit := max / 3
+		if limit < 1 {
+			limit = 1
+		}
+		if d > limit {
+			continue
+		}
+		if bestD < 0 || d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// DidYouMean returns " (did you mean 'X'?)" for the nearest candidate, or "".
+func DidYouMean(name string, candidates []string) string {
+	if s := Suggest(name, candidates); s != "" {
+		return " (did you mean '" + s + "'?)"
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes, with
+// a transposition of two neighbours counting as one edit.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	prev2 := make([]int, len(y)+1)
+	prev := make([]int, len(y)+1)
+	cur := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(y)]
+}
