@@ -1,0 +1,174 @@
+// Package ir is the one intermediate representation that both source
+// formats lower to: a program of Nodes, each a list of Blocks, each with
+// Transitions from Signals to Actions. Targets are symbolic IDs; the code
+// generator resolves them to program counters. The package is data only,
+// plus a deterministic text printer.
+//
+// A YAML workflow lowers to one Node named after the workflow whose Blocks
+// are its steps in document order; a for_each step is a Loop block whose Body
+// holds the loop's steps. The YAML outcome handlers become Transitions on
+// the signals SIGNAL:SUCCESS, SIGNAL:FAILURE, SIGNAL:TIMEOUT, SIGNAL:SKIPPED,
+// SIGNAL:VALIDATION_FAIL and SIGNAL:MAX_VISITS, with YAML's own fallbacks
+// (timeout to failure, then always, then the strict_flow default) already
+// resolved by the lowering. A manifest lowers Node for Node and Block for
+// Block; its fallbacks are resolved at run time.
+package ir
+
+import "smith/manifest/source"
+
+// Format is the source format a program was lowered from.
+type Format uint8
+
+// Source formats.
+const (
+	YAML Format = iota + 1
+	Manifest
+)
+
+// String returns "workflow" or "manifest".
+func (f Format) String() string {
+	switch f {
+	case YAML:
+		return "workflow"
+	case Manifest:
+		return "manifest"
+	}
+	return "Format(?)"
+}
+
+// Reserved signals.
+const (
+	SigSuccess        = "SIGNAL:SUCCESS"
+	SigFailure        = "SIGNAL:FAILURE"
+	SigTimeout        = "SIGNAL:TIMEOUT"
+	SigSkipped        = "SIGNAL:SKIPPED"
+	SigValidationFail = "SIGNAL:VALIDATION_FAIL"
+	SigMaxVisits      = "SIGNAL:MAX_VISITS"
+	SigFailDefault    = "SIGNAL:FAIL_DEFAULT"
+)
+
+// A Program is a lowered source document.
+type Program struct {
+	Name   string
+	Format Format
+	File   string
+	// Entry is the ID of the block where a run starts.
+	Entry    string
+	EntryPos source.Pos
+	Nodes    []*Node
+	// Data is the program-wide run-time data (context, secrets, providers,
+	// config, schemas), opaque to the IR; the code generator copies it.
+	Data any
+}
+
+// A Node is a context container: a list of blocks in document order.
+type Node struct {
+	ID      string
+	Pos     source.Pos
+	Entry   string // ID of the entry block
+	Inherit bool   // context_inheritance
+	// StaticMemory is opaque run-time data (canonical JSON text or nil).
+	StaticMemory any
+	Blocks       []*Block
+}
+
+// BlockKind says what a block does when it runs.
+type BlockKind uint8
+
+// Block kinds.
+const (
+	Exec       BlockKind = iota + 1 // run a worker: a process, a provider, an internal or AI worker
+	SetContext                      // merge values into the context
+	Loop                            // for_each over items, running Body for each
+)
+
+// String names the kind.
+func (k BlockKind) String() string {
+	switch k {
+	case Exec:
+		return "exec"
+	case SetContext:
+		return "set_context"
+	case Loop:
+		return "loop"
+	}
+	return "BlockKind(?)"
+}
+
+// A Block is one step or block.
+type Block struct {
+	ID   string
+	Pos  source.Pos
+	Kind BlockKind
+	// Worker describes what runs, for printing and checks: "command",
+	// "provider:claude", "Internal:TestRunner", "Worker:CodeGenerator".
+	Worker string
+	// AI is true for provider steps and AI workers (they can emit any signal).
+	AI bool
+	// Signals are the signals the block can emit, in a fixed order. An AI
+	// block can emit any signal besides these.
+	Signals   []string
+	HasWhen   bool
+	MaxVisits int
+	// Body holds a loop's steps (Kind == Loop).
+	Body        []*Block
+	Transitions []*Transition
+	// Spec is the block's run-time specification, opaque to the IR.
+	Spec any
+}
+
+// ActionKind is what a transition does.
+type ActionKind uint8
+
+// Actions. LoopNext, LoopBreak and LoopFail only occur inside loop bodies.
+const (
+	Jump ActionKind = iota + 1
+	Call
+	Return
+	Halt
+	End
+	Fail
+	LoopNext
+	LoopBreak
+	LoopFail
+)
+
+// String spells the action as the manifest DSL does (loop actions as the
+// YAML special targets).
+func (k ActionKind) String() string {
+	switch k {
+	case Jump:
+		return "JUMP"
+	case Call:
+		return "CALL"
+	case Return:
+		return "RETURN"
+	case Halt:
+		return "HALT_AND_FLAG"
+	case End:
+		return "END"
+	case Fail:
+		return "FAIL"
+	case LoopNext:
+		return "LOOP_NEXT"
+	case LoopBreak:
+		return "LOOP_BREAK"
+	case LoopFail:
+		return "LOOP_FAIL"
+	}
+	return "ActionKind(?)"
+}
+
+// A Transition maps one signal to an action. Signal SIGNAL:FAIL_DEFAULT is
+// the fallback for every signal without its own transition.
+type Transition struct {
+	Signal string
+	Action ActionKind
+	// Target is the block (Jump) or node (Call) ID.
+	Target string
+	// ReturnTo is the block a Call returns to ("" = the calling block).
+	ReturnTo string
+	// Msg is the Fail message.
+	Msg string
+	Pos source.Pos
+}

@@ -1,0 +1,258 @@
+package isa
+
+import "smith/manifest/source"
+
+// Version is the isa version. It changes whenever opcode numbering, operand
+// meaning or the .smbc encoding changes; a .smbc of another version is
+// refused, naming both versions.
+const Version = 1
+
+// A Program is a compiled workflow: code, a source position per
+// instruction, and pools of plain data that operands index. It carries
+// everything a run needs; the VM never sees the source document.
+type Program struct {
+	Name   string `json:"name"`
+	Format string `json:"format"` // "workflow" or "manifest"
+	Source string `json:"source"` // the source file as given to the compiler
+
+	// Entry is the pc where a run starts.
+	Entry uint32  `json:"entry"`
+	Code  []Instr `json:"-"`
+	// Pos[i] is where Code[i] came from; len(Pos) == len(Code).
+	Pos []source.Pos `json:"-"`
+
+	Strings []string `json:"strings"`
+	Nodes   []Node   `json:"nodes"`
+	Blocks  []Block  `json:"blocks"`
+	Tables  []Table  `json:"tables"`
+
+	// Run-wide data.
+	StrictFlow bool          `json:"strict_flow,omitempty"`
+	Context    *TValue       `json:"context,omitempty"` // initial context (a map), strings substituted at run start
+	Secrets    []string      `json:"secrets,omitempty"`
+	EnvAllow   []string      `json:"env_allow,omitempty"`
+	Providers  []ProviderDef `json:"providers,omitempty"` // the document's providers, in document order
+	Agents     []AgentDef    `json:"agents,omitempty"`
+	Schemas    []SchemaDef   `json:"schemas,omitempty"`
+	Config     Config        `json:"config"`
+}
+
+// A Node is a context container.
+type Node struct {
+	ID string `json:"id"`
+	// Entry is the index of the node's entry block.
+	Entry   uint32 `json:"entry"`
+	Inherit bool   `json:"inherit,omitempty"`
+	// StaticMemory is canonical JSON text of an object ("" when none).
+	StaticMemory string     `json:"static_memory,omitempty"`
+	Pos          source.Pos `json:"pos"`
+}
+
+// BlockKind says what a block does.
+type BlockKind uint8
+
+// Block kinds.
+const (
+	KindCommand    BlockKind = iota + 1 // a process (YAML command step, manifest command worker)
+	KindProvider                        // an LLM CLI through a provider template (YAML provider step, manifest AI worker)
+	KindInternal                        // an Internal:* worker
+	KindSetContext                      // set_context
+	KindLoop                            // for_each
+)
+
+// String names the kind.
+func (k BlockKind) String() string {
+	switch k {
+	case KindCommand:
+		return "command"
+	case KindProvider:
+		return "provider"
+	case KindInternal:
+		return "internal"
+	case KindSetContext:
+		return "set_context"
+	case KindLoop:
+		return "loop"
+	}
+	return "BlockKind(?)"
+}
+
+// A Block is one step or block of the source, with its run-time spec.
+type Block struct {
+	ID string `json:"id"`
+	// Node is the index of the node the block belongs to.
+	Node uint32    `json:"node"`
+	Kind BlockKind `json:"kind"`
+	// Start is the pc of the block's first instruction; Dispatch the pc of
+	// its DISPATCH (resume --signal and skips go there).
+	Start    uint32 `json:"start"`
+	Dispatch uint32 `json:"dispatch"`
+	// Parent is the index+1 of the loop block whose body holds this block
+	// (0 at top level).
+	Parent    uint32     `json:"parent,omitempty"`
+	MaxVisits int        `json:"max_visits,omitempty"`
+	When      *Cond      `json:"when,omitempty"`
+	Step      *Step      `json:"step,omitempty"`        // KindCommand, KindProvider, KindInternal
+	Set       []Field    `json:"set_context,omitempty"` // KindSetContext: dotted key -> value
+	Loop      *Loop      `json:"loop,omitempty"`        // KindLoop
+	Pos       source.Pos `json:"pos"`
+}
+
+// A Loop is the spec of a for_each block.
+type Loop struct {
+	Items TValue `json:"items"` // a list, or a string that is one ${...} reference to a list
+	As    string `json:"as"`
+	// Body is the pc of the first body instruction.
+	Body uint32 `json:"body"`
+	// Steps are the indices of the blocks directly in the body.
+	Steps []uint32 `json:"steps"`
+}
+
+// A Table is a transition table: signal -> pc of the action.
+type Table struct {
+	Block   uint32       `json:"block"`
+	Entries []TableEntry `json:"entries"`
+	// Default is the pc for SIGNAL:FAIL_DEFAULT; HasDefault false means none.
+	Default    uint32 `json:"default,omitempty"`
+	HasDefault bool   `json:"has_default,omitempty"`
+}
+
+// A TableEntry maps one signal to the pc of its action.
+type TableEntry struct {
+	Signal string `json:"signal"`
+	PC     uint32 `json:"pc"`
+}
+
+// A Step is the run-time spec of a block that runs a worker. Templates are
+// pre-parsed by the compiler; the VM substitutes them.
+type Step struct {
+	Command         []Template `json:"command,omitempty"`
+	Providers       []string   `json:"providers,omitempty"`
+	Worker          string     `json:"worker,omitempty"` // Internal:NAME, or the workers key of a manifest block
+	AI              *AIWorker  `json:"ai,omitempty"`
+	Agent           string     `json:"agent,omitempty"`
+	Prompt          *Template  `json:"prompt,omitempty"`
+	PromptFile      *Template  `json:"prompt_file,omitempty"`
+	ProviderParams  []Field    `json:"provider_params,omitempty"`
+	CommandOverride []Template `json:"command_override,omitempty"`
+	Transport       *Transport `json:"prompt_transport,omitempty"`
+	InputFile       *Template  `json:"input_file,omitempty"`
+	OutputFile      *Template  `json:"output_file,omitempty"`
+	OutputCapture   string     `json:"output_capture,omitempty"` // text|lines|json ("" = text)
+	AllowParseError bool       `json:"allow_parse_error,omitempty"`
+	Validation      string     `json:"validation_schema,omitempty"`
+	Timeout         float64    `json:"timeout,omitempty"` // seconds; 0 = the default 300
+	Attempts        int        `json:"attempts,omitempty"`
+	BackoffSec      float64    `json:"backoff_sec,omitempty"`
+	HasBackoff      bool       `json:"has_backoff,omitempty"` // BackoffSec was given (0 is a valid value)
+	Env             []EnvVar   `json:"env,omitempty"`
+	Secrets         []string   `json:"secrets,omitempty"`
+	HasSecrets      bool       `json:"has_secrets,omitempty"` // the step lists its own secrets (else all)
+	WaitFor         *WaitFor   `json:"wait_for,omitempty"`
+	DependsOn       *DependsOn `json:"depends_on,omitempty"`
+	AllowMissing    []string   `json:"allow_missing_vars,omitempty"`
+	PayloadMerge    []string   `json:"payload_merge_strategy,omitempty"`
+	OutputType      string     `json:"output_type,omitempty"`
+}
+
+// An AIWorker is a manifest workers entry with a provider.
+type AIWorker struct {
+	Key            string  `json:"key"`
+	Instructions   string  `json:"instructions,omitempty"`
+	OutputType     string  `json:"output_type,omitempty"`
+	ProviderParams []Field `json:"provider_params,omitempty"`
+}
+
+// A Transport says how a prompt reaches a provider.
+type Transport struct {
+	Mode         string     `json:"mode"`
+	ArgvTemplate []Template `json:"argv_template,omitempty"`
+}
+
+// An EnvVar is one env: entry of a step.
+type EnvVar struct {
+	Name string   `json:"name"`
+	Val  Template `json:"val"`
+}
+
+// A WaitFor blocks until MinCount files match Glob.
+type WaitFor struct {
+	Glob       Template `json:"glob"`
+	TimeoutSec float64  `json:"timeout_sec,omitempty"`
+	PollMs     int      `json:"poll_ms,omitempty"`
+	MinCount   int      `json:"min_count,omitempty"`
+}
+
+// A DependsOn lists required and optional globs and how to inject them.
+type DependsOn struct {
+	Required    []Template `json:"required,omitempty"`
+	Optional    []Template `json:"optional,omitempty"`
+	Inject      string     `json:"inject,omitempty"` // "" (none), list, content
+	Instruction string     `json:"instruction,omitempty"`
+	Position    string     `json:"position,omitempty"` // prepend|append
+}
+
+// A ProviderDef is a workflow's override of, or addition to, the presets.
+type ProviderDef struct {
+	Name      string     `json:"name"`
+	Command   []string   `json:"command"` // raw: ${PROMPT}, ${model}, ... are provider template keys
+	Defaults  []Field    `json:"defaults,omitempty"`
+	Transport *Transport `json:"prompt_transport,omitempty"`
+}
+
+// An AgentDef is a named agent.
+type AgentDef struct {
+	Name      string   `json:"name"`
+	Providers []string `json:"providers,omitempty"`
+	Inbox     string   `json:"inbox"`
+}
+
+// A SchemaDef is a named JSON Schema (canonical JSON text).
+type SchemaDef struct {
+	Name   string `json:"name"`
+	Schema string `json:"schema"`
+}
+
+// Config holds a manifest's project commands and isolation mode.
+type Config struct {
+	TestCommand  []string `json:"test_command,omitempty"`
+	LintCommand  []string `json:"lint_command,omitempty"`
+	BuildCommand []string `json:"build_command,omitempty"`
+	Isolation    string   `json:"isolation,omitempty"`
+}
+
+// CondOp is the predicate or combinator of a condition.
+type CondOp uint8
+
+// Condition predicates and combinators (CONTRACT 3.2).
+const (
+	CondStepOK CondOp = iota + 1
+	CondFileExists
+	CondEquals
+	CondExitCode
+	CondEnvSet
+	CondContains
+	CondRegex
+	CondNumber
+	CondAll
+	CondAny
+	CondNot
+)
+
+// A Cond is a condition tree.
+//
+//	step_ok: Name          file_exists: X        env_set: Name
+//	equals: X == Y         contains: Y in X      regex: Y matches X (Flags)
+//	exit_code: Name Cmp Num                      number: X Cmp Y
+//	all/any/not: Sub
+type Cond struct {
+	Op    CondOp     `json:"op"`
+	Name  string     `json:"name,omitempty"`
+	X     *Template  `json:"x,omitempty"`
+	Y     *Template  `json:"y,omitempty"`
+	Cmp   string     `json:"cmp,omitempty"`
+	Num   float64    `json:"num,omitempty"`
+	Flags string     `json:"flags,omitempty"`
+	Sub   []Cond     `json:"sub,omitempty"`
+	Pos   source.Pos `json:"pos"`
+}

@@ -1,0 +1,173 @@
+// Package confine is the one place where a path that comes from a user or a model
+// is checked against the project directory (CONTRACT.md section 2).
+//
+// BASE is the project root and WORKSPACE is BASE/workspace. A relative path is
+// relative to WORKSPACE (or to another directory below BASE given by the caller),
+// and it is a violation when it is absolute, when it resolves outside BASE, or
+// when any existing component of it below BASE is a symbolic link. Every
+// violation wraps ErrEscape. The checks are lexical (filepath.IsLocal) plus
+// os.Lstat, never string prefixes, and the writing helpers go through an
+// os.Root opened at BASE, so a link created after the check still cannot lead
+// outside the project.
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// ErrEscape is wrapped by every path violation, so callers can map it to
+// E_PATH_ESCAPE with errors.Is.
+var ErrEscape = errors.New("path escapes the project")
+
+// An Error is a path violation: Path is the path as the user or model gave it,
+// Reason says what is wrong with it ("is absolute", ...).
+type Error struct {
+	Path   string
+	Reason string
+}
+
+// Error returns "path 'P' <reason>".
+func (e *Error) Error() string {
+	return fmt.Sprintf("path '%s' %s", e.Path, e.Reason)
+}
+
+// Unwrap returns ErrEscape.
+func (e *Error) Unwrap() error { return ErrEscape }
+
+const (
+	reasonEmpty    = "is empty"
+	reasonAbsolute = "is absolute"
+	reasonOutside  = "resolves outside the project"
+	workspaceName  = "workspace"
+)
+
+// Lexical checks rel without touching the file system, so the compiler can use it
+// on literal paths: rel must be non-empty, relative, and must stay below BASE
+// when joined to BASE/workspace. It does not look for symbolic links.
+func Lexical(rel string) error {
+	_, err := lexical(workspaceName, rel)
+	return err
+}
+
+// lexical joins rel to dirRel (a local path relative to BASE) and returns the
+// result relative to BASE, or a violation.
+func lexical(dirRel, rel string) (string, error) {
+	switch {
+	case rel == "":
+		return "", &Error{Path: rel, Reason: reasonEmpty}
+	case filepath.IsAbs(rel):
+		return "", &Error{Path: rel, Reason: reasonAbsolute}
+	}
+	joined := filepath.Join(dirRel, rel)
+	if !filepath.IsLocal(joined) {
+		return "", &Error{Path: rel, Reason: reasonOutside}
+	}
+	return joined, nil
+}
+
+// A Dir is a project layout. Both fields are absolute and cleaned, and
+// Workspace is Base/workspace.
+type Dir struct {
+	Base      string
+	Workspace string
+}
+
+// New returns the layout for the project rooted at base (made absolute).
+func New(base string) (Dir, error) {
+	abs, err := filepath.Abs(base)
+	if err != nil {
+		return Dir{}, fmt.Errorf("project directory %s: %w", base, err)
+	}
+	return Dir{Base: abs, Workspace: filepath.Join(abs, workspaceName)}, nil
+}
+
+// Resolve checks rel, a path relative to the workspace, and returns it as an
+// absolute path. See ResolveIn.
+func (d Dir) Resolve(rel string) (string, error) {
+	return d.ResolveIn(d.Workspace, rel)
+}
+
+// ResolveIn checks rel, a path relative to dir (which itself lies below Base,
+// for example Workspace/artifacts/Step), and returns it as an absolute path.
+// rel must be non-empty and relative, must resolve to Base or below, and no
+// existing component of the result below Base may be a symbolic link, even one
+// whose target lies inside the project. The walk stops at the first component
+// that does not exist, since nothing below it can be a link yet.
+func (d Dir) ResolveIn(dir, rel string) (string, error) {
+	dirRel, err := d.local(dir)
+	if err != nil {
+		return "", err
+	}
+	joined, err := lexical(dirRel, rel)
+	if err != nil {
+		return "", err
+	}
+	if err := d.checkLinks(joined, func(link string) error {
+		shown, rerr := filepath.Rel(filepath.Join(d.Base, dirRel), filepath.Join(d.Base, link))
+		if rerr != nil {
+			shown = link
+		}
+		return &Error{Path: rel, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.ToSlash(shown))}
+	}); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.Base, joined), nil
+}
+
+// local returns abs relative to Base, or a violation when abs is not Base or
+// below it.
+func (d Dir) local(abs string) (string, error) {
+	if !filepath.IsAbs(abs) {
+		return "", &Error{Path: abs, Reason: "is not absolute"}
+	}
+	rel, err := filepath.Rel(d.Base, filepath.Clean(abs))
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", &Error{Path: abs, Reason: reasonOutside}
+	}
+	return rel, nil
+}
+
+// checkLinks walks the components of rel (relative to Base) from Base down and
+// returns violation(prefix) for the first one that is a symbolic link.
+func (d Dir) checkLinks(rel string, violation func(link string) error) error {
+	if rel == "." {
+		return nil
+	}
+	prefix := ""
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		prefix = filepath.Join(prefix, part)
+		fi, err := os.Lstat(filepath.Join(d.Base, prefix))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("check path %s: %w", rel, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return violation(prefix)
+		}
+	}
+	return nil
+}
+
+// checked repeats the checks of ResolveIn for abs, a path that Resolve or
+// ResolveIn returned, and returns it relative to Base.
+func (d Dir) checked(abs string) (string, error) {
+	rel, err := d.local(abs)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", &Error{Path: abs, Reason: "is the project directory itself"}
+	}
+	err = d.checkLinks(rel, func(link string) error {
+		return &Error{Path: abs, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.Join(d.Base, link))}
+	})
+	return rel, err
+}

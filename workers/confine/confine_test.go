@@ -1,0 +1,311 @@
+package confine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// project makes a BASE with this tree below workspace:
+//
+//	a/b/file.txt
+//	real/inner.txt
+//	linkdir -> real          (target inside the workspace)
+//	linkfile -> real/inner.txt
+//	a/up -> ../..            (target: BASE)
+func project(t *testing.T) Dir {
+	t.Helper()
+	d, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := d.Workspace
+	for _, p := range []string{"a/b", "real"} {
+		if err := os.MkdirAll(filepath.Join(ws, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"a/b/file.txt", "real/inner.txt"} {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := []struct{ old, new string }{
+		{"real", "linkdir"},
+		{"real/inner.txt", "linkfile"},
+		{"../..", "a/up"},
+	}
+	for _, l := range links {
+		if err := os.Symlink(l.old, filepath.Join(ws, l.new)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestLexical(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		path string
+		want string // "" for accepted, else the error text
+	}{
+		{"simple", "a/b.txt", ""},
+		{"dot", ".", ""},
+		{"inner dots", "a/./b/../c", ""},
+		{"back into workspace", "../workspace/x", ""},
+		{"base itself", "..", ""},
+		{"sibling of workspace", "../other/x", ""},
+		{"empty", "", "path '' is empty"},
+		{"absolute", "/etc/passwd", "path '/etc/passwd' is absolute"},
+		{"escape", "../../x", "path '../../x' resolves outside the project"},
+		{"escape after descent", "a/../../..", "path 'a/../../..' resolves outside the project"},
+		{"escape deep", "a/b/../../../../etc", "path 'a/b/../../../../etc' resolves outside the project"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := Lexical(tt.path)
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Lexical(%q) = %v, want nil", tt.path, err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Lexical(%q) = %v, want %s", tt.path, err, tt.want)
+			}
+			if !errors.Is(err, ErrEscape) {
+				t.Errorf("Lexical(%q) = %v, does not wrap ErrEscape", tt.path, err)
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Path != tt.path {
+				t.Errorf("Lexical(%q) = %#v, want *Error with Path %q", tt.path, err, tt.path)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	d, err := New("rel/../proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "proj"); d.Base != want {
+		t.Errorf("New(%q).Base = %q, want %q", "rel/../proj", d.Base, want)
+	}
+	if want := filepath.Join(wd, "proj", "workspace"); d.Workspace != want {
+		t.Errorf("New(%q).Workspace = %q, want %q", "rel/../proj", d.Workspace, want)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	tests := []struct {
+		name string
+		path string
+		want string // accepted: the result relative to Base; else the error text
+		ok   bool
+	}{
+		{"existing file", "a/b/file.txt", "workspace/a/b/file.txt", true},
+		{"non-existent nested", "new/deep/dir/f.txt", "workspace/new/deep/dir/f.txt", true},
+		{"below an existing file", "a/b/file.txt/x", "workspace/a/b/file.txt/x", true},
+		{"back into workspace", "../workspace/a/b/file.txt", "workspace/a/b/file.txt", true},
+		{"workspace itself", ".", "workspace", true},
+		{"absolute", "/etc/passwd", "path '/etc/passwd' is absolute", false},
+		{"dotdot escape", "../../x", "path '../../x' resolves outside the project", false},
+		{"descend then escape", "a/../../..", "path 'a/../../..' resolves outside the project", false},
+		{"empty", "", "path '' is empty", false},
+		{"symlink dir with inner target", "linkdir/inner.txt", "path 'linkdir/inner.txt' passes through the symlink 'linkdir'", false},
+		{"symlink dir itself", "linkdir", "path 'linkdir' passes through the symlink 'linkdir'", false},
+		{"symlink file", "linkfile", "path 'linkfile' passes through the symlink 'linkfile'", false},
+		{"nested symlink", "a/up/workspace/x", "path 'a/up/workspace/x' passes through the symlink 'a/up'", false},
+		{"symlink after dotdot", "a/../linkdir/new.txt", "path 'a/../linkdir/new.txt' passes through the symlink 'linkdir'", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := d.Resolve(tt.path)
+			if tt.ok {
+				if want := filepath.Join(d.Base, tt.want); err != nil || got != want {
+					t.Errorf("Resolve(%q) = %q, %v, want %q, nil", tt.path, got, err, want)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Resolve(%q) = %q, %v, want error %s", tt.path, got, err, tt.want)
+			}
+			if !errors.Is(err, ErrEscape) {
+				t.Errorf("Resolve(%q) error %v does not wrap ErrEscape", tt.path, err)
+			}
+		})
+	}
+}
+
+func TestResolveIn(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	step := filepath.Join(d.Workspace, "artifacts", "Step")
+	tests := []struct {
+		name string
+		dir  string
+		path string
+		want string // accepted: the result relative to Base; else "" and an error
+	}{
+		{"output file", step, "out.txt", "workspace/artifacts/Step/out.txt"},
+		{"up to workspace", step, "../../a/b/file.txt", "workspace/a/b/file.txt"},
+		{"up to base", step, "../../../x", "x"},
+		{"escape", step, "../../../../x", ""},
+		{"absolute", step, "/tmp/x", ""},
+		{"through symlink from another dir", step, "../../linkdir/x", ""},
+		{"dir is a symlink", filepath.Join(d.Workspace, "linkdir"), "x", ""},
+		{"dir outside base", filepath.Dir(d.Base), "x", ""},
+		{"dir not absolute", "workspace", "x", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := d.ResolveIn(tt.dir, tt.path)
+			if tt.want != "" {
+				if want := filepath.Join(d.Base, tt.want); err != nil || got != want {
+					t.Errorf("ResolveIn(%q, %q) = %q, %v, want %q, nil", tt.dir, tt.path, got, err, want)
+				}
+				return
+			}
+			if !errors.Is(err, ErrEscape) {
+				t.Errorf("ResolveIn(%q, %q) = %q, %v, want an error wrapping ErrEscape", tt.dir, tt.path, got, err)
+			}
+		})
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	tests := []struct {
+		name string
+		path string
+		ok   bool
+	}{
+		{"creates parents", "x/y/z/out.txt", true},
+		{"replaces existing", "a/b/file.txt", true},
+		{"symlink dir", "linkdir/new.txt", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Resolve is skipped on purpose: WriteFile must check again.
+			abs := filepath.Join(d.Workspace, tt.path)
+			err := d.WriteFile(abs, []byte("hello"), 0o644)
+			if !tt.ok {
+				if !errors.Is(err, ErrEscape) {
+					t.Errorf("WriteFile(%q) = %v, want an error wrapping ErrEscape", abs, err)
+				}
+				if _, serr := os.Lstat(filepath.Join(d.Workspace, "real", "new.txt")); serr == nil {
+					t.Errorf("WriteFile(%q) wrote through the symlink", abs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WriteFile(%q) = %v, want nil", abs, err)
+			}
+			got, err := os.ReadFile(abs)
+			if err != nil || string(got) != "hello" {
+				t.Errorf("ReadFile(%q) = %q, %v, want %q", abs, got, err, "hello")
+			}
+			entries, err := os.ReadDir(filepath.Dir(abs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() != filepath.Base(abs) {
+					t.Errorf("WriteFile(%q) left %q behind", abs, e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestWriteFileOutside(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	abs := filepath.Join(filepath.Dir(d.Base), "outside.txt")
+	if err := d.WriteFile(abs, []byte("x"), 0o644); !errors.Is(err, ErrEscape) {
+		t.Errorf("WriteFile(%q) = %v, want an error wrapping ErrEscape", abs, err)
+	}
+	if _, err := d.Create(abs); !errors.Is(err, ErrEscape) {
+		t.Errorf("Create(%q) = %v, want an error wrapping ErrEscape", abs, err)
+	}
+	if _, err := d.Open("/etc/passwd"); !errors.Is(err, ErrEscape) {
+		t.Errorf("Open(%q) = %v, want an error wrapping ErrEscape", "/etc/passwd", err)
+	}
+}
+
+func TestCreateAndOpen(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	abs, err := d.ResolveIn(filepath.Join(d.Workspace, "artifacts", "Step"), "sub/out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{"first version, long", "second"} {
+		f, err := d.Create(abs)
+		if err != nil {
+			t.Fatalf("Create(%q) = %v", abs, err)
+		}
+		if _, err := f.WriteString(content); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := d.Open(abs)
+	if err != nil {
+		t.Fatalf("Open(%q) = %v", abs, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 100)
+	n, _ := f.Read(buf)
+	if got := string(buf[:n]); got != "second" {
+		t.Errorf("Open(%q) read %q, want %q (Create must truncate)", abs, got, "second")
+	}
+	link := filepath.Join(d.Workspace, "linkfile")
+	if _, err := d.Open(link); !errors.Is(err, ErrEscape) {
+		t.Errorf("Open(%q) = %v, want an error wrapping ErrEscape", link, err)
+	}
+	if _, err := d.Create(link); !errors.Is(err, ErrEscape) {
+		t.Errorf("Create(%q) = %v, want an error wrapping ErrEscape", link, err)
+	}
+}
+
+func FuzzLexical(f *testing.F) {
+	for _, s := range []string{"a", "", ".", "..", "../..", "/x", "a/../../b", "../workspace/x", "a//b/./../..", "\x00"} {
+		f.Add(s)
+	}
+	const base = "/base"
+	f.Fuzz(func(t *testing.T, rel string) {
+		err := Lexical(rel)
+		if err != nil {
+			if !errors.Is(err, ErrEscape) {
+				t.Errorf("Lexical(%q) = %v, does not wrap ErrEscape", rel, err)
+			}
+			return
+		}
+		if filepath.IsAbs(rel) {
+			t.Errorf("Lexical(%q) = nil for an absolute path", rel)
+		}
+		joined := filepath.Join(base, "workspace", rel)
+		back, rerr := filepath.Rel(base, joined)
+		if rerr != nil || !filepath.IsLocal(back) {
+			t.Errorf("Lexical(%q) = nil, but %q is not below %q", rel, joined, base)
+		}
+	})
+}
