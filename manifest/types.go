@@ -201,7 +201,7 @@ type DependsOn struct {
 // An Inject is `inject: true|false` (Enabled) or an object.
 type Inject struct {
 	Pos         source.Pos `json:"-"`
-	Enabled     Bool       `json:"-"` // the boolean form; the object form sets it true
+	Enabled     Bool       `json:"-"`              // the boolean form; the object form sets it true
 	Mode        String     `json:"mode,omitempty"` // list|content|none
 	Instruction String     `json:"instruction,omitempty"`
 	Position    String     `json:"position,omitempty"` // prepend|append
