@@ -1,0 +1,3 @@
+// Package workers runs the units of work of a Smith program: processes,
+// providers, internal workers.
+package workers

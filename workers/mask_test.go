@@ -1,0 +1,123 @@
+package workers
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestMaskerString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		secrets []string
+		in      string
+		want    string
+	}{
+		{"one", []string{"hunter2"}, "pw=hunter2!", "pw=***!"},
+		{"every occurrence", []string{"ab"}, "abxabab", "***x******"},
+		{"longest first", []string{"abc", "abcdef"}, "xabcdefy abc", "x***y ***"},
+		{"overlap leftmost wins", []string{"abc", "bcd"}, "abcd", "***d"},
+		{"empty ignored", []string{"", "k"}, "kk", "******"},
+		{"no secrets", nil, "plain", "plain"},
+		{"no match", []string{"zzz"}, "plain", "plain"},
+		{"multibyte", []string{"päss"}, "-päss-", "-***-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := NewMasker(tt.secrets)
+			if got := m.String(tt.in); got != tt.want {
+				t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if got := string(m.Bytes([]byte(tt.in))); got != tt.want {
+				t.Errorf("Bytes(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMaskerNil(t *testing.T) {
+	t.Parallel()
+	var m *Masker
+	if got := m.String("secret"); got != "secret" {
+		t.Errorf("nil String(%q) = %q, want %q", "secret", got, "secret")
+	}
+	if got := string(m.Bytes([]byte("secret"))); got != "secret" {
+		t.Errorf("nil Bytes(%q) = %q, want %q", "secret", got, "secret")
+	}
+	var buf bytes.Buffer
+	w := m.Writer(&buf)
+	w.Write([]byte("secret"))
+	w.Close()
+	if buf.String() != "secret" {
+		t.Errorf("nil Writer wrote %q, want %q", buf.String(), "secret")
+	}
+}
+
+func TestMaskerWriter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		secrets []string
+		chunks  []string
+		want    string
+	}{
+		{"split in two", []string{"topsecret"}, []string{"a top", "secret b"}, "a *** b"},
+		{"byte by byte", []string{"topsecret"}, strings.Split("x topsecret y", ""), "x *** y"},
+		{"split at every point", []string{"s3cr3t", "s3"}, []string{"s", "3", "cr", "3t", "s", "3"}, "******"},
+		{"false start held then released", []string{"abcd"}, []string{"xab", "cx", "abc"}, "xabcxabc"},
+		{"longest across writes", []string{"abc", "abcdef"}, []string{"ab", "cd", "ef", "abc"}, "******"},
+		{"big chunk", []string{"key"}, []string{strings.Repeat("a", 10000) + "ke", "y" + strings.Repeat("b", 10)}, strings.Repeat("a", 10000) + "***" + strings.Repeat("b", 10)},
+		{"nothing to mask", []string{""}, []string{"a", "b"}, "ab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			w := NewMasker(tt.secrets).Writer(&buf)
+			for _, c := range tt.chunks {
+				n, err := w.Write([]byte(c))
+				if n != len(c) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v, want %d, nil", c, n, err, len(c))
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("Close() = %v", err)
+			}
+			if got := buf.String(); got != tt.want {
+				t.Errorf("Writer(%q) wrote %q, want %q", tt.chunks, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMaskerWriterHoldsBack checks that nothing that could be the start of a
+// secret reaches w before the rest is known.
+func TestMaskerWriterHoldsBack(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w := NewMasker([]string{"secret"}).Writer(&buf)
+	w.Write([]byte("hello secr"))
+	if got := buf.String(); strings.Contains(got, "secr") {
+		t.Errorf("after a partial secret the writer passed on %q", got)
+	}
+	w.Write([]byte("et"))
+	w.Close()
+	if got := buf.String(); got != "hello ***" {
+		t.Errorf("wrote %q, want %q", got, "hello ***")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken") }
+
+func TestMaskerWriterError(t *testing.T) {
+	t.Parallel()
+	w := NewMasker([]string{"k"}).Writer(failWriter{})
+	if _, err := w.Write([]byte("abc")); err == nil {
+		t.Errorf("Write to a broken writer = nil error, want an error")
+	}
+}

@@ -1,0 +1,394 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// defaultKillGrace is the time between SIGTERM and SIGKILL (CONTRACT.md 3.5).
+	defaultKillGrace = 10 * time.Second
+	// defaultMemCap is the in-memory cap per captured stream.
+	defaultMemCap = 1 << 20
+	// pipeDrainDelay bounds how long RunProc waits for the output pipes to close
+	// after the child has exited; a process that left the group or survived it
+	// may hold them open forever.
+	pipeDrainDelay = 2 * time.Second
+	// exitTimeout is the exit code of a process that ran out of time.
+	exitTimeout = 124
+	// logPerm is the mode of the spill and stderr log files.
+	logPerm = 0o600
+)
+
+// A ProcSpec says how to run one process. The zero values of Timeout, KillGrace
+// and MemCap mean the defaults.
+type ProcSpec struct {
+	Argv        []string      // argv only, never a shell; Argv[0] is looked up in the PATH of Env
+	Dir         string        // working directory
+	Env         []string      // the child's whole environment ("K=V"); nil means empty, never the parent's
+	StdinPath   string        // file piped to stdin; "" means /dev/null
+	Timeout     time.Duration // 0 means none
+	KillGrace   time.Duration // SIGTERM to the group, SIGKILL after this; 0 means 10s
+	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
+	StdoutSpill string        // created only when stdout exceeds MemCap; it then holds the whole stream
+	StderrLog   string        // when set, always created and holds the whole of stderr
+	Mask        *Masker       // applied to everything captured before it is stored anywhere
+	Live        io.Writer     // optional live copy of both streams (masked), for -v
+	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+}
+
+// A ProcResult is what RunProc observed. Every captured byte has been masked.
+type ProcResult struct {
+	ExitCode        int    // 124 on timeout, 128+signo when killed by a signal, -1 if it could not start
+	TimedOut        bool   // the Timeout expired (never set for a cancelled context)
+	Stdout, Stderr  []byte // the whole stream when it fits in MemCap, else its first MemCap bytes
+	StdoutTruncated bool   // stdout exceeded MemCap: Stdout holds its first MemCap bytes
+	StderrTruncated bool   // stderr exceeded MemCap: Stderr holds its first MemCap bytes
+	StdoutSpill     string // the spill file, set when stdout exceeded MemCap and StdoutSpill was given
+	Duration        time.Duration
+	StartErr        error // the process could not be started (not found, not executable, no log); ExitCode is -1
+	IOErr           error // the first error writing a spill file, the stderr log, Stdout or Live; the streams were still drained
+}
+
+// RunProc runs one process to completion and captures its output. The process
+// runs in its own process group. When the timeout expires or ctx is done, the
+// whole group gets SIGTERM and, KillGrace later, SIGKILL. RunProc returns only
+// when every goroutine it started has finished, and it does not wait forever
+// for pipes that a surviving grandchild holds open.
+func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
+	start := time.Now()
+	res := ProcResult{ExitCode: -1}
+	fail := func(err error) ProcResult {
+		res.StartErr = err
+		res.Duration = time.Since(start)
+		return res
+	}
+	if len(spec.Argv) == 0 {
+		return fail(errors.New("start process: empty argv"))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
+	}
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return fail(err)
+	}
+	memCap := spec.MemCap
+	if memCap <= 0 {
+		memCap = defaultMemCap
+	}
+	grace := spec.KillGrace
+	if grace <= 0 {
+		grace = defaultKillGrace
+	}
+
+	var stdin *os.File
+	if spec.StdinPath != "" {
+		stdin, err = os.Open(spec.StdinPath)
+		if err != nil {
+			return fail(fmt.Errorf("open stdin: %w", err))
+		}
+		defer stdin.Close()
+	}
+	var stderrLog *os.File
+	if spec.StderrLog != "" {
+		stderrLog, err = createLog(spec.StderrLog)
+		if err != nil {
+			return fail(fmt.Errorf("create stderr log: %w", err))
+		}
+		defer stderrLog.Close()
+	}
+
+	errs := &firstErr{}
+	var live io.Writer
+	if spec.Live != nil {
+		live = &lockedWriter{w: spec.Live}
+	}
+	out := &capture{memCap: memCap, spillPath: spec.StdoutSpill, errs: errs}
+	out.addSink(spec.Stdout)
+	out.addSink(live)
+	errCap := &capture{memCap: memCap, errs: errs}
+	if stderrLog != nil {
+		errCap.addSink(stderrLog)
+	}
+	errCap.addSink(live)
+	stdoutW := spec.Mask.Writer(out)
+	stderrW := spec.Mask.Writer(errCap)
+
+	env := spec.Env
+	if env == nil {
+		env = []string{} // nil would give the child the parent's environment
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        spec.Argv,
+		Env:         env,
+		Dir:         spec.Dir,
+		Stdout:      stdoutW,
+		Stderr:      stderrW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		WaitDelay:   pipeDrainDelay,
+	}
+	if stdin != nil {
+		cmd.Stdin = stdin // nil means /dev/null
+	}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
+	}
+	pgid := cmd.Process.Pid
+
+	// The watcher stops the group on timeout or cancellation. exited is closed
+	// once Wait has returned; the watcher is joined before RunProc returns.
+	exited := make(chan struct{})
+	watcherDone := make(chan bool, 1) // reports whether the group was stopped for the timeout
+	go func() {
+		watcherDone <- watch(ctx, pgid, spec.Timeout, grace, exited)
+	}()
+	waitErr := cmd.Wait()
+	close(exited)
+	timedOut := <-watcherDone
+
+	for _, w := range []io.Closer{stdoutW, stderrW} {
+		if err := w.Close(); err != nil {
+			errs.set(err)
+		}
+	}
+	if err := out.close(); err != nil {
+		errs.set(err)
+	}
+
+	res.Duration = time.Since(start)
+	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	if timedOut {
+		res.ExitCode = exitTimeout
+		res.TimedOut = true
+	}
+	res.Stdout, res.StdoutTruncated = out.mem, out.truncated
+	res.Stderr, res.StderrTruncated = errCap.mem, errCap.truncated
+	if out.spill != nil {
+		res.StdoutSpill = spec.StdoutSpill
+	}
+	res.IOErr = errs.get()
+	return res
+}
+
+// watch waits for the timeout, ctx or exited. On timeout or cancellation it
+// sends SIGTERM to the group, then SIGKILL after grace or, if the leader exits
+// sooner, once Wait has returned, so that no member of the group outlives
+// RunProc. It reports whether the timeout fired.
+func watch(ctx context.Context, pgid int, timeout, grace time.Duration, exited <-chan struct{}) bool {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	timedOut := false
+	select {
+	case <-exited:
+		return false
+	case <-expired:
+		timedOut = true
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	g := time.NewTimer(grace)
+	defer g.Stop()
+	select {
+	case <-exited:
+	case <-g.C:
+	}
+	// ESRCH here just means the whole group is gone already.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return timedOut
+}
+
+// exitCode maps a finished process to its exit code: 128+signo when a signal
+// ended it.
+func exitCode(ps *os.ProcessState, waitErr error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// lookPath finds name as the child would: a name with a slash is used as it is
+// (relative to the working directory); any other name is searched in the PATH
+// of env, not the parent's. Relative PATH entries are skipped, as exec.LookPath
+// refuses them too.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	notFound := &exec.Error{Name: name, Err: exec.ErrNotFound}
+	if name == "" {
+		return "", notFound
+	}
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v // the last one wins, as for exec
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		// With a slash in its argument, exec.LookPath only checks that the file
+		// is an executable regular file.
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", notFound
+}
+
+// createLog creates (or truncates) a log file, with its directory.
+func createLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logPerm)
+}
+
+// A capture receives one (already masked) stream: the first memCap bytes in
+// memory, everything in each sink, and, once the stream passes memCap, all of
+// it in the spill file. A sink that fails is dropped and its error recorded, so
+// the child is never blocked by a broken sink. Only exec's copying goroutine
+// writes to a capture, and only RunProc reads it after Wait.
+type capture struct {
+	memCap    int
+	mem       []byte
+	truncated bool
+	spillPath string
+	spill     *os.File
+	sinks     []sink
+	errs      *firstErr
+}
+
+// A sink is one extra destination of a stream.
+type sink struct {
+	w    io.Writer
+	dead bool // a write failed; the sink gets nothing more
+}
+
+func (c *capture) addSink(w io.Writer) {
+	if w != nil {
+		c.sinks = append(c.sinks, sink{w: w})
+	}
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if !c.truncated {
+		if len(c.mem)+len(p) <= c.memCap {
+			c.mem = append(c.mem, p...)
+		} else {
+			c.truncated = true
+			c.startSpill()
+			c.mem = append(c.mem, p[:c.memCap-len(c.mem)]...)
+		}
+	}
+	for i := range c.sinks {
+		c.sinks[i].write(p, c.errs)
+	}
+	return len(p), nil
+}
+
+// startSpill creates the spill file, if there is one, and copies what is in
+// memory into it: the file holds the whole stream.
+func (c *capture) startSpill() {
+	if c.spillPath == "" {
+		return
+	}
+	f, err := createLog(c.spillPath)
+	if err != nil {
+		c.errs.set(fmt.Errorf("create spill file: %w", err))
+		return
+	}
+	c.spill = f
+	s := sink{w: f}
+	s.write(c.mem, c.errs)
+	c.sinks = append(c.sinks, s)
+}
+
+func (s *sink) write(p []byte, errs *firstErr) {
+	if s.dead {
+		return
+	}
+	if _, err := s.w.Write(p); err != nil {
+		s.dead = true
+		errs.set(err)
+	}
+}
+
+// close closes the spill file.
+func (c *capture) close() error {
+	if c.spill == nil {
+		return nil
+	}
+	return c.spill.Close()
+}
+
+// firstErr keeps the first error reported by either stream.
+type firstErr struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstErr) set(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+func (f *firstErr) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// A lockedWriter lets both streams write to one Live writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// truncatedMark follows an excerpt that is not the whole output.
+const truncatedMark = "\n[truncated]"
+
+// Excerpt returns the first n bytes of b (n is 8192 for state.json) followed
+// by "\n[truncated]" when b is longer than n or truncated is true, and reports
+// whether it cut anything. The cut is moved back to a UTF-8 boundary, so a
+// character is never split.
+func Excerpt(b []byte, n int, truncated bool) (string, bool) {
+	if len(b) <= n && !truncated {
+		return string(b), false
+	}
+	cut := min(max(n, 0), len(b))
+	// Back up over at most UTFMax-1 continuation bytes; invalid input is cut as it is.
+	for k := 0; k < utf8.UTFMax-1 && cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]); k++ {
+		cut--
+	}
+	return string(b[:cut]) + truncatedMark, true
+}

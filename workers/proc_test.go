@@ -1,0 +1,583 @@
+package workers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperVar selects the helper-process mode of the test binary: with it set,
+// TestMain runs helperMain instead of the tests.
+const helperVar = "SMITH_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperVar) == "1" {
+		os.Exit(helperMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain is the child process. args[0] is the mode:
+//
+//	exit K              exit with status K
+//	print OUT ERR       write OUT to stdout and ERR to stderr
+//	out N               write N bytes of pattern(N) to stdout
+//	cat                 copy stdin to stdout
+//	stdin               print "devnull" or "other" for fd 0, then the number of bytes read
+//	env                 print os.Environ, one per line
+//	sleep D             sleep D
+//	ignoreterm D        ignore SIGTERM, sleep D
+//	kill                SIGKILL itself
+//	grandchild D        start "sleep D" sharing stdout, print its pid, sleep D
+//	orphan D            start "sleep D" sharing stdout, print its pid, exit 0
+//	split SECRET PAD    write SECRET in pieces (with pauses) to both streams, then PAD bytes to stdout
+func helperMain(args []string) int {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	dur := func(s string) time.Duration {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			panic(err)
+		}
+		return d
+	}
+	switch arg(0) {
+	case "exit":
+		n, _ := strconv.Atoi(arg(1))
+		return n
+	case "print":
+		os.Stdout.WriteString(arg(1))
+		os.Stderr.WriteString(arg(2))
+	case "out":
+		n, _ := strconv.Atoi(arg(1))
+		p := pattern(n)
+		for len(p) > 0 {
+			k := min(len(p), 4096)
+			os.Stdout.Write(p[:k])
+			p = p[k:]
+		}
+	case "cat":
+		io.Copy(os.Stdout, os.Stdin)
+	case "stdin":
+		in, err1 := os.Stdin.Stat()
+		null, err2 := os.Stat(os.DevNull)
+		if err1 == nil && err2 == nil && os.SameFile(in, null) {
+			fmt.Println("devnull")
+		} else {
+			fmt.Println("other")
+		}
+		b, _ := io.ReadAll(os.Stdin)
+		fmt.Println(len(b))
+	case "env":
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+	case "sleep":
+		time.Sleep(dur(arg(1)))
+	case "ignoreterm":
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(dur(arg(1)))
+	case "kill":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	case "grandchild", "orphan":
+		exe, _ := os.Executable()
+		c := exec.Command(exe, "sleep", arg(1))
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 99
+		}
+		fmt.Println(c.Process.Pid)
+		if arg(0) == "grandchild" {
+			time.Sleep(dur(arg(1)))
+		}
+	case "split":
+		s := arg(1)
+		for _, w := range []*os.File{os.Stdout, os.Stderr} {
+			w.WriteString("before " + s[:3])
+			time.Sleep(50 * time.Millisecond)
+			w.WriteString(s[3:] + " after\n")
+		}
+		n, _ := strconv.Atoi(arg(2))
+		os.Stdout.Write(pattern(n))
+	default:
+		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", arg(0))
+		return 98
+	}
+	return 0
+}
+
+// pattern returns n deterministic printable bytes.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// helper returns the argv that runs the test binary in a helper mode, and the
+// environment that selects helper mode.
+func helper(t *testing.T, args ...string) ([]string, []string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{exe}, args...), []string{helperVar + "=1"}
+}
+
+// gone waits up to 10 s for pid to disappear (or become a zombie) and reports
+// whether it did.
+func gone(pid int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// firstPID parses the pid a helper printed on its first stdout line, and
+// makes sure that process does not outlive the test.
+func firstPID(t *testing.T, out []byte) int {
+	t.Helper()
+	line, _, _ := strings.Cut(string(out), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		t.Fatalf("helper printed %q, want a pid", out)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+func TestRunProcExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"success", []string{"print", "out", "err"}, 0, "out", "err"},
+		{"exit code", []string{"exit", "3"}, 3, "", ""},
+		{"exit code 1", []string{"exit", "1"}, 1, "", ""},
+		{"killed by signal", []string{"kill"}, 128 + int(syscall.SIGKILL), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			argv, env := helper(t, tt.args...)
+			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env})
+			if res.StartErr != nil {
+				t.Fatalf("RunProc(%v).StartErr = %v", tt.args, res.StartErr)
+			}
+			if res.ExitCode != tt.wantCode || res.TimedOut {
+				t.Errorf("RunProc(%v) = exit %d timedOut %v, want exit %d timedOut false", tt.args, res.ExitCode, res.TimedOut, tt.wantCode)
+			}
+			if string(res.Stdout) != tt.wantStdout || string(res.Stderr) != tt.wantStderr {
+				t.Errorf("RunProc(%v) stdout %q stderr %q, want %q %q", tt.args, res.Stdout, res.Stderr, tt.wantStdout, tt.wantStderr)
+			}
+			if res.StdoutTruncated || res.StderrTruncated || res.StdoutSpill != "" {
+				t.Errorf("RunProc(%v) truncated %v/%v spill %q, want nothing truncated", tt.args, res.StdoutTruncated, res.StderrTruncated, res.StdoutSpill)
+			}
+		})
+	}
+}
+
+func TestRunProcStdin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(input, []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		mode  string
+		stdin string
+		want  string
+	}{
+		{"file piped", "cat", input, "line one\nline two\n"},
+		{"default is dev null", "stdin", "", "devnull\n0\n"},
+		{"file is not dev null", "stdin", input, "other\n18\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			argv, env := helper(t, tt.mode)
+			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StdinPath: tt.stdin, Timeout: time.Minute})
+			if res.TimedOut || res.ExitCode != 0 || string(res.Stdout) != tt.want {
+				t.Errorf("RunProc(%s, stdin %q) = exit %d stdout %q, want exit 0 stdout %q", tt.mode, tt.stdin, res.ExitCode, res.Stdout, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunProcEnvIsExact(t *testing.T) {
+	// Not parallel: t.Setenv changes the parent's environment.
+	t.Setenv("SMITH_PARENT_ONLY", "leak") // must not reach the child
+	argv, env := helper(t, "env")
+	env = append(env, "FOO=bar", "EMPTY=", "WITH_EQ=a=b")
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Dir: t.TempDir()})
+	want := strings.Join(env, "\n") + "\n"
+	if res.ExitCode != 0 || string(res.Stdout) != want {
+		t.Errorf("RunProc(env) = exit %d, stdout %q, want exit 0, stdout %q", res.ExitCode, res.Stdout, want)
+	}
+}
+
+func TestRunProcDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "here.txt"), []byte("in dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv, env := helper(t, "cat")
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Dir: dir, StdinPath: filepath.Join(dir, "here.txt")})
+	if res.ExitCode != 0 || string(res.Stdout) != "in dir" {
+		t.Errorf("RunProc(cat) = exit %d stdout %q, want 0 %q", res.ExitCode, res.Stdout, "in dir")
+	}
+}
+
+// TestRunProcChildPath checks that Argv[0] is found through the PATH of the
+// child's environment, not the parent's.
+func TestRunProcChildPath(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "smith-test-helper")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{helperVar + "=1", "PATH=relative/dir:" + t.TempDir() + ":" + bin}
+	res := RunProc(context.Background(), ProcSpec{Argv: []string{"smith-test-helper", "print", "found", ""}, Env: env})
+	if res.StartErr != nil || res.ExitCode != 0 || string(res.Stdout) != "found" {
+		t.Errorf("RunProc(smith-test-helper) = exit %d, stdout %q, StartErr %v, want 0, %q, nil", res.ExitCode, res.Stdout, res.StartErr, "found")
+	}
+}
+
+func TestRunProcStartErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	noExec := filepath.Join(dir, "noexec")
+	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exeName := filepath.Base(exe)
+	tests := []struct {
+		name     string
+		spec     ProcSpec
+		notFound bool
+	}{
+		{"not in child PATH", ProcSpec{Argv: []string{"smith-no-such-command"}, Env: []string{"PATH=" + dir}}, true},
+		{"only in parent PATH", ProcSpec{Argv: []string{exeName}, Env: []string{"PATH=" + dir}}, true},
+		{"no PATH at all", ProcSpec{Argv: []string{"ls"}}, true},
+		{"not executable in PATH", ProcSpec{Argv: []string{"noexec"}, Env: []string{"PATH=" + dir}}, true},
+		{"not executable by path", ProcSpec{Argv: []string{noExec}}, false},
+		{"missing absolute path", ProcSpec{Argv: []string{filepath.Join(dir, "missing")}}, false},
+		{"empty argv", ProcSpec{}, false},
+		{"missing stdin file", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, StdinPath: filepath.Join(dir, "nope")}, false},
+		{"missing working directory", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, Dir: filepath.Join(dir, "nodir")}, false},
+		{"stderr log cannot be created", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, StderrLog: filepath.Join(noExec, "err.log")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := RunProc(context.Background(), tt.spec)
+			if res.StartErr == nil || res.ExitCode != -1 {
+				t.Fatalf("RunProc(%v) = exit %d, StartErr %v, want -1 and an error", tt.spec.Argv, res.ExitCode, res.StartErr)
+			}
+			if got := errors.Is(res.StartErr, exec.ErrNotFound); got != tt.notFound {
+				t.Errorf("RunProc(%v).StartErr = %v, errors.Is(exec.ErrNotFound) = %v, want %v", tt.spec.Argv, res.StartErr, got, tt.notFound)
+			}
+		})
+	}
+}
+
+func TestRunProcCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	argv, env := helper(t, "exit", "0")
+	res := RunProc(ctx, ProcSpec{Argv: argv, Env: env})
+	if !errors.Is(res.StartErr, context.Canceled) || res.ExitCode != -1 {
+		t.Errorf("RunProc(cancelled) = exit %d, StartErr %v, want -1, context.Canceled", res.ExitCode, res.StartErr)
+	}
+}
+
+func TestRunProcSpill(t *testing.T) {
+	t.Parallel()
+	const size = 3 << 20
+	dir := t.TempDir()
+	spill := filepath.Join(dir, "logs", "Step-stdout.log")
+	stderrLog := filepath.Join(dir, "logs", "Step-stderr.log")
+	var sink bytes.Buffer
+	argv, env := helper(t, "out", strconv.Itoa(size))
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StdoutSpill: spill, StderrLog: stderrLog, Stdout: &sink})
+	want := pattern(size)
+	if res.ExitCode != 0 || res.IOErr != nil {
+		t.Fatalf("RunProc(out %d) = exit %d, IOErr %v, want 0, nil", size, res.ExitCode, res.IOErr)
+	}
+	if !res.StdoutTruncated || res.StdoutSpill != spill {
+		t.Errorf("RunProc(out %d) truncated %v spill %q, want true %q", size, res.StdoutTruncated, res.StdoutSpill, spill)
+	}
+	if !bytes.Equal(res.Stdout, want[:1<<20]) {
+		t.Errorf("RunProc(out %d).Stdout has %d bytes, want the first %d bytes of the stream", size, len(res.Stdout), 1<<20)
+	}
+	got, err := os.ReadFile(spill)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("spill file has %d bytes (err %v), want the whole %d-byte stream", len(got), err, size)
+	}
+	if !bytes.Equal(sink.Bytes(), want) {
+		t.Errorf("Stdout sink got %d bytes, want the whole %d-byte stream", sink.Len(), size)
+	}
+	if logged, err := os.ReadFile(stderrLog); err != nil || len(logged) != 0 {
+		t.Errorf("stderr log = %q, %v, want an existing empty file", logged, err)
+	}
+}
+
+func TestRunProcCaptureLimits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		memCap    int
+		size      int
+		wantSpill bool
+	}{
+		{"under the cap", 100, 99, false},
+		{"at the cap", 100, 100, false},
+		{"one over the cap", 100, 101, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			spill := filepath.Join(dir, "out.log")
+			argv, env := helper(t, "out", strconv.Itoa(tt.size))
+			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, MemCap: tt.memCap, StdoutSpill: spill})
+			_, statErr := os.Stat(spill)
+			if gotSpill := statErr == nil; gotSpill != tt.wantSpill || res.StdoutTruncated != tt.wantSpill || (res.StdoutSpill != "") != tt.wantSpill {
+				t.Errorf("RunProc(out %d, cap %d): spill file %v, truncated %v, StdoutSpill %q, want %v", tt.size, tt.memCap, gotSpill, res.StdoutTruncated, res.StdoutSpill, tt.wantSpill)
+			}
+			if want := pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
+				t.Errorf("RunProc(out %d, cap %d).Stdout = %q, want %q", tt.size, tt.memCap, res.Stdout, want)
+			}
+		})
+	}
+}
+
+func TestRunProcStderrLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "Step-stderr.log")
+	long := strings.Repeat("e", 50)
+	argv, env := helper(t, "print", "o", long)
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, MemCap: 10, StderrLog: logPath})
+	got, err := os.ReadFile(logPath)
+	if err != nil || string(got) != long {
+		t.Errorf("stderr log = %q, %v, want %q", got, err, long)
+	}
+	if string(res.Stderr) != long[:10] || !res.StderrTruncated {
+		t.Errorf("RunProc.Stderr = %q truncated %v, want %q true", res.Stderr, res.StderrTruncated, long[:10])
+	}
+}
+
+func TestRunProcTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	argv, env := helper(t, "grandchild", "60s")
+	begin := time.Now()
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 500 * time.Millisecond, KillGrace: 2 * time.Second})
+	elapsed := time.Since(begin)
+	if !res.TimedOut || res.ExitCode != 124 {
+		t.Errorf("RunProc(grandchild) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
+	}
+	if elapsed > 20*time.Second {
+		t.Errorf("RunProc(grandchild) returned after %v, want well before the 60s sleep ends", elapsed)
+	}
+	pid := firstPID(t, res.Stdout)
+	if !gone(pid) {
+		t.Errorf("grandchild %d is still running after the timeout", pid)
+	}
+}
+
+func TestRunProcKillAfterGrace(t *testing.T) {
+	t.Parallel()
+	argv, env := helper(t, "ignoreterm", "60s")
+	begin := time.Now()
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 300 * time.Millisecond, KillGrace: 500 * time.Millisecond})
+	if elapsed := time.Since(begin); elapsed > 20*time.Second {
+		t.Errorf("RunProc(ignoreterm) returned after %v, want SIGKILL after the grace period", elapsed)
+	}
+	if !res.TimedOut || res.ExitCode != 124 {
+		t.Errorf("RunProc(ignoreterm) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
+	}
+}
+
+func TestRunProcCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	argv, env := helper(t, "grandchild", "60s")
+	time.AfterFunc(300*time.Millisecond, cancel)
+	begin := time.Now()
+	res := RunProc(ctx, ProcSpec{Argv: argv, Env: env, Timeout: time.Hour})
+	if elapsed := time.Since(begin); elapsed > 20*time.Second {
+		t.Errorf("RunProc(cancelled) returned after %v, want promptly", elapsed)
+	}
+	if res.TimedOut || res.ExitCode == 0 || res.ExitCode == 124 {
+		t.Errorf("RunProc(cancelled) = exit %d timedOut %v, want a signal exit and no timeout", res.ExitCode, res.TimedOut)
+	}
+	if pid := firstPID(t, res.Stdout); !gone(pid) {
+		t.Errorf("grandchild %d is still running after cancellation", pid)
+	}
+}
+
+// TestRunProcOrphanHoldsPipe checks that RunProc returns although a grandchild
+// keeps stdout open after the child exited.
+func TestRunProcOrphanHoldsPipe(t *testing.T) {
+	t.Parallel()
+	argv, env := helper(t, "orphan", "60s")
+	begin := time.Now()
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env})
+	elapsed := time.Since(begin)
+	firstPID(t, res.Stdout) // killed at cleanup
+	if elapsed > 20*time.Second {
+		t.Errorf("RunProc(orphan) returned after %v, want well before the grandchild's 60s sleep ends", elapsed)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		t.Errorf("RunProc(orphan) = exit %d timedOut %v, want 0 false", res.ExitCode, res.TimedOut)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that both streams may write to.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func TestRunProcMasking(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-secret-value"
+	dir := t.TempDir()
+	spill := filepath.Join(dir, "out.log")
+	stderrLog := filepath.Join(dir, "err.log")
+	var live syncBuffer
+	var sink bytes.Buffer
+	argv, env := helper(t, "split", secret, "40")
+	res := RunProc(context.Background(), ProcSpec{
+		Argv: argv, Env: env, MemCap: 32, StdoutSpill: spill, StderrLog: stderrLog,
+		Mask: NewMasker([]string{secret, "other"}), Live: &live, Stdout: &sink,
+	})
+	if res.ExitCode != 0 || !res.StdoutTruncated {
+		t.Fatalf("RunProc(split) = exit %d truncated %v, want 0 true", res.ExitCode, res.StdoutTruncated)
+	}
+	spilled, err := os.ReadFile(spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged, err := os.ReadFile(stderrLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const masked = "before *** after\n"
+	wantOut := masked + string(pattern(40))
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"in-memory stdout", string(res.Stdout), wantOut[:32]},
+		{"in-memory stderr", string(res.Stderr), masked},
+		{"spill file", string(spilled), wantOut},
+		{"stderr log", string(logged), masked},
+		{"stdout sink", sink.String(), wantOut},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
+			}
+		})
+	}
+	t.Run("live", func(t *testing.T) {
+		got := live.String()
+		if strings.Contains(got, secret) || strings.Count(got, "***") != 2 || len(got) != 2*len(masked)+40 {
+			t.Errorf("live = %q, want both streams with the secret masked", got)
+		}
+	})
+}
+
+func TestExcerpt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		in        string
+		n         int
+		truncated bool
+		want      string
+		wantCut   bool
+	}{
+		{"short", "hello", 8, false, "hello", false},
+		{"exact", "hello", 5, false, "hello", false},
+		{"long", "hello world", 5, false, "hello\n[truncated]", true},
+		{"flagged", "hello", 8, true, "hello\n[truncated]", true},
+		{"two-byte rune at cut", "abé", 3, false, "ab\n[truncated]", true},
+		{"four-byte rune at cut", "a😀b", 3, false, "a\n[truncated]", true},
+		{"four-byte rune fits", "a😀b", 5, false, "a😀\n[truncated]", true},
+		{"rune just before cut", "éé", 2, false, "é\n[truncated]", true},
+		{"empty flagged", "", 4, true, "\n[truncated]", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, cut := Excerpt([]byte(tt.in), tt.n, tt.truncated)
+			if got != tt.want || cut != tt.wantCut {
+				t.Errorf("Excerpt(%q, %d, %v) = %q, %v, want %q, %v", tt.in, tt.n, tt.truncated, got, cut, tt.want, tt.wantCut)
+			}
+		})
+	}
+}

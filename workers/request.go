@@ -1,0 +1,152 @@
+package workers
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"smith/workers/confine"
+)
+
+// Kind says what a Request runs.
+type Kind uint8
+
+// Request kinds.
+const (
+	KindCommand  Kind = iota + 1 // a process: Argv
+	KindProvider                 // an LLM CLI through a provider template
+	KindInternal                 // an Internal:* worker
+)
+
+// A Request is one execution of a step or block, with every ${...}
+// template already substituted by the VM. Paths are still as the user or
+// model wrote them: the workers confine them (confine.Dir).
+type Request struct {
+	RunID string
+	Step  string // the step or block id (logs/<Step>-stderr.log, artifacts/<Step>/)
+	Node  string // the node id (manifests)
+	Kind  Kind
+
+	Argv      []string // KindCommand
+	Providers []string // KindProvider: provider names, tried in order on retryable failure
+	Worker    string   // KindInternal: Internal:NAME; manifests: the workers key
+
+	Prompt          string     // the prompt text (prompt:), when given inline
+	PromptFile      string     // prompt_file: a path relative to WORKSPACE
+	ProviderParams  []Param    // step provider_params over provider defaults
+	CommandOverride []string   // replaces the provider template entirely
+	Transport       *Transport // prompt_transport override
+	ProviderDefs    []ProviderDef
+
+	InputFile       string // piped to stdin (relative to WORKSPACE); "" = /dev/null
+	OutputFile      string // relative to WORKSPACE/artifacts/<Step>/
+	OutputCapture   string // text|lines|json ("" = text)
+	AllowParseError bool
+
+	Timeout  time.Duration // 0 = 300 s
+	Attempts int           // all tries (0 or 1 = one)
+	Backoff  time.Duration // between tries
+
+	EnvAllow []string // names children inherit (and ${env.X} may read)
+	Secrets  []EnvVar // this step's secrets with their values
+	Env      []EnvVar // the step's env:, substituted
+
+	WaitFor   *WaitFor
+	DependsOn *DependsOn
+
+	// Manifest AI and internal workers.
+	Payload      []Segment // the execution payload as the block sees it
+	Prompted     string    // the assembled prompt for AI workers (the VM assembles layers)
+	Instructions string
+	OutputType   string
+	Config       Config
+	WorktreePath string // "" = WORKSPACE
+
+	Dirs    confine.Dir
+	RunRoot string
+	Mask    *Masker
+	Live    io.Writer // -v: live step output (masked); nil = none
+	// OnRetry is called before each retry (attempt is the try that failed,
+	// counting from 1) so the caller can log it.
+	OnRetry func(attempt, exitCode int, wait time.Duration)
+	// AttemptID returns a fresh attempt id for each try (events.jsonl).
+	AttemptID func(attempt int) string
+}
+
+// A Param is one provider template key and its value.
+type Param struct{ Key, Value string }
+
+// A Transport says how a prompt reaches a provider: argv, stdin or temp_file.
+type Transport struct {
+	Mode         string
+	ArgvTemplate []string
+}
+
+// A ProviderDef is a workflow's own provider (or an override of a preset).
+type ProviderDef struct {
+	Name      string
+	Command   []string
+	Defaults  []Param
+	Transport *Transport
+}
+
+// A WaitFor blocks until MinCount files match Glob (relative to WORKSPACE).
+type WaitFor struct {
+	Glob     string
+	Timeout  time.Duration
+	Poll     time.Duration
+	MinCount int
+}
+
+// A DependsOn lists globs a step needs; Inject is "", "list" or "content".
+type DependsOn struct {
+	Required    []string
+	Optional    []string
+	Inject      string
+	Instruction string
+	Position    string // prepend|append
+}
+
+// Config is a manifest's project configuration.
+type Config struct {
+	TestCommand  []string
+	LintCommand  []string
+	BuildCommand []string
+	Isolation    string
+}
+
+// A Segment is one element of the execution payload.
+type Segment struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	Timestamp string `json:"timestamp"`
+}
+
+// A Result is what one execution produced. A failure is data: Signal says
+// what happened; Err carries the code of a failure the user should see.
+type Result struct {
+	Signal   string // SIGNAL:SUCCESS, SIGNAL:FAILURE, SIGNAL:TIMEOUT, or a custom signal
+	ExitCode int
+	// Output is stdout (masked) with trailing newlines removed: the whole
+	// stream when it fit in memory, else the in-memory part.
+	Output       string
+	Lines        []string // output_capture: lines
+	JSON         any      // output_capture: json (nil when absent or unparsable)
+	HasJSON      bool
+	Truncated    bool
+	SpillStdout  string // absolute path of the spill file, "" if none
+	StderrLog    string
+	Duration     time.Duration
+	Attempts     int
+	Provider     string // the provider that answered
+	Tokens       int    // token usage reported by the provider
+	LinesWritten int    // lines written by FileSystemWriter/DocumentationWriter
+	Segments     []Segment
+	Err          error // a source.Coded error (E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_PATH_ESCAPE, E_EXEC, ...)
+}
+
+// A Runner executes requests. *Registry implements it; tests use fakes.
+type Runner interface {
+	Run(ctx context.Context, req *Request) Result
+}
