@@ -1,0 +1,493 @@
+package manifest
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"smith/manifest/source"
+)
+
+// A PathElem is one step of a reference path: a key (".name") or an
+// integer index ("[n]").
+type PathElem struct {
+	Key     string // the key; empty when IsIndex
+	Index   int    // the index; 0 unless IsIndex
+	IsIndex bool
+}
+
+// A Ref is one ${...} reference, or one allow_missing_vars entry.
+type Ref struct {
+	// Path[0] is the root (item, the loop's as name, loop, steps, context,
+	// env, run, agent); it is never an index. Path is never empty.
+	Path []PathElem
+	// Raw is the canonical text of the path without ${}: keys joined by
+	// '.', indexes as [n] in decimal ("steps.S.json.files[0]"). Two
+	// references to the same value have the same Raw, which is how
+	// allow_missing_vars entries are matched.
+	Raw string
+	// Pos is the position of the '$' (of the first character for ParseRef).
+	Pos source.Pos
+}
+
+// Root returns the first element of the path ("steps" for ${steps.S.output}).
+func (r *Ref) Root() string { return r.Path[0].Key }
+
+// A Part is one piece of a template: exactly one of Lit and Ref is set.
+// A literal part already has $$ unescaped and ${{...}} kept verbatim.
+type Part struct {
+	Lit string
+	Ref *Ref
+}
+
+// A Template is a string value split into literal text and ${...}
+// references (CONTRACT section 3.1). Literal parts are never empty and
+// never adjacent; an empty string has no parts.
+type Template struct {
+	Parts []Part
+}
+
+// IsLiteral reports whether t has no references.
+func (t Template) IsLiteral() bool {
+	for _, p := range t.Parts {
+		if p.Ref != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Literal returns the concatenated literal text of t: the string's value
+// when t.IsLiteral().
+func (t Template) Literal() string {
+	switch len(t.Parts) {
+	case 0:
+		return ""
+	case 1:
+		return t.Parts[0].Lit
+	}
+	var b strings.Builder
+	for _, p := range t.Parts {
+		b.WriteString(p.Lit)
+	}
+	return b.String()
+}
+
+// Refs returns the references of t in source order.
+func (t Template) Refs() []*Ref {
+	var refs []*Ref
+	for _, p := range t.Parts {
+		if p.Ref != nil {
+			refs = append(refs, p.Ref)
+		}
+	}
+	return refs
+}
+
+// Whole returns the reference when t is exactly one reference and nothing
+// else, so that a typed value (a list for for_each.items) can be
+// substituted; otherwise nil.
+func (t Template) Whole() *Ref {
+	if len(t.Parts) == 1 {
+		return t.Parts[0].Ref
+	}
+	return nil
+}
+
+// The template lexer. In Root, "$$" is an escaped '$', "${{" opens a
+// passthrough that ends at the first "}}" (state Pass), "${" opens a
+// reference (state Ref) and any other '$' is literal. Bad and PassText
+// match any one character, so lexing never fails and every error is a
+// parse error at a token. (A single regexp for the whole passthrough would
+// rescan to the end of the string at every unterminated "${{".)
+var templateLexer = lexer.MustStateful(lexer.Rules{
+	"Root": {
+		{Name: "Esc", Pattern: `\$\$`},
+		{Name: "PassOpen", Pattern: `\$\{\{`, Action: lexer.Push("Pass")},
+		{Name: "RefOpen", Pattern: `\$\{`, Action: lexer.Push("Ref")},
+		{Name: "Dollar", Pattern: `\$`},
+		{Name: "Lit", Pattern: `[^$]+`},
+	},
+	"Pass": {
+		{Name: "PassClose", Pattern: `\}\}`, Action: lexer.Pop()},
+		{Name: "PassText", Pattern: `[^}]+|\}`},
+	},
+	"Ref": {
+		{Name: "RefClose", Pattern: `\}`, Action: lexer.Pop()},
+		lexer.Include("Path"),
+	},
+	"Path":  refPathRules,
+	"Index": refIndexRules,
+})
+
+// The lexer of a bare path (allow_missing_vars entries).
+var pathLexer = lexer.MustStateful(lexer.Rules{
+	"Root":  {lexer.Include("Path")},
+	"Path":  refPathRules,
+	"Index": refIndexRules,
+})
+
+var refPathRules = []lexer.Rule{
+	{Name: "Key", Pattern: `[A-Za-z0-9_-]+`},
+	{Name: "Dot", Pattern: `\.`},
+	{Name: "LBrack", Pattern: `\[`, Action: lexer.Push("Index")},
+	{Name: "Bad", Pattern: `[\s\S]`},
+}
+
+var refIndexRules = []lexer.Rule{
+	{Name: "Int", Pattern: `[0-9]+`},
+	{Name: "RBrack", Pattern: `\]`, Action: lexer.Pop()},
+	{Name: "Bad", Pattern: `[\s\S]`},
+}
+
+// templateAST is the participle grammar of a template string.
+type templateAST struct {
+	Parts []*partAST `parser:"@@*"`
+}
+
+type partAST struct {
+	Esc  *lexer.Token `parser:"  @Esc"`
+	Pass *passAST     `parser:"| @@"`
+	Ref  *refAST      `parser:"| @@"`
+	Lit  *lexer.Token `parser:"| @(Lit | Dollar)"`
+}
+
+// passAST is a ${{...}} passthrough. Close is nil when it is unterminated,
+// which buildTemplate reports.
+type passAST struct {
+	Open  lexer.Token  `parser:"@PassOpen PassText*"`
+	Close *lexer.Token `parser:"@PassClose?"`
+}
+
+type refAST struct {
+	Open lexer.Token `parser:"@RefOpen"`
+	Path pathAST     `parser:"@@ RefClose"`
+}
+
+// pathAST is the grammar of a reference path: root (. key | [ int ])*.
+type pathAST struct {
+	Root  lexer.Token `parser:"@Key"`
+	Elems []*elemAST  `parser:"@@*"`
+}
+
+type elemAST struct {
+	Key   *lexer.Token `parser:"  Dot @Key"`
+	Index *lexer.Token `parser:"| LBrack @Int RBrack"`
+}
+
+// The compiled parsers: constant after package initialisation.
+var (
+	templateParser = participle.MustBuild[templateAST](participle.Lexer(templateLexer))
+	pathParser     = participle.MustBuild[pathAST](participle.Lexer(pathLexer))
+
+	tokRefOpen = templateLexer.Symbols()["RefOpen"]
+)
+
+// maxTemplateDiags bounds the malformed references reported for one
+// string: each one costs a parse of the rest of the string.
+const maxTemplateDiags = 10
+
+// ParseTemplate splits s into literal text and ${...} references. pos is
+// the position of the first character of s; every diagnostic (code
+// E_PARSE) points into the file. Malformed references do not stop the
+// scan: each one is reported, up to ten per string. When there are
+// diagnostics, the Template is the zero value.
+//
+// A string without '$' is one literal part and never reaches the parser.
+func ParseTemplate(s string, pos source.Pos) (Template, source.Diagnostics) {
+	if strings.IndexByte(s, '$') < 0 {
+		if s == "" {
+			return Template{}, nil
+		}
+		return Template{Parts: []Part{{Lit: s}}}, nil
+	}
+	var diags source.Diagnostics
+	off, base := 0, lexer.Position{Line: 1, Column: 1}
+	for {
+		ast, err := templateParser.ParseString("", s[off:])
+		if err == nil {
+			if off == 0 {
+				t, ds := buildTemplate(s, ast, pos)
+				if len(ds) > 0 {
+					return Template{}, ds
+				}
+				return t, nil
+			}
+			// The rest after an error: only its diagnostics matter.
+			_, ds := buildTemplate(s[off:], ast, grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}))
+			diags = append(diags, ds...)
+			break
+		}
+		next := templateError(&diags, s, off, base, pos, err)
+		if next < 0 || next <= off || len(diags) >= maxTemplateDiags {
+			break
+		}
+		base.Advance(s[off:next])
+		off = next
+	}
+	return Template{}, diags
+}
+
+// buildTemplate turns a parsed template into parts, merging adjacent
+// literal text, and reports roots that are not names and indexes too
+// large for an int.
+func buildTemplate(s string, ast *templateAST, pos source.Pos) (Template, source.Diagnostics) {
+	var (
+		t     Template
+		diags source.Diagnostics
+		lit   strings.Builder
+		first string // the pending literal while it is a single token
+		n     int    // literal tokens pending
+	)
+	flush := func() {
+		switch n {
+		case 0:
+			return
+		case 1:
+			t.Parts = append(t.Parts, Part{Lit: first})
+		default:
+			t.Parts = append(t.Parts, Part{Lit: lit.String()})
+		}
+		lit.Reset()
+		first, n = "", 0
+	}
+	addLit := func(v string) {
+		if n == 1 {
+			lit.WriteString(first)
+		}
+		if n == 0 {
+			first = v
+		} else {
+			lit.WriteString(v)
+		}
+		n++
+	}
+	for _, p := range ast.Parts {
+		switch {
+		case p.Esc != nil:
+			addLit("$")
+		case p.Pass != nil:
+			if p.Pass.Close == nil {
+				start := p.Pass.Open.Pos.Offset
+				diags.Add(grammarPos(pos, lexer.Position{Line: 1, Column: 1}, p.Pass.Open.Pos), source.EParse,
+					"unterminated '${{' in %s: expected '}}'", showText(s[start:]))
+				continue
+			}
+			addLit(s[p.Pass.Open.Pos.Offset : p.Pass.Close.Pos.Offset+len(p.Pass.Close.Value)])
+		case p.Lit != nil:
+			addLit(p.Lit.Value)
+		case p.Ref != nil:
+			flush()
+			ref, d := buildRef(&p.Ref.Path, pos, lexer.Position{Line: 1, Column: 1}, "${", s, p.Ref.Open.Pos.Offset)
+			if d != nil {
+				diags = append(diags, *d)
+				continue
+			}
+			ref.Pos = grammarPos(pos, lexer.Position{Line: 1, Column: 1}, p.Ref.Open.Pos)
+			t.Parts = append(t.Parts, Part{Ref: ref})
+		}
+	}
+	flush()
+	return t, diags
+}
+
+// buildRef checks a parsed path and makes its Ref. s[start:] is the text
+// of the reference (for messages), open is "${" in templates.
+func buildRef(p *pathAST, pos source.Pos, base lexer.Position, open, s string, start int) (*Ref, *source.Diagnostic) {
+	if r, _ := utf8.DecodeRuneInString(p.Root.Value); r != '_' && !isASCIILetter(r) {
+		d := source.New(grammarPos(pos, base, p.Root.Pos), source.EParse,
+			"malformed reference %s: %s, found '%s'",
+			showText(refText(s, start)), pathReason("", open, lexer.Token{}, false), p.Root.Value)
+		return nil, &d
+	}
+	ref := &Ref{Path: make([]PathElem, 0, 1+len(p.Elems))}
+	ref.Path = append(ref.Path, PathElem{Key: p.Root.Value})
+	raw := p.Root.Value
+	if len(p.Elems) > 0 {
+		var b strings.Builder
+		b.WriteString(p.Root.Value)
+		for _, e := range p.Elems {
+			if e.Key != nil {
+				ref.Path = append(ref.Path, PathElem{Key: e.Key.Value})
+				b.WriteByte('.')
+				b.WriteString(e.Key.Value)
+				continue
+			}
+			i, err := strconv.Atoi(e.Index.Value)
+			if err != nil {
+				d := source.New(grammarPos(pos, base, e.Index.Pos), source.EParse,
+					"malformed reference %s: index '%s' is too large",
+					showText(refText(s, start)), e.Index.Value)
+				return nil, &d
+			}
+			ref.Path = append(ref.Path, PathElem{Index: i, IsIndex: true})
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(i))
+			b.WriteByte(']')
+		}
+		raw = b.String()
+	}
+	ref.Raw = raw
+	return ref, nil
+}
+
+// templateError records the diagnostic for a parse error in s[off:] and
+// returns the offset at which to resume parsing, or -1 to stop. The
+// template grammar finds the reference at fault; its path is then parsed
+// alone, which pins the error on the exact character.
+func templateError(diags *source.Diagnostics, s string, off int, base lexer.Position, pos source.Pos, err error) int {
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		diags.Add(grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}), source.EParse,
+			"malformed template %s: %s", showText(s[off:]), err)
+		return -1
+	}
+	at := min(off+perr.Position().Offset, len(s))
+	var tok lexer.Token
+	var ute *participle.UnexpectedTokenError
+	if errors.As(err, &ute) {
+		tok = ute.Unexpected
+	}
+	start := at
+	if tok.Type != tokRefOpen {
+		start = strings.LastIndex(s[:at], "${")
+	}
+	if start < off {
+		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
+			"malformed template %s: %s", showText(s[off:]), perr.Message())
+		return -1
+	}
+	open := base
+	open.Advance(s[off:start])
+	text := refText(s, start)
+	if !strings.HasSuffix(text, "}") {
+		diags.Add(grammarPos(pos, open, lexer.Position{Line: 1, Column: 1}), source.EParse,
+			"malformed reference %s: unterminated '${' (expected '}')", showText(text))
+		return -1
+	}
+	next := start + len(text)
+	path := text[2 : len(text)-1]
+	_, err = pathParser.ParseString("", path)
+	if !errors.As(err, &perr) {
+		// The path alone parses: report what the template grammar saw.
+		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
+			"malformed reference %s: unexpected %s", showText(text), showText(tok.Value))
+		return next
+	}
+	tok = lexer.Token{}
+	if errors.As(err, &ute) {
+		tok = ute.Unexpected
+	}
+	open.Advance("${")
+	diags.Add(grammarPos(pos, open, perr.Position()), source.EParse,
+		"malformed reference %s: %s", showText(text), pathReason(path[:min(perr.Position().Offset, len(path))], "${", tok, true))
+	return next
+}
+
+// pathReason says what is wrong when tok follows the path text before.
+// open is how the path began ("${", or "" for a bare path).
+func pathReason(before, open string, tok lexer.Token, closed bool) string {
+	switch {
+	case before == "":
+		if open == "" {
+			return "expected a name"
+		}
+		return "expected a name after '" + open + "'"
+	case strings.HasSuffix(before, "."):
+		return "expected a key after '.'"
+	case strings.HasSuffix(before, "["):
+		return "expected an integer index after '['"
+	case strings.HasSuffix(strings.TrimRight(before, "0123456789"), "["):
+		return "expected ']' after the index"
+	case closed:
+		return "unexpected " + showText(tok.Value) + " (expected '.', '[' or '}')"
+	}
+	return "unexpected " + showText(tok.Value) + " (expected '.' or '[')"
+}
+
+// refText is the text of the reference that starts at s[start:]: up to and
+// including the first '}', or the rest of s.
+func refText(s string, start int) string {
+	if end := strings.IndexByte(s[start:], '}'); end >= 0 {
+		return s[start : start+end+1]
+	}
+	return s[start:]
+}
+
+// ParseRef parses a bare reference path such as "context.flag" or
+// "steps.S.json.files[0]" (an allow_missing_vars entry); the ${...} form is
+// accepted too. pos is the position of raw's first character. Errors have
+// code E_PARSE.
+func ParseRef(raw string, pos source.Pos) (*Ref, *source.Diagnostic) {
+	s, open, base := raw, "", lexer.Position{Line: 1, Column: 1}
+	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && !strings.HasPrefix(s, "${{") {
+		s, open = s[2:len(s)-1], "${"
+		base.Advance(open)
+	}
+	ast, err := pathParser.ParseString("", s)
+	if err != nil {
+		var perr participle.Error
+		if !errors.As(err, &perr) {
+			d := source.New(pos, source.EParse, "malformed reference %s: %s", showText(raw), err)
+			return nil, &d
+		}
+		var tok lexer.Token
+		var ute *participle.UnexpectedTokenError
+		if errors.As(err, &ute) {
+			tok = ute.Unexpected
+		}
+		at := perr.Position().Offset
+		if at > len(s) {
+			at = len(s)
+		}
+		d := source.New(grammarPos(pos, base, perr.Position()), source.EParse,
+			"malformed reference %s: %s", showText(raw), pathReason(s[:at], open, tok, false))
+		return nil, &d
+	}
+	ref, d := buildRef(ast, pos, base, open, raw, 0)
+	if d != nil {
+		return nil, d
+	}
+	ref.Pos = pos
+	return ref, nil
+}
+
+// grammarPos maps a participle position p, relative to a substring that
+// begins at base within the string, into the file: pos is the position
+// of the string's first character.
+func grammarPos(pos source.Pos, base, p lexer.Position) source.Pos {
+	q := base.Add(p)
+	return pos.Shift(q.Line, q.Column)
+}
+
+// showText quotes input text for a message: in single quotes, with control
+// characters escaped and anything past 60 characters cut to "...".
+func showText(s string) string {
+	const max = 60
+	var b strings.Builder
+	b.WriteByte('\'')
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("...")
+			break
+		}
+		n++
+		switch {
+		case r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func isASCIILetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
