@@ -1,0 +1,505 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// File and directory names inside RUN_ROOT.
+const (
+	stateFile   = "state.json"
+	stateTmp    = "state.json.tmp"
+	journalFile = "journal.jsonl"
+	logsDir     = "logs"
+	eventsFile  = "events.jsonl"
+	itersDir    = "iterations"
+	seqKey      = "journal_seq"
+)
+
+// A Run is one open run: it holds the run's lock until Close. Its methods
+// may be called from several goroutines.
+type Run struct {
+	id, root string
+	policy   Policy
+
+	mu      sync.Mutex
+	lock    *os.File // nil once closed
+	journal *os.File // O_APPEND
+	events  *os.File // O_APPEND
+	iters   map[string]*os.File
+	// seq is the seq of the last delta in the journal or the snapshot;
+	// valid only when loaded.
+	seq    int64
+	loaded bool
+	// since counts the deltas appended since the last snapshot (or Load).
+	since    int
+	lastSnap time.Time
+}
+
+// open creates the run's directories and files under an existing root and
+// takes the lock.
+func open(id, root string, p Policy) (*Run, error) {
+	for _, d := range []string{logsDir, itersDir} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s of run '%s': %w", d, id, err)
+		}
+	}
+	lock, err := lockRun(id, root)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{id: id, root: root, policy: p.withDefaults(), lock: lock, iters: map[string]*os.File{}}
+	r.journal, err = appendFile(filepath.Join(root, journalFile))
+	if err == nil {
+		r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
+	}
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open run '%s': %w", id, err)
+	}
+	r.lastSnap = r.policy.Now()
+	return r, nil
+}
+
+// appendFile opens path for appending, creating it if needed.
+func appendFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+}
+
+// ID returns the run id.
+func (r *Run) ID() string { return r.id }
+
+// Root returns RUN_ROOT, an absolute path.
+func (r *Run) Root() string { return r.root }
+
+// LogsDir returns RUN_ROOT/logs.
+func (r *Run) LogsDir() string { return filepath.Join(r.root, logsDir) }
+
+// StdoutSpill returns the path of step's spilled stdout,
+// RUN_ROOT/logs/<Step>-stdout.log. Path separators and NUL in step are
+// replaced by '_' so the file stays inside logs.
+func (r *Run) StdoutSpill(step string) string {
+	return filepath.Join(r.LogsDir(), fileSafe(step)+"-stdout.log")
+}
+
+// StderrLog returns the path of step's stderr log,
+// RUN_ROOT/logs/<Step>-stderr.log, with step made safe as in StdoutSpill.
+func (r *Run) StderrLog(step string) string {
+	return filepath.Join(r.LogsDir(), fileSafe(step)+"-stderr.log")
+}
+
+// fileSafe replaces the characters of name that cannot be in one path
+// element.
+func fileSafe(name string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '/' || c == '\\' || c == 0 {
+			return '_'
+		}
+		return c
+	}, name)
+}
+
+// errClosed is returned by the methods of a closed Run.
+var errClosed = errors.New("run is closed")
+
+// usable reports why r cannot be written, or nil. Call with r.mu held.
+func (r *Run) usable(needLoad bool) error {
+	if r.lock == nil {
+		return errClosed
+	}
+	if needLoad && !r.loaded {
+		return errors.New("internal error: run opened but not loaded")
+	}
+	return nil
+}
+
+// encode appends v to buf as compact JSON with no newline. []byte and
+// json.RawMessage are taken as JSON text and compacted.
+func encode(buf *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case []byte:
+		return json.Compact(buf, x)
+	case json.RawMessage:
+		return json.Compact(buf, x)
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// line returns v encoded as one JSON line.
+func line(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encode(&buf, v); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// AppendJournal appends delta to the journal as one line and fdatasyncs it:
+// once it returns, the delta survives a crash. Its cost does not depend on
+// the length of the run.
+func (r *Run) AppendJournal(delta any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.appendJournal(delta)
+}
+
+// appendJournal is AppendJournal with r.mu held.
+func (r *Run) appendJournal(delta any) error {
+	if err := r.usable(true); err != nil {
+		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"seq":`)
+	buf.WriteString(strconv.FormatInt(r.seq+1, 10))
+	buf.WriteString(`,"delta":`)
+	if err := encode(&buf, delta); err != nil {
+		return fmt.Errorf("encode delta of run '%s': %w", r.id, err)
+	}
+	buf.WriteString("}\n")
+	// One write: O_APPEND makes it land at the end as a whole, or a crash
+	// tears it and Load drops the unterminated tail.
+	if _, err := r.journal.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
+	}
+	if err := datasync(r.journal); err != nil {
+		return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+	}
+	r.seq++
+	r.since++
+	return nil
+}
+
+// WriteSnapshot replaces state.json with state, which must encode as a JSON
+// object and include every delta appended so far, then truncates the
+// journal. See the package comment for why a crash at any instant is safe.
+func (r *Run) WriteSnapshot(state any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writeSnapshot(state)
+}
+
+// writeSnapshot is WriteSnapshot with r.mu held.
+func (r *Run) writeSnapshot(state any) error {
+	if err := r.usable(true); err != nil {
+		return fmt.Errorf("write state of run '%s': %w", r.id, err)
+	}
+	var obj bytes.Buffer
+	if err := encode(&obj, state); err != nil {
+		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+	}
+	b := obj.Bytes()
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
+	}
+	// Add journal_seq as the last key.
+	var compact bytes.Buffer
+	compact.Write(b[:len(b)-1])
+	if len(b) > 2 {
+		compact.WriteByte(',')
+	}
+	compact.WriteString(`"` + seqKey + `":`)
+	compact.WriteString(strconv.FormatInt(r.seq, 10))
+	compact.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+	}
+	out.WriteByte('\n')
+
+	tmp := filepath.Join(r.root, stateTmp)
+	if err := writeSynced(tmp, out.Bytes()); err != nil {
+		return fmt.Errorf("write state of run '%s': %w", r.id, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(r.root, stateFile)); err != nil {
+		return fmt.Errorf("write state of run '%s': %w", r.id, err)
+	}
+	if err := syncDir(r.root); err != nil {
+		return fmt.Errorf("write state of run '%s': %w", r.id, err)
+	}
+	// Every journal line now has seq <= journal_seq: Load would skip them
+	// all, so the truncation needs no sync of its own.
+	if err := r.journal.Truncate(0); err != nil {
+		return fmt.Errorf("truncate journal of run '%s': %w", r.id, err)
+	}
+	r.since = 0
+	r.lastSnap = r.policy.Now()
+	return nil
+}
+
+// writeSynced creates (or truncates) path, writes data and fsyncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	return errors.Join(werr, serr, cerr)
+}
+
+// Checkpoint appends delta to the journal, then writes the snapshot state()
+// when force is set, when Policy.Every deltas were appended since the last
+// snapshot, or when Policy.Interval has passed since it. state is called
+// only when a snapshot is written, must include delta, and must not call
+// methods of r (r is locked while it runs).
+func (r *Run) Checkpoint(delta any, state func() any, force bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.appendJournal(delta); err != nil {
+		return err
+	}
+	if force || r.since >= r.policy.Every || r.policy.Now().Sub(r.lastSnap) >= r.policy.Interval {
+		return r.writeSnapshot(state())
+	}
+	return nil
+}
+
+// AppendIteration appends rec as one line to iterations/<loop>.jsonl. loop
+// must match [A-Za-z_][A-Za-z0-9_-]*. The line is written with one write
+// and not fsynced.
+func (r *Run) AppendIteration(loop string, rec any) error {
+	if !validLoop(loop) {
+		return fmt.Errorf("append iteration of run '%s': invalid loop name %q", r.id, loop)
+	}
+	b, err := line(rec)
+	if err != nil {
+		return fmt.Errorf("encode iteration of loop '%s': %w", loop, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(false); err != nil {
+		return fmt.Errorf("append iteration of run '%s': %w", r.id, err)
+	}
+	f := r.iters[loop]
+	if f == nil {
+		f, err = appendFile(filepath.Join(r.root, itersDir, loop+".jsonl"))
+		if err != nil {
+			return fmt.Errorf("append iteration of run '%s': %w", r.id, err)
+		}
+		r.iters[loop] = f
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("append iteration of run '%s': %w", r.id, err)
+	}
+	return nil
+}
+
+// validLoop reports whether name matches [A-Za-z_][A-Za-z0-9_-]*.
+func validLoop(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+		case i > 0 && ('0' <= c && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// AppendEvent appends ev as one line to logs/events.jsonl with one write,
+// unbuffered and not fsynced.
+func (r *Run) AppendEvent(ev any) error {
+	b, err := line(ev)
+	if err != nil {
+		return fmt.Errorf("encode event of run '%s': %w", r.id, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(false); err != nil {
+		return fmt.Errorf("append event of run '%s': %w", r.id, err)
+	}
+	if _, err := r.events.Write(b); err != nil {
+		return fmt.Errorf("append event of run '%s': %w", r.id, err)
+	}
+	return nil
+}
+
+// Load reads the run's state: it discards a leftover state.json.tmp,
+// decodes state.json into state (a pointer, as for json.Unmarshal; nil to
+// skip), then calls apply with each journal delta the snapshot does not
+// include, in order. A missing or invalid state.json is EStateCorrupt,
+// unless it is missing and the journal has deltas: then state is left as
+// it is and the deltas are applied to it. An invalid journal line, a gap in
+// the sequence, or an error from apply is EStateCorrupt too; a torn last
+// line is dropped. Load must be called once, before the journal or the
+// snapshot is written, on a run from Open.
+func (r *Run) Load(state any, apply func(delta []byte) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(false); err != nil {
+		return fmt.Errorf("load run '%s': %w", r.id, err)
+	}
+	if err := os.Remove(filepath.Join(r.root, stateTmp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove leftover %s of run '%s': %w", stateTmp, r.id, err)
+	}
+	base, haveState, err := r.readState(state)
+	if err != nil {
+		return err
+	}
+	deltas, seqs, err := r.readJournal(base)
+	if err != nil {
+		return err
+	}
+	if !haveState && len(deltas) == 0 {
+		return corrupt(r.id, errors.New("run has no state"))
+	}
+	r.seq = base
+	for i, d := range deltas {
+		if err := apply(d); err != nil {
+			return corrupt(r.id, fmt.Errorf("journal entry %d: %w", seqs[i], err))
+		}
+		r.seq = seqs[i]
+	}
+	r.loaded = true
+	r.since = len(deltas)
+	r.lastSnap = r.policy.Now()
+	return nil
+}
+
+// readState decodes state.json into state and returns its journal_seq, and
+// whether the file exists.
+func (r *Run) readState(state any) (int64, bool, error) {
+	b, err := os.ReadFile(filepath.Join(r.root, stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read state of run '%s': %w", r.id, err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return 0, false, corrupt(r.id, err)
+	}
+	if top == nil {
+		return 0, false, corrupt(r.id, errors.New("state.json is not a JSON object"))
+	}
+	var seq int64
+	if raw, ok := top[seqKey]; ok {
+		if err := json.Unmarshal(raw, &seq); err != nil || seq < 0 {
+			return 0, false, corrupt(r.id, fmt.Errorf("bad %s %s", seqKey, raw))
+		}
+		delete(top, seqKey)
+	}
+	if state != nil {
+		// Decode with journal_seq removed, so callers never see it.
+		clean, err := json.Marshal(top)
+		if err != nil {
+			return 0, false, fmt.Errorf("load state of run '%s': %w", r.id, err)
+		}
+		if err := json.Unmarshal(clean, state); err != nil {
+			var inv *json.InvalidUnmarshalError
+			if errors.As(err, &inv) {
+				return 0, false, fmt.Errorf("load state of run '%s': %w", r.id, err)
+			}
+			return 0, false, corrupt(r.id, err)
+		}
+	}
+	return seq, true, nil
+}
+
+// readJournal returns the journal's deltas after seq base, with their seqs,
+// and cuts a torn last line off the file.
+func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
+	b, err := os.ReadFile(filepath.Join(r.root, journalFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read journal of run '%s': %w", r.id, err)
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		// A torn append: it never returned, so the delta was never durable.
+		if err := r.journal.Truncate(int64(i + 1)); err != nil {
+			return nil, nil, fmt.Errorf("cut torn journal line of run '%s': %w", r.id, err)
+		}
+		b = b[:i+1]
+	}
+	var (
+		deltas [][]byte
+		seqs   []int64
+		prev   int64 = -1
+	)
+	for n := 1; len(b) > 0; n++ {
+		i := bytes.IndexByte(b, '\n')
+		text := b[:i]
+		b = b[i+1:]
+		var e struct {
+			Seq   *int64          `json:"seq"`
+			Delta json.RawMessage `json:"delta"`
+		}
+		if err := json.Unmarshal(text, &e); err != nil {
+			return nil, nil, corrupt(r.id, fmt.Errorf("journal line %d: %w", n, err))
+		}
+		if e.Seq == nil || len(e.Delta) == 0 {
+			return nil, nil, corrupt(r.id, fmt.Errorf("journal line %d: want seq and delta", n))
+		}
+		seq := *e.Seq
+		if prev >= 0 && seq != prev+1 {
+			return nil, nil, corrupt(r.id, fmt.Errorf("journal line %d: seq %d after %d", n, seq, prev))
+		}
+		prev = seq
+		if seq <= base {
+			continue // already in the snapshot
+		}
+		if len(deltas) == 0 && seq != base+1 {
+			return nil, nil, corrupt(r.id, fmt.Errorf("journal line %d: seq %d, want %d", n, seq, base+1))
+		}
+		deltas = append(deltas, e.Delta)
+		seqs = append(seqs, seq)
+	}
+	return deltas, seqs, nil
+}
+
+// Close releases the lock and closes the run's files. Closing a closed Run
+// does nothing.
+func (r *Run) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lock == nil {
+		return nil
+	}
+	var errs []error
+	loops := make([]string, 0, len(r.iters))
+	for l := range r.iters {
+		loops = append(loops, l)
+	}
+	sort.Strings(loops)
+	files := []*os.File{r.journal, r.events}
+	for _, l := range loops {
+		files = append(files, r.iters[l])
+	}
+	for _, f := range files {
+		if f != nil {
+			if err := f.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	r.iters = nil
+	errs = append(errs, unlock(r.lock))
+	r.lock = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close run '%s': %w", r.id, err)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package store
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"smith/manifest/source"
+)
+
+// A Store is the set of runs under one BASE.
+type Store struct {
+	// Base is BASE, an absolute path.
+	Base string
+	// Policy says when Checkpoint writes a snapshot; the zero value means
+	// the defaults.
+	Policy Policy
+}
+
+// A Policy says when Checkpoint writes a snapshot: after Every deltas
+// (default 200) or when Interval (default 2 s) has passed since the last
+// snapshot, whichever comes first. Values of zero or less mean the default.
+type Policy struct {
+	Every    int
+	Interval time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Default snapshot policy.
+const (
+	DefaultEvery    = 200
+	DefaultInterval = 2 * time.Second
+)
+
+// withDefaults returns p with zero fields replaced by the defaults.
+func (p Policy) withDefaults() Policy {
+	if p.Every <= 0 {
+		p.Every = DefaultEvery
+	}
+	if p.Interval <= 0 {
+		p.Interval = DefaultInterval
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	return p
+}
+
+// New returns the Store of BASE base, which must be an absolute path.
+func New(base string) (*Store, error) {
+	if !filepath.IsAbs(base) {
+		return nil, fmt.Errorf("store base %q is not an absolute path", base)
+	}
+	return &Store{Base: filepath.Clean(base)}, nil
+}
+
+// RunsDir returns BASE/.orchestrator/runs.
+func (s *Store) RunsDir() string {
+	return filepath.Join(s.Base, ".orchestrator", "runs")
+}
+
+// root returns RUN_ROOT of run id.
+func (s *Store) root(id string) string { return filepath.Join(s.RunsDir(), id) }
+
+// ValidRunID reports whether id can name a run: 1 to 64 characters from
+// [A-Za-z0-9_.-], and neither "." nor "..".
+func ValidRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 || id == "." || id == ".." {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// NewRunID returns a random UUID version 4 (RFC 9562) in its lowercase
+// canonical form, xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx.
+func NewRunID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand docs)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+// invalidID is the error for a run id that ValidRunID rejects.
+func invalidID(id string) error {
+	return &Error{Code: source.EUsage, Msg: fmt.Sprintf("invalid run id %q: want 1 to 64 characters from [A-Za-z0-9_.-]", id)}
+}
+
+// Create makes RUN_ROOT of a new run with its logs and iterations
+// directories and takes the run's lock. A run that already exists is an
+// EUsage error. The run has no state until the first WriteSnapshot or
+// AppendJournal.
+func (s *Store) Create(runID string) (*Run, error) {
+	if !ValidRunID(runID) {
+		return nil, invalidID(runID)
+	}
+	if err := os.MkdirAll(s.RunsDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("create runs directory: %w", err)
+	}
+	root := s.root(runID)
+	if err := os.Mkdir(root, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, &Error{Code: source.EUsage, Msg: "run '" + runID + "' already exists"}
+		}
+		return nil, fmt.Errorf("create run '%s': %w", runID, err)
+	}
+	r, err := open(runID, root, s.Policy)
+	if err != nil {
+		return nil, err
+	}
+	r.loaded = true // a new run has nothing to load
+	// Make the new entries durable, so a journal fsynced later is found.
+	if err := syncDir(root); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := syncDir(s.RunsDir()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Open opens an existing run and takes its lock. An unknown run is
+// EStateNotFound; a run locked by another process (or another Open in this
+// one) is ERunLocked. Call Load before appending to the journal or writing
+// a snapshot.
+func (s *Store) Open(runID string) (*Run, error) {
+	if !ValidRunID(runID) {
+		return nil, invalidID(runID)
+	}
+	root := s.root(runID)
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{Code: source.EStateNotFound, Msg: "no run '" + runID + "' under " + s.Base}
+		}
+		return nil, fmt.Errorf("open run '%s': %w", runID, err)
+	}
+	return open(runID, root, s.Policy)
+}
+
+// A Summary describes one run, from the top-level fields of its state.json.
+type Summary struct {
+	RunID        string
+	WorkflowName string
+	// Status is the state's status, or "corrupt" when state.json cannot be
+	// read (missing, or not a JSON object).
+	Status      string
+	StartedAt   string
+	EndedAt     string
+	CurrentStep string
+}
+
+// StatusCorrupt is the Summary.Status of a run whose state cannot be read.
+const StatusCorrupt = "corrupt"
+
+// List returns every run under BASE, newest first: by started_at, most
+// recent first, then by id. Runs with no valid started_at come last. It
+// reads state.json without taking locks; a snapshot is replaced atomically,
+// so a run being driven is read whole, as of its last snapshot.
+func (s *Store) List() ([]Summary, error) {
+	ents, err := os.ReadDir(s.RunsDir())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	type entry struct {
+		sum     Summary
+		started time.Time
+		ok      bool // started is valid
+	}
+	var list []entry
+	for _, e := range ents {
+		if !e.IsDir() || !ValidRunID(e.Name()) {
+			continue
+		}
+		sum := readSummary(e.Name(), filepath.Join(s.root(e.Name()), stateFile))
+		t, terr := time.Parse(time.RFC3339Nano, sum.StartedAt)
+		list = append(list, entry{sum: sum, started: t, ok: terr == nil})
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.ok != b.ok {
+			return a.ok
+		}
+		if a.ok && !a.started.Equal(b.started) {
+			return a.started.After(b.started)
+		}
+		if !a.ok && a.sum.StartedAt != b.sum.StartedAt {
+			return a.sum.StartedAt > b.sum.StartedAt
+		}
+		return a.sum.RunID < b.sum.RunID
+	})
+	out := make([]Summary, len(list))
+	for i, e := range list {
+		out[i] = e.sum
+	}
+	return out, nil
+}
+
+// readSummary reads the summary of run id from its state file at path.
+func readSummary(id, path string) Summary {
+	corrupt := Summary{RunID: id, Status: StatusCorrupt}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return corrupt
+	}
+	var top struct {
+		WorkflowName string `json:"workflow_name"`
+		Status       string `json:"status"`
+		StartedAt    string `json:"started_at"`
+		EndedAt      string `json:"ended_at"`
+		CurrentStep  string `json:"current_step"`
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &top) != nil {
+		return corrupt
+	}
+	return Summary{
+		RunID:        id,
+		WorkflowName: top.WorkflowName,
+		Status:       top.Status,
+		StartedAt:    top.StartedAt,
+		EndedAt:      top.EndedAt,
+		CurrentStep:  top.CurrentStep,
+	}
+}
+
+// syncDir fsyncs directory dir, making its entries durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	serr := d.Sync()
+	cerr := d.Close()
+	if serr != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, serr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, cerr)
+	}
+	return nil
+}
