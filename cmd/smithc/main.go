@@ -1,0 +1,281 @@
+// Command smithc checks, compiles, disassembles and draws Smith workflows
+// (YAML step workflows and workflows.json manifests).
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"smith/compiler"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `smithc: check, compile, disassemble and draw Smith workflows
+
+Usage:
+  smithc check FILE... [--json] [--context K=V]... [--context-file F]
+                                  lint: schema, references, paths, graph
+                                  (reachability, fallback coverage, loops with no exit)
+  smithc build FILE [-o OUT]      compile to a bytecode program (default: FILE with .smbc)
+  smithc disasm FILE              print the compiled program as text (FILE: a source or a .smbc)
+  smithc dot FILE [-o OUT]        Graphviz DOT of the control-flow graph
+  smithc schema workflow|manifest print the JSON Schema of a source format
+
+FILE is a YAML workflow (.yaml, .yml) or a workflows.json manifest (.json).
+Run 'smithc COMMAND --help' for a command's flags.
+
+Exit status: 0 no errors (warnings allowed), 2 errors, 3 a path escapes the project.
+`
+
+// run is the whole program; main only passes it os values.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return source.ExitConfig
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "check":
+		return cmdCheck(rest, stdout, stderr)
+	case "build":
+		return cmdBuild(rest, stdout, stderr)
+	case "disasm":
+		return cmdDisasm(rest, stdout, stderr)
+	case "dot":
+		return cmdDot(rest, stdout, stderr)
+	case "schema":
+		return cmdSchema(rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema"}), usage)
+	return source.ExitConfig
+}
+
+// newFlags makes a command's flag set; parse reports whether to go on.
+func newFlags(name, synopsis, help string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("smithc "+name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: smithc %s %s\n\n%s\nFlags:\n%s", name, synopsis, help, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args; it returns (exit status, done): done is true when the
+// command must stop (help shown, or a flag error).
+func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0, true
+		}
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return source.ExitConfig, true
+	}
+	return 0, false
+}
+
+type contextFlags struct {
+	kv   []string
+	file string
+}
+
+func (c *contextFlags) add(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.kv, "context", nil, "`KEY=VALUE` context variable known to the checks (repeatable)")
+	fs.StringVar(&c.file, "context-file", "", "JSON object `FILE` whose keys are known context keys")
+}
+
+// keys returns the context keys the flags name.
+func (c *contextFlags) keys() ([]string, error) {
+	var keys []string
+	for _, kv := range c.kv {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--context %q: want KEY=VALUE", kv)
+		}
+		keys = append(keys, k)
+	}
+	if c.file != "" {
+		ks, err := contextFileKeys(c.file)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, ks...)
+	}
+	return keys, nil
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("check", "FILE... [flags]", "Checks each FILE and prints one diagnostic per line:\n  FILE:LINE:COL: error|warning: CODE: message\n", stderr)
+	asJSON := fs.Bool("json", false, "print a JSON array of {file, line, col, severity, code, message}")
+	var cf contextFlags
+	cf.add(fs)
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "smithc check: no FILE given")
+		return source.ExitConfig
+	}
+	keys, err := cf.keys()
+	if err != nil {
+		fmt.Fprintf(stderr, "smithc check: %v\n", err)
+		return source.ExitConfig
+	}
+	var all source.Diagnostics
+	for _, f := range fs.Args() {
+		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys})
+		all.Append(ds...)
+	}
+	relativize(all)
+	all.Sort()
+	if *asJSON {
+		if err := all.WriteJSON(stdout); err != nil {
+			return source.ExitConfig
+		}
+	} else {
+		all.WriteText(stdout)
+	}
+	return all.ExitStatus()
+}
+
+func cmdBuild(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("build", "FILE [-o OUT]", "Compiles FILE to a versioned bytecode program that 'smithvm run' accepts.\n", stderr)
+	out := fs.StringP("output", "o", "", "write the program to `OUT` (default: FILE with extension .smbc)")
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	file, st := oneFile(fs, stderr)
+	if st != 0 {
+		return st
+	}
+	res, ds := compiler.CompileFile(file, compiler.Options{})
+	if st := report(ds, stderr); st != 0 || res.Prog == nil {
+		return max(st, source.ExitConfig)
+	}
+	data, err := res.Prog.MarshalBinary()
+	if err != nil {
+		fmt.Fprintf(stderr, "smithc build: %v\n", err)
+		return source.ExitExec
+	}
+	dst := *out
+	if dst == "" {
+		dst = strings.TrimSuffix(file, filepath.Ext(file)) + ".smbc"
+	}
+	if err := writeAtomic(dst, data); err != nil {
+		fmt.Fprintf(stderr, "smithc build: %v\n", err)
+		return source.ExitExec
+	}
+	return 0
+}
+
+func cmdDisasm(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("disasm", "FILE", "Prints the compiled program as text, one instruction per line with its\nsource position. FILE is a source document or a .smbc program.\n", stderr)
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	file, st := oneFile(fs, stderr)
+	if st != 0 {
+		return st
+	}
+	p, ds := compiler.LoadProgram(file, compiler.Options{})
+	if st := report(ds, stderr); st != 0 || p == nil {
+		return max(st, source.ExitConfig)
+	}
+	var b bytes.Buffer
+	if err := p.Disassemble(&b); err != nil {
+		fmt.Fprintf(stderr, "smithc disasm: %v\n", err)
+		return source.ExitExec
+	}
+	stdout.Write(b.Bytes())
+	return 0
+}
+
+func cmdDot(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("dot", "FILE [-o OUT]", "Prints the control-flow graph in Graphviz DOT: Nodes as clusters, blocks as\nboxes, edges labelled with signals, CALLs dashed, HALT as an octagon.\nRender it with: dot -Tsvg OUT > graph.svg\n", stderr)
+	out := fs.StringP("output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	file, st := oneFile(fs, stderr)
+	if st != 0 {
+		return st
+	}
+	p, ds := compiler.LoadProgram(file, compiler.Options{})
+	if st := report(ds, stderr); st != 0 || p == nil {
+		return max(st, source.ExitConfig)
+	}
+	var b bytes.Buffer
+	if err := compiler.DOT(p, &b, compiler.DOTOptions{}); err != nil {
+		fmt.Fprintf(stderr, "smithc dot: %v\n", err)
+		return source.ExitExec
+	}
+	if *out == "" {
+		stdout.Write(b.Bytes())
+		return 0
+	}
+	if err := writeAtomic(*out, b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "smithc dot: %v\n", err)
+		return source.ExitExec
+	}
+	return 0
+}
+
+func cmdSchema(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("schema", "workflow|manifest", "Prints the JSON Schema (draft 2020-12) of a source format, generated from\nthe Go types. The checker validates documents against this same schema.\n", stderr)
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "smithc schema: want exactly one of: workflow, manifest")
+		return source.ExitConfig
+	}
+	switch fs.Arg(0) {
+	case "workflow":
+		stdout.Write(manifest.WorkflowSchema())
+	case "manifest":
+		stdout.Write(manifest.ManifestSchema())
+	default:
+		fmt.Fprintf(stderr, "smithc schema: unknown format %q%s: want workflow or manifest\n", fs.Arg(0), source.DidYouMean(fs.Arg(0), []string{"workflow", "manifest"}))
+		return source.ExitConfig
+	}
+	return 0
+}
+
+func oneFile(fs *pflag.FlagSet, stderr io.Writer) (string, int) {
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "%s: want exactly one FILE, got %d\n", fs.Name(), fs.NArg())
+		return "", source.ExitConfig
+	}
+	return fs.Arg(0), 0
+}
+
+// report prints diagnostics (warnings included) to stderr and returns the
+// exit status they call for.
+func report(ds source.Diagnostics, stderr io.Writer) int {
+	relativize(ds)
+	ds.Sort()
+	ds.WriteText(stderr)
+	return ds.ExitStatus()
+}
+
+func relativize(ds source.Diagnostics) {
+	if wd, err := os.Getwd(); err == nil {
+		ds.RelTo(wd)
+	}
+}

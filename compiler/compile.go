@@ -1,0 +1,118 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"smith/compiler/ir"
+	"smith/isa"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+// A Result is what Compile produced: the IR and, when the document had no
+// errors, the verified program.
+type Result struct {
+	IR   *ir.Program
+	Prog *isa.Program
+}
+
+// Compile checks and compiles one source document. name is the file name as
+// the user gave it (diagnostics print it). It returns every diagnostic found;
+// Result.Prog is nil when any of them is an error.
+func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics) {
+	var ds source.Diagnostics
+	wf, mf, lds := manifest.Load(name, src)
+	ds.Append(lds...)
+	res := &Result{}
+	switch {
+	case wf != nil:
+		p, d := LowerWorkflow(wf, opt)
+		ds.Append(d...)
+		res.IR = p
+	case mf != nil:
+		p, d := LowerManifest(mf, opt)
+		ds.Append(d...)
+		res.IR = p
+	}
+	if res.IR == nil {
+		ds.Sort()
+		return res, ds
+	}
+	ds.Append(CheckGraph(res.IR)...)
+	ds.Sort()
+	if ds.HasErrors() {
+		return res, ds
+	}
+	prog, err := Generate(res.IR)
+	if err == nil {
+		err = prog.Verify()
+	}
+	if err != nil {
+		ds.Append(internalDiag(res.IR.File, err))
+		return res, ds
+	}
+	res.Prog = prog
+	return res, ds
+}
+
+// CompileFile reads and compiles the source file at path.
+func CompileFile(path string, opt Options) (*Result, source.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return &Result{}, source.Diagnostics{source.New(source.Pos{File: path}, source.EParse, "cannot read file: %v", unwrapPathErr(err))}
+	}
+	return Compile(path, src, opt)
+}
+
+// IsBytecode reports whether path names a compiled program (.smbc).
+func IsBytecode(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".smbc")
+}
+
+// LoadProgram returns the program at path: a .smbc file decoded and verified,
+// or a source document compiled. Warnings are returned with the program.
+func LoadProgram(path string, opt Options) (*isa.Program, source.Diagnostics) {
+	if !IsBytecode(path) {
+		res, ds := CompileFile(path, opt)
+		return res.Prog, ds
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, source.Diagnostics{source.New(source.Pos{File: path}, source.EBytecode, "cannot read file: %v", unwrapPathErr(err))}
+	}
+	p, err := isa.Decode(data)
+	if err != nil {
+		if ds := source.AsDiagnostics(err); ds != nil {
+			for i := range ds {
+				if ds[i].Pos.File == "" {
+					ds[i].Pos.File = path
+				}
+			}
+			return nil, ds
+		}
+		return nil, source.Diagnostics{source.New(source.Pos{File: path}, source.EBytecode, "%v", err)}
+	}
+	return p, nil
+}
+
+// Disassemble returns the program's text, for tests and tools.
+func Disassemble(p *isa.Program) (string, error) {
+	var b bytes.Buffer
+	err := p.Disassemble(&b)
+	return b.String(), err
+}
+
+func internalDiag(file string, err error) source.Diagnostic {
+	return source.New(source.Pos{File: file}, source.EInternal, "internal error: %v", err)
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return fmt.Errorf("%s", pe.Err)
+	}
+	return err
+}

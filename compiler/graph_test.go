@@ -1,0 +1,214 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+
+	"smith/compiler/ir"
+)
+
+func TestCheckGraph(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    func() *ir.Program
+		want []string // formatted diagnostics, in order
+	}{
+		{
+			name: "linear workflow is clean",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("a", on("SUCCESS", ir.Jump, "b"), on("FAIL_DEFAULT", ir.Fail, "a")),
+					cmd("b", on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "b")),
+				)
+			},
+		},
+		{
+			name: "unreachable step",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("a", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Fail, "a")),
+					cmd("b", on("SUCCESS", ir.Jump, "c"), on("FAIL_DEFAULT", ir.Fail, "b")),
+					cmd("c", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Fail, "c")),
+				)
+			},
+			want: []string{
+				"t.yaml:5:3: warning: W_UNREACHABLE: step 'b' is never reached",
+				"t.yaml:8:3: warning: W_UNREACHABLE: step 'c' is never reached",
+			},
+		},
+		{
+			name: "unreachable block and node in a manifest",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "A",
+					node("M", "A",
+						cmd("A", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt)),
+						cmd("B", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt))),
+					node("N", "C", cmd("C", on("SUCCESS", ir.Return), on("FAIL_DEFAULT", ir.Halt))),
+				)
+			},
+			want: []string{
+				"t.json:5:3: warning: W_UNREACHABLE: block 'B' is never reached",
+				"t.json:9:3: warning: W_UNREACHABLE: block 'C' is never reached",
+			},
+		},
+		{
+			name: "loop body is reached through its loop",
+			p: func() *ir.Program {
+				return yamlProg(loop("l", []*ir.Block{
+					cmd("x", on("SUCCESS", ir.Jump, "y"), on("FAIL_DEFAULT", ir.LoopFail)),
+					cmd("y", on("SUCCESS", ir.LoopNext), on("SIGNAL:STOP", ir.LoopBreak), on("FAIL_DEFAULT", ir.LoopFail)),
+				}, on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "l")))
+			},
+		},
+		{
+			name: "TIMEOUT falls back to FAILURE",
+			p: func() *ir.Program {
+				return yamlProg(cmd("a", on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "a")))
+			},
+		},
+		{
+			name: "uncovered signals",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("a", on("SUCCESS", ir.Jump, "b")),
+					when(cmd("b", on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "b"))),
+				)
+			},
+			want: []string{
+				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:FAILURE' and no SIGNAL:FAIL_DEFAULT",
+				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:TIMEOUT' and no SIGNAL:FAIL_DEFAULT",
+				"t.yaml:4:3: error: E_NO_FALLBACK: block 'b' has no transition for 'SIGNAL:SKIPPED' and no SIGNAL:FAIL_DEFAULT",
+			},
+		},
+		{
+			name: "AI block needs FAIL_DEFAULT",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Gen",
+					node("M", "Gen",
+						aiStep("Gen", on("SUCCESS", ir.Jump, "Rev"), on("FAILURE", ir.Halt), on("TIMEOUT", ir.Halt)),
+						aiStep("Rev", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt))))
+			},
+			want: []string{
+				"t.json:2:3: error: E_NO_FALLBACK: block 'Gen' runs an AI worker, which can emit any signal, and has no SIGNAL:FAIL_DEFAULT",
+			},
+		},
+		{
+			name: "cycle with no exit",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("s", on("SUCCESS", ir.Jump, "a"), on("FAIL_DEFAULT", ir.Fail, "s")),
+					cmd("a", on("SUCCESS", ir.Jump, "b"), on("FAIL_DEFAULT", ir.Jump, "a")),
+					cmd("b", on("SUCCESS", ir.Jump, "c"), on("FAIL_DEFAULT", ir.Jump, "a")),
+					cmd("c", on("SUCCESS", ir.Jump, "a"), on("FAIL_DEFAULT", ir.Jump, "b")),
+				)
+			},
+			want: []string{
+				"t.yaml:5:3: error: E_NO_EXIT: cycle 'a' -> 'b' -> 'c' -> 'a' has no exit: no END, RETURN, HALT or failure is reachable from it",
+			},
+		},
+		{
+			name: "self loop with no exit",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("s", on("SUCCESS", ir.Jump, "a"), on("FAIL_DEFAULT", ir.Fail, "s")),
+					cmd("a", on("FAIL_DEFAULT", ir.Jump, "a")),
+				)
+			},
+			want: []string{
+				"t.yaml:5:3: error: E_NO_EXIT: cycle 'a' -> 'a' has no exit: no END, RETURN, HALT or failure is reachable from it",
+			},
+		},
+		{
+			name: "cycle with an exit",
+			p: func() *ir.Program {
+				return yamlProg(
+					cmd("a", on("SUCCESS", ir.Jump, "b"), on("FAIL_DEFAULT", ir.Jump, "a")),
+					cmd("b", on("SUCCESS", ir.Jump, "a"), on("FAILURE", ir.Jump, "c")),
+					cmd("c", on("SUCCESS", ir.Jump, "b"), on("FAIL_DEFAULT", ir.Fail, "c")),
+				)
+			},
+		},
+		{
+			name: "unbounded AI loop",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Gen",
+					node("M", "Gen",
+						aiStep("Gen", on("SUCCESS", ir.Jump, "Test"), on("FAIL_DEFAULT", ir.Halt)),
+						cmd("Test", on("SUCCESS", ir.End), on("FAILURE", ir.Jump, "Gen"))))
+			},
+			want: []string{
+				"t.json:2:3: warning: W_UNBOUNDED_LOOP: cycle 'Gen' -> 'Test' -> 'Gen' passes through AI step 'Gen' and has no max_visits",
+			},
+		},
+		{
+			name: "AI loop bounded by max_visits",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Gen",
+					node("M", "Gen",
+						aiStep("Gen", on("SUCCESS", ir.Jump, "Test"), on("FAIL_DEFAULT", ir.Halt)),
+						visits(3, cmd("Test", on("SUCCESS", ir.End), on("FAILURE", ir.Jump, "Gen"), on("MAX_VISITS", ir.Halt)))))
+			},
+		},
+		{
+			name: "AI step in a for_each body is bounded by the items",
+			p: func() *ir.Program {
+				return yamlProg(loop("l", []*ir.Block{
+					aiStep("x", on("SUCCESS", ir.LoopNext), on("FAIL_DEFAULT", ir.LoopFail)),
+				}, on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "l")))
+			},
+		},
+		{
+			name: "CALL reaches the callee and reruns the caller",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Plan",
+					node("M", "Plan",
+						aiStep("Plan", on("SUCCESS", ir.End), on("SIGNAL:ASK", ir.Call, "Sub"), on("FAIL_DEFAULT", ir.Halt))),
+					node("Sub", "Work",
+						cmd("Work", on("SUCCESS", ir.Return), on("FAIL_DEFAULT", ir.Return))))
+			},
+			want: []string{
+				"t.json:2:3: warning: W_UNBOUNDED_LOOP: cycle 'Plan' -> 'Plan' passes through AI step 'Plan' and has no max_visits",
+			},
+		},
+		{
+			name: "CALL with return_to reaches the return block",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Plan",
+					node("M", "Plan",
+						cmd("Plan", on("SUCCESS", ir.Call, "Sub", "After"), on("FAIL_DEFAULT", ir.Halt)),
+						cmd("After", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt))),
+					node("Sub", "Work",
+						cmd("Work", on("SUCCESS", ir.Return), on("FAIL_DEFAULT", ir.Return))))
+			},
+		},
+		{
+			name: "callee without exit",
+			p: func() *ir.Program {
+				return prog(ir.Manifest, "Plan",
+					node("M", "Plan",
+						cmd("Plan", on("SUCCESS", ir.Call, "Sub", "After"), on("FAIL_DEFAULT", ir.Halt)),
+						cmd("After", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt))),
+					node("Sub", "Work",
+						cmd("Work", on("SUCCESS", ir.Jump, "More"), on("FAIL_DEFAULT", ir.Jump, "Work")),
+						cmd("More", on("FAIL_DEFAULT", ir.Jump, "Work"))))
+			},
+			want: []string{
+				"t.json:9:3: error: E_NO_EXIT: cycle 'Work' -> 'More' -> 'Work' has no exit: no END, RETURN, HALT or failure is reachable from it",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ds := CheckGraph(tt.p())
+			var got []string
+			for _, d := range ds {
+				got = append(got, d.Format())
+			}
+			if g, w := strings.Join(got, "\n"), strings.Join(tt.want, "\n"); g != w {
+				t.Errorf("CheckGraph(%s) =\n%s\nwant\n%s", tt.name, g, w)
+			}
+		})
+	}
+}

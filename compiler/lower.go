@@ -1,0 +1,341 @@
+package compiler
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"smith/isa"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+// Options carries what the caller knows beyond the document.
+type Options struct {
+	// ContextKeys are the keys given with --context/--context-file; they
+	// count as known context keys for the ${context.KEY} checks.
+	ContextKeys []string
+}
+
+// A lowerer holds what one lowering knows about the document: the names that
+// references may use, and the diagnostics found so far.
+type lowerer struct {
+	file  string
+	opt   Options
+	diags source.Diagnostics
+
+	// steps are the names ${steps.NAME} may use: every step of the workflow
+	// (loop bodies included), or every block ID of a manifest.
+	steps []string
+	// contextKeys are the known first keys of ${context.KEY}.
+	contextKeys []string
+	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
+	envAllowed []string
+	// providers are the document's providers, in document order.
+	providers []*manifest.Provider
+	// schemas are the keys of the document's schemas, in document order.
+	schemas []string
+	// paramKeys maps a provider name to the provider_params keys of the
+	// steps and workers that use it (for the E_TEMPLATE_KEY check).
+	paramKeys map[string][]string
+}
+
+func newLowerer(file string, opt Options) *lowerer {
+	return &lowerer{file: file, opt: opt, paramKeys: map[string][]string{}}
+}
+
+// errorf reports a diagnostic at pos.
+func (l *lowerer) errorf(pos source.Pos, code source.Code, format string, args ...any) {
+	l.diags.Add(pos, code, format, args...)
+}
+
+// byOrder returns the values of a document map sorted by their document
+// order, which order reads from a value.
+func byOrder[T any](m map[string]T, order func(T) int) []T {
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
+	return out
+}
+
+// sortedProviders returns a providers map in document order.
+func sortedProviders(m map[string]*manifest.Provider) []*manifest.Provider {
+	ps := byOrder(m, func(p *manifest.Provider) int { return p.Order })
+	return dropNil(ps)
+}
+
+func dropNil[T any](l []*T) []*T {
+	out := l[:0]
+	for _, v := range l {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// convTemplate converts a parsed template to its run-time form.
+func convTemplate(t manifest.Template) isa.Template {
+	if len(t.Parts) == 0 {
+		return isa.Template{}
+	}
+	out := isa.Template{Parts: make([]isa.TPart, len(t.Parts))}
+	for i, p := range t.Parts {
+		if p.Ref == nil {
+			out.Parts[i] = isa.TPart{Lit: p.Lit}
+			continue
+		}
+		r := &isa.Ref{Raw: p.Ref.Raw, Pos: p.Ref.Pos, Path: make([]isa.PathElem, len(p.Ref.Path))}
+		for j, e := range p.Ref.Path {
+			r.Path[j] = isa.PathElem{Key: e.Key, Index: e.Index, IsIndex: e.IsIndex}
+		}
+		out.Parts[i] = isa.TPart{Ref: r}
+	}
+	return out
+}
+
+// parse parses s as a template, reporting its syntax errors. ok is false
+// when s is malformed.
+func (l *lowerer) parse(s string, pos source.Pos) (manifest.Template, bool) {
+	t, ds := manifest.ParseTemplate(s, pos)
+	if len(ds) > 0 {
+		l.diags.Append(ds...)
+		return t, false
+	}
+	return t, true
+}
+
+// template parses and checks one string value against sc (nil: syntax
+// only) and returns its run-time form.
+func (l *lowerer) template(s manifest.String, sc *scope) isa.Template {
+	return l.templateAt(s.V, s.Pos, sc)
+}
+
+func (l *lowerer) templateAt(s string, pos source.Pos, sc *scope) isa.Template {
+	t, ok := l.parse(s, pos)
+	if !ok {
+		return isa.Lit(s)
+	}
+	if sc != nil {
+		for _, r := range t.Refs() {
+			l.checkRef(r, sc)
+		}
+	}
+	return convTemplate(t)
+}
+
+// templatePtr is template for an optional value: nil when s is absent.
+func (l *lowerer) templatePtr(s manifest.String, sc *scope) *isa.Template {
+	if !s.Set {
+		return nil
+	}
+	t := l.template(s, sc)
+	return &t
+}
+
+// templates converts a list of strings (an argv).
+func (l *lowerer) templates(sl manifest.StringList, sc *scope) []isa.Template {
+	if !sl.Set {
+		return nil
+	}
+	out := make([]isa.Template, len(sl.V))
+	for i, s := range sl.V {
+		out[i] = l.template(s, sc)
+	}
+	return out
+}
+
+// scalar converts an equals/contains/number operand: a string is a
+// template, any other scalar its literal text.
+func (l *lowerer) scalar(s manifest.Scalar, sc *scope) *isa.Template {
+	if !s.Set {
+		return nil
+	}
+	var t isa.Template
+	if s.IsString {
+		t = l.templateAt(s.Str, s.Pos, sc)
+	} else {
+		t = isa.Lit(s.Str)
+	}
+	return &t
+}
+
+// tvalue converts a document value whose strings are templates.
+func (l *lowerer) tvalue(v *manifest.Value, sc *scope) isa.TValue {
+	if v == nil {
+		return isa.TValue{}
+	}
+	switch v.Kind {
+	case manifest.KBool:
+		return isa.TValue{Kind: isa.TBool, Bool: v.Bool}
+	case manifest.KNumber:
+		return isa.TValue{Kind: isa.TNumber, Num: string(v.AppendJSON(nil))}
+	case manifest.KString:
+		return isa.TValue{Kind: isa.TString, Str: l.templateAt(v.Str, v.Pos, sc)}
+	case manifest.KList:
+		out := isa.TValue{Kind: isa.TList, List: make([]isa.TValue, len(v.List))}
+		for i, e := range v.List {
+			out.List[i] = l.tvalue(e, sc)
+		}
+		return out
+	case manifest.KMap:
+		return isa.TValue{Kind: isa.TMap, Map: l.fields(v, sc)}
+	}
+	return isa.TValue{}
+}
+
+// fields converts the entries of an object value, in document order; nil
+// for anything but an object.
+func (l *lowerer) fields(v *manifest.Value, sc *scope) []isa.Field {
+	if v == nil || v.Kind != manifest.KMap {
+		return nil
+	}
+	out := make([]isa.Field, len(v.Map))
+	for i, e := range v.Map {
+		out[i] = isa.Field{Key: e.Key, Val: l.tvalue(e.Val, sc)}
+	}
+	return out
+}
+
+// mapKeys returns the keys of an object value in document order.
+func mapKeys(v *manifest.Value) []string {
+	if v == nil || v.Kind != manifest.KMap {
+		return nil
+	}
+	out := make([]string, len(v.Map))
+	for i, e := range v.Map {
+		out[i] = e.Key
+	}
+	return out
+}
+
+// canonicalJSON returns the canonical JSON text of v, "" for no value.
+func canonicalJSON(v *manifest.Value) string {
+	if v == nil {
+		return ""
+	}
+	return string(v.AppendJSON(nil))
+}
+
+// rawStrings returns the values of a string list.
+func rawStrings(sl manifest.StringList) []string {
+	if !sl.Set {
+		return nil
+	}
+	out := make([]string, len(sl.V))
+	for i, s := range sl.V {
+		out[i] = s.V
+	}
+	return out
+}
+
+// fileStem returns the base name of a file without its extension.
+func fileStem(file string) string {
+	base := filepath.Base(filepath.ToSlash(file))
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// lowerProviders checks and converts the document's providers. It runs
+// after every step and worker is lowered, so that paramKeys is complete.
+func (l *lowerer) lowerProviders() []isa.ProviderDef {
+	var out []isa.ProviderDef
+	for _, p := range l.providers {
+		def := isa.ProviderDef{Name: p.Key, Command: rawStrings(p.Command), Defaults: l.fields(p.Defaults.V, &scope{})}
+		known := append(append(templateKeys[:len(templateKeys):len(templateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
+		for _, s := range p.Command.V {
+			l.checkTemplateKeys(p.Key, s, known)
+		}
+		if pt := p.PromptTransport; pt != nil {
+			def.Transport = &isa.Transport{Mode: pt.Mode.V}
+			for _, s := range pt.ArgvTemplate.V {
+				l.checkTemplateKeys(p.Key, s, known)
+				def.Transport.ArgvTemplate = append(def.Transport.ArgvTemplate, convTemplateLoose(s))
+			}
+		}
+		out = append(out, def)
+	}
+	return out
+}
+
+// convTemplateLoose parses an already checked provider template element.
+func convTemplateLoose(s manifest.String) isa.Template {
+	t, ds := manifest.ParseTemplate(s.V, s.Pos)
+	if len(ds) > 0 {
+		return isa.Lit(s.V)
+	}
+	return convTemplate(t)
+}
+
+// checkTemplateKeys checks that every ${key} of one element of provider
+// name's template is a template key.
+func (l *lowerer) checkTemplateKeys(name string, s manifest.String, known []string) {
+	t, ok := l.parse(s.V, s.Pos)
+	if !ok {
+		return
+	}
+	for _, r := range t.Refs() {
+		if contains(known, r.Root()) {
+			continue
+		}
+		l.errorf(r.Pos, source.ETemplateKey, "provider '%s' uses template key '%s' that neither its defaults nor provider_params define%s",
+			name, r.Root(), source.DidYouMean(r.Root(), known))
+	}
+}
+
+// lowerSchemas converts the document's schemas, in document order.
+func (l *lowerer) lowerSchemas(m map[string]*manifest.SchemaDef) []isa.SchemaDef {
+	var out []isa.SchemaDef
+	for _, s := range dropNil(byOrder(m, func(s *manifest.SchemaDef) int { return s.Order })) {
+		l.schemas = append(l.schemas, s.Key)
+		out = append(out, isa.SchemaDef{Name: s.Key, Schema: canonicalJSON(s.Schema.V)})
+	}
+	return out
+}
+
+// checkSchema checks a validation_schema/validationSchema name.
+func (l *lowerer) checkSchema(s manifest.String) string {
+	if !s.Set {
+		return ""
+	}
+	if contains(builtinSchemas[:], s.V) || contains(l.schemas, s.V) {
+		return s.V
+	}
+	known := append(builtinSchemas[:len(builtinSchemas):len(builtinSchemas)], l.schemas...)
+	l.errorf(s.Pos, source.EUnknownSchema, "validation schema '%s' is neither a built-in schema nor a key of schemas%s",
+		s.V, source.DidYouMean(s.V, known))
+	return s.V
+}
+
+// providerNames returns every provider name a step may use: the presets,
+// then the document's providers.
+func (l *lowerer) providerNames() []string {
+	out := providerPresets[:len(providerPresets):len(providerPresets)]
+	for _, p := range l.providers {
+		if !contains(out, p.Key) {
+			out = append(out, p.Key)
+		}
+	}
+	return out
+}
+
+// checkProviders checks a list of provider names and returns them; params
+// are the provider_params keys of the step or worker that uses them.
+func (l *lowerer) checkProviders(sl manifest.StringOrList, params []string) []string {
+	if !sl.Set {
+		return nil
+	}
+	known := l.providerNames()
+	out := make([]string, 0, len(sl.V))
+	for _, s := range sl.V {
+		out = append(out, s.V)
+		if !contains(known, s.V) {
+			l.errorf(s.Pos, source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
+				s.V, source.DidYouMean(s.V, known))
+			continue
+		}
+		l.paramKeys[s.V] = append(l.paramKeys[s.V], params...)
+	}
+	return out
+}

@@ -1,0 +1,406 @@
+package compiler
+
+import (
+	"regexp"
+	"strings"
+
+	"smith/compiler/ir"
+	"smith/isa"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+// Reference prefixes of node and block ids; a reference resolves with or
+// without them.
+const (
+	nodePrefix  = "Node:"
+	blockPrefix = "Block:"
+)
+
+// signalPattern is the form of every on_signal.
+var signalPattern = regexp.MustCompile(`^SIGNAL:[A-Z0-9_]+$`)
+
+// LowerManifest lowers a workflows.json Node/Block manifest to the IR
+// (CONTRACT section 7): one Node per node and one Block per block, in
+// document order, with every transition's action parsed and its targets
+// resolved to the IDs as the manifest spells them. It checks ids, workers,
+// providers, schemas, signals and actions, and reports every problem it
+// finds.
+func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diagnostics) {
+	if mf == nil {
+		return nil, nil
+	}
+	m := &jsonLowerer{lowerer: newLowerer(mf.File, opt), mf: mf, blocks: map[string]blockRef{}, nodes: map[string]*manifest.Node{}}
+	l := m.lowerer
+	l.providers = sortedProviders(mf.Providers)
+	l.contextKeys = nil
+	data := &isa.Program{Name: fileStem(mf.File), Format: ir.Manifest.String(), Source: mf.File}
+	data.Schemas = l.lowerSchemas(mf.Schemas)
+	if c := mf.Config; c != nil {
+		data.Config = isa.Config{
+			TestCommand:  rawStrings(c.TestCommand),
+			LintCommand:  rawStrings(c.LintCommand),
+			BuildCommand: rawStrings(c.BuildCommand),
+			Isolation:    c.Isolation.V,
+		}
+	}
+	m.index()
+	m.lowerWorkers()
+
+	p := &ir.Program{Name: data.Name, Format: ir.Manifest, File: mf.File, Data: data}
+	for _, n := range m.nodeList {
+		p.Nodes = append(p.Nodes, m.lowerNode(n))
+	}
+	p.Entry, p.EntryPos = m.entry()
+	data.Providers = l.lowerProviders()
+	l.diags.Sort()
+	return p, l.diags
+}
+
+// A jsonLowerer lowers one manifest.
+type jsonLowerer struct {
+	*lowerer
+	mf *manifest.Manifest
+	// nodeList holds the nodes in document order; nodes maps a node id
+	// without its prefix to its first node.
+	nodeList []*manifest.Node
+	nodes    map[string]*manifest.Node
+	nodeIDs  []string // ids without prefix, document order
+	// blocks maps a block id without its prefix to its first block.
+	blocks   map[string]blockRef
+	blockIDs []string // ids without prefix, document order
+	// workers are the lowered workers entries, by key.
+	workers  map[string]*workerSpec
+	workerKs []string // workers keys, document order
+}
+
+// A blockRef is a block and the node that holds it.
+type blockRef struct {
+	node  *manifest.Node
+	block *manifest.Block
+}
+
+// A workerSpec is a lowered workers entry, shared by the blocks that use it.
+type workerSpec struct {
+	def       *manifest.WorkerDef
+	providers []string
+	params    []isa.Field
+	command   []isa.Template
+}
+
+// index lists the nodes and blocks in document order and reports
+// duplicate ids (compared without their prefixes).
+func (m *jsonLowerer) index() {
+	m.nodeList = dropNil(byOrder(m.mf.Nodes, func(n *manifest.Node) int { return n.Order }))
+	for _, n := range m.nodeList {
+		id := strings.TrimPrefix(n.Key, nodePrefix)
+		if prev, dup := m.nodes[id]; dup {
+			m.errorf(n.Pos, source.EDupStep, "node id '%s' is already used at %s", n.Key, prev.Pos)
+		} else {
+			m.nodes[id] = n
+			m.nodeIDs = append(m.nodeIDs, id)
+		}
+		for _, b := range m.nodeBlocks(n) {
+			id := strings.TrimPrefix(b.Key, blockPrefix)
+			if prev, dup := m.blocks[id]; dup {
+				m.errorf(b.Pos, source.EDupStep, "block id '%s' is already used at %s", b.Key, prev.block.Pos)
+				continue
+			}
+			m.blocks[id] = blockRef{n, b}
+			m.blockIDs = append(m.blockIDs, id)
+			m.steps = append(m.steps, b.Key)
+		}
+	}
+}
+
+// nodeBlocks returns a node's blocks in document order.
+func (m *jsonLowerer) nodeBlocks(n *manifest.Node) []*manifest.Block {
+	return dropNil(byOrder(n.Blocks, func(b *manifest.Block) int { return b.Order }))
+}
+
+// block resolves a block reference (with or without its prefix).
+func (m *jsonLowerer) block(ref string) (blockRef, bool) {
+	b, ok := m.blocks[strings.TrimPrefix(ref, blockPrefix)]
+	return b, ok
+}
+
+// node resolves a node reference (with or without its prefix).
+func (m *jsonLowerer) node(ref string) (*manifest.Node, bool) {
+	n, ok := m.nodes[strings.TrimPrefix(ref, nodePrefix)]
+	return n, ok
+}
+
+// blockHint is the did-you-mean of an unknown block reference.
+func (m *jsonLowerer) blockHint(ref string) string {
+	s := source.Suggest(strings.TrimPrefix(ref, blockPrefix), m.blockIDs)
+	if s == "" {
+		return ""
+	}
+	return " (did you mean '" + m.blocks[s].block.Key + "'?)"
+}
+
+// nodeHint is the did-you-mean of an unknown node reference.
+func (m *jsonLowerer) nodeHint(ref string) string {
+	s := source.Suggest(strings.TrimPrefix(ref, nodePrefix), m.nodeIDs)
+	if s == "" {
+		return ""
+	}
+	return " (did you mean '" + m.nodes[s].Key + "'?)"
+}
+
+// lowerWorkers checks and converts every workers entry once.
+func (m *jsonLowerer) lowerWorkers() {
+	m.workers = map[string]*workerSpec{}
+	for _, w := range dropNil(byOrder(m.mf.Workers, func(w *manifest.WorkerDef) int { return w.Order })) {
+		ws := &workerSpec{def: w}
+		sc := &scope{}
+		if w.Provider.Set {
+			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
+			ws.params = m.fields(w.ProviderParams.V, sc)
+			if script := w.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(ws.providers, "mock") {
+				t := m.templateAt(script.Str, script.Pos, nil)
+				m.checkPath(&t, script.Pos)
+			}
+		} else {
+			ws.command = m.templates(w.Command, sc)
+		}
+		m.workers[w.Key] = ws
+		m.workerKs = append(m.workerKs, w.Key)
+	}
+}
+
+// entry resolves the manifest's entry (a node, or a block) to the ID of the
+// block where a run starts.
+func (m *jsonLowerer) entry() (string, source.Pos) {
+	e := m.mf.Entry
+	if !e.Set {
+		if len(m.nodeList) > 0 {
+			return m.nodeEntry(m.nodeList[0], false), m.nodeList[0].Pos
+		}
+		return "", source.Pos{}
+	}
+	if n, ok := m.node(e.V); ok {
+		return m.nodeEntry(n, false), e.Pos
+	}
+	if b, ok := m.block(e.V); ok {
+		return b.block.Key, e.Pos
+	}
+	m.errorf(e.Pos, source.EUnknownTarget, "entry '%s' is not a node%s", e.V, m.nodeHint(e.V))
+	return "", e.Pos
+}
+
+// nodeEntry resolves a node's entry_block to the block's ID as spelled,
+// reporting a reference to no block of the node when report is true. The
+// node's first block stands in for an unresolved entry.
+func (m *jsonLowerer) nodeEntry(n *manifest.Node, report bool) string {
+	blocks := m.nodeBlocks(n)
+	fallback := ""
+	if len(blocks) > 0 {
+		fallback = blocks[0].Key
+	}
+	eb := n.EntryBlock
+	if !eb.Set {
+		return fallback
+	}
+	b, ok := m.block(eb.V)
+	switch {
+	case ok && b.node == n:
+		return b.block.Key
+	case ok:
+		if report {
+			m.errorf(eb.Pos, source.EUnknownTarget, "entry_block '%s' of node '%s' is a block of node '%s'", eb.V, n.Key, b.node.Key)
+		}
+	case report:
+		m.errorf(eb.Pos, source.EUnknownTarget, "entry_block '%s' is not a block%s", eb.V, m.blockHint(eb.V))
+	}
+	return fallback
+}
+
+// lowerNode lowers one node and its blocks.
+func (m *jsonLowerer) lowerNode(n *manifest.Node) *ir.Node {
+	out := &ir.Node{
+		ID:           n.Key,
+		Pos:          n.Pos,
+		Entry:        m.nodeEntry(n, true),
+		Inherit:      n.ContextInheritance.V,
+		StaticMemory: canonicalJSON(n.StaticMemory.V),
+	}
+	for _, b := range m.nodeBlocks(n) {
+		out.Blocks = append(out.Blocks, m.lowerBlock(b))
+	}
+	return out
+}
+
+// lowerBlock lowers one block.
+func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
+	b := &ir.Block{ID: blk.Key, Pos: blk.Pos, Kind: ir.Exec, Worker: blk.Worker.V}
+	spec := &isa.Block{ID: blk.Key, Pos: blk.Pos}
+	b.Spec = spec
+	if blk.MaxVisits.Set {
+		b.MaxVisits = m.intAtLeast(blk.MaxVisits, "max_visits", 1)
+		spec.MaxVisits = b.MaxVisits
+	}
+	st := &isa.Step{Worker: blk.Worker.V, Validation: m.checkSchema(blk.ValidationSchema)}
+	spec.Step = st
+	merge := m.payloadMerge(blk.PayloadMergeStrategy)
+	var timeout manifest.Number
+	name := blk.Worker.V
+	if iw := lookupInternal(name); iw != nil {
+		spec.Kind = isa.KindInternal
+		b.Signals = append([]string(nil), iw.Signals...)
+	} else if ws, ok := m.workers[name]; ok {
+		w := ws.def
+		timeout = w.Timeout
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
+		if w.Provider.Set {
+			spec.Kind, b.AI = isa.KindProvider, true
+			st.Providers = ws.providers
+			st.AI = &isa.AIWorker{Key: w.Key, Instructions: w.Instructions.V, OutputType: w.OutputType.V, ProviderParams: ws.params}
+			st.ProviderParams = ws.params
+			st.OutputType = w.OutputType.V
+			if st.OutputType == "" {
+				st.OutputType = defaultOutputType
+			}
+			st.PayloadMerge = merge
+		} else {
+			spec.Kind = isa.KindCommand
+			st.Command = ws.command
+		}
+	} else {
+		spec.Kind = isa.KindInternal
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		if blk.Worker.Set {
+			known := append(internalNames(), m.workerKs...)
+			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
+				name, source.DidYouMean(name, known))
+		}
+	}
+	if blk.Timeout.Set {
+		timeout = blk.Timeout
+	}
+	if timeout.Set {
+		st.Timeout = m.positive(timeout, "timeout")
+	}
+	if st.Validation != "" && !contains(b.Signals, ir.SigValidationFail) {
+		b.Signals = append(b.Signals, ir.SigValidationFail)
+	}
+	if b.MaxVisits > 0 {
+		b.Signals = append(b.Signals, ir.SigMaxVisits)
+	}
+	b.Transitions = m.transitions(blk)
+	return b
+}
+
+// payloadMerge checks a payload_merge_strategy and returns it, or the
+// default when it is absent.
+func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
+	if !sl.Set {
+		return defaultPayloadMerge[:len(defaultPayloadMerge):len(defaultPayloadMerge)]
+	}
+	out := make([]string, 0, len(sl.V))
+	for _, s := range sl.V {
+		out = append(out, s.V)
+		layer, arg, hasArg := strings.Cut(s.V, ":")
+		switch {
+		case !hasArg && (layer == "PAYLOAD" || layer == "CONTRACT" || layer == "STATIC_MEMORY" || layer == "METADATA"):
+		case hasArg && arg != "" && (layer == "PAYLOAD" || layer == "STATIC_MEMORY"):
+		case hasArg && arg != "" && layer == "ARTIFACT":
+			t := isa.Lit(arg)
+			m.checkPath(&t, s.Pos)
+		default:
+			layers := []string{"PAYLOAD", "PAYLOAD:LAST", "CONTRACT", "STATIC_MEMORY", "METADATA"}
+			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' is not one of PAYLOAD, PAYLOAD:TYPE, PAYLOAD:LAST, CONTRACT, STATIC_MEMORY, STATIC_MEMORY:KEY, ARTIFACT:PATH, METADATA%s",
+				s.V, source.DidYouMean(s.V, layers))
+		}
+	}
+	return out
+}
+
+// transitions lowers a block's transitions in document order.
+func (m *jsonLowerer) transitions(blk *manifest.Block) []*ir.Transition {
+	var out []*ir.Transition
+	var seen []string
+	for _, tr := range blk.Transitions {
+		if tr == nil {
+			continue
+		}
+		sig := tr.OnSignal.V
+		ok := true
+		switch {
+		case !tr.OnSignal.Set:
+			ok = false // the schema reports it
+		case !signalPattern.MatchString(sig):
+			m.errorf(tr.OnSignal.Pos, source.EBadAction, "signal '%s' is not of the form SIGNAL:NAME (capital letters, digits and '_')", sig)
+			ok = false
+		case contains(seen, sig):
+			m.errorf(tr.OnSignal.Pos, source.EBadAction, "signal '%s' already has a transition in block '%s'", sig, blk.Key)
+			ok = false
+		default:
+			seen = append(seen, sig)
+		}
+		if !tr.Action.Set {
+			continue
+		}
+		a, d := manifest.ParseAction(tr.Action.V, tr.Action.Pos)
+		if d != nil {
+			m.diags.Append(*d)
+			continue
+		}
+		t := m.action(a, tr)
+		if ok {
+			t.Signal = sig
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// action resolves a parsed action of transition tr. An action whose target
+// is unknown becomes a FAIL, so the program stays whole.
+func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Transition {
+	t := &ir.Transition{Pos: tr.Pos}
+	if !t.Pos.IsValid() {
+		t.Pos = a.Pos
+	}
+	unresolved := func() *ir.Transition {
+		t.Action, t.Target, t.ReturnTo, t.Msg = ir.Fail, "", "", "unresolved action '"+tr.Action.V+"'"
+		return t
+	}
+	switch a.Kind {
+	case manifest.ActJump:
+		b, ok := m.block(a.Target)
+		if !ok {
+			m.errorf(a.TargetPos, source.EUnknownTarget, "jump target '%s' is not a block%s", a.Target, m.blockHint(a.Target))
+			return unresolved()
+		}
+		t.Action, t.Target = ir.Jump, b.block.Key
+	case manifest.ActCall:
+		n, ok := m.node(a.Target)
+		if !ok {
+			m.errorf(a.TargetPos, source.EUnknownTarget, "call target '%s' is not a node%s", a.Target, m.nodeHint(a.Target))
+			return unresolved()
+		}
+		t.Action, t.Target = ir.Call, n.Key
+	case manifest.ActReturn:
+		t.Action = ir.Return
+	case manifest.ActHalt:
+		t.Action = ir.Halt
+	case manifest.ActEnd:
+		t.Action = ir.End
+	case manifest.ActFail:
+		t.Action, t.Msg = ir.Fail, a.Msg
+	}
+	if rt := tr.ReturnTo; rt.Set {
+		if a.Kind != manifest.ActCall {
+			m.errorf(rt.Pos, source.EBadAction, "return_to is only allowed with a CALL action, not %s", a.Kind)
+			return t
+		}
+		b, ok := m.block(rt.V)
+		if !ok {
+			m.errorf(rt.Pos, source.EUnknownTarget, "return_to '%s' is not a block%s", rt.V, m.blockHint(rt.V))
+			return unresolved()
+		}
+		t.ReturnTo = b.block.Key
+	}
+	return t
+}

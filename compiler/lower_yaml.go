@@ -1,0 +1,682 @@
+package compiler
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"smith/compiler/ir"
+	"smith/isa"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+// LowerWorkflow lowers a YAML step workflow to the IR (CONTRACT section 3):
+// one Node named after the workflow whose Blocks are its steps, with every
+// outcome handler resolved to a Transition by YAML's fallback rules. It
+// checks names, targets, workers, providers, schemas, ${...} references,
+// literal paths and values, and reports every problem it finds; the
+// program is complete (every block has its transitions) even when there
+// are diagnostics, but only a program without errors may be run.
+func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diagnostics) {
+	if wf == nil {
+		return nil, nil
+	}
+	y := &yamlLowerer{lowerer: newLowerer(wf.File, opt), wf: wf, strict: !wf.StrictFlow.Set || wf.StrictFlow.V}
+	l := y.lowerer
+	l.providers = sortedProviders(wf.Providers)
+	data := &isa.Program{
+		Name:       wf.Name.V,
+		Format:     ir.YAML.String(),
+		Source:     wf.File,
+		StrictFlow: y.strict,
+		Secrets:    rawStrings(wf.Secrets),
+		EnvAllow:   rawStrings(wf.EnvAllow),
+	}
+	l.envAllowed = append(append([]string(nil), data.EnvAllow...), data.Secrets...)
+	data.Schemas = l.lowerSchemas(wf.Schemas)
+	l.contextKeys = mapKeys(wf.Context.V)
+	y.collect(wf.Steps)
+	if wf.Context.V != nil {
+		ctx := l.tvalue(wf.Context.V, &scope{})
+		data.Context = &ctx
+	}
+	data.Agents = y.lowerAgents()
+
+	top := y.lowerList(wf.Steps, &scope{})
+	data.Providers = l.lowerProviders()
+
+	node := &ir.Node{ID: wf.Name.V, Pos: wf.Pos, StaticMemory: "", Blocks: top}
+	p := &ir.Program{Name: wf.Name.V, Format: ir.YAML, File: wf.File, Nodes: []*ir.Node{node}, Data: data}
+	if len(top) > 0 {
+		node.Entry = top[0].ID
+		p.Entry, p.EntryPos = top[0].ID, top[0].Pos
+	}
+	l.diags.Sort()
+	return p, l.diags
+}
+
+// A yamlLowerer lowers one workflow.
+type yamlLowerer struct {
+	*lowerer
+	wf     *manifest.Workflow
+	strict bool
+	// top are the names of the top-level steps, in order.
+	top []string
+	// agents are the workflow's agents, in document order.
+	agents []*manifest.Agent
+}
+
+// collect walks every step (loop bodies included) once before lowering:
+// it reports duplicate names and gathers the step names and the context
+// keys that set_context steps write.
+func (y *yamlLowerer) collect(steps []*manifest.Step) {
+	first := map[string]source.Pos{}
+	var walk func([]*manifest.Step)
+	walk = func(steps []*manifest.Step) {
+		for _, s := range steps {
+			if s == nil || !s.Name.Set {
+				continue
+			}
+			if at, dup := first[s.Name.V]; dup {
+				y.errorf(s.Name.Pos, source.EDupStep, "step name '%s' is already used at %s", s.Name.V, at)
+			} else {
+				first[s.Name.V] = s.Name.Pos
+				y.steps = append(y.steps, s.Name.V)
+			}
+			if v := s.SetContext.V; v != nil && v.Kind == manifest.KMap {
+				for _, e := range v.Map {
+					k, _, _ := strings.Cut(e.Key, ".")
+					if !contains(y.contextKeys, k) {
+						y.contextKeys = append(y.contextKeys, k)
+					}
+				}
+			}
+			if s.ForEach != nil {
+				walk(s.ForEach.Steps)
+			}
+		}
+	}
+	walk(steps)
+	for _, s := range steps {
+		if s != nil && s.Name.Set {
+			y.top = append(y.top, s.Name.V)
+		}
+	}
+}
+
+// lowerAgents checks and converts the workflow's agents.
+func (y *yamlLowerer) lowerAgents() []isa.AgentDef {
+	y.agents = dropNil(byOrder(y.wf.Agents, func(a *manifest.Agent) int { return a.Order }))
+	var out []isa.AgentDef
+	for _, a := range y.agents {
+		def := isa.AgentDef{Name: a.Key, Providers: y.checkProviders(a.Provider, nil), Inbox: "agents/" + a.Key + "/inbox"}
+		if a.Inbox.Set {
+			def.Inbox = a.Inbox.V
+			t := y.template(a.Inbox, &scope{agent: true})
+			y.checkPath(&t, a.Inbox.Pos)
+		}
+		out = append(out, def)
+	}
+	return out
+}
+
+// agent returns the agent named name, or nil.
+func (y *yamlLowerer) agent(name string) *manifest.Agent {
+	for _, a := range y.agents {
+		if a.Key == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// A stepKind is what a step runs.
+type stepKind uint8
+
+const (
+	skInvalid stepKind = iota // none or several of the kinds: the schema reports it
+	skCommand
+	skProvider
+	skWorker
+	skLoop
+	skSet
+)
+
+// kindOf returns what s runs. A step with an agent and no kind of its own is
+// a provider step that uses the agent's provider.
+func kindOf(s *manifest.Step) stepKind {
+	k, n := skInvalid, 0
+	for _, c := range []struct {
+		set  bool
+		kind stepKind
+	}{
+		{s.Command.Set, skCommand},
+		{s.Provider.Set, skProvider},
+		{s.Worker.Set, skWorker},
+		{s.ForEach != nil, skLoop},
+		{s.SetContext.V != nil, skSet},
+	} {
+		if c.set {
+			k, n = c.kind, n+1
+		}
+	}
+	switch {
+	case n == 0 && s.Agent.Set:
+		return skProvider
+	case n != 1:
+		return skInvalid
+	}
+	return k
+}
+
+// A stepList is one list of steps (the top level or a loop body), for
+// resolving handlers.
+type stepList struct {
+	names  []string
+	inLoop bool
+}
+
+// lowerList lowers one step list. Steps without a name are left to the
+// schema.
+func (y *yamlLowerer) lowerList(steps []*manifest.Step, sc *scope) []*ir.Block {
+	list := &stepList{inLoop: len(sc.loops) > 0}
+	var named []*manifest.Step
+	for _, s := range steps {
+		if s != nil && s.Name.Set {
+			named = append(named, s)
+			list.names = append(list.names, s.Name.V)
+		}
+	}
+	blocks := make([]*ir.Block, 0, len(named))
+	for i, s := range named {
+		b := y.lowerStep(s, sc)
+		b.Transitions = y.transitions(s, list, i)
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// stepPos is the position a step's diagnostics use.
+func stepPos(s *manifest.Step) source.Pos {
+	if s.Pos.IsValid() {
+		return s.Pos
+	}
+	return s.Name.Pos
+}
+
+// lowerStep lowers one step (and a loop's body) to a block.
+func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) *ir.Block {
+	name, pos := s.Name.V, stepPos(s)
+	b := &ir.Block{ID: name, Pos: pos}
+	spec := &isa.Block{ID: name, Pos: pos}
+	b.Spec = spec
+	ssc := &scope{loops: sc.loops, agent: s.Agent.Set, allow: y.allowList(s.AllowMissingVars)}
+	var agent *manifest.Agent
+	if s.Agent.Set {
+		if agent = y.agent(s.Agent.V); agent == nil {
+			names := make([]string, len(y.agents))
+			for i, a := range y.agents {
+				names[i] = a.Key
+			}
+			y.errorf(s.Agent.Pos, source.EUnknownTarget, "agent '%s' is not defined%s", s.Agent.V, source.DidYouMean(s.Agent.V, names))
+		}
+	}
+	if s.MaxVisits.Set {
+		b.MaxVisits = y.intAtLeast(s.MaxVisits, "max_visits", 1)
+		spec.MaxVisits = b.MaxVisits
+	}
+	if s.When != nil {
+		if c := y.cond(s.When, ssc); c != nil {
+			spec.When, b.HasWhen = c, true
+		}
+	}
+
+	switch kind := kindOf(s); kind {
+	case skSet:
+		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
+		spec.Set = y.fields(s.SetContext.V, ssc)
+		b.Signals = []string{ir.SigSuccess}
+	case skLoop:
+		b.Kind, spec.Kind = ir.Loop, isa.KindLoop
+		as := "item"
+		if s.ForEach.As.Set && s.ForEach.As.V != "" {
+			as = s.ForEach.As.V
+		}
+		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
+		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as))
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+	case skInvalid:
+		// The schema reports the step's shape; a no-op keeps the program whole.
+		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
+		b.Signals = []string{ir.SigSuccess}
+	default:
+		b.Kind = ir.Exec
+		spec.Step = y.lowerExec(s, kind, agent, b, spec, ssc)
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
+		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), ir.SigValidationFail)) {
+			b.Signals = append(b.Signals, ir.SigValidationFail)
+		}
+	}
+	if b.HasWhen {
+		b.Signals = append(b.Signals, ir.SigSkipped)
+	}
+	if b.MaxVisits > 0 {
+		b.Signals = append(b.Signals, ir.SigMaxVisits)
+	}
+	return b
+}
+
+// workerSignals returns the signals of an internal worker (nil if unknown).
+func workerSignals(worker string) []string {
+	if w := lookupInternal(worker); w != nil {
+		return w.Signals
+	}
+	return nil
+}
+
+// lowerExec builds the run-time spec of a step that runs a worker.
+func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest.Agent, b *ir.Block, spec *isa.Block, sc *scope) *isa.Step {
+	st := &isa.Step{AllowMissing: sc.allow}
+	switch kind {
+	case skCommand:
+		spec.Kind, b.Worker = isa.KindCommand, "command"
+		st.Command = y.templates(s.Command, sc)
+	case skWorker:
+		spec.Kind, b.Worker = isa.KindInternal, s.Worker.V
+		st.Worker = s.Worker.V
+		if lookupInternal(s.Worker.V) == nil {
+			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
+				s.Worker.V, source.DidYouMean(s.Worker.V, internalNames()))
+		}
+	case skProvider:
+		spec.Kind, b.AI = isa.KindProvider, true
+		y.lowerProvider(s, agent, st, sc)
+		b.Worker = "provider:" + strings.Join(st.Providers, ",")
+	}
+	st.InputFile = y.templatePtr(s.InputFile, sc)
+	y.checkPath(st.InputFile, s.InputFile.Pos)
+	st.OutputFile = y.templatePtr(s.OutputFile, sc)
+	y.checkOutputPath(st.OutputFile, s.Name.V, s.OutputFile.Pos)
+	st.OutputCapture = s.OutputCapture.V
+	st.AllowParseError = s.AllowParseError.V
+	st.Validation = y.checkSchema(s.ValidationSchema)
+	if s.Timeout.Set {
+		st.Timeout = y.positive(s.Timeout, "timeout")
+	}
+	if r := s.Retry; r != nil {
+		if r.Attempts.Set {
+			st.Attempts = y.intAtLeast(r.Attempts, "retry.attempts", 1)
+		}
+		if r.BackoffSec.Set {
+			st.BackoffSec, st.HasBackoff = r.BackoffSec.V, true
+			if r.BackoffSec.V < 0 {
+				y.errorf(r.BackoffSec.Pos, source.ESchema, "retry.backoff_sec must be at least 0, got %s", num(r.BackoffSec.V))
+			}
+		}
+	}
+	for _, kv := range s.Env.V {
+		st.Env = append(st.Env, isa.EnvVar{Name: kv.Key, Val: y.template(kv.Val, sc)})
+	}
+	if s.Secrets.Set {
+		st.HasSecrets = true
+		declared := rawStrings(y.wf.Secrets)
+		for _, sec := range s.Secrets.V {
+			st.Secrets = append(st.Secrets, sec.V)
+			if !contains(declared, sec.V) {
+				y.errorf(sec.Pos, source.EEnvNotAllowed, "step secret '%s' is not declared in the workflow's secrets%s",
+					sec.V, source.DidYouMean(sec.V, declared))
+			}
+		}
+	}
+	st.WaitFor = y.waitFor(s.WaitFor, sc)
+	st.DependsOn = y.dependsOn(s.DependsOn, sc)
+	return st
+}
+
+// lowerProvider fills the provider fields of a provider step.
+func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st *isa.Step, sc *scope) {
+	params := mapKeys(s.ProviderParams.V)
+	st.Agent = s.Agent.V
+	if s.Provider.Set {
+		st.Providers = y.checkProviders(s.Provider, params)
+	} else if agent != nil {
+		known := y.providerNames()
+		for _, p := range agent.Provider.V {
+			st.Providers = append(st.Providers, p.V)
+			if contains(known, p.V) {
+				y.paramKeys[p.V] = append(y.paramKeys[p.V], params...)
+			}
+		}
+	}
+	st.Prompt = y.templatePtr(s.Prompt, sc)
+	st.PromptFile = y.templatePtr(s.PromptFile, sc)
+	y.checkPath(st.PromptFile, s.PromptFile.Pos)
+	st.ProviderParams = y.fields(s.ProviderParams.V, sc)
+	if script := s.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(st.Providers, "mock") {
+		t := y.templateAt(script.Str, script.Pos, nil)
+		y.checkPath(&t, script.Pos)
+	}
+	// command_override and argv_template are provider templates: their
+	// template keys are accepted besides the workflow's variables.
+	keys := append(templateKeys[:len(templateKeys):len(templateKeys)], params...)
+	for _, p := range y.providers {
+		if contains(st.Providers, p.Key) {
+			keys = append(keys, mapKeys(p.Defaults.V)...)
+		}
+	}
+	tsc := &scope{loops: sc.loops, agent: sc.agent, allow: sc.allow, keys: keys}
+	st.CommandOverride = y.templates(s.CommandOverride, tsc)
+	if pt := s.PromptTransport; pt != nil {
+		st.Transport = &isa.Transport{Mode: pt.Mode.V, ArgvTemplate: y.templates(pt.ArgvTemplate, tsc)}
+	}
+}
+
+// waitFor converts a wait_for, filling in the defaults.
+func (y *yamlLowerer) waitFor(w *manifest.WaitFor, sc *scope) *isa.WaitFor {
+	if w == nil {
+		return nil
+	}
+	out := &isa.WaitFor{Glob: y.template(w.Glob, sc), TimeoutSec: 300, PollMs: 500, MinCount: 1}
+	y.checkPath(&out.Glob, w.Glob.Pos)
+	if w.TimeoutSec.Set {
+		out.TimeoutSec = y.positive(w.TimeoutSec, "wait_for.timeout_sec")
+	}
+	if w.PollMs.Set {
+		out.PollMs = y.intAtLeast(w.PollMs, "wait_for.poll_ms", 1)
+	}
+	if w.MinCount.Set {
+		out.MinCount = y.intAtLeast(w.MinCount, "wait_for.min_count", 1)
+	}
+	return out
+}
+
+// dependsOn converts a depends_on.
+func (y *yamlLowerer) dependsOn(d *manifest.DependsOn, sc *scope) *isa.DependsOn {
+	if d == nil {
+		return nil
+	}
+	out := &isa.DependsOn{Required: y.templates(d.Required, sc), Optional: y.templates(d.Optional, sc)}
+	for i := range out.Required {
+		y.checkPath(&out.Required[i], d.Required.V[i].Pos)
+	}
+	for i := range out.Optional {
+		y.checkPath(&out.Optional[i], d.Optional.V[i].Pos)
+	}
+	if in := d.Inject; in != nil && (in.Enabled.V || in.Mode.Set) {
+		out.Inject = "list"
+		if in.Mode.Set {
+			out.Inject = in.Mode.V
+		}
+		if out.Inject == "none" {
+			out.Inject = ""
+		}
+		out.Instruction, out.Position = in.Instruction.V, in.Position.V
+	}
+	return out
+}
+
+// loopItems converts for_each.items: a literal list, or a string that is
+// one reference to a list.
+func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
+	v := fe.Items.V
+	if v == nil {
+		return isa.TValue{Kind: isa.TList}
+	}
+	if v.Kind == manifest.KString {
+		mt, ok := y.parse(v.Str, v.Pos)
+		if !ok {
+			return isa.TValue{Kind: isa.TString, Str: isa.Lit(v.Str)}
+		}
+		if mt.Whole() == nil {
+			y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, got '%s'", v.Str)
+		}
+		for _, r := range mt.Refs() {
+			y.checkRef(r, sc)
+		}
+		return isa.TValue{Kind: isa.TString, Str: convTemplate(mt)}
+	}
+	return y.tvalue(v, sc)
+}
+
+// intAtLeast returns n as an integer, reporting a fraction or a value
+// below lo.
+func (l *lowerer) intAtLeast(n manifest.Number, what string, lo int) int {
+	if n.V != math.Trunc(n.V) || n.V < float64(lo) || n.V > math.MaxInt32 {
+		l.errorf(n.Pos, source.ESchema, "%s must be an integer of at least %d, got %s", what, lo, num(n.V))
+		return lo
+	}
+	return int(n.V)
+}
+
+// positive returns n, reporting a value that is not greater than 0.
+func (l *lowerer) positive(n manifest.Number, what string) float64 {
+	if !(n.V > 0) {
+		l.errorf(n.Pos, source.ESchema, "%s must be greater than 0, got %s", what, num(n.V))
+	}
+	return n.V
+}
+
+// num prints a number as the document would.
+func num(f float64) string { return fmt.Sprintf("%g", f) }
+
+// cond converts a condition; nil when its shape is wrong (the schema
+// reports that).
+func (y *yamlLowerer) cond(c *manifest.Cond, sc *scope) *isa.Cond {
+	n := 0
+	for _, set := range []bool{c.StepOK.Set, c.FileExists.Set, c.Equals != nil, c.ExitCode != nil, c.EnvSet.Set,
+		c.Contains != nil, c.Regex != nil, c.Number != nil, c.All != nil, c.Any != nil, c.Not != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	out := &isa.Cond{Pos: c.Pos}
+	switch {
+	case c.StepOK.Set:
+		out.Op, out.Name = isa.CondStepOK, c.StepOK.V
+		y.checkStep(c.StepOK, "step_ok")
+	case c.FileExists.Set:
+		out.Op, out.X = isa.CondFileExists, y.templatePtr(c.FileExists, sc)
+		y.checkPath(out.X, c.FileExists.Pos)
+	case c.Equals != nil:
+		out.Op, out.X, out.Y = isa.CondEquals, y.scalar(c.Equals.Left, sc), y.scalar(c.Equals.Right, sc)
+	case c.ExitCode != nil:
+		e := c.ExitCode
+		out.Op, out.Name, out.Cmp, out.Num = isa.CondExitCode, e.Step.V, y.checkOp(e.Op), e.Value.V
+		y.checkStep(e.Step, "exit_code")
+	case c.EnvSet.Set:
+		out.Op, out.Name = isa.CondEnvSet, c.EnvSet.V
+	case c.Contains != nil:
+		out.Op, out.X, out.Y = isa.CondContains, y.scalar(c.Contains.Haystack, sc), y.scalar(c.Contains.Needle, sc)
+	case c.Regex != nil:
+		r := c.Regex
+		out.Op, out.X, out.Y, out.Flags = isa.CondRegex, y.scalar(r.Text, sc), y.templatePtr(r.Pattern, sc), r.Flags.V
+		if out.Y != nil && out.Y.IsLiteral() {
+			pat := out.Y.Literal()
+			if r.Flags.V != "" {
+				pat = "(?" + r.Flags.V + ")" + pat
+			}
+			if _, err := regexp.Compile(pat); err != nil {
+				y.errorf(r.Pattern.Pos, source.EParse, "invalid regex: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+		}
+	case c.Number != nil:
+		nc := c.Number
+		out.Op, out.X, out.Cmp, out.Y = isa.CondNumber, y.scalar(nc.Left, sc), y.checkOp(nc.Op), y.scalar(nc.Right, sc)
+	case c.All != nil, c.Any != nil:
+		out.Op = isa.CondAll
+		subs := c.All
+		if c.Any != nil {
+			out.Op, subs = isa.CondAny, c.Any
+		}
+		out.Sub = []isa.Cond{}
+		for _, s := range subs {
+			if s == nil {
+				continue
+			}
+			if sub := y.cond(s, sc); sub != nil {
+				out.Sub = append(out.Sub, *sub)
+			}
+		}
+	case c.Not != nil:
+		sub := y.cond(c.Not, sc)
+		if sub == nil {
+			return nil
+		}
+		out.Op, out.Sub = isa.CondNot, []isa.Cond{*sub}
+	}
+	return out
+}
+
+// checkStep checks the step a condition names.
+func (y *yamlLowerer) checkStep(s manifest.String, what string) {
+	if s.Set && !contains(y.steps, s.V) {
+		y.errorf(s.Pos, source.EVarMissing, "%s names unknown step '%s'%s", what, s.V, source.DidYouMean(s.V, y.steps))
+	}
+}
+
+// checkOp returns a comparison operator; the schema checks its value.
+func (y *yamlLowerer) checkOp(s manifest.String) string {
+	return s.V
+}
+
+// transitions resolves the outcome handlers of step i of list to one
+// transition per outcome (CONTRACT 3.3): SUCCESS, FAILURE, TIMEOUT, SKIPPED,
+// VALIDATION_FAIL, MAX_VISITS, then FAIL_DEFAULT.
+func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int) []*ir.Transition {
+	on := s.On
+	if on == nil {
+		on = &manifest.On{}
+	}
+	name, pos := s.Name.V, stepPos(s)
+	h := func(hd *manifest.Handler) *ir.Transition { return y.handler(hd, name, list) }
+	success, failure, timeout := h(on.Success), h(on.Failure), h(on.Timeout)
+	skipped, validation, maxVisits, always := h(on.Skipped), h(on.ValidationFail), h(on.MaxVisits), h(on.Always)
+
+	next := &ir.Transition{Action: ir.End, Pos: pos}
+	switch {
+	case i+1 < len(list.names):
+		next = &ir.Transition{Action: ir.Jump, Target: list.names[i+1], Pos: pos}
+	case list.inLoop:
+		next = &ir.Transition{Action: ir.LoopNext, Pos: pos}
+	}
+	failed := &ir.Transition{Action: ir.Fail, Msg: fmt.Sprintf("step '%s' failed", name), Pos: pos}
+	if list.inLoop {
+		failed = &ir.Transition{Action: ir.LoopFail, Pos: pos}
+	}
+
+	onSuccess := first(success, always)
+	if onSuccess == nil {
+		if y.strict {
+			y.errorf(pos, source.EStrictFlow, "step '%s' has no on.success handler (strict_flow requires on.success and on.failure, or on.always)", name)
+		}
+		onSuccess = next
+	}
+	onFailure := first(failure, always)
+	if onFailure == nil {
+		if y.strict {
+			y.errorf(pos, source.EStrictFlow, "step '%s' has no on.failure handler (strict_flow requires on.success and on.failure, or on.always)", name)
+		}
+		onFailure = failed
+	}
+	out := []*ir.Transition{
+		with(ir.SigSuccess, onSuccess),
+		with(ir.SigFailure, onFailure),
+		with(ir.SigTimeout, first(timeout, onFailure)),
+		with(ir.SigSkipped, first(skipped, next)),
+		with(ir.SigValidationFail, first(validation, onFailure)),
+		with(ir.SigMaxVisits, first(maxVisits, onFailure)),
+		with(ir.SigFailDefault, first(always, onFailure)),
+	}
+	return out
+}
+
+// first returns the first non-nil transition.
+func first(ts ...*ir.Transition) *ir.Transition {
+	for _, t := range ts {
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// with returns a copy of t on signal sig.
+func with(sig string, t *ir.Transition) *ir.Transition {
+	c := *t
+	c.Signal = sig
+	return &c
+}
+
+// handler converts one outcome handler of step name; nil when absent.
+func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList) *ir.Transition {
+	if h == nil {
+		return nil
+	}
+	t := &ir.Transition{Pos: h.Pos}
+	switch {
+	case h.Goto.Set:
+		if !t.Pos.IsValid() {
+			t.Pos = h.Goto.Pos
+		}
+		y.gotoTarget(t, h.Goto, name, list)
+	case h.End.Set && h.End.V:
+		t.Action = ir.End
+	case h.Error.Set:
+		t.Action, t.Msg = ir.Fail, h.Error.V
+	default:
+		return nil
+	}
+	return t
+}
+
+// gotoTarget resolves {goto: X} into t.
+func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name string, list *stepList) {
+	x := g.V
+	t.Action, t.Msg = ir.Fail, fmt.Sprintf("step '%s' failed", name) // on error
+	switch x {
+	case targetEnd:
+		t.Action, t.Msg = ir.End, ""
+		return
+	case targetError:
+		return
+	case targetStart:
+		if list.inLoop {
+			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed at the top level, not in the loop body of '%s'", x, name)
+			return
+		}
+		if len(y.top) > 0 {
+			t.Action, t.Target, t.Msg = ir.Jump, y.top[0], ""
+		}
+		return
+	case targetLoopBreak, targetLoopContinue:
+		if !list.inLoop {
+			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed inside a for_each body", x)
+			return
+		}
+		t.Action, t.Msg = ir.LoopBreak, ""
+		if x == targetLoopContinue {
+			t.Action = ir.LoopNext
+		}
+		return
+	}
+	if contains(list.names, x) {
+		t.Action, t.Target, t.Msg = ir.Jump, x, ""
+		return
+	}
+	if contains(y.steps, x) {
+		y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not in the same step list as '%s'", x, name)
+		return
+	}
+	known := append([]string{targetEnd, targetError}, list.names...)
+	if list.inLoop {
+		known = append(known, targetLoopBreak, targetLoopContinue)
+	} else {
+		known = append(known, targetStart)
+	}
+	y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not a step%s", x, source.DidYouMean(x, known))
+}

@@ -1,0 +1,55 @@
+package compiler
+
+import (
+	"errors"
+	"path/filepath"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/workers/confine"
+)
+
+// checkPath reports E_PATH_ESCAPE when a literal path (relative to
+// WORKSPACE) is absolute or resolves outside the project. Paths with
+// references are checked at run time; empty paths are left to the schema.
+func (l *lowerer) checkPath(t *isa.Template, pos source.Pos) {
+	if t == nil || !t.IsLiteral() {
+		return
+	}
+	p := t.Literal()
+	if p == "" {
+		return
+	}
+	l.pathError(p, confine.Lexical(p), pos)
+}
+
+// checkOutputPath checks an output_file, which is relative to
+// WORKSPACE/artifacts/STEP.
+func (l *lowerer) checkOutputPath(t *isa.Template, step string, pos source.Pos) {
+	if t == nil || !t.IsLiteral() {
+		return
+	}
+	p := t.Literal()
+	if p == "" {
+		return
+	}
+	if filepath.IsAbs(p) {
+		l.pathError(p, confine.Lexical(p), pos)
+		return
+	}
+	l.pathError(p, confine.Lexical(filepath.Join("artifacts", step, p)), pos)
+}
+
+// pathError reports a violation err of path p, naming p as the user wrote
+// it.
+func (l *lowerer) pathError(p string, err error, pos source.Pos) {
+	if err == nil {
+		return
+	}
+	reason := "resolves outside the project"
+	var ce *confine.Error
+	if errors.As(err, &ce) {
+		reason = ce.Reason
+	}
+	l.errorf(pos, source.EPathEscape, "path '%s' %s", p, reason)
+}
