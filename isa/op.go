@@ -42,7 +42,11 @@ const (
 
 // String names the operand kind as the docs do.
 func (o Operand) String() string {
-	return [...]string{"-", "pc", "node", "block", "table", "string"}[o]
+	names := [...]string{"-", "pc", "node", "block", "table", "string"}
+	if int(o) >= len(names) {
+		return fmt.Sprintf("Operand(%d)", uint8(o))
+	}
+	return names[o]
 }
 
 // OpInfo is everything known about one opcode.

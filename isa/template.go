@@ -88,7 +88,7 @@ type TValue struct {
 	Kind TKind    `json:"kind"`
 	Bool bool     `json:"bool,omitempty"`
 	Num  string   `json:"num,omitempty"` // the number's JSON text
-	Str  Template `json:"str,omitempty"`
+	Str  Template `json:"str,omitzero"`
 	List []TValue `json:"list,omitempty"`
 	Map  []Field  `json:"map,omitempty"` // document order
 }

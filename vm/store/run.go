@@ -429,8 +429,11 @@ func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
 		// A torn append: it never returned, so the delta was never durable.
-		if err := r.journal.Truncate(int64(i + 1)); err != nil {
-			return nil, nil, fmt.Errorf("cut torn journal line of run '%s': %w", r.id, err)
+		// A read-only reader (Store.Read) leaves the file alone.
+		if r.journal != nil {
+			if err := r.journal.Truncate(int64(i + 1)); err != nil {
+				return nil, nil, fmt.Errorf("cut torn journal line of run '%s': %w", r.id, err)
+			}
 		}
 		b = b[:i+1]
 	}

@@ -1,0 +1,229 @@
+package isa
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"smith/manifest/source"
+)
+
+func marshal(t testing.TB, p *Program) []byte {
+	t.Helper()
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatalf("MarshalBinary(%q) = %v", p.Name, err)
+	}
+	return b
+}
+
+func TestRoundTripBinary(t *testing.T) {
+	t.Parallel()
+	for _, tt := range testPrograms() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := marshal(t, tt.p)
+			q, err := Decode(b)
+			if err != nil {
+				t.Fatalf("Decode(MarshalBinary(p)) = %v", err)
+			}
+			if !reflect.DeepEqual(q, tt.p) {
+				t.Errorf("Decode(MarshalBinary(p)) = %+v, want %+v", q, tt.p)
+			}
+			if again := marshal(t, q); !bytes.Equal(again, b) {
+				t.Errorf("MarshalBinary(Decode(b)) = %x, want %x", again, b)
+			}
+			if again := marshal(t, tt.p); !bytes.Equal(again, b) {
+				t.Errorf("MarshalBinary(p) twice differs: %x, then %x", b, again)
+			}
+		})
+	}
+}
+
+// TestDecodeCanonical checks that empty slices decode as nil, so that a
+// program with empty slices and one with nil ones decode equal.
+func TestDecodeCanonical(t *testing.T) {
+	t.Parallel()
+	p := demoProgram()
+	p.Tables[2].Entries = []TableEntry{}
+	p.Secrets = []string{}
+	p.Blocks[0].Step.Env = []EnvVar{}
+	q, err := Decode(marshal(t, p))
+	if err != nil {
+		t.Fatalf("Decode() = %v", err)
+	}
+	if want := demoProgram(); !reflect.DeepEqual(q, want) {
+		t.Errorf("Decode(MarshalBinary(p with empty slices)) = %+v, want %+v", q, want)
+	}
+}
+
+func TestMarshalBinaryNaN(t *testing.T) {
+	t.Parallel()
+	p := demoProgram()
+	p.Blocks[0].Step.Timeout = math.NaN()
+	if b, err := p.MarshalBinary(); err == nil {
+		t.Errorf("MarshalBinary(program with NaN) = %x, nil, want an error", b)
+	}
+	if h := p.Hash(); h != "" {
+		t.Errorf("Hash(program with NaN) = %q, want \"\"", h)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
+	good := marshal(t, demoProgram())
+	with := func(edit func(b []byte) []byte) []byte {
+		return edit(append([]byte(nil), good...))
+	}
+	// section builds a .smbc from raw section payloads.
+	section := func(secs ...[]byte) []byte {
+		b := append([]byte(nil), good[:8]...)
+		for i, s := range secs {
+			b = append(b, byte(i+1))
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+		return b
+	}
+	code := make([]byte, 9)
+	code[0] = byte(OpEnd)
+	pools := []byte(`{"name":"x","format":"workflow","source":"x","entry":0,"strings":null,"nodes":null,"blocks":null,"tables":null,"config":{}}`)
+	pos := []byte{1, 0, 0, 0, 0} // one file "", one position {"" 0 0}
+
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "not a .smbc file"},
+		{"bad magic", []byte("SMBX\x01\x00\x00\x00"), "not a .smbc file"},
+		{"yaml", []byte("version: 1\n"), "not a .smbc file"},
+		{"short header", []byte("SMBC\x01"), "truncated .smbc header"},
+		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads version 1"},
+		{"flags", with(func(b []byte) []byte { b[6] = 4; return b }), "unknown .smbc flags 0x0004"},
+		{"no sections", good[:8], "section code is missing"},
+		{"trailing", append(append([]byte(nil), good...), 0), "1 bytes after the last section"},
+		{"section order", with(func(b []byte) []byte { b[8] = 2; return b }), "found section id 2 where section code belongs"},
+		{"truncated length", section([]byte{}, nil, nil)[:9], "section code: truncated or bad number"},
+		{"length past end", append(good[:8:8], 1, 0xff, 0xff, 0xff, 0xff, 0x0f), "section code: length 4294967295 exceeds the 0 bytes left"},
+		{"partial instr", section(code[:5], pos, pools), "section code: 5 bytes is not a whole number of 9-byte instructions"},
+		{"bad json", section(code, pos, []byte(`{"name":`)), "section pools: unexpected EOF"},
+		{"unknown field", section(code, pos, []byte(`{"name":"x","code":[]}`)), `section pools: json: unknown field "code"`},
+		{"json trailing", section(code, pos, append(append([]byte(nil), pools...), '1')), "section pools: extra data after the JSON value"},
+		{"too many files", section(code, []byte{0xff, 0x01, 0}, pools), "section positions: 255 file names in 1 bytes"},
+		{"file past end", section(code, []byte{1, 9, 'a'}, pools), "section positions: length 9 exceeds the 1 bytes left"},
+		{"too few positions", section(append(code, code...), pos, pools), "section positions: 2 positions in 3 bytes"},
+		{"file index", section(code, []byte{1, 0, 3, 0, 0}, pools), "section positions: file index 3 is out of range: 1 files"},
+		{"extra positions", section(code, append(pos, 0), pools), "section positions: 1 bytes after the last position"},
+		{"bad varint", section(code, []byte{1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, pools), "section positions: truncated or bad number"},
+		{"verify", section(append(code[:0:0], byte(OpJump), 5, 0, 0, 0, 0, 0, 0, 0), pos, pools), "pc 0000: JUMP operand A: pc 0005 is out of range"},
+		{"no code", section(nil, []byte{0}, pools), "the program has no code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Decode(tt.data)
+			ds := source.AsDiagnostics(err)
+			if p != nil || len(ds) == 0 {
+				t.Fatalf("Decode(%x) = %v, %v, want E_BYTECODE %q", tt.data, p, err, tt.want)
+			}
+			if ds[0].Code != source.EBytecode || !strings.Contains(ds[0].Msg, tt.want) {
+				t.Errorf("Decode(%x) = %v, want E_BYTECODE %q", tt.data, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeTruncated decodes every proper prefix of a valid encoding.
+func TestDecodeTruncated(t *testing.T) {
+	t.Parallel()
+	b := marshal(t, fullProgram())
+	for n := 0; n < len(b); n++ {
+		if p, err := Decode(b[:n]); err == nil || len(source.AsDiagnostics(err)) == 0 {
+			t.Fatalf("Decode(first %d of %d bytes) = %v, %v, want E_BYTECODE", n, len(b), p, err)
+		}
+	}
+}
+
+func TestHash(t *testing.T) {
+	t.Parallel()
+	h := demoProgram().Hash()
+	if len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		t.Fatalf("Hash() = %q, want 64 hex digits", h)
+	}
+	if again := demoProgram().Hash(); again != h {
+		t.Errorf("Hash() of the same program = %q, then %q", h, again)
+	}
+	changed := []struct {
+		name string
+		edit func(p *Program)
+	}{
+		{"operand", func(p *Program) { p.Code[2].A = 8 }},
+		{"position", func(p *Program) { p.Pos[0].Col++ }},
+		{"pool", func(p *Program) { p.Strings[0] = "Prep broke" }},
+	}
+	for _, tt := range changed {
+		t.Run(tt.name, func(t *testing.T) {
+			p := demoProgram()
+			tt.edit(p)
+			if got := p.Hash(); got == h {
+				t.Errorf("Hash() after changing the %s = %q, want a different hash", tt.name, got)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, tt := range testPrograms() {
+		b := marshal(f, tt.p)
+		f.Add(b)
+		for _, n := range []int{0, 4, 7, 8, 9, 10, len(b) / 2, len(b) - 1} {
+			f.Add(b[:n])
+		}
+	}
+	f.Add([]byte("SMBC\x01\x00\x00\x00\x01\xff\xff\xff\xff\x0f"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Decode(data)
+		if err != nil {
+			if ds := source.AsDiagnostics(err); len(ds) == 0 || ds[0].Code != source.EBytecode {
+				t.Fatalf("Decode(%x) = %v, want E_BYTECODE diagnostics", data, err)
+			}
+			return
+		}
+		if err := p.Verify(); err != nil {
+			t.Fatalf("Decode(%x) returned a program that fails Verify: %v", data, err)
+		}
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatalf("MarshalBinary(Decode(%x)) = %v", data, err)
+		}
+		if q, err := Decode(b); err != nil || !reflect.DeepEqual(q, p) {
+			t.Fatalf("Decode(MarshalBinary(Decode(%x))) = %v, %v, want %+v", data, q, err, p)
+		}
+	})
+}
+
+// BenchmarkDecode decodes and verifies a program of 10,000 blocks.
+func BenchmarkDecode(b *testing.B) {
+	data := marshal(b, bigProgram(10000))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerify verifies a program of 10,000 blocks.
+func BenchmarkVerify(b *testing.B) {
+	p := bigProgram(10000)
+	for b.Loop() {
+		if err := p.Verify(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+; smith program, isa 1
+program "x" format "workflow" source "x.yaml" entry 0000
+  spec {}
+  memory {}
+  "SIGNAL:SUCCESS" 0000
+0000  END  @ -

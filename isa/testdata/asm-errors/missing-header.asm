@@ -1,0 +1,2 @@
+program "x" format "workflow" source "x.yaml" entry 0000
+0000  END  @ -

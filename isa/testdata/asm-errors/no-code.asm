@@ -1,0 +1,2 @@
+; smith program, isa 1
+program "x" format "workflow" source "x.yaml" entry 0000

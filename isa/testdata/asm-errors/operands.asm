@@ -1,0 +1,5 @@
+; smith program, isa 1
+program "x" format "workflow" source "x.yaml" entry 0000
+0000  END  1  @ -
+0001  JUMP  @ -
+0002  WHEN  0  @ -

@@ -1,0 +1,5 @@
+; smith program, isa 1
+program "x" format "workflow" source "x.yaml" entry 0000
+string 1 "a"
+0000  END  @ -
+0002  END  @ -
