@@ -1,0 +1,142 @@
+// Command smithvm runs Smith workflows (YAML step workflows, workflows.json
+// manifests and compiled .smbc programs) with durable, resumable state.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"smith/manifest/source"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `smithvm: run Smith workflows with durable, resumable state
+
+Usage:
+  smithvm run FILE [flags]        run a workflow (.yaml/.yml), a manifest (.json) or a compiled .smbc
+  smithvm resume RUN_ID [flags]   continue a failed, interrupted or halted run
+  smithvm run-step FILE STEP      run one step alone, in a fresh ephemeral run
+  smithvm watch FILE              re-run the whole workflow whenever its inputs change
+  smithvm list                    the runs under BASE, newest first
+  smithvm status RUN_ID           one run: status, current step, step results
+  smithvm graph RUN_ID            DOT of the run's program coloured by the run's state
+  smithvm clean RUN_ID            remove a run's git worktree and branch (git-worktree isolation)
+
+Directories: BASE is --base or the current directory; every step runs in
+BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
+Run 'smithvm COMMAND --help' for a command's flags.
+
+Exit status: 0 success, 1 a step failed, 2 configuration error, 3 a path
+escapes the project, 4 halted awaiting resume, 124 a step timed out,
+130 interrupted (state saved; resume continues).
+`
+
+// env is what cmd reads from the process and hands down: nothing below cmd
+// reads os.Args, the environment or the working directory.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool)
+	getwd          func() (string, error)
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return source.ExitConfig
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "run":
+		return e.cmdRun(rest)
+	case "resume":
+		return e.cmdResume(rest)
+	case "run-step":
+		return e.cmdRunStep(rest)
+	case "watch":
+		return e.cmdWatch(rest)
+	case "list":
+		return e.cmdList(rest)
+	case "status":
+		return e.cmdStatus(rest)
+	case "graph":
+		return e.cmdGraph(rest)
+	case "clean":
+		return e.cmdClean(rest)
+	}
+	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
+		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean"}), usage)
+	return source.ExitConfig
+}
+
+func (e *env) newFlags(name, synopsis, help string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("smithvm "+name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: smithvm %s %s\n\n%s\nFlags:\n%s", name, synopsis, help, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args; done is true when the command must stop now.
+func (e *env) parse(fs *pflag.FlagSet, args []string, nargs int) (status int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fs.Usage()
+			return 0, true
+		}
+		fmt.Fprintf(e.stderr, "%s: %v\n", fs.Name(), err)
+		return source.ExitConfig, true
+	}
+	if nargs >= 0 && fs.NArg() != nargs {
+		fmt.Fprintf(e.stderr, "%s: want %d argument(s), got %d (see --help)\n", fs.Name(), nargs, fs.NArg())
+		return source.ExitConfig, true
+	}
+	return 0, false
+}
+
+// common holds the flags most commands share.
+type common struct {
+	base     string
+	context  []string
+	ctxFile  string
+	runID    string
+	json     bool
+	maxSteps int
+	verbose  bool
+	signal   string
+	note     string
+	record   string
+	replay   string
+}
+
+func (c *common) addBase(fs *pflag.FlagSet) {
+	fs.StringVar(&c.base, "base", "", "project root `DIR` (BASE); default: the current directory")
+}
+
+func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
+	c.addBase(fs)
+	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
+	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
+	if withRunID {
+		fs.StringVar(&c.runID, "run-id", "", "use `ID` as the run id ([A-Za-z0-9_.-]{1,64}, must not exist yet)")
+	}
+	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
+	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+}

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"smith/compiler"
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/vm"
+	"smith/vm/store"
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// project is BASE with its directories.
+type project struct {
+	base  string
+	dirs  confine.Dir
+	store *store.Store
+}
+
+func (e *env) project(base string) (*project, error) {
+	if base == "" {
+		wd, err := e.getwd()
+		if err != nil {
+			return nil, fmt.Errorf("current directory: %w", err)
+		}
+		base = wd
+	}
+	abs, err := filepath.Abs(base)
+	if err != nil {
+		return nil, fmt.Errorf("--base %s: %w", base, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("--base %s: not a directory", base)
+	}
+	dirs, err := confine.New(abs)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.New(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &project{base: abs, dirs: dirs, store: st}, nil
+}
+
+// contextValues merges --context-file and then --context.
+func (c *common) contextValues() (map[string]any, error) {
+	ctx := map[string]any{}
+	if c.ctxFile != "" {
+		data, err := os.ReadFile(c.ctxFile)
+		if err != nil {
+			return nil, fmt.Errorf("--context-file: %w", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil || m == nil {
+			return nil, fmt.Errorf("--context-file %s: not a JSON object", c.ctxFile)
+		}
+		for k, v := range m {
+			ctx[k] = v
+		}
+	}
+	for _, kv := range c.context {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--context %q: want KEY=VALUE", kv)
+		}
+		ctx[k] = v
+	}
+	return ctx, nil
+}
+
+func keysOf(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// load compiles (or decodes) the program and prints its diagnostics.
+func (e *env) load(file string, ctxKeys []string) (*isa.Program, int) {
+	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys})
+	if wd, err := e.getwd(); err == nil {
+		ds.RelTo(wd)
+	}
+	ds.Sort()
+	ds.WriteText(e.stderr)
+	if st := ds.ExitStatus(); st != 0 || p == nil {
+		return nil, max(st, source.ExitConfig)
+	}
+	return p, 0
+}
+
+// session is one smithvm process driving one run.
+type session struct {
+	e       *env
+	proj    *project
+	run     *store.Run
+	prog    *isa.Program
+	console *console
+	opts    *common
+}
+
+// config builds the machine's configuration, wired to the store.
+func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
+	reg := workers.NewRegistry(s.e.lookup)
+	reg.Record, reg.Replay = s.opts.record, s.opts.replay
+	cfg := vm.Config{
+		Registry:     reg,
+		MaxSteps:     s.opts.maxSteps,
+		Env:          s.e.lookup,
+		Dirs:         s.proj.dirs,
+		RunRoot:      s.run.Root(),
+		WorkflowPath: workflowPath,
+		RunID:        s.run.ID(),
+		Context:      ctx,
+		Events:       s.event,
+		Checkpoint:   s.checkpoint,
+	}
+	if s.opts.verbose {
+		cfg.Verbose = s.console.live()
+	}
+	return cfg
+}
+
+func (s *session) event(ev vm.Event) {
+	if err := s.run.AppendEvent(ev); err != nil {
+		s.console.line(fmt.Sprintf("WARNING: cannot write events.jsonl: %v", err))
+	}
+	s.console.event(ev)
+}
+
+func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
+	if d.Iteration != nil {
+		if err := s.run.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
+			return err
+		}
+	}
+	final := d.Status != "" && d.Status != "running"
+	return s.run.Checkpoint(d, func() any { return st }, final)
+}
+
+// finish saves the final snapshot and maps the run's end to an exit status.
+func (s *session) finish(st *vm.State, runErr error) int {
+	if st != nil {
+		if err := s.run.WriteSnapshot(st); err != nil {
+			fmt.Fprintf(s.e.stderr, "ERROR: cannot save state: %v\n", err)
+			if runErr == nil {
+				return source.ExitExec
+			}
+		}
+		if s.opts.json {
+			enc := json.NewEncoder(s.e.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(st)
+		}
+	}
+	return exitStatus(runErr)
+}
+
+// exitStatus maps how a run ended to CONTRACT section 11, through the code
+// table.
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, vm.ErrHalted) {
+		return source.ExitHalted
+	}
+	var c source.Coded
+	if errors.As(err, &c) {
+		return c.ErrCode().ExitStatus()
+	}
+	if ds := source.AsDiagnostics(err); ds != nil {
+		return ds.ExitStatus()
+	}
+	return source.ExitExec
+}
+
+// signalContext is cancelled by SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func (e *env) cmdRun(args []string) int {
+	var c common
+	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/.\n")
+	c.addRun(fs, true)
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	return e.runFile(&c, fs.Arg(0), "")
+}
+
+func (e *env) cmdRunStep(args []string) int {
+	var c common
+	fs := e.newFlags("run-step", "FILE STEP [flags]", "Runs only STEP of FILE, with the workflow's context and --context, in a\nnew ephemeral run. Its artifacts go to WORKSPACE/artifacts/STEP/; no other\nrun's state is touched.\n")
+	c.addRun(fs, false)
+	if st, done := e.parse(fs, args, 2); done {
+		return st
+	}
+	return e.runFile(&c, fs.Arg(0), fs.Arg(1))
+}
+
+// runFile runs FILE (only STEP when step != "").
+func (e *env) runFile(c *common, file, step string) int {
+	ctxVals, err := c.contextValues()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	if c.runID != "" && !store.ValidRunID(c.runID) {
+		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
+		return source.ExitConfig
+	}
+	prog, st := e.load(file, keysOf(ctxVals))
+	if prog == nil {
+		return st
+	}
+	if step != "" && !hasBlock(prog, step) {
+		fmt.Fprintf(e.stderr, "smithvm run-step: no step '%s' in %s%s\n", step, file, source.DidYouMean(step, blockIDs(prog)))
+		return source.ExitConfig
+	}
+	firstRun := e.gitignoreCheck(proj)
+	_ = firstRun
+	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	id := c.runID
+	if id == "" {
+		id = store.NewRunID()
+	}
+	r, err := proj.store.Create(id)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return exitStatus(err)
+	}
+	defer r.Close()
+	abs := file
+	if a, err := filepath.Abs(file); err == nil {
+		abs = a
+	}
+	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
+	defer s.console.close()
+	cfg := s.config(abs, ctxVals)
+	cfg.Only = step
+	m, err := vm.New(prog, cfg)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return exitStatus(err)
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	final, runErr := m.Run(ctx)
+	return s.finish(final, runErr)
+}
+
+func hasBlock(p *isa.Program, id string) bool {
+	for _, b := range p.Blocks {
+		if b.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func blockIDs(p *isa.Program) []string {
+	ids := make([]string, len(p.Blocks))
+	for i, b := range p.Blocks {
+		ids[i] = b.ID
+	}
+	return ids
+}
+
+func (e *env) cmdResume(args []string) int {
+	var c common
+	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0).\n")
+	c.addBase(fs)
+	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
+	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
+	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	r, err := proj.store.Open(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		return exitStatus(err)
+	}
+	defer r.Close()
+	st, err := loadState(r)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		return exitStatus(err)
+	}
+	if st.Status == "completed" {
+		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)
+		if c.json {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(st)
+		}
+		return 0
+	}
+	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
+	if prog == nil {
+		return code
+	}
+	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: &c}
+	defer s.console.close()
+	m, err := vm.New(prog, s.config(st.WorkflowPath, nil))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return exitStatus(err)
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
+	return s.finish(final, runErr)
+}
+
+// loadState rebuilds a run's state: the snapshot plus the journal.
+func loadState(r *store.Run) (*vm.State, error) {
+	var st vm.State
+	err := r.Load(&st, func(line []byte) error {
+		var d vm.Delta
+		if err := json.Unmarshal(line, &d); err != nil {
+			return err
+		}
+		st.Apply(&d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func codeOf(err error) source.Code {
+	var c source.Coded
+	if errors.As(err, &c) {
+		return c.ErrCode()
+	}
+	return source.EInternal
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"smith/manifest/source"
+)
+
+// debounce is how long changes must be quiet before a re-run (CONTRACT 6).
+const debounce = 500 * time.Millisecond
+
+func (e *env) cmdWatch(args []string) int {
+	var c common
+	fs := e.newFlags("watch", "FILE [flags]", "Runs FILE from the start, then again after every change to FILE or to files\nunder WORKSPACE (except WORKSPACE/artifacts/, BASE/.orchestrator/ and files\nthe run itself wrote). Changes are debounced (500 ms). Ctrl-C stops it.\n")
+	c.addRun(fs, false)
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	file, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm watch: %v\n", err)
+		return source.ExitExec
+	}
+	defer w.Close()
+	ctx, cancel := signalContext()
+	defer cancel()
+
+	wt := &watcher{w: w, file: file, workspace: proj.dirs.Workspace}
+	if err := wt.addAll(); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm watch: %v\n", err)
+		return source.ExitExec
+	}
+	last := 0
+	for {
+		last = e.runFile(&c, fs.Arg(0), "")
+		if ctx.Err() != nil {
+			return source.ExitInterrupted
+		}
+		seen := wt.snapshot()
+		fmt.Fprintln(e.stderr, "INFO: Watching for changes (Ctrl-C to stop).")
+		if !wt.waitChange(ctx, seen) {
+			if last == 0 {
+				return 0
+			}
+			return last
+		}
+		fmt.Fprintln(e.stderr, "INFO: Change detected; running again.")
+	}
+}
+
+// watcher watches the workflow file and the workspace.
+type watcher struct {
+	w         *fsnotify.Watcher
+	file      string
+	workspace string
+}
+
+// addAll watches the workflow file's directory and every directory under
+// WORKSPACE except artifacts/.
+func (wt *watcher) addAll() error {
+	if err := wt.w.Add(filepath.Dir(wt.file)); err != nil {
+		return err
+	}
+	return filepath.WalkDir(wt.workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if wt.ignored(p) {
+				return filepath.SkipDir
+			}
+			if err := wt.w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (wt *watcher) ignored(p string) bool {
+	rel, err := filepath.Rel(wt.workspace, p)
+	if err != nil {
+		return true
+	}
+	rel = filepath.ToSlash(rel)
+	return rel == "artifacts" || strings.HasPrefix(rel, "artifacts/") || strings.Contains("/"+rel+"/", "/.orchestrator/")
+}
+
+// stamp identifies a file's version.
+type stamp struct {
+	mod  time.Time
+	size int64
+}
+
+// snapshot records the inputs as they are now: after a run, so what the run
+// wrote is part of it and does not count as a change.
+func (wt *watcher) snapshot() map[string]stamp {
+	m := map[string]stamp{}
+	if fi, err := os.Stat(wt.file); err == nil {
+		m[wt.file] = stamp{fi.ModTime(), fi.Size()}
+	}
+	filepath.WalkDir(wt.workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != wt.workspace && wt.ignored(p) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			m[p] = stamp{fi.ModTime(), fi.Size()}
+		}
+		return nil
+	})
+	return m
+}
+
+func changed(a, b map[string]stamp) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !w.mod.Equal(v.mod) || w.size != v.size {
+			return true
+		}
+	}
+	return false
+}
+
+// waitChange blocks until an input differs from seen, debounced; false when
+// ctx ends first.
+func (wt *watcher) waitChange(ctx context.Context, seen map[string]stamp) bool {
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev, ok := <-wt.w.Events:
+			if !ok {
+				return false
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() && !wt.ignored(ev.Name) {
+					wt.w.Add(ev.Name)
+				}
+			}
+			if timer == nil {
+				timer = time.NewTimer(debounce)
+			} else {
+				timer.Reset(debounce)
+			}
+			fire = timer.C
+		case <-wt.w.Errors:
+		case <-fire:
+			fire = nil
+			if changed(seen, wt.snapshot()) {
+				return true
+			}
+		}
+	}
+}

@@ -1,0 +1,578 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"smith/manifest/source"
+)
+
+// Schema identifiers ($id) of the two formats.
+const (
+	WorkflowSchemaID = "https://smith.dev/schema/workflow.json"
+	ManifestSchemaID = "https://smith.dev/schema/manifest.json"
+)
+
+// stepKinds are the keys of which a step has exactly one.
+var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context"}
+
+// handlerKinds are the keys of which a handler has exactly one.
+var handlerKinds = []string{"goto", "end", "error"}
+
+// stepNamePattern is what a step name must match.
+const stepNamePattern = `^[A-Za-z_][A-Za-z0-9_-]*$`
+
+// compareOps are the operators of exit_code and number conditions.
+var compareOps = []string{"==", "!=", ">", "<", ">=", "<="}
+
+// WorkflowSchema returns the JSON Schema (draft 2020-12) of YAML step
+// workflows, generated from the Go types: indented, deterministic text.
+func WorkflowSchema() []byte {
+	return schemaText(&Workflow{}, WorkflowSchemaID)
+}
+
+// ManifestSchema returns the JSON Schema (draft 2020-12) of workflows.json
+// manifests, generated from the Go types: indented, deterministic text.
+func ManifestSchema() []byte {
+	return schemaText(&Manifest{}, ManifestSchemaID)
+}
+
+// schemaText reflects the type of v, refines the result and prints it.
+func schemaText(v any, id string) []byte {
+	r := &jsonschema.Reflector{Anonymous: true, ExpandedStruct: true}
+	s := r.Reflect(v)
+	s.ID = jsonschema.ID(id)
+	refine(s.Definitions)
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		panic(fmt.Sprintf("internal error: print schema %s: %v", id, err))
+	}
+	return append(b, '\n')
+}
+
+// refine adds what the json tags cannot say: enums, the step name pattern,
+// and "exactly one of" for steps, conditions and handlers. Definitions the
+// document does not use are skipped.
+func refine(defs jsonschema.Definitions) {
+	if s := defs["Step"]; s != nil {
+		s.Properties.Set("name", &jsonschema.Schema{Type: "string", Pattern: stepNamePattern})
+		s.Properties.Set("output_capture", enumSchema("text", "lines", "json"))
+		s.OneOf = exactlyOne(stepKinds)
+	}
+	if s := defs["PromptTransport"]; s != nil {
+		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
+	}
+	if s := defs["Config"]; s != nil {
+		s.Properties.Set("isolation", enumSchema("none", "git-worktree"))
+	}
+	if s := defs["ExitCodeCond"]; s != nil {
+		s.Properties.Set("op", enumSchema(compareOps...))
+	}
+	if s := defs["NumberCond"]; s != nil {
+		s.Properties.Set("op", enumSchema(compareOps...))
+	}
+	if s := defs["Cond"]; s != nil {
+		var keys []string
+		for k := range s.Properties.KeysFromOldest() {
+			keys = append(keys, k)
+		}
+		s.OneOf = exactlyOne(keys)
+	}
+	if s := defs["Handler"]; s != nil {
+		s.OneOf = exactlyOne(handlerKinds)
+	}
+}
+
+func enumSchema(vals ...string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "string"}
+	for _, v := range vals {
+		s.Enum = append(s.Enum, v)
+	}
+	return s
+}
+
+// exactlyOne is a oneOf whose branches each require one of keys.
+func exactlyOne(keys []string) []*jsonschema.Schema {
+	out := make([]*jsonschema.Schema, len(keys))
+	for i, k := range keys {
+		out[i] = &jsonschema.Schema{Required: []string{k}}
+	}
+	return out
+}
+
+func stringSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
+
+func stringArraySchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "array", Items: stringSchema()}
+}
+
+// JSONSchema is the schema of a string value.
+func (String) JSONSchema() *jsonschema.Schema { return stringSchema() }
+
+// JSONSchema is the schema of a number value.
+func (Number) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "number"} }
+
+// JSONSchema is the schema of a boolean value.
+func (Bool) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "boolean"} }
+
+// JSONSchema is the schema of a list of strings.
+func (StringList) JSONSchema() *jsonschema.Schema { return stringArraySchema() }
+
+// JSONSchema is the schema of a string or a list of strings.
+func (StringOrList) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{stringSchema(), stringArraySchema()}}
+}
+
+// JSONSchema is the schema of a string, number or boolean.
+func (Scalar) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		stringSchema(), {Type: "number"}, {Type: "boolean"},
+	}}
+}
+
+// JSONSchema is the schema of an object of strings.
+func (StringMap) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", AdditionalProperties: stringSchema()}
+}
+
+// JSONSchema is the schema of a value of any shape (the true schema).
+func (Free) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{} }
+
+// JSONSchema is the schema of inject: a boolean or an object.
+func (Inject) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("mode", enumSchema("list", "content", "none"))
+	props.Set("instruction", stringSchema())
+	props.Set("position", enumSchema("prepend", "append"))
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		{Type: "boolean"},
+		{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema},
+	}}
+}
+
+// JSONSchema is the schema of a named schema: a JSON Schema document, which
+// is an object or a boolean.
+func (SchemaDef) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "object"}, {Type: "boolean"}}}
+}
+
+// A Validator checks document trees against one format's generated schema.
+// Make one with NewWorkflowValidator or NewManifestValidator and keep it to
+// validate many documents; it is safe for concurrent use.
+type Validator struct {
+	format string // "workflow" or "manifest": the noun of the top level
+	doc    any    // the schema document, for property lookups
+	sch    *jsv.Schema
+}
+
+// NewWorkflowValidator compiles WorkflowSchema.
+func NewWorkflowValidator() (*Validator, error) {
+	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema())
+}
+
+// NewManifestValidator compiles ManifestSchema.
+func NewManifestValidator() (*Validator, error) {
+	return newValidator("manifest", ManifestSchemaID, ManifestSchema())
+}
+
+func newValidator(format, id string, text []byte) (*Validator, error) {
+	doc, err := jsv.UnmarshalJSON(bytes.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("read %s schema: %w", format, err)
+	}
+	c := jsv.NewCompiler()
+	if err := c.AddResource(id, doc); err != nil {
+		return nil, fmt.Errorf("add %s schema: %w", format, err)
+	}
+	sch, err := c.Compile(id)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s schema: %w", format, err)
+	}
+	return &Validator{format: format, doc: doc, sch: sch}, nil
+}
+
+// Validate checks the tree v and returns one E_SCHEMA diagnostic per
+// problem, positioned at the offending value (at the key for an unknown
+// key, at the object for a missing one), sorted.
+func (vr *Validator) Validate(v *Value) source.Diagnostics {
+	err := vr.sch.Validate(v.Interface())
+	if err == nil {
+		return nil
+	}
+	var ve *jsv.ValidationError
+	if !errors.As(err, &ve) {
+		return source.Diagnostics{source.New(v.Pos, source.ESchema, "%s", err.Error())}
+	}
+	r := &reporter{vr: vr, root: v}
+	r.walk(ve)
+	r.ds.Sort()
+	return r.ds
+}
+
+// reporter turns a validation error tree into diagnostics.
+type reporter struct {
+	vr   *Validator
+	root *Value
+	ds   source.Diagnostics
+}
+
+// walk reports the leaves of e. anyOf/oneOf nodes are turned into one
+// message each, or narrowed to the branch that matched the value's type.
+func (r *reporter) walk(e *jsv.ValidationError) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+		if keys := r.exactlyOneKeys(e); keys != nil {
+			r.exactlyOne(e, keys)
+			return
+		}
+		var kept []*jsv.ValidationError
+		var wants []string
+		for _, c := range e.Causes {
+			if t, ok := c.ErrorKind.(*kind.Type); ok && len(c.InstanceLocation) == len(e.InstanceLocation) {
+				wants = append(wants, t.Want...)
+				continue
+			}
+			kept = append(kept, c)
+		}
+		if len(kept) == 0 {
+			r.typeError(e.InstanceLocation, wants)
+			return
+		}
+		for _, c := range kept {
+			r.walk(c)
+		}
+	case *kind.AdditionalProperties:
+		obj, path := r.lookup(e.InstanceLocation)
+		allowed := r.properties(e.SchemaURL)
+		for _, p := range k.Properties {
+			pos := obj.Pos
+			if obj.Kind == KMap {
+				pos = entryKeyPos(obj, p)
+			}
+			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), source.DidYouMean(p, allowed))
+		}
+	case *kind.Required:
+		obj, path := r.lookup(e.InstanceLocation)
+		for _, m := range k.Missing {
+			r.add(obj.Pos, path, "%s is missing required key '%s'", r.noun(e.SchemaURL, e.InstanceLocation), m)
+		}
+	case *kind.Type:
+		r.typeError(e.InstanceLocation, k.Want)
+	case *kind.Enum:
+		val, path := r.lookup(e.InstanceLocation)
+		var want []string
+		for _, w := range k.Want {
+			want = append(want, fmt.Sprint(w))
+		}
+		found := fmt.Sprintf("'%s'", val.Str)
+		if val.Kind != KString {
+			found = val.Kind.String()
+		}
+		r.add(val.Pos, path, "%s must be one of %s, found %s%s", label(e.InstanceLocation), strings.Join(want, ", "), found, source.DidYouMean(val.Str, want))
+	case *kind.Pattern:
+		val, path := r.lookup(e.InstanceLocation)
+		r.add(val.Pos, path, "%s must match %s, found '%s'", label(e.InstanceLocation), k.Want, k.Got)
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		for _, c := range e.Causes {
+			r.walk(c)
+		}
+	default:
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				r.walk(c)
+			}
+			return
+		}
+		val, path := r.lookup(e.InstanceLocation)
+		r.add(val.Pos, path, "%s does not match the %s schema (%s)", label(e.InstanceLocation), r.vr.format, strings.Join(e.ErrorKind.KeywordPath(), "/"))
+	}
+}
+
+func (r *reporter) add(pos source.Pos, path, format string, args ...any) {
+	d := source.New(pos, source.ESchema, format, args...)
+	d.Path = path
+	r.ds = append(r.ds, d)
+}
+
+// typeError reports a value of the wrong type.
+func (r *reporter) typeError(loc []string, wants []string) {
+	val, path := r.lookup(loc)
+	var ws []string
+	for _, w := range wants {
+		if !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	for i, w := range ws {
+		ws[i] = article(w)
+	}
+	want := strings.Join(ws, " or ")
+	if n := len(ws); n > 2 {
+		want = strings.Join(ws[:n-1], ", ") + " or " + ws[n-1]
+	}
+	r.add(val.Pos, path, "%s must be %s, found %s", label(loc), want, val.Kind)
+}
+
+// article prefixes a JSON Schema type name with its indefinite article.
+func article(t string) string {
+	switch t {
+	case "object", "array", "integer":
+		return "an " + t
+	case "null":
+		return t
+	}
+	return "a " + t
+}
+
+// exactlyOneKeys returns the keys of an "exactly one of" oneOf (steps,
+// conditions, handlers: every branch requires one key), in schema order, or
+// nil for other oneOf/anyOf nodes.
+func (r *reporter) exactlyOneKeys(e *jsv.ValidationError) []string {
+	if _, ok := e.ErrorKind.(*kind.OneOf); !ok {
+		return nil
+	}
+	m, _ := r.schemaAt(e.SchemaURL).(map[string]any)
+	branches, _ := m["oneOf"].([]any)
+	var keys []string
+	for _, b := range branches {
+		bm, _ := b.(map[string]any)
+		req, _ := bm["required"].([]any)
+		if len(bm) != 1 || len(req) != 1 {
+			return nil
+		}
+		k, ok := req[0].(string)
+		if !ok {
+			return nil
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// exactlyOne reports an object with none or several of keys. With none,
+// an unknown key on the same object (a misspelt kind) already says it all.
+func (r *reporter) exactlyOne(e *jsv.ValidationError, keys []string) {
+	obj, path := r.lookup(e.InstanceLocation)
+	if obj.Kind != KMap {
+		return
+	}
+	var found []string
+	for _, k := range keys {
+		if obj.Get(k) != nil {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		allowed := r.properties(e.SchemaURL)
+		for _, en := range obj.Map {
+			if !slices.Contains(allowed, en.Key) {
+				return
+			}
+		}
+	}
+	r.add(obj.Pos, path, "%s must have exactly one of %s (found %s)", r.noun(e.SchemaURL, e.InstanceLocation), strings.Join(keys, ", "), andList(found))
+}
+
+// andList joins names as "a", "a and b", "a, b and c", or "none".
+func andList(names []string) string {
+	switch n := len(names); n {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	default:
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+}
+
+// lookup walks the instance location through the tree; it returns the
+// value found (the deepest one reached) and its data path.
+func (r *reporter) lookup(loc []string) (*Value, string) {
+	v := r.root
+	var path strings.Builder
+	for _, tok := range loc {
+		switch v.Kind {
+		case KMap:
+			next := v.Get(tok)
+			if next == nil {
+				return v, path.String()
+			}
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			path.WriteString(tok)
+			v = next
+		case KList:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v.List) {
+				return v, path.String()
+			}
+			fmt.Fprintf(&path, "[%d]", i)
+			v = v.List[i]
+		default:
+			return v, path.String()
+		}
+	}
+	return v, path.String()
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// entryKeyPos is the position of key in the object v.
+func entryKeyPos(v *Value, key string) source.Pos {
+	for _, e := range v.Map {
+		if e.Key == key {
+			return e.KeyPos
+		}
+	}
+	return v.Pos
+}
+
+// label names the value at loc for a message: its key in quotes, with the
+// index for a list element ('steps[2]', 'command[0]').
+func label(loc []string) string {
+	if len(loc) == 0 {
+		return "the document"
+	}
+	i := len(loc) - 1
+	s := ""
+	for i >= 0 && isIndex(loc[i]) {
+		s = "[" + loc[i] + "]" + s
+		i--
+	}
+	if i >= 0 {
+		s = loc[i] + s
+	}
+	return "'" + s + "'"
+}
+
+func isIndex(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// defName is the $defs entry a schema location lies in ("" for the root).
+func defName(schemaURL string) string {
+	_, frag, _ := strings.Cut(schemaURL, "#")
+	parts := strings.Split(strings.TrimPrefix(frag, "/"), "/")
+	if len(parts) >= 2 && parts[0] == "$defs" {
+		return parts[1]
+	}
+	return ""
+}
+
+// properties lists the property names of the schema at schemaURL, sorted.
+func (r *reporter) properties(schemaURL string) []string {
+	m, _ := r.schemaAt(schemaURL).(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// schemaAt resolves the fragment of a schema location in the schema
+// document (nil when it does not resolve).
+func (r *reporter) schemaAt(schemaURL string) any {
+	_, frag, _ := strings.Cut(schemaURL, "#")
+	node := r.vr.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) {
+				return nil
+			}
+			node = n[i]
+		default:
+			return nil
+		}
+	}
+	return node
+}
+
+// nouns name the objects of each definition in messages.
+var nouns = map[string]string{
+	"Step": "step", "Provider": "provider", "Agent": "agent", "ForEach": "for_each",
+	"PromptTransport": "prompt_transport", "Retry": "retry", "WaitFor": "wait_for",
+	"DependsOn": "depends_on", "Inject": "inject", "Cond": "condition", "Equals": "equals",
+	"ExitCodeCond": "exit_code", "Contains": "contains", "Regex": "regex",
+	"NumberCond": "number", "On": "on", "Handler": "handler", "Config": "config",
+	"WorkerDef": "worker", "Node": "node", "Block": "block", "Transition": "transition",
+	"SchemaDef": "schema",
+}
+
+// noun describes the object at loc, whose schema is at schemaURL:
+// "step 'Prep'", "retry of step 'Prep'", "block 'Fix'", "workflow".
+func (r *reporter) noun(schemaURL string, loc []string) string {
+	def := defName(schemaURL)
+	n, ok := nouns[def]
+	if !ok {
+		return r.vr.format
+	}
+	switch def {
+	case "Provider", "Agent", "WorkerDef", "Node", "Block", "SchemaDef", "Handler":
+		if len(loc) > 0 {
+			n += " '" + loc[len(loc)-1] + "'"
+		}
+	case "Step":
+		if obj, _ := r.lookup(loc); obj.Kind == KMap {
+			if name := obj.Get("name"); name != nil && name.Kind == KString {
+				return n + " '" + name.Str + "'"
+			}
+		}
+		return n
+	}
+	if owner := r.owner(loc); owner != "" {
+		n += " of " + owner
+	}
+	return n
+}
+
+// owner names the step or block that contains loc ("" when none).
+func (r *reporter) owner(loc []string) string {
+	for i := len(loc) - 2; i >= 0; i-- {
+		if loc[i] == "steps" && isIndex(loc[i+1]) {
+			if obj, _ := r.lookup(loc[:i+2]); obj.Kind == KMap {
+				if name := obj.Get("name"); name != nil && name.Kind == KString {
+					return "step '" + name.Str + "'"
+				}
+			}
+			return "step"
+		}
+		if loc[i] == "blocks" && r.vr.format == "manifest" && i+2 < len(loc) {
+			return "block '" + loc[i+1] + "'"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,57 @@
+package vm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Console returns the event's console line (CONTRACT 4), without a newline.
+// Durations have one decimal.
+func (e Event) Console() string {
+	switch e.Kind {
+	case EvRunStarted:
+		return fmt.Sprintf("INFO: Run %s started (workflow '%s').", e.RunID, e.Workflow)
+	case EvRunResumed:
+		return fmt.Sprintf("INFO: Run %s resumed at '%s'.", e.RunID, e.Step)
+	case EvRunCompleted:
+		return fmt.Sprintf("INFO: Run %s completed.", e.RunID)
+	case EvRunFailed:
+		return fmt.Sprintf("ERROR: Run %s failed: %s.", e.RunID, sentence(e.Msg))
+	case EvRunHalted:
+		return fmt.Sprintf("WARNING: Run %s halted at '%s' awaiting resume.", e.RunID, e.Step)
+	case EvRunInterrupted:
+		return fmt.Sprintf("WARNING: Run %s interrupted at '%s'; state saved.", e.RunID, e.Step)
+	case EvStepStarted:
+		return fmt.Sprintf("INFO: Step '%s' starting.", e.Step)
+	case EvStepCompleted:
+		return fmt.Sprintf("INFO: Step '%s' completed successfully in %.1fs.", e.Step, e.Duration)
+	case EvStepFailed:
+		if e.Msg == "" && e.ExitCode != nil {
+			return fmt.Sprintf("ERROR: Step '%s' failed with exit code %d in %.1fs.", e.Step, *e.ExitCode, e.Duration)
+		}
+		return fmt.Sprintf("ERROR: Step '%s' failed: %s.", e.Step, sentence(e.Msg))
+	case EvStepSignal:
+		return fmt.Sprintf("INFO: Step '%s' finished with %s in %.1fs.", e.Step, e.Signal, e.Duration)
+	case EvStepRetry:
+		code := 0
+		if e.ExitCode != nil {
+			code = *e.ExitCode
+		}
+		return fmt.Sprintf("WARNING: Step '%s' attempt %d failed with exit code %d; retrying in %ss.",
+			e.Step, e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
+	case EvStepSkipped:
+		return fmt.Sprintf("INFO: Step '%s' skipped (condition false).", e.Step)
+	case EvStepMaxVisits:
+		return fmt.Sprintf("WARNING: Step '%s' reached max_visits (%d); not run.", e.Step, e.Visits)
+	}
+	if e.Step != "" {
+		return fmt.Sprintf("%s: %s: step '%s': %s", e.Level, e.Kind, e.Step, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Level, e.Kind, e.Msg)
+}
+
+// sentence trims the trailing period of msg, which the console form adds.
+func sentence(msg string) string {
+	return strings.TrimRight(strings.TrimSpace(msg), ".")
+}

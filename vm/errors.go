@@ -1,0 +1,60 @@
+package vm
+
+import (
+	"errors"
+
+	"smith/manifest/source"
+)
+
+// ErrHalted is wrapped by the error Run and Resume return when a
+// HALT_AND_FLAG stopped the run: the state is saved with status halted and
+// the caller exits with status 4 (source.ExitHalted).
+var ErrHalted = errors.New("run halted awaiting resume")
+
+// A RuntimeError ends a run: a failure, a missing transition, the step
+// budget, a cancellation, a bad program or state. Error returns Msg.
+type RuntimeError struct {
+	Code source.Code
+	Msg  string
+	// Pos is the source position of the failing instruction (zero when
+	// none).
+	Pos source.Pos
+	// Traceback lists the CALL sites on the return stack, outermost first.
+	Traceback []string
+	// Err is a wrapped cause (ErrHalted for a halt), or nil.
+	Err error
+}
+
+// Error returns the message.
+func (e *RuntimeError) Error() string { return e.Msg }
+
+// ErrCode returns the code.
+func (e *RuntimeError) ErrCode() source.Code { return e.Code }
+
+// Unwrap returns the wrapped cause.
+func (e *RuntimeError) Unwrap() error { return e.Err }
+
+// A codedError is a step failure the machine found itself (E_VAR_MISSING,
+// E_ENV_NOT_ALLOWED, E_PATH_ESCAPE, E_EXEC, ...): it fails the step, not the
+// run.
+type codedError struct {
+	code source.Code
+	msg  string
+}
+
+func (e *codedError) Error() string        { return e.msg }
+func (e *codedError) ErrCode() source.Code { return e.code }
+
+// stepErrorOf returns the code and message of err for a StepResult; an
+// error without a code is E_STEP_FAILED.
+func stepErrorOf(err error, mask func(string) string) *StepError {
+	if err == nil {
+		return nil
+	}
+	code := source.EStepFailed
+	var c source.Coded
+	if errors.As(err, &c) {
+		code = c.ErrCode()
+	}
+	return &StepError{Code: string(code), Message: mask(err.Error())}
+}

@@ -1,0 +1,131 @@
+package vm
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event kinds (Event.Kind, the "event" field of events.jsonl).
+const (
+	EvRunStarted     = "run_started"
+	EvRunResumed     = "run_resumed"
+	EvRunCompleted   = "run_completed"
+	EvRunFailed      = "run_failed"
+	EvRunHalted      = "run_halted"
+	EvRunInterrupted = "run_interrupted"
+	EvStepStarted    = "step_started"
+	EvStepCompleted  = "step_completed"
+	EvStepFailed     = "step_failed"
+	EvStepSignal     = "step_signal"
+	EvStepRetry      = "step_retry"
+	EvStepSkipped    = "step_skipped"
+	EvStepMaxVisits  = "step_max_visits"
+)
+
+// Event levels.
+const (
+	LevelInfo    = "INFO"
+	LevelWarning = "WARNING"
+	LevelError   = "ERROR"
+)
+
+// An Event is one line of the console and one object of events.jsonl. The
+// machine fills Time, Seq and RunID and masks every secret value in Msg and
+// Traceback before it hands an event to Config.Events.
+type Event struct {
+	Time  time.Time `json:"timestamp"`
+	RunID string    `json:"run_id"`
+	// Seq is strictly increasing across the whole run, resumes included.
+	Seq       int    `json:"event_seq"`
+	Level     string `json:"level"`
+	Step      string `json:"step,omitempty"`
+	AttemptID string `json:"attempt_id,omitempty"`
+	Kind      string `json:"event"`
+	// Duration is in seconds; it is printed only when HasDuration.
+	Duration    float64  `json:"duration"`
+	HasDuration bool     `json:"-"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	Msg         string   `json:"message,omitempty"`
+	Traceback   []string `json:"traceback,omitempty"`
+
+	// Details some console forms need.
+	Workflow string  `json:"workflow,omitempty"` // run_started
+	Code     string  `json:"code,omitempty"`     // run_failed, step_failed: the error code
+	Signal   string  `json:"signal,omitempty"`   // step_signal, step_failed
+	Attempt  int     `json:"attempt,omitempty"`  // step_retry: the try that failed, from 1
+	Wait     float64 `json:"wait,omitempty"`     // step_retry: seconds until the next try
+	Visits   int     `json:"max_visits,omitempty"`
+}
+
+// MarshalJSON writes the event with duration only where it applies.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	var out struct {
+		plain
+		Duration *float64 `json:"duration,omitempty"`
+	}
+	out.plain = plain(e)
+	if e.HasDuration {
+		d := e.Duration
+		out.Duration = &d
+	}
+	return json.Marshal(out)
+}
+
+// The constructors below make one event kind each; Console prints them.
+
+func evRunStarted(workflow string) Event {
+	return Event{Kind: EvRunStarted, Level: LevelInfo, Workflow: workflow}
+}
+
+func evRunResumed(step string) Event {
+	return Event{Kind: EvRunResumed, Level: LevelInfo, Step: step}
+}
+
+func evRunCompleted() Event { return Event{Kind: EvRunCompleted, Level: LevelInfo} }
+
+func evRunFailed(step string, code, reason string, traceback []string) Event {
+	return Event{Kind: EvRunFailed, Level: LevelError, Step: step, Code: code, Msg: reason, Traceback: traceback}
+}
+
+func evRunHalted(block string) Event {
+	return Event{Kind: EvRunHalted, Level: LevelWarning, Step: block}
+}
+
+func evRunInterrupted(step string) Event {
+	return Event{Kind: EvRunInterrupted, Level: LevelWarning, Step: step}
+}
+
+func evStepStarted(step, attemptID string) Event {
+	return Event{Kind: EvStepStarted, Level: LevelInfo, Step: step, AttemptID: attemptID}
+}
+
+func evStepCompleted(step, attemptID string, exitCode int, dur float64) Event {
+	return Event{Kind: EvStepCompleted, Level: LevelInfo, Step: step, AttemptID: attemptID,
+		ExitCode: &exitCode, Duration: dur, HasDuration: true}
+}
+
+// evStepFailed is a failed step: msg is the error's message ("" when the
+// exit code says it all).
+func evStepFailed(step, attemptID, signal string, exitCode *int, dur float64, code, msg string) Event {
+	return Event{Kind: EvStepFailed, Level: LevelError, Step: step, AttemptID: attemptID, Signal: signal,
+		ExitCode: exitCode, Duration: dur, HasDuration: true, Code: code, Msg: msg}
+}
+
+func evStepSignal(step, attemptID, signal string, exitCode int, dur float64) Event {
+	return Event{Kind: EvStepSignal, Level: LevelInfo, Step: step, AttemptID: attemptID, Signal: signal,
+		ExitCode: &exitCode, Duration: dur, HasDuration: true}
+}
+
+func evStepRetry(step, attemptID string, attempt, exitCode int, wait time.Duration) Event {
+	return Event{Kind: EvStepRetry, Level: LevelWarning, Step: step, AttemptID: attemptID, Attempt: attempt,
+		ExitCode: &exitCode, Wait: wait.Seconds()}
+}
+
+func evStepSkipped(step string) Event {
+	return Event{Kind: EvStepSkipped, Level: LevelInfo, Step: step, Signal: SigSkipped}
+}
+
+func evStepMaxVisits(step string, max int) Event {
+	return Event{Kind: EvStepMaxVisits, Level: LevelWarning, Step: step, Signal: SigMaxVisits, Visits: max}
+}

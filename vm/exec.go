@@ -1,0 +1,277 @@
+package vm
+
+import (
+	"context"
+	"time"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/workers"
+)
+
+// Step defaults (CONTRACT 3.5).
+const (
+	defaultTimeout = 300 * time.Second
+	defaultBackoff = 2 * time.Second
+)
+
+// exec runs block a's worker and records its result and signal. A
+// cancelled run records nothing: the step runs again on resume.
+func (m *Machine) exec(ctx context.Context, a uint32) error {
+	m.executed++
+	blk := &m.p.Blocks[a]
+	var ids []string
+	attemptID := func(n int) string {
+		for len(ids) < max(n, 1) {
+			ids = append(ids, m.newID())
+		}
+		return ids[max(n, 1)-1]
+	}
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
+	m.enter(blk.ID, PhaseStart, m.st.Signal)
+	m.emit(evStepStarted(blk.ID, attemptID(1)))
+	if err := m.commit(); err != nil {
+		return err
+	}
+	req, err := m.request(blk)
+	var res workers.Result
+	switch {
+	case err != nil:
+		res = workers.Result{Signal: SigFailure, Err: err}
+	case m.cfg.Registry == nil:
+		res = workers.Result{Signal: SigFailure, Err: &codedError{source.EExec, "no worker registry"}}
+	default:
+		req.AttemptID = attemptID
+		req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
+			m.emit(evStepRetry(blk.ID, attemptID(attempt), attempt, exitCode, wait))
+			if err := m.commit(); err != nil && m.lateErr == nil {
+				m.lateErr = err
+			}
+		}
+		var live interface{ Close() error }
+		if m.cfg.Verbose != nil {
+			w := m.mask.Writer(m.cfg.Verbose)
+			req.Live, live = w, w
+		}
+		res = m.cfg.Registry.Run(ctx, req)
+		if live != nil {
+			live.Close()
+		}
+		if res.Attempts == 0 {
+			res.Attempts = 1
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if m.lateErr != nil {
+		return m.lateErr
+	}
+	return m.record(blk, res, attemptID(max(res.Attempts, 1)))
+}
+
+// record stores the result of block blk's run and sets the signal.
+func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) error {
+	sig := res.Signal
+	if sig == "" {
+		sig = SigSuccess
+		if res.ExitCode != 0 || res.Err != nil {
+			sig = SigFailure
+		}
+	}
+	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
+	dur := res.Duration.Seconds()
+	r := StepResult{
+		Status:          StepFailed,
+		ExitCode:        res.ExitCode,
+		Output:          m.mask.String(out),
+		Lines:           res.Lines,
+		Duration:        dur,
+		Attempts:        res.Attempts,
+		Truncated:       cut || res.Truncated,
+		SpillStdoutPath: res.SpillStdout,
+		Error:           stepErrorOf(res.Err, m.mask.String),
+		Signal:          sig,
+		Visits:          m.st.Visits[blk.ID],
+		Provider:        res.Provider,
+	}
+	if sig == SigSuccess {
+		r.Status = StepCompleted
+	}
+	if res.HasJSON {
+		r.JSON = res.JSON
+	}
+	m.setStep(blk.ID, r)
+	m.noteLast(blk, dur)
+	if res.Tokens != 0 || res.LinesWritten != 0 {
+		m.st.Stats.TotalTokensUsed += res.Tokens
+		m.st.Stats.TotalLinesWritten += res.LinesWritten
+		m.d.Stats = Stats{TotalTokensUsed: res.Tokens, TotalLinesWritten: res.LinesWritten}
+	}
+	if len(res.Segments) > 0 {
+		m.appendPayload(res.Segments)
+	}
+	m.enter(blk.ID, PhaseDispatch, sig)
+	switch {
+	case sig == SigSuccess:
+		m.emit(evStepCompleted(blk.ID, attemptID, res.ExitCode, dur))
+	case r.Error != nil:
+		code := res.ExitCode
+		m.emit(evStepFailed(blk.ID, attemptID, sig, &code, dur, r.Error.Code, r.Error.Message))
+	case sig == SigFailure || sig == SigTimeout:
+		code := res.ExitCode
+		m.emit(evStepFailed(blk.ID, attemptID, sig, &code, dur, "", ""))
+	default:
+		m.emit(evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur))
+	}
+	return m.commit()
+}
+
+// request builds the workers.Request of block blk, substituting every
+// template.
+func (m *Machine) request(blk *isa.Block) (*workers.Request, error) {
+	s := blk.Step
+	if s == nil {
+		s = &isa.Step{}
+	}
+	sc := blockScope(blk)
+	prov := scope{b: blk, passUnknown: true}
+	req := &workers.Request{
+		RunID:           m.st.RunID,
+		Step:            blk.ID,
+		Node:            m.p.Nodes[blk.Node].ID,
+		Kind:            kindOf(blk.Kind),
+		Providers:       s.Providers,
+		Worker:          s.Worker,
+		OutputCapture:   s.OutputCapture,
+		AllowParseError: s.AllowParseError,
+		Timeout:         defaultTimeout,
+		Attempts:        max(s.Attempts, 1),
+		Backoff:         defaultBackoff,
+		EnvAllow:        m.p.EnvAllow,
+		OutputType:      s.OutputType,
+		Config:          workers.Config(m.p.Config),
+		Payload:         append([]workers.Segment{}, m.st.Payload...),
+		Dirs:            m.cfg.Dirs,
+		RunRoot:         m.cfg.RunRoot,
+		Mask:            m.mask,
+	}
+	if s.Timeout > 0 {
+		req.Timeout = seconds(s.Timeout)
+	}
+	if s.HasBackoff {
+		req.Backoff = seconds(s.BackoffSec)
+	}
+	if s.Agent != "" && len(req.Providers) == 0 {
+		req.Providers = m.agent(s.Agent).Providers
+	}
+	var err error
+	sub := func(t *isa.Template) string {
+		if err != nil {
+			return ""
+		}
+		var v string
+		v, err = m.substOpt(sc, t)
+		return v
+	}
+	subAll := func(sc scope, ts []isa.Template) []string {
+		if err != nil {
+			return nil
+		}
+		var v []string
+		v, err = m.substAll(sc, ts)
+		return v
+	}
+	req.Argv = subAll(sc, s.Command)
+	req.Prompt = sub(s.Prompt)
+	req.PromptFile = sub(s.PromptFile)
+	req.InputFile = sub(s.InputFile)
+	req.OutputFile = sub(s.OutputFile)
+	req.CommandOverride = subAll(prov, s.CommandOverride)
+	if s.Transport != nil {
+		req.Transport = &workers.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
+	}
+	if s.AI != nil {
+		req.Instructions = s.AI.Instructions
+		if s.AI.OutputType != "" {
+			req.OutputType = s.AI.OutputType
+		}
+		req.ProviderParams = m.params(prov, s.AI.ProviderParams, &err)
+	}
+	req.ProviderParams = append(req.ProviderParams, m.params(prov, s.ProviderParams, &err)...)
+	for _, e := range s.Env {
+		v := sub(&e.Val)
+		req.Env = append(req.Env, workers.EnvVar{Name: e.Name, Value: v})
+	}
+	names := m.p.Secrets
+	if s.HasSecrets {
+		names = s.Secrets
+	}
+	for _, n := range names {
+		if v, ok := m.env(n); ok {
+			req.Secrets = append(req.Secrets, workers.EnvVar{Name: n, Value: v})
+		}
+	}
+	if w := s.WaitFor; w != nil {
+		req.WaitFor = &workers.WaitFor{Glob: sub(&w.Glob), Timeout: seconds(w.TimeoutSec),
+			Poll: time.Duration(w.PollMs) * time.Millisecond, MinCount: w.MinCount}
+	}
+	if d := s.DependsOn; d != nil {
+		req.DependsOn = &workers.DependsOn{Required: subAll(sc, d.Required), Optional: subAll(sc, d.Optional),
+			Inject: d.Inject, Instruction: d.Instruction, Position: d.Position}
+	}
+	req.ProviderDefs = m.providerDefs(prov, &err)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// params substitutes provider_params into strings; the first error is
+// kept in *errp.
+func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []workers.Param {
+	var out []workers.Param
+	for _, f := range fs {
+		if *errp != nil {
+			return nil
+		}
+		v, err := m.tvalue(sc, f.Val)
+		if err != nil {
+			*errp = err
+			return nil
+		}
+		out = append(out, workers.Param{Key: f.Key, Value: render(v)})
+	}
+	return out
+}
+
+// providerDefs converts the program's providers.
+func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
+	var out []workers.ProviderDef
+	for _, d := range m.p.Providers {
+		pd := workers.ProviderDef{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
+		if d.Transport != nil {
+			argv, err := m.substAll(sc, d.Transport.ArgvTemplate)
+			if err != nil && *errp == nil {
+				*errp = err
+			}
+			pd.Transport = &workers.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
+		}
+		out = append(out, pd)
+	}
+	return out
+}
+
+// kindOf maps a block kind to a request kind.
+func kindOf(k isa.BlockKind) workers.Kind {
+	switch k {
+	case isa.KindProvider:
+		return workers.KindProvider
+	case isa.KindInternal:
+		return workers.KindInternal
+	}
+	return workers.KindCommand
+}
+
+// seconds converts seconds (fractions allowed) to a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,146 @@
+package vm_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"smith/isa"
+	"smith/vm"
+	"smith/workers"
+)
+
+func TestRequest(t *testing.T) {
+	s := cmd("run", "${context.who}")
+	s.Agent = "eng"
+	s.Timeout = 1.5
+	s.Attempts = 3
+	s.BackoffSec, s.HasBackoff = 0, true
+	s.Env = []isa.EnvVar{{Name: "WHO", Val: tpl("${context.who}")}}
+	s.Secrets, s.HasSecrets = []string{"B"}, true
+	s.Prompt = tp("hi ${agent.name}")
+	s.OutputFile = tp("${run.id}.txt")
+	s.ProviderParams = []isa.Field{{Key: "model", Val: str("m-${context.who}")}}
+	s.Transport = &isa.Transport{Mode: "argv", ArgvTemplate: []isa.Template{tpl("--p=${PROMPT}")}}
+	s.WaitFor = &isa.WaitFor{Glob: tpl("${agent.inbox}/*.md"), TimeoutSec: 2, PollMs: 50, MinCount: 1}
+	p := build(t, N{ID: "main", Blocks: []B{
+		{ID: "Ask", Kind: isa.KindProvider, Step: s, On: ok},
+		{ID: "Plain", On: ok},
+	}})
+	p.Secrets = []string{"A", "B"}
+	p.EnvAllow = []string{"GOPATH"}
+	p.Agents = []isa.AgentDef{{Name: "eng", Providers: []string{"claude"}, Inbox: "in/eng"}}
+	p.Context = &isa.TValue{Kind: isa.TMap, Map: []isa.Field{{Key: "who", Val: str("bob")}}}
+	p.Providers = []isa.ProviderDef{{Name: "claude", Command: []string{"claude", "${PROMPT}"}, Defaults: []isa.Field{{Key: "model", Val: str("x")}}}}
+	f := &fake{}
+	r := run(t, p, f, func(c *vm.Config) {
+		c.Env = func(k string) (string, bool) { return "v" + k, k == "A" || k == "B" }
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	q := f.req(t, "Ask")
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"kind", q.Kind, workers.KindProvider},
+		{"argv", q.Argv, []string{"run", "bob"}},
+		{"providers", q.Providers, []string{"claude"}},
+		{"timeout", q.Timeout, 1500 * time.Millisecond},
+		{"attempts", q.Attempts, 3},
+		{"backoff", q.Backoff, time.Duration(0)},
+		{"env", q.Env, []workers.EnvVar{{Name: "WHO", Value: "bob"}}},
+		{"secrets", q.Secrets, []workers.EnvVar{{Name: "B", Value: "vB"}}},
+		{"env allow", q.EnvAllow, []string{"GOPATH"}},
+		{"prompt", q.Prompt, "hi eng"},
+		{"output file", q.OutputFile, "r1.txt"},
+		{"params", q.ProviderParams, []workers.Param{{Key: "model", Value: "m-bob"}}},
+		{"transport", q.Transport.ArgvTemplate, []string{"--p=${PROMPT}"}},
+		{"wait glob", q.WaitFor.Glob, "in/eng/*.md"},
+		{"wait poll", q.WaitFor.Poll, 50 * time.Millisecond},
+		{"provider defs", q.ProviderDefs[0].Defaults, []workers.Param{{Key: "model", Value: "x"}}},
+		{"run id", q.RunID, "r1"},
+		{"node", q.Node, "main"},
+	}
+	for _, c := range checks {
+		if !equal(c.got, c.want) {
+			t.Errorf("request %s = %#v, want %#v", c.name, c.got, c.want)
+		}
+	}
+	d := f.req(t, "Plain")
+	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != workers.KindCommand {
+		t.Errorf("defaults: timeout %v attempts %d backoff %v secrets %v kind %v", d.Timeout, d.Attempts, d.Backoff, d.Secrets, d.Kind)
+	}
+}
+
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case []string:
+		return slices.Equal(x, b.([]string))
+	case []workers.EnvVar:
+		return slices.Equal(x, b.([]workers.EnvVar))
+	case []workers.Param:
+		return slices.Equal(x, b.([]workers.Param))
+	}
+	return a == b
+}
+
+// retryRunner fails the first attempt, reports the retry, then succeeds,
+// writing a secret to the live output.
+type retryRunner struct{ ids []string }
+
+func (rr *retryRunner) Run(_ context.Context, req *workers.Request) workers.Result {
+	rr.ids = append(rr.ids, req.AttemptID(1))
+	if req.Live != nil {
+		req.Live.Write([]byte("token=s3cret\n"))
+	}
+	req.OnRetry(1, 1, 2*time.Second)
+	rr.ids = append(rr.ids, req.AttemptID(2))
+	return workers.Result{Signal: vm.SigSuccess, Attempts: 2, Duration: time.Second}
+}
+
+func TestRetryAndLive(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{{ID: "Fetch", On: ok}}})
+	p.Secrets = []string{"TOKEN"}
+	rr := &retryRunner{}
+	var live bytes.Buffer
+	r := &rec{}
+	cfg := r.config(&fake{})
+	cfg.Registry = rr
+	cfg.Verbose = &live
+	cfg.Env = func(k string) (string, bool) { return "s3cret", k == "TOKEN" }
+	m, err := vm.New(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Run(context.Background())
+	r.st = st
+	if err != nil || st.Steps["Fetch"].Attempts != 2 {
+		t.Fatalf("Run() = %v, attempts %d", err, st.Steps["Fetch"].Attempts)
+	}
+	if !slices.Contains(r.console, "WARNING: Step 'Fetch' attempt 1 failed with exit code 1; retrying in 2s.") {
+		t.Errorf("console lacks the retry line: %q", r.console)
+	}
+	if rr.ids[0] == rr.ids[1] {
+		t.Errorf("attempt ids %v are not distinct", rr.ids)
+	}
+	var retry, done vm.Event
+	for _, e := range r.events {
+		switch e.Kind {
+		case vm.EvStepRetry:
+			retry = e
+		case vm.EvStepCompleted:
+			done = e
+		}
+	}
+	if retry.AttemptID != rr.ids[0] || done.AttemptID != rr.ids[1] {
+		t.Errorf("event attempt ids %q, %q; want %q, %q", retry.AttemptID, done.AttemptID, rr.ids[0], rr.ids[1])
+	}
+	if got := live.String(); got != "token=***\n" {
+		t.Errorf("live output = %q, want masked", got)
+	}
+	checkRebuilt(t, r)
+}

@@ -1,0 +1,239 @@
+package vm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/workers"
+)
+
+// dispatch returns the pc of the transition that table a selects for the
+// signal register: the exact signal, SIGNAL:FAILURE for SIGNAL:TIMEOUT,
+// then the default; none is E_NO_TRANSITION.
+func (m *Machine) dispatch(a uint32) (uint32, error) {
+	t := &m.p.Tables[a]
+	if m.cfg.Only != "" && m.p.Blocks[t.Block].ID == m.cfg.Only {
+		// run-step: the block's outcome is the run's.
+		if m.st.Signal == SigSuccess || m.st.Signal == SigSkipped {
+			return 0, m.end()
+		}
+		return 0, m.fail(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
+	}
+	if pc, ok := lookup(t, m.st.Signal); ok {
+		return pc, nil
+	}
+	return 0, m.abort(source.ENoTransition, fmt.Sprintf("block '%s' has no transition for signal '%s'",
+		m.p.Blocks[t.Block].ID, m.st.Signal))
+}
+
+// lookup selects a transition of t for signal.
+func lookup(t *isa.Table, signal string) (uint32, bool) {
+	find := func(s string) (uint32, bool) {
+		for _, e := range t.Entries {
+			if e.Signal == s {
+				return e.PC, true
+			}
+		}
+		return 0, false
+	}
+	if pc, ok := find(signal); ok {
+		return pc, true
+	}
+	if signal == SigTimeout {
+		if pc, ok := find(SigFailure); ok {
+			return pc, true
+		}
+	}
+	if t.HasDefault {
+		return t.Default, true
+	}
+	return 0, false
+}
+
+// when evaluates block a's condition: true goes on at next; false records
+// the block skipped and jumps to b (its dispatch) with SIGNAL:SKIPPED; an
+// error fails the step.
+func (m *Machine) when(a, next, b uint32) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	ok, err := m.cond(blockScope(blk), blk.When)
+	switch {
+	case err != nil:
+		return b, m.failStep(blk, err)
+	case ok:
+		return next, nil
+	}
+	m.executed++
+	m.setStep(blk.ID, StepResult{Status: StepSkipped, Signal: SigSkipped, Visits: m.st.Visits[blk.ID]})
+	m.enter(blk.ID, PhaseDispatch, SigSkipped)
+	m.emit(evStepSkipped(blk.ID))
+	return b, m.commit()
+}
+
+// visit counts a visit of block a; past its max_visits it jumps to b (its
+// dispatch) with SIGNAL:MAX_VISITS. The count is saved with the block's
+// next change.
+func (m *Machine) visit(a, next, b uint32) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	n := m.st.Visits[blk.ID] + 1
+	m.st.Visits[blk.ID] = n
+	m.d.Visit = &VisitChange{Block: blk.ID, Count: n}
+	if blk.MaxVisits <= 0 || n <= blk.MaxVisits {
+		return next, nil
+	}
+	m.enter(blk.ID, PhaseDispatch, SigMaxVisits)
+	m.emit(evStepMaxVisits(blk.ID, blk.MaxVisits))
+	return b, m.commit()
+}
+
+// failStep records block blk as failed before it ran (an unresolved
+// reference, a bad condition, items that are no list) and sets
+// SIGNAL:FAILURE for its dispatch.
+func (m *Machine) failStep(blk *isa.Block, err error) error {
+	se := stepErrorOf(err, m.mask.String)
+	m.setStep(blk.ID, StepResult{Status: StepFailed, Error: se, Signal: SigFailure, Visits: m.st.Visits[blk.ID]})
+	m.enter(blk.ID, PhaseDispatch, SigFailure)
+	m.emit(evStepFailed(blk.ID, "", SigFailure, nil, 0, se.Code, se.Message))
+	return m.commit()
+}
+
+// setContext merges block a's values into the context.
+func (m *Machine) setContext(a uint32) error {
+	m.executed++
+	blk := &m.p.Blocks[a]
+	sc := blockScope(blk)
+	c := cloneMap(m.st.Context)
+	for _, f := range blk.Set {
+		v, err := m.tvalue(sc, f.Val)
+		if err != nil {
+			return m.failStep(blk, err)
+		}
+		setPath(c, f.Key, v)
+	}
+	m.setContextMap(c)
+	m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]})
+	m.noteLast(blk, 0)
+	m.enter(blk.ID, PhaseDispatch, SigSuccess)
+	m.emit(evStepStarted(blk.ID, ""))
+	m.emit(evStepCompleted(blk.ID, "", 0, 0))
+	return m.commit()
+}
+
+// cloneMap copies the maps of a context (lists and scalars are never
+// changed in place, so they are shared).
+func cloneMap(c map[string]any) map[string]any {
+	out := make(map[string]any, len(c)+1)
+	for k, v := range c {
+		if mv, ok := v.(map[string]any); ok {
+			v = cloneMap(mv)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// setPath sets a dotted key ("a.b.c"), creating (or replacing non-map
+// values with) maps on the way.
+func setPath(c map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := c[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			c[p] = next
+		}
+		c = next
+	}
+	c[parts[len(parts)-1]] = v
+}
+
+// call pushes a return frame and goes to node a's entry block; b is the pc
+// RETURN goes back to.
+func (m *Machine) call(a, b uint32) (uint32, error) {
+	node := &m.p.Nodes[a]
+	ret, ok := m.entryAt[b]
+	if !ok {
+		return 0, m.internal(fmt.Sprintf("CALL return pc %04d is no block's start or dispatch", b))
+	}
+	f := ReturnFrame{ReturnBlock: m.p.Blocks[ret.block].ID, Node: node.ID, CallBlock: m.st.CurrentStep}
+	if ret.phase != PhaseStart {
+		f.ReturnPhase = ret.phase
+	}
+	if !node.Inherit {
+		f.Saved, f.SavedPayload = true, m.st.Payload
+		m.replacePayload([]workers.Segment{})
+	}
+	m.st.ReturnStack = append(slices.Clip(m.st.ReturnStack), f)
+	m.d.SetReturn, m.d.ReturnStack = true, m.st.ReturnStack
+	entry := &m.p.Blocks[node.Entry]
+	m.enter(entry.ID, PhaseStart, m.st.Signal)
+	return entry.Start, m.commit()
+}
+
+// ret pops a return frame and goes back to its block (restoring a saved
+// payload plus the callee's last segment); with an empty stack the run
+// completes.
+func (m *Machine) ret() (uint32, error) {
+	n := len(m.st.ReturnStack)
+	if n == 0 {
+		return 0, m.end()
+	}
+	f := m.st.ReturnStack[n-1]
+	m.st.ReturnStack = slices.Clone(m.st.ReturnStack[:n-1])
+	m.d.SetReturn, m.d.ReturnStack = true, m.st.ReturnStack
+	if f.Saved {
+		p := slices.Clone(f.SavedPayload)
+		if k := len(m.st.Payload); k > 0 {
+			p = append(p, m.st.Payload[k-1])
+		}
+		if p == nil {
+			p = []workers.Segment{}
+		}
+		m.replacePayload(p)
+	}
+	blk := m.block(f.ReturnBlock)
+	if f.ReturnPhase == PhaseDispatch {
+		m.enter(blk.ID, PhaseDispatch, m.st.Signal)
+		return blk.Dispatch, m.commit()
+	}
+	m.enter(blk.ID, PhaseStart, m.st.Signal)
+	return blk.Start, m.commit()
+}
+
+// halt saves the state halted at block a and stops the run.
+func (m *Machine) halt(a uint32) error {
+	blk := &m.p.Blocks[a]
+	st := m.st
+	st.Status, st.IsHalted, st.HaltedBlock = StatusHalted, true, blk.ID
+	m.enter(blk.ID, PhaseStart, st.Signal)
+	m.emit(evRunHalted(blk.ID))
+	if err := m.commit(); err != nil {
+		return err
+	}
+	return fmt.Errorf("run %s halted at '%s': %w", st.RunID, blk.ID, ErrHalted)
+}
+
+// end completes the run.
+func (m *Machine) end() error {
+	m.st.Status, m.st.EndedAt = StatusCompleted, m.now().Format(time.RFC3339)
+	m.emit(evRunCompleted())
+	if err := m.commit(); err != nil {
+		return err
+	}
+	return errEnd
+}
+
+// fail ends the run in failure with msg: E_TIMEOUT when the signal is
+// SIGNAL:TIMEOUT, else E_STEP_FAILED. The current step is re-run on
+// resume.
+func (m *Machine) fail(msg string) error {
+	code := source.EStepFailed
+	if m.st.Signal == SigTimeout {
+		code = source.ETimeout
+	}
+	m.st.Phase = PhaseStart
+	return m.abort(code, msg)
+}

@@ -1,0 +1,291 @@
+package vm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/vm"
+	"smith/workers"
+)
+
+func seg(id, content string) workers.Segment {
+	return workers.Segment{ID: id, Type: "AI_RESPONSE", Content: content, Timestamp: "t"}
+}
+
+func withSeg(id string) workers.Result {
+	return workers.Result{Signal: vm.SigSuccess, Segments: []workers.Segment{seg(id, id)}}
+}
+
+func TestCallReturn(t *testing.T) {
+	tests := []struct {
+		name     string
+		inherit  bool
+		call     string
+		calls    string
+		payloads map[string]string // step -> payload ids it saw
+		final    string
+	}{
+		{"pure subroutine", false, "call:Sub", "Caller,S1,S2,Caller,After",
+			map[string]string{"S1": "", "S2": "s1", "After": "c1,s2,c2"}, "c1,s2,c2,after"},
+		{"inherit", true, "call:Sub", "Caller,S1,S2,Caller,After",
+			map[string]string{"S1": "c1", "S2": "c1,s1", "After": "c1,s1,s2,c2"}, "c1,s1,s2,c2,after"},
+		{"return_to", false, "call:Sub>After", "Caller,S1,S2,After",
+			map[string]string{"S1": "", "After": "c1,s2"}, "c1,s2,after"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t,
+				N{ID: "Main", Blocks: []B{
+					{ID: "Caller", On: [][2]string{{vm.SigSuccess, tt.call}, {"SIGNAL:DONE", "next"}}},
+					{ID: "After", On: [][2]string{{vm.SigSuccess, "end"}}},
+				}},
+				N{ID: "Sub", Inherit: tt.inherit, Blocks: []B{
+					{ID: "S1", On: ok},
+					{ID: "S2", On: ok},
+				}})
+			f := &fake{script: map[string][]workers.Result{
+				"Caller": {withSeg("c1"), {Signal: "SIGNAL:DONE", Segments: []workers.Segment{seg("c2", "c2")}}},
+				"S1":     {withSeg("s1")}, "S2": {withSeg("s2")}, "After": {withSeg("after")},
+			}}
+			r := run(t, p, f, nil)
+			if r.err != nil || strings.Join(f.calls, ",") != tt.calls {
+				t.Fatalf("Run() = %v, calls %v, want nil, %s", r.err, f.calls, tt.calls)
+			}
+			for step, want := range tt.payloads {
+				if got := ids(f.req(t, step).Payload); got != want {
+					t.Errorf("payload seen by %s = %s, want %s", step, got, want)
+				}
+			}
+			if got := ids(r.st.Payload); got != tt.final {
+				t.Errorf("final payload = %s, want %s", got, tt.final)
+			}
+			if len(r.st.ReturnStack) != 0 {
+				t.Errorf("return stack = %v, want empty", r.st.ReturnStack)
+			}
+			checkRebuilt(t, r)
+		})
+	}
+}
+
+func ids(p []workers.Segment) string {
+	var s []string
+	for _, g := range p {
+		s = append(s, g.ID)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestReturnEmptyStackCompletes(t *testing.T) {
+	p := build(t, N{ID: "Main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "return"}}}}})
+	r := run(t, p, &fake{}, nil)
+	if r.err != nil || r.st.Status != vm.StatusCompleted {
+		t.Errorf("Run() = %v, status %s; want nil, completed", r.err, r.st.Status)
+	}
+}
+
+func TestTraceback(t *testing.T) {
+	p := build(t,
+		N{ID: "Main", Blocks: []B{{ID: "Caller", On: [][2]string{{vm.SigSuccess, "call:Sub"}}}}},
+		N{ID: "Sub", Blocks: []B{{ID: "S1", On: [][2]string{{vm.SigSuccess, "fail:deep failure"}}}}})
+	r := run(t, p, &fake{}, nil)
+	var re *vm.RuntimeError
+	if !errors.As(r.err, &re) || len(re.Traceback) != 1 || !strings.Contains(re.Traceback[0], "block 'Caller' called node 'Sub'") {
+		t.Errorf("Run() error = %#v, want a traceback naming the CALL site", r.err)
+	}
+}
+
+// haltProgram: Review halts on SIGNAL:FAILURE; its SIGNAL:APPROVED goes
+// to Publish.
+func haltProgram(t *testing.T) *isa.Program {
+	return build(t, N{ID: "Main", Blocks: []B{
+		{ID: "Prep", On: ok},
+		{ID: "Review", On: [][2]string{{vm.SigSuccess, "jump:Publish"}, {"SIGNAL:APPROVED", "jump:Publish"}, {vm.SigFailure, "halt"}}},
+		{ID: "Publish", On: [][2]string{{vm.SigSuccess, "end"}}},
+	}})
+}
+
+func TestHaltAndResume(t *testing.T) {
+	tests := []struct {
+		name  string
+		opt   vm.ResumeOptions
+		calls string // on resume
+		note  bool
+	}{
+		{"re-run", vm.ResumeOptions{}, "Review,Publish", false},
+		{"signal", vm.ResumeOptions{Signal: "SIGNAL:APPROVED"}, "Publish", false},
+		{"note", vm.ResumeOptions{Note: "use v2"}, "Review,Publish", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := haltProgram(t)
+			f := &fake{script: map[string][]workers.Result{"Review": {fail(1)}}}
+			r := run(t, p, f, nil)
+			if !errors.Is(r.err, vm.ErrHalted) {
+				t.Fatalf("Run() error = %v, want ErrHalted", r.err)
+			}
+			st := r.st
+			if st.Status != vm.StatusHalted || !st.IsHalted || st.HaltedBlock != "Review" || st.CurrentStep != "Review" {
+				t.Fatalf("halted state = %s", jsonOf(t, st))
+			}
+			if last := r.console[len(r.console)-1]; last != "WARNING: Run r1 halted at 'Review' awaiting resume." {
+				t.Errorf("last console line = %q", last)
+			}
+			checkRebuilt(t, r)
+			// Resume from the state rebuilt out of the deltas, as the store does.
+			st = r.rebuilt(t)
+			f2 := &fake{}
+			r2 := &rec{}
+			cfg := r2.config(f2)
+			cfg.NewID = func() string { return "note1" }
+			m, err := vm.New(p, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err = m.Resume(context.Background(), st, tt.opt)
+			if err != nil || strings.Join(f2.calls, ",") != tt.calls || st.Status != vm.StatusCompleted || st.IsHalted {
+				t.Fatalf("Resume() = %v, calls %v, status %s; want nil, %s, completed", err, f2.calls, st.Status, tt.calls)
+			}
+			if got := r2.events[0].Seq; got <= r.events[len(r.events)-1].Seq {
+				t.Errorf("first resumed event seq = %d, want > %d", got, r.events[len(r.events)-1].Seq)
+			}
+			hasNote := slices.ContainsFunc(st.Payload, func(s workers.Segment) bool {
+				return s.Type == "USER_NOTE" && s.Content == "use v2" && s.ID == "note1"
+			})
+			if hasNote != tt.note {
+				t.Errorf("payload %v: has note = %v, want %v", st.Payload, hasNote, tt.note)
+			}
+			if tt.note && ids(f2.req(t, "Review").Payload) != "note1" {
+				t.Errorf("Review saw payload %v, want the note", f2.req(t, "Review").Payload)
+			}
+		})
+	}
+}
+
+func TestResumeCompleted(t *testing.T) {
+	p := haltProgram(t)
+	f := &fake{}
+	r := run(t, p, f, nil)
+	m, _ := vm.New(p, vm.Config{Registry: f})
+	st, err := m.Resume(context.Background(), r.st, vm.ResumeOptions{})
+	if err != nil || st != r.st || len(f.calls) != 3 {
+		t.Errorf("Resume(completed) = %v, %d calls; want nil and nothing run", err, len(f.calls))
+	}
+}
+
+func TestResumeUnknownName(t *testing.T) {
+	p := haltProgram(t)
+	r := run(t, p, &fake{script: map[string][]workers.Result{"Review": {fail(1)}}}, nil)
+	r.st.CurrentStep = "Gone"
+	m, _ := vm.New(p, vm.Config{})
+	_, err := m.Resume(context.Background(), r.st, vm.ResumeOptions{})
+	if codeOf(err) != source.EStateCorrupt || !strings.Contains(err.Error(), "'Gone'") {
+		t.Errorf("Resume() error = %v, want E_STATE_CORRUPT naming 'Gone'", err)
+	}
+}
+
+// TestKillResume kills the run at every checkpoint in turn (the
+// Checkpoint hook fails, as a SIGKILL right after a save would leave it),
+// rebuilds the state from the saved deltas, resumes, and checks that the
+// run finishes with every step that completed before the kill run exactly
+// once.
+func TestKillResume(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{
+		{ID: "A", On: ok},
+		{ID: "Set", Set: []isa.Field{{Key: "x", Val: str("1")}}, On: ok},
+		{ID: "L", Items: list(str("a"), str("b"), str("c")), Body: []B{
+			{ID: "In1", Step: cmd("${item}"), On: ok},
+			{ID: "In2", When: &isa.Cond{Op: isa.CondEquals, X: tp("${item}"), Y: tp("b")}, On: append(ok, [2]string{vm.SigSkipped, "next"})},
+		}, On: ok},
+		{ID: "Z", On: ok},
+	}})
+	full := run(t, p, &fake{}, nil)
+	if full.err != nil {
+		t.Fatal(full.err)
+	}
+	n := len(full.deltas)
+	for k := 2; k <= n; k++ {
+		f := &fake{}
+		r := &rec{killAt: k}
+		m, _ := vm.New(p, r.config(f))
+		_, err := m.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("kill at %d: Run() error = %v, want killed", k, err)
+		}
+		st := r.rebuilt(t)
+		done := map[string]bool{}
+		for name, s := range st.Steps {
+			if s.Status == vm.StepCompleted && name != "L" {
+				done[name] = true
+			}
+		}
+		before := slices.Clone(f.calls)
+		f2 := &fake{}
+		m2, _ := vm.New(p, (&rec{}).config(f2))
+		final, err := m2.Resume(context.Background(), st, vm.ResumeOptions{})
+		if err != nil || final.Status != vm.StatusCompleted {
+			t.Fatalf("kill at %d: Resume() = %v, status %s", k, err, final.Status)
+		}
+		// Top-level steps that completed before the kill are not run again.
+		for _, name := range []string{"A", "Z"} {
+			if done[name] && slices.Contains(f2.calls, name) {
+				t.Errorf("kill at %d: completed step %s ran again (before %v, after %v)", k, name, before, f2.calls)
+			}
+		}
+		// Every loop iteration ran In1 once overall, except one re-run after the kill.
+		all := append(before, f2.calls...)
+		if c := count(all, "In1"); c < 3 || c > 4 {
+			t.Errorf("kill at %d: In1 ran %d times (before %v, after %v), want 3 or 4", k, c, before, f2.calls)
+		}
+		l := final.Steps["L"]
+		if l.IterationsTotal != 3 || len(l.Iterations) != 3 || l.Iterations[2].Item != "c" {
+			t.Errorf("kill at %d: L = %s", k, jsonOf(t, l))
+		}
+		if final.Context["x"] != "1" {
+			t.Errorf("kill at %d: context = %v", k, final.Context)
+		}
+	}
+}
+
+func count(s []string, x string) int {
+	n := 0
+	for _, e := range s {
+		if e == x {
+			n++
+		}
+	}
+	return n
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{
+		{ID: "A", On: ok},
+		{ID: "L", Items: list(str("a"), num("2"), isa.TValue{Kind: isa.TBool, Bool: true}), Body: []B{{ID: "In", On: ok}}, On: ok},
+		{ID: "Review", On: [][2]string{{vm.SigSuccess, "halt"}}},
+	}})
+	json1 := workers.Result{Signal: vm.SigSuccess, Output: "o", Lines: []string{"x"}, JSON: map[string]any{"k": []any{1.0, "v", nil}}, HasJSON: true,
+		Segments: []workers.Segment{seg("g1", "c")}, Tokens: 7}
+	r := run(t, p, &fake{script: map[string][]workers.Result{"A": {json1}}}, nil)
+	b, err := json.Marshal(r.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back vm.State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonOf(t, &back), jsonOf(t, r.st); got != want {
+		t.Errorf("State JSON round trip differs: %s", firstDiff(got, want))
+	}
+	for _, key := range []string{`"run_id"`, `"workflow_name"`, `"program_hash"`, `"isHalted": true`, `"halted_block"`, `"totalTokensUsed": 7`,
+		`"iterations_total"`, `"return_stack"`, `"loop_stack"`, `"event_seq"`, `"phase": "start"`} {
+		if !strings.Contains(jsonOf(t, r.st), key) {
+			t.Errorf("state.json lacks %s", key)
+		}
+	}
+}

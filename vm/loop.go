@@ -1,0 +1,146 @@
+package vm
+
+import (
+	"fmt"
+
+	"smith/isa"
+	"smith/manifest/source"
+)
+
+// loopBegin evaluates loop a's items and pushes its frame at iteration 0;
+// with no items the loop completes at once and jumps to b (its dispatch).
+func (m *Machine) loopBegin(a, next, b uint32) (uint32, error) {
+	m.executed++
+	blk := &m.p.Blocks[a]
+	items, err := m.loopItems(blk)
+	if err != nil {
+		return b, m.failStep(blk, err)
+	}
+	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
+	m.emit(evStepStarted(blk.ID, ""))
+	if len(items) == 0 {
+		m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]})
+		m.noteLast(blk, 0)
+		m.enter(blk.ID, PhaseDispatch, SigSuccess)
+		m.emit(evStepCompleted(blk.ID, "", 0, 0))
+		return b, m.commit()
+	}
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
+	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items})
+	m.pushed = true
+	m.enter(blk.ID, PhaseBody, m.st.Signal)
+	return next, m.commit()
+}
+
+// loopItems evaluates a loop's items: a literal list, or one reference to
+// a list.
+func (m *Machine) loopItems(blk *isa.Block) ([]any, error) {
+	v, err := m.tvalue(blockScope(blk), blk.Loop.Items)
+	if err != nil {
+		return nil, err
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil, &codedError{source.EStepFailed,
+			fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}
+	}
+	return items, nil
+}
+
+// top returns the top loop frame, which must be loop blk's.
+func (m *Machine) top(blk *isa.Block) (*LoopFrame, error) {
+	n := len(m.st.LoopStack)
+	if n == 0 || m.st.LoopStack[n-1].Loop != blk.ID {
+		return nil, m.internal(fmt.Sprintf("loop '%s' is not the innermost loop", blk.ID))
+	}
+	return &m.st.LoopStack[n-1], nil
+}
+
+// loopNext closes the current iteration of loop a: with items left it
+// starts the next and jumps to b (the body); else the loop completes and
+// execution goes on at next.
+func (m *Machine) loopNext(a, next, b uint32) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	f, err := m.top(blk)
+	if err != nil {
+		return 0, err
+	}
+	m.closeIteration(blk, f, StepCompleted)
+	if f.Index+1 < f.Total {
+		f.Index++
+		f.Last = ""
+		m.reset(m.bodyAll[a])
+		m.enter(blk.ID, PhaseBody, m.st.Signal)
+		return b, m.commit()
+	}
+	return next, m.finishLoop(blk, StepCompleted, SigSuccess)
+}
+
+// loopEnd closes the current iteration of loop a with status, pops the
+// loop and jumps to b with signal (LOOP_BREAK, LOOP_FAIL).
+func (m *Machine) loopEnd(a, b uint32, status, signal string) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	f, err := m.top(blk)
+	if err != nil {
+		return 0, err
+	}
+	m.closeIteration(blk, f, status)
+	return b, m.finishLoop(blk, status, signal)
+}
+
+// closeIteration records the current iteration of f: the results of the
+// body's steps, and the exit code, output and duration of the last one run.
+func (m *Machine) closeIteration(blk *isa.Block, f *LoopFrame, status string) {
+	rec := Iteration{Index: f.Index, Status: status, Steps: map[string]*StepResult{}}
+	if f.Index < len(f.Items) {
+		rec.Item = f.Items[f.Index]
+	}
+	for _, s := range blk.Loop.Steps {
+		id := m.p.Blocks[s].ID
+		if r := m.st.Steps[id]; r != nil {
+			rec.Steps[id] = r
+		}
+	}
+	if last := m.st.Steps[f.Last]; f.Last != "" && last != nil {
+		rec.ExitCode, rec.Output, rec.Duration = last.ExitCode, last.Output, last.Duration
+	}
+	m.st.appendIteration(blk.ID, rec)
+	m.d.Iteration = &IterationChange{Loop: blk.ID, Record: rec}
+}
+
+// finishLoop pops loop blk's frame and records the loop's result.
+func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
+	n := len(m.st.LoopStack)
+	f := m.st.LoopStack[n-1]
+	m.st.LoopStack = m.st.LoopStack[:n-1]
+	r := StepResult{Status: status, Duration: f.Elapsed, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID]}
+	if status == StepFailed {
+		r.ExitCode = 1
+		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
+	}
+	m.setStep(blk.ID, r)
+	m.noteLast(blk, f.Elapsed)
+	m.enter(blk.ID, PhaseDispatch, signal)
+	if status == StepFailed {
+		code := 1
+		m.emit(evStepFailed(blk.ID, "", signal, &code, f.Elapsed, r.Error.Code, r.Error.Message))
+	} else {
+		m.emit(evStepCompleted(blk.ID, "", 0, f.Elapsed))
+	}
+	return m.commit()
+}
+
+// noteLast records that block blk ran for dur seconds in the iteration of
+// its loop, if it is in one.
+func (m *Machine) noteLast(blk *isa.Block, dur float64) {
+	n := len(m.st.LoopStack)
+	if n == 0 || blk.Parent == 0 {
+		return
+	}
+	f := &m.st.LoopStack[n-1]
+	if f.Loop != m.p.Blocks[blk.Parent-1].ID {
+		return
+	}
+	f.Last = blk.ID
+	f.Elapsed += dur
+}

@@ -1,0 +1,597 @@
+package vm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// DefaultMaxSteps bounds the executed blocks of a run when Config.MaxSteps
+// is 0.
+const DefaultMaxSteps = 10000
+
+// Config holds everything a run needs besides the Program. The zero value
+// works: no workers (every EXEC fails with E_EXEC), the real clock, no
+// events, no checkpoints, an empty environment.
+type Config struct {
+	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
+	Registry workers.Runner
+	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
+	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
+	MaxSteps int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives every event (the console and events.jsonl); nil
+	// drops them.
+	Events func(Event)
+	// Checkpoint is called after every state change that must survive a
+	// crash, with the change and the whole State (which it must not keep
+	// or change). An error stops the run.
+	Checkpoint func(d *Delta, st *State) error
+	// Env is the parent environment (cmd passes os.LookupEnv); nil is
+	// empty.
+	Env func(string) (string, bool)
+	// Dirs is the project layout; RunRoot the run's directory.
+	Dirs    confine.Dir
+	RunRoot string
+	// WorkflowPath is recorded in the State (resume recompiles it).
+	WorkflowPath string
+	// RunID is the id of a fresh run; "" makes one from the clock.
+	RunID string
+	// Context holds --context/--context-file values: they override the
+	// program's context keys (a fresh run only).
+	Context map[string]any
+	// Verbose receives each step's live output, masked; nil is off.
+	Verbose io.Writer
+	// NewID makes segment and attempt ids; nil is a deterministic counter.
+	NewID func() string
+	// Only, when set, runs just the block with this id (smithvm run-step):
+	// the run starts at it and ends with its outcome instead of taking a
+	// transition. It must be a top-level block.
+	Only string
+}
+
+// ResumeOptions are resume's --signal and --note.
+type ResumeOptions struct {
+	// Signal, when set, takes the current block's transition for it
+	// instead of running the block again.
+	Signal string
+	// Note, when set, is appended to the payload as a USER_NOTE segment.
+	Note string
+}
+
+// A Machine runs one Program for one run. It is not safe for concurrent
+// use; it runs on the caller's goroutine.
+type Machine struct {
+	p    *isa.Program
+	cfg  Config
+	max  int
+	mask *workers.Masker
+	hash string
+
+	blockIdx map[string]int   // block id -> index
+	entryAt  map[uint32]entry // pc -> the block that starts (or dispatches) there
+	bodyAll  [][]string       // loop block index -> every block nested in its body
+
+	st       *State
+	d        *Delta  // the change being built; commit hands it on
+	pushed   bool    // d pushes the top loop frame
+	pending  []Event // events waiting for the commit that covers their seq
+	executed int     // blocks executed by this Run or Resume
+	at       uint32  // pc of the instruction being executed
+	ids      int     // NewID counter
+	idBase   int     // State.Seq when this machine started (id prefix)
+	lateErr  error   // a checkpoint error inside a worker callback
+}
+
+// An entry is a block and the phase that a pc re-enters it in.
+type entry struct {
+	block int
+	phase string
+}
+
+// errEnd ends the run loop with success.
+var errEnd = errors.New("end of run")
+
+// New returns a Machine for one run of p, after verifying p.
+func New(p *isa.Program, cfg Config) (*Machine, error) {
+	if p == nil {
+		return nil, errors.New("no program")
+	}
+	if err := p.Verify(); err != nil {
+		return nil, err
+	}
+	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps}
+	if m.max <= 0 {
+		m.max = DefaultMaxSteps
+	}
+	if m.cfg.Now == nil {
+		m.cfg.Now = time.Now
+	}
+	var secrets []string
+	for _, name := range p.Secrets {
+		if v, ok := m.env(name); ok {
+			secrets = append(secrets, v)
+		}
+	}
+	m.mask = workers.NewMasker(secrets)
+	m.hash = programHash(p)
+	m.index()
+	return m, nil
+}
+
+// index builds the name and pc lookups.
+func (m *Machine) index() {
+	p := m.p
+	m.blockIdx = make(map[string]int, len(p.Blocks))
+	m.entryAt = make(map[uint32]entry, 2*len(p.Blocks))
+	m.bodyAll = make([][]string, len(p.Blocks))
+	for i, b := range p.Blocks {
+		m.blockIdx[b.ID] = i
+		if _, ok := m.entryAt[b.Dispatch]; !ok {
+			m.entryAt[b.Dispatch] = entry{i, PhaseDispatch}
+		}
+	}
+	for i, b := range p.Blocks {
+		m.entryAt[b.Start] = entry{i, PhaseStart}
+		// Every enclosing loop gets b in its body list.
+		for par, n := b.Parent, 0; par > 0 && n <= len(p.Blocks); par, n = p.Blocks[par-1].Parent, n+1 {
+			m.bodyAll[par-1] = append(m.bodyAll[par-1], b.ID)
+		}
+	}
+}
+
+// programHash is the sha256 of the program's pools and code.
+func programHash(p *isa.Program) string {
+	h := sha256.New()
+	if b, err := json.Marshal(p); err == nil {
+		h.Write(b)
+	}
+	var buf [9]byte
+	for _, in := range p.Code {
+		buf[0] = byte(in.Op)
+		binary.LittleEndian.PutUint32(buf[1:], in.A)
+		binary.LittleEndian.PutUint32(buf[5:], in.B)
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// env looks name up in the parent environment.
+func (m *Machine) env(name string) (string, bool) {
+	if m.cfg.Env == nil {
+		return "", false
+	}
+	return m.cfg.Env(name)
+}
+
+// newID returns a fresh segment or attempt id.
+func (m *Machine) newID() string {
+	if m.cfg.NewID != nil {
+		return m.cfg.NewID()
+	}
+	m.ids++
+	return "id-" + strconv.Itoa(m.idBase) + "-" + strconv.Itoa(m.ids)
+}
+
+// now returns the clock's time in UTC.
+func (m *Machine) now() time.Time { return m.cfg.Now().UTC() }
+
+// block returns the block named id, or nil.
+func (m *Machine) block(id string) *isa.Block {
+	if i, ok := m.blockIdx[id]; ok {
+		return &m.p.Blocks[i]
+	}
+	return nil
+}
+
+// checkSecrets fails with E_SECRET_MISSING when a declared secret is not
+// set in the environment.
+func (m *Machine) checkSecrets() error {
+	for _, name := range m.p.Secrets {
+		if _, ok := m.env(name); !ok {
+			return &RuntimeError{Code: source.ESecretMissing,
+				Msg: fmt.Sprintf("secret '%s' is not set in the environment", name)}
+		}
+	}
+	return nil
+}
+
+// Run runs the program from its entry in a fresh run. It returns the final
+// state and nil when the run completed, and the state and a *RuntimeError
+// (or an error wrapping ErrHalted) when it ended otherwise. Errors found
+// before the run starts (a missing secret) return a nil state.
+func (m *Machine) Run(ctx context.Context) (*State, error) {
+	if err := m.checkSecrets(); err != nil {
+		return nil, err
+	}
+	start := m.now()
+	st := &State{
+		RunID:        m.cfg.RunID,
+		WorkflowName: m.p.Name,
+		WorkflowPath: m.cfg.WorkflowPath,
+		ProgramHash:  m.hash,
+		Status:       StatusRunning,
+		StartedAt:    start.Format(time.RFC3339),
+		Phase:        PhaseStart,
+	}
+	if st.RunID == "" {
+		st.RunID = "run-" + start.Format(timestampLayout)
+	}
+	st.init()
+	m.st, m.d = st, &Delta{}
+	c, err := m.initialContext()
+	if err != nil {
+		return nil, err
+	}
+	st.Context = c
+	entry := m.p.Entry
+	if m.cfg.Only != "" {
+		blk := m.block(m.cfg.Only)
+		if blk == nil || blk.Parent != 0 {
+			return nil, &RuntimeError{Code: source.EUsage, Msg: fmt.Sprintf("no top-level step '%s' to run alone", m.cfg.Only)}
+		}
+		entry = blk.Start
+	}
+	if e, ok := m.entryAt[entry]; ok {
+		st.CurrentStep = m.p.Blocks[e.block].ID
+	}
+	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
+		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c}
+	m.emit(evRunStarted(m.p.Name))
+	if err := m.commit(); err != nil {
+		return st, err
+	}
+	return m.loop(ctx, entry)
+}
+
+// initialContext evaluates the program's context and lays Config.Context
+// over it.
+func (m *Machine) initialContext() (map[string]any, error) {
+	c := map[string]any{}
+	if m.p.Context != nil {
+		v, err := m.tvalue(scope{}, *m.p.Context)
+		if err != nil {
+			return nil, &RuntimeError{Code: codeOf(err), Msg: "context: " + err.Error()}
+		}
+		if mv, ok := v.(map[string]any); ok {
+			c = mv
+		}
+	}
+	for _, k := range sortedKeys(m.cfg.Context) {
+		c[k] = m.cfg.Context[k]
+	}
+	return c, nil
+}
+
+// Resume continues the run st (a failed, interrupted or halted one) in this
+// machine's program, which may have been recompiled: re-entry is by the
+// names in st. A completed run returns at once.
+func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*State, error) {
+	if st == nil {
+		return nil, &RuntimeError{Code: source.EStateCorrupt, Msg: "no state to resume"}
+	}
+	if st.Status == StatusCompleted {
+		return st, nil
+	}
+	if err := m.checkSecrets(); err != nil {
+		return st, err
+	}
+	st.init()
+	m.st, m.d, m.idBase = st, &Delta{}, st.Seq
+	if opt.Signal != "" {
+		st.Phase, st.Signal = PhaseDispatch, opt.Signal
+	}
+	pc, err := m.reentry()
+	if err != nil {
+		return st, err
+	}
+	if opt.Note != "" {
+		m.appendPayload([]workers.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
+			Timestamp: m.now().Format(time.RFC3339)}})
+	}
+	st.Status, st.IsHalted, st.HaltedBlock, st.EndedAt = StatusRunning, false, "", ""
+	m.emit(evRunResumed(st.CurrentStep))
+	if err := m.commit(); err != nil {
+		return st, err
+	}
+	return m.loop(ctx, pc)
+}
+
+// reentry maps the names in the state to pcs of this program and returns
+// the pc to continue at; a name that no longer exists is E_STATE_CORRUPT.
+func (m *Machine) reentry() (uint32, error) {
+	st := m.st
+	corrupt := func(format string, args ...any) (uint32, error) {
+		return 0, &RuntimeError{Code: source.EStateCorrupt, Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, f := range st.LoopStack {
+		if b := m.block(f.Loop); b == nil || b.Loop == nil {
+			return corrupt("state: loop '%s' is not a loop of the program", f.Loop)
+		}
+	}
+	for _, f := range st.ReturnStack {
+		if m.block(f.ReturnBlock) == nil {
+			return corrupt("state: return block '%s' is not in the program", f.ReturnBlock)
+		}
+		if !slices.ContainsFunc(m.p.Nodes, func(n isa.Node) bool { return n.ID == f.Node }) {
+			return corrupt("state: node '%s' is not in the program", f.Node)
+		}
+	}
+	b := m.block(st.CurrentStep)
+	if b == nil {
+		return corrupt("state: current step '%s' is not in the program", st.CurrentStep)
+	}
+	switch st.Phase {
+	case PhaseStart, "":
+		return b.Start, nil
+	case PhaseDispatch:
+		return b.Dispatch, nil
+	case PhaseBody:
+		if b.Loop == nil {
+			return corrupt("state: step '%s' is not a loop", st.CurrentStep)
+		}
+		return b.Loop.Body, nil
+	}
+	return corrupt("state: unknown phase '%s'", st.Phase)
+}
+
+// loop is the interpreter: one labelled loop, with cancellation and the
+// step budget checked every iteration, short cases and one exit.
+func (m *Machine) loop(ctx context.Context, pc uint32) (st *State, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = m.internal(fmt.Sprint(r))
+		}
+		if err == nil {
+			err = m.lateErr
+		}
+		st = m.st
+	}()
+	code := m.p.Code
+run:
+	for {
+		switch {
+		case ctx.Err() != nil:
+			err = m.interrupted()
+			break run
+		case int(pc) >= len(code):
+			err = m.internal(fmt.Sprintf("pc %04d is past the end of the code", pc))
+			break run
+		case m.executed >= m.max && counted(code[pc].Op):
+			err = m.abort(source.EStepBudget, fmt.Sprintf("step budget exceeded: more than %d steps", m.max))
+			break run
+		}
+		in := code[pc]
+		m.at = pc
+		pc++
+		switch in.Op {
+		case isa.OpJump:
+			pc = in.A
+		case isa.OpCall:
+			pc, err = m.call(in.A, in.B)
+		case isa.OpReturn:
+			pc, err = m.ret()
+		case isa.OpHaltAndFlag:
+			err = m.halt(in.A)
+		case isa.OpEnd:
+			err = m.end()
+		case isa.OpFail:
+			err = m.fail(m.p.Strings[in.A])
+		case isa.OpExec:
+			err = m.exec(ctx, in.A)
+		case isa.OpDispatch:
+			pc, err = m.dispatch(in.A)
+		case isa.OpWhen:
+			pc, err = m.when(in.A, pc, in.B)
+		case isa.OpVisit:
+			pc, err = m.visit(in.A, pc, in.B)
+		case isa.OpSetContext:
+			err = m.setContext(in.A)
+		case isa.OpLoopBegin:
+			pc, err = m.loopBegin(in.A, pc, in.B)
+		case isa.OpLoopNext:
+			pc, err = m.loopNext(in.A, pc, in.B)
+		case isa.OpLoopBreak:
+			pc, err = m.loopEnd(in.A, in.B, StepCompleted, SigSuccess)
+		case isa.OpLoopFail:
+			pc, err = m.loopEnd(in.A, in.B, StepFailed, SigFailure)
+		default:
+			err = m.internal(fmt.Sprintf("unknown opcode %s", in.Op))
+		}
+		if err != nil {
+			break run
+		}
+	}
+	if errors.Is(err, errEnd) {
+		err = nil
+	}
+	return m.st, err
+}
+
+// counted reports whether op executes a block for the step budget (a
+// skipped WHEN counts too, when it happens).
+func counted(op isa.Op) bool {
+	return op == isa.OpExec || op == isa.OpSetContext || op == isa.OpLoopBegin
+}
+
+// emit queues e for the commit that follows; its seq is reserved now.
+func (m *Machine) emit(e Event) {
+	m.st.EventSeq++
+	e.Seq = m.st.EventSeq
+	e.Time = m.now()
+	e.RunID = m.st.RunID
+	e.Msg = m.mask.String(e.Msg)
+	for i, t := range e.Traceback {
+		e.Traceback[i] = m.mask.String(t)
+	}
+	m.pending = append(m.pending, e)
+}
+
+// commit finishes the change being built: it numbers it, copies the
+// registers, hands it to Config.Checkpoint and then sends the events it
+// covers (an event is sent only once the state that reserved its seq is
+// saved, so seqs never repeat after a crash).
+func (m *Machine) commit() error {
+	d, st := m.d, m.st
+	st.Seq++
+	d.Seq = st.Seq
+	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
+	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
+	d.LoopStack = make([]LoopFrame, len(st.LoopStack))
+	copy(d.LoopStack, st.LoopStack)
+	for i := range d.LoopStack {
+		if !m.pushed || i != len(d.LoopStack)-1 {
+			d.LoopStack[i].Items = nil
+		}
+	}
+	m.d, m.pushed = &Delta{}, false
+	if m.cfg.Checkpoint != nil {
+		if err := m.cfg.Checkpoint(d, st); err != nil {
+			return fmt.Errorf("save state of run %s: %w", st.RunID, err)
+		}
+	}
+	for _, e := range m.pending {
+		if m.cfg.Events != nil {
+			m.cfg.Events(e)
+		}
+	}
+	m.pending = m.pending[:0]
+	return nil
+}
+
+// setStep records the result of a step.
+func (m *Machine) setStep(name string, r StepResult) {
+	m.st.putStep(name, r)
+	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
+}
+
+// reset removes step results (a loop body's, at an iteration start).
+func (m *Machine) reset(names []string) {
+	for _, n := range names {
+		delete(m.st.Steps, n)
+	}
+	m.d.Reset = append(m.d.Reset, names...)
+}
+
+// appendPayload appends segments to the payload.
+func (m *Machine) appendPayload(segs []workers.Segment) {
+	m.st.Payload = append(m.st.Payload, segs...)
+	m.d.Payload = append(m.d.Payload, segs...)
+}
+
+// replacePayload replaces the whole payload (CALL, RETURN).
+func (m *Machine) replacePayload(p []workers.Segment) {
+	m.st.Payload = p
+	m.d.Payload = slices.Clone(p)
+	if m.d.Payload == nil {
+		m.d.Payload = []workers.Segment{}
+	}
+	m.d.ReplacePayload = true
+}
+
+// setContextMap replaces the context (never changed in place).
+func (m *Machine) setContextMap(c map[string]any) {
+	m.st.Context = c
+	m.d.Context = c
+}
+
+// enter sets the registers: the current step, its phase and the signal.
+func (m *Machine) enter(id, phase, signal string) {
+	m.st.CurrentStep, m.st.Phase, m.st.Signal = id, phase, signal
+}
+
+// pos returns the source position of the current instruction.
+func (m *Machine) pos() source.Pos {
+	if int(m.at) < len(m.p.Pos) {
+		return m.p.Pos[m.at]
+	}
+	return source.Pos{}
+}
+
+// traceback lists the CALL sites on the return stack, outermost first.
+func (m *Machine) traceback() []string {
+	var tb []string
+	for _, f := range m.st.ReturnStack {
+		var at source.Pos
+		if b := m.block(f.CallBlock); b != nil {
+			at = b.Pos
+		}
+		tb = append(tb, fmt.Sprintf("%s: block '%s' called node '%s'", at, f.CallBlock, f.Node))
+	}
+	return tb
+}
+
+// abort ends the run in failure with a runtime error (E_NO_TRANSITION,
+// E_STEP_BUDGET, ...), saving the state.
+func (m *Machine) abort(code source.Code, msg string) error {
+	tb := m.traceback()
+	m.st.Status, m.st.EndedAt = StatusFailed, m.now().Format(time.RFC3339)
+	m.emit(evRunFailed(m.st.CurrentStep, string(code), msg, slices.Clone(tb)))
+	if err := m.commit(); err != nil {
+		return err
+	}
+	return &RuntimeError{Code: code, Msg: m.mask.String(msg), Pos: m.pos(), Traceback: tb}
+}
+
+// internal ends the run after a broken invariant.
+func (m *Machine) internal(what string) error {
+	msg := fmt.Sprintf("internal error at pc %d (%s): %s", m.at, m.pos(), what)
+	if m.st == nil {
+		return &RuntimeError{Code: source.EInternal, Msg: msg}
+	}
+	m.pending = m.pending[:0]
+	m.d = &Delta{}
+	if err := m.abort(source.EInternal, msg); err != nil {
+		var re *RuntimeError
+		if !errors.As(err, &re) {
+			return fmt.Errorf("%s: %w", msg, err)
+		}
+		return re
+	}
+	return nil
+}
+
+// interrupted saves the state of a cancelled run: the step being run
+// re-runs on resume.
+func (m *Machine) interrupted() error {
+	m.st.Status = StatusInterrupted
+	m.emit(evRunInterrupted(m.st.CurrentStep))
+	if err := m.commit(); err != nil {
+		return err
+	}
+	return &RuntimeError{Code: source.EInterrupted, Msg: fmt.Sprintf("run %s interrupted", m.st.RunID),
+		Pos: m.pos(), Traceback: m.traceback()}
+}
+
+// sortedKeys returns the keys of c in order.
+func sortedKeys(c map[string]any) []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// codeOf returns the code of err, E_STEP_FAILED when it has none.
+func codeOf(err error) source.Code {
+	var c source.Coded
+	if errors.As(err, &c) {
+		return c.ErrCode()
+	}
+	return source.EStepFailed
+}

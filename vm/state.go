@@ -1,0 +1,356 @@
+package vm
+
+import (
+	"smith/workers"
+)
+
+// Run statuses (State.Status).
+const (
+	StatusRunning     = "running"
+	StatusCompleted   = "completed"
+	StatusFailed      = "failed"
+	StatusHalted      = "halted"
+	StatusInterrupted = "interrupted"
+)
+
+// Step statuses (StepResult.Status).
+const (
+	StepCompleted = "completed"
+	StepFailed    = "failed"
+	StepSkipped   = "skipped"
+	StepRunning   = "running"
+)
+
+// Phases (State.Phase): where re-entry into State.CurrentStep happens.
+const (
+	// PhaseStart re-enters at the block's first instruction: the block
+	// runs (again).
+	PhaseStart = "start"
+	// PhaseDispatch re-enters at the block's DISPATCH with State.Signal:
+	// the block is not run again.
+	PhaseDispatch = "dispatch"
+	// PhaseBody re-enters a loop block at the first instruction of its
+	// body, for the iteration that the top loop frame names.
+	PhaseBody = "body"
+)
+
+// Signals the machine itself produces or looks up.
+const (
+	SigSuccess     = "SIGNAL:SUCCESS"
+	SigFailure     = "SIGNAL:FAILURE"
+	SigTimeout     = "SIGNAL:TIMEOUT"
+	SigSkipped     = "SIGNAL:SKIPPED"
+	SigMaxVisits   = "SIGNAL:MAX_VISITS"
+	SigFailDefault = "SIGNAL:FAIL_DEFAULT"
+)
+
+// MaxInlineIterations is how many iteration records of a loop State keeps
+// inline (the last ones); StepResult.IterationsTotal counts them all.
+const MaxInlineIterations = 100
+
+// outputExcerpt is how much of a step's output State keeps (CONTRACT 3.5).
+const outputExcerpt = 8192
+
+// A State is everything a run needs to continue: plain data with JSON tags
+// (state.json, CONTRACT 6). It holds no pc: re-entry is by the name in
+// CurrentStep and the Phase, so a recompiled program can be resumed.
+type State struct {
+	RunID        string `json:"run_id"`
+	WorkflowName string `json:"workflow_name"`
+	WorkflowPath string `json:"workflow_path"`
+	ProgramHash  string `json:"program_hash"`
+	// Status is running, completed, failed, halted or interrupted.
+	Status    string `json:"status"`
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at,omitempty"`
+	// CurrentStep is the step or block id where the run re-enters, as
+	// Phase says.
+	CurrentStep string `json:"current_step"`
+	// Phase is start, dispatch or body (see the Phase constants).
+	Phase       string `json:"phase"`
+	IsHalted    bool   `json:"isHalted"`
+	HaltedBlock string `json:"halted_block,omitempty"`
+	// Signal is the signal register: the last signal produced.
+	Signal  string                 `json:"signal,omitempty"`
+	Context map[string]any         `json:"context"`
+	Stats   Stats                  `json:"stats"`
+	Payload []workers.Segment      `json:"payload"`
+	Steps   map[string]*StepResult `json:"steps"`
+	// ReturnStack holds one frame per CALL not yet returned, outermost first.
+	ReturnStack []ReturnFrame `json:"return_stack"`
+	// LoopStack holds one frame per loop being run, outermost first.
+	LoopStack []LoopFrame    `json:"loop_stack"`
+	Visits    map[string]int `json:"visits"`
+	// Seq is the Seq of the last Delta applied.
+	Seq int `json:"seq"`
+	// EventSeq is the Seq of the last event emitted (or reserved).
+	EventSeq int `json:"event_seq"`
+}
+
+// Stats are run-wide counters.
+type Stats struct {
+	TotalTokensUsed   int `json:"totalTokensUsed"`
+	TotalLinesWritten int `json:"totalLinesWritten"`
+}
+
+// A StepResult is the outcome of the last run of one step or block.
+type StepResult struct {
+	// Status is completed, failed, skipped or running.
+	Status   string   `json:"status"`
+	ExitCode int      `json:"exit_code"`
+	Output   string   `json:"output"`
+	Lines    []string `json:"lines"`
+	JSON     any      `json:"json"`
+	// Duration is in seconds.
+	Duration        float64    `json:"duration"`
+	Attempts        int        `json:"attempts"`
+	Truncated       bool       `json:"truncated"`
+	SpillStdoutPath string     `json:"spill_stdout_path,omitempty"`
+	Error           *StepError `json:"error,omitempty"`
+	// Signal is the signal the step produced (manifests).
+	Signal string `json:"signal,omitempty"`
+	Visits int    `json:"visits,omitempty"`
+	// Iterations are the last MaxInlineIterations records of a loop.
+	Iterations      []Iteration `json:"iterations,omitempty"`
+	IterationsTotal int         `json:"iterations_total,omitempty"`
+	Provider        string      `json:"provider,omitempty"`
+}
+
+// A StepError is the code and message of a failed step.
+type StepError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// An Iteration is the record of one iteration of a loop: exit_code, output
+// and duration are those of the last step run in it.
+type Iteration struct {
+	Index    int                    `json:"index"`
+	Item     any                    `json:"item"`
+	Status   string                 `json:"status"`
+	ExitCode int                    `json:"exit_code"`
+	Duration float64                `json:"duration"`
+	Output   string                 `json:"output"`
+	Steps    map[string]*StepResult `json:"steps"`
+}
+
+// A ReturnFrame is one CALL not yet returned.
+type ReturnFrame struct {
+	// ReturnBlock is the block RETURN re-enters (at its start).
+	ReturnBlock string `json:"return_block"`
+	// Node is the called node.
+	Node string `json:"node"`
+	// CallBlock is the block whose transition made the call (tracebacks).
+	CallBlock string `json:"call_block,omitempty"`
+	// ReturnPhase is "" (re-enter ReturnBlock at its start) or dispatch.
+	ReturnPhase string `json:"return_phase,omitempty"`
+	// Saved says the caller's payload was saved (the callee does not
+	// inherit context); SavedPayload is restored by RETURN.
+	Saved        bool              `json:"saved,omitempty"`
+	SavedPayload []workers.Segment `json:"saved_payload,omitempty"`
+}
+
+// A LoopFrame is one loop being run.
+type LoopFrame struct {
+	Loop  string `json:"loop"`
+	Index int    `json:"index"`
+	Total int    `json:"total"`
+	// Items is the evaluated item list; a Delta carries it only when it
+	// pushes the frame.
+	Items []any `json:"items,omitempty"`
+	// Last is the last step run in the current iteration ("" when none).
+	Last string `json:"last,omitempty"`
+	// Elapsed is the seconds spent in the loop's steps so far.
+	Elapsed float64 `json:"elapsed"`
+}
+
+// A Delta is what one state change did: the machine passes one to
+// Config.Checkpoint after every change that must survive a crash. It is
+// small and its size does not grow with the run: State.Apply rebuilds the
+// State from a snapshot and the deltas that follow it.
+type Delta struct {
+	Seq int `json:"seq"`
+	// Registers, copied whole.
+	CurrentStep string `json:"current_step"`
+	Phase       string `json:"phase"`
+	Signal      string `json:"signal,omitempty"`
+	Status      string `json:"status"`
+	IsHalted    bool   `json:"isHalted,omitempty"`
+	HaltedBlock string `json:"halted_block,omitempty"`
+	EndedAt     string `json:"ended_at,omitempty"`
+	EventSeq    int    `json:"event_seq"`
+	// LoopStack is the whole loop stack, without items except for a frame
+	// this delta pushed.
+	LoopStack []LoopFrame `json:"loop_stack"`
+	// ReturnStack is the whole return stack when SetReturn.
+	SetReturn   bool          `json:"set_return,omitempty"`
+	ReturnStack []ReturnFrame `json:"return_stack,omitempty"`
+	// Reset lists step results removed before Steps is applied (a loop
+	// body at the start of an iteration).
+	Reset []string `json:"reset,omitempty"`
+	// Steps are the step results that changed.
+	Steps []StepChange `json:"steps,omitempty"`
+	// Iteration is the iteration record this change closed.
+	Iteration *IterationChange `json:"iteration,omitempty"`
+	// Context is the whole context when it changed.
+	Context map[string]any `json:"context,omitempty"`
+	// Payload holds the appended segments, or the whole payload when
+	// ReplacePayload (CALL, RETURN).
+	Payload        []workers.Segment `json:"payload,omitempty"`
+	ReplacePayload bool              `json:"replace_payload,omitempty"`
+	// Stats holds increments.
+	Stats Stats `json:"stats"`
+	// Visit is the new visit count of the visited block.
+	Visit *VisitChange `json:"visit,omitempty"`
+	// Start is set on the first delta of a fresh run: it carries the run's
+	// identity (the rest of State is empty then or in the registers).
+	Start *RunStart `json:"start,omitempty"`
+}
+
+// A RunStart is the identity of a run, set once.
+type RunStart struct {
+	RunID        string         `json:"run_id"`
+	WorkflowName string         `json:"workflow_name"`
+	WorkflowPath string         `json:"workflow_path"`
+	ProgramHash  string         `json:"program_hash"`
+	StartedAt    string         `json:"started_at"`
+	Context      map[string]any `json:"context"`
+}
+
+// A StepChange is one step result as it is now. A loop's result in a delta
+// has no Iterations: they arrive one by one in Delta.Iteration and are kept.
+type StepChange struct {
+	Name   string     `json:"name"`
+	Result StepResult `json:"result"`
+}
+
+// An IterationChange is one closed iteration record of a loop.
+type IterationChange struct {
+	Loop   string    `json:"loop"`
+	Record Iteration `json:"record"`
+}
+
+// A VisitChange is the visit count of one block.
+type VisitChange struct {
+	Block string `json:"block"`
+	Count int    `json:"count"`
+}
+
+// Apply applies d to s. It is idempotent: a delta whose Seq is not past
+// s.Seq is skipped, so a journal may be replayed over a newer snapshot.
+func (s *State) Apply(d *Delta) {
+	if d.Seq <= s.Seq {
+		return
+	}
+	s.Seq = d.Seq
+	if st := d.Start; st != nil {
+		s.RunID, s.WorkflowName, s.WorkflowPath = st.RunID, st.WorkflowName, st.WorkflowPath
+		s.ProgramHash, s.StartedAt, s.Context = st.ProgramHash, st.StartedAt, st.Context
+		s.init()
+	}
+	s.CurrentStep, s.Phase, s.Signal, s.Status = d.CurrentStep, d.Phase, d.Signal, d.Status
+	s.IsHalted, s.HaltedBlock, s.EndedAt = d.IsHalted, d.HaltedBlock, d.EndedAt
+	s.EventSeq = d.EventSeq
+	s.LoopStack = mergeLoopStack(s.LoopStack, d.LoopStack)
+	if d.SetReturn {
+		s.ReturnStack = append([]ReturnFrame{}, d.ReturnStack...)
+	}
+	for _, name := range d.Reset {
+		delete(s.Steps, name)
+	}
+	for _, c := range d.Steps {
+		s.putStep(c.Name, c.Result)
+	}
+	if it := d.Iteration; it != nil {
+		s.appendIteration(it.Loop, it.Record)
+	}
+	if d.Context != nil {
+		s.Context = d.Context
+	}
+	if d.ReplacePayload {
+		s.Payload = append([]workers.Segment{}, d.Payload...)
+	} else if len(d.Payload) > 0 {
+		s.Payload = append(s.Payload, d.Payload...)
+	}
+	s.Stats.TotalTokensUsed += d.Stats.TotalTokensUsed
+	s.Stats.TotalLinesWritten += d.Stats.TotalLinesWritten
+	if v := d.Visit; v != nil {
+		if s.Visits == nil {
+			s.Visits = map[string]int{}
+		}
+		s.Visits[v.Block] = v.Count
+	}
+}
+
+// init makes the collections of s non-nil, so that a fresh State prints
+// them as empty ([] and {}) rather than null.
+func (s *State) init() {
+	if s.Context == nil {
+		s.Context = map[string]any{}
+	}
+	if s.Payload == nil {
+		s.Payload = []workers.Segment{}
+	}
+	if s.Steps == nil {
+		s.Steps = map[string]*StepResult{}
+	}
+	if s.ReturnStack == nil {
+		s.ReturnStack = []ReturnFrame{}
+	}
+	if s.LoopStack == nil {
+		s.LoopStack = []LoopFrame{}
+	}
+	if s.Visits == nil {
+		s.Visits = map[string]int{}
+	}
+}
+
+// mergeLoopStack returns next, with the items of each frame that next does
+// not carry taken from the same frame of old.
+func mergeLoopStack(old, next []LoopFrame) []LoopFrame {
+	out := make([]LoopFrame, len(next))
+	copy(out, next)
+	for i := range out {
+		if out[i].Items == nil && i < len(old) && old[i].Loop == out[i].Loop {
+			out[i].Items = old[i].Items
+		}
+	}
+	return out
+}
+
+// putStep stores a copy of r as the result of name. A result without
+// iterations keeps those already recorded (a loop's iterations arrive one
+// by one). Results are never changed in place, so an iteration record may
+// share them.
+func (s *State) putStep(name string, r StepResult) {
+	if s.Steps == nil {
+		s.Steps = map[string]*StepResult{}
+	}
+	if old := s.Steps[name]; old != nil && r.Iterations == nil {
+		r.Iterations, r.IterationsTotal = old.Iterations, old.IterationsTotal
+	}
+	s.Steps[name] = &r
+}
+
+// appendIteration appends rec to the loop's result, keeping the last
+// MaxInlineIterations records inline.
+func (s *State) appendIteration(loop string, rec Iteration) {
+	var r StepResult
+	if old := s.Steps[loop]; old != nil {
+		r = *old
+	} else {
+		r.Status = StepRunning
+	}
+	keep := r.Iterations
+	if len(keep) >= MaxInlineIterations {
+		keep = keep[len(keep)-MaxInlineIterations+1:]
+	}
+	its := make([]Iteration, 0, len(keep)+1)
+	its = append(its, keep...)
+	r.Iterations = append(its, rec)
+	r.IterationsTotal++
+	if s.Steps == nil {
+		s.Steps = map[string]*StepResult{}
+	}
+	s.Steps[loop] = &r
+}

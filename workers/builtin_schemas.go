@@ -1,0 +1,80 @@
+package workers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Names of the built-in validation schemas (CONTRACT.md section 9).
+const (
+	SchemaCodeAndExplanation = "CodeAndExplanation"
+	SchemaCodeOnly           = "CodeOnly"
+)
+
+// A CodeAndExplanation is the reply the CodeAndExplanation schema asks for:
+// an object with a non-empty code and a non-empty explanation. Other keys are
+// allowed and kept.
+type CodeAndExplanation struct {
+	Code        string `json:"code" jsonschema:"minLength=1"`
+	Explanation string `json:"explanation" jsonschema:"minLength=1"`
+}
+
+// preambleFields is what Internal:PreambleValidator requires of a file's
+// preamble: a non-empty id and description. Other keys are allowed.
+type preambleFields struct {
+	ID          string `json:"id" jsonschema:"minLength=1"`
+	Description string `json:"description" jsonschema:"minLength=1"`
+}
+
+// BuiltinSchemaNames returns the names of the built-in validation schemas,
+// sorted.
+func BuiltinSchemaNames() []string {
+	return []string{SchemaCodeAndExplanation, SchemaCodeOnly}
+}
+
+// builtinSchemaText returns the JSON Schema text of a built-in schema, or
+// false for another name. The object schemas are reflected from the Go
+// types; CodeOnly is a non-empty string.
+func builtinSchemaText(name string) (string, bool) {
+	switch name {
+	case SchemaCodeAndExplanation:
+		return reflectSchema(&CodeAndExplanation{}), true
+	case SchemaCodeOnly:
+		one := uint64(1)
+		return printSchema(&jsonschema.Schema{
+			Version:   jsonschema.Version,
+			Type:      "string",
+			MinLength: &one,
+		}), true
+	}
+	return "", false
+}
+
+// preambleSchemaText is the JSON Schema of preambleFields.
+func preambleSchemaText() string {
+	return reflectSchema(&preambleFields{})
+}
+
+// reflectSchema returns the schema of v's type: inline (no $defs), every
+// field required, other properties allowed.
+func reflectSchema(v any) string {
+	r := &jsonschema.Reflector{
+		DoNotReference:            true,
+		ExpandedStruct:            true,
+		AllowAdditionalProperties: true,
+		Anonymous:                 true,
+	}
+	return printSchema(r.Reflect(v))
+}
+
+// printSchema prints s indented; the output is deterministic (properties
+// keep their declaration order).
+func printSchema(s *jsonschema.Schema) string {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		panic(fmt.Sprintf("internal error: print built-in schema: %v", err))
+	}
+	return string(b)
+}

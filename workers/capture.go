@@ -1,0 +1,75 @@
+package workers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"smith/manifest/source"
+)
+
+// Output capture modes (output_capture).
+const (
+	captureText  = "text"
+	captureLines = "lines"
+	captureJSON  = "json"
+)
+
+// trimOutput is a step's output: stdout with trailing newlines removed.
+func trimOutput(s string) string { return strings.TrimRight(s, "\n") }
+
+// applyCapture fills res.Lines or res.JSON from whole, the whole (masked)
+// stdout or reply, according to req.OutputCapture.
+//
+// lines: whole without its trailing newlines, split on "\n" (an empty output
+// gives an empty, non-nil list; a "\r" before a newline is kept).
+//
+// json: whole is decoded with encoding/json into plain Go values (objects
+// map[string]any, arrays []any, numbers float64, strings, bools, nil); the
+// whole output must be one JSON value. A result that failed already keeps its
+// failure and gets JSON only when the output parses; a successful one that
+// does not parse fails with E_JSON_PARSE, unless AllowParseError, in which case
+// JSON stays nil and the result stays a success.
+func applyCapture(req *Request, res *Result, whole []byte) {
+	switch req.OutputCapture {
+	case "", captureText:
+	case captureLines:
+		res.Lines = splitLines(string(whole))
+	case captureJSON:
+		var v any
+		err := json.Unmarshal(whole, &v)
+		if err == nil {
+			res.JSON, res.HasJSON = v, true
+			return
+		}
+		if res.Signal == SignalSuccess && !req.AllowParseError {
+			res.Signal = SignalFailure
+			res.Err = stepErr(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))
+		}
+	default:
+		if res.Signal == SignalSuccess {
+			res.Signal = SignalFailure
+			res.Err = stepErr(source.EInternal, "internal error: step '%s' has output_capture '%s'", req.Step, req.OutputCapture)
+		}
+	}
+}
+
+// splitLines splits s (without its trailing newlines) on "\n".
+func splitLines(s string) []string {
+	s = trimOutput(s)
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, "\n")
+}
+
+// jsonErrText describes a JSON syntax error, with the offset where it has one.
+func jsonErrText(err error, data []byte) string {
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return "the output is empty"
+	}
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+	}
+	return err.Error()
+}

@@ -1,0 +1,253 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"smith/workers/confine"
+)
+
+// Change plans (Internal:UpdateChangePlan, CONTRACT.md section 8). A run's
+// change plan is the sorted list of distinct paths (relative to the
+// worktree, with forward slashes) it intends to change, kept in
+// RUN_ROOT/changeplan.json as a JSON array and replaced atomically. The
+// conflict scan compares a run's whole plan with the plans of every other
+// active run: one whose RUN_ROOT/state.json has "status" "running" or
+// "halted".
+
+// changePlanFile is the name of a run's change plan under RUN_ROOT.
+const changePlanFile = "changeplan.json"
+
+// A Conflict is another active run whose change plan shares paths with this
+// run's plan.
+type Conflict struct {
+	Run   string   // the other run's id
+	Paths []string // the shared paths, sorted
+}
+
+// A changePlanner records paths in a run's change plan and reports the
+// conflicts; *ChangePlanStore is the real one, tests use fakes.
+type changePlanner interface {
+	Add(runID string, paths []string) ([]Conflict, error)
+}
+
+// A ChangePlanStore keeps the change plans of the runs under RunsDir
+// (BASE/.orchestrator/runs), one directory per run.
+type ChangePlanStore struct {
+	RunsDir string
+}
+
+var _ changePlanner = ChangePlanStore{}
+
+// ChangePlan returns the change plan saved under runRoot: nil when it has
+// none.
+func ChangePlan(runRoot string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(runRoot, changePlanFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read change plan: %w", err)
+	}
+	var plan []string
+	if err := json.Unmarshal(b, &plan); err != nil {
+		return nil, fmt.Errorf("read change plan %s: %w", filepath.Join(runRoot, changePlanFile), err)
+	}
+	return plan, nil
+}
+
+// Add adds paths to the change plan of runID, saves it, and returns the
+// active runs (other than runID) whose plans share paths with it, sorted by
+// run id. Paths are cleaned (path.Clean, forward slashes); the caller has
+// confined them.
+func (s ChangePlanStore) Add(runID string, paths []string) ([]Conflict, error) {
+	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
+		return nil, fmt.Errorf("add to change plan: bad run id '%s'", runID)
+	}
+	root := filepath.Join(s.RunsDir, runID)
+	plan, err := ChangePlan(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		plan = append(plan, path.Clean(filepath.ToSlash(p)))
+	}
+	slices.Sort(plan)
+	plan = slices.Compact(plan)
+	if err := writePlan(root, plan); err != nil {
+		return nil, err
+	}
+	return s.conflicts(runID, plan)
+}
+
+// conflicts scans the other active runs' plans for paths in plan.
+func (s ChangePlanStore) conflicts(runID string, plan []string) ([]Conflict, error) {
+	entries, err := os.ReadDir(s.RunsDir) // sorted by name
+	if err != nil {
+		return nil, fmt.Errorf("scan runs: %w", err)
+	}
+	var out []Conflict
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == runID {
+			continue
+		}
+		root := filepath.Join(s.RunsDir, e.Name())
+		state, err := os.ReadFile(filepath.Join(root, "state.json"))
+		if err != nil {
+			continue // not a run, or one that has not saved state yet
+		}
+		switch gjson.GetBytes(state, "status").String() {
+		case "running", "halted":
+		default:
+			continue
+		}
+		other, err := ChangePlan(root)
+		if err != nil {
+			continue // a damaged plan of another run does not stop this one
+		}
+		var shared []string
+		for _, p := range other {
+			if _, found := slices.BinarySearch(plan, p); found {
+				shared = append(shared, p)
+			}
+		}
+		if len(shared) > 0 {
+			slices.Sort(shared)
+			out = append(out, Conflict{Run: e.Name(), Paths: slices.Compact(shared)})
+		}
+	}
+	return out, nil
+}
+
+// writePlan saves plan under root atomically.
+func writePlan(root string, plan []string) error {
+	if plan == nil {
+		plan = []string{}
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return fmt.Errorf("save change plan: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("save change plan: %w", err)
+	}
+	f, err := os.CreateTemp(root, "."+changePlanFile+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save change plan: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(append(b, '\n'))
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, filepath.Join(root, changePlanFile))
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("save change plan: %w", werr)
+	}
+	return nil
+}
+
+// runUpdateChangePlan is Internal:UpdateChangePlan.
+func runUpdateChangePlan(_ context.Context, _ *Registry, req *Request) Result {
+	if req.RunRoot == "" {
+		l := &segmentList{req: req}
+		l.add(SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")
+		return l.result(SignalSuccess, 0, nil)
+	}
+	root := filepath.Clean(req.RunRoot)
+	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root)})
+}
+
+// updateChangePlan reads the paths of every NEW_FILES_IDENTIFIED segment
+// (a JSON array of relative paths; fences and chatter around it are
+// tolerated), checks each with confine.Lexical, hands the good ones to
+// planner and reports overlaps with other active runs in one CONFLICT
+// segment {"paths": [...], "runs": [...]} (both sorted). It always returns
+// SIGNAL:SUCCESS (seed 001); a segment it cannot read, a bad path or a
+// failure to save adds an ERROR segment instead.
+func updateChangePlan(req *Request, runID string, planner changePlanner) Result {
+	l := &segmentList{req: req}
+	var paths []string
+	seen := false
+	for i, seg := range req.Payload {
+		if seg.Type != SegNewFiles {
+			continue
+		}
+		seen = true
+		list, err := parsePathList(seg.Content)
+		if err != nil {
+			l.add(SegError, fmt.Sprintf("segment %d (%s): %v", i+1, SegNewFiles, err))
+			continue
+		}
+		for _, p := range list {
+			if err := confine.Lexical(p); err != nil {
+				l.add(SegError, fmt.Sprintf("segment %d (%s): %v; it was not added to the change plan", i+1, SegNewFiles, err))
+				continue
+			}
+			if !filepath.IsLocal(p) {
+				l.add(SegError, fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; it was not added to the change plan", i+1, SegNewFiles, p))
+				continue
+			}
+			paths = append(paths, p)
+		}
+	}
+	if !seen {
+		l.add(SegError, fmt.Sprintf("the payload has no %s segment; the change plan is unchanged", SegNewFiles))
+		return l.result(SignalSuccess, 0, nil)
+	}
+	conflicts, err := planner.Add(runID, paths)
+	if err != nil {
+		l.add(SegError, err.Error())
+		return l.result(SignalSuccess, 0, nil)
+	}
+	if len(conflicts) > 0 {
+		var c struct {
+			Paths []string `json:"paths"`
+			Runs  []string `json:"runs"`
+		}
+		for _, x := range conflicts {
+			c.Runs = append(c.Runs, x.Run)
+			c.Paths = append(c.Paths, x.Paths...)
+		}
+		slices.Sort(c.Paths)
+		c.Paths = slices.Compact(c.Paths)
+		slices.Sort(c.Runs)
+		l.add(SegConflict, toolJSON(c))
+	}
+	res := l.result(SignalSuccess, 0, nil)
+	res.Output = fmt.Sprintf("added %d path(s) to the change plan", len(paths))
+	return res
+}
+
+// parsePathList reads a JSON array of strings, through the cleaner when the
+// content is not JSON as a whole.
+func parsePathList(content string) ([]string, error) {
+	text := strings.TrimSpace(content)
+	if !json.Valid([]byte(text)) {
+		var ok bool
+		if text, ok = ExtractJSON(CleanReply(content)); !ok {
+			return nil, errors.New("content is not a JSON array of paths")
+		}
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(text), &list); err != nil {
+		return nil, fmt.Errorf("content is not a JSON array of paths: %v", err)
+	}
+	return list, nil
+}

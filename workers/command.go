@@ -1,0 +1,165 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+
+	"smith/manifest/source"
+)
+
+// runCommand runs a command step: confine its paths, wait for wait_for, check
+// depends_on, then run Argv with retries.
+func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
+	p, serr := prepare(req)
+	if serr != nil {
+		return failed(exitNotRun, serr)
+	}
+	if len(req.Argv) == 0 {
+		return failed(exitNotRun, stepErr(source.EExec, "step '%s' has an empty command", req.Step))
+	}
+	if _, res, ok := r.preconditions(ctx, req, p); !ok {
+		return res
+	}
+	return r.retry(ctx, req, 0, false, func(int) Result {
+		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, p.input, p.output)
+		if err != nil {
+			return failed(exitNotRun, escapeErr("output_file", err))
+		}
+		return processResult(ctx, req, p, pr, outErr)
+	})
+}
+
+// preconditions checks that input_file exists, then waits for wait_for and
+// checks depends_on. It returns the files depends_on matched, or the failure
+// and false when the step must not run.
+func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]string, Result, bool) {
+	if p.input != "" {
+		if _, err := os.Stat(p.input); err != nil {
+			return nil, failed(exitNotRun, stepErr(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
+		}
+	}
+	if res, ok := r.waitFor(ctx, req); !ok {
+		return nil, res, false
+	}
+	files, serr := dependsOn(req)
+	if serr != nil {
+		return nil, failed(exitNotRun, serr), false
+	}
+	return files, Result{}, true
+}
+
+// runProcess runs argv once the way every step runs: cwd WORKSPACE, the
+// built environment, stdin from stdinPath (or /dev/null), the step's timeout,
+// stdout spill and stderr log under RUN_ROOT/logs. When output is set the
+// whole (masked) stdout also goes there; outErr reports a failure to create
+// or write it, and err a failure to create it (the process did not run).
+func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr ProcResult, outErr, err error) {
+	spec := ProcSpec{
+		Argv:        argv,
+		Dir:         req.Dirs.Workspace,
+		Env:         BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env),
+		StdinPath:   stdinPath,
+		Timeout:     timeoutOf(req),
+		StdoutSpill: p.spill,
+		StderrLog:   p.stderrLog,
+		Mask:        req.Mask,
+		Live:        req.Live,
+	}
+	var sink *errWriter
+	if output != "" {
+		f, err := req.Dirs.Create(output)
+		if err != nil {
+			return ProcResult{}, nil, err
+		}
+		defer func() {
+			if err := f.Close(); err != nil && outErr == nil {
+				outErr = err
+			}
+		}()
+		sink = &errWriter{w: f}
+		spec.Stdout = sink
+	}
+	pr = RunProc(ctx, spec)
+	if sink != nil {
+		outErr = sink.err
+	}
+	return pr, outErr, nil
+}
+
+// processResult turns one finished process into a Result and applies the
+// output capture.
+func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, outErr error) Result {
+	res := Result{
+		ExitCode:    pr.ExitCode,
+		Truncated:   pr.StdoutTruncated,
+		SpillStdout: pr.StdoutSpill,
+		StderrLog:   p.stderrLog,
+	}
+	if pr.StartErr != nil {
+		res.Signal, res.ExitCode, res.Err = SignalFailure, exitNotFound, startErr(req.Argv[0], pr.StartErr)
+		if ctx.Err() != nil {
+			res.ExitCode, res.Err = exitNotRun, stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+		}
+		return res
+	}
+	res.Signal = signalFor(pr.ExitCode)
+	switch {
+	case pr.TimedOut:
+		res.Err = stepErr(source.ETimeout, "step '%s' timed out after %s", req.Step, timeoutOf(req))
+	case ctx.Err() != nil:
+		res.Signal = SignalFailure
+		res.Err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+	}
+	res.Output = trimOutput(string(pr.Stdout))
+	whole := pr.Stdout
+	if pr.StdoutTruncated && pr.StdoutSpill != "" {
+		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
+			whole = b
+		}
+	}
+	applyCapture(req, &res, whole)
+	if outErr != nil && res.Signal == SignalSuccess {
+		res.Signal, res.Err = SignalFailure, stepErr(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
+	}
+	return res
+}
+
+// startErr describes a process that could not be started.
+func startErr(name string, err error) *StepError {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return stepErr(source.EExec, "command '%s' not found", name)
+	}
+	return stepErr(source.EExec, "command '%s' cannot be started: %v", name, err)
+}
+
+// osErrText is the reason of a file system error without the path, which
+// the caller names itself.
+func osErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// An errWriter passes writes on and remembers the first error, so that a
+// failing output_file is told apart from a failing -v stream.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}

@@ -1,0 +1,213 @@
+package workers
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"smith/manifest/source"
+)
+
+const (
+	defaultWaitTimeout = 300 * time.Second
+	defaultWaitPoll    = 500 * time.Millisecond
+)
+
+// Inject modes of depends_on.
+const (
+	injectNone    = "none"
+	injectList    = "list"
+	injectContent = "content"
+	injectTrue    = "true" // inject: true
+)
+
+// waitFor blocks until at least MinCount files match the wait_for glob. It
+// polls every Poll (default 500 ms) and gives up after Timeout (default
+// 300 s) with SIGNAL:TIMEOUT, exit code 124 and E_WAIT_TIMEOUT. The clock and
+// the pause are the Registry's, so tests need no real time.
+func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
+	wf := req.WaitFor
+	if wf == nil {
+		return Result{}, true
+	}
+	timeout, poll, minCount := wf.Timeout, wf.Poll, wf.MinCount
+	if timeout <= 0 {
+		timeout = defaultWaitTimeout
+	}
+	if poll <= 0 {
+		poll = defaultWaitPoll
+	}
+	minCount = max(minCount, 1)
+	deadline := r.now().Add(timeout)
+	for {
+		matches, serr := globFiles(req, wf.Glob)
+		if serr != nil {
+			return failed(exitNotRun, serr), false
+		}
+		if len(matches) >= minCount {
+			return Result{}, true
+		}
+		if !r.now().Before(deadline) {
+			return Result{
+				Signal:   SignalTimeout,
+				ExitCode: exitTimeout,
+				Err: stepErr(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
+					wf.Glob, len(matches), minCount, timeout),
+			}, false
+		}
+		if err := r.sleep(ctx, poll); err != nil {
+			return failed(exitNotRun, stepErr(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
+		}
+	}
+}
+
+// dependsOn checks depends_on: every required glob must match at least one
+// file. It returns every matched file (required globs first, then optional
+// ones, each glob's matches sorted, without repeats) as absolute paths.
+func dependsOn(req *Request) ([]string, *StepError) {
+	d := req.DependsOn
+	if d == nil {
+		return nil, nil
+	}
+	var files []string
+	add := func(ms []string) {
+		for _, m := range ms {
+			if !slices.Contains(files, m) {
+				files = append(files, m)
+			}
+		}
+	}
+	for _, g := range d.Required {
+		ms, serr := globFiles(req, g)
+		if serr != nil {
+			return nil, serr
+		}
+		if len(ms) == 0 {
+			return nil, stepErr(source.EDepMissing, "depends_on: required '%s' matches no file", g)
+		}
+		add(ms)
+	}
+	for _, g := range d.Optional {
+		ms, serr := globFiles(req, g)
+		if serr != nil {
+			return nil, serr
+		}
+		add(ms)
+	}
+	return files, nil
+}
+
+// globFiles returns the files matching pattern (relative to WORKSPACE, the
+// syntax of filepath.Match, no "**"), sorted. The pattern is confined first
+// (absolute, ".." out of BASE, and symlinks along its literal components are
+// E_PATH_ESCAPE), and then every match, so a wildcard cannot lead through a
+// symlink either.
+func globFiles(req *Request, pattern string) ([]string, *StepError) {
+	abs, err := req.Dirs.Resolve(pattern)
+	if err != nil {
+		return nil, escapeErr("glob", err)
+	}
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return nil, stepErr(source.EExec, "glob '%s' is malformed: %v", pattern, err)
+	}
+	rel, err := filepath.Rel(req.Dirs.Base, abs)
+	if err != nil {
+		return nil, stepErr(source.EExec, "glob '%s': %v", pattern, err)
+	}
+	matches, err := filepath.Glob(filepath.Join(escapeGlob(req.Dirs.Base), rel))
+	if err != nil {
+		return nil, stepErr(source.EExec, "glob '%s' is malformed: %v", pattern, err)
+	}
+	slices.Sort(matches)
+	for _, m := range matches {
+		mrel, err := filepath.Rel(req.Dirs.Workspace, m)
+		if err != nil {
+			return nil, stepErr(source.EExec, "glob '%s': %v", pattern, err)
+		}
+		if _, err := req.Dirs.Resolve(mrel); err != nil {
+			return nil, escapeErr("glob '"+pattern+"'", err)
+		}
+	}
+	return matches, nil
+}
+
+// escapeGlob quotes the glob metacharacters of a literal path.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// injectDeps adds the files that depends_on matched to prompt. Mode list adds
+// their paths (relative to WORKSPACE) one per line, mode content adds
+// "--- path ---\n<content>" for each regular file; either is preceded by the
+// instruction line when there is one. The block goes before the prompt
+// (position prepend, the default) or after it (append), separated from it by
+// one empty line.
+func injectDeps(req *Request, files []string, prompt string) (string, *StepError) {
+	d := req.DependsOn
+	if d == nil {
+		return prompt, nil
+	}
+	var b strings.Builder
+	if d.Instruction != "" {
+		b.WriteString(d.Instruction)
+		b.WriteString("\n")
+	}
+	switch d.Inject {
+	case "", injectNone:
+		return prompt, nil
+	case injectList, injectTrue:
+		for _, f := range files {
+			b.WriteString(displayPath(req, f))
+			b.WriteString("\n")
+		}
+	case injectContent:
+		for _, f := range files {
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			content, err := readConfined(req, f)
+			if err != nil {
+				return "", escapeErr("depends_on", err)
+			}
+			b.WriteString("--- " + displayPath(req, f) + " ---\n")
+			b.WriteString(content)
+			if !strings.HasSuffix(content, "\n") {
+				b.WriteString("\n")
+			}
+		}
+	default:
+		return "", stepErr(source.EExec, "depends_on inject mode '%s' is not list, content or none", d.Inject)
+	}
+	block := strings.TrimRight(b.String(), "\n")
+	switch {
+	case prompt == "":
+		return block, nil
+	case block == "":
+		return prompt, nil
+	case d.Position == "append":
+		return prompt + "\n\n" + block, nil
+	}
+	return block + "\n\n" + prompt, nil
+}
+
+// readConfined reads abs, a confined path, through the project root.
+func readConfined(req *Request, abs string) (string, error) {
+	f, err := req.Dirs.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return string(b), err
+}

@@ -1,0 +1,144 @@
+package workers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"smith/manifest/source"
+)
+
+// The internal workers (CONTRACT.md section 8, seed 001). Each reads the
+// request's payload, config and worktree path and returns a Result whose
+// Segments are the NEW segments to append to the payload, in order. A
+// segment's ID is "<run id>/<step>/<n>", n being its 1-based index in the
+// payload once appended (len(req.Payload) + its position); its Timestamp is
+// left empty for the VM, which owns the clock, to fill.
+//
+// The worktree path is req.WorktreePath, or WORKSPACE when that is empty; it
+// must lie inside BASE (it is WORKSPACE or BASE/.orchestrator/worktrees/<run>).
+
+// Internal worker names, as a block's worker spells them.
+const (
+	InternalTestRunner          = "Internal:TestRunner"
+	InternalRunLinter           = "Internal:RunLinter"
+	InternalRunBuilder          = "Internal:RunBuilder"
+	InternalFileSystemWriter    = "Internal:FileSystemWriter"
+	InternalDocumentationWriter = "Internal:DocumentationWriter"
+	InternalPreambleValidator   = "Internal:PreambleValidator"
+	InternalUpdateChangePlan    = "Internal:UpdateChangePlan"
+)
+
+// Segment types the internal workers read and write.
+const (
+	SegCodeOutput      = "CODE_OUTPUT"
+	SegDocOutput       = "DOCUMENTATION_OUTPUT"
+	SegTestResult      = "TEST_RESULT"
+	SegLintResult      = "LINT_RESULT"
+	SegBuildResult     = "BUILD_RESULT"
+	SegError           = "ERROR"
+	SegValidationError = "VALIDATION_ERROR"
+	SegNewFiles        = "NEW_FILES_IDENTIFIED"
+	SegConflict        = "CONFLICT"
+)
+
+const (
+	// internalNotRunExit is the exit code of an internal worker that ran no
+	// process.
+	internalNotRunExit = -1
+	// workspacePerm is the mode of a WORKSPACE created for a worker.
+	workspacePerm = 0o755
+)
+
+// Internal returns the implementation of the internal worker name
+// ("Internal:TestRunner"), and false for a name that is not one.
+func Internal(name string) (InternalFunc, bool) {
+	switch name {
+	case InternalTestRunner:
+		return runTestRunner, true
+	case InternalRunLinter:
+		return runLinter, true
+	case InternalRunBuilder:
+		return runBuilder, true
+	case InternalFileSystemWriter:
+		return runFileSystemWriter, true
+	case InternalDocumentationWriter:
+		return runDocumentationWriter, true
+	case InternalPreambleValidator:
+		return runPreambleValidator, true
+	case InternalUpdateChangePlan:
+		return runUpdateChangePlan, true
+	}
+	return nil, false
+}
+
+// InternalNames returns every internal worker name, sorted (for did-you-mean
+// suggestions and for filling a Registry).
+func InternalNames() []string {
+	return []string{
+		InternalDocumentationWriter,
+		InternalFileSystemWriter,
+		InternalPreambleValidator,
+		InternalRunBuilder,
+		InternalRunLinter,
+		InternalTestRunner,
+		InternalUpdateChangePlan,
+	}
+}
+
+// A segmentList collects the new segments of one internal worker call.
+type segmentList struct {
+	req  *Request
+	segs []Segment
+}
+
+// add appends a segment of type typ.
+func (l *segmentList) add(typ, content string) {
+	n := len(l.req.Payload) + len(l.segs) + 1
+	l.segs = append(l.segs, Segment{
+		ID:      fmt.Sprintf("%s/%s/%d", l.req.RunID, l.req.Step, n),
+		Type:    typ,
+		Content: content,
+	})
+}
+
+// result returns a Result with signal, the exit code and the segments.
+func (l *segmentList) result(signal string, exit int, err error) Result {
+	return Result{Signal: signal, ExitCode: exit, Segments: l.segs, Err: err}
+}
+
+// worktreePath returns the absolute worktree path of req, checked to lie
+// inside BASE. WORKSPACE is created when it is the worktree.
+func worktreePath(req *Request) (string, error) {
+	wt := req.WorktreePath
+	if wt == "" {
+		wt = req.Dirs.Workspace
+		if wt == "" {
+			return "", &StepError{Code: source.EInternal, Msg: fmt.Sprintf("internal error: step '%s' has no workspace", req.Step)}
+		}
+		if err := os.MkdirAll(wt, workspacePerm); err != nil {
+			return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
+		}
+	}
+	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
+	if err != nil {
+		if isEscape(err) {
+			return "", &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
+		}
+		return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
+	}
+	return abs, nil
+}
+
+// fail adds a segment of type segType holding err's message and returns a
+// result with signal; err becomes the Result's error when it is a
+// *StepError (it carries a code the user should see).
+func (l *segmentList) fail(signal, segType string, err error) Result {
+	l.add(segType, err.Error())
+	var se *StepError
+	if errors.As(err, &se) {
+		return l.result(signal, internalNotRunExit, se)
+	}
+	return l.result(signal, internalNotRunExit, nil)
+}

@@ -1,0 +1,217 @@
+package workers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"smith/manifest/source"
+)
+
+// The process workers: Internal:TestRunner, Internal:RunLinter and
+// Internal:RunBuilder run a command of the manifest's config in the worktree
+// path, the way command steps run (argv, never a shell; the environment built
+// from the parent's inherited variables, env_allow, secrets and env; the
+// step's timeout; stdout spill and stderr log under RUN_ROOT/logs). When the
+// built environment has no PATH (no parent environment was given), the
+// conventional defaultToolPath is used so that the tool can be found.
+
+// defaultToolPath is the PATH of a tool when the environment gives none.
+const defaultToolPath = "/usr/local/bin:/usr/bin:/bin"
+
+// maxToolLog bounds the combined stdout+stderr log kept for a result
+// segment; a longer log ends with "\n[truncated]".
+const maxToolLog = 8 << 20
+
+// Config keys, as errors name them.
+const (
+	keyTestCommand  = "config.test_command"
+	keyLintCommand  = "config.lint_command"
+	keyBuildCommand = "config.build_command"
+)
+
+// A toolRun is one finished tool process.
+type toolRun struct {
+	proc ProcResult
+	log  string // stdout and stderr as they arrived, masked
+}
+
+// runTestRunner is Internal:TestRunner: a TEST_RESULT segment with outcome
+// PASS, or FAIL with the exit code and the whole log.
+func runTestRunner(ctx context.Context, r *Registry, req *Request) Result {
+	l := &segmentList{req: req}
+	run, res, ok := runTool(ctx, r, req, keyTestCommand, req.Config.TestCommand, l)
+	if !ok {
+		return res
+	}
+	if res.Signal == SignalSuccess {
+		l.add(SegTestResult, toolJSON(struct {
+			Outcome string `json:"outcome"`
+		}{"PASS"}))
+	} else {
+		l.add(SegTestResult, toolJSON(struct {
+			Outcome  string `json:"outcome"`
+			ExitCode int    `json:"exit_code"`
+			Log      string `json:"log"`
+		}{"FAIL", run.proc.ExitCode, run.log}))
+	}
+	res.Segments = l.segs
+	return res
+}
+
+// runLinter is Internal:RunLinter: on failure a LINT_RESULT segment with the
+// linter's stdout when it is JSON (compacted), else the whole log.
+func runLinter(ctx context.Context, r *Registry, req *Request) Result {
+	l := &segmentList{req: req}
+	run, res, ok := runTool(ctx, r, req, keyLintCommand, req.Config.LintCommand, l)
+	if !ok {
+		return res
+	}
+	if res.Signal != SignalSuccess {
+		content := run.log
+		var buf bytes.Buffer
+		if out := bytes.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, out) == nil {
+			content = buf.String()
+		}
+		l.add(SegLintResult, content)
+	}
+	res.Segments = l.segs
+	return res
+}
+
+// runBuilder is Internal:RunBuilder: on failure a BUILD_RESULT segment with
+// the whole log.
+func runBuilder(ctx context.Context, r *Registry, req *Request) Result {
+	l := &segmentList{req: req}
+	run, res, ok := runTool(ctx, r, req, keyBuildCommand, req.Config.BuildCommand, l)
+	if !ok {
+		return res
+	}
+	if res.Signal != SignalSuccess {
+		l.add(SegBuildResult, run.log)
+	}
+	res.Segments = l.segs
+	return res
+}
+
+// toolJSON prints v as compact JSON without HTML escaping.
+func toolJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("internal error: encode segment: %v", err))
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// runTool runs argv (the config value named key) in the worktree. It returns
+// the run and a Result whose signal follows the exit code (SUCCESS,
+// FAILURE, TIMEOUT), or, when nothing could run (no command configured, a
+// bad worktree path, a tool that cannot start), a FAILURE with an ERROR
+// segment and false.
+func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []string, l *segmentList) (toolRun, Result, bool) {
+	if len(argv) == 0 || argv[0] == "" {
+		return toolRun{}, l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
+	}
+	p, serr := prepare(req)
+	if serr != nil {
+		return toolRun{}, l.fail(SignalFailure, SegError, serr), false
+	}
+	wt, err := worktreePath(req)
+	if err != nil {
+		return toolRun{}, l.fail(SignalFailure, SegError, err), false
+	}
+	var lookup func(string) (string, bool)
+	if r != nil {
+		lookup = r.Env
+	}
+	env := BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
+	if !hasEnvName(env, "PATH") {
+		env = append(env, "PATH="+defaultToolPath)
+	}
+	log := &toolLog{live: req.Live}
+	pr := RunProc(ctx, ProcSpec{
+		Argv:        argv,
+		Dir:         wt,
+		Env:         env,
+		Timeout:     timeoutOf(req),
+		StdoutSpill: p.spill,
+		StderrLog:   p.stderrLog,
+		Mask:        req.Mask,
+		Live:        log,
+	})
+	if pr.StartErr != nil {
+		se := startErr(argv[0], pr.StartErr)
+		se.Msg = key + ": " + se.Msg
+		res := l.fail(SignalFailure, SegError, se)
+		res.ExitCode = exitNotFound
+		res.StderrLog = p.stderrLog
+		return toolRun{proc: pr}, res, false
+	}
+	res := Result{
+		Signal:      signalFor(pr.ExitCode),
+		ExitCode:    pr.ExitCode,
+		Output:      trimOutput(string(pr.Stdout)),
+		Truncated:   pr.StdoutTruncated,
+		SpillStdout: pr.StdoutSpill,
+		StderrLog:   p.stderrLog,
+		Duration:    pr.Duration,
+	}
+	switch {
+	case pr.TimedOut:
+		res.Signal = SignalTimeout
+		res.Err = &StepError{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
+	case ctx.Err() != nil:
+		res.Signal = SignalFailure
+		res.Err = &StepError{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
+	}
+	return toolRun{proc: pr, log: log.String()}, res, true
+}
+
+// hasEnvName reports whether env ("K=V" entries) sets name.
+func hasEnvName(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// A toolLog receives both (masked) streams of a tool in the order they
+// arrive, keeping up to maxToolLog bytes, and passes them on to live (-v),
+// whose failures are ignored so that the log stays whole.
+type toolLog struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	truncated bool
+	live      io.Writer
+}
+
+func (t *toolLog) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := maxToolLog - t.buf.Len(); room >= len(p) {
+		t.buf.Write(p)
+	} else {
+		t.buf.Write(p[:max(room, 0)])
+		t.truncated = true
+	}
+	if t.live != nil {
+		_, _ = t.live.Write(p)
+	}
+	return len(p), nil
+}
+
+// String returns the log, marked when it was cut.
+func (t *toolLog) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, _ := Excerpt(t.buf.Bytes(), t.buf.Len(), t.truncated)
+	return s
+}

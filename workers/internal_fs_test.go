@@ -1,0 +1,364 @@
+package workers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"smith/manifest/source"
+)
+
+// fileSeg returns a write segment of type typ for the given path/content
+// pairs: one object for one pair, a list for more.
+func fileSeg(t *testing.T, typ string, pairs ...string) Segment {
+	t.Helper()
+	type entry struct {
+		FilePath    string `json:"filePath"`
+		FileContent string `json:"fileContent"`
+	}
+	var entries []entry
+	for i := 0; i+1 < len(pairs); i += 2 {
+		entries = append(entries, entry{pairs[i], pairs[i+1]})
+	}
+	var v any = entries
+	if len(entries) == 1 {
+		v = entries[0]
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Segment{Type: typ, Content: string(b)}
+}
+
+// readTree returns every regular file under dir as "rel: content" lines,
+// sorted.
+func readTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		b.WriteString(filepath.ToSlash(rel) + ": " + string(data) + "|\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestFileSystemWriterPathsInWorktree: files land under the worktree path
+// (not WORKSPACE), with the content written as given.
+func TestFileSystemWriterPathsInWorktree(t *testing.T) {
+	t.Parallel()
+	p := newIWProject(t)
+	req := p.request(InternalFileSystemWriter, fileSeg(t, SegCodeOutput, "src/deep/main.go", "package main\n"))
+	res := runIW(t, req)
+	if res.Signal != SignalSuccess || len(res.Segments) != 0 || res.LinesWritten != 1 {
+		t.Fatalf("FileSystemWriter = %s, segments %q, lines %d, want %s, none, 1", res.Signal, segmentsText(res.Segments), res.LinesWritten, SignalSuccess)
+	}
+	if got, want := readTree(t, p.worktree), "src/deep/main.go: package main\n|\n"; got != want {
+		t.Errorf("worktree = %q, want %q", got, want)
+	}
+	if got := readTree(t, p.dirs.Workspace); got != "" {
+		t.Errorf("workspace = %q, want nothing written there", got)
+	}
+}
+
+func TestFileSystemWriterContent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		segs     func(t *testing.T) []Segment
+		tree     string
+		lines    int
+		ignored  bool // no segment to write
+		wantFail string
+	}{
+		{
+			name: "fences stripped",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{fileSeg(t, SegCodeOutput, "a.go", "Here is the file:\n```go\npackage a\n\nfunc A() {}\n```\nDone.")}
+			},
+			tree: "a.go: package a\n\nfunc A() {}\n|\n", lines: 3,
+		},
+		{
+			name: "multiple segments and lists",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{
+					fileSeg(t, SegCodeOutput, "a.go", "package a", "b/b.go", "package b\n"),
+					{Type: "AI_RESPONSE", Content: "not a write segment"},
+					fileSeg(t, SegDocOutput, "docs/README.md", "# Readme\n\n```sh\nmake\n```\n"),
+					fileSeg(t, SegCodeOutput, "a.go", "package a // v2"),
+				}
+			},
+			tree:  "a.go: package a // v2\n|\nb/b.go: package b\n|\ndocs/README.md: # Readme\n\n```sh\nmake\n```\n|\n",
+			lines: 1 + 1 + 5 + 1,
+		},
+		{
+			name: "markdown loses only a wrapping fence",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{fileSeg(t, SegDocOutput, "x.md", "```markdown\n# X\n```go\ny\n```\n```")}
+			},
+			tree: "x.md: # X\n```go\ny\n```\n|\n", lines: 4,
+		},
+		{
+			name: "fenced JSON content tolerated",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{{Type: SegCodeOutput, Content: "Sure!\n```json\n{\"filePath\": \"c.txt\", \"fileContent\": \"c\"}\n```"}}
+			},
+			tree: "c.txt: c\n|\n", lines: 1,
+		},
+		{
+			name: "empty file",
+			segs: func(t *testing.T) []Segment { return []Segment{fileSeg(t, SegCodeOutput, "empty.txt", "")} },
+			tree: "empty.txt: |\n", lines: 0,
+		},
+		{
+			name:    "no write segments",
+			segs:    func(t *testing.T) []Segment { return []Segment{{Type: "AI_RESPONSE", Content: "hi"}} },
+			ignored: true,
+		},
+		{
+			name:     "content not JSON",
+			segs:     func(t *testing.T) []Segment { return []Segment{{Type: SegCodeOutput, Content: "package main"}} },
+			wantFail: "segment 1 (CODE_OUTPUT): content is not JSON",
+		},
+		{
+			name: "missing fileContent",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{{Type: SegCodeOutput, Content: `[{"filePath": "ok.go", "fileContent": "x"}, {"filePath": "b.go"}]`}}
+			},
+			wantFail: "segment 1 (CODE_OUTPUT): file 2 ('b.go') has no 'fileContent'",
+		},
+		{
+			name: "code and explanation is not a write segment",
+			segs: func(t *testing.T) []Segment {
+				return []Segment{{Type: SegCodeOutput, Content: `{"code": "x", "explanation": "y"}`}}
+			},
+			wantFail: "segment 1 (CODE_OUTPUT): file 1 has no 'filePath'",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newIWProject(t)
+			res := runIW(t, p.request(InternalFileSystemWriter, tt.segs(t)...))
+			if tt.wantFail != "" {
+				if res.Signal != SignalFailure || len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.HasPrefix(res.Segments[0].Content, tt.wantFail) {
+					t.Errorf("FileSystemWriter = %s, segments %q, want %s and an ERROR starting %q", res.Signal, segmentsText(res.Segments), SignalFailure, tt.wantFail)
+				}
+				if got := readTree(t, p.worktree); got != "" {
+					t.Errorf("worktree = %q, want nothing written", got)
+				}
+				return
+			}
+			if res.Signal != SignalSuccess || len(res.Segments) != 0 {
+				t.Fatalf("FileSystemWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), SignalSuccess)
+			}
+			if got := readTree(t, p.worktree); got != tt.tree {
+				t.Errorf("worktree = %q, want %q", got, tt.tree)
+			}
+			if res.LinesWritten != tt.lines {
+				t.Errorf("LinesWritten = %d, want %d", res.LinesWritten, tt.lines)
+			}
+		})
+	}
+}
+
+// TestFileSystemWriterWriteErrorStops: a failed write (its parent is a
+// regular file) fails the step with the I/O error; the files before it are
+// written, the ones after are not.
+func TestFileSystemWriterWriteErrorStops(t *testing.T) {
+	t.Parallel()
+	p := newIWProject(t)
+	if err := os.WriteFile(filepath.Join(p.worktree, "blocker"), []byte("file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := p.request(InternalFileSystemWriter,
+		fileSeg(t, SegCodeOutput, "first.go", "one", "blocker/x.go", "two"),
+		fileSeg(t, SegCodeOutput, "later.go", "three"))
+	res := runIW(t, req)
+	if res.Signal != SignalFailure || len(res.Segments) != 1 || res.Segments[0].Type != SegError {
+		t.Fatalf("FileSystemWriter = %s, segments %q, want %s and one ERROR", res.Signal, segmentsText(res.Segments), SignalFailure)
+	}
+	if got, want := res.Segments[0].Content, "write 'blocker/x.go': "; !strings.HasPrefix(got, want) || !strings.Contains(got, "not a directory") {
+		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
+	}
+	if got, want := readTree(t, p.worktree), "blocker: file\n|\nfirst.go: one\n|\n"; got != want {
+		t.Errorf("worktree = %q, want %q", got, want)
+	}
+	if res.LinesWritten != 1 {
+		t.Errorf("LinesWritten = %d, want 1", res.LinesWritten)
+	}
+}
+
+// TestFileSystemWriterPathEscape: a path violation anywhere fails the step
+// with E_PATH_ESCAPE before any file is written.
+func TestFileSystemWriterPathEscape(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, path, want string
+	}{
+		{"absolute", "/tmp/evil.go", "path '/tmp/evil.go' is absolute"},
+		{"dot dot", "../../../../evil.go", "path '../../../../evil.go' resolves outside the project"},
+		{"symlink", "link/evil.go", "path 'link/evil.go' passes through the symlink 'link'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newIWProject(t)
+			outside := t.TempDir()
+			if err := os.Symlink(outside, filepath.Join(p.worktree, "link")); err != nil {
+				t.Fatal(err)
+			}
+			req := p.request(InternalFileSystemWriter,
+				fileSeg(t, SegCodeOutput, "good.go", "package good"),
+				fileSeg(t, SegCodeOutput, tt.path, "evil"))
+			res := runIW(t, req)
+			if res.Signal != SignalFailure || codeOf(res.Err) != source.EPathEscape {
+				t.Errorf("FileSystemWriter(%q) = %s, err %v, want %s, E_PATH_ESCAPE", tt.path, res.Signal, res.Err, SignalFailure)
+			}
+			if len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.Contains(res.Segments[0].Content, tt.want) {
+				t.Errorf("FileSystemWriter(%q) segments = %q, want an ERROR containing %q", tt.path, segmentsText(res.Segments), tt.want)
+			}
+			if got := readTree(t, p.worktree); got != "" {
+				t.Errorf("worktree = %q, want nothing written", got)
+			}
+			if got := readTree(t, outside); got != "" {
+				t.Errorf("outside = %q, want nothing written", got)
+			}
+		})
+	}
+}
+
+func TestDocumentationWriter(t *testing.T) {
+	t.Parallel()
+	p := newIWProject(t)
+	req := p.request(InternalDocumentationWriter,
+		fileSeg(t, SegDocOutput, "docs/api.md", "Of course, here is the documentation for the module.\n\nIt covers everything:\n\n## API\n\nCall `Run`.\n\nLet me know if you need more!"),
+		fileSeg(t, SegDocOutput, "docs/fm.md", "```markdown\n---\nid: fm\n---\n# FM\n```"),
+		fileSeg(t, SegCodeOutput, "code.go", "package code"))
+	res := runIW(t, req)
+	if res.Signal != SignalSuccess || len(res.Segments) != 0 {
+		t.Fatalf("DocumentationWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), SignalSuccess)
+	}
+	want := "docs/api.md: ## API\n\nCall `Run`.\n|\ndocs/fm.md: ---\nid: fm\n---\n# FM\n|\n"
+	if got := readTree(t, p.worktree); got != want {
+		t.Errorf("worktree = %q, want %q", got, want)
+	}
+	if res.LinesWritten != 3+4 {
+		t.Errorf("LinesWritten = %d, want 7", res.LinesWritten)
+	}
+}
+
+func TestPreambleValidator(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"front.md":     "---\nid: doc-1\ndescription: \"The API guide\"\nowner: docs\n---\n# Guide\n",
+		"jsdoc.ts":     "/**\n * @id util-1\n * @description Helpers for\n *   string handling.\n */\nexport {}\n",
+		"lines.go":     "#!/usr/bin/env gorun\n// id: main-1\n// description: The entry point\npackage main\n",
+		"py.py":        "\"\"\"\nid: py-1\ndescription: >\n  Folded\n  text\n\"\"\"\n",
+		"no_desc.md":   "---\nid: doc-2\n---\n",
+		"empty_id.go":  "// id:\n// description: x\n",
+		"none.txt":     "just text\n",
+		"unclosed.md":  "---\nid: x\ndescription: y\n",
+		"upper_key.go": "// ID: k\n// Description: d\n",
+	}
+	p := newIWProject(t)
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(p.worktree, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, content, signal, problem string
+		code                           source.Code
+	}{
+		{"front matter", "front.md", SignalSuccess, "", ""},
+		{"jsdoc with continuation", "jsdoc.ts", SignalSuccess, "", ""},
+		{"line comments after shebang", "lines.go", SignalSuccess, "", ""},
+		{"docstring with folded value", "py.py", SignalSuccess, "", ""},
+		{"keys are case-insensitive", "upper_key.go", SignalSuccess, "", ""},
+		{"JSON filePath", `{"filePath": "front.md"}`, SignalSuccess, "", ""},
+		{"fenced path", "```\nfront.md\n```", SignalSuccess, "", ""},
+		{"missing description", "no_desc.md", SignalValidationFail, "preamble of 'no_desc.md': /description: missing required property 'description'", ""},
+		{"empty id", "empty_id.go", SignalValidationFail, "preamble of 'empty_id.go': /id: minLength: got 0, want 1", ""},
+		{"no preamble", "none.txt", SignalValidationFail, "file 'none.txt' has no preamble", ""},
+		{"unclosed front matter", "unclosed.md", SignalValidationFail, "file 'unclosed.md' has no preamble", ""},
+		{"missing file", "gone.md", SignalValidationFail, "file 'gone.md' cannot be read: no such file or directory", ""},
+		{"escape", "../../../../etc/passwd", SignalValidationFail, "path '../../../../etc/passwd' resolves outside the project", source.EPathEscape},
+		{"not a file name", "line one\nline two", SignalValidationFail, "the last segment does not name a file", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := runIW(t, p.request(InternalPreambleValidator, Segment{Type: "X", Content: "ignored.md"}, Segment{Type: "FILE", Content: tt.content}))
+			if res.Signal != tt.signal || codeOf(res.Err) != tt.code {
+				t.Errorf("PreambleValidator(%q) = %s, err %v, want %s, code %q", tt.content, res.Signal, res.Err, tt.signal, tt.code)
+			}
+			if tt.problem == "" {
+				if len(res.Segments) != 0 {
+					t.Errorf("PreambleValidator(%q) segments = %q, want none", tt.content, segmentsText(res.Segments))
+				}
+				return
+			}
+			if len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError || !strings.HasPrefix(res.Segments[0].Content, ValidationFailPrefix+tt.problem) {
+				t.Errorf("PreambleValidator(%q) segments = %q, want a VALIDATION_ERROR %q", tt.content, segmentsText(res.Segments), ValidationFailPrefix+tt.problem)
+			}
+		})
+	}
+}
+
+func TestPreambleValidatorEmptyPayload(t *testing.T) {
+	t.Parallel()
+	p := newIWProject(t)
+	res := runIW(t, p.request(InternalPreambleValidator))
+	if res.Signal != SignalValidationFail || len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError {
+		t.Errorf("PreambleValidator() = %s, segments %q, want %s and a VALIDATION_ERROR", res.Signal, segmentsText(res.Segments), SignalValidationFail)
+	}
+}
+
+func TestExtractPreamble(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+		found          bool
+	}{
+		{"front matter", "\n---\nid: a\ndescription: 'b c'\n---\nbody", `{"description":"b c","id":"a"}`, true},
+		{"front matter ends with dots", "---\nid: a\n...\n", `{"id":"a"}`, true},
+		{"block comment one line", "/* id: x */", `{"id":"x"}`, true},
+		{"block comment stars", "/**\n * id: x\n * description: y\n */", `{"description":"y","id":"x"}`, true},
+		{"first key wins", "// id: 1\n// id: 2", `{"id":"1"}`, true},
+		{"blank line ends a value", "---\nid: a\n\nstray\n---", `{"id":"a"}`, true},
+		{"hash comments", "# id: s\n# description: t\necho", `{"description":"t","id":"s"}`, true},
+		{"bom", "\ufeff// id: b", `{"id":"b"}`, true},
+		{"no fields", "// hello world", `{}`, true},
+		{"code first", "package x\n// id: a", "", false},
+		{"unclosed block", "/* id: a", "", false},
+		{"empty", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fields, found := extractPreamble(tt.in)
+			got := ""
+			if found {
+				b, _ := json.Marshal(fields)
+				got = string(b)
+			}
+			if got != tt.want || found != tt.found {
+				t.Errorf("extractPreamble(%q) = %s, %v, want %s, %v", tt.in, got, found, tt.want, tt.found)
+			}
+		})
+	}
+}

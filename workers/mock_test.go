@@ -1,0 +1,215 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/manifest/source"
+)
+
+// TestParseScriptGolden parses every testdata/mock script and compares the
+// entries (or the error) with NAME.entries.golden.
+func TestParseScriptGolden(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("testdata", "mock", "*.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, ".golden") {
+			continue
+		}
+		n++
+		stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		t.Run(stem, func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			entries, err := parseScript(string(src))
+			if err != nil {
+				got = "error: " + err.Error() + "\n"
+			} else {
+				b, err := json.MarshalIndent(entries, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = string(b) + "\n"
+			}
+			golden(t, filepath.Join("testdata", "mock", stem+".entries.golden"), got)
+		})
+	}
+	if n == 0 {
+		t.Fatal("no mock scripts in testdata/mock")
+	}
+}
+
+// mockRun runs a mock provider step with prompt and returns its result.
+func mockRun(f *fixture, step, script, prompt string, edit func(r *Request)) Result {
+	r := f.req(KindProvider, step)
+	r.Providers = []string{"mock"}
+	if script != "" {
+		r.ProviderParams = []Param{{"script", script}}
+	}
+	r.Prompt = prompt
+	if edit != nil {
+		edit(r)
+	}
+	return f.reg.Run(context.Background(), r)
+}
+
+func TestMockScript(t *testing.T) {
+	t.Parallel()
+	const yamlScript = `- reply: one
+- match: "^review"
+  reply: reviewed
+- reply: |
+    two
+    lines
+- reply: what do you mean?
+  signal: NEEDS_CLARIFICATION
+`
+	const jsonScript = `[{"reply": "one"}, {"match": "^review", "reply": "reviewed"}, {"reply": "two\nlines\n"},
+		{"reply": "what do you mean?", "signal": "SIGNAL:NEEDS_CLARIFICATION"}]`
+	calls := []struct{ prompt, want string }{
+		{"first prompt", `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="one" provider=mock tokens=3`},
+		{"second prompt", `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="two\nlines" provider=mock tokens=4`},
+		{"review this", `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="reviewed" provider=mock tokens=3`},
+		{"again", `signal=SIGNAL:NEEDS_CLARIFICATION exit=0 attempts=1 output="what do you mean?" provider=mock tokens=5`},
+		{"echo me back", `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="echo me back" provider=mock tokens=6`},
+	}
+	for _, script := range []struct{ name, file, content string }{
+		{"yaml", "mock/replies.yaml", yamlScript},
+		{"json", "mock/replies.json", jsonScript},
+	} {
+		t.Run(script.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.write(script.file, script.content)
+			for _, c := range calls {
+				got := mockRun(f, "Ask", script.file, c.prompt, nil)
+				if describe(got) != c.want {
+					t.Errorf("Run(mock %q) = %s, want %s", c.prompt, describe(got), c.want)
+				}
+			}
+			// Another step has its own cursor.
+			if got := mockRun(f, "Other", script.file, "x", nil); got.Output != "one" {
+				t.Errorf("Run(mock, step Other) = %s, want output \"one\"", describe(got))
+			}
+		})
+	}
+}
+
+func TestMockCursorSurvivesResume(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.write("s.yaml", "- reply: one\n- reply: two\n")
+	first := mockRun(f, "Ask", "s.yaml", "p", nil)
+	// A new Registry value, as after smithvm resume, on the same RUN_ROOT.
+	f.reg = &Registry{}
+	second := mockRun(f, "Ask", "s.yaml", "p", nil)
+	if first.Output != "one" || second.Output != "two" {
+		t.Errorf("Run(mock) twice across registries = %q, %q, want \"one\", \"two\"", first.Output, second.Output)
+	}
+	b, _ := os.ReadFile(filepath.Join(f.runRoot, "mock-cursors.json"))
+	if want := "{\n  \"s.yaml#Ask\": [\n    0,\n    1\n  ]\n}\n"; string(b) != want {
+		t.Errorf("mock-cursors.json = %q, want %q", b, want)
+	}
+}
+
+func TestMockExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		script   string
+		attempts int
+		want     string
+	}{
+		{"retry then succeed", "- reply: busy\n  exit_code: 1\n- reply: ok\n", 2,
+			`signal=SIGNAL:SUCCESS exit=0 attempts=2 output="ok" provider=mock tokens=2`},
+		{"retries exhausted", "- reply: busy\n  exit_code: 1\n- reply: busy\n  exit_code: 1\n", 2,
+			`signal=SIGNAL:FAILURE exit=1 attempts=2 output="busy" provider=mock tokens=2`},
+		{"invalid not retried", "- reply: bad\n  exit_code: 2\n- reply: ok\n", 3,
+			`signal=SIGNAL:FAILURE exit=2 attempts=1 output="bad" provider=mock tokens=2`},
+		{"timeout", "- reply: slow\n  exit_code: 124\n", 1,
+			`signal=SIGNAL:TIMEOUT exit=124 attempts=1 output="slow" provider=mock tokens=2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.write("s.yaml", tt.script)
+			got := mockRun(f, "Ask", "s.yaml", "prompt", func(r *Request) { r.Attempts = tt.attempts })
+			if describe(got) != tt.want {
+				t.Errorf("Run(mock %s) = %s, want %s", tt.name, describe(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestMockErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script string
+		want   want
+	}{
+		{"escaping script", "../../s.yaml", want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: "mock script: path '../../s.yaml' resolves outside the project"}},
+		{"missing script", "nope.yaml", want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "mock script 'nope.yaml' cannot be read"}},
+		{"bad script", "bad.yaml", want{signal: SignalFailure, exit: -1, code: source.EParse, errHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.write("bad.yaml", "- repyl: x\n")
+			tt.want.check(t, tt.name, mockRun(f, "Ask", tt.script, "p", nil))
+		})
+	}
+}
+
+func TestMockEcho(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *Request) {
+		r.OutputFile = "reply.md"
+		r.Mask = NewMasker([]string{"secret"})
+	})
+	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
+		t.Errorf("Run(mock echo) = %s", describe(got))
+	}
+	if c := f.read("artifacts/Ask/reply.md"); c != "say  the\n*** words\n" {
+		t.Errorf("Run(mock echo) output_file = %q, want the masked prompt", c)
+	}
+}
+
+func TestMockDefaultsFromProviderDef(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.write("s.yaml", "- reply: from defaults\n")
+	got := mockRun(f, "Ask", "", "p", func(r *Request) {
+		r.ProviderDefs = []ProviderDef{{Name: "mock", Defaults: []Param{{"script", "s.yaml"}}}}
+	})
+	if got.Output != "from defaults" {
+		t.Errorf("Run(mock with defaults.script) = %s, want output \"from defaults\"", describe(got))
+	}
+}
+
+func TestMockDuration(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
+	// The fixture's pause advances its clock: the duration is the backoff.
+	got := mockRun(f, "Ask", "s.yaml", "p", func(r *Request) { r.Attempts, r.Backoff = 2, 5*time.Second })
+	if got.Duration != 5*time.Second || got.Output != "ok" {
+		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
+	}
+}

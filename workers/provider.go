@@ -1,0 +1,457 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"smith/manifest/source"
+)
+
+// Prompt transports (prompt_transport.mode).
+const (
+	transportArgv  = "argv"
+	transportStdin = "stdin"
+	transportFile  = "temp_file"
+)
+
+// A reply is what one provider call produced, before the output capture. It
+// is also what record/replay stores.
+type reply struct {
+	text        string // the whole reply (masked): the model's text, or the raw stdout
+	exit        int
+	signal      string // "" = from exit
+	tokens      int
+	err         *StepError
+	truncated   bool   // the raw stdout passed the in-memory cap
+	spill       string // its spill file
+	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
+}
+
+// runProvider runs a provider step: confine the paths, wait, check
+// depends_on, assemble the prompt, then call each provider in turn (each with
+// its own retries) until one answers with something other than a retryable
+// failure (exit 1 or 124).
+func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
+	p, serr := prepare(req)
+	if serr != nil {
+		return failed(exitNotRun, serr)
+	}
+	if len(req.Providers) == 0 {
+		return failed(exitNotRun, stepErr(source.EUnknownProv, "step '%s' names no provider", req.Step))
+	}
+	provs := make([]provider, 0, len(req.Providers))
+	for _, name := range req.Providers {
+		pv, ok := lookupProvider(req, name)
+		if !ok {
+			return failed(exitNotRun, stepErr(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
+				name, source.DidYouMean(name, providerNames(req))))
+		}
+		provs = append(provs, pv)
+	}
+	files, res, ok := r.preconditions(ctx, req, p)
+	if !ok {
+		return res
+	}
+	prompt, fromInput, serr := assemblePrompt(req, p, files)
+	if serr != nil {
+		return failed(exitNotRun, serr)
+	}
+	tries := 0
+	for _, pv := range provs {
+		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) Result {
+			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
+		})
+		tries = res.Attempts
+		res.Provider = pv.name
+		if !retryable(res.ExitCode) || ctx.Err() != nil {
+			break
+		}
+	}
+	return res
+}
+
+// assemblePrompt returns the prompt: Prompt, else the VM's assembled prompt
+// (Prompted), else the prompt_file's content, else the input_file's content
+// (fromInput), plus the depends_on injection.
+func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *StepError) {
+	switch {
+	case req.Prompt != "":
+		prompt = req.Prompt
+	case req.Prompted != "":
+		prompt = req.Prompted
+	case p.prompt != "":
+		s, err := readConfined(req, p.prompt)
+		if err != nil {
+			return "", false, fileErr("prompt_file", req.PromptFile, err)
+		}
+		prompt = s
+	case p.input != "":
+		s, err := readConfined(req, p.input)
+		if err != nil {
+			return "", false, fileErr("input_file", req.InputFile, err)
+		}
+		prompt, fromInput = s, true
+	}
+	prompt, serr = injectDeps(req, files, prompt)
+	return prompt, fromInput, serr
+}
+
+// fileErr describes a file that cannot be read.
+func fileErr(key, rel string, err error) *StepError {
+	if isEscape(err) {
+		return escapeErr(key, err)
+	}
+	return stepErr(source.EExec, "%s '%s' cannot be read: %s", key, rel, osErrText(err))
+}
+
+// callProvider makes one provider call (try n): from the replay directory, the
+// mock, or the CLI; records it when recording; then builds the Result.
+func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool, n int) Result {
+	if r.Replay != "" {
+		rep := r.replay(req, prompt)
+		return finishReply(req, p, rep)
+	}
+	start := r.now()
+	var rep reply
+	if pv.mock {
+		rep = r.runMock(req, pv, prompt)
+	} else {
+		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
+	}
+	if r.Record != "" {
+		if err := r.record(req, pv.name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
+			rep.err = stepErr(source.EExec, "record provider call of step '%s': %v", req.Step, err)
+			if rep.exit == 0 {
+				rep.exit = exitInvalid
+			}
+		}
+	}
+	return finishReply(req, p, rep)
+}
+
+// finishReply turns a reply into a Result: the output (cut to the in-memory
+// cap when the raw stdout was), output_file and the output capture.
+func finishReply(req *Request, p paths, rep reply) Result {
+	res := Result{
+		ExitCode:    rep.exit,
+		Signal:      rep.signal,
+		Tokens:      rep.tokens,
+		Truncated:   rep.truncated,
+		SpillStdout: rep.spill,
+		StderrLog:   p.stderrLog,
+	}
+	if rep.err != nil {
+		res.Err = rep.err
+	}
+	if res.Signal == "" {
+		res.Signal = signalFor(rep.exit)
+	}
+	out := rep.text
+	if rep.truncated && len(out) > defaultMemCap {
+		out = out[:defaultMemCap]
+	}
+	res.Output = trimOutput(out)
+	if p.output != "" && !rep.wroteOutput {
+		if err := req.Dirs.WriteFile(p.output, []byte(rep.text), 0o644); err != nil {
+			res.Signal, res.Err = SignalFailure, escapeErr("output_file", err)
+			return res
+		}
+	}
+	applyCapture(req, &res, []byte(rep.text))
+	return res
+}
+
+// runCLI runs a provider's command once.
+func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
+	inv, serr := buildInvocation(req, p, pv, prompt, fromInput)
+	defer inv.cleanup()
+	if serr != nil {
+		return reply{exit: exitNotRun, err: serr}
+	}
+	pr, _, _ := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
+	if pr.StartErr != nil {
+		if ctx.Err() != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+		}
+		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+	}
+	rep := reply{
+		text:        string(pr.Stdout),
+		exit:        pr.ExitCode,
+		truncated:   pr.StdoutTruncated,
+		spill:       pr.StdoutSpill,
+		wroteOutput: inv.wroteOutput,
+	}
+	if pr.StdoutTruncated && pr.StdoutSpill != "" {
+		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
+			rep.text = string(b)
+		}
+	}
+	switch {
+	case pr.TimedOut:
+		rep.err = stepErr(source.ETimeout, "provider '%s' of step '%s' timed out after %s", pv.name, req.Step, timeoutOf(req))
+		return rep
+	case ctx.Err() != nil:
+		rep.signal = SignalFailure
+		rep.err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+		return rep
+	}
+	if parsed, ok := parseReply(pv.format, rep.text, pr.ExitCode); ok {
+		// A secret that JSON escaped is masked only once decoded.
+		rep.text, rep.tokens = req.Mask.String(parsed.text), parsed.tokens
+		if parsed.isErr {
+			rep.exit = parsed.exit
+			rep.err = stepErr(source.EExec, "provider '%s' reported an error: %s", pv.name, firstLine(rep.text))
+		}
+	}
+	return rep
+}
+
+// firstLine returns the first line of s, cut to 200 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// An invocation is a provider command ready to run.
+type invocation struct {
+	argv        []string
+	stdin       string // "" = /dev/null
+	wroteOutput bool   // the template names ${OUTPUT_FILE}
+	tmp         string // the prompt's temporary file, removed by cleanup
+}
+
+func (inv *invocation) cleanup() {
+	if inv.tmp != "" {
+		_ = os.Remove(inv.tmp)
+	}
+}
+
+// buildInvocation substitutes the provider template and chooses the prompt
+// transport. The template is CommandOverride, else the provider's command.
+// The mode is the step's prompt_transport, else the provider's, else argv
+// when the template uses ${PROMPT}, temp_file when it uses ${PROMPT_FILE},
+// otherwise stdin. In argv mode a template without ${PROMPT} gets the
+// argv_template appended (default: the prompt as the last argument); in
+// temp_file mode one without ${PROMPT_FILE} likewise (default: the file's
+// path). stdin and temp_file modes write the prompt to a file under
+// RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
+// input_file, unless the prompt is that file's content.
+func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInput bool) (*invocation, *StepError) {
+	inv := &invocation{}
+	tmpl := pv.command
+	if len(req.CommandOverride) > 0 {
+		tmpl = req.CommandOverride
+	}
+	if len(tmpl) == 0 {
+		return inv, stepErr(source.EExec, "provider '%s' has no command", pv.name)
+	}
+	uses := func(key string) bool {
+		return slices.ContainsFunc(tmpl, func(s string) bool { return templateUses(s, key) })
+	}
+	mode := ""
+	var argvTmpl []string
+	for _, t := range []*Transport{pv.transport, req.Transport} {
+		if t == nil {
+			continue
+		}
+		if t.Mode != "" {
+			mode = t.Mode
+		}
+		if len(t.ArgvTemplate) > 0 {
+			argvTmpl = t.ArgvTemplate
+		}
+	}
+	if mode == "" {
+		switch {
+		case uses("PROMPT"):
+			mode = transportArgv
+		case uses("PROMPT_FILE"):
+			mode = transportFile
+		default:
+			mode = transportStdin
+		}
+	}
+	switch mode {
+	case transportArgv, transportStdin, transportFile:
+	default:
+		return inv, stepErr(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
+	}
+	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return templateUses(s, "PROMPT_FILE") }) {
+		if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
+			return inv, stepErr(source.EExec, "create %s: %v", p.tmpDir, err)
+		}
+		f, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+		if err != nil {
+			return inv, stepErr(source.EExec, "write prompt file: %v", err)
+		}
+		inv.tmp = f.Name()
+		_, werr := f.WriteString(prompt)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return inv, stepErr(source.EExec, "write prompt file: %v", werr)
+		}
+	}
+	vars := providerVars(req, pv, p, prompt, inv.tmp)
+	sub := func(elems []string) ([]string, *StepError) {
+		out := make([]string, 0, len(elems))
+		for _, s := range elems {
+			v, err := substTemplate(s, vars)
+			if err != nil {
+				return nil, stepErr(source.ETemplateKey, "provider '%s' uses template key '%s' that neither its defaults nor provider_params define%s",
+					pv.name, err.key, source.DidYouMean(err.key, vars.names()))
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	argv, serr := sub(tmpl)
+	if serr != nil {
+		return inv, serr
+	}
+	switch {
+	case mode == transportArgv && !uses("PROMPT"):
+		extra := []string{prompt}
+		if len(argvTmpl) > 0 {
+			if extra, serr = sub(argvTmpl); serr != nil {
+				return inv, serr
+			}
+		}
+		argv = append(argv, extra...)
+	case mode == transportFile && !uses("PROMPT_FILE"):
+		extra := []string{inv.tmp}
+		if len(argvTmpl) > 0 {
+			if extra, serr = sub(argvTmpl); serr != nil {
+				return inv, serr
+			}
+		}
+		argv = append(argv, extra...)
+	}
+	inv.argv = argv
+	switch {
+	case mode == transportStdin:
+		inv.stdin = inv.tmp
+	case !fromInput:
+		inv.stdin = p.input
+	}
+	inv.wroteOutput = p.output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return templateUses(s, "OUTPUT_FILE") }))
+	return inv, nil
+}
+
+// templateVars are a provider template's keys: the built-in ones, then the
+// provider's defaults, with the step's provider_params over them.
+type templateVars []Param
+
+// providerVars returns the values of every template key. model is always a
+// key ("" unless a param sets it), as for the checker.
+func providerVars(req *Request, pv provider, p paths, prompt, promptFile string) templateVars {
+	vars := templateVars([]Param{
+		{"PROMPT", prompt},
+		{"PROMPT_FILE", promptFile},
+		{"INPUT_FILE", p.input},
+		{"OUTPUT_FILE", p.output},
+		{"model", ""},
+	})
+	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
+		for _, kv := range list {
+			vars = vars.set(kv.Key, kv.Value)
+		}
+	}
+	return vars
+}
+
+// set sets key, keeping its first position.
+func (v templateVars) set(key, value string) templateVars {
+	for i := range v {
+		if v[i].Key == key {
+			v[i].Value = value
+			return v
+		}
+	}
+	return append(v, Param{key, value})
+}
+
+func (v templateVars) get(key string) (string, bool) {
+	for _, kv := range v {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+func (v templateVars) names() []string {
+	out := make([]string, len(v))
+	for i, kv := range v {
+		out[i] = kv.Key
+	}
+	return out
+}
+
+// A keyError is an unknown template key.
+type keyError struct{ key string }
+
+func (e *keyError) Error() string { return fmt.Sprintf("unknown template key '%s'", e.key) }
+
+// substTemplate substitutes one template element: "${KEY}" is the key's value,
+// "$$" is "$", "${{" passes through untouched, and any other "$" is literal.
+// These are provider template keys, not the VM's variables.
+func substTemplate(s string, vars templateVars) (string, *keyError) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c != '$' || i+1 == len(s):
+			b.WriteByte(c)
+			i++
+		case s[i+1] == '$':
+			b.WriteByte('$')
+			i += 2
+		case s[i+1] == '{' && i+2 < len(s) && s[i+2] == '{':
+			b.WriteString("${{")
+			i += 3
+		case s[i+1] == '{':
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				b.WriteString(s[i:])
+				i = len(s)
+				continue
+			}
+			key := s[i+2 : i+2+end]
+			v, ok := vars.get(key)
+			if !ok {
+				return "", &keyError{key}
+			}
+			b.WriteString(v)
+			i += end + 3
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+// templateUses reports whether the template element s names ${key}.
+func templateUses(s, key string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		switch {
+		case s[i+1] == '$':
+			i++
+		case s[i+1] == '{' && strings.HasPrefix(s[i+2:], key+"}"):
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,322 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/manifest/source"
+)
+
+func TestSubstTemplate(t *testing.T) {
+	t.Parallel()
+	vars := templateVars{{"PROMPT", "hi $x"}, {"model", "m1"}, {"max_tokens", "100"}}
+	tests := []struct {
+		name, in, want, wantKey string
+	}{
+		{"plain", "claude", "claude", ""},
+		{"whole", "${PROMPT}", "hi $x", ""},
+		{"inside", "--model=${model}!", "--model=m1!", ""},
+		{"two", "${model}/${max_tokens}", "m1/100", ""},
+		{"dollar dollar", "$$PROMPT costs $$5", "$PROMPT costs $5", ""},
+		{"lone dollar", "a$b $", "a$b $", ""},
+		{"double brace", "${{ raw }}", "${{ raw }}", ""},
+		{"unterminated", "x${PROMPT", "x${PROMPT", ""},
+		{"unknown", "${temperature}", "", "temperature"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := substTemplate(tt.in, vars)
+			gotKey := ""
+			if err != nil {
+				gotKey = err.key
+			}
+			if got != tt.want || gotKey != tt.wantKey {
+				t.Errorf("substTemplate(%q) = %q, key %q, want %q, key %q", tt.in, got, gotKey, tt.want, tt.wantKey)
+			}
+		})
+	}
+}
+
+// fake returns a ProviderDef named name whose command runs the test binary in
+// a helper mode.
+func fake(t *testing.T, name string, args ...string) ProviderDef {
+	return ProviderDef{Name: name, Command: exe(t, args...)}
+}
+
+func TestProviderTransport(t *testing.T) {
+	t.Parallel()
+	hasCat := exec.Command("/bin/sh", "-c", "command -v cat").Run() == nil
+	tests := []struct {
+		name   string
+		setup  func(f *fixture, r *Request)
+		output string // want Output; "@tmp" = a prompt file under RUN_ROOT/tmp
+		cat    bool   // needs the system's cat
+	}{
+		{"argv from ${PROMPT}", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "<${PROMPT}>")}
+		}, "<Say hi>", false},
+		{"stdin by default", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+		}, "Say hi", false},
+		{"temp_file from ${PROMPT_FILE}", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${PROMPT_FILE}")}
+		}, "@tmp", false},
+		{"temp_file content", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"cat", "${PROMPT_FILE}"}}}
+		}, "Say hi", true},
+		{"step transport argv appends the prompt", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print")}
+			r.Transport = &Transport{Mode: "argv"}
+		}, "Say hi", false},
+		{"argv_template", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print")}
+			r.Transport = &Transport{Mode: "argv", ArgvTemplate: []string{"[${PROMPT}|${model}]"}}
+			r.ProviderParams = []Param{{"model", "big"}}
+		}, "[Say hi|big]", false},
+		{"provider transport temp_file appends the path", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: exe(f.t, "print"), Transport: &Transport{Mode: "temp_file"}}}
+		}, "@tmp", false},
+		{"step overrides provider transport", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: exe(f.t, "cat"), Transport: &Transport{Mode: "argv"}}}
+			r.Transport = &Transport{Mode: "stdin"}
+		}, "Say hi", false},
+		{"params over defaults", func(f *fixture, r *Request) {
+			d := fake(f.t, "echo", "print", "${model}:${max_tokens}")
+			d.Defaults = []Param{{"model", "small"}, {"max_tokens", "10"}}
+			r.ProviderDefs = []ProviderDef{d}
+			r.ProviderParams = []Param{{"max_tokens", "99"}}
+		}, "small:99", false},
+		{"command_override", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "template")}
+			r.CommandOverride = exe(f.t, "print", "override ${PROMPT}")
+		}, "override Say hi", false},
+		{"input_file as prompt on stdin", func(f *fixture, r *Request) {
+			f.write("in.txt", "from file\n")
+			r.Prompt, r.InputFile = "", "in.txt"
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+		}, "from file", false},
+		{"input_file on stdin beside an argv prompt", func(f *fixture, r *Request) {
+			f.write("in.txt", "file data")
+			r.InputFile = "in.txt"
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "stdin")}
+			r.Transport = &Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
+		}, "other\n9", false},
+		{"prompt_file", func(f *fixture, r *Request) {
+			f.write("prompts/p.md", "from prompt file")
+			r.Prompt, r.PromptFile = "", "prompts/p.md"
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${PROMPT}")}
+		}, "from prompt file", false},
+		{"${INPUT_FILE} and ${OUTPUT_FILE}", func(f *fixture, r *Request) {
+			f.write("in.txt", "x")
+			r.InputFile = "in.txt"
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${INPUT_FILE} ${OUTPUT_FILE}")}
+			r.OutputFile = "o.txt"
+		}, "@paths", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.cat && !hasCat {
+				t.Skip("no cat")
+			}
+			f := newFixture(t)
+			r := f.req(KindProvider, "Ask")
+			r.Providers = []string{"echo"}
+			r.Prompt = "Say hi"
+			tt.setup(f, r)
+			got := f.reg.Run(context.Background(), r)
+			want := tt.output
+			switch want {
+			case "@tmp":
+				tmp := filepath.Join(f.runRoot, "tmp")
+				if filepath.Dir(got.Output) != tmp || !strings.HasPrefix(filepath.Base(got.Output), "Ask-prompt-") {
+					t.Errorf("Run(%s) output %q, want a file in %s", tt.name, got.Output, tmp)
+				}
+				if _, err := os.Stat(got.Output); err == nil {
+					t.Errorf("Run(%s) left the prompt file %s", tt.name, got.Output)
+				}
+				want = got.Output
+			case "@paths":
+				want = filepath.Join(f.dirs.Workspace, "in.txt") + " " + filepath.Join(f.dirs.Workspace, "artifacts", "Ask", "o.txt")
+			}
+			wantOK(want).check(t, tt.name, got)
+		})
+	}
+}
+
+// wantOK is a successful single try with this output.
+func wantOK(output string) want {
+	return want{signal: SignalSuccess, attempts: 1, output: output, checkOut: true}
+}
+
+func TestProviderErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(f *fixture, r *Request)
+		want  want
+	}{
+		{"unknown template key", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${modle}")}
+		}, want{signal: SignalFailure, exit: -1, code: source.ETemplateKey,
+			errHas: "provider 'echo' uses template key 'modle' that neither its defaults nor provider_params define (did you mean 'model'?)"}},
+		{"unknown provider", func(f *fixture, r *Request) {
+			r.Providers = []string{"cluade"}
+		}, want{signal: SignalFailure, exit: -1, code: source.EUnknownProv, errHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
+		{"bad transport", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+			r.Transport = &Transport{Mode: "pipe"}
+		}, want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "prompt_transport mode 'pipe'"}},
+		{"cli not found", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"smith-no-such-cli"}}}
+		}, want{signal: SignalFailure, exit: 127, code: source.EExec, errHas: "command 'smith-no-such-cli' not found"}},
+		{"exit 2 not retried", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "exit", "2")}
+		}, want{signal: SignalFailure, exit: 2, attempts: 1}},
+		{"exit 1 retried", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "exit", "1")}
+		}, want{signal: SignalFailure, exit: 1, attempts: 3}},
+		{"timeout", func(f *fixture, r *Request) {
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "sleep", "20s")}
+			r.Timeout = 50 * time.Millisecond
+			r.Attempts = 1
+		}, want{signal: SignalTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "provider 'echo' of step 'Ask' timed out"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := f.req(KindProvider, "Ask")
+			r.Providers = []string{"echo"}
+			r.Prompt = "Say hi"
+			r.Attempts = 3
+			tt.setup(f, r)
+			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+		})
+	}
+}
+
+const (
+	claudeOK     = `{"type":"result","subtype":"success","is_error":false,"result":"The answer is 42.\n","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100}}`
+	claude429    = `{"type":"result","subtype":"success","is_error":true,"result":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}"}`
+	claude401    = `{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login"}`
+	geminiOK     = `{"response":"Paris.","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":20,"candidates":3,"total":23}},"gemini-2.5-flash":{"tokens":{"total":7}}}}}`
+	gemini503    = `{"response":null,"error":{"type":"ApiError","message":"The model is overloaded","code":503}}`
+	gemini400    = `{"error":{"type":"ApiError","message":"bad request","code":400}}`
+	codexOK      = "{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.started\"}\n{\"type\":\"item.completed\",\"item\":{\"id\":\"i0\",\"type\":\"reasoning\",\"text\":\"thinking\"}}\n{\"type\":\"item.completed\",\"item\":{\"id\":\"i1\",\"type\":\"agent_message\",\"text\":\"done: ok\"}}\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":30,\"cached_input_tokens\":20,\"output_tokens\":4}}\n"
+	codexFailed  = "{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected: network error\"}}\n"
+	claudeSecret = `{"type":"result","is_error":false,"result":"key \u0073ecret!","usage":{"input_tokens":1,"output_tokens":1}}`
+)
+
+func TestProviderReplies(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		provider string
+		stdout   string
+		want     want
+		tokens   int
+	}{
+		{"claude", "claude", claudeOK, wantOK("The answer is 42."), 115},
+		{"claude 429", "claude", claude429, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' reported an error: API Error: 429"}, 0},
+		{"claude 401", "claude", claude401, want{signal: SignalFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "Invalid API key"}, 0},
+		{"claude not json", "claude", "plain words\n", wantOK("plain words"), 0},
+		{"claude masks decoded secrets", "claude", claudeSecret, wantOK("key ***!"), 2},
+		{"gemini", "gemini", geminiOK, wantOK("Paris."), 30},
+		{"gemini 503", "gemini", gemini503, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "overloaded"}, 0},
+		{"gemini 400", "gemini", gemini400, want{signal: SignalFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "bad request"}, 0},
+		{"codex", "codex", codexOK, wantOK("done: ok"), 34},
+		{"codex failed", "codex", codexFailed, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "network error"}, 0},
+		{"own provider keeps raw json", "mine", claudeOK, wantOK(claudeOK), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := f.req(KindProvider, "Ask")
+			r.Providers = []string{tt.provider}
+			r.ProviderDefs = []ProviderDef{fake(t, tt.provider, "print", tt.stdout)}
+			r.Prompt = "question"
+			r.Attempts = 2
+			r.Mask = NewMasker([]string{"secret"})
+			got := f.reg.Run(context.Background(), r)
+			tt.want.check(t, tt.name, got)
+			if got.Tokens != tt.tokens || got.Provider != tt.provider {
+				t.Errorf("Run(%s) tokens %d provider %q, want %d %q", tt.name, got.Tokens, got.Provider, tt.tokens, tt.provider)
+			}
+		})
+	}
+}
+
+func TestProviderFallback(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindProvider, "Ask")
+	r.Providers = []string{"claude", "gemini"}
+	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
+	r.Prompt = "capital of France?"
+	r.Attempts, r.Backoff = 2, time.Second
+	r.OutputFile = "answer.txt"
+	var retries []string
+	r.OnRetry = func(attempt, exit int, wait time.Duration) {
+		retries = append(retries, fmt.Sprintf("%d:%d:%s", attempt, exit, wait))
+	}
+	got := f.reg.Run(context.Background(), r)
+	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30` {
+		t.Errorf("Run(claude 429, gemini) = %s, want success from gemini after 3 tries", describe(got))
+	}
+	if fmt.Sprint(retries) != "[1:1:1s]" || fmt.Sprint(f.sleeps) != "[1s]" {
+		t.Errorf("Run(claude 429, gemini) retries %v pauses %v, want [1:1:1s] [1s]", retries, f.sleeps)
+	}
+	if c := f.read("artifacts/Ask/answer.txt"); c != "Paris." {
+		t.Errorf("Run(claude 429, gemini) output_file = %q, want %q", c, "Paris.")
+	}
+}
+
+func TestProviderNoFallbackOnInvalid(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindProvider, "Ask")
+	r.Providers = []string{"claude", "gemini"}
+	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
+	r.Prompt = "q"
+	got := f.reg.Run(context.Background(), r)
+	if got.Provider != "claude" || got.ExitCode != 2 {
+		t.Errorf("Run(claude 401, gemini) = %s, want exit 2 from claude", describe(got))
+	}
+}
+
+func TestProviderOutputFileByCLI(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindProvider, "Ask")
+	r.Providers = []string{"echo"}
+	// The CLI is told where the file is; Smith must not overwrite it with stdout.
+	r.ProviderDefs = []ProviderDef{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
+	r.OutputFile = "o.txt"
+	f.write("artifacts/Ask/o.txt", "by the cli")
+	got := f.reg.Run(context.Background(), r)
+	if got.Signal != SignalSuccess || f.read("artifacts/Ask/o.txt") != "by the cli" {
+		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.read("artifacts/Ask/o.txt"))
+	}
+}
+
+func TestProviderJSONCapture(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindProvider, "Ask")
+	r.Providers = []string{"claude"}
+	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
+	r.OutputCapture = "json"
+	got := f.reg.Run(context.Background(), r)
+	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
+		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
+	}
+}

@@ -1,0 +1,185 @@
+package workers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"smith/manifest/source"
+)
+
+// replayCursors is the file under RUN_ROOT that counts, per step, the
+// recordings a replayed run has used, so that a resumed run continues.
+const replayCursors = "replay-cursors.json"
+
+// A recording is one provider call as --record writes it: DIR/<Step>-<N>.json,
+// where N counts the step's calls in the order they were made (retries,
+// fallbacks to the next provider and loop iterations each make a call).
+// Prompt and reply are masked.
+type recording struct {
+	Step      string  `json:"step"`
+	Attempt   int     `json:"attempt"` // the try of this execution of the step, from 1
+	Provider  string  `json:"provider"`
+	Prompt    string  `json:"prompt"`
+	Reply     string  `json:"reply"`
+	ExitCode  int     `json:"exit_code"`
+	Signal    string  `json:"signal,omitempty"` // a custom signal (mock)
+	Tokens    int     `json:"tokens"`
+	Duration  float64 `json:"duration"` // seconds
+	ErrorCode string  `json:"error_code,omitempty"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// record writes one provider call to the --record directory.
+func (r *Registry) record(req *Request, provider, prompt string, rep reply, attempt int, d time.Duration) error {
+	if err := os.MkdirAll(r.Record, 0o755); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	n, err := lastRecording(r.Record, req.Step)
+	if err != nil {
+		return err
+	}
+	rec := recording{
+		Step:     req.Step,
+		Attempt:  attempt,
+		Provider: provider,
+		Prompt:   req.Mask.String(prompt),
+		Reply:    rep.text,
+		ExitCode: rep.exit,
+		Signal:   rep.signal,
+		Tokens:   rep.tokens,
+		Duration: d.Seconds(),
+	}
+	if rep.err != nil {
+		rec.ErrorCode, rec.Error = string(rep.err.Code), rep.err.Msg
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	return writeAtomic(recordingPath(r.Record, req.Step, n+1), append(b, '\n'))
+}
+
+// recordingPath is DIR/<Step>-<n>.json.
+func recordingPath(dir, step string, n int) string {
+	return filepath.Join(dir, step+"-"+strconv.Itoa(n)+".json")
+}
+
+// lastRecording returns the highest N of DIR/<Step>-<N>.json, 0 if none.
+func lastRecording(dir, step string) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("record: %w", err)
+	}
+	last := 0
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), step+"-")
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(rest, ".json")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(num); err == nil && n > last && strconv.Itoa(n) == num {
+			last = n
+		}
+	}
+	return last, nil
+}
+
+// replay answers a provider call from the --replay directory: the step's next
+// recording, whose prompt must equal this call's (masked) prompt. A missing
+// recording or a different prompt is E_REPLAY_MISS.
+func (r *Registry) replay(req *Request, prompt string) reply {
+	miss := func(format string, args ...any) reply {
+		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
+	}
+	cursors, err := loadReplayCursors(req.RunRoot)
+	if err != nil {
+		return miss("replay: %v", err)
+	}
+	n := cursors[req.Step] + 1
+	path := recordingPath(r.Replay, req.Step, n)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return miss("no recording of call %d of step '%s' in %s", n, req.Step, r.Replay)
+	}
+	if err != nil {
+		return miss("replay step '%s': %v", req.Step, err)
+	}
+	var rec recording
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return miss("replay step '%s': recording %s: %v", req.Step, path, err)
+	}
+	if masked := req.Mask.String(prompt); rec.Prompt != masked {
+		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(rec.Prompt, masked))
+	}
+	cursors[req.Step] = n
+	if err := saveReplayCursors(req.RunRoot, cursors); err != nil {
+		return miss("replay: %v", err)
+	}
+	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
+	if rec.ErrorCode != "" {
+		rep.err = &StepError{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
+	}
+	return rep
+}
+
+// promptDiff shows the first line where two prompts differ, unified style.
+func promptDiff(recorded, current string) string {
+	a, b := strings.Split(recorded, "\n"), strings.Split(current, "\n")
+	line := func(ls []string, i int) string {
+		if i >= len(ls) {
+			return "(end of prompt)"
+		}
+		s := ls[i]
+		if len(s) > 200 {
+			s = s[:200] + "..."
+		}
+		return s
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return fmt.Sprintf("@@ line %d @@\n-%s\n+%s", i+1, line(a, i), line(b, i))
+}
+
+// loadReplayCursors reads RUN_ROOT/replay-cursors.json: per step, the number
+// of recordings used. Without a RUN_ROOT nothing is remembered.
+func loadReplayCursors(runRoot string) (map[string]int, error) {
+	cursors := map[string]int{}
+	if runRoot == "" {
+		return cursors, nil
+	}
+	b, err := os.ReadFile(filepath.Join(runRoot, replayCursors))
+	if errors.Is(err, fs.ErrNotExist) {
+		return cursors, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cursors: %w", err)
+	}
+	if err := json.Unmarshal(b, &cursors); err != nil {
+		return nil, fmt.Errorf("read cursors %s: %w", replayCursors, err)
+	}
+	return cursors, nil
+}
+
+// saveReplayCursors writes the replay cursors atomically.
+func saveReplayCursors(runRoot string, cursors map[string]int) error {
+	if runRoot == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(cursors, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write cursors: %w", err)
+	}
+	return writeAtomic(filepath.Join(runRoot, replayCursors), append(b, '\n'))
+}

@@ -1,0 +1,136 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/manifest/source"
+)
+
+// fallbackReq is a provider step whose first provider is rate limited and
+// whose second answers.
+func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *Request {
+	r := f.req(KindProvider, "Ask")
+	r.Providers = []string{"claude", "gemini"}
+	r.ProviderDefs = []ProviderDef{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
+	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
+	r.Mask = NewMasker([]string{"hunter2"})
+	r.Attempts = 2
+	r.OutputFile = "answer.txt"
+	return r
+}
+
+func TestRecordReplay(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+
+	rec := newFixture(t)
+	rec.reg.Record = dir
+	recorded := rec.reg.Run(context.Background(), fallbackReq(t, rec, exe(t, "print", claude429), exe(t, "print", geminiOK)))
+	const want = `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30`
+	if describe(recorded) != want {
+		t.Fatalf("Run(record) = %s, want %s", describe(recorded), want)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	if strings.Join(names, " ") != "Ask-1.json Ask-2.json Ask-3.json" {
+		t.Errorf("recorded files = %v, want Ask-1.json Ask-2.json Ask-3.json", names)
+	}
+	var r3 recording
+	b, _ := os.ReadFile(filepath.Join(dir, "Ask-3.json"))
+	if err := json.Unmarshal(b, &r3); err != nil {
+		t.Fatalf("recording Ask-3.json: %v", err)
+	}
+	if r3.Step != "Ask" || r3.Attempt != 3 || r3.Provider != "gemini" || r3.Reply != "Paris." || r3.Tokens != 30 ||
+		r3.Prompt != "capital of France?\nanswer briefly, token ***" {
+		t.Errorf("recording Ask-3.json = %+v", r3)
+	}
+	if strings.Contains(string(b), "hunter2") {
+		t.Errorf("recording Ask-3.json holds a secret: %s", b)
+	}
+
+	// Replay in a new run: no CLI exists, the answers come from DIR.
+	rep := newFixture(t)
+	rep.reg.Replay = dir
+	replayed := rep.reg.Run(context.Background(), fallbackReq(t, rep, []string{"smith-no-such-cli"}, []string{"smith-no-such-cli"}))
+	if describe(replayed) != describe(recorded) {
+		t.Errorf("Run(replay) = %s, want %s", describe(replayed), describe(recorded))
+	}
+	if c := rep.read("artifacts/Ask/answer.txt"); c != "Paris." {
+		t.Errorf("Run(replay) output_file = %q, want %q", c, "Paris.")
+	}
+	if len(rep.sleeps) != 0 {
+		t.Errorf("Run(replay) paused %v, want no backoff while replaying", rep.sleeps)
+	}
+
+	// The recordings are used up: the next call misses.
+	again := rep.reg.Run(context.Background(), fallbackReq(t, rep, []string{"x"}, []string{"x"}))
+	want2 := wantMiss("no recording of call 4 of step 'Ask'")
+	want2.attempts = 1
+	want2.check(t, "replay after the last recording", again)
+}
+
+func wantMiss(has string) want {
+	return want{signal: SignalFailure, exit: -1, code: source.EReplayMiss, errHas: has}
+}
+
+func TestReplayMiss(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+	rec := newFixture(t)
+	rec.reg.Record = dir
+	rec.write("s.yaml", "- reply: hmm\n  signal: NEEDS_CLARIFICATION\n")
+	first := mockRun(rec, "Ask", "s.yaml", "line one\nline two\nline three", nil)
+
+	t.Run("same prompt", func(t *testing.T) {
+		f := newFixture(t)
+		f.reg.Replay = dir
+		got := mockRun(f, "Ask", "s.yaml", "line one\nline two\nline three", nil)
+		if describe(got) != describe(first) || got.Signal != "SIGNAL:NEEDS_CLARIFICATION" {
+			t.Errorf("Run(replay mock) = %s, want %s", describe(got), describe(first))
+		}
+	})
+	t.Run("different prompt", func(t *testing.T) {
+		f := newFixture(t)
+		f.reg.Replay = dir
+		got := mockRun(f, "Ask", "s.yaml", "line one\nline 2\nline three", nil)
+		wantMiss("prompt of step 'Ask' differs from the recording").check(t, "changed prompt", got)
+		if got.Err == nil || !strings.HasSuffix(got.Err.Error(), "@@ line 2 @@\n-line two\n+line 2") {
+			t.Errorf("Run(changed prompt) err = %v, want a diff of line 2", got.Err)
+		}
+	})
+	t.Run("unknown step", func(t *testing.T) {
+		f := newFixture(t)
+		f.reg.Replay = dir
+		wantMiss("no recording of call 1 of step 'Other'").check(t, "other step", mockRun(f, "Other", "", "x", nil))
+	})
+}
+
+func TestRecordKeepsErrors(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+	rec := newFixture(t)
+	rec.reg.Record = dir
+	r := rec.req(KindProvider, "Slow")
+	r.Providers = []string{"echo"}
+	r.ProviderDefs = []ProviderDef{fake(t, "echo", "sleep", "20s")}
+	r.Timeout = 50 * time.Millisecond
+	recorded := rec.reg.Run(context.Background(), r)
+
+	rep := newFixture(t)
+	rep.reg.Replay = dir
+	r2 := rep.req(KindProvider, "Slow")
+	r2.Providers = []string{"echo"}
+	r2.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"x"}}}
+	replayed := rep.reg.Run(context.Background(), r2)
+	if describe(replayed) != describe(recorded) || recorded.Signal != SignalTimeout {
+		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))
+	}
+}

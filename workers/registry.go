@@ -1,0 +1,286 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"smith/manifest/source"
+	"smith/workers/confine"
+)
+
+// Signals every worker may return.
+const (
+	SignalSuccess = "SIGNAL:SUCCESS"
+	SignalFailure = "SIGNAL:FAILURE"
+	SignalTimeout = "SIGNAL:TIMEOUT"
+)
+
+const (
+	// defaultTimeout is a step's timeout when it names none (CONTRACT.md 3.5).
+	defaultTimeout = 300 * time.Second
+	// exitNotRun is the exit code of a step that failed before any process ran
+	// (a path violation, a missing dependency, an unknown template key).
+	exitNotRun = -1
+	// exitNotFound is the exit code of a command that could not be started.
+	exitNotFound = 127
+	// exitRetryable and exitInvalid are the provider exit codes of CONTRACT.md 5.
+	exitRetryable = 1
+	exitInvalid   = 2
+)
+
+// A Registry executes requests: processes, providers (the presets, a
+// workflow's own providers and the built-in mock) and internal workers. The
+// zero value works: an empty parent environment, the real clock, no
+// record/replay and no internal workers. cmd/smithvm builds one with
+// NewRegistry and hands it to the VM; a Registry holds no state between calls
+// except through files under a run's RUN_ROOT, so one value may serve
+// several runs.
+type Registry struct {
+	Env    func(string) (string, bool)                      // the parent environment (os.LookupEnv); nil = empty
+	Now    func() time.Time                                 // nil = time.Now
+	Sleep  func(ctx context.Context, d time.Duration) error // backoff and poll waits; nil = a timer honouring ctx
+	Record string                                           // --record DIR ("" = off)
+	Replay string                                           // --replay DIR ("" = off)
+	// Internal maps a worker name as written ("Internal:TestRunner") to its
+	// implementation. NewRegistry fills it; a name that is absent fails the
+	// request with E_EXEC.
+	Internal map[string]InternalFunc
+}
+
+// An InternalFunc runs one Internal:* worker. It receives the Registry so it
+// can run processes the way command steps do.
+type InternalFunc func(ctx context.Context, r *Registry, req *Request) Result
+
+// NewRegistry returns a Registry that reads the parent environment through env
+// and knows every internal worker implemented so far.
+func NewRegistry(env func(string) (string, bool)) *Registry {
+	return &Registry{Env: env, Internal: internalWorkers()}
+}
+
+// internalWorkers returns the table of internal workers (internal.go).
+func internalWorkers() map[string]InternalFunc {
+	table := map[string]InternalFunc{}
+	for _, name := range InternalNames() {
+		if fn, ok := Internal(name); ok {
+			table[name] = fn
+		}
+	}
+	return table
+}
+
+var _ Runner = (*Registry)(nil)
+
+// A StepError is a failure of one step that the user sees, with its code
+// (E_PATH_ESCAPE, E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_EXEC, ...).
+type StepError struct {
+	Code source.Code
+	Msg  string
+}
+
+// Error returns the message.
+func (e *StepError) Error() string { return e.Msg }
+
+// ErrCode returns the code.
+func (e *StepError) ErrCode() source.Code { return e.Code }
+
+var _ source.Coded = (*StepError)(nil)
+
+// stepErr returns a *StepError.
+func stepErr(code source.Code, format string, args ...any) *StepError {
+	return &StepError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// failed returns a failure result with exit code exit and err.
+func failed(exit int, err error) Result {
+	return Result{Signal: SignalFailure, ExitCode: exit, Err: err}
+}
+
+// Run executes req and reports what happened. It never panics on bad input
+// and never returns a Go error: every failure is a Result with Signal
+// SIGNAL:FAILURE or SIGNAL:TIMEOUT and, where the user should see why, a coded
+// Err.
+func (r *Registry) Run(ctx context.Context, req *Request) Result {
+	start := r.now()
+	var res Result
+	switch req.Kind {
+	case KindCommand:
+		res = r.runCommand(ctx, req)
+	case KindProvider:
+		res = r.runProvider(ctx, req)
+	case KindInternal:
+		res = r.runInternal(ctx, req)
+	default:
+		res = failed(exitNotRun, stepErr(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
+	}
+	res.Duration = r.now().Sub(start)
+	if res.Attempts == 0 {
+		res.Attempts = 1
+	}
+	return res
+}
+
+// runInternal runs an Internal:* worker from the table.
+func (r *Registry) runInternal(ctx context.Context, req *Request) Result {
+	fn, ok := r.Internal[req.Worker]
+	if !ok || fn == nil {
+		return failed(exitNotRun, stepErr(source.EExec, "internal worker '%s' is not available yet", req.Worker))
+	}
+	return fn(ctx, r, req)
+}
+
+// now reads the injected clock.
+func (r *Registry) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// sleep waits d or until ctx is done.
+func (r *Registry) sleep(ctx context.Context, d time.Duration) error {
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A paths holds a request's confined paths, all absolute.
+type paths struct {
+	input     string // "" = none
+	prompt    string // "" = none
+	output    string // "" = none
+	spill     string // RUN_ROOT/logs/<Step>-stdout.log ("" without RUN_ROOT)
+	stderrLog string // RUN_ROOT/logs/<Step>-stderr.log ("" without RUN_ROOT)
+	tmpDir    string // RUN_ROOT/tmp (os.TempDir() without RUN_ROOT)
+}
+
+// prepare creates WORKSPACE and confines every path of req. A violation is
+// E_PATH_ESCAPE; nothing is created for the step's files before every path has
+// passed.
+func prepare(req *Request) (paths, *StepError) {
+	var p paths
+	if req.Step == "" || req.Step == "." || req.Step == ".." || strings.ContainsAny(req.Step, `/\`) {
+		return p, stepErr(source.EPathEscape, "step name '%s' cannot name a directory", req.Step)
+	}
+	if req.Dirs.Workspace == "" {
+		return p, stepErr(source.EInternal, "internal error: step '%s' has no workspace", req.Step)
+	}
+	var err error
+	if req.InputFile != "" {
+		if p.input, err = req.Dirs.Resolve(req.InputFile); err != nil {
+			return p, escapeErr("input_file", err)
+		}
+	}
+	if req.PromptFile != "" {
+		if p.prompt, err = req.Dirs.Resolve(req.PromptFile); err != nil {
+			return p, escapeErr("prompt_file", err)
+		}
+	}
+	if req.OutputFile != "" {
+		dir := filepath.Join(req.Dirs.Workspace, "artifacts", req.Step)
+		if p.output, err = req.Dirs.ResolveIn(dir, req.OutputFile); err != nil {
+			return p, escapeErr("output_file", err)
+		}
+	}
+	if err := os.MkdirAll(req.Dirs.Workspace, 0o755); err != nil {
+		return p, stepErr(source.EExec, "create workspace: %v", err)
+	}
+	p.tmpDir = os.TempDir()
+	if req.RunRoot != "" {
+		logs := filepath.Join(req.RunRoot, "logs")
+		if err := os.MkdirAll(logs, 0o755); err != nil {
+			return p, stepErr(source.EExec, "create log directory: %v", err)
+		}
+		p.spill = filepath.Join(logs, req.Step+"-stdout.log")
+		p.stderrLog = filepath.Join(logs, req.Step+"-stderr.log")
+		p.tmpDir = filepath.Join(req.RunRoot, "tmp")
+	}
+	return p, nil
+}
+
+// isEscape reports whether err is a path violation.
+func isEscape(err error) bool { return errors.Is(err, confine.ErrEscape) }
+
+// escapeErr turns a confinement error into E_PATH_ESCAPE. Other errors (an
+// unreadable directory) are E_EXEC.
+func escapeErr(key string, err error) *StepError {
+	if isEscape(err) {
+		return stepErr(source.EPathEscape, "%s: %v", key, err)
+	}
+	return stepErr(source.EExec, "%s: %v", key, err)
+}
+
+// timeoutOf returns the step's timeout with its default.
+func timeoutOf(req *Request) time.Duration {
+	if req.Timeout <= 0 {
+		return defaultTimeout
+	}
+	return req.Timeout
+}
+
+// retryable reports whether a try that ended with exit may be tried again.
+func retryable(exit int) bool { return exit == exitRetryable || exit == exitTimeout }
+
+// signalFor maps an exit code to its signal.
+func signalFor(exit int) string {
+	switch exit {
+	case 0:
+		return SignalSuccess
+	case exitTimeout:
+		return SignalTimeout
+	}
+	return SignalFailure
+}
+
+// retry runs try up to req.Attempts times (at least once). Only exit codes 1
+// and 124 are tried again; before each new try it calls req.OnRetry and waits
+// req.Backoff (0 = no wait; the VM applies the 2 s default). first is the
+// number of tries made before (provider fallbacks continue the count), and
+// the result's Attempts is the total. noWait skips the backoff (replay).
+func (r *Registry) retry(ctx context.Context, req *Request, first int, noWait bool, try func(n int) Result) Result {
+	attempts := max(req.Attempts, 1)
+	for n := 1; ; n++ {
+		if req.AttemptID != nil {
+			req.AttemptID(first + n)
+		}
+		res := try(first + n)
+		res.Attempts = first + n
+		if n >= attempts || !retryable(res.ExitCode) || ctx.Err() != nil {
+			return res
+		}
+		if req.OnRetry != nil {
+			req.OnRetry(first+n, res.ExitCode, req.Backoff)
+		}
+		if noWait {
+			continue
+		}
+		if err := r.sleep(ctx, req.Backoff); err != nil {
+			return res
+		}
+	}
+}
+
+// displayPath returns abs relative to WORKSPACE with forward slashes, for
+// messages and prompts.
+func displayPath(req *Request, abs string) string {
+	rel, err := filepath.Rel(req.Dirs.Workspace, abs)
+	if err != nil {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(rel)
+}

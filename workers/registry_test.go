@@ -1,0 +1,485 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/manifest/source"
+	"smith/workers/confine"
+)
+
+// A fixture is one project (BASE, WORKSPACE, a RUN_ROOT) and a Registry with a
+// fake clock and pause.
+type fixture struct {
+	t       *testing.T
+	dirs    confine.Dir
+	runRoot string
+	reg     *Registry
+	clock   time.Time
+	sleeps  []time.Duration
+	onSleep func(n int) // called on each pause (1-based), e.g. to create files
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dirs, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
+	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.reg = &Registry{
+		Env: func(k string) (string, bool) {
+			if k == "PATH" {
+				return "/usr/bin:/bin", true
+			}
+			return "", false
+		},
+		Now: func() time.Time { return f.clock },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			f.sleeps = append(f.sleeps, d)
+			f.clock = f.clock.Add(d)
+			if f.onSleep != nil {
+				f.onSleep(len(f.sleeps))
+			}
+			return ctx.Err()
+		},
+	}
+	return f
+}
+
+// req returns a request for step in the fixture's project; children run in
+// helper mode.
+func (f *fixture) req(kind Kind, step string) *Request {
+	return &Request{
+		RunID:   "r1",
+		Step:    step,
+		Kind:    kind,
+		Dirs:    f.dirs,
+		RunRoot: f.runRoot,
+		Env:     []EnvVar{{helperVar, "1"}},
+		Timeout: 30 * time.Second,
+	}
+}
+
+// write creates a file under WORKSPACE.
+func (f *fixture) write(rel, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.dirs.Workspace, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// read returns a file under WORKSPACE, or "<missing>".
+func (f *fixture) read(rel string) string {
+	b, err := os.ReadFile(filepath.Join(f.dirs.Workspace, rel))
+	if err != nil {
+		return "<missing>"
+	}
+	return string(b)
+}
+
+// exe returns the argv that runs the test binary in a helper mode.
+func exe(t *testing.T, args ...string) []string {
+	argv, _ := helper(t, args...)
+	return argv
+}
+
+// errText prints an error with its code: "E_X: message".
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	var c source.Coded
+	if errors.As(err, &c) {
+		return string(c.ErrCode()) + ": " + c.Error()
+	}
+	return "(uncoded) " + err.Error()
+}
+
+// describe prints the fields of a Result the tests compare.
+func describe(r Result) string {
+	s := fmt.Sprintf("signal=%s exit=%d attempts=%d output=%q", r.Signal, r.ExitCode, r.Attempts, short(r.Output))
+	if r.Provider != "" {
+		s += " provider=" + r.Provider
+	}
+	if r.Tokens != 0 {
+		s += fmt.Sprintf(" tokens=%d", r.Tokens)
+	}
+	if r.Err != nil {
+		s += " err=" + errText(r.Err)
+	}
+	return s
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + fmt.Sprintf("...(%d bytes)", len(s))
+	}
+	return s
+}
+
+// A want is the expected outcome of a Run.
+type want struct {
+	signal   string
+	exit     int
+	attempts int    // 0 = not checked
+	output   string // checked when checkOut
+	checkOut bool
+	code     source.Code // "" = no Err
+	errHas   string
+}
+
+func (w want) check(t *testing.T, what string, got Result) {
+	t.Helper()
+	ok := got.Signal == w.signal && got.ExitCode == w.exit &&
+		(w.attempts == 0 || got.Attempts == w.attempts) &&
+		(!w.checkOut || got.Output == w.output)
+	var c source.Coded
+	switch {
+	case w.code == "":
+		ok = ok && got.Err == nil
+	case errors.As(got.Err, &c):
+		ok = ok && c.ErrCode() == w.code && strings.Contains(c.Error(), w.errHas)
+	default:
+		ok = false
+	}
+	if !ok {
+		t.Errorf("Run(%s) = %s, want signal=%s exit=%d attempts=%d output=%q (checked %v) err=%s containing %q",
+			what, describe(got), w.signal, w.exit, w.attempts, w.output, w.checkOut, w.code, w.errHas)
+	}
+}
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(f *fixture, r *Request)
+		want  want
+	}{
+		{
+			name:  "success",
+			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "print", "hello\n\n", "warn") },
+			want:  want{signal: SignalSuccess, exit: 0, attempts: 1, output: "hello", checkOut: true},
+		},
+		{
+			name:  "failure",
+			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "exit", "3") },
+			want:  want{signal: SignalFailure, exit: 3, attempts: 1},
+		},
+		{
+			name:  "not found",
+			setup: func(f *fixture, r *Request) { r.Argv = []string{"smith-no-such-command"} },
+			want:  want{signal: SignalFailure, exit: 127, attempts: 1, code: source.EExec, errHas: "command 'smith-no-such-command' not found"},
+		},
+		{
+			name:  "empty argv",
+			setup: func(f *fixture, r *Request) { r.Argv = nil },
+			want:  want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "empty command"},
+		},
+		{
+			name: "timeout",
+			setup: func(f *fixture, r *Request) {
+				r.Argv = exe(f.t, "sleep", "20s")
+				r.Timeout = 100 * time.Millisecond
+			},
+			want: want{signal: SignalTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "timed out"},
+		},
+		{
+			name: "stdin from input_file",
+			setup: func(f *fixture, r *Request) {
+				f.write("in/data.txt", "line one\nline two\n")
+				r.Argv = exe(f.t, "cat")
+				r.InputFile = "in/data.txt"
+			},
+			want: want{signal: SignalSuccess, attempts: 1, output: "line one\nline two", checkOut: true},
+		},
+		{
+			name:  "stdin is /dev/null",
+			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "stdin") },
+			want:  want{signal: SignalSuccess, attempts: 1, output: "devnull\n0", checkOut: true},
+		},
+		{
+			name: "missing input_file",
+			setup: func(f *fixture, r *Request) {
+				r.Argv = exe(f.t, "cat")
+				r.InputFile = "nope.txt"
+			},
+			want: want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "input_file 'nope.txt' cannot be read"},
+		},
+		{
+			name: "secrets masked",
+			setup: func(f *fixture, r *Request) {
+				r.Argv = exe(f.t, "print", "token=hunter2\n")
+				r.Mask = NewMasker([]string{"hunter2"})
+			},
+			want: want{signal: SignalSuccess, attempts: 1, output: "token=***", checkOut: true},
+		},
+		{
+			name:  "internal worker not available",
+			setup: func(f *fixture, r *Request) { r.Kind, r.Worker = KindInternal, "Internal:TestRunner" },
+			want:  want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "internal worker 'Internal:TestRunner' is not available yet"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := f.req(KindCommand, "Step")
+			tt.setup(f, r)
+			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+		})
+	}
+}
+
+func TestRunInternalTable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.reg.Internal = map[string]InternalFunc{
+		"Internal:Hello": func(ctx context.Context, r *Registry, req *Request) Result {
+			return Result{Signal: SignalSuccess, Output: "hello from " + req.Step}
+		},
+	}
+	r := f.req(KindInternal, "Greet")
+	r.Worker = "Internal:Hello"
+	want{signal: SignalSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
+}
+
+func TestRunRetries(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		argv      []string
+		attempts  int
+		wantTries int
+		wantExit  int
+		wantRetry string // the OnRetry calls
+	}{
+		{"exit 1 retried", []string{"exit", "1"}, 3, 3, 1, "[1:1:2s 2:1:2s]"},
+		{"exit 124 retried", []string{"exit", "124"}, 2, 2, 124, "[1:124:2s]"},
+		{"exit 2 not retried", []string{"exit", "2"}, 3, 1, 2, "[]"},
+		{"success not retried", []string{"exit", "0"}, 3, 1, 0, "[]"},
+		{"one attempt", []string{"exit", "1"}, 0, 1, 1, "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := f.req(KindCommand, "Retry")
+			r.Argv = exe(t, tt.argv...)
+			r.Attempts, r.Backoff = tt.attempts, 2*time.Second
+			var retries []string
+			r.OnRetry = func(attempt, exit int, wait time.Duration) {
+				retries = append(retries, fmt.Sprintf("%d:%d:%s", attempt, exit, wait))
+			}
+			var ids []int
+			r.AttemptID = func(n int) string { ids = append(ids, n); return fmt.Sprint(n) }
+			got := f.reg.Run(context.Background(), r)
+			if got.Attempts != tt.wantTries || got.ExitCode != tt.wantExit || fmt.Sprint(retries) != tt.wantRetry {
+				t.Errorf("Run(%v) = %s, retries %v, want attempts=%d exit=%d retries %s", tt.argv, describe(got), retries, tt.wantTries, tt.wantExit, tt.wantRetry)
+			}
+			if len(ids) != tt.wantTries || len(f.sleeps) != tt.wantTries-1 {
+				t.Errorf("Run(%v): attempt ids %v and pauses %v, want %d tries", tt.argv, ids, f.sleeps, tt.wantTries)
+			}
+		})
+	}
+}
+
+func TestRunTimeoutRetried(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindCommand, "Slow")
+	r.Argv = exe(t, "sleep", "20s")
+	r.Timeout, r.Attempts = 50*time.Millisecond, 2
+	want{signal: SignalTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
+}
+
+func TestRunOutputFile(t *testing.T) {
+	t.Parallel()
+	const big = 3 << 20
+	tests := []struct {
+		name      string
+		argv      []string
+		output    string
+		mask      []string
+		want      string // the file's content ("" = pattern(big))
+		truncated bool
+	}{
+		{"whole stdout", []string{"print", "a\nb\n\n", ""}, "out/result.txt", nil, "a\nb\n\n", false},
+		{"masked", []string{"print", "key=s3cret\n", ""}, "r.txt", []string{"s3cret"}, "key=***\n", false},
+		{"3 MB with spill", []string{"out", fmt.Sprint(big)}, "big.txt", nil, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.write("artifacts/Gen/"+tt.output, "old content that must be replaced")
+			r := f.req(KindCommand, "Gen")
+			r.Argv = exe(t, tt.argv...)
+			r.OutputFile = tt.output
+			r.Mask = NewMasker(tt.mask)
+			got := f.reg.Run(context.Background(), r)
+			content := f.read("artifacts/Gen/" + tt.output)
+			wantContent := tt.want
+			if wantContent == "" {
+				wantContent = string(pattern(big))
+			}
+			if got.Signal != SignalSuccess || content != wantContent || got.Truncated != tt.truncated {
+				t.Errorf("Run(%v) = %s truncated=%v, output_file %q, want success truncated=%v, file %q",
+					tt.argv, describe(got), got.Truncated, short(content), tt.truncated, short(wantContent))
+			}
+			if tt.truncated {
+				spill := filepath.Join(f.runRoot, "logs", "Gen-stdout.log")
+				b, _ := os.ReadFile(spill)
+				if got.SpillStdout != spill || len(b) != big || len(got.Output) != defaultMemCap {
+					t.Errorf("Run(%v): spill %q (%d bytes), output %d bytes, want %q with %d bytes and %d in memory",
+						tt.argv, got.SpillStdout, len(b), len(got.Output), spill, big, defaultMemCap)
+				}
+			}
+		})
+	}
+}
+
+func TestRunStderrLog(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.req(KindCommand, "Logged")
+	r.Argv = exe(t, "print", "out", "some error\n")
+	got := f.reg.Run(context.Background(), r)
+	want := filepath.Join(f.runRoot, "logs", "Logged-stderr.log")
+	b, err := os.ReadFile(want)
+	if got.StderrLog != want || err != nil || string(b) != "some error\n" {
+		t.Errorf("Run(print) stderr log %q = %q (%v), want %q = %q", got.StderrLog, b, err, want, "some error\n")
+	}
+}
+
+func TestRunCapture(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		out        string
+		capture    string
+		allowParse bool
+		want       want
+		wantLines  string
+		wantJSON   string
+	}{
+		{name: "lines", out: "a\nb\nc\n\n", capture: "lines", want: want{signal: SignalSuccess}, wantLines: `["a" "b" "c"]`},
+		{name: "lines empty", out: "", capture: "lines", want: want{signal: SignalSuccess}, wantLines: `[]`},
+		{name: "json", out: `{"a": [1, 2.5, "x"], "b": {"c": true, "d": null}}` + "\n", capture: "json",
+			want: want{signal: SignalSuccess}, wantJSON: `map[a:[1 2.5 x] b:map[c:true d:<nil>]]`},
+		{name: "json parse error", out: "not json\n", capture: "json",
+			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "output of step 'Cap' is not JSON"}, wantJSON: "<nil>"},
+		{name: "json trailing garbage", out: `{"a":1} x`, capture: "json",
+			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "not JSON"}, wantJSON: "<nil>"},
+		{name: "json empty", out: "", capture: "json",
+			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "the output is empty"}, wantJSON: "<nil>"},
+		{name: "allow_parse_error", out: "not json", capture: "json", allowParse: true,
+			want: want{signal: SignalSuccess}, wantJSON: "<nil>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := f.req(KindCommand, "Cap")
+			r.Argv = exe(t, "print", tt.out, "")
+			r.OutputCapture, r.AllowParseError = tt.capture, tt.allowParse
+			got := f.reg.Run(context.Background(), r)
+			tt.want.attempts = 1
+			tt.want.check(t, tt.name, got)
+			if tt.wantLines != "" && fmt.Sprintf("%q", got.Lines) != tt.wantLines {
+				t.Errorf("Run(%q) lines = %q, want %s", tt.out, got.Lines, tt.wantLines)
+			}
+			if tt.wantJSON != "" && fmt.Sprint(got.JSON) != tt.wantJSON {
+				t.Errorf("Run(%q) json = %v, want %s", tt.out, got.JSON, tt.wantJSON)
+			}
+			if tt.wantJSON != "" && got.HasJSON != (tt.wantJSON != "<nil>") {
+				t.Errorf("Run(%q) HasJSON = %v, want %v", tt.out, got.HasJSON, tt.wantJSON != "<nil>")
+			}
+		})
+	}
+}
+
+func TestRunPathEscape(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(f *fixture, r *Request)
+		has   string
+	}{
+		{"input_file absolute", func(f *fixture, r *Request) { r.InputFile = "/etc/passwd" }, "input_file: path '/etc/passwd' is absolute"},
+		{"input_file dotdot", func(f *fixture, r *Request) { r.InputFile = "../../x" }, "resolves outside the project"},
+		{"input_file symlink", func(f *fixture, r *Request) {
+			f.write("real/x.txt", "x")
+			if err := os.Symlink(filepath.Join(f.dirs.Workspace, "real"), filepath.Join(f.dirs.Workspace, "link")); err != nil {
+				f.t.Fatal(err)
+			}
+			r.InputFile = "link/x.txt"
+		}, "passes through the symlink 'link'"},
+		{"output_file absolute", func(f *fixture, r *Request) { r.OutputFile = filepath.Join(f.dirs.Base, "x.txt") }, "output_file: path"},
+		{"output_file dotdot", func(f *fixture, r *Request) { r.OutputFile = "../../../../x.txt" }, "resolves outside the project"},
+		{"output_file symlink", func(f *fixture, r *Request) {
+			if err := os.MkdirAll(filepath.Join(f.dirs.Workspace, "artifacts", "Esc"), 0o755); err != nil {
+				f.t.Fatal(err)
+			}
+			if err := os.Symlink(f.dirs.Base, filepath.Join(f.dirs.Workspace, "artifacts", "Esc", "out")); err != nil {
+				f.t.Fatal(err)
+			}
+			r.OutputFile = "out/x.txt"
+		}, "passes through the symlink 'out'"},
+		{"prompt_file dotdot", func(f *fixture, r *Request) { r.PromptFile = "../../p.txt" }, "prompt_file: path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			marker := filepath.Join(f.dirs.Workspace, "ran")
+			r := f.req(KindCommand, "Esc")
+			// If the command ran, it would write stdout to the output file.
+			r.Argv = exe(t, "print", "ran", "")
+			tt.setup(f, r)
+			got := f.reg.Run(context.Background(), r)
+			want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: tt.has}.check(t, tt.name, got)
+			if _, err := os.Stat(filepath.Join(f.dirs.Base, "x.txt")); err == nil {
+				t.Errorf("Run(%s) wrote %s", tt.name, filepath.Join(f.dirs.Base, "x.txt"))
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("Run(%s) wrote %s", tt.name, marker)
+			}
+			if _, err := os.Stat(filepath.Join(f.runRoot, "logs", "Esc-stderr.log")); err == nil {
+				t.Errorf("Run(%s) ran the command", tt.name)
+			}
+		})
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := f.req(KindCommand, "Gone")
+	r.Argv = exe(t, "print", "ran", "")
+	r.Attempts = 3
+	want{signal: SignalFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
+}
+
+func TestNewRegistryKnowsInternalWorkers(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(nil)
+	for _, name := range InternalNames() {
+		if reg.Internal[name] == nil {
+			t.Errorf("NewRegistry(nil).Internal[%q] = nil, want the worker", name)
+		}
+	}
+}
