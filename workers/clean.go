@@ -231,16 +231,25 @@ func stripChatter(lines []string) []string {
 }
 
 // unwrapWholeFence returns the body of lines when they are exactly one fenced
-// block (opening fence first, its closing fence last).
+// block (opening fence first, its closing fence last). A block opened as
+// "markdown" or "md" only needs a closing fence on its last line: models
+// wrap whole documents that contain fenced examples of their own that way.
 func unwrapWholeFence(lines []string) ([]string, bool) {
 	if len(lines) < 2 {
 		return lines, false
 	}
 	blocks := fencedBlocks(lines)
-	if len(blocks) == 0 || blocks[0].start != 0 || !blocks[0].closed || blocks[0].end != len(lines)-1 {
+	if len(blocks) == 0 || blocks[0].start != 0 {
 		return lines, false
 	}
-	return lines[1 : len(lines)-1], true
+	if b := blocks[0]; b.closed && b.end == len(lines)-1 {
+		return lines[1 : len(lines)-1], true
+	}
+	ch, n, info, _ := fenceOpen(lines[0])
+	if (info == "markdown" || info == "md") && fenceClose(lines[len(lines)-1], ch, n) {
+		return lines[1 : len(lines)-1], true
+	}
+	return lines, false
 }
 
 // CleanReply removes the chat around an AI reply: surrounding whitespace,
@@ -285,8 +294,11 @@ func firstJSONValue(s string) (string, bool) {
 		}
 		end, used := matchJSONBrackets(s, i)
 		budget -= used
-		if end > 0 && json.Valid([]byte(s[i:end])) {
-			return s[i:end], true
+		if end > 0 {
+			if json.Valid([]byte(s[i:end])) {
+				return s[i:end], true
+			}
+			budget -= end - i
 		}
 		if budget < 0 {
 			return "", false

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,8 @@ func TestCleanReply(t *testing.T) {
 		{"crlf", "Sure!\r\n```\r\nx\r\n```\r\n", "x"},
 		{"empty", "", ""},
 		{"only chatter", "Sure!\nLet me know if this helps.", ""},
+		{"markdown wrapper with inner fences", "```markdown\n# X\n```go\ny\n```\n```", "# X\n```go\ny\n```"},
+		{"go wrapper with two blocks kept", "```go\na\n```\n```go\nb\n```", "```go\na\n```\n```go\nb\n```"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,4 +292,39 @@ func FuzzCleanReply(f *testing.F) {
 		_ = CleanPreamble(s)
 		_, _, _ = LastLineSignal(s)
 	})
+}
+
+func ExampleCleanReply() {
+	fmt.Println(CleanReply("Sure! Here's the code:\n\n```go\nfmt.Println(42)\n```\n\nHope this helps!"))
+	// Output: fmt.Println(42)
+}
+
+func ExampleExtractJSON() {
+	v, ok := ExtractJSON(`As noted in [the docs], the answer is {"msg": "a } inside"} -- done.`)
+	fmt.Println(v, ok)
+	// Output: {"msg": "a } inside"} true
+}
+
+func ExampleLastLineSignal() {
+	signal, rest, ok := LastLineSignal("Which database should I use?\n\nSIGNAL:NEEDS_CLARIFICATION\n")
+	fmt.Printf("%s %q %v\n", signal, rest, ok)
+	// Output: SIGNAL:NEEDS_CLARIFICATION "Which database should I use?" true
+}
+
+// BenchmarkExtractJSONAdversarial measures the bound on text full of
+// brackets that never form a value.
+func BenchmarkExtractJSONAdversarial(b *testing.B) {
+	inputs := map[string]string{
+		"open":   strings.Repeat("[", 1<<16),
+		"closed": strings.Repeat("{[", 1<<15) + strings.Repeat("]}", 1<<15),
+		"prose":  strings.Repeat(`see [note] and {x} "quote `, 1<<12) + `{"a": 1}`,
+	}
+	for _, name := range []string{"open", "closed", "prose"} {
+		s := inputs[name]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				ExtractJSON(s)
+			}
+		})
+	}
 }

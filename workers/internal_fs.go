@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"smith/manifest/source"
@@ -20,8 +23,9 @@ import (
 // or a list of such objects. Content that is not JSON as a whole is looked
 // at through the cleaner (CleanReply, then ExtractJSON), so a fenced or chatty
 // reply still works. Every path of every segment is parsed and confined
-// (CONTRACT.md section 2, relative to the worktree path) before anything is
-// written: one bad segment or path fails the step and no file is written.
+// (CONTRACT.md section 2, relative to the worktree path, which a path may
+// not leave either) before anything is written: one bad segment or path
+// fails the step and no file is written; a path violation is E_PATH_ESCAPE.
 // Then the files are written in order, each atomically; the first failed
 // write stops the loop (later files are not written). A written file always
 // ends with a newline; LinesWritten counts the newlines written.
@@ -84,7 +88,7 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 	}
 	var writes []fileWrite
 	for i, seg := range req.Payload {
-		if !containsString(types, seg.Type) {
+		if !slices.Contains(types, seg.Type) {
 			continue
 		}
 		entries, err := parseFileEntries(seg.Content)
@@ -99,6 +103,9 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 				}
 				return l.fail(SignalFailure, SegError, fmt.Errorf("segment %d (%s): %w", i+1, seg.Type, err))
 			}
+			if rel, rerr := filepath.Rel(wt, abs); rerr != nil || !filepath.IsLocal(rel) {
+				return l.fail(SignalFailure, SegError, &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
+			}
 			writes = append(writes, fileWrite{rel: *e.FilePath, abs: abs, content: clean(*e.FilePath, *e.FileContent)})
 		}
 	}
@@ -109,7 +116,13 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 			data += "\n"
 		}
 		if err := req.Dirs.WriteFile(w.abs, []byte(data), filePerm); err != nil {
-			res := l.fail(SignalFailure, SegError, fmt.Errorf("write '%s': %s", w.rel, osErrText(err)))
+			if isEscape(err) { // a link appeared after the check
+				err = &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
+				res := l.fail(SignalFailure, SegError, err)
+				res.LinesWritten = lines
+				return res
+			}
+			res := l.fail(SignalFailure, SegError, fmt.Errorf("write '%s': %s", w.rel, ioErrText(err)))
 			res.LinesWritten = lines
 			return res
 		}
@@ -121,14 +134,14 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 	return res
 }
 
-// containsString reports whether list holds s.
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// ioErrText describes a failed write: the reason, then the operation and
+// the path (relative to BASE) that failed.
+func ioErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%v (%s %s)", pe.Err, pe.Op, pe.Path)
 	}
-	return false
+	return err.Error()
 }
 
 // parseFileEntries reads a write segment's content: one {filePath,
@@ -182,7 +195,9 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	}
 	wt, err := worktreePath(req)
 	if err != nil {
-		return l.fail(SignalValidationFail, SegValidationError, err)
+		res := invalid("%v", err)
+		res.Err = err
+		return res
 	}
 	if len(req.Payload) == 0 {
 		return invalid("the payload is empty; its last segment must name the file to check")
@@ -261,7 +276,7 @@ var preambleField = regexp.MustCompile(`^(?:@?([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(
 // is then the first of:
 //   - front matter: a "---" line, up to the next "---" or "..." line;
 //   - a block comment: "/*" or "/**" up to "*/" (a leading "*" on each line
-//     is dropped), or a docstring between """ or ”' lines;
+//     is dropped), or a Python docstring opened and closed by three quotes;
 //   - a run of line comments: lines starting with "//" or "#".
 //
 // Its fields are "key: value" lines (YAML-ish: quotes around the value are

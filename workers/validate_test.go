@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,4 +137,16 @@ func TestValidateIsDeterministic(t *testing.T) {
 	if want := `{"code":1,"explanation":2,"z":{"a":2,"b":1}}`; first != want {
 		t.Errorf("Validate(%q) cleaned = %q, want %q", reply, first, want)
 	}
+}
+
+func ExampleSchemaSet_Validate() {
+	set, err := NewSchemaSet([]SchemaDoc{{Name: "FileList", JSON: `{"type": "array", "items": {"type": "string"}}`}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(set.Validate("CodeAndExplanation", "Sure!\n```json\n{\"code\": \"x++\", \"explanation\": \"\"}\n```"))
+	fmt.Println(set.Validate("FileList", "New files: [\"a.go\", \"b.go\"]"))
+	// Output:
+	// {"code":"x++","explanation":""} Output failed validation. Fix this: /explanation: minLength: got 0, want 1 false
+	// ["a.go","b.go"]  true
 }
