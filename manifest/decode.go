@@ -1,10 +1,6 @@
 package manifest
 
-import (
-	"strconv"
-
-	"smith/manifest/source"
-)
+import "strconv"
 
 // Decoding fills the raw types of types.go from a Value tree. It trusts
 // nothing: schema validation has already reported every value of the wrong
@@ -653,14 +649,4 @@ func decTransitions(v *Value) []*Transition {
 		})
 	}
 	return out
-}
-
-// keyPos is the position of key in the object v, or v's own position.
-func keyPos(v *Value, key string) source.Pos {
-	for _, e := range v.Map {
-		if e.Key == key {
-			return e.KeyPos
-		}
-	}
-	return v.Pos
 }

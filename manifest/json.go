@@ -43,14 +43,18 @@ func ParseJSON(name string, src []byte) (*Value, source.Diagnostics) {
 	return v, ds
 }
 
+// maxJSONDepth bounds nesting, as the YAML library does.
+const maxJSONDepth = 10000
+
 // errJSONSyntax marks a syntax error whose details syntaxError finds.
 var errJSONSyntax = errors.New("json syntax error")
 
 // jsonParser builds a Value tree from the decoder's tokens.
 type jsonParser struct {
-	src []byte
-	dec *json.Decoder
-	cur jsonCursor
+	src   []byte
+	dec   *json.Decoder
+	cur   jsonCursor
+	depth int // open arrays and objects
 }
 
 // next reads one token and returns it with the offset of its first byte:
@@ -90,6 +94,13 @@ func (p *jsonParser) valueFrom(tok json.Token, off int) (*Value, error) {
 		return &Value{Kind: KString, Pos: p.cur.pos(off + 1), Str: tok.(string)}, nil
 	}
 	pos := p.cur.pos(off)
+	if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') {
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxJSONDepth {
+			return nil, source.New(pos, source.EParse, "document nests deeper than %d levels", maxJSONDepth)
+		}
+	}
 	switch t := tok.(type) {
 	case nil:
 		return &Value{Kind: KNull, Pos: pos}, nil

@@ -67,7 +67,12 @@ func refine(defs jsonschema.Definitions) {
 	if s := defs["Step"]; s != nil {
 		s.Properties.Set("name", &jsonschema.Schema{Type: "string", Pattern: stepNamePattern})
 		s.Properties.Set("output_capture", enumSchema("text", "lines", "json"))
-		s.OneOf = exactlyOne(stepKinds)
+		// A step with agent: and none of the kinds is a provider step on
+		// the agent's provider (CONTRACT 3).
+		s.OneOf = append(exactlyOne(stepKinds), &jsonschema.Schema{
+			Required: []string{"agent"},
+			Not:      &jsonschema.Schema{AnyOf: exactlyOne(stepKinds)},
+		})
 	}
 	if s := defs["PromptTransport"]; s != nil {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
@@ -346,6 +351,9 @@ func (r *reporter) exactlyOneKeys(e *jsv.ValidationError) []string {
 	var keys []string
 	for _, b := range branches {
 		bm, _ := b.(map[string]any)
+		if _, ok := bm["not"]; ok {
+			continue // the agent-only branch of a step
+		}
 		req, _ := bm["required"].([]any)
 		if len(bm) != 1 || len(req) != 1 {
 			return nil
