@@ -27,13 +27,20 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		}
 		return ids[max(n, 1)-1]
 	}
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
+	execs := 0
+	if blk.Step != nil && blk.Step.AI != nil {
+		execs = 1
+		if old := m.st.Steps[blk.ID]; old != nil {
+			execs = old.Executions + 1
+		}
+	}
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.emit(evStepStarted(blk.ID, attemptID(1)))
 	if err := m.commit(); err != nil {
 		return err
 	}
-	req, err := m.request(blk)
+	req, err := m.request(blk, execs)
 	var res workers.Result
 	switch {
 	case err != nil:
@@ -67,11 +74,11 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	if m.lateErr != nil {
 		return m.lateErr
 	}
-	return m.record(blk, res, attemptID(max(res.Attempts, 1)))
+	return m.record(blk, res, attemptID(max(res.Attempts, 1)), execs)
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) error {
+func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs int) error {
 	sig := res.Signal
 	if sig == "" {
 		sig = SigSuccess
@@ -79,6 +86,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) e
 			sig = SigFailure
 		}
 	}
+	sig = m.reply(blk, &res, sig)
 	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
 	dur := res.Duration.Seconds()
 	r := StepResult{
@@ -93,9 +101,10 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) e
 		Error:           stepErrorOf(res.Err, m.mask.String),
 		Signal:          sig,
 		Visits:          m.st.Visits[blk.ID],
+		Executions:      execs,
 		Provider:        res.Provider,
 	}
-	if sig == SigSuccess {
+	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted
 	}
 	if res.HasJSON {
@@ -109,7 +118,13 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) e
 		m.d.Stats = Stats{TotalTokensUsed: res.Tokens, TotalLinesWritten: res.LinesWritten}
 	}
 	if len(res.Segments) > 0 {
-		m.appendPayload(res.Segments)
+		m.appendPayload(m.stamp(res.Segments))
+	}
+	if blk.Step != nil && blk.Step.Worker == workers.InternalUpdateChangePlan && m.cfg.RunRoot != "" {
+		if plan, err := workers.ChangePlan(m.cfg.RunRoot); err == nil {
+			m.st.ChangePlan = plan
+			m.d.SetChangePlan, m.d.ChangePlan = true, plan
+		}
 	}
 	m.enter(blk.ID, PhaseDispatch, sig)
 	switch {
@@ -127,9 +142,20 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string) e
 	return m.commit()
 }
 
+// stepSucceeded reports whether a step that produced sig completed: a
+// custom signal from a worker that ran (SIGNAL:APPROVED) is data, not a
+// failure; failures, timeouts, validation failures and coded errors are.
+func stepSucceeded(sig string, e *StepError) bool {
+	switch sig {
+	case SigFailure, SigTimeout, SigValidationFail, SigMaxVisits:
+		return false
+	}
+	return e == nil
+}
+
 // request builds the workers.Request of block blk, substituting every
 // template.
-func (m *Machine) request(blk *isa.Block) (*workers.Request, error) {
+func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	s := blk.Step
 	if s == nil {
 		s = &isa.Step{}
@@ -155,6 +181,12 @@ func (m *Machine) request(blk *isa.Block) (*workers.Request, error) {
 		Dirs:            m.cfg.Dirs,
 		RunRoot:         m.cfg.RunRoot,
 		Mask:            m.mask,
+		WorktreePath:    m.st.WorktreePath,
+	}
+	if wt := m.st.WorktreePath; wt != "" {
+		// The worktree stands in for WORKSPACE: the cwd of processes and
+		// the directory relative paths resolve in.
+		req.Dirs.Workspace = wt
 	}
 	if s.Timeout > 0 {
 		req.Timeout = seconds(s.Timeout)
@@ -197,6 +229,9 @@ func (m *Machine) request(blk *isa.Block) (*workers.Request, error) {
 			req.OutputType = s.AI.OutputType
 		}
 		req.ProviderParams = m.params(prov, s.AI.ProviderParams, &err)
+		if err == nil {
+			req.Prompted, err = m.prompt(blk, execs)
+		}
 	}
 	req.ProviderParams = append(req.ProviderParams, m.params(prov, s.ProviderParams, &err)...)
 	for _, e := range s.Env {

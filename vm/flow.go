@@ -227,12 +227,15 @@ func (m *Machine) end() error {
 }
 
 // fail ends the run in failure with msg: E_TIMEOUT when the signal is
-// SIGNAL:TIMEOUT, else E_STEP_FAILED. The current step is re-run on
-// resume.
+// SIGNAL:TIMEOUT, E_PATH_ESCAPE when the current step failed with a path
+// security violation (CONTRACT 2: the run exits 3 if it ends there), else
+// E_STEP_FAILED. The current step is re-run on resume.
 func (m *Machine) fail(msg string) error {
 	code := source.EStepFailed
 	if m.st.Signal == SigTimeout {
 		code = source.ETimeout
+	} else if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Error != nil && r.Error.Code == string(source.EPathEscape) {
+		code = source.EPathEscape
 	}
 	m.st.Phase = PhaseStart
 	return m.abort(code, msg)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -95,6 +96,11 @@ type Machine struct {
 	ids      int     // NewID counter
 	idBase   int     // State.Seq when this machine started (id prefix)
 	lateErr  error   // a checkpoint error inside a worker callback
+
+	// schemas is the run's validation SchemaSet, built on first use
+	// (schemaErr when the program's schemas do not compile).
+	schemas   *workers.SchemaSet
+	schemaErr error
 }
 
 // An entry is a block and the phase that a pc re-enters it in.
@@ -238,6 +244,9 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		return nil, err
 	}
 	st.Context = c
+	if st.WorktreePath, err = m.worktree(ctx, st.RunID); err != nil {
+		return nil, err
+	}
 	entry := m.p.Entry
 	if m.cfg.Only != "" {
 		blk := m.block(m.cfg.Only)
@@ -292,6 +301,11 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	}
 	st.init()
 	m.st, m.d, m.idBase = st, &Delta{}, st.Seq
+	wt, err := m.worktree(ctx, st.RunID)
+	if err != nil {
+		return st, err
+	}
+	st.WorktreePath = wt
 	if opt.Signal != "" {
 		st.Phase, st.Signal = PhaseDispatch, opt.Signal
 	}
@@ -451,6 +465,7 @@ func (m *Machine) commit() error {
 	d.Seq = st.Seq
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
+	d.WorktreePath = st.WorktreePath
 	d.LoopStack = make([]LoopFrame, len(st.LoopStack))
 	copy(d.LoopStack, st.LoopStack)
 	for i := range d.LoopStack {
@@ -594,4 +609,28 @@ func codeOf(err error) source.Code {
 		return c.ErrCode()
 	}
 	return source.EStepFailed
+}
+
+// Isolation modes (config.isolation).
+const isolationWorktree = "git-worktree"
+
+// worktree returns the run's worktree path: with config.isolation
+// git-worktree and a WORKSPACE that is a git repository, the run's own git
+// worktree BASE/.orchestrator/worktrees/<run_id> on branch smith/<run_id>,
+// created at the run's start and reused on resume; otherwise "" (WORKSPACE).
+func (m *Machine) worktree(ctx context.Context, runID string) (string, error) {
+	d := m.cfg.Dirs
+	if m.p.Config.Isolation != isolationWorktree || d.Workspace == "" {
+		return "", nil
+	}
+	if fi, err := os.Stat(workers.WorktreePath(d, runID)); err != nil || !fi.IsDir() {
+		if !workers.IsGitRepo(ctx, d.Workspace, m.cfg.Env) {
+			return "", nil
+		}
+	}
+	wt, err := workers.CreateWorktree(ctx, d, runID, m.cfg.Env)
+	if err != nil {
+		return "", &RuntimeError{Code: source.EExec, Msg: err.Error()}
+	}
+	return wt, nil
 }

@@ -81,6 +81,12 @@ type State struct {
 	// LoopStack holds one frame per loop being run, outermost first.
 	LoopStack []LoopFrame    `json:"loop_stack"`
 	Visits    map[string]int `json:"visits"`
+	// WorktreePath is the run's git worktree (config.isolation
+	// git-worktree, CONTRACT 8), absolute; "" means WORKSPACE.
+	WorktreePath string `json:"worktree_path,omitempty"`
+	// ChangePlan is the run's change plan as Internal:UpdateChangePlan last
+	// saved it (sorted paths relative to the worktree).
+	ChangePlan []string `json:"change_plan,omitempty"`
 	// Seq is the Seq of the last Delta applied.
 	Seq int `json:"seq"`
 	// EventSeq is the Seq of the last event emitted (or reserved).
@@ -110,6 +116,10 @@ type StepResult struct {
 	// Signal is the signal the step produced (manifests).
 	Signal string `json:"signal,omitempty"`
 	Visits int    `json:"visits,omitempty"`
+	// Executions counts the runs of an AI worker block in this run, the
+	// current one included (the METADATA layer's attempt); 0 for other
+	// blocks.
+	Executions int `json:"executions,omitempty"`
 	// Iterations are the last MaxInlineIterations records of a loop.
 	Iterations      []Iteration `json:"iterations,omitempty"`
 	IterationsTotal int         `json:"iterations_total,omitempty"`
@@ -179,6 +189,8 @@ type Delta struct {
 	HaltedBlock string `json:"halted_block,omitempty"`
 	EndedAt     string `json:"ended_at,omitempty"`
 	EventSeq    int    `json:"event_seq"`
+	// WorktreePath is copied whole, like the registers.
+	WorktreePath string `json:"worktree_path,omitempty"`
 	// LoopStack is the whole loop stack, without items except for a frame
 	// this delta pushed.
 	LoopStack []LoopFrame `json:"loop_stack"`
@@ -198,6 +210,9 @@ type Delta struct {
 	// ReplacePayload (CALL, RETURN).
 	Payload        []workers.Segment `json:"payload,omitempty"`
 	ReplacePayload bool              `json:"replace_payload,omitempty"`
+	// ChangePlan is the whole change plan when SetChangePlan.
+	SetChangePlan bool     `json:"set_change_plan,omitempty"`
+	ChangePlan    []string `json:"change_plan,omitempty"`
 	// Stats holds increments.
 	Stats Stats `json:"stats"`
 	// Visit is the new visit count of the visited block.
@@ -251,6 +266,10 @@ func (s *State) Apply(d *Delta) {
 	s.CurrentStep, s.Phase, s.Signal, s.Status = d.CurrentStep, d.Phase, d.Signal, d.Status
 	s.IsHalted, s.HaltedBlock, s.EndedAt = d.IsHalted, d.HaltedBlock, d.EndedAt
 	s.EventSeq = d.EventSeq
+	s.WorktreePath = d.WorktreePath
+	if d.SetChangePlan {
+		s.ChangePlan = append([]string{}, d.ChangePlan...)
+	}
 	s.LoopStack = mergeLoopStack(s.LoopStack, d.LoopStack)
 	if d.SetReturn {
 		s.ReturnStack = append([]ReturnFrame{}, d.ReturnStack...)

@@ -41,6 +41,20 @@ func (m *Masker) longest() int {
 	return len(m.secrets[0])
 }
 
+// held returns the length of the longest tail of b that is a proper prefix of
+// a secret: the bytes that may still turn out to be part of one.
+func (m *Masker) held(b []byte) int {
+	for n := min(len(b), m.longest()-1); n > 0; n-- {
+		tail := b[len(b)-n:]
+		for _, s := range m.secrets {
+			if len(s) > n && bytes.HasPrefix(s, tail) {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // String returns s with every secret replaced.
 func (m *Masker) String(s string) string {
 	if m.empty() {
@@ -128,8 +142,10 @@ type maskWriter struct {
 
 func (mw *maskWriter) Write(p []byte) (int, error) {
 	mw.pending = append(mw.pending, p...)
-	// A match starting before limit ends inside pending, so it can be decided now.
-	limit := len(mw.pending) - (mw.m.longest() - 1)
+	// Only a tail that is the start of a secret is held back: a match
+	// starting before limit ends inside pending, so it can be decided now.
+	// Holding back no more than that keeps -v output live and in order.
+	limit := len(mw.pending) - mw.m.held(mw.pending)
 	if limit <= 0 {
 		return len(p), nil
 	}

@@ -153,7 +153,12 @@ func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
 }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
+// A nil st means the run never started (a missing secret, a failed
+// worktree): no event told the user why, so finish prints the error.
 func (s *session) finish(st *vm.State, runErr error) int {
+	if st == nil && runErr != nil {
+		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", codeOf(runErr), runErr)
+	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
 			fmt.Fprintf(s.e.stderr, "ERROR: cannot save state: %v\n", err)
@@ -270,6 +275,11 @@ func (e *env) runFile(c *common, file, step string) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	final, runErr := m.Run(ctx)
+	if final == nil && runErr != nil {
+		// Nothing ran and no state was written: leave no empty run behind.
+		r.Close()
+		os.RemoveAll(r.Root())
+	}
 	return s.finish(final, runErr)
 }
 

@@ -109,9 +109,15 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 		return "", err
 	}
 	if err := d.checkLinks(joined, func(link string) error {
+		// The link as the user sees it: relative to dir when it lies below
+		// dir, else (dir itself or one of its parents is the link, e.g. a
+		// linked artifacts/<Step>) relative to the workspace or Base.
 		shown, rerr := filepath.Rel(filepath.Join(d.Base, dirRel), filepath.Join(d.Base, link))
-		if rerr != nil {
+		if rerr != nil || shown == "." || !filepath.IsLocal(shown) {
 			shown = link
+			if w, werr := filepath.Rel(d.Workspace, filepath.Join(d.Base, link)); werr == nil && filepath.IsLocal(w) {
+				shown = w
+			}
 		}
 		return &Error{Path: rel, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.ToSlash(shown))}
 	}); err != nil {

@@ -1,0 +1,562 @@
+package main
+
+// End-to-end tests of workflows.json manifests (CONTRACT sections 5, 7, 8,
+// 9; issue 4): the binaries TestMain built (built.smithvm, built.smithc)
+// run manifests with mock scripts in their own BASE under t.TempDir().
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"smith/compiler"
+)
+
+// An mfBase is one BASE for a manifest test.
+type mfBase struct {
+	t    *testing.T
+	base string
+	ws   string
+}
+
+func newMfBase(t *testing.T) *mfBase {
+	t.Helper()
+	base := t.TempDir()
+	ws := filepath.Join(base, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &mfBase{t: t, base: base, ws: ws}
+}
+
+// write writes files (path relative to BASE -> content).
+func (b *mfBase) write(files map[string]string) {
+	b.t.Helper()
+	for rel, content := range files {
+		abs := filepath.Join(b.base, rel)
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			b.t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+}
+
+// An mfResult is how one smithvm process ended.
+type mfResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs a binary with args in BASE (smithvm gets --base BASE).
+func (b *mfBase) run(bin string, args ...string) mfResult {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	if bin == built.smithvm {
+		args = append(args, "--base", b.base)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = b.base
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		b.t.Fatalf("%s: %v", bin, err)
+	}
+	return mfResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// vm runs smithvm and fails the test unless it exits with code.
+func (b *mfBase) vm(code int, args ...string) mfResult {
+	b.t.Helper()
+	r := b.run(built.smithvm, args...)
+	if r.code != code {
+		b.t.Fatalf("smithvm %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stderr)
+	}
+	return r
+}
+
+// mfState is the part of state.json these tests read.
+type mfState struct {
+	Status       string `json:"status"`
+	IsHalted     bool   `json:"isHalted"`
+	CurrentStep  string `json:"current_step"`
+	WorktreePath string `json:"worktree_path"`
+	ChangePlan   []string
+	Stats        struct {
+		TotalTokensUsed   int `json:"totalTokensUsed"`
+		TotalLinesWritten int `json:"totalLinesWritten"`
+	} `json:"stats"`
+	Payload []struct {
+		ID, Type, Content string
+	} `json:"payload"`
+	ReturnStack []json.RawMessage `json:"return_stack"`
+	Steps       map[string]struct {
+		Status string `json:"status"`
+		Signal string `json:"signal"`
+		Output string `json:"output"`
+		Error  *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"steps"`
+}
+
+// state reads RUN_ROOT/state.json of run id.
+func (b *mfBase) state(id string) mfState {
+	b.t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.base, ".orchestrator", "runs", id, "state.json"))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var st mfState
+	if err := json.Unmarshal(data, &st); err != nil {
+		b.t.Fatalf("state.json of %s: %v", id, err)
+	}
+	var plan struct {
+		ChangePlan []string `json:"change_plan"`
+	}
+	if err := json.Unmarshal(data, &plan); err != nil {
+		b.t.Fatal(err)
+	}
+	st.ChangePlan = plan.ChangePlan
+	return st
+}
+
+// types lists the payload as "TYPE:content" lines.
+func (st mfState) types() string {
+	var b strings.Builder
+	for _, s := range st.Payload {
+		b.WriteString(s.Type + ":" + s.Content + "\n")
+	}
+	return b.String()
+}
+
+// mfAsk is a manifest whose AI block Ask halts on a custom signal, goes to
+// Done on SIGNAL:APPROVED and ends on SIGNAL:SUCCESS.
+const mfAsk = `{
+  "version": "1",
+  "entry": "Node:Main",
+  "workers": {
+    "Worker:Asker": {"provider": "mock", "provider_params": {"script": "mock/ask.json"}, "instructions": "Ask.", "output_type": "QUESTION"},
+    "Worker:Doer": {"provider": "mock", "provider_params": {"script": "mock/done.json"}, "instructions": "Do it."}
+  },
+  "nodes": {
+    "Node:Main": {
+      "entry_block": "Block:Ask",
+      "blocks": {
+        "Block:Ask": {
+          "worker": "Worker:Asker",
+          "transitions": [
+            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+            {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:Block:Done"},
+            {"on_signal": "SIGNAL:NEEDS_CLARIFICATION", "action": "HALT_AND_FLAG"},
+            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:unexpected signal"}
+          ]
+        },
+        "Block:Done": {
+          "worker": "Worker:Doer",
+          "payload_merge_strategy": ["PAYLOAD:USER_NOTE", "CONTRACT"],
+          "transitions": [
+            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:done failed"}
+          ]
+        }
+      }
+    }
+  }
+}`
+
+// TestManifestE2EHaltResume: a custom signal on the reply's last line
+// halts the run (exit 4, halted, isHalted); resume --signal --note takes
+// the transition after appending the USER_NOTE; a plain resume re-runs the
+// halted block.
+func TestManifestE2EHaltResume(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		payload string
+		output  string // Block:Done's output, "" when it did not run
+	}{
+		{
+			name:    "signal and note",
+			args:    []string{"--signal", "SIGNAL:APPROVED", "--note", "use the v2 API"},
+			payload: "QUESTION:Which API version?\nUSER_NOTE:use the v2 API\nAI_RESPONSE:=== PAYLOAD:USER_NOTE ===\n",
+			output:  "=== PAYLOAD:USER_NOTE ===",
+		},
+		{
+			name:    "plain resume re-runs the halted block",
+			payload: "QUESTION:Which API version?\nQUESTION:Fine, v1.\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newMfBase(t)
+			b.write(map[string]string{
+				"flow.json":                mfAsk,
+				"workspace/mock/ask.json":  `[{"reply": "Which API version?\n\n**SIGNAL:NEEDS_CLARIFICATION**\n"}, {"reply": "Fine, v1."}]`,
+				"workspace/mock/done.json": `[]`,
+			})
+			r := b.vm(4, "run", "flow.json", "--run-id", "h1")
+			if !strings.Contains(r.stderr, "WARNING: Run h1 halted at 'Block:Ask' awaiting resume.") {
+				t.Errorf("run stderr lacks the halt warning:\n%s", r.stderr)
+			}
+			st := b.state("h1")
+			if st.Status != "halted" || !st.IsHalted || st.CurrentStep != "Block:Ask" {
+				t.Fatalf("state = %s isHalted=%v at %s, want halted at Block:Ask", st.Status, st.IsHalted, st.CurrentStep)
+			}
+			if got := st.Steps["Block:Ask"].Signal; got != "SIGNAL:NEEDS_CLARIFICATION" {
+				t.Errorf("Block:Ask signal = %s, want SIGNAL:NEEDS_CLARIFICATION", got)
+			}
+			b.vm(0, append([]string{"resume", "h1"}, tt.args...)...)
+			st = b.state("h1")
+			if st.Status != "completed" || st.IsHalted {
+				t.Errorf("after resume: status %s isHalted=%v, want completed", st.Status, st.IsHalted)
+			}
+			got := st.types()
+			if tt.output != "" {
+				// The mock echoes the prompt; keep its first line.
+				got = strings.Join(firstLines(st), "")
+			}
+			if got != tt.payload {
+				t.Errorf("payload = %q, want %q", got, tt.payload)
+			}
+		})
+	}
+}
+
+// firstLines lists the payload as "TYPE:first line\n".
+func firstLines(st mfState) []string {
+	var out []string
+	for _, s := range st.Payload {
+		line, _, _ := strings.Cut(s.Content, "\n")
+		out = append(out, s.Type+":"+line+"\n")
+	}
+	return out
+}
+
+// TestManifestE2EPureCall: a CALL into a node without context inheritance
+// starts the callee with an empty payload and its own static memory; RETURN
+// restores the caller's payload plus the callee's last segment and runs the
+// calling block again.
+func TestManifestE2EPureCall(t *testing.T) {
+	b := newMfBase(t)
+	b.write(map[string]string{
+		"flow.json": `{
+  "version": "1",
+  "entry": "Main",
+  "workers": {
+    "Asker": {"provider": "mock", "provider_params": {"script": "mock/main.json"}, "output_type": "DECISION"},
+    "Sub": {"provider": "mock", "output_type": "SUB"}
+  },
+  "nodes": {
+    "Main": {"entry_block": "Ask", "static_memory": {"secret_of_main": "m"}, "blocks": {
+      "Ask": {"worker": "Asker", "transitions": [
+        {"on_signal": "SIGNAL:NEED_SUB", "action": "CALL:Pure"},
+        {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+        {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:unexpected"}]}}},
+    "Pure": {"entry_block": "P1", "context_inheritance": false, "static_memory": {"own": "p"}, "blocks": {
+      "P1": {"worker": "Sub", "payload_merge_strategy": ["PAYLOAD", "STATIC_MEMORY"], "transitions": [
+        {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:P2"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "RETURN"}]},
+      "P2": {"worker": "Sub", "payload_merge_strategy": ["PAYLOAD:LAST"], "transitions": [
+        {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "RETURN"}]}}}
+  }
+}`,
+		"workspace/mock/main.json": `[{"reply": "need a helper\nSIGNAL:NEED_SUB"}, {"reply": "thanks"}]`,
+	})
+	b.vm(0, "run", "flow.json", "--run-id", "c1")
+	st := b.state("c1")
+	if len(st.ReturnStack) != 0 {
+		t.Errorf("return stack = %d frames, want 0", len(st.ReturnStack))
+	}
+	// P1 saw an empty payload and only its node's memory; P2 saw P1's
+	// reply; the caller got P2's segment back after its own.
+	if n := len(st.Payload); n != 3 {
+		t.Fatalf("payload = %q, want 3 segments", st.types())
+	}
+	if got := st.Payload[0].Type + ":" + st.Payload[0].Content; got != "DECISION:need a helper" {
+		t.Errorf("payload[0] = %q, want the caller's first decision", got)
+	}
+	sub := st.Payload[1]
+	if sub.Type != "SUB" || !strings.HasPrefix(sub.Content, "=== PAYLOAD:LAST ===\n[SUB ") ||
+		!strings.Contains(sub.Content, "=== PAYLOAD ===\n(empty)\n\n=== STATIC_MEMORY ===\n{\"own\":\"p\"}") {
+		t.Errorf("payload[1] = %s:%q, want P2's echo of P1's prompt (empty payload, own memory only)", sub.Type, sub.Content)
+	}
+	if got := st.Payload[2].Type + ":" + st.Payload[2].Content; got != "DECISION:thanks" {
+		t.Errorf("payload[2] = %q, want the calling block's second reply", got)
+	}
+	if got := st.Steps["Ask"].Signal; got != "SIGNAL:SUCCESS" {
+		t.Errorf("Ask signal = %s, want SIGNAL:SUCCESS (it ran again after RETURN)", got)
+	}
+}
+
+// TestManifestE2EValidationFix: a chatty, invalid first reply fails
+// CodeAndExplanation (SIGNAL:VALIDATION_FAIL, a VALIDATION_ERROR segment);
+// the transition back to the block runs it again and the second reply
+// passes, its segment holding the cleaned JSON.
+func TestManifestE2EValidationFix(t *testing.T) {
+	b := newMfBase(t)
+	b.write(map[string]string{
+		"flow.json": `{
+  "version": "1",
+  "entry": "N",
+  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "instructions": "Code.", "output_type": "CODE"}},
+  "nodes": {"N": {"entry_block": "Generate", "blocks": {
+    "Generate": {"worker": "Gen", "validationSchema": "CodeAndExplanation", "max_visits": 3, "transitions": [
+      {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+      {"on_signal": "SIGNAL:VALIDATION_FAIL", "action": "JUMP:Generate"},
+      {"on_signal": "SIGNAL:MAX_VISITS", "action": "FAIL:never valid"},
+      {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"}]}}}}
+}`,
+		"workspace/mock/gen.json": `[
+  {"reply": "Sure! Here's the code:\n\n` + "```json" + `\n{\"code\": \"\", \"explanation\": \"empty for now\"}\n` + "```" + `\n\nLet me know if you need anything else."},
+  {"match": "VALIDATION_ERROR", "reply": "Apologies. ` + "```json" + `\n{\"explanation\": \"prints hi\", \"code\": \"fmt.Println(\\\"hi\\\")\"}\n` + "```" + `"}
+]`,
+	})
+	r := b.vm(0, "run", "flow.json", "--run-id", "v1")
+	if !strings.Contains(r.stderr, "Output failed validation. Fix this: ") {
+		t.Errorf("stderr lacks the validation failure:\n%s", r.stderr)
+	}
+	st := b.state("v1")
+	if n := len(st.Payload); n != 3 {
+		t.Fatalf("payload = %q, want reply, VALIDATION_ERROR, reply", st.types())
+	}
+	verr := st.Payload[1]
+	if verr.Type != "VALIDATION_ERROR" || !strings.HasPrefix(verr.Content, "Output failed validation. Fix this: ") || !strings.Contains(verr.Content, "/code") {
+		t.Errorf("payload[1] = %s:%q, want a VALIDATION_ERROR naming /code", verr.Type, verr.Content)
+	}
+	if got, want := st.Payload[2].Content, `{"code":"fmt.Println(\"hi\")","explanation":"prints hi"}`; got != want || st.Payload[2].Type != "CODE" {
+		t.Errorf("payload[2] = %s:%q, want CODE:%q", st.Payload[2].Type, got, want)
+	}
+	if st.Stats.TotalTokensUsed == 0 {
+		t.Errorf("totalTokensUsed = 0, want the mock's usage")
+	}
+}
+
+// TestManifestE2ENoTransition runs a hand-cut .smbc whose table has no
+// entry for the signal the block produces: E_NO_TRANSITION, exit 1.
+func TestManifestE2ENoTransition(t *testing.T) {
+	b := newMfBase(t)
+	b.write(map[string]string{"flow.json": `{
+  "version": "1", "entry": "N",
+  "workers": {"Command:Fail": {"command": ["false"]}},
+  "nodes": {"N": {"entry_block": "A", "blocks": {"A": {"worker": "Command:Fail", "transitions": [
+    {"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}]}}}}
+}`})
+	res, ds := compiler.CompileFile(filepath.Join(b.base, "flow.json"), compiler.Options{})
+	if res.Prog == nil {
+		t.Fatalf("CompileFile: %v", ds)
+	}
+	for i := range res.Prog.Tables {
+		res.Prog.Tables[i].HasDefault, res.Prog.Tables[i].Default = false, 0
+	}
+	data, err := res.Prog.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.base, "cut.smbc"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := b.vm(1, "run", "cut.smbc", "--run-id", "n1")
+	if !strings.Contains(r.stderr, "has no transition for signal 'SIGNAL:FAILURE'") {
+		t.Errorf("stderr lacks the E_NO_TRANSITION reason:\n%s", r.stderr)
+	}
+	if st := b.state("n1"); st.Status != "failed" {
+		t.Errorf("status = %s, want failed", st.Status)
+	}
+}
+
+// TestManifestE2EProviderCLI: an AI worker whose provider is a real CLI
+// (cat, prompt on stdin) receives the assembled prompt; a Command: worker
+// runs its argv.
+func TestManifestE2EProviderCLI(t *testing.T) {
+	b := newMfBase(t)
+	b.write(map[string]string{"flow.json": `{
+  "version": "1", "entry": "N",
+  "providers": {"echo-cli": {"command": ["cat"]}},
+  "workers": {
+    "W": {"provider": "echo-cli", "instructions": "Say hi.", "output_type": "ECHO"},
+    "Command:List": {"command": ["ls"]}
+  },
+  "nodes": {"N": {"entry_block": "Ask", "static_memory": {"k": "v"}, "blocks": {
+    "Ask": {"worker": "W", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:List"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:ask"}]},
+    "List": {"worker": "Command:List", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:list"}]}}}}
+}`, "workspace/marker.txt": "x"})
+	b.vm(0, "run", "flow.json", "--run-id", "p1")
+	st := b.state("p1")
+	want := "=== PAYLOAD ===\n(empty)\n\n=== CONTRACT ===\nSay hi.\n\n=== STATIC_MEMORY ===\n{\"k\":\"v\"}\n\n=== METADATA ===\nrun_id: p1\nnode: N\nblock: Ask\nworktree_path: workspace\nattempt: 1"
+	if len(st.Payload) != 1 || st.Payload[0].Type != "ECHO" || st.Payload[0].Content != want {
+		t.Errorf("payload = %q, want one ECHO segment %q", st.types(), want)
+	}
+	if got := st.Steps["List"].Output; got != "marker.txt" {
+		t.Errorf("List output = %q, want marker.txt (cwd WORKSPACE)", got)
+	}
+}
+
+// mfGit runs git in dir.
+func mfGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestManifestE2EWorktree: with config.isolation git-worktree and a git
+// WORKSPACE, the run works in BASE/.orchestrator/worktrees/<id> on branch
+// smith/<id>: files are written there and commands run there; resume
+// reuses it; smithvm clean removes it.
+func TestManifestE2EWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	b := newMfBase(t)
+	b.write(map[string]string{
+		"flow.json": `{
+  "version": "1", "entry": "N",
+  "config": {"isolation": "git-worktree", "test_command": ["test", "-f", "hello.go"]},
+  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "output_type": "CODE_OUTPUT"}},
+  "nodes": {"N": {"entry_block": "Gen", "blocks": {
+    "Gen": {"worker": "Gen", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Write"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:gen"}]},
+    "Write": {"worker": "Internal:FileSystemWriter", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Test"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:write"}]},
+    "Test": {"worker": "Internal:TestRunner", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:test"},
+      {"on_signal": "SIGNAL:APPROVED", "action": "END"}]}}}}
+}`,
+		"workspace/README.md":     "demo\n",
+		"workspace/mock/gen.json": `[{"reply": "{\"filePath\": \"hello.go\", \"fileContent\": \"package main\\n\"}"}]`,
+	})
+	mfGit(t, b.ws, "init", "-q")
+	mfGit(t, b.ws, "add", ".")
+	mfGit(t, b.ws, "commit", "-q", "-m", "init")
+	b.vm(4, "run", "flow.json", "--run-id", "w1")
+	wt := filepath.Join(b.base, ".orchestrator", "worktrees", "w1")
+	st := b.state("w1")
+	if st.WorktreePath != wt {
+		t.Errorf("worktree_path = %q, want %q", st.WorktreePath, wt)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "hello.go")); err != nil {
+		t.Errorf("hello.go was not written in the worktree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(b.ws, "hello.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hello.go was written in WORKSPACE too (stat: %v)", err)
+	}
+	if got := st.Steps["Test"].Signal; got != "SIGNAL:SUCCESS" {
+		t.Errorf("Test signal = %s, want SIGNAL:SUCCESS (test -f hello.go in the worktree)", got)
+	}
+	if got := mfGit(t, wt, "rev-parse", "--abbrev-ref", "HEAD"); got != "smith/w1" {
+		t.Errorf("worktree branch = %q, want smith/w1", got)
+	}
+	b.vm(0, "resume", "w1", "--signal", "SIGNAL:APPROVED")
+	if st := b.state("w1"); st.WorktreePath != wt || st.Status != "completed" {
+		t.Errorf("after resume: worktree_path %q, status %s, want %q, completed", st.WorktreePath, st.Status, wt)
+	}
+	b.vm(0, "clean", "w1")
+	if _, err := os.Stat(wt); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("worktree still exists after clean (stat: %v)", err)
+	}
+	if branches := mfGit(t, b.ws, "branch", "--list", "smith/w1"); branches != "" {
+		t.Errorf("branch smith/w1 still exists after clean: %q", branches)
+	}
+}
+
+// TestManifestE2EConflict: two runs of one BASE whose change plans overlap;
+// the first halts with its plan saved, the second's UpdateChangePlan sees
+// the overlap in a CONFLICT segment, and both plans are in their states.
+func TestManifestE2EConflict(t *testing.T) {
+	b := newMfBase(t)
+	flow := func(script string) string {
+		return `{
+  "version": "1", "entry": "N",
+  "workers": {"Plan": {"provider": "mock", "provider_params": {"script": "` + script + `"}, "output_type": "NEW_FILES_IDENTIFIED"}},
+  "nodes": {"N": {"entry_block": "Plan", "blocks": {
+    "Plan": {"worker": "Plan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Update"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:plan"}]},
+    "Update": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}]}}}}
+}`
+	}
+	b.write(map[string]string{
+		"one.json":                flow("mock/one.json"),
+		"two.json":                flow("mock/two.json"),
+		"workspace/mock/one.json": `[{"reply": "[\"pkg/a.go\", \"pkg/shared.go\"]"}]`,
+		"workspace/mock/two.json": `[{"reply": "Files:\n` + "```json" + `\n[\"pkg/shared.go\", \"pkg/b.go\"]\n` + "```" + `"}]`,
+	})
+	b.vm(4, "run", "one.json", "--run-id", "r-one")
+	b.vm(4, "run", "two.json", "--run-id", "r-two")
+	one, two := b.state("r-one"), b.state("r-two")
+	if got := strings.Join(one.ChangePlan, ","); got != "pkg/a.go,pkg/shared.go" {
+		t.Errorf("r-one change_plan = %q", got)
+	}
+	if got := strings.Join(two.ChangePlan, ","); got != "pkg/b.go,pkg/shared.go" {
+		t.Errorf("r-two change_plan = %q", got)
+	}
+	i := slices.IndexFunc(two.Payload, func(s struct{ ID, Type, Content string }) bool { return s.Type == "CONFLICT" })
+	if i < 0 {
+		t.Fatalf("r-two payload has no CONFLICT segment: %q", two.types())
+	}
+	if c := two.Payload[i].Content; !strings.Contains(c, "pkg/shared.go") || !strings.Contains(c, "r-one") || strings.Contains(c, "pkg/b.go") {
+		t.Errorf("CONFLICT = %q, want pkg/shared.go with run r-one", c)
+	}
+	if slices.ContainsFunc(one.Payload, func(s struct{ ID, Type, Content string }) bool { return s.Type == "CONFLICT" }) {
+		t.Errorf("r-one saw a CONFLICT before r-two existed: %q", one.types())
+	}
+}
+
+// TestManifestE2EExample runs examples/feature in a copy of its BASE: the
+// validation-fix loop, the writer, the failing then passing tests with the
+// fix loop in between, and the review halt (exit 4); resume --signal
+// SIGNAL:APPROVED --note completes it.
+func TestManifestE2EExample(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join("..", "..", "examples", "feature")
+	if err := os.CopyFS(base, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	b := &mfBase{t: t, base: base, ws: filepath.Join(base, "workspace")}
+	r := b.vm(4, "run", "workflows.json", "--run-id", "ex")
+	for _, line := range []string{
+		"INFO: Step 'Block:Feature__Fix' starting.",
+		"WARNING: Run ex halted at 'Block:Feature__Review' awaiting resume.",
+	} {
+		if !strings.Contains(r.stderr, line) {
+			t.Errorf("run stderr lacks %q:\n%s", line, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, "INFO: Step 'Block:Feature__Generate' starting."); n != 2 {
+		t.Errorf("Generate ran %d times, want 2 (one validation fix)", n)
+	}
+	hello, err := os.ReadFile(filepath.Join(b.ws, "hello.go"))
+	if err != nil || !strings.Contains(string(hello), "func Hello() string") {
+		t.Errorf("hello.go = %q (%v), want the fixed file", hello, err)
+	}
+	b.vm(0, "resume", "ex", "--signal", "SIGNAL:APPROVED", "--note", "lgtm")
+	st := b.state("ex")
+	if st.Status != "completed" || st.IsHalted {
+		t.Errorf("status %s isHalted=%v, want completed", st.Status, st.IsHalted)
+	}
+	if last := st.Payload[len(st.Payload)-1]; last.Type != "USER_NOTE" || last.Content != "lgtm" {
+		t.Errorf("last segment = %s:%q, want USER_NOTE:lgtm", last.Type, last.Content)
+	}
+	if st.Stats.TotalLinesWritten == 0 || st.Stats.TotalTokensUsed == 0 {
+		t.Errorf("stats = %+v, want lines written and tokens used", st.Stats)
+	}
+}

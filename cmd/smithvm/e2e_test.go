@@ -1,0 +1,519 @@
+package main
+
+// End-to-end tests of smithvm: the acceptance tests of CONTRACT sections 1-6
+// and 11 and of seed 004 ("MVP Acceptance Tests"). TestMain builds smithvm,
+// smithc and a helper program (testdata/helper) once; every test runs real
+// workflows with exec.Command in its own BASE under t.TempDir().
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bins holds the paths of the binaries TestMain builds.
+type bins struct {
+	smithvm, smithc, helper string
+}
+
+// built is set once by TestMain, before any test runs, and only read after.
+var built bins
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "smithvm-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	built = bins{
+		smithvm: filepath.Join(dir, "smithvm"),
+		smithc:  filepath.Join(dir, "smithc"),
+		helper:  filepath.Join(dir, "helper"),
+	}
+	for _, b := range []struct{ out, pkg string }{
+		{built.smithvm, "smith/cmd/smithvm"},
+		{built.smithc, "smith/cmd/smithc"},
+		{built.helper, "smith/cmd/smithvm/testdata/helper"},
+	} {
+		out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
+			return 2
+		}
+	}
+	return m.Run()
+}
+
+// cmdTimeout bounds every smithvm process a test starts.
+const cmdTimeout = 45 * time.Second
+
+// proj is one BASE with its WORKSPACE.
+type proj struct {
+	t    *testing.T
+	base string
+	ws   string
+}
+
+func newProj(t *testing.T) *proj {
+	t.Helper()
+	base := t.TempDir()
+	ws := filepath.Join(base, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &proj{t: t, base: base, ws: ws}
+}
+
+// expand replaces the placeholders HELPER, BASE and WS in text.
+func (p *proj) expand(text string) string {
+	r := strings.NewReplacer("HELPER", built.helper, "BASE", p.base, "WS", p.ws)
+	return r.Replace(text)
+}
+
+// write writes the expanded text to rel (relative to BASE) and returns its
+// absolute path.
+func (p *proj) write(rel, text string) string {
+	p.t.Helper()
+	path := filepath.Join(p.base, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(p.expand(text)), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
+}
+
+// read returns the contents of rel (relative to BASE); "" when missing.
+func (p *proj) read(rel string) string {
+	p.t.Helper()
+	data, err := os.ReadFile(filepath.Join(p.base, rel))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		p.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// count is how many lines the counter file rel (relative to WORKSPACE) has.
+func (p *proj) count(rel string) int {
+	p.t.Helper()
+	return strings.Count(p.read(filepath.Join("workspace", rel)), "\n")
+}
+
+// runRoot is RUN_ROOT of run id.
+func (p *proj) runRoot(id string) string {
+	return filepath.Join(p.base, ".orchestrator", "runs", id)
+}
+
+// result is how a smithvm process ended.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// lines are the stderr lines.
+func (r result) lines() []string {
+	return strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+}
+
+// has reports whether stderr has exactly this line.
+func (r result) has(line string) bool {
+	for _, l := range r.lines() {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether a stderr line matches the anchored regexp.
+func (r result) matches(expr string) bool {
+	re := regexp.MustCompile("^" + expr + "$")
+	for _, l := range r.lines() {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// runID is the run id of the run's "started" line.
+func (r result) runID() string {
+	m := regexp.MustCompile(`(?m)^INFO: Run (\S+) started \(workflow '`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// baseEnv is the environment smithvm runs with: only what it needs.
+func baseEnv(extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	return append(env, extra...)
+}
+
+// command prepares smithvm args... with BASE as the working directory.
+func (p *proj) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, built.smithvm, args...)
+	cmd.Dir = p.base
+	cmd.Env = env
+	return cmd
+}
+
+// vm runs smithvm args... --base BASE and waits for it.
+func (p *proj) vm(args ...string) result {
+	p.t.Helper()
+	return p.vmEnv(baseEnv(), args...)
+}
+
+// vmEnv is vm with the environment env.
+func (p *proj) vmEnv(env []string, args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := p.command(ctx, env, append(args, "--base", p.base)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return result{code: exitCode(p.t, err), stdout: out.String(), stderr: errb.String()}
+}
+
+// exitCode is the exit status in err from exec.Cmd.Run or Wait.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("smithvm: %v", err)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+// started is a smithvm process running in the background.
+type started struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	// exited is closed when the process has ended and res is set.
+	exited chan struct{}
+	res    result
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu  chan struct{}
+	buf bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer {
+	b := &syncBuffer{mu: make(chan struct{}, 1)}
+	return b
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu <- struct{}{}
+	defer func() { <-b.mu }()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu <- struct{}{}
+	defer func() { <-b.mu }()
+	return b.buf.String()
+}
+
+// start starts smithvm args... --base BASE in the background.
+func (p *proj) start(args ...string) *started {
+	p.t.Helper()
+	return p.startEnv(baseEnv(), args...)
+}
+
+// startEnv is start with the environment env.
+func (p *proj) startEnv(env []string, args ...string) *started {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	cmd := p.command(ctx, env, append(args, "--base", p.base)...)
+	var out bytes.Buffer
+	s := &started{cmd: cmd, stderr: newSyncBuffer(), exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &out, s.stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		p.t.Fatal(err)
+	}
+	go func() {
+		defer cancel()
+		err := cmd.Wait()
+		code := -1
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			code = 0
+		case errors.As(err, &ee):
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		s.res = result{code: code, stdout: out.String(), stderr: s.stderr.String()}
+		close(s.exited)
+	}()
+	p.t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+	return s
+}
+
+// wait waits for the background process to end.
+func (s *started) wait(t *testing.T) result {
+	t.Helper()
+	select {
+	case <-s.exited:
+		return s.res
+	case <-time.After(cmdTimeout + 5*time.Second):
+		t.Fatal("smithvm did not exit")
+	}
+	return result{}
+}
+
+// waitFor polls until cond holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pidIn reads the pid that the helper wrote to file, waiting for it.
+func pidIn(t *testing.T, file string) int {
+	t.Helper()
+	var pid int
+	waitFor(t, 20*time.Second, file, func() bool {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	})
+	return pid
+}
+
+// alive reports whether pid is a live process (a zombie counts as dead).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// gone waits until pid is dead; it reports false if it still lives after
+// limit.
+func gone(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// stateFile is the part of state.json the tests read.
+type stateFile struct {
+	RunID        string               `json:"run_id"`
+	WorkflowName string               `json:"workflow_name"`
+	WorkflowPath string               `json:"workflow_path"`
+	Status       string               `json:"status"`
+	CurrentStep  string               `json:"current_step"`
+	IsHalted     bool                 `json:"isHalted"`
+	Context      map[string]any       `json:"context"`
+	Steps        map[string]stepState `json:"steps"`
+}
+
+type stepState struct {
+	Status          string         `json:"status"`
+	ExitCode        int            `json:"exit_code"`
+	Output          string         `json:"output"`
+	Lines           []string       `json:"lines"`
+	Attempts        int            `json:"attempts"`
+	Truncated       bool           `json:"truncated"`
+	SpillStdoutPath string         `json:"spill_stdout_path"`
+	Signal          string         `json:"signal"`
+	Iterations      []iteration    `json:"iterations"`
+	IterationsTotal int            `json:"iterations_total"`
+	Error           *stepErrorJSON `json:"error"`
+}
+
+type stepErrorJSON struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type iteration struct {
+	Index  int                  `json:"index"`
+	Item   any                  `json:"item"`
+	Status string               `json:"status"`
+	Output string               `json:"output"`
+	Steps  map[string]stepState `json:"steps"`
+}
+
+// state reads RUN_ROOT/state.json of run id.
+func (p *proj) state(id string) stateFile {
+	p.t.Helper()
+	data, err := os.ReadFile(filepath.Join(p.runRoot(id), "state.json"))
+	if err != nil {
+		p.t.Fatalf("state.json of run %s: %v", id, err)
+	}
+	var st stateFile
+	if err := json.Unmarshal(data, &st); err != nil {
+		p.t.Fatalf("state.json of run %s: %v", id, err)
+	}
+	return st
+}
+
+// event is one line of events.jsonl.
+type event struct {
+	Timestamp string   `json:"timestamp"`
+	RunID     string   `json:"run_id"`
+	Seq       *int     `json:"event_seq"`
+	Level     string   `json:"level"`
+	Step      string   `json:"step"`
+	AttemptID string   `json:"attempt_id"`
+	Event     string   `json:"event"`
+	Duration  *float64 `json:"duration"`
+	ExitCode  *int     `json:"exit_code"`
+}
+
+// events reads RUN_ROOT/logs/events.jsonl of run id.
+func (p *proj) events(id string) []event {
+	p.t.Helper()
+	f, err := os.Open(filepath.Join(p.runRoot(id), "logs", "events.jsonl"))
+	if err != nil {
+		p.t.Fatalf("events.jsonl: %v", err)
+	}
+	defer f.Close()
+	var evs []event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			p.t.Fatalf("events.jsonl line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, ev)
+	}
+	if err := sc.Err(); err != nil {
+		p.t.Fatal(err)
+	}
+	return evs
+}
+
+// checkEvents fails the test unless event_seq strictly increases over the
+// whole events.jsonl and every step_started event has its own attempt_id.
+func checkEvents(t *testing.T, evs []event) {
+	t.Helper()
+	prev := 0
+	ids := map[string]bool{}
+	for i, ev := range evs {
+		if ev.Seq == nil || *ev.Seq <= prev {
+			t.Errorf("events.jsonl line %d: event_seq %v after %d, want strictly increasing", i+1, ev.Seq, prev)
+		}
+		if ev.Seq != nil {
+			prev = *ev.Seq
+		}
+		if ev.Event == "step_started" {
+			if ev.AttemptID == "" || ids[ev.AttemptID] {
+				t.Errorf("events.jsonl line %d: step_started %s has attempt_id %q, want a new one", i+1, ev.Step, ev.AttemptID)
+			}
+			ids[ev.AttemptID] = true
+		}
+	}
+}
+
+// runs lists the run ids under BASE/.orchestrator/runs.
+func (p *proj) runs() []string {
+	p.t.Helper()
+	ents, err := os.ReadDir(filepath.Join(p.base, ".orchestrator", "runs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range ents {
+		ids = append(ids, e.Name())
+	}
+	return ids
+}
+
+// exists reports whether rel (relative to BASE) exists (not following a
+// final symlink).
+func (p *proj) exists(rel string) bool {
+	_, err := os.Lstat(filepath.Join(p.base, rel))
+	return err == nil
+}
+
+// want fails the test unless the run ended with code.
+func want(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("smithvm exit status = %d, want %d\nstderr:\n%s\nstdout:\n%s", r.code, code, clip(r.stderr), clip(r.stdout))
+	}
+}
+
+// inCI reports whether the tests run in CI (CI=true), where a missing tool is
+// a failure, not a skip.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// durationRE matches the console's durations (one decimal).
+const durationRE = `[0-9]+\.[0-9]s`
+
+// clip shortens long output for a failure message.
+func clip(s string) string {
+	const max = 3000
+	if len(s) <= max {
+		return s
+	}
+	return s[:max/2] + "\n[...]\n" + s[len(s)-max/2:]
+}

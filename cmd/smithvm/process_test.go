@@ -1,0 +1,233 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestProcess covers what happens to processes: a smithvm killed by SIGKILL
+// or interrupted by SIGINT mid-step, a huge stdout, and the child's exact
+// environment (CONTRACT 3.5 and 6).
+func TestProcess(t *testing.T) {
+	t.Parallel()
+
+	t.Run("kill -9 during a step, then resume", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("five.yaml", `version: "1.0"
+name: five
+steps:
+  - name: S1
+    command: ["HELPER", "count:s1.cnt"]
+    on: {success: {goto: S2}, failure: {error: "S1 failed"}}
+  - name: S2
+    command: ["HELPER", "count:s2.cnt"]
+    on: {success: {goto: S3}, failure: {error: "S2 failed"}}
+  - name: S3
+    command: ["HELPER", "count:s3.cnt", "once:s3.once", "pid:s3.pid", "sleep:30"]
+    on: {success: {goto: S4}, failure: {error: "S3 failed"}}
+  - name: S4
+    command: ["HELPER", "count:s4.cnt", "pid:s4.pid", "wait:s4.go"]
+    on: {success: {goto: S5}, failure: {error: "S4 failed"}}
+  - name: S5
+    command: ["HELPER", "count:s5.cnt"]
+    on: {success: {goto: _end}, failure: {error: "S5 failed"}}
+`)
+		run := p.start("run", wf, "--run-id", "killed")
+		child := pidIn(t, filepath.Join(p.ws, "s3.pid"))
+		if err := run.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if r := run.wait(t); r.code != 128+int(syscall.SIGKILL) {
+			t.Fatalf("smithvm ended with %d, want death by SIGKILL", r.code)
+		}
+		// The orphaned step lives on in its own process group: end it.
+		syscall.Kill(child, syscall.SIGKILL)
+		if !gone(child, 5*time.Second) {
+			t.Fatalf("the orphaned step %d does not die", child)
+		}
+
+		first := p.start("resume", "killed")
+		pidIn(t, filepath.Join(p.ws, "s4.pid"))
+		second := p.vm("resume", "killed")
+		want(t, second, 2)
+		if !strings.Contains(second.stderr, "E_RUN_LOCKED") {
+			t.Errorf("a second resume: stderr lacks E_RUN_LOCKED:\n%s", second.stderr)
+		}
+		p.write("workspace/s4.go", "")
+		r := first.wait(t)
+		want(t, r, 0)
+		for _, tt := range []struct {
+			file string
+			want int
+		}{{"s1.cnt", 1}, {"s2.cnt", 1}, {"s3.cnt", 2}, {"s4.cnt", 1}, {"s5.cnt", 1}} {
+			if got := p.count(tt.file); got != tt.want {
+				t.Errorf("%s = %d runs, want %d", tt.file, got, tt.want)
+			}
+		}
+		checkEvents(t, p.events("killed"))
+		st := p.state("killed")
+		if st.Status != "completed" {
+			t.Errorf("status = %q, want completed", st.Status)
+		}
+		for _, s := range []string{"S1", "S2", "S3", "S4", "S5"} {
+			if got := st.Steps[s].Status; got != "completed" {
+				t.Errorf("steps.%s.status = %q, want completed", s, got)
+			}
+		}
+	})
+
+	t.Run("SIGINT stops the step and saves the state", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("int.yaml", `version: "1.0"
+name: int
+steps:
+  - name: Before
+    command: ["HELPER", "count:before.cnt"]
+    on: {success: {goto: Long}, failure: {error: "before failed"}}
+  - name: Long
+    command: ["HELPER", "count:long.cnt", "once:long.once", "child:gc.pid:30", "pid:long.pid", "sleep:30"]
+    on: {success: {goto: After}, failure: {error: "long failed"}}
+  - name: After
+    command: ["HELPER", "count:after.cnt"]
+    on: {success: {goto: _end}, failure: {error: "after failed"}}
+`)
+		run := p.start("run", wf, "--run-id", "int")
+		step := pidIn(t, filepath.Join(p.ws, "long.pid"))
+		grandchild := pidIn(t, filepath.Join(p.ws, "gc.pid"))
+		if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		r := run.wait(t)
+		want(t, r, 130)
+		for _, pid := range []int{step, grandchild} {
+			if !gone(pid, 5*time.Second) {
+				t.Errorf("process %d of the step still runs after SIGINT", pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		st := p.state("int")
+		if st.Status != "interrupted" || st.CurrentStep != "Long" {
+			t.Errorf("state = status %q current_step %q, want interrupted Long", st.Status, st.CurrentStep)
+		}
+		r = p.vm("resume", "int")
+		want(t, r, 0)
+		if a, b, c := p.count("before.cnt"), p.count("long.cnt"), p.count("after.cnt"); a != 1 || b != 2 || c != 1 {
+			t.Errorf("runs: Before %d Long %d After %d, want 1 2 1", a, b, c)
+		}
+		checkEvents(t, p.events("int"))
+		if st := p.state("int"); st.Status != "completed" {
+			t.Errorf("after resume: status %q, want completed", st.Status)
+		}
+	})
+
+	t.Run("-v streams output live, secrets masked", func(t *testing.T) {
+		t.Parallel()
+		const secret = "live-SECRET-value-0815"
+		p := newProj(t)
+		wf := p.write("live.yaml", `version: "1.0"
+name: live
+secrets: [LIVE_KEY]
+steps:
+  - name: Talk
+    command: ["HELPER", "echo:first line", "printenv:LIVE_KEY", "echo:live!", "wait:talk.go", "echo:after"]
+    on: {success: {goto: _end}, failure: {error: "talk failed"}}
+`)
+		run := p.startEnv(baseEnv("LIVE_KEY="+secret), "run", wf, "-v")
+		// The step waits for talk.go: what it printed so far must be shown now.
+		waitFor(t, 20*time.Second, "the step's output on the console while it runs", func() bool {
+			return strings.Contains(run.stderr.String(), "first line\n***\nlive!\n")
+		})
+		p.write("workspace/talk.go", "")
+		r := run.wait(t)
+		want(t, r, 0)
+		if strings.Contains(r.stderr, secret) || !strings.Contains(r.stderr, "live!\nafter\n") {
+			t.Errorf("-v output:\n%s", r.stderr)
+		}
+	})
+
+	t.Run("3 MB of stdout spills", func(t *testing.T) {
+		t.Parallel()
+		const size = 3 << 20
+		p := newProj(t)
+		wf := p.write("big.yaml", `version: "1.0"
+name: big
+steps:
+  - name: Big
+    command: ["HELPER", "bytes:3145728"]
+    output_file: big.txt
+    on: {success: {goto: _end}, failure: {error: "big failed"}}
+`)
+		r := p.vm("run", wf, "--run-id", "big")
+		want(t, r, 0)
+		spill := filepath.Join(p.runRoot("big"), "logs", "Big-stdout.log")
+		data, err := os.ReadFile(spill)
+		if err != nil {
+			t.Fatalf("spill file: %v", err)
+		}
+		if len(data) != size {
+			t.Errorf("spill file has %d bytes, want %d", len(data), size)
+		}
+		s := p.state("big").Steps["Big"]
+		if want := string(data[:8192]) + "\n[truncated]"; s.Output != want {
+			t.Errorf("steps.Big.output has %d bytes ending %q, want the first 8 KiB and %q", len(s.Output), s.Output[max(0, len(s.Output)-20):], "\n[truncated]")
+		}
+		if !s.Truncated || s.SpillStdoutPath != spill || !filepath.IsAbs(s.SpillStdoutPath) {
+			t.Errorf("steps.Big = truncated %v spill_stdout_path %q, want true %q", s.Truncated, s.SpillStdoutPath, spill)
+		}
+		out, err := os.ReadFile(filepath.Join(p.ws, "artifacts", "Big", "big.txt"))
+		if err != nil || len(out) != size || string(out) != string(data) {
+			t.Errorf("output_file has %d bytes (err %v), want all %d", len(out), err, size)
+		}
+	})
+
+	t.Run("the child's environment is exactly the allowlist", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("env.yaml", `version: "1.0"
+name: env
+env_allow: [ALLOWED_X, ALLOWED_UNSET]
+secrets: [SECRET_K, SECRET_OTHER]
+steps:
+  - name: All
+    command: ["HELPER", "env"]
+    env: {STEP_V: "step value", SECRET_K: "overridden"}
+    on: {success: {goto: Subset}, failure: {error: "env failed"}}
+  - name: Subset
+    command: ["HELPER", "env"]
+    secrets: [SECRET_OTHER]
+    on: {success: {goto: _end}, failure: {error: "env failed"}}
+`)
+		env := baseEnv("LANG=C.UTF-8", "TZ=UTC", "CANARY_SMITH=leak", "ALLOWED_X=x", "SECRET_K=sk", "SECRET_OTHER=so", "GOFLAGS=-v")
+		r := p.vmEnv(env, "run", wf, "--run-id", "env")
+		want(t, r, 0)
+		st := p.state("env")
+		for _, tt := range []struct {
+			step string
+			want []string
+		}{
+			{"All", []string{"ALLOWED_X", "HOME", "LANG", "PATH", "SECRET_K", "SECRET_OTHER", "STEP_V", "TZ"}},
+			{"Subset", []string{"ALLOWED_X", "HOME", "LANG", "PATH", "SECRET_OTHER", "TZ"}},
+		} {
+			var names []string
+			for _, l := range strings.Split(st.Steps[tt.step].Output, "\n") {
+				if k, _, ok := strings.Cut(l, "="); ok {
+					names = append(names, k)
+				}
+			}
+			sort.Strings(names)
+			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("step %s: the child's environment has %v, want exactly %v", tt.step, names, tt.want)
+			}
+		}
+		if out := st.Steps["All"].Output; !strings.Contains(out, "STEP_V=step value\n") || !strings.Contains(out, "ALLOWED_X=x\n") {
+			t.Errorf("step All: environment values wrong:\n%s", out)
+		}
+	})
+}

@@ -1,0 +1,156 @@
+// Command helper is the test program that the end-to-end tests of smithvm
+// run as a workflow step. Its arguments are operations, run in order:
+//
+//	echo:TEXT        print TEXT and a newline on stdout
+//	err:TEXT         print TEXT and a newline on stderr
+//	count:FILE       append one line to FILE (how many times a step ran)
+//	pid:FILE         write the process id to FILE
+//	once:FILE        if FILE exists, stop here (exit 0); else create it
+//	sleep:SECS       sleep
+//	wait:FILE        wait until FILE exists (at most 30 s, then exit 99)
+//	bytes:N          print N bytes: lines of 99 'x' and a newline
+//	env              print the environment, one NAME=VALUE a line, sorted
+//	printenv:NAME    print the value of NAME on stdout
+//	errenv:NAME      print the value of NAME on stderr
+//	checkenv:NAME:V  exit 7 unless NAME is set to V
+//	flaky:FILE:N     append to FILE; exit 1 while FILE has at most N lines
+//	ne:A:B           exit 1 if A equals B
+//	child:FILE:SECS  start a grandchild that writes its pid to FILE and sleeps
+//	symlink:T:L      create the symlink L -> T (and L's parent directories)
+//	exit:K           exit with status K
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	for _, op := range os.Args[1:] {
+		name, arg, _ := strings.Cut(op, ":")
+		switch name {
+		case "echo":
+			fmt.Println(arg)
+		case "err":
+			fmt.Fprintln(os.Stderr, arg)
+		case "count":
+			appendLine(arg)
+		case "pid":
+			write(arg, strconv.Itoa(os.Getpid()))
+		case "once":
+			if _, err := os.Stat(arg); err == nil {
+				os.Exit(0)
+			}
+			write(arg, "")
+		case "sleep":
+			secs, _ := strconv.ParseFloat(arg, 64)
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+		case "wait":
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Stat(arg); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					os.Exit(99)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		case "bytes":
+			n, _ := strconv.Atoi(arg)
+			line := strings.Repeat("x", 99) + "\n"
+			var b strings.Builder
+			for b.Len() < n {
+				b.WriteString(line)
+			}
+			os.Stdout.WriteString(b.String()[:n])
+		case "env":
+			env := os.Environ()
+			sort.Strings(env)
+			for _, kv := range env {
+				fmt.Println(kv)
+			}
+		case "printenv":
+			fmt.Println(os.Getenv(arg))
+		case "errenv":
+			fmt.Fprintln(os.Stderr, os.Getenv(arg))
+		case "checkenv":
+			k, v, _ := strings.Cut(arg, ":")
+			if got, ok := os.LookupEnv(k); !ok || got != v {
+				os.Exit(7)
+			}
+		case "flaky":
+			file, n, _ := strings.Cut(arg, ":")
+			max, _ := strconv.Atoi(n)
+			if appendLine(file) <= max {
+				os.Exit(1)
+			}
+		case "ne":
+			a, b, _ := strings.Cut(arg, ":")
+			if a == b {
+				os.Exit(1)
+			}
+		case "child":
+			file, secs, _ := strings.Cut(arg, ":")
+			cmd := exec.Command(os.Args[0], "pid:"+file, "sleep:"+secs)
+			if err := cmd.Start(); err != nil {
+				fail(err)
+			}
+		case "symlink":
+			target, link, _ := strings.Cut(arg, ":")
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				fail(err)
+			}
+			if err := os.Symlink(target, link); err != nil {
+				fail(err)
+			}
+		case "exit":
+			k, _ := strconv.Atoi(arg)
+			os.Exit(k)
+		default:
+			fail(fmt.Errorf("unknown operation %q", op))
+		}
+	}
+}
+
+// appendLine appends a line to file and returns how many lines it has.
+func appendLine(file string) int {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fail(err)
+	}
+	if _, err := f.WriteString("x\n"); err != nil {
+		fail(err)
+	}
+	if err := f.Close(); err != nil {
+		fail(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fail(err)
+	}
+	return strings.Count(string(data), "\n")
+}
+
+// write writes data to file atomically, so a reader never sees it half
+// written.
+func write(file, data string) {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		fail(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "helper:", err)
+	os.Exit(98)
+}

@@ -1,0 +1,119 @@
+package vm
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/workers"
+)
+
+// Signals and segment types of AI replies (CONTRACT 7.1, 9).
+const (
+	// SigValidationFail is the signal of a reply that failed its
+	// validation schema.
+	SigValidationFail = workers.SignalValidationFail
+	// defaultOutputType is the segment type of an AI worker's reply when
+	// the worker names no output_type.
+	defaultOutputType = "AI_RESPONSE"
+)
+
+// schemaSet returns the run's SchemaSet (the built-ins and the program's
+// schemas), compiling it on first use.
+func (m *Machine) schemaSet() (*workers.SchemaSet, error) {
+	if m.schemas == nil && m.schemaErr == nil {
+		defs := make([]workers.SchemaDoc, len(m.p.Schemas))
+		for i, s := range m.p.Schemas {
+			defs[i] = workers.SchemaDoc{Name: s.Name, JSON: s.Schema}
+		}
+		m.schemas, m.schemaErr = workers.NewSchemaSet(defs)
+		if m.schemaErr != nil {
+			m.schemaErr = &codedError{source.EUnknownSchema, fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
+		}
+	}
+	return m.schemas, m.schemaErr
+}
+
+// reply post-processes the result of block blk whose worker produced sig:
+//
+//   - an AI worker (a manifest workers entry with a provider) may name its
+//     own signal on the last non-empty line of its reply: that signal wins
+//     and the line is removed;
+//   - with a validation schema and SIGNAL:SUCCESS, the reply is cleaned and
+//     validated: on success the output becomes the cleaned value, on failure
+//     the signal becomes SIGNAL:VALIDATION_FAIL with an E_VALIDATION error;
+//   - an AI worker's reply becomes a segment of its output_type (default
+//     AI_RESPONSE), followed on a validation failure by a VALIDATION_ERROR
+//     segment saying what failed.
+//
+// A worker that failed (an error, a non-zero exit, FAILURE or TIMEOUT) is
+// left as it is: there is no reply to process.
+func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string {
+	s := blk.Step
+	if s == nil || res.Err != nil || res.ExitCode != 0 || sig == SigFailure || sig == SigTimeout {
+		return sig
+	}
+	ai := s.AI != nil
+	if !ai && s.Validation == "" {
+		return sig
+	}
+	text := res.Output
+	if ai {
+		if named, rest, ok := workers.LastLineSignal(text); ok {
+			sig, text = named, rest
+		}
+	}
+	problem := ""
+	if s.Validation != "" && sig == SigSuccess {
+		set, err := m.schemaSet()
+		if err != nil {
+			res.Err = err
+			return SigFailure
+		}
+		cleaned, p, ok := set.Validate(s.Validation, text)
+		if ok {
+			text = cleaned
+			if s.OutputCapture == "json" {
+				var v any
+				if json.Unmarshal([]byte(cleaned), &v) == nil {
+					res.JSON, res.HasJSON = v, true
+				}
+			}
+		} else {
+			sig, problem = SigValidationFail, p
+			res.Err = &workers.StepError{Code: source.EValidation, Msg: p}
+		}
+	}
+	res.Output = text
+	if ai {
+		typ := s.OutputType
+		if s.AI.OutputType != "" {
+			typ = s.AI.OutputType
+		}
+		if typ == "" {
+			typ = defaultOutputType
+		}
+		res.Segments = append(res.Segments, workers.Segment{Type: typ, Content: text})
+		if problem != "" {
+			res.Segments = append(res.Segments, workers.Segment{Type: workers.SegValidationError, Content: problem})
+		}
+	}
+	return sig
+}
+
+// stamp gives every segment without an id or a timestamp one.
+func (m *Machine) stamp(segs []workers.Segment) []workers.Segment {
+	out := make([]workers.Segment, len(segs))
+	for i, s := range segs {
+		if s.ID == "" {
+			s.ID = m.newID()
+		}
+		if s.Timestamp == "" {
+			s.Timestamp = m.now().Format(time.RFC3339)
+		}
+		out[i] = s
+	}
+	return out
+}
