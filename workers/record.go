@@ -24,6 +24,7 @@ const replayCursors = "replay-cursors.json"
 // Prompt and reply are masked.
 type recording struct {
 	Step      string  `json:"step"`
+	RunID     string  `json:"run_id,omitempty"` // the recording run's id: replay reads it as this run's
 	Attempt   int     `json:"attempt"` // the try of this execution of the step, from 1
 	Provider  string  `json:"provider"`
 	Prompt    string  `json:"prompt"`
@@ -47,6 +48,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep reply, atte
 	}
 	rec := recording{
 		Step:     req.Step,
+		RunID:    req.RunID,
 		Attempt:  attempt,
 		Provider: provider,
 		Prompt:   req.Mask.String(prompt),
@@ -118,8 +120,14 @@ func (r *Registry) replay(req *Request, prompt string) reply {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return miss("replay step '%s': recording %s: %v", req.Step, path, err)
 	}
-	if masked := req.Mask.String(prompt); rec.Prompt != masked {
-		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(rec.Prompt, masked))
+	recorded := rec.Prompt
+	if rec.RunID != "" && req.RunID != "" && rec.RunID != req.RunID {
+		// A prompt that names its run (the METADATA layer) is compared as
+		// if the recording had been made by this run.
+		recorded = strings.ReplaceAll(recorded, rec.RunID, req.RunID)
+	}
+	if masked := req.Mask.String(prompt); recorded != masked {
+		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(recorded, masked))
 	}
 	cursors[req.Step] = n
 	if err := saveReplayCursors(req.RunRoot, cursors); err != nil {

@@ -134,3 +134,35 @@ func TestRecordKeepsErrors(t *testing.T) {
 		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))
 	}
 }
+
+// TestReplayAcrossRunIDs: a prompt that names its run (the METADATA layer of
+// AI workers) replays in a run with another id.
+func TestReplayAcrossRunIDs(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+	mockReq := func(f *fixture, runID string) *Request {
+		r := f.req(KindProvider, "Ask")
+		r.RunID = runID
+		r.Providers = []string{"mock"}
+		r.Prompt = "question\n=== METADATA ===\nrun_id: " + runID
+		return r
+	}
+	rec := newFixture(t)
+	rec.reg.Record = dir
+	recorded := rec.reg.Run(context.Background(), mockReq(rec, "run-aaa"))
+	if recorded.Signal != SignalSuccess {
+		t.Fatalf("Run(record) = %s", describe(recorded))
+	}
+	rep := newFixture(t)
+	rep.reg.Replay = dir
+	replayed := rep.reg.Run(context.Background(), mockReq(rep, "run-bbb"))
+	if replayed.Signal != SignalSuccess || replayed.Err != nil {
+		t.Fatalf("Run(replay in another run) = %s, err %v; want the recording to match", describe(replayed), replayed.Err)
+	}
+	// A prompt that really differs still misses.
+	rep2 := newFixture(t)
+	rep2.reg.Replay = dir
+	other := mockReq(rep2, "run-ccc")
+	other.Prompt = "another question\n=== METADATA ===\nrun_id: run-ccc"
+	wantMiss("differs from the recording").check(t, "replay of another prompt", rep2.reg.Run(context.Background(), other))
+}

@@ -37,10 +37,24 @@ func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup fun
 	if !IsGitRepo(ctx, d.Workspace, lookup) {
 		return "", fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
 	}
+	// A workspace nested inside a larger repository would give a worktree of
+	// the outer repository: refuse it rather than isolate the wrong tree.
+	top := git(ctx, d.Workspace, lookup, "rev-parse", "--show-toplevel")
+	if top.err != nil || !sameDir(strings.TrimSpace(top.out), d.Workspace) {
+		return "", fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
+			d.Workspace, strings.TrimSpace(top.out))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("create worktree directory: %w", err)
 	}
-	if r := git(ctx, d.Workspace, lookup, "worktree", "add", "-b", WorktreeBranch(runID), path, "HEAD"); r.err != nil {
+	branch := WorktreeBranch(runID)
+	args := []string{"worktree", "add", "-b", branch, path, "HEAD"}
+	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err == nil {
+		// The branch survived an earlier `smithvm clean --keep-branch`:
+		// check it out again rather than fail.
+		args = []string{"worktree", "add", path, branch}
+	}
+	if r := git(ctx, d.Workspace, lookup, args...); r.err != nil {
 		return "", fmt.Errorf("git worktree add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	return path, nil
@@ -63,6 +77,13 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch bool, lookup func(
 		}
 	}
 	return nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 type gitResult struct {
