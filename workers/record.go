@@ -25,7 +25,7 @@ const replayCursors = "replay-cursors.json"
 type recording struct {
 	Step      string  `json:"step"`
 	RunID     string  `json:"run_id,omitempty"` // the recording run's id: replay reads it as this run's
-	Attempt   int     `json:"attempt"` // the try of this execution of the step, from 1
+	Attempt   int     `json:"attempt"`          // the try of this execution of the step, from 1
 	Provider  string  `json:"provider"`
 	Prompt    string  `json:"prompt"`
 	Reply     string  `json:"reply"`
