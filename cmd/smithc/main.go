@@ -78,13 +78,19 @@ func newFlags(name, synopsis, help string, stderr io.Writer) *pflag.FlagSet {
 // parse parses args; it returns (exit status, done): done is true when the
 // command must stop (help shown, or a flag error).
 func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
-	if err := fs.Parse(args); err != nil {
+	// pflag prints the usage itself on --help and on errors: silence it and
+	// print the help once, to stdout, or the error to stderr.
+	stderr := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0, true
 		}
-		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", fs.Name(), err)
 		return source.ExitConfig, true
 	}
 	return 0, false

@@ -92,13 +92,18 @@ func (e *env) newFlags(name, synopsis, help string) *pflag.FlagSet {
 
 // parse parses args; done is true when the command must stop now.
 func (e *env) parse(fs *pflag.FlagSet, args []string, nargs int) (status int, done bool) {
-	if err := fs.Parse(args); err != nil {
+	// pflag prints the usage itself on --help and on errors: silence it and
+	// print the help once, to stdout, or the error to stderr.
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(e.stderr)
+	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fs.SetOutput(e.stdout)
 			fs.Usage()
 			return 0, true
 		}
-		fmt.Fprintf(e.stderr, "%s: %v\n", fs.Name(), err)
+		fmt.Fprintf(e.stderr, "%s: %v (see --help)\n", fs.Name(), err)
 		return source.ExitConfig, true
 	}
 	if nargs >= 0 && fs.NArg() != nargs {
