@@ -293,12 +293,12 @@ func (d *dotBuilder) action(from int64, signal string, pc uint32, startOf, loopN
 		}
 		d.edge(from, id, styleSolid, signal)
 	case isa.OpFail:
-		if int(in.A) >= len(p.Strings) {
-			return fmt.Errorf("FAIL at %04d names string %d of %d", pc, in.A, len(p.Strings))
+		if int(in.A) >= len(p.Templates) {
+			return fmt.Errorf("FAIL at %04d names template %d of %d", pc, in.A, len(p.Templates))
 		}
 		id, ok := d.fails[in.A]
 		if !ok {
-			id = d.addNode(fmt.Sprintf("fail_%d", in.A), attrList{{Key: "label", Value: "FAIL: " + p.Strings[in.A]}, {Key: "shape", Value: "doubleoctagon"}})
+			id = d.addNode(fmt.Sprintf("fail_%d", in.A), attrList{{Key: "label", Value: "FAIL: " + p.Templates[in.A].Source()}, {Key: "shape", Value: "doubleoctagon"}})
 			d.fails[in.A] = id
 		}
 		d.edge(from, id, styleSolid, signal)

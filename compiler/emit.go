@@ -58,7 +58,7 @@ func Generate(p *ir.Program) (*isa.Program, error) {
 		return nil, fmt.Errorf("entry block %q is unknown", p.Entry)
 	}
 
-	l := &layout{fp: fp, e: newEmitter(4*n + 8), out: out, strings: map[string]uint32{}}
+	l := &layout{fp: fp, e: newEmitter(4*n + 8), out: out, templates: map[string]uint32{}}
 	for i := 0; i < n; {
 		if i, err = l.layoutBlock(i); err != nil {
 			return nil, err
@@ -110,11 +110,11 @@ type arg struct {
 	lbl  label  // the address (kind == PC)
 }
 
-func pcArg(l label) arg      { return arg{kind: isa.PC, lbl: l} }
-func blockArg(i int) arg     { return arg{kind: isa.BlockIdx, val: uint32(i)} }
-func nodeArg(i int) arg      { return arg{kind: isa.NodeIdx, val: uint32(i)} }
-func tableArg(i int) arg     { return arg{kind: isa.TableIdx, val: uint32(i)} }
-func stringArg(i uint32) arg { return arg{kind: isa.StringIdx, val: i} }
+func pcArg(l label) arg        { return arg{kind: isa.PC, lbl: l} }
+func blockArg(i int) arg       { return arg{kind: isa.BlockIdx, val: uint32(i)} }
+func nodeArg(i int) arg        { return arg{kind: isa.NodeIdx, val: uint32(i)} }
+func tableArg(i int) arg       { return arg{kind: isa.TableIdx, val: uint32(i)} }
+func templateArg(i uint32) arg { return arg{kind: isa.TemplateIdx, val: i} }
 
 // pending is an instruction whose PC operands are still labels.
 type pending struct {

@@ -40,6 +40,15 @@ func on(s string, a ir.ActionKind, args ...string) *ir.Transition {
 	return t
 }
 
+// failRef returns a Fail transition whose message template is msg, a
+// space and the reference ${ref} (a one-key path).
+func failRef(s, msg, ref string) *ir.Transition {
+	t := on(s, ir.Fail, msg+" ${"+ref+"}")
+	tm := isa.Template{Parts: []isa.TPart{{Lit: msg + " "}, {Ref: &isa.Ref{Raw: ref, Path: []isa.PathElem{{Key: ref}}}}}}
+	t.MsgTmpl = &tm
+	return t
+}
+
 func cmd(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "command", Transitions: ts,
 		Signals: []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}}
@@ -141,8 +150,8 @@ func render(p *isa.Program) string {
 			return p.Blocks[v].ID
 		case k == isa.NodeIdx && int(v) < len(p.Nodes):
 			return p.Nodes[v].ID
-		case k == isa.StringIdx && int(v) < len(p.Strings):
-			return strconv.Quote(p.Strings[v])
+		case k == isa.TemplateIdx && int(v) < len(p.Templates):
+			return strconv.Quote(p.Templates[v].Source())
 		case k == isa.TableIdx && int(v) < len(p.Tables):
 			t := p.Tables[v]
 			var es []string
@@ -362,9 +371,9 @@ func TestGeneratePools(t *testing.T) {
 		node("A", "Test",
 			cmd("Test", on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "no"), on("TIMEOUT", ir.Fail, "no")),
 			loop("L", []*ir.Block{
-				cmd("In", on("SUCCESS", ir.LoopNext), on("FAILURE", ir.Fail, "in")),
+				cmd("In", on("SUCCESS", ir.LoopNext), on("FAILURE", ir.Fail, "no")),
 				loop("Empty", nil, on("SUCCESS", ir.LoopNext)),
-			}, on("SUCCESS", ir.Jump, "Test"), on("FAILURE", ir.Fail, "no"))),
+			}, on("SUCCESS", ir.Jump, "Test"), failRef("FAILURE", "no", "context.k"))),
 		node("B", "Fix",
 			cmd("Fix", on("SUCCESS", ir.Call, "A", "L"), on("FAIL_DEFAULT", ir.Halt))),
 	)
@@ -383,6 +392,9 @@ func TestGeneratePools(t *testing.T) {
 	fmt.Fprintf(&b, "program %s %s %s entry %04d strict=%t secrets=%v env=%v isolation=%s schemas=%d\n",
 		out.Name, out.Format, out.Source, out.Entry, out.StrictFlow, out.Secrets, out.EnvAllow, out.Config.Isolation, len(out.Schemas))
 	fmt.Fprintf(&b, "strings %q\n", out.Strings)
+	for i, tm := range out.Templates {
+		fmt.Fprintf(&b, "template %d %q\n", i, tm.Source())
+	}
 	for _, n := range out.Nodes {
 		fmt.Fprintf(&b, "node %s entry %d inherit=%t memory=%s @ %s\n", n.ID, n.Entry, n.Inherit, n.StaticMemory, n.Pos)
 	}
@@ -397,7 +409,9 @@ func TestGeneratePools(t *testing.T) {
 		fmt.Fprintf(&b, "%04d %s @ %s\n", pc, out.Code[pc].Op, out.Pos[pc])
 	}
 	want := `program t manifest t.json entry 0017 strict=true secrets=[TOKEN] env=[HOME] isolation=none schemas=1
-strings ["no" "in"]
+strings []
+template 0 "no"
+template 1 "no ${context.k}"
 node A entry 0 inherit=false memory= @ t.json:1:3
 node B entry 4 inherit=true memory={"rules":"x"} @ t.json:14:3
 block 0 Test command node 0 start 0000 dispatch 0001 parent 0 table.block 0
@@ -636,11 +650,11 @@ func ExampleGenerate() {
 	for pc, in := range prog.Code {
 		fmt.Printf("%04d %-8s %d %d\n", pc, in.Op, in.A, in.B)
 	}
-	fmt.Println(prog.Tables[0].Entries, prog.Tables[0].Default, prog.Strings)
+	fmt.Println(prog.Tables[0].Entries, prog.Tables[0].Default, prog.Templates[0].Source())
 	// Output:
 	// 0000 EXEC     0 0
 	// 0001 DISPATCH 0 0
 	// 0002 END      0 0
 	// 0003 FAIL     0 0
-	// [{SIGNAL:SUCCESS 2}] 3 [step 'Say' failed]
+	// [{SIGNAL:SUCCESS 2}] 3 step 'Say' failed
 }

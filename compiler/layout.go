@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"smith/compiler/ir"
@@ -119,10 +120,12 @@ func keyOf(t *ir.Transition, self string) actionKey {
 // It returns an error for a reference that the lowering should have
 // reported (an unknown target, a loop action outside a loop).
 type layout struct {
-	fp      *flatProgram
-	e       *emitter
-	out     *isa.Program
-	strings map[string]uint32
+	fp  *flatProgram
+	e   *emitter
+	out *isa.Program
+	// templates maps a template's canonical JSON to its index in the
+	// Templates pool.
+	templates map[string]uint32
 }
 
 // layoutBlock emits block i (and, for a loop, its body) and returns the
@@ -246,7 +249,11 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 	case ir.End:
 		e.emit(pos, isa.OpEnd, arg{}, arg{})
 	case ir.Fail:
-		e.emit(pos, isa.OpFail, stringArg(l.str(t.Msg)), arg{})
+		ti, err := l.template(t)
+		if err != nil {
+			return 0, fmt.Errorf("block %q: %w", fb.b.ID, err)
+		}
+		e.emit(pos, isa.OpFail, templateArg(ti), arg{})
 	case ir.LoopNext, ir.LoopBreak, ir.LoopFail:
 		loop := fb.parent
 		if loop < 0 {
@@ -266,15 +273,35 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 	return pc, nil
 }
 
-// str returns the index of s in the Strings pool, adding it on first use.
-func (l *layout) str(s string) uint32 {
-	if i, ok := l.strings[s]; ok {
-		return i
+// template returns the index in the Templates pool of the message of Fail
+// transition t (its MsgTmpl, or the literal Msg when the lowering left none),
+// adding it on first use; equal templates (by canonical JSON) share an
+// entry.
+func (l *layout) template(t *ir.Transition) (uint32, error) {
+	var tm isa.Template
+	switch m := t.MsgTmpl.(type) {
+	case nil:
+		tm = isa.Lit(t.Msg)
+	case *isa.Template:
+		if m == nil {
+			tm = isa.Lit(t.Msg)
+		} else {
+			tm = *m
+		}
+	default:
+		return 0, fmt.Errorf("fail message has type %T, want *isa.Template", t.MsgTmpl)
 	}
-	i := uint32(len(l.out.Strings))
-	l.out.Strings = append(l.out.Strings, s)
-	l.strings[s] = i
-	return i
+	key, err := json.Marshal(tm)
+	if err != nil {
+		return 0, fmt.Errorf("fail message %q: %w", t.Msg, err)
+	}
+	if i, ok := l.templates[string(key)]; ok {
+		return i, nil
+	}
+	i := uint32(len(l.out.Templates))
+	l.out.Templates = append(l.out.Templates, tm)
+	l.templates[string(key)] = i
+	return i, nil
 }
 
 // blockSpec returns a copy of block fb's run-time spec with the fields the

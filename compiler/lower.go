@@ -27,6 +27,8 @@ type lowerer struct {
 	// steps are the names ${steps.NAME} may use: every step of the workflow
 	// (loop bodies included), or every block ID of a manifest.
 	steps []string
+	// stepSet holds the names of steps, for lookups in large documents.
+	stepSet map[string]bool
 	// contextKeys are the known first keys of ${context.KEY}.
 	contextKeys []string
 	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
@@ -41,8 +43,17 @@ type lowerer struct {
 }
 
 func newLowerer(file string, opt Options) *lowerer {
-	return &lowerer{file: file, opt: opt, paramKeys: map[string][]string{}}
+	return &lowerer{file: file, opt: opt, paramKeys: map[string][]string{}, stepSet: map[string]bool{}}
 }
+
+// addStep records a name that ${steps.NAME} may use.
+func (l *lowerer) addStep(name string) {
+	l.steps = append(l.steps, name)
+	l.stepSet[name] = true
+}
+
+// hasStep reports whether ${steps.NAME} may use name.
+func (l *lowerer) hasStep(name string) bool { return l.stepSet[name] }
 
 // errorf reports a diagnostic at pos.
 func (l *lowerer) errorf(pos source.Pos, code source.Code, format string, args ...any) {

@@ -108,7 +108,7 @@ func (m *jsonLowerer) index() {
 			}
 			m.blocks[id] = blockRef{n, b}
 			m.blockIDs = append(m.blockIDs, id)
-			m.steps = append(m.steps, b.Key)
+			m.addStep(b.Key)
 		}
 	}
 }
@@ -363,7 +363,8 @@ func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Tra
 		t.Pos = a.Pos
 	}
 	unresolved := func() *ir.Transition {
-		t.Action, t.Target, t.ReturnTo, t.Msg = ir.Fail, "", "", "unresolved action '"+tr.Action.V+"'"
+		msg := "unresolved action '" + tr.Action.V + "'"
+		t.Action, t.Target, t.ReturnTo, t.Msg, t.MsgTmpl = ir.Fail, "", "", msg, litTemplate(msg)
 		return t
 	}
 	switch a.Kind {
@@ -388,7 +389,8 @@ func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Tra
 	case manifest.ActEnd:
 		t.Action = ir.End
 	case manifest.ActFail:
-		t.Action, t.Msg = ir.Fail, a.Msg
+		tm := m.templateAt(a.Msg, a.TargetPos, &scope{})
+		t.Action, t.Msg, t.MsgTmpl = ir.Fail, a.Msg, &tm
 	}
 	if rt := tr.ReturnTo; rt.Set {
 		if a.Kind != manifest.ActCall {

@@ -83,7 +83,7 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 				y.errorf(s.Name.Pos, source.EDupStep, "step name '%s' is already used at %s", s.Name.V, at)
 			} else {
 				first[s.Name.V] = s.Name.Pos
-				y.steps = append(y.steps, s.Name.V)
+				y.addStep(s.Name.V)
 			}
 			if v := s.SetContext.V; v != nil && v.Kind == manifest.KMap {
 				for _, e := range v.Map {
@@ -175,24 +175,26 @@ func kindOf(s *manifest.Step) stepKind {
 // resolving handlers.
 type stepList struct {
 	names  []string
+	set    map[string]bool // names, for lookups
 	inLoop bool
 }
 
 // lowerList lowers one step list. Steps without a name are left to the
 // schema.
 func (y *yamlLowerer) lowerList(steps []*manifest.Step, sc *scope) []*ir.Block {
-	list := &stepList{inLoop: len(sc.loops) > 0}
+	list := &stepList{inLoop: len(sc.loops) > 0, set: map[string]bool{}}
 	var named []*manifest.Step
 	for _, s := range steps {
 		if s != nil && s.Name.Set {
 			named = append(named, s)
 			list.names = append(list.names, s.Name.V)
+			list.set[s.Name.V] = true
 		}
 	}
 	blocks := make([]*ir.Block, 0, len(named))
 	for i, s := range named {
-		b := y.lowerStep(s, sc)
-		b.Transitions = y.transitions(s, list, i)
+		b, ssc := y.lowerStep(s, sc)
+		b.Transitions = y.transitions(s, list, i, ssc)
 		blocks = append(blocks, b)
 	}
 	return blocks
@@ -206,8 +208,9 @@ func stepPos(s *manifest.Step) source.Pos {
 	return s.Name.Pos
 }
 
-// lowerStep lowers one step (and a loop's body) to a block.
-func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) *ir.Block {
+// lowerStep lowers one step (and a loop's body) to a block. It also returns
+// the step's scope, in which its error messages are checked.
+func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope) {
 	name, pos := s.Name.V, stepPos(s)
 	b := &ir.Block{ID: name, Pos: pos}
 	spec := &isa.Block{ID: name, Pos: pos}
@@ -265,7 +268,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) *ir.Block {
 	if b.MaxVisits > 0 {
 		b.Signals = append(b.Signals, ir.SigMaxVisits)
 	}
-	return b
+	return b, ssc
 }
 
 // workerSignals returns the signals of an internal worker (nil if unknown).
@@ -534,7 +537,7 @@ func (y *yamlLowerer) cond(c *manifest.Cond, sc *scope) *isa.Cond {
 
 // checkStep checks the step a condition names.
 func (y *yamlLowerer) checkStep(s manifest.String, what string) {
-	if s.Set && !contains(y.steps, s.V) {
+	if s.Set && !y.hasStep(s.V) {
 		y.errorf(s.Pos, source.EVarMissing, "%s names unknown step '%s'%s", what, s.V, source.DidYouMean(s.V, y.steps))
 	}
 }
@@ -546,14 +549,15 @@ func (y *yamlLowerer) checkOp(s manifest.String) string {
 
 // transitions resolves the outcome handlers of step i of list to one
 // transition per outcome (CONTRACT 3.3): SUCCESS, FAILURE, TIMEOUT, SKIPPED,
-// VALIDATION_FAIL, MAX_VISITS, then FAIL_DEFAULT.
-func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int) []*ir.Transition {
+// VALIDATION_FAIL, MAX_VISITS, then FAIL_DEFAULT. Error messages are
+// templates checked in the step's scope sc.
+func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *scope) []*ir.Transition {
 	on := s.On
 	if on == nil {
 		on = &manifest.On{}
 	}
 	name, pos := s.Name.V, stepPos(s)
-	h := func(hd *manifest.Handler) *ir.Transition { return y.handler(hd, name, list) }
+	h := func(hd *manifest.Handler) *ir.Transition { return y.handler(hd, name, list, sc) }
 	success, failure, timeout := h(on.Success), h(on.Failure), h(on.Timeout)
 	skipped, validation, maxVisits, always := h(on.Skipped), h(on.ValidationFail), h(on.MaxVisits), h(on.Always)
 
@@ -564,7 +568,7 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int) []*ir
 	case list.inLoop:
 		next = &ir.Transition{Action: ir.LoopNext, Pos: pos}
 	}
-	failed := &ir.Transition{Action: ir.Fail, Msg: fmt.Sprintf("step '%s' failed", name), Pos: pos}
+	failed := failTransition(fmt.Sprintf("step '%s' failed", name), pos)
 	if list.inLoop {
 		failed = &ir.Transition{Action: ir.LoopFail, Pos: pos}
 	}
@@ -612,8 +616,21 @@ func with(sig string, t *ir.Transition) *ir.Transition {
 	return &c
 }
 
-// handler converts one outcome handler of step name; nil when absent.
-func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList) *ir.Transition {
+// failTransition is a Fail transition with a message the compiler made up:
+// a literal, never parsed for references.
+func failTransition(msg string, pos source.Pos) *ir.Transition {
+	return &ir.Transition{Action: ir.Fail, Msg: msg, MsgTmpl: litTemplate(msg), Pos: pos}
+}
+
+// litTemplate is the template of a literal message.
+func litTemplate(msg string) *isa.Template {
+	t := isa.Lit(msg)
+	return &t
+}
+
+// handler converts one outcome handler of step name; nil when absent. An
+// error message is a template checked in the step's scope sc.
+func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, sc *scope) *ir.Transition {
 	if h == nil {
 		return nil
 	}
@@ -627,7 +644,8 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList) 
 	case h.End.Set && h.End.V:
 		t.Action = ir.End
 	case h.Error.Set:
-		t.Action, t.Msg = ir.Fail, h.Error.V
+		tm := y.template(h.Error, sc)
+		t.Action, t.Msg, t.MsgTmpl = ir.Fail, h.Error.V, &tm
 	default:
 		return nil
 	}
@@ -637,10 +655,11 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList) 
 // gotoTarget resolves {goto: X} into t.
 func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name string, list *stepList) {
 	x := g.V
-	t.Action, t.Msg = ir.Fail, fmt.Sprintf("step '%s' failed", name) // on error
+	msg := fmt.Sprintf("step '%s' failed", name) // on error
+	t.Action, t.Msg, t.MsgTmpl = ir.Fail, msg, litTemplate(msg)
 	switch x {
 	case targetEnd:
-		t.Action, t.Msg = ir.End, ""
+		t.Action, t.Msg, t.MsgTmpl = ir.End, "", nil
 		return
 	case targetError:
 		return
@@ -650,7 +669,7 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 			return
 		}
 		if len(y.top) > 0 {
-			t.Action, t.Target, t.Msg = ir.Jump, y.top[0], ""
+			t.Action, t.Target, t.Msg, t.MsgTmpl = ir.Jump, y.top[0], "", nil
 		}
 		return
 	case targetLoopBreak, targetLoopContinue:
@@ -658,17 +677,17 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed inside a for_each body", x)
 			return
 		}
-		t.Action, t.Msg = ir.LoopBreak, ""
+		t.Action, t.Msg, t.MsgTmpl = ir.LoopBreak, "", nil
 		if x == targetLoopContinue {
 			t.Action = ir.LoopNext
 		}
 		return
 	}
-	if contains(list.names, x) {
-		t.Action, t.Target, t.Msg = ir.Jump, x, ""
+	if list.set[x] {
+		t.Action, t.Target, t.Msg, t.MsgTmpl = ir.Jump, x, "", nil
 		return
 	}
-	if contains(y.steps, x) {
+	if y.hasStep(x) {
 		y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not in the same step list as '%s'", x, name)
 		return
 	}

@@ -79,7 +79,7 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EVarMissing, "reference '${%s}' names no step (expected ${steps.NAME.FIELD})", r.Raw)
 			return
 		}
-		if !contains(l.steps, name) {
+		if !l.hasStep(name) {
 			l.errorf(r.Pos, source.EVarMissing, "unknown step '%s' in '${%s}'%s", name, r.Raw, source.DidYouMean(name, l.steps))
 			return
 		}

@@ -58,6 +58,7 @@ type asmLine struct {
 	Header  *headerTok  `parser:"  @@"`
 	Program *asmProgram `parser:"| 'program' @@"`
 	String  *asmString  `parser:"| 'string' @@"`
+	Tmpl    *asmTmpl    `parser:"| 'template' @@"`
 	Node    *asmNode    `parser:"| 'node' @@"`
 	Block   *asmBlock   `parser:"| 'block' @@"`
 	Memory  *memTok     `parser:"| 'memory' @@"`
@@ -80,6 +81,12 @@ type asmProgram struct {
 type asmString struct {
 	Index intTok `parser:"@@"`
 	Text  strTok `parser:"@@"`
+}
+
+// template INDEX JSON
+type asmTmpl struct {
+	Index intTok  `parser:"@@"`
+	Text  jsonTok `parser:"@@"`
 }
 
 // node INDEX ID entry BLOCK inherit=BOOL @ POS, or a code group header:
@@ -317,6 +324,11 @@ func (a *assembler) line(l, prev *asmLine) {
 	case l.String != nil:
 		a.index(tok(l.String.Index), "string", len(p.Strings))
 		p.Strings = append(p.Strings, a.str(tok(l.String.Text)))
+	case l.Tmpl != nil:
+		a.index(tok(l.Tmpl.Index), "template", len(p.Templates))
+		var t Template
+		a.json(tok(l.Tmpl.Text), &t)
+		p.Templates = append(p.Templates, t)
 	case l.Node != nil && l.Node.Pool != nil:
 		n := l.Node.Pool
 		a.index(tok(n.Index), "node", len(p.Nodes))

@@ -76,7 +76,7 @@ func formatPos(p source.Pos) string {
 }
 
 // Disassemble writes p as assembly text: a header, the pools (strings,
-// nodes, blocks with their run-time spec, transition tables, run-wide
+// templates as canonical JSON, nodes, blocks with their run-time spec, transition tables, run-wide
 // data), then the code, one instruction per line with its source position,
 // grouped under the node of the block each instruction belongs to (the
 // block with the nearest preceding start). The text is stable, and
@@ -86,11 +86,18 @@ func (p *Program) Disassemble(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, headerFormat, Version)
 	fmt.Fprintf(&b, "program %q format %q source %q entry %04d\n", p.Name, p.Format, p.Source, p.Entry)
-	if len(p.Strings) > 0 {
+	if len(p.Strings) > 0 || len(p.Templates) > 0 {
 		b.WriteByte('\n')
 	}
 	for i, s := range p.Strings {
 		fmt.Fprintf(&b, "string %d %q\n", i, s)
+	}
+	for i := range p.Templates {
+		t, err := marshalJSON(&p.Templates[i])
+		if err != nil {
+			return fmt.Errorf("disassemble template %d: %w", i, err)
+		}
+		fmt.Fprintf(&b, "template %d %s\n", i, t)
 	}
 	if len(p.Nodes) > 0 {
 		b.WriteByte('\n')

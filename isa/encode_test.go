@@ -163,7 +163,7 @@ func TestHash(t *testing.T) {
 	}{
 		{"operand", func(p *Program) { p.Code[2].A = 8 }},
 		{"position", func(p *Program) { p.Pos[0].Col++ }},
-		{"pool", func(p *Program) { p.Strings[0] = "Prep broke" }},
+		{"pool", func(p *Program) { p.Templates[0] = Lit("Prep broke") }},
 	}
 	for _, tt := range changed {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,9 +19,9 @@ func ExampleProgram_Disassemble() {
 			{Op: isa.OpEnd},
 			{Op: isa.OpFail, A: 0},
 		},
-		Pos:     []source.Pos{pos, pos, {File: "hello.yaml", Line: 5, Col: 9}, {File: "hello.yaml", Line: 6, Col: 9}},
-		Strings: []string{"greeting failed"},
-		Nodes:   []isa.Node{{ID: "hello", Pos: source.Pos{File: "hello.yaml", Line: 1, Col: 1}}},
+		Pos:       []source.Pos{pos, pos, {File: "hello.yaml", Line: 5, Col: 9}, {File: "hello.yaml", Line: 6, Col: 9}},
+		Templates: []isa.Template{isa.Lit("greeting failed")},
+		Nodes:     []isa.Node{{ID: "hello", Pos: source.Pos{File: "hello.yaml", Line: 1, Col: 1}}},
 		Blocks: []isa.Block{{ID: "Greet", Kind: isa.KindCommand, Start: 0, Dispatch: 1, Pos: pos,
 			Step: &isa.Step{Command: []isa.Template{isa.Lit("echo"), isa.Lit("hi")}}}},
 		Tables: []isa.Table{{Block: 0, Entries: []isa.TableEntry{{Signal: "SIGNAL:SUCCESS", PC: 2}}, Default: 3, HasDefault: true}},
@@ -33,7 +33,7 @@ func ExampleProgram_Disassemble() {
 	// ; smith program, isa 1
 	// program "hello" format "workflow" source "hello.yaml" entry 0000
 	//
-	// string 0 "greeting failed"
+	// template 0 {"parts":[{"lit":"greeting failed"}]}
 	//
 	// node 0 "hello" entry 0 inherit=false @ hello.yaml:1:1
 	//

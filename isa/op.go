@@ -14,7 +14,7 @@ const (
 	OpReturn                // pop a frame and jump to its return pc; with an empty stack, end the run in success
 	OpHaltAndFlag           // A = block; save state halted at block A and stop (exit 4)
 	OpEnd                   // end the run in success
-	OpFail                  // A = string (message); end the run in failure (exit 124 when the signal is SIGNAL:TIMEOUT, else 1)
+	OpFail                  // A = template (message); end the run in failure with the substituted message (exit 124 when the signal is SIGNAL:TIMEOUT, 3 when the failed step's error is E_PATH_ESCAPE, else 1)
 	OpExec                  // A = block; run the block's worker, set the signal register from its result
 	OpDispatch              // A = table; jump to the pc of the transition the signal register selects (exact, TIMEOUT then FAILURE, then the default)
 	OpWhen                  // A = block, B = pc; evaluate the block's condition; false: record the block skipped, signal := SIGNAL:SKIPPED, jump to B
@@ -32,17 +32,18 @@ type Operand uint8
 
 // Operand kinds.
 const (
-	NoOperand Operand = iota
-	PC                // an index into Code
-	NodeIdx           // an index into Nodes
-	BlockIdx          // an index into Blocks
-	TableIdx          // an index into Tables
-	StringIdx         // an index into Strings
+	NoOperand   Operand = iota
+	PC                  // an index into Code
+	NodeIdx             // an index into Nodes
+	BlockIdx            // an index into Blocks
+	TableIdx            // an index into Tables
+	StringIdx           // an index into Strings
+	TemplateIdx         // an index into Templates
 )
 
 // String names the operand kind as the docs do.
 func (o Operand) String() string {
-	names := [...]string{"-", "pc", "node", "block", "table", "string"}
+	names := [...]string{"-", "pc", "node", "block", "table", "string", "template"}
 	if int(o) >= len(names) {
 		return fmt.Sprintf("Operand(%d)", uint8(o))
 	}
@@ -64,7 +65,7 @@ var opTable = [opCount]OpInfo{
 	OpReturn:      {"RETURN", NoOperand, NoOperand, "pop a frame and jump to its return pc (restoring a saved payload); with an empty return stack, end the run in success"},
 	OpHaltAndFlag: {"HALT_AND_FLAG", BlockIdx, NoOperand, "save the state as halted at block A and stop with exit 4; resume re-runs A, or takes A's transition for --signal"},
 	OpEnd:         {"END", NoOperand, NoOperand, "end the run in success"},
-	OpFail:        {"FAIL", StringIdx, NoOperand, "end the run in failure with message A; exit 124 when the signal register is SIGNAL:TIMEOUT, else 1"},
+	OpFail:        {"FAIL", TemplateIdx, NoOperand, "A = template (message); end the run in failure with the substituted message; exit 124 when the signal register is SIGNAL:TIMEOUT, 3 when the failed step's error is E_PATH_ESCAPE, else 1"},
 	OpExec:        {"EXEC", BlockIdx, NoOperand, "run block A's worker (process, provider, internal or AI worker) and set the signal register from its result"},
 	OpDispatch:    {"DISPATCH", TableIdx, NoOperand, "jump to the pc that transition table A selects for the signal register: the exact signal, then SIGNAL:FAILURE for SIGNAL:TIMEOUT, then the default (SIGNAL:FAIL_DEFAULT); none: E_NO_TRANSITION"},
 	OpWhen:        {"WHEN", BlockIdx, PC, "evaluate block A's condition; when false, record A as skipped, set the signal to SIGNAL:SKIPPED and jump to B"},

@@ -22,9 +22,12 @@ type Program struct {
 	Pos []source.Pos `json:"-"`
 
 	Strings []string `json:"strings"`
-	Nodes   []Node   `json:"nodes"`
-	Blocks  []Block  `json:"blocks"`
-	Tables  []Table  `json:"tables"`
+	// Templates are messages with ${...} references that the VM substitutes
+	// (FAIL's operand).
+	Templates []Template `json:"templates,omitempty"`
+	Nodes     []Node     `json:"nodes"`
+	Blocks    []Block    `json:"blocks"`
+	Tables    []Table    `json:"tables"`
 
 	// Run-wide data.
 	StrictFlow bool          `json:"strict_flow,omitempty"`

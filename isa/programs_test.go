@@ -42,8 +42,8 @@ func demoProgram() *Program {
 			at(f, 20, 5), at(f, 20, 5), at(f, 21, 11),
 			at(f, 30, 5), at(f, 30, 5), at(f, 31, 11),
 		},
-		Strings: []string{"Prep failed"},
-		Nodes:   []Node{{ID: "demo", Entry: 0, Pos: at(f, 2, 7)}},
+		Templates: []Template{Lit("Prep failed")},
+		Nodes:     []Node{{ID: "demo", Entry: 0, Pos: at(f, 2, 7)}},
 		Blocks: []Block{
 			{ID: "Prep", Node: 0, Kind: KindCommand, Start: 0, Dispatch: 1, Pos: at(f, 10, 5),
 				Step: &Step{Command: []Template{Lit("make"), Lit("prep")}}},
@@ -61,7 +61,8 @@ func demoProgram() *Program {
 	}
 }
 
-// fullProgram uses every opcode and every pool field.
+// fullProgram uses every opcode and every pool field; its FAIL message is a
+// template with a reference, a '$' and passthroughs.
 func fullProgram() *Program {
 	f := "flow.json"
 	p := func(line int) source.Pos { return at(f, line, 3) }
@@ -105,6 +106,10 @@ func fullProgram() *Program {
 			p(50), p(50), {},
 		},
 		Strings: []string{"prep failed: see 'log'"},
+		Templates: []Template{
+			tmpl(TPart{Lit: "prep failed in "}, TPart{Ref: ref("context.dir", at(f, 14, 20), PathElem{Key: "context"}, PathElem{Key: "dir"})},
+				TPart{Lit: ": costs $5, see ${{log}} and ${{open"}),
+		},
 		Nodes: []Node{
 			{ID: "Main", Entry: 0, Pos: at(f, 2, 5)},
 			{ID: "Sub", Entry: 5, Inherit: true, StaticMemory: `{"k":1,"l":[true,null]}`, Pos: at(f, 45, 5)},
@@ -218,8 +223,9 @@ func oddProgram() *Program {
 			at("C:\\a:b", 0, 0),
 			{Line: -1, Col: 4},
 		},
-		Strings: []string{"line1\nline2 \"q\" @ here ; semi", "ünï\tcode\x00"},
-		Nodes:   []Node{{ID: "n;@\"", Entry: 0, StaticMemory: "{ \"spaced\": 1 }", Pos: at("a:1:2", 1, 1)}},
+		Strings:   []string{"line1\nline2 \"q\" @ here ; semi", "ünï\tcode\x00"},
+		Templates: []Template{Lit("line1\nline2 \"q\" @ here ; semi"), Lit("ünï\tcode\x00")},
+		Nodes:     []Node{{ID: "n;@\"", Entry: 0, StaticMemory: "{ \"spaced\": 1 }", Pos: at("a:1:2", 1, 1)}},
 		Blocks: []Block{{ID: "b @ ; \"x\"", Node: 0, Kind: KindCommand, Start: 1, Dispatch: 2, Pos: at("odd.yaml", 3, 1),
 			Step: &Step{Command: []Template{Lit("echo"), Lit("a\nb")}}}},
 		Tables: []Table{{Block: 0, Entries: []TableEntry{{"SIGNAL:SUCCESS", 3}, {"odd signal \"@\";", 4}}}},

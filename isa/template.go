@@ -1,6 +1,10 @@
 package isa
 
-import "smith/manifest/source"
+import (
+	"strings"
+
+	"smith/manifest/source"
+)
 
 // A Template is a string with ${...} references, pre-parsed by the
 // compiler. The VM substitutes it; it never parses source text.
@@ -67,6 +71,45 @@ func (t Template) Whole() *Ref {
 		return t.Parts[0].Ref
 	}
 	return nil
+}
+
+// Source returns t as source text that parses back to t: literal text
+// with every '$' written as "$$" (except in a ${{...}} passthrough, which
+// is kept as it is), and each reference as ${Raw}. Listings and messages
+// that cannot substitute t show it this way.
+func (t Template) Source() string {
+	var b strings.Builder
+	for _, p := range t.Parts {
+		if p.Ref != nil {
+			b.WriteString("${" + p.Ref.Raw + "}")
+			continue
+		}
+		writeLitSource(&b, p.Lit)
+	}
+	return b.String()
+}
+
+// writeLitSource writes literal text as template source: '$' doubled,
+// except for a complete ${{...}} passthrough.
+func writeLitSource(b *strings.Builder, s string) {
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		if strings.HasPrefix(s, "${{") {
+			if j := strings.Index(s[3:], "}}"); j >= 0 {
+				b.WriteString(s[:3+j+2])
+				s = s[3+j+2:]
+				continue
+			}
+		}
+		b.WriteString("$$")
+		s = s[1:]
+	}
 }
 
 // TKind is the kind of a TValue.

@@ -24,7 +24,8 @@ type fault struct {
 // Operand decodes operand value v of kind k: it checks that v indexes an
 // existing entry of the pool (or of Code) that k names, and returns a short
 // description of that entry for listings (`block "Prep"`, `"Prep failed"`,
-// `table 0 (block "Prep")`; "" for a pc or for no operand). Together with
+// `table 0 (block "Prep")`, a template as its quoted source text
+// `"key ${context.k} rejected"`; "" for a pc or for no operand). Together with
 // checkOperand, which Verify uses on its own, it is the one operand
 // decoder: Verify, the disassembler, the assembler and the VM's error
 // messages use it. NoOperand accepts only 0.
@@ -45,6 +46,8 @@ func (p *Program) Operand(k Operand, v uint32) (string, error) {
 		return fmt.Sprintf("table %d", v), nil
 	case StringIdx:
 		return strconv.Quote(p.Strings[v]), nil
+	case TemplateIdx:
+		return strconv.Quote(p.Templates[v].Source()), nil
 	}
 	return "", nil
 }
@@ -68,6 +71,8 @@ func (p *Program) checkOperand(k Operand, v uint32) error {
 		limit = len(p.Tables)
 	case StringIdx:
 		limit = len(p.Strings)
+	case TemplateIdx:
+		limit = len(p.Templates)
 	default:
 		return fmt.Errorf("unknown operand kind %d", uint8(k))
 	}

@@ -25,7 +25,7 @@ func TestVerify(t *testing.T) {
 		{"undefined op", func(p *Program) { p.Code[7].Op = 200 }, "code[7]", at(f, 21, 11), "pc 0007: opcode Op(200) is not defined"},
 		{"jump", func(p *Program) { p.Code[2].A = 11 }, "code[2].a", at(f, 14, 11), "pc 0002: JUMP operand A: pc 0011 is out of range: the code has 11 instructions"},
 		{"unused operand", func(p *Program) { p.Code[2].B = 1 }, "code[2].b", at(f, 14, 11), "pc 0002: JUMP operand B: unused operand is 1, want 0"},
-		{"fail string", func(p *Program) { p.Code[3].A = 1 }, "code[3].a", at(f, 15, 20), "FAIL operand A: string 1 is out of range: the program has 1"},
+		{"fail template", func(p *Program) { p.Code[3].A = 1 }, "code[3].a", at(f, 15, 20), "FAIL operand A: template 1 is out of range: the program has 1"},
 		{"exec block", func(p *Program) { p.Code[0].A = 3 }, "code[0].a", at(f, 10, 5), "EXEC operand A: block 3 is out of range"},
 		{"dispatch table", func(p *Program) { p.Code[1].A = 3 }, "code[1].a", at(f, 10, 5), "DISPATCH operand A: table 3 is out of range"},
 		{"call node", func(p *Program) { p.Code[2] = Instr{OpCall, 1, 5} }, "code[2].a", at(f, 14, 11), "CALL operand A: node 1 is out of range"},

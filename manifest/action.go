@@ -123,7 +123,11 @@ func ParseAction(s string, pos source.Pos) (Action, *source.Diagnostic) {
 		return bad(start, "action %s is not one of %s", showText(text), actionList)
 	}
 
-	ast, err := actionParser.ParseString("", text)
+	ast, ok := fastAction(text)
+	var err error
+	if !ok {
+		ast, err = actionParser.ParseString("", text)
+	}
 	var errTok *lexer.Token // the token the grammar did not expect
 	if err != nil {
 		var ute *participle.UnexpectedTokenError

@@ -206,6 +206,13 @@ func ParseTemplate(s string, pos source.Pos) (Template, source.Diagnostics) {
 		}
 		return Template{Parts: []Part{{Lit: s}}}, nil
 	}
+	if ast, ok := fastTemplate(s); ok {
+		t, ds := buildTemplate(s, ast, pos)
+		if len(ds) > 0 {
+			return Template{}, ds
+		}
+		return t, nil
+	}
 	var diags source.Diagnostics
 	off, base := 0, lexer.Position{Line: 1, Column: 1}
 	for {

@@ -226,6 +226,25 @@ func (m *Machine) end() error {
 	return errEnd
 }
 
+// failTemplate is FAIL: it ends the run in failure with template a of the
+// Templates pool substituted in the scope of the block whose transition led
+// here (the current step: the dispatching block, with the loop variables of
+// the current iteration when it is in a loop body). A reference that cannot
+// be resolved does not hide the failure: the message is then the
+// template's source text and the error in parentheses. Secrets are masked.
+func (m *Machine) failTemplate(a uint32) error {
+	t := m.p.Templates[a]
+	sc := scope{}
+	if blk := m.block(m.st.CurrentStep); blk != nil {
+		sc = blockScope(blk)
+	}
+	msg, err := m.subst(sc, t)
+	if err != nil {
+		msg = t.Source() + " (" + err.Error() + ")"
+	}
+	return m.fail(m.mask.String(msg))
+}
+
 // fail ends the run in failure with msg: E_TIMEOUT when the signal is
 // SIGNAL:TIMEOUT, E_PATH_ESCAPE when the current step failed with a path
 // security violation (CONTRACT 2: the run exits 3 if it ends there), else

@@ -289,3 +289,74 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestFailMessage checks that FAIL substitutes its message template in the
+// scope of the failing block, falls back to the source text when a
+// reference cannot be resolved, masks secrets everywhere, and keeps the
+// exit rules.
+func TestFailMessage(t *testing.T) {
+	const secret = "s3cr3t-4712"
+	loopFail := func(msg string) N {
+		return N{ID: "main", Blocks: []B{
+			{ID: "L", Items: list(str("a.txt"), str("b.txt")), As: "file", Body: []B{
+				{ID: "Body", On: [][2]string{{vm.SigSuccess, "continue"}, {vm.SigFailure, "fail:" + msg}}},
+			}, On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:loop failed"}}},
+		}}
+	}
+	oneFail := func(msg string) N {
+		return N{ID: "main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:" + msg}, {vm.SigTimeout, "fail:" + msg}}}}}
+	}
+	tests := []struct {
+		name   string
+		n      N
+		script map[string][]workers.Result
+		code   source.Code
+		want   string
+	}{
+		{"context", oneFail("key ${context.k} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+			source.EStepFailed, "key v1 rejected"},
+		{"step result", oneFail("A exited ${steps.A.exit_code}"), map[string][]workers.Result{"A": {fail(7)}},
+			source.EStepFailed, "A exited 7"},
+		{"timeout", oneFail("A timed out (${context.k})"), map[string][]workers.Result{"A": {{Signal: vm.SigTimeout, ExitCode: 124}}},
+			source.ETimeout, "A timed out (v1)"},
+		{"secret", oneFail("key ${env.TOKEN} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+			source.EStepFailed, "key *** rejected"},
+		{"missing", oneFail("key ${context.nope} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+			source.EStepFailed, "key ${context.nope} rejected (reference '${context.nope}' cannot be resolved)"},
+		{"loop variables", loopFail("${file} (${loop.index} of ${loop.total}) failed"), map[string][]workers.Result{"Body": {{Signal: vm.SigSuccess}, fail(1)}},
+			source.EStepFailed, "b.txt (1 of 2) failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t, tt.n)
+			p.Secrets = []string{"TOKEN"}
+			p.Context = &isa.TValue{Kind: isa.TMap, Map: []isa.Field{{Key: "k", Val: str("v1")}}}
+			r := run(t, p, &fake{script: tt.script}, func(c *vm.Config) {
+				c.Env = func(name string) (string, bool) {
+					if name == "TOKEN" {
+						return secret, true
+					}
+					return "", false
+				}
+			})
+			var re *vm.RuntimeError
+			if !errors.As(r.err, &re) || re.Code != tt.code || re.Msg != tt.want {
+				t.Fatalf("Run() = %v, want %s %q", r.err, tt.code, tt.want)
+			}
+			last := r.events[len(r.events)-1]
+			if last.Kind != vm.EvRunFailed || last.Msg != tt.want {
+				t.Errorf("last event = %s %q, want %s %q", last.Kind, last.Msg, vm.EvRunFailed, tt.want)
+			}
+			for _, c := range r.console {
+				if strings.Contains(c, secret) {
+					t.Errorf("console line %q shows the secret", c)
+				}
+			}
+			for _, d := range r.deltas {
+				if strings.Contains(string(d), secret) {
+					t.Errorf("state delta %s shows the secret", d)
+				}
+			}
+		})
+	}
+}

@@ -18,7 +18,8 @@ import (
 
 // A B is one block of a hand-built program (the test's stand-in for the
 // compiler). Actions: "next" (the next block in document order, or the end
-// of the loop body / node), "jump:X", "end", "fail:MSG", "halt",
+// of the loop body / node), "jump:X", "end", "fail:MSG" (MSG a template),
+// "halt",
 // "call:Node" (return to this block), "call:Node>X" (return_to X),
 // "return", "continue", "break", "loopfail".
 type B struct {
@@ -197,8 +198,8 @@ func (a *asm) action(act string, i uint32, next string) uint32 {
 	case "end":
 		return a.emit(isa.OpEnd, 0, 0)
 	case "fail":
-		a.p.Strings = append(a.p.Strings, arg)
-		return a.emit(isa.OpFail, uint32(len(a.p.Strings)-1), 0)
+		a.p.Templates = append(a.p.Templates, tpl(arg))
+		return a.emit(isa.OpFail, uint32(len(a.p.Templates)-1), 0)
 	case "halt":
 		return a.emit(isa.OpHaltAndFlag, i, 0)
 	case "return":

@@ -404,7 +404,7 @@ run:
 		case isa.OpEnd:
 			err = m.end()
 		case isa.OpFail:
-			err = m.fail(m.p.Strings[in.A])
+			err = m.failTemplate(in.A)
 		case isa.OpExec:
 			err = m.exec(ctx, in.A)
 		case isa.OpDispatch:

@@ -168,7 +168,10 @@ type Transition struct {
 	Target string
 	// ReturnTo is the block a Call returns to ("" = the calling block).
 	ReturnTo string
-	// Msg is the Fail message.
+	// Msg is the Fail message as the source spells it (raw text).
 	Msg string
-	Pos source.Pos
+	// MsgTmpl is the Fail message parsed and checked as a template, opaque
+	// to the IR (*isa.Template); nil means the literal Msg.
+	MsgTmpl any
+	Pos     source.Pos
 }

@@ -3,7 +3,8 @@
 ; Assemble reads only the statements.
 program "demo"   format "workflow" source "demo.yaml" entry 0
 
-string 0 "Prep failed"   ; the FAIL message
+; the FAIL message, a template without references
+template 0 {"parts": [{"lit": "Prep failed"}]}
 node 0 "demo" entry 0 inherit=false @ demo.yaml:2:7
 
 block 0 "Prep" command node 0 start 0 dispatch 1 @ demo.yaml:10:5

@@ -2,6 +2,7 @@
 program "full" format "manifest" source "flow.json" entry 0000
 
 string 0 "prep failed: see 'log'"
+template 0 {"parts":[{"lit":"prep failed in "},{"ref":{"path":[{"key":"context"},{"key":"dir"}],"raw":"context.dir","pos":{"file":"flow.json","line":14,"col":20}}},{"lit":": costs $5, see ${{log}} and ${{open"}]}
 
 node 0 "Main" entry 0 inherit=false @ flow.json:2:5
 node 1 "Sub" entry 5 inherit=true @ flow.json:45:5
@@ -45,7 +46,7 @@ node "Main" (entry 0000):
 0003  DISPATCH       0        ; table 0 (block "Prep") @ flow.json:10:3
 0004  JUMP           0007     ; block "Set"          @ flow.json:12:3
 0005  CALL           1, 0007  ; node "Sub", block "Set" @ flow.json:13:3
-0006  FAIL           0        ; "prep failed: see 'log'" @ flow.json:14:3
+0006  FAIL           0        ; "prep failed in ${context.dir}: costs $$5, see ${{log}} and $${{open" @ flow.json:14:3
 0007  SET_CONTEXT    1        ; block "Set"          @ flow.json:20:3
 0008  DISPATCH       1        ; table 1 (block "Set") @ flow.json:20:3
 0009  JUMP           0010     ; block "Each"         @ flow.json:21:3

@@ -3,6 +3,8 @@ program "odd \"name\"; @x" format "workflow" source "dir with space/odd.yaml" en
 
 string 0 "line1\nline2 \"q\" @ here ; semi"
 string 1 "ünï\tcode\x00"
+template 0 {"parts":[{"lit":"line1\nline2 \"q\" @ here ; semi"}]}
+template 1 {"parts":[{"lit":"ünï\tcode\u0000"}]}
 
 node 0 "n;@\"" entry 0 inherit=false @ a:1:2:1:1
   memory "{ \"spaced\": 1 }"
