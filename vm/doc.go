@@ -33,6 +33,20 @@
 // none matches the run fails with E_NO_TRANSITION. A worker failure is data:
 // it only sets the signal.
 //
+// # Workers, prompts and replies
+//
+// EXEC substitutes the block's templates, builds a workers.Request and
+// hands it to Config.Registry. For an AI worker the VM first assembles the
+// prompt from the block's payload_merge_strategy layers (prompt.go:
+// PAYLOAD, PAYLOAD:<TYPE>, PAYLOAD:LAST, CONTRACT, STATIC_MEMORY,
+// STATIC_MEMORY:<key>, ARTIFACT:<path>, METADATA), deterministically, with
+// static memory merged along the call chain. After the worker returns, a
+// reply whose last non-empty line is SIGNAL:NAME takes that signal; with a
+// validation schema the cleaned reply is validated (validate.go), and a
+// failure becomes SIGNAL:VALIDATION_FAIL plus a VALIDATION_ERROR segment.
+// The reply becomes a payload segment of the worker's output type.
+// docs/prompts.md and docs/manifests.md describe the formats.
+//
 // # Persistence
 //
 // After every change that must survive a crash the machine calls
