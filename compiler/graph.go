@@ -83,7 +83,7 @@ func buildFlow(fp *flatProgram, each bool) *flowGraph {
 		if each && b.Kind == ir.Loop && len(b.Body) > 0 {
 			edge(i, i+1) // the first body block follows its loop in layout order
 		}
-		for _, t := range b.Transitions {
+		for _, t := range liveTransitions(b) {
 			switch t.Action {
 			case ir.Jump:
 				if to, ok := fp.block(t.Target); ok {
@@ -110,6 +110,55 @@ func buildFlow(fp *flatProgram, each bool) *flowGraph {
 		}
 	}
 	return f
+}
+
+// reservedSignals are the signals the VM itself gives meaning to; a block
+// emits one of them only when its Signals say so.
+var reservedSignals = map[string]bool{
+	ir.SigSuccess: true, ir.SigFailure: true, ir.SigTimeout: true,
+	ir.SigSkipped: true, ir.SigValidationFail: true, ir.SigMaxVisits: true,
+}
+
+// liveTransitions returns the transitions of b that the VM's lookup can
+// select: for each signal b can emit, the exact one, else SIGNAL:FAILURE for
+// SIGNAL:TIMEOUT, else SIGNAL:FAIL_DEFAULT. An AI block can also emit any
+// custom signal, so its custom-signal transitions and its FAIL_DEFAULT are
+// live too. A transition for a signal b never emits (SIGNAL:SKIPPED on a
+// step without a condition) is not an edge of the control flow.
+func liveTransitions(b *ir.Block) []*ir.Transition {
+	bySignal := map[string]*ir.Transition{}
+	for _, t := range b.Transitions {
+		if _, dup := bySignal[t.Signal]; !dup {
+			bySignal[t.Signal] = t
+		}
+	}
+	live := map[*ir.Transition]bool{}
+	for _, s := range b.Signals {
+		t := bySignal[s]
+		if t == nil && s == ir.SigTimeout {
+			t = bySignal[ir.SigFailure]
+		}
+		if t == nil {
+			t = bySignal[ir.SigFailDefault]
+		}
+		if t != nil {
+			live[t] = true
+		}
+	}
+	if b.AI {
+		for _, t := range b.Transitions {
+			if !reservedSignals[t.Signal] {
+				live[t] = true
+			}
+		}
+	}
+	out := make([]*ir.Transition, 0, len(live))
+	for _, t := range b.Transitions {
+		if live[t] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // noun is how messages name a block of p: a step in a YAML workflow, a

@@ -36,7 +36,7 @@ Usage:
 FILE is a YAML workflow (.yaml, .yml) or a workflows.json manifest (.json).
 Run 'smithc COMMAND --help' for a command's flags.
 
-Exit status: 0 no errors (warnings allowed), 2 errors, 3 a path escapes the project.
+Exit status: 0 no errors (warnings allowed), 2 any error (E_PATH_ESCAPE included).
 `
 
 // run is the whole program; main only passes it os values.
@@ -157,7 +157,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	} else {
 		all.WriteText(stdout)
 	}
-	return all.ExitStatus()
+	return checkStatus(all)
 }
 
 func cmdBuild(args []string, stdout, stderr io.Writer) int {
@@ -277,7 +277,16 @@ func report(ds source.Diagnostics, stderr io.Writer) int {
 	relativize(ds)
 	ds.Sort()
 	ds.WriteText(stderr)
-	return ds.ExitStatus()
+	return checkStatus(ds)
+}
+
+// checkStatus is smithc's exit status for a list of diagnostics: 2 with
+// any error, E_PATH_ESCAPE included (CONTRACT 10; only smithvm exits 3).
+func checkStatus(ds source.Diagnostics) int {
+	if ds.HasErrors() {
+		return source.ExitConfig
+	}
+	return 0
 }
 
 func relativize(ds source.Diagnostics) {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"smith/manifest/source"
+)
+
+// These tests state properties that the goldens only record. None of them
+// is parallel: runIn changes the working directory.
+
+// TestBuildThenDisasm builds each input (to the default output name and
+// with -o) and checks that disassembling the .smbc prints exactly what
+// disassembling the source prints.
+func TestBuildThenDisasm(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		flag []string // build flags before FILE
+		smbc string   // the file build must write
+	}{
+		{"yaml default name", "testdata/clean.yaml", nil, "testdata/clean.smbc"},
+		{"yaml with warnings", "testdata/warn.yaml", nil, "testdata/warn.smbc"},
+		{"manifest -o", "../../testdata/feature.json", []string{"-o", "feature.smbc"}, "feature.smbc"},
+		{"manifest --output", "../../testdata/feature.json", []string{"--output", "out.bin.smbc"}, "out.bin.smbc"},
+		{"repository workflow", "../../testdata/constructs.yaml", nil, "../../testdata/constructs.smbc"},
+		{"example", "../../examples/demo/demo.yaml", []string{"-o", "demo.smbc"}, "demo.smbc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wd := scratch(t)
+			build := runIn(t, wd, append(append([]string{"build"}, tt.flag...), tt.src))
+			if build.status != 0 {
+				t.Fatalf("smithc build %s: exit status %d, stderr:\n%s", tt.src, build.status, build.stderr)
+			}
+			if build.stdout != "" {
+				t.Errorf("smithc build %s: stdout = %q, want nothing", tt.src, build.stdout)
+			}
+			if !slices.Contains(build.newFiles, tt.smbc) {
+				t.Fatalf("smithc build %s wrote %q, want %s", tt.src, build.newFiles, tt.smbc)
+			}
+			fromSrc := runIn(t, wd, []string{"disasm", tt.src})
+			fromBin := runIn(t, wd, []string{"disasm", tt.smbc})
+			if fromSrc.status != 0 || fromBin.status != 0 {
+				t.Fatalf("smithc disasm: exit status %d (source), %d (.smbc); stderr:\n%s%s", fromSrc.status, fromBin.status, fromSrc.stderr, fromBin.stderr)
+			}
+			if fromSrc.stdout == "" {
+				t.Fatalf("smithc disasm %s printed nothing", tt.src)
+			}
+			if d := firstDiff(fromBin.stdout, fromSrc.stdout); d != "" {
+				t.Errorf("disasm %s differs from disasm %s at %s", tt.smbc, tt.src, d)
+			}
+			if fromBin.stderr != "" {
+				t.Errorf("smithc disasm %s: stderr = %q, want nothing (warnings belong to the source)", tt.smbc, fromBin.stderr)
+			}
+		})
+	}
+}
+
+// TestHelp checks that --help and -h of every command print the help on
+// stdout, nothing on stderr, and exit 0.
+func TestHelp(t *testing.T) {
+	wd := scratch(t)
+	for _, cmd := range []string{"check", "build", "disasm", "dot", "schema"} {
+		for _, flag := range []string{"--help", "-h"} {
+			t.Run(cmd+flag, func(t *testing.T) {
+				r := runIn(t, wd, []string{cmd, flag})
+				if r.status != 0 {
+					t.Errorf("smithc %s %s: exit status %d, want 0", cmd, flag, r.status)
+				}
+				if !strings.HasPrefix(r.stdout, "Usage: smithc "+cmd) {
+					t.Errorf("smithc %s %s: stdout = %q, want the usage", cmd, flag, r.stdout)
+				}
+				if r.stderr != "" {
+					t.Errorf("smithc %s %s: stderr = %.80q..., want nothing", cmd, flag, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestCheckReportsEverything checks that one run of check on a document
+// with many different problems reports every one of them.
+func TestCheckReportsEverything(t *testing.T) {
+	wd := scratch(t)
+	r := runIn(t, wd, []string{"check", "--json", "testdata/many.yaml"})
+	var got []struct {
+		Line int         `json:"line"`
+		Code source.Code `json:"code"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("smithc check --json: %v\n%s", err, r.stdout)
+	}
+	want := []struct {
+		line int
+		code source.Code
+	}{
+		{8, source.EStrictFlow},
+		{9, source.EVarMissing},
+		{9, source.EEnvNotAllowed},
+		{10, source.EPathEscape},
+		{11, source.EUnknownTarget},
+		{12, source.EDupStep},
+		{13, source.EUnknownProv},
+		{15, source.EUnknownSchema},
+		{18, source.EVarMissing},
+		{19, source.ESchema},
+		{21, source.WUnreachable},
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(d struct {
+			Line int         `json:"line"`
+			Code source.Code `json:"code"`
+		}) bool {
+			return d.Line == w.line && d.Code == w.code
+		}) {
+			t.Errorf("smithc check testdata/many.yaml: no %s at line %d; got:\n%s", w.code, w.line, r.stdout)
+		}
+	}
+	codes := map[source.Code]bool{}
+	for _, d := range got {
+		codes[d.Code] = true
+	}
+	if len(codes) < 10 {
+		t.Errorf("smithc check testdata/many.yaml reported %d different codes, want at least 10", len(codes))
+	}
+	if r.status == 0 {
+		t.Errorf("smithc check testdata/many.yaml: exit status 0, want non-zero")
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite .golden files in testdata")
+
+// The CLI golden tests. Each testdata/NAME.args holds one smithc command
+// line, one argument per line, without the program name: no quoting, no
+// expansion, so any argument (spaces included) is written as is. Blank lines
+// and lines starting with '#' are ignored.
+//
+// The command runs in process through run, in a scratch copy of the parts of
+// the repository it may read, laid out as in the repository:
+//
+//	SCRATCH/cmd/smithc/        the working directory; holds a copy of this
+//	                           package's testdata/ inputs (not .args, .golden)
+//	SCRATCH/testdata/          copy of the repository's testdata/
+//	SCRATCH/examples/          copy of the repository's examples/
+//
+// so "testdata/NAME.yaml" and "../../testdata/feature.json" name the same
+// files as they do from this package, print as given, and nothing the
+// command writes (build, dot -o) lands in the source tree.
+//
+// NAME.golden holds, in this order: the command, its exit status, its
+// stdout, its stderr, and the files the command created in the scratch
+// tree (relative to the working directory). Regenerate with
+// go test ./cmd/smithc -run TestCLIGolden -update.
+
+// cliResult is what one command did.
+type cliResult struct {
+	args     []string
+	status   int
+	stdout   string
+	stderr   string
+	newFiles []string
+}
+
+// String is the golden form of r.
+func (r cliResult) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ smithc %s\n", strings.Join(r.args, " "))
+	fmt.Fprintf(&b, "exit status %d\n", r.status)
+	section := func(name, text string) {
+		fmt.Fprintf(&b, "-- %s --\n", name)
+		b.WriteString(text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			b.WriteString("\n[no newline at end]\n")
+		}
+	}
+	section("stdout", r.stdout)
+	section("stderr", r.stderr)
+	section("new files", strings.Join(r.newFiles, "\n")+strings.Repeat("\n", min(1, len(r.newFiles))))
+	return b.String()
+}
+
+// readArgs reads a NAME.args file: one argument per line.
+func readArgs(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		args = append(args, line)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
+// copyTree copies the regular files under src into dst, skipping files for
+// which skip returns true.
+func copyTree(t *testing.T, src, dst string, skip func(name string) bool) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() || skip(d.Name()) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", src, dst, err)
+	}
+}
+
+// scratch builds the scratch tree and returns the working directory in it.
+func scratch(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	wd := filepath.Join(root, "cmd", "smithc")
+	isCase := func(name string) bool {
+		return strings.HasSuffix(name, ".args") || strings.HasSuffix(name, ".golden")
+	}
+	copyTree(t, "testdata", filepath.Join(wd, "testdata"), isCase)
+	none := func(string) bool { return false }
+	copyTree(t, "../../testdata", filepath.Join(root, "testdata"), none)
+	copyTree(t, "../../examples", filepath.Join(root, "examples"), none)
+	return wd
+}
+
+// listFiles returns every regular file under root, relative to rel, with
+// forward slashes, sorted.
+func listFiles(t *testing.T, root, rel string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		r, err := filepath.Rel(rel, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(r))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runIn runs smithc with args in the working directory wd (which must lie in
+// a scratch tree whose root is two levels up) and records what it did.
+// t.Chdir makes the caller's test non-parallel.
+func runIn(t *testing.T, wd string, args []string) cliResult {
+	t.Helper()
+	root := filepath.Dir(filepath.Dir(wd))
+	before := map[string]bool{}
+	for _, f := range listFiles(t, root, wd) {
+		before[f] = true
+	}
+	t.Chdir(wd)
+	var stdout, stderr bytes.Buffer
+	status := run(args, strings.NewReader(""), &stdout, &stderr)
+	res := cliResult{args: args, status: status, stdout: stdout.String(), stderr: stderr.String()}
+	for _, f := range listFiles(t, root, wd) {
+		if !before[f] {
+			res.newFiles = append(res.newFiles, f)
+		}
+	}
+	return res
+}
+
+// golden compares got with the golden file at path, or rewrites it with
+// -update. A mismatch reports the first differing line and the command that
+// regenerates the file.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatalf("write %s: %v", path, err)
+		}
+		return
+	}
+	regen := fmt.Sprintf("go test ./cmd/smithc -run '%s' -update", strings.SplitN(t.Name(), "/", 2)[0])
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v (create it with: %s)", path, err, regen)
+	}
+	if d := firstDiff(got, string(want)); d != "" {
+		t.Errorf("%s differs at %s\n(if the change is intended, regenerate with: %s)", path, d, regen)
+	}
+}
+
+// firstDiff describes the first line where got and want differ, or "".
+func firstDiff(got, want string) string {
+	if got == want {
+		return ""
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d: got\n\t%q\nwant\n\t%q", i+1, gl, wl)
+		}
+	}
+	return ""
+}
+
+// TestCLIGolden runs every testdata/NAME.args and compares the outcome with
+// NAME.golden. The subtests are not parallel: each changes the working
+// directory.
+func TestCLIGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*.args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no testdata/*.args cases")
+	}
+	for _, path := range cases {
+		stem, err := filepath.Abs(strings.TrimSuffix(path, ".args"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(stem), func(t *testing.T) {
+			args := readArgs(t, path)
+			got := runIn(t, scratch(t), args)
+			golden(t, stem+".golden", got.String())
+		})
+	}
+}

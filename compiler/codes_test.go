@@ -1,0 +1,152 @@
+package compiler
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"smith/isa"
+	"smith/manifest/source"
+)
+
+// checkInputs returns every input of testdata/check, sorted.
+func checkInputs(t *testing.T) []string {
+	t.Helper()
+	files := goldenInputs(t, "testdata/check")
+	if len(files) == 0 {
+		t.Fatal("no testdata/check inputs")
+	}
+	return files
+}
+
+// TestStaticCodesHaveCheckCase checks that every static code of the code
+// table is produced by at least one input under testdata/check (whose
+// diagnostics TestCheckYAML and TestCheckJSON pin down).
+func TestStaticCodesHaveCheckCase(t *testing.T) {
+	t.Parallel()
+	produced := map[source.Code][]string{}
+	for _, path := range checkInputs(t) {
+		for _, d := range checkFile(t, path) {
+			produced[d.Code] = append(produced[d.Code], filepath.Base(path))
+		}
+	}
+	for _, ci := range source.Codes() {
+		if !ci.Static {
+			continue
+		}
+		if len(produced[ci.Code]) == 0 {
+			t.Errorf("static code %s: no input under compiler/testdata/check produces it", ci.Code)
+		}
+	}
+	for c := range produced {
+		if ci, ok := c.Info(); ok && !ci.Static {
+			t.Errorf("testdata/check produces %s, which codes.go marks as a runtime code (Static: false)", c)
+		}
+	}
+}
+
+// runtimeTestDirs hold the tests of the run-time side, relative to this
+// package.
+var runtimeTestDirs = []string{"../cmd/smithvm", "../vm", "../vm/store", "../workers"}
+
+// TestRuntimeCodesHaveTest checks that every runtime code (Static: false)
+// is named in at least one *_test.go file of cmd/smithvm, vm, vm/store or
+// workers, by its Go constant (source.EWaitTimeout) or its literal
+// (E_WAIT_TIMEOUT).
+func TestRuntimeCodesHaveTest(t *testing.T) {
+	t.Parallel()
+	var texts []string
+	for _, dir := range runtimeTestDirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(data))
+		}
+	}
+	if len(texts) == 0 {
+		t.Fatalf("no *_test.go files under %s", strings.Join(runtimeTestDirs, ", "))
+	}
+	names := constNames(t)
+	var missing []string
+	for _, ci := range source.Codes() {
+		if ci.Static {
+			continue
+		}
+		name, ok := names[ci.Code]
+		if !ok {
+			t.Errorf("code %s has no Go constant in manifest/source/codes.go", ci.Code)
+			continue
+		}
+		re := regexp.MustCompile(`\bsource\.` + name + `\b|\b` + string(ci.Code) + `\b`)
+		found := false
+		for _, text := range texts {
+			if re.MatchString(text) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, string(ci.Code)+" (source."+name+")")
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("runtime code %s: no test in %s names it", m, strings.Join(runtimeTestDirs, ", "))
+	}
+}
+
+// constNames maps each code to the name of its Go constant, read from the
+// source of codes.go (lines of the form `EName Code = "E_NAME"`).
+func constNames(t *testing.T) map[source.Code]string {
+	t.Helper()
+	data, err := os.ReadFile("../manifest/source/codes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\s*([A-Z]\w*)\s+Code\s*=\s*"([EW]_[A-Z_]+)"`)
+	out := map[source.Code]string{}
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		out[source.Code(m[2])] = m[1]
+	}
+	return out
+}
+
+// TestOpcodesHaveCodegenCase checks that the codegen goldens together use
+// every opcode the compiler can emit: each mnemonic (OpInvalid aside)
+// appears in the instruction column of some testdata/codegen/*.dis.golden.
+func TestOpcodesHaveCodegenCase(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/codegen/*.dis.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no testdata/codegen/*.dis.golden")
+	}
+	// An instruction line: "0004  CALL           0012    ; ...".
+	instr := regexp.MustCompile(`(?m)^\d{4}\s+([A-Z_]+)\b`)
+	used := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range instr.FindAllStringSubmatch(string(data), -1) {
+			used[m[1]] = true
+		}
+	}
+	for op := isa.OpInvalid + 1; int(op) < isa.NumOps; op++ {
+		if !used[op.String()] {
+			t.Errorf("opcode %s: no testdata/codegen/*.dis.golden uses it", op)
+		}
+	}
+}
