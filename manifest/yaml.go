@@ -20,6 +20,8 @@ import (
 const (
 	maxAliasNodes = 1_000_000
 	maxAliasDepth = 100
+	// maxExpanded caps the running count so that it cannot overflow.
+	maxExpanded = 1 << 40
 )
 
 // yamlErrLine splits yaml's error text "yaml: line N: msg".
@@ -60,7 +62,10 @@ func ParseYAML(name string, src []byte) (*Value, source.Diagnostics) {
 	root := doc.Content[0]
 
 	b := &yamlBuilder{file: name, src: src, sizes: map[*yaml.Node]aliasCost{}, built: map[*yaml.Node]*Value{}}
-	if c := b.cost(root); c.nodes > maxAliasNodes || c.depth > maxAliasDepth || c.cyclic {
+	// The bound is on what aliases add: the expanded tree (what validation
+	// and decoding walk) minus the document's own nodes. A large document
+	// without aliases is fine.
+	if c := b.cost(root); c.nodes-b.own > maxAliasNodes || c.depth > maxAliasDepth || c.cyclic {
 		ds.Add(b.pos(root), source.EParse, "document expands aliases too far (billion laughs?)")
 		return nil, ds
 	}
@@ -110,8 +115,11 @@ type yamlBuilder struct {
 	file  string
 	src   []byte
 	lines []int // byte offset of the start of each line, built on demand
+	// sizes and built memoize anchored nodes only: nothing else can be
+	// reached twice (an alias always names an anchor).
 	sizes map[*yaml.Node]aliasCost
 	built map[*yaml.Node]*Value
+	own   int // the document's own nodes, counted by cost
 	ds    source.Diagnostics
 }
 
@@ -119,13 +127,17 @@ type yamlBuilder struct {
 // billion-laughs document is refused in time proportional to its text.
 // Counts saturate just above the limit.
 func (b *yamlBuilder) cost(n *yaml.Node) aliasCost {
-	if c, ok := b.sizes[n]; ok {
-		if !c.done {
-			return aliasCost{cyclic: true, done: true}
+	memo := n.Anchor != ""
+	if memo {
+		if c, ok := b.sizes[n]; ok {
+			if !c.done {
+				return aliasCost{cyclic: true, done: true}
+			}
+			return c
 		}
-		return c
+		b.sizes[n] = aliasCost{}
 	}
-	b.sizes[n] = aliasCost{}
+	b.own++
 	c := aliasCost{nodes: 1, done: true}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
@@ -137,12 +149,14 @@ func (b *yamlBuilder) cost(n *yaml.Node) aliasCost {
 	} else {
 		for _, ch := range n.Content {
 			t := b.cost(ch)
-			c.nodes = min(c.nodes+t.nodes, maxAliasNodes+1)
+			c.nodes = min(c.nodes+t.nodes, maxExpanded)
 			c.depth = max(c.depth, t.depth)
 			c.cyclic = c.cyclic || t.cyclic
 		}
 	}
-	b.sizes[n] = c
+	if memo {
+		b.sizes[n] = c
+	}
 	return c
 }
 
@@ -169,12 +183,16 @@ func (b *yamlBuilder) build(n *yaml.Node) *Value {
 	switch n.Kind {
 	case yaml.MappingNode:
 		v = &Value{Kind: KMap, Pos: b.pos(n)}
-		b.built[n] = v
+		if n.Anchor != "" {
+			b.built[n] = v
+		}
 		b.buildMap(v, n)
 		return v
 	case yaml.SequenceNode:
 		v = &Value{Kind: KList, Pos: b.pos(n), List: make([]*Value, 0, len(n.Content))}
-		b.built[n] = v
+		if n.Anchor != "" {
+			b.built[n] = v
+		}
 		for _, ch := range n.Content {
 			v.List = append(v.List, b.build(ch))
 		}

@@ -1,0 +1,139 @@
+package manifest
+
+import (
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The fast paths below build, for the common well-formed strings, the very
+// tree that the participle parsers would build (same tokens, types and
+// positions), without running them: participle costs a few microseconds
+// and many allocations per string, which dominated the compile time of
+// large documents (bench/README.md). Anything unusual (escapes,
+// passthroughs, indexes, errors of any kind) returns ok == false and goes
+// to the grammar, which stays the definition; fastpath_test.go checks that
+// both agree.
+
+// Token types of the fast paths: constant after package initialisation.
+var (
+	tokLit      = templateLexer.Symbols()["Lit"]
+	tokKey      = templateLexer.Symbols()["Key"]
+	tokActFail  = actionLexer.Symbols()["Fail"]
+	tokActText  = actionLexer.Symbols()["Text"]
+	tokActWord  = actionLexer.Symbols()["Word"]
+	tokActColon = actionLexer.Symbols()["Colon"]
+	tokActPre   = actionLexer.Symbols()["Prefix"]
+	tokActIdent = actionLexer.Symbols()["Ident"]
+)
+
+// fastTemplate parses s when it is literal text without '$' and
+// references of the form ${key(.key)*}; otherwise ok is false.
+func fastTemplate(s string) (ast *templateAST, ok bool) {
+	ast = &templateAST{}
+	pos := lexer.Position{Line: 1, Column: 1}
+	tok := func(typ lexer.TokenType, v string) *lexer.Token {
+		t := &lexer.Token{Type: typ, Value: v, Pos: pos}
+		pos.Advance(v)
+		return t
+	}
+	for len(s) > 0 {
+		if i := strings.IndexByte(s, '$'); i != 0 {
+			if i < 0 {
+				i = len(s)
+			}
+			ast.Parts = append(ast.Parts, &partAST{Lit: tok(tokLit, s[:i])})
+			s = s[i:]
+			continue
+		}
+		if len(s) < 3 || s[1] != '{' || s[2] == '{' {
+			return nil, false
+		}
+		ref := &refAST{Open: *tok(tokRefOpen, "${")}
+		s = s[2:]
+		n := keyLen(s)
+		if n == 0 {
+			return nil, false
+		}
+		ref.Path.Root = *tok(tokKey, s[:n])
+		s = s[n:]
+		for len(s) > 0 && s[0] == '.' {
+			pos.Advance(".")
+			s = s[1:]
+			if n = keyLen(s); n == 0 {
+				return nil, false
+			}
+			ref.Path.Elems = append(ref.Path.Elems, &elemAST{Key: tok(tokKey, s[:n])})
+			s = s[n:]
+		}
+		if len(s) == 0 || s[0] != '}' {
+			return nil, false
+		}
+		pos.Advance("}")
+		s = s[1:]
+		ast.Parts = append(ast.Parts, &partAST{Ref: ref})
+	}
+	return ast, true
+}
+
+// keyLen is the length of the Key token ([A-Za-z0-9_-]+) at the start of s.
+func keyLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// fastAction parses text (an action with white space trimmed) when it is
+// FAIL:message, RETURN, HALT_AND_FLAG, END, or JUMP:/CALL: with a
+// well-formed target; otherwise ok is false.
+func fastAction(text string) (ast *actionAST, ok bool) {
+	pos := lexer.Position{Line: 1, Column: 1}
+	tok := func(typ lexer.TokenType, v string) *lexer.Token {
+		t := &lexer.Token{Type: typ, Value: v, Pos: pos}
+		pos.Advance(v)
+		return t
+	}
+	switch {
+	case strings.HasPrefix(text, "FAIL:"):
+		ast = &actionAST{Fail: tok(tokActFail, "FAIL:")}
+		if msg := text[len("FAIL:"):]; msg != "" {
+			ast.Msg = tok(tokActText, msg)
+		}
+		return ast, true
+	case text == "RETURN" || text == "HALT_AND_FLAG" || text == "END":
+		return &actionAST{Word: tok(tokActWord, text)}, true
+	}
+	word, target, found := strings.Cut(text, ":")
+	if !found || (word != "JUMP" && word != "CALL") {
+		return nil, false
+	}
+	ast = &actionAST{Word: tok(tokActWord, word), Colon: tok(tokActColon, ":")}
+	for _, p := range []string{"Node:", "Block:"} {
+		if strings.HasPrefix(target, p) {
+			ast.Prefix = tok(tokActPre, p)
+			target = target[len(p):]
+			break
+		}
+	}
+	if target == "" || identLen(target) != len(target) {
+		return nil, false
+	}
+	ast.Ident = tok(tokActIdent, target)
+	return ast, true
+}
+
+// identLen is the length of the Ident token ([A-Za-z0-9_.-]+) at the
+// start of s.
+func identLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return i
+		}
+	}
+	return len(s)
+}
