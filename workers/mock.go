@@ -62,8 +62,8 @@ func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
 		return reply{exit: exitNotRun, err: stepErr(source.EParse, "mock script '%s': %v", script, err)}
 	}
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.Step
-	cursors, err := loadCursors(req.RunRoot)
-	if err != nil {
+	cursors := map[string][]int{}
+	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
 		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
 	}
 	used := cursors[key]
@@ -78,7 +78,7 @@ func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
 		return echo
 	}
 	cursors[key] = append(used, pick)
-	if err := saveCursors(req.RunRoot, cursors); err != nil {
+	if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
 		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
 	}
 	e := entries[pick]
@@ -96,29 +96,30 @@ func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
 	return rep
 }
 
-// loadCursors reads RUN_ROOT/mock-cursors.json: for each "script#step", the
-// indexes of the entries consumed, in the order they were. Without a RUN_ROOT
-// nothing is remembered.
-func loadCursors(runRoot string) (map[string][]int, error) {
-	cursors := map[string][]int{}
+// loadCursors reads a cursor file RUN_ROOT/name (mock-cursors.json: for
+// each "script#step", the indexes of the entries consumed, in order;
+// replay-cursors.json: per step, the number of recordings used) into
+// cursors. Without a RUN_ROOT, or before the first save, it leaves cursors
+// empty.
+func loadCursors[T any](runRoot, name string, cursors *T) error {
 	if runRoot == "" {
-		return cursors, nil
+		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(runRoot, mockCursors))
+	b, err := os.ReadFile(filepath.Join(runRoot, name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return cursors, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
+		return fmt.Errorf("read cursors: %w", err)
 	}
-	if err := json.Unmarshal(b, &cursors); err != nil {
-		return nil, fmt.Errorf("read cursors %s: %w", mockCursors, err)
+	if err := json.Unmarshal(b, cursors); err != nil {
+		return fmt.Errorf("read cursors %s: %w", name, err)
 	}
-	return cursors, nil
+	return nil
 }
 
-// saveCursors writes the cursors atomically (json.Marshal sorts the keys).
-func saveCursors(runRoot string, cursors map[string][]int) error {
+// saveCursors writes a cursor file atomically (json.Marshal sorts the keys).
+func saveCursors(runRoot, name string, cursors any) error {
 	if runRoot == "" {
 		return nil
 	}
@@ -126,7 +127,7 @@ func saveCursors(runRoot string, cursors map[string][]int) error {
 	if err != nil {
 		return fmt.Errorf("write cursors: %w", err)
 	}
-	return writeAtomic(filepath.Join(runRoot, mockCursors), append(b, '\n'))
+	return writeAtomic(filepath.Join(runRoot, name), append(b, '\n'))
 }
 
 // writeAtomic writes path through a temporary file in the same directory.

@@ -103,8 +103,8 @@ func (r *Registry) replay(req *Request, prompt string) reply {
 	miss := func(format string, args ...any) reply {
 		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
 	}
-	cursors, err := loadReplayCursors(req.RunRoot)
-	if err != nil {
+	cursors := map[string]int{}
+	if err := loadCursors(req.RunRoot, replayCursors, &cursors); err != nil {
 		return miss("replay: %v", err)
 	}
 	n := cursors[req.Step] + 1
@@ -130,7 +130,7 @@ func (r *Registry) replay(req *Request, prompt string) reply {
 		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(recorded, masked))
 	}
 	cursors[req.Step] = n
-	if err := saveReplayCursors(req.RunRoot, cursors); err != nil {
+	if err := saveCursors(req.RunRoot, replayCursors, cursors); err != nil {
 		return miss("replay: %v", err)
 	}
 	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
@@ -158,36 +158,4 @@ func promptDiff(recorded, current string) string {
 		i++
 	}
 	return fmt.Sprintf("@@ line %d @@\n-%s\n+%s", i+1, line(a, i), line(b, i))
-}
-
-// loadReplayCursors reads RUN_ROOT/replay-cursors.json: per step, the number
-// of recordings used. Without a RUN_ROOT nothing is remembered.
-func loadReplayCursors(runRoot string) (map[string]int, error) {
-	cursors := map[string]int{}
-	if runRoot == "" {
-		return cursors, nil
-	}
-	b, err := os.ReadFile(filepath.Join(runRoot, replayCursors))
-	if errors.Is(err, fs.ErrNotExist) {
-		return cursors, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
-	}
-	if err := json.Unmarshal(b, &cursors); err != nil {
-		return nil, fmt.Errorf("read cursors %s: %w", replayCursors, err)
-	}
-	return cursors, nil
-}
-
-// saveReplayCursors writes the replay cursors atomically.
-func saveReplayCursors(runRoot string, cursors map[string]int) error {
-	if runRoot == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(cursors, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write cursors: %w", err)
-	}
-	return writeAtomic(filepath.Join(runRoot, replayCursors), append(b, '\n'))
 }
