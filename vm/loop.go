@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"time"
 
 	"smith/isa"
 	"smith/manifest/source"
@@ -26,7 +27,8 @@ func (m *Machine) loopBegin(a, next, b uint32) (uint32, error) {
 		return b, m.commit()
 	}
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
-	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items})
+	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
+		Started: m.now().Format(time.RFC3339Nano)})
 	m.pushed = true
 	m.enter(blk.ID, PhaseBody, m.st.Signal)
 	return next, m.commit()
@@ -113,19 +115,23 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 	n := len(m.st.LoopStack)
 	f := m.st.LoopStack[n-1]
 	m.st.LoopStack = m.st.LoopStack[:n-1]
-	r := StepResult{Status: status, Duration: f.Elapsed, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID]}
+	dur := f.Elapsed
+	if t, err := time.Parse(time.RFC3339Nano, f.Started); err == nil {
+		dur = m.now().Sub(t).Seconds()
+	}
+	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID]}
 	if status == StepFailed {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
 	m.setStep(blk.ID, r)
-	m.noteLast(blk, f.Elapsed)
+	m.noteLast(blk, dur)
 	m.enter(blk.ID, PhaseDispatch, signal)
 	if status == StepFailed {
 		code := 1
-		m.emit(evStepFailed(blk.ID, "", signal, &code, f.Elapsed, r.Error.Code, r.Error.Message))
+		m.emit(evStepFailed(blk.ID, "", signal, &code, dur, r.Error.Code, r.Error.Message))
 	} else {
-		m.emit(evStepCompleted(blk.ID, "", 0, f.Elapsed))
+		m.emit(evStepCompleted(blk.ID, "", 0, dur))
 	}
 	return m.commit()
 }

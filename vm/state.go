@@ -172,6 +172,9 @@ type LoopFrame struct {
 	Last string `json:"last,omitempty"`
 	// Elapsed is the seconds spent in the loop's steps so far.
 	Elapsed float64 `json:"elapsed"`
+	// Started is when LOOP_BEGIN pushed the frame (RFC 3339, nanoseconds):
+	// the loop's duration is its wall time, like any step's.
+	Started string `json:"started,omitempty"`
 }
 
 // A Delta is what one state change did: the machine passes one to
