@@ -172,7 +172,22 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			enc.Encode(st)
 		}
 	}
+	if st != nil && runErr != nil && exitStatus(runErr) != source.ExitConfig {
+		s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
+	}
 	return exitStatus(runErr)
+}
+
+// resumeHint tells how to continue a run that stopped.
+func (s *session) resumeHint(st *vm.State, halted bool) string {
+	cmd := "smithvm resume " + st.RunID
+	if s.opts.base != "" {
+		cmd += " --base " + s.opts.base
+	}
+	if halted {
+		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
+	}
+	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
 }
 
 // exitStatus maps how a run ended to CONTRACT section 11, through the code
