@@ -82,10 +82,11 @@ steps:
 		}
 	})
 
-	t.Run("SIGINT stops the step and saves the state", func(t *testing.T) {
-		t.Parallel()
-		p := newProj(t)
-		wf := p.write("int.yaml", `version: "1.0"
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String()+" stops the step and saves the state", func(t *testing.T) {
+			t.Parallel()
+			p := newProj(t)
+			wf := p.write("int.yaml", `version: "1.0"
 name: int
 steps:
   - name: Before
@@ -98,34 +99,35 @@ steps:
     command: ["HELPER", "count:after.cnt"]
     on: {success: {goto: _end}, failure: {error: "after failed"}}
 `)
-		run := p.start("run", wf, "--run-id", "int")
-		step := pidIn(t, filepath.Join(p.ws, "long.pid"))
-		grandchild := pidIn(t, filepath.Join(p.ws, "gc.pid"))
-		if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		r := run.wait(t)
-		want(t, r, 130)
-		for _, pid := range []int{step, grandchild} {
-			if !gone(pid, 5*time.Second) {
-				t.Errorf("process %d of the step still runs after SIGINT", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
+			run := p.start("run", wf, "--run-id", "int")
+			step := pidIn(t, filepath.Join(p.ws, "long.pid"))
+			grandchild := pidIn(t, filepath.Join(p.ws, "gc.pid"))
+			if err := run.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
 			}
-		}
-		st := p.state("int")
-		if st.Status != "interrupted" || st.CurrentStep != "Long" {
-			t.Errorf("state = status %q current_step %q, want interrupted Long", st.Status, st.CurrentStep)
-		}
-		r = p.vm("resume", "int")
-		want(t, r, 0)
-		if a, b, c := p.count("before.cnt"), p.count("long.cnt"), p.count("after.cnt"); a != 1 || b != 2 || c != 1 {
-			t.Errorf("runs: Before %d Long %d After %d, want 1 2 1", a, b, c)
-		}
-		checkEvents(t, p.events("int"))
-		if st := p.state("int"); st.Status != "completed" {
-			t.Errorf("after resume: status %q, want completed", st.Status)
-		}
-	})
+			r := run.wait(t)
+			want(t, r, 130)
+			for _, pid := range []int{step, grandchild} {
+				if !gone(pid, 5*time.Second) {
+					t.Errorf("process %d of the step still runs after %s", pid, sig)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			st := p.state("int")
+			if st.Status != "interrupted" || st.CurrentStep != "Long" {
+				t.Errorf("state = status %q current_step %q, want interrupted Long", st.Status, st.CurrentStep)
+			}
+			r = p.vm("resume", "int")
+			want(t, r, 0)
+			if a, b, c := p.count("before.cnt"), p.count("long.cnt"), p.count("after.cnt"); a != 1 || b != 2 || c != 1 {
+				t.Errorf("runs: Before %d Long %d After %d, want 1 2 1", a, b, c)
+			}
+			checkEvents(t, p.events("int"))
+			if st := p.state("int"); st.Status != "completed" {
+				t.Errorf("after resume: status %q, want completed", st.Status)
+			}
+		})
+	}
 
 	t.Run("-v streams output live, secrets masked", func(t *testing.T) {
 		t.Parallel()
