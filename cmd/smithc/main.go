@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/compiler"
+	"smith/isa"
 	"smith/manifest"
 	"smith/manifest/source"
 )
@@ -202,13 +203,9 @@ func cmdDisasm(args []string, stdout, stderr io.Writer) int {
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
-	file, st := oneFile(fs, stderr)
-	if st != 0 {
+	p, st := loadOne(fs, stderr)
+	if p == nil {
 		return st
-	}
-	p, ds := compiler.LoadProgram(file, compiler.Options{})
-	if st := report(ds, stderr); st != 0 || p == nil {
-		return max(st, source.ExitConfig)
 	}
 	var b bytes.Buffer
 	if err := p.Disassemble(&b); err != nil {
@@ -225,13 +222,9 @@ func cmdDot(args []string, stdout, stderr io.Writer) int {
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
-	file, st := oneFile(fs, stderr)
-	if st != 0 {
+	p, st := loadOne(fs, stderr)
+	if p == nil {
 		return st
-	}
-	p, ds := compiler.LoadProgram(file, compiler.Options{})
-	if st := report(ds, stderr); st != 0 || p == nil {
-		return max(st, source.ExitConfig)
 	}
 	var b bytes.Buffer
 	if err := compiler.DOT(p, &b, compiler.DOTOptions{}); err != nil {
@@ -268,6 +261,20 @@ func cmdSchema(args []string, stdout, stderr io.Writer) int {
 		return source.ExitConfig
 	}
 	return 0
+}
+
+// loadOne compiles (or decodes) the command's one FILE argument, printing
+// its diagnostics; a nil program comes with the exit status.
+func loadOne(fs *pflag.FlagSet, stderr io.Writer) (*isa.Program, int) {
+	file, st := oneFile(fs, stderr)
+	if st != 0 {
+		return nil, st
+	}
+	p, ds := compiler.LoadProgram(file, compiler.Options{})
+	if st := report(ds, stderr); st != 0 || p == nil {
+		return nil, max(st, source.ExitConfig)
+	}
+	return p, 0
 }
 
 func oneFile(fs *pflag.FlagSet, stderr io.Writer) (string, int) {
