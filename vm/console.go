@@ -22,6 +22,8 @@ func (e Event) Console() string {
 		return fmt.Sprintf("WARNING: Run %s halted at '%s' awaiting resume.", e.RunID, e.Step)
 	case EvRunInterrupted:
 		return fmt.Sprintf("WARNING: Run %s interrupted at '%s'; state saved.", e.RunID, e.Step)
+	case EvFailAction:
+		return "ERROR: " + e.Msg
 	case EvStepStarted:
 		return fmt.Sprintf("INFO: Step '%s' starting.", e.Step)
 	case EvStepCompleted:

@@ -28,6 +28,7 @@ func TestConsole(t *testing.T) {
 		{"max visits", vm.Event{Kind: vm.EvStepMaxVisits, Step: "Fix", Visits: 3}, "WARNING: Step 'Fix' reached max_visits (3); not run."},
 		{"run completed", vm.Event{Kind: vm.EvRunCompleted, RunID: "r1"}, "INFO: Run r1 completed."},
 		{"run failed", vm.Event{Kind: vm.EvRunFailed, RunID: "r1", Msg: "Prep failed."}, "ERROR: Run r1 failed: Prep failed."},
+		{"error: handler", vm.Event{Kind: vm.EvFailAction, Step: "Prep", Msg: "Prep failed"}, "ERROR: Prep failed"},
 		{"run halted", vm.Event{Kind: vm.EvRunHalted, RunID: "r1", Step: "Block:Review"}, "WARNING: Run r1 halted at 'Block:Review' awaiting resume."},
 		{"run interrupted", vm.Event{Kind: vm.EvRunInterrupted, RunID: "r1", Step: "B"}, "WARNING: Run r1 interrupted at 'B'; state saved."},
 	}

@@ -20,6 +20,9 @@ const (
 	EvStepRetry      = "step_retry"
 	EvStepSkipped    = "step_skipped"
 	EvStepMaxVisits  = "step_max_visits"
+	// EvFailAction is an error:/FAIL: action ending the run: its console
+	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
+	EvFailAction = "fail_action"
 )
 
 // Event levels.
@@ -73,6 +76,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 }
 
 // The constructors below make one event kind each; Console prints them.
+
+func evFailAction(step, msg string) Event {
+	return Event{Kind: EvFailAction, Level: LevelError, Step: step, Msg: msg}
+}
 
 func evRunStarted(workflow string) Event {
 	return Event{Kind: EvRunStarted, Level: LevelInfo, Workflow: workflow}

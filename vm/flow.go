@@ -257,5 +257,6 @@ func (m *Machine) fail(msg string) error {
 		code = source.EPathEscape
 	}
 	m.st.Phase = PhaseStart
+	m.emit(evFailAction(m.st.CurrentStep, msg))
 	return m.abort(code, msg)
 }

@@ -250,6 +250,10 @@ steps:
 		if line := "ERROR: Run " + id + " failed: key *** rejected."; !r.has(line) || strings.Contains(r.stderr, secret) {
 			t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
 		}
+		// CONTRACT 3.3: error: MSG prints ERROR: MSG.
+		if line := "ERROR: key *** rejected"; !r.has(line) {
+			t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+		}
 		if evs := p.read(filepath.Join(".orchestrator/runs", id, "logs", "events.jsonl")); !strings.Contains(evs, "key *** rejected") || strings.Contains(evs, secret) {
 			t.Errorf("events.jsonl lacks the masked error message %q", "key *** rejected")
 		}
