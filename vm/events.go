@@ -58,6 +58,9 @@ type Event struct {
 	Attempt  int     `json:"attempt,omitempty"`  // step_retry: the try that failed, from 1
 	Wait     float64 `json:"wait,omitempty"`     // step_retry: seconds until the next try
 	Visits   int     `json:"max_visits,omitempty"`
+	// Provider is the provider that answered a provider step (CONTRACT 5:
+	// with provider: [a, b], the log names it).
+	Provider string `json:"provider,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies.

@@ -127,18 +127,21 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		}
 	}
 	m.enter(blk.ID, PhaseDispatch, sig)
+	var ev Event
 	switch {
 	case sig == SigSuccess:
-		m.emit(evStepCompleted(blk.ID, attemptID, res.ExitCode, dur))
+		ev = evStepCompleted(blk.ID, attemptID, res.ExitCode, dur)
 	case r.Error != nil:
 		code := res.ExitCode
-		m.emit(evStepFailed(blk.ID, attemptID, sig, &code, dur, r.Error.Code, r.Error.Message))
+		ev = evStepFailed(blk.ID, attemptID, sig, &code, dur, r.Error.Code, r.Error.Message)
 	case sig == SigFailure || sig == SigTimeout:
 		code := res.ExitCode
-		m.emit(evStepFailed(blk.ID, attemptID, sig, &code, dur, "", ""))
+		ev = evStepFailed(blk.ID, attemptID, sig, &code, dur, "", "")
 	default:
-		m.emit(evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur))
+		ev = evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur)
 	}
+	ev.Provider = res.Provider
+	m.emit(ev)
 	return m.commit()
 }
 
