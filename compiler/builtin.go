@@ -83,9 +83,6 @@ const (
 	targetLoopContinue = "_loop_continue"
 )
 
-// specialTargets are the special goto targets, for suggestions.
-var specialTargets = [...]string{targetEnd, targetError, targetStart, targetLoopBreak, targetLoopContinue}
-
 // contains reports whether list holds s.
 func contains(list []string, s string) bool {
 	for _, e := range list {

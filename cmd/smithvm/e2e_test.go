@@ -144,17 +144,6 @@ func (r result) has(line string) bool {
 	return false
 }
 
-// matches reports whether a stderr line matches the anchored regexp.
-func (r result) matches(expr string) bool {
-	re := regexp.MustCompile("^" + expr + "$")
-	for _, l := range r.lines() {
-		if re.MatchString(l) {
-			return true
-		}
-	}
-	return false
-}
-
 // runID is the run id of the run's "started" line.
 func (r result) runID() string {
 	m := regexp.MustCompile(`(?m)^INFO: Run (\S+) started \(workflow '`).FindStringSubmatch(r.stderr)

@@ -497,12 +497,12 @@ func TestTornTailThenAppend(t *testing.T) {
 	f.WriteString(`{"seq":2,"del`)
 	f.Close()
 
-	r, _, deltas := loadAll(t, s, "torn")
+	r, _, _ = loadAll(t, s, "torn")
 	if err := r.AppendJournal(2); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
-	r, _, deltas = loadAll(t, s, "torn")
+	r, _, deltas := loadAll(t, s, "torn")
 	r.Close()
 	if got, want := strings.Join(deltas, ","), "1,2"; got != want {
 		t.Errorf("deltas after a torn line and a new append = %q, want %q", got, want)
