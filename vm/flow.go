@@ -21,7 +21,7 @@ func (m *Machine) dispatch(a uint32) (uint32, error) {
 		if m.st.Signal == SigSuccess || m.st.Signal == SigSkipped {
 			return 0, m.end()
 		}
-		return 0, m.fail(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
+		return 0, m.failRun(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
 	}
 	if pc, ok := lookup(t, m.st.Signal); ok {
 		return pc, nil
@@ -250,6 +250,14 @@ func (m *Machine) failTemplate(a uint32) error {
 // security violation (CONTRACT 2: the run exits 3 if it ends there), else
 // E_STEP_FAILED. The current step is re-run on resume.
 func (m *Machine) fail(msg string) error {
+	m.emit(evFailAction(m.st.CurrentStep, msg))
+	return m.failRun(msg)
+}
+
+// failRun ends the run in failure after the current step's outcome:
+// E_TIMEOUT when the signal is SIGNAL:TIMEOUT, E_PATH_ESCAPE when the step
+// failed on a path escape, else E_STEP_FAILED. The step is re-run on resume.
+func (m *Machine) failRun(msg string) error {
 	code := source.EStepFailed
 	if m.st.Signal == SigTimeout {
 		code = source.ETimeout
@@ -257,6 +265,5 @@ func (m *Machine) fail(msg string) error {
 		code = source.EPathEscape
 	}
 	m.st.Phase = PhaseStart
-	m.emit(evFailAction(m.st.CurrentStep, msg))
 	return m.abort(code, msg)
 }

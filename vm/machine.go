@@ -233,6 +233,7 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		Status:       StatusRunning,
 		StartedAt:    start.Format(time.RFC3339),
 		Phase:        PhaseStart,
+		RunStep:      m.cfg.Only,
 	}
 	if st.RunID == "" {
 		st.RunID = "run-" + start.Format(timestampLayout)
@@ -259,7 +260,7 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		st.CurrentStep = m.p.Blocks[e.block].ID
 	}
 	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
-		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c}
+		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: m.cfg.Only}
 	m.emit(evRunStarted(m.p.Name))
 	if err := m.commit(); err != nil {
 		return st, err
@@ -290,6 +291,9 @@ func (m *Machine) initialContext() (map[string]any, error) {
 // machine's program, which may have been recompiled: re-entry is by the
 // names in st. A completed run returns at once.
 func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*State, error) {
+	if st != nil && st.RunStep != "" {
+		m.cfg.Only = st.RunStep // a run-step run stays one step
+	}
 	if st == nil {
 		return nil, &RuntimeError{Code: source.EStateCorrupt, Msg: "no state to resume"}
 	}

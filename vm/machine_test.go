@@ -450,3 +450,50 @@ func TestDeltaItemsOnlyOnPush(t *testing.T) {
 	}
 	checkRebuilt(t, r)
 }
+
+// TestRunStep: Config.Only runs one top-level block and ends the run with its
+// outcome; resuming that run runs the same block again, and only it.
+func TestRunStep(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{
+		{ID: "A", Step: cmd("echo", "a"), On: ok},
+		{ID: "B", Step: cmd("make"), On: ok},
+		{ID: "C", Step: cmd("echo", "c"), On: ok},
+	}})
+	f := &fake{script: map[string][]workers.Result{"B": {fail(2)}}}
+	r := run(t, p, f, func(c *vm.Config) { c.Only = "B" })
+	if r.err == nil || codeOf(r.err) != source.EStepFailed {
+		t.Fatalf("Run(Only B) error = %v, want E_STEP_FAILED", r.err)
+	}
+	if got := strings.Join(f.calls, ","); got != "B" {
+		t.Errorf("calls = %s, want B", got)
+	}
+	if r.st.RunStep != "B" {
+		t.Errorf("state run_step = %q, want B", r.st.RunStep)
+	}
+	for _, l := range r.console {
+		if l == "ERROR: step 'B' ended with SIGNAL:FAILURE" {
+			t.Errorf("run-step printed an error: action line %q", l)
+		}
+	}
+	// Resume the rebuilt state with a fresh machine: B runs (and succeeds), C does not.
+	st := r.rebuilt(t)
+	if st.RunStep != "B" {
+		t.Fatalf("rebuilt state run_step = %q, want B", st.RunStep)
+	}
+	f2 := &fake{}
+	r2 := &rec{}
+	m, err := vm.New(p, r2.config(f2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := m.Resume(context.Background(), st, vm.ResumeOptions{})
+	if err != nil {
+		t.Fatalf("Resume() error = %v", err)
+	}
+	if got := strings.Join(f2.calls, ","); got != "B" {
+		t.Errorf("calls after resume = %s, want B only", got)
+	}
+	if final.Status != vm.StatusCompleted {
+		t.Errorf("status after resume = %q, want completed", final.Status)
+	}
+}

@@ -63,6 +63,9 @@ type State struct {
 	Status    string `json:"status"`
 	StartedAt string `json:"started_at"`
 	EndedAt   string `json:"ended_at,omitempty"`
+	// RunStep is the one step of a run made by smithvm run-step (Config.Only);
+	// resuming such a run runs only that step too.
+	RunStep string `json:"run_step,omitempty"`
 	// CurrentStep is the step or block id where the run re-enters, as
 	// Phase says.
 	CurrentStep string `json:"current_step"`
@@ -233,6 +236,7 @@ type RunStart struct {
 	ProgramHash  string         `json:"program_hash"`
 	StartedAt    string         `json:"started_at"`
 	Context      map[string]any `json:"context"`
+	RunStep      string         `json:"run_step,omitempty"`
 }
 
 // A StepChange is one step result as it is now. A loop's result in a delta
@@ -264,6 +268,7 @@ func (s *State) Apply(d *Delta) {
 	if st := d.Start; st != nil {
 		s.RunID, s.WorkflowName, s.WorkflowPath = st.RunID, st.WorkflowName, st.WorkflowPath
 		s.ProgramHash, s.StartedAt, s.Context = st.ProgramHash, st.StartedAt, st.Context
+		s.RunStep = st.RunStep
 		s.init()
 	}
 	s.CurrentStep, s.Phase, s.Signal, s.Status = d.CurrentStep, d.Phase, d.Signal, d.Status

@@ -122,6 +122,8 @@ func (c *contextFlags) keys() ([]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--context %q: want KEY=VALUE", kv)
 		}
+		// A dotted key (a.b=v) makes the context key a known.
+		k, _, _ = strings.Cut(k, ".")
 		keys = append(keys, k)
 	}
 	if c.file != "" {

@@ -72,12 +72,27 @@ func (c *common) contextValues() (map[string]any, error) {
 	}
 	for _, kv := range c.context {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--context %q: want KEY=VALUE", kv)
+		if !ok || k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
+			return nil, fmt.Errorf("--context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)", kv)
 		}
-		ctx[k] = v
+		setPath(ctx, k, v)
 	}
 	return ctx, nil
+}
+
+// setPath sets a dotted key (a.b.c) in m, creating nested objects as
+// set_context does, so that --context a.b=v satisfies ${context.a.b}.
+func setPath(m map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
 }
 
 func keysOf(m map[string]any) []string {
@@ -172,7 +187,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			enc.Encode(st)
 		}
 	}
-	if st != nil && runErr != nil && exitStatus(runErr) != source.ExitConfig {
+	if st != nil && runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 		s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 	}
 	return exitStatus(runErr)
@@ -254,9 +269,11 @@ func (e *env) runFile(c *common, file, step string) int {
 	if prog == nil {
 		return st
 	}
-	if step != "" && !hasBlock(prog, step) {
-		fmt.Fprintf(e.stderr, "smithvm run-step: no step '%s' in %s%s\n", step, file, source.DidYouMean(step, blockIDs(prog)))
-		return source.ExitConfig
+	if step != "" {
+		if msg := runStepProblem(prog, step, file); msg != "" {
+			fmt.Fprintf(e.stderr, "smithvm run-step: %s\n", msg)
+			return source.ExitConfig
+		}
 	}
 	firstRun := e.gitignoreCheck(proj)
 	_ = firstRun
@@ -298,13 +315,27 @@ func (e *env) runFile(c *common, file, step string) int {
 	return s.finish(final, runErr)
 }
 
-func hasBlock(p *isa.Program, id string) bool {
+// runStepProblem says why STEP cannot run alone, or "".
+func runStepProblem(p *isa.Program, step, file string) string {
 	for _, b := range p.Blocks {
-		if b.ID == id {
-			return true
+		if b.ID != step {
+			continue
 		}
+		if b.Parent != 0 {
+			return fmt.Sprintf("step '%s' is inside the for_each '%s', whose item and loop variables it needs; run-step runs top-level steps (try: smithvm run-step %s %s)",
+				step, p.Blocks[b.Parent-1].ID, file, topLoop(p, b))
+		}
+		return ""
 	}
-	return false
+	return fmt.Sprintf("no step '%s' in %s%s", step, file, source.DidYouMean(step, blockIDs(p)))
+}
+
+// topLoop is the outermost loop that holds b.
+func topLoop(p *isa.Program, b isa.Block) string {
+	for b.Parent != 0 {
+		b = p.Blocks[b.Parent-1]
+	}
+	return b.ID
 }
 
 func blockIDs(p *isa.Program) []string {

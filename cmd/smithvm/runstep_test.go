@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunStepEdges: run-step refuses a step inside a loop before creating a
+// run; --context takes dotted keys as paths (a.b=v satisfies ${context.a.b}).
+func TestRunStepEdges(t *testing.T) {
+	t.Parallel()
+	const flow = `version: "1.0"
+name: edges
+context:
+  files: [a, b]
+  result: {status: unknown}
+steps:
+  - name: Loop
+    for_each:
+      items: "${context.files}"
+      steps:
+        - name: Inner
+          command: ["HELPER", "echo:${item}"]
+          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
+    on: {success: {goto: Report}, failure: {error: "loop failed"}}
+  - name: Report
+    command: ["HELPER", "echo:status ${context.result.status}"]
+    output_file: report.txt
+    on: {success: {goto: _end}, failure: {error: "report failed"}}
+`
+	t.Run("a step inside a loop", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("edges.yaml", flow)
+		r := p.vm("run-step", wf, "Inner")
+		want(t, r, 2)
+		if !strings.Contains(r.stderr, "step 'Inner' is inside the for_each 'Loop'") {
+			t.Errorf("stderr lacks the reason:\n%s", r.stderr)
+		}
+		if runs, _ := os.ReadDir(filepath.Join(p.base, ".orchestrator", "runs")); len(runs) != 0 {
+			t.Errorf("run-step of a loop step left %d run(s) behind", len(runs))
+		}
+	})
+	t.Run("dotted --context", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("edges.yaml", flow)
+		r := p.vm("run-step", wf, "Report", "--context", "result.status=built")
+		want(t, r, 0)
+		if got := p.read("workspace/artifacts/Report/report.txt"); got != "status built\n" {
+			t.Errorf("report.txt = %q, want %q", got, "status built\n")
+		}
+		// The same key satisfies the pre-run check of a whole run.
+		r = p.vm("run", wf, "--context", "result.status=ok")
+		want(t, r, 0)
+	})
+}
