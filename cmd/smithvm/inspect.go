@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"smith/compiler"
 	"smith/manifest/source"
@@ -101,26 +102,55 @@ func (e *env) cmdStatus(args []string) int {
 	if st.Stats.TotalTokensUsed > 0 || st.Stats.TotalLinesWritten > 0 {
 		fmt.Fprintf(w, "stats:        %d tokens, %d lines written\n", st.Stats.TotalTokensUsed, st.Stats.TotalLinesWritten)
 	}
-	names := make([]string, 0, len(st.Steps))
-	for n := range st.Steps {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names, depth := stepOrder(st)
 	if len(names) > 0 {
 		fmt.Fprintf(w, "\n%-30s  %-10s  %5s  %8s  %s\n", "STEP", "STATUS", "EXIT", "SECONDS", "DETAIL")
 	}
 	for _, n := range names {
 		r := st.Steps[n]
 		detail := r.Signal
+		if detail == vm.SigSuccess {
+			detail = ""
+		}
 		if r.Error != nil {
 			detail = r.Error.Code + ": " + r.Error.Message
 		}
 		if r.IterationsTotal > 0 {
 			detail = fmt.Sprintf("%d iterations", r.IterationsTotal)
 		}
-		fmt.Fprintf(w, "%-30s  %-10s  %5d  %8.1f  %s\n", n, r.Status, r.ExitCode, r.Duration, detail)
+		name := strings.Repeat("  ", depth[n]) + n
+		line := fmt.Sprintf("%-30s  %-10s  %5d  %8.1f  %s", name, r.Status, r.ExitCode, r.Duration, detail)
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	return 0
+}
+
+// stepOrder lists the run's step results in the workflow's order (its
+// blocks as compiled from workflow_path), then any others sorted: a
+// workflow changed or removed since the run still shows every result.
+// depth maps a step to how deep in loop bodies it is.
+func stepOrder(st *vm.State) (names []string, depth map[string]int) {
+	seen := map[string]bool{}
+	depth = map[string]int{}
+	if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+		for _, b := range p.Blocks {
+			if _, ok := st.Steps[b.ID]; ok && !seen[b.ID] {
+				names = append(names, b.ID)
+				seen[b.ID] = true
+				for q := b; q.Parent != 0; q = p.Blocks[q.Parent-1] {
+					depth[b.ID]++
+				}
+			}
+		}
+	}
+	var rest []string
+	for n := range st.Steps {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...), depth
 }
 
 func (e *env) cmdGraph(args []string) int {

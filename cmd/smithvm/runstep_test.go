@@ -55,5 +55,20 @@ steps:
 		// The same key satisfies the pre-run check of a whole run.
 		r = p.vm("run", wf, "--context", "result.status=ok")
 		want(t, r, 0)
+
+		// status lists the steps in the workflow's order, loop bodies indented.
+		r = p.vm("status", r.runID())
+		want(t, r, 0)
+		var order []string
+		for _, l := range strings.Split(r.stdout, "\n") {
+			for _, name := range []string{"Loop ", "  Inner ", "Report "} {
+				if strings.HasPrefix(l, name) {
+					order = append(order, strings.TrimSpace(name))
+				}
+			}
+		}
+		if got := strings.Join(order, ","); got != "Loop,Inner,Report" {
+			t.Errorf("status step order = %s, want Loop,Inner,Report:\n%s", got, r.stdout)
+		}
 	})
 }
