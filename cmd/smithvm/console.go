@@ -20,7 +20,8 @@ type console struct {
 	w        io.Writer
 	tty      bool
 	total    int
-	started  int
+	started  int             // distinct steps started: i of "step i of n"
+	seen     map[string]bool // the steps started so far
 	step     string
 	begin    time.Time
 	drawn    bool
@@ -29,7 +30,7 @@ type console struct {
 }
 
 func newConsole(w io.Writer, total int) *console {
-	c := &console{w: w, total: total, begin: time.Now(), stop: make(chan struct{})}
+	c := &console{w: w, total: total, begin: time.Now(), stop: make(chan struct{}), seen: map[string]bool{}}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		c.tty = true
 		go c.tick()
@@ -81,7 +82,12 @@ func (c *console) event(ev vm.Event) {
 	}
 	switch ev.Kind {
 	case vm.EvStepStarted:
-		c.started++
+		// A loop's body starts once per iteration: count each step once,
+		// so that i never passes n.
+		if !c.seen[ev.Step] {
+			c.seen[ev.Step] = true
+			c.started++
+		}
 		c.step = ev.Step
 		c.draw()
 	case vm.EvRunCompleted, vm.EvRunFailed, vm.EvRunHalted, vm.EvRunInterrupted:

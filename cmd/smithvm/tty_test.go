@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,6 +68,36 @@ func TestTerminal(t *testing.T) {
 		}
 		if !strings.Contains(screen, "INFO: Step 'Wait' completed successfully in") {
 			t.Errorf("terminal lacks the completion line:\n%q", screen)
+		}
+	})
+	t.Run("loop steps count once", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		p.write(".gitignore", ".orchestrator/\n")
+		wf := p.write("loop.yaml", `version: "1.0"
+name: loop
+steps:
+  - name: Each
+    for_each:
+      items: [a, b, c]
+      steps:
+        - name: Body
+          command: ["HELPER", "sleep:0.6"]
+          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
+    on: {success: {end: true}, failure: {error: "loop failed"}}
+`)
+		screen := onTerminal(t, p, "", "run", wf)
+		re := regexp.MustCompile(`\[step (\d+) of (\d+)\]`)
+		all := re.FindAllStringSubmatch(screen, -1)
+		if len(all) == 0 {
+			t.Fatalf("terminal shows no progress line:\n%q", screen)
+		}
+		for _, m := range all {
+			i, _ := strconv.Atoi(m[1])
+			n, _ := strconv.Atoi(m[2])
+			if i > n || n != 2 {
+				t.Errorf("progress %q: want i <= n and n = 2 (two steps)", m[0])
+			}
 		}
 	})
 	t.Run("no", func(t *testing.T) {
