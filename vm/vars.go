@@ -241,11 +241,14 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 	case "output":
 		v = res.Output
 	case "lines":
-		if res.Lines == nil {
-			return nil, false, nil
+		lines := res.Lines
+		if lines == nil && res.Output != "" {
+			// Any step's output can be read as lines; output_capture: lines
+			// only decides what state.json keeps.
+			lines = strings.Split(res.Output, "\n")
 		}
-		l := make([]any, len(res.Lines))
-		for i, s := range res.Lines {
+		l := make([]any, len(lines))
+		for i, s := range lines {
 			l[i] = s
 		}
 		v = l

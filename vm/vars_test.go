@@ -128,3 +128,29 @@ func TestSecretsMasked(t *testing.T) {
 type stepErr struct{ msg string }
 
 func (e *stepErr) Error() string { return e.msg }
+
+// TestLinesOfTextOutput: ${steps.S.lines} is S's output split into lines
+// whatever its output_capture; only state.json's lines field depends on it.
+func TestLinesOfTextOutput(t *testing.T) {
+	tests := []struct{ name, tmpl, want string }{
+		{"whole list", "${steps.Prev.lines}", `["a","b"]`},
+		{"index", "${steps.Prev.lines[1]}", "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := varsProgram(t, tt.tmpl, nil)
+			f := &fake{script: map[string][]workers.Result{"Prev": {{Signal: vm.SigSuccess, Output: "a\nb", Attempts: 1}}}}
+			p.Secrets = nil // varsProgram declares one; this test needs none
+			r := run(t, p, f, nil)
+			if r.err != nil {
+				t.Fatalf("Run() error = %v", r.err)
+			}
+			if got := f.req(t, "Use").Argv[0]; got != tt.want {
+				t.Errorf("substitute(%q) = %q, want %q", tt.tmpl, got, tt.want)
+			}
+			if r.st.Steps["Prev"].Lines != nil {
+				t.Errorf("state lines of a text step = %v, want null (CONTRACT 6)", r.st.Steps["Prev"].Lines)
+			}
+		})
+	}
+}
