@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/multi"
 
+	"smith/compiler/ir"
 	"smith/isa"
 )
 
@@ -236,18 +237,57 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 			return nil, fmt.Errorf("block %q dispatches on table %d of %d", b.ID, ti, len(p.Tables))
 		}
 		t := p.Tables[ti]
+		can, anySignal := emits(b)
+		covered := map[string]bool{}
 		for _, e := range t.Entries {
+			// An entry for a reserved signal the block never emits (a YAML
+			// step's skipped handler without a condition) is not drawn.
+			if reservedSignals[e.Signal] && !can[e.Signal] {
+				continue
+			}
+			covered[e.Signal] = true
 			if err := d.action(from, e.Signal, e.PC, startOf, loopNextAt); err != nil {
 				return nil, fmt.Errorf("block %q: %w", b.ID, err)
 			}
 		}
-		if t.HasDefault {
+		if t.HasDefault && (anySignal || !coversAll(can, covered)) {
 			if err := d.action(from, "FAIL_DEFAULT", t.Default, startOf, loopNextAt); err != nil {
 				return nil, fmt.Errorf("block %q: %w", b.ID, err)
 			}
 		}
 	}
 	return d.graph(), nil
+}
+
+// emits returns the reserved signals a compiled block can produce, and
+// whether it can produce any other signal too, as the compiler recorded
+// them in the program (isa.Block.Signals, AnySignal). A program without
+// them (assembled by hand) is drawn whole.
+func emits(b isa.Block) (map[string]bool, bool) {
+	if b.Signals == nil {
+		all := map[string]bool{}
+		for s := range reservedSignals {
+			all[s] = true
+		}
+		return all, true
+	}
+	can := map[string]bool{}
+	for _, s := range b.Signals {
+		can[s] = true
+	}
+	return can, b.AnySignal
+}
+
+// coversAll reports whether every signal in can has an entry, a TIMEOUT
+// counting as covered by a FAILURE entry (the VM's lookup).
+func coversAll(can, covered map[string]bool) bool {
+	for s := range can {
+		if covered[s] || (s == ir.SigTimeout && covered[ir.SigFailure]) {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // action adds the edge of one table entry of block from: signal selects

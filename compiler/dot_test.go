@@ -101,10 +101,6 @@ func TestDOT(t *testing.T) {
     label="FAIL: build \"broke\""
     shape=doubleoctagon
   ];
-  halt_1 [
-    label=HALT
-    shape=octagon
-  ];
   return [
     label=RETURN
     shape=cds
@@ -115,7 +111,6 @@ func TestDOT(t *testing.T) {
   ];
 
   // Edge definitions.
-  b0 -> b0 [label="SIGNAL:VALIDATION_FAIL"];
   b0 -> b1 [label="SIGNAL:SUCCESS\nSIGNAL:FAILURE"];
   b0 -> b1 [
     label=return
@@ -128,7 +123,6 @@ func TestDOT(t *testing.T) {
   b0 -> halt_0 [label=FAIL_DEFAULT];
   b1 -> end [label="SIGNAL:SUCCESS"];
   b1 -> fail_0 [label="SIGNAL:FAILURE\nSIGNAL:TIMEOUT"];
-  b1 -> halt_1 [label=FAIL_DEFAULT];
   b2 -> return [label="SIGNAL:SUCCESS"];
   b2 -> fail_1 [label=FAIL_DEFAULT];
 }

@@ -323,6 +323,10 @@ func blockSpec(fb flatBlock) (isa.Block, error) {
 		spec.Pos = b.Pos
 	}
 	spec.MaxVisits = b.MaxVisits
+	spec.Signals, spec.AnySignal = append([]string(nil), b.Signals...), b.AI
+	if len(spec.Signals) == 0 {
+		spec.Signals = nil
+	}
 	spec.Node, spec.Start, spec.Dispatch, spec.Parent = uint32(fb.node), 0, 0, uint32(fb.parent+1)
 	switch b.Kind {
 	case ir.SetContext:

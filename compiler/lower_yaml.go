@@ -240,7 +240,8 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 	case skSet:
 		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
 		spec.Set = y.fields(s.SetContext.V, ssc)
-		b.Signals = []string{ir.SigSuccess}
+		// A value whose reference cannot be resolved at run time fails it.
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
 	case skLoop:
 		b.Kind, spec.Kind = ir.Loop, isa.KindLoop
 		as := "item"

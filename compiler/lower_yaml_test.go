@@ -129,7 +129,7 @@ func TestLowerWorkflowSignals(t *testing.T) {
 		{"provider with schema, when, max_visits",
 			"  - name: A\n    provider: [claude, codex]\n    prompt: x\n    validation_schema: CodeOnly\n    when: {env_set: X}\n    max_visits: 3\n",
 			`block "A" exec worker="provider:claude,codex" ai when max_visits=3 signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT SIGNAL:VALIDATION_FAIL SIGNAL:SKIPPED SIGNAL:MAX_VISITS]`},
-		{"set_context", "  - name: A\n    set_context: {k: v}\n", `block "A" set_context signals=[SIGNAL:SUCCESS]`},
+		{"set_context", "  - name: A\n    set_context: {k: v}\n", `block "A" set_context signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
 		{"loop", "  - name: A\n    for_each: {items: [1], steps: [{name: B, command: [b]}]}\n", `block "A" loop signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
 		{"internal worker", "  - name: A\n    worker: Internal:RunLinter\n", `block "A" exec worker="Internal:RunLinter" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
 	}

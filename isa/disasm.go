@@ -20,12 +20,14 @@ const headerFormat = "; smith program, isa %d\n"
 // blockSpec is the part of a Block that its listing line does not show:
 // the run-time spec, printed as one line of canonical JSON.
 type blockSpec struct {
-	Parent    uint32  `json:"parent,omitempty"`
-	MaxVisits int     `json:"max_visits,omitempty"`
-	When      *Cond   `json:"when,omitempty"`
-	Step      *Step   `json:"step,omitempty"`
-	Set       []Field `json:"set_context,omitempty"`
-	Loop      *Loop   `json:"loop,omitempty"`
+	Parent    uint32   `json:"parent,omitempty"`
+	MaxVisits int      `json:"max_visits,omitempty"`
+	Signals   []string `json:"signals,omitempty"`
+	AnySignal bool     `json:"any_signal,omitempty"`
+	When      *Cond    `json:"when,omitempty"`
+	Step      *Step    `json:"step,omitempty"`
+	Set       []Field  `json:"set_context,omitempty"`
+	Loop      *Loop    `json:"loop,omitempty"`
 }
 
 // runData is the run-wide data of a Program, printed as one line of
@@ -42,11 +44,13 @@ type runData struct {
 }
 
 func specOf(b *Block) blockSpec {
-	return blockSpec{Parent: b.Parent, MaxVisits: b.MaxVisits, When: b.When, Step: b.Step, Set: b.Set, Loop: b.Loop}
+	return blockSpec{Parent: b.Parent, MaxVisits: b.MaxVisits, Signals: b.Signals, AnySignal: b.AnySignal,
+		When: b.When, Step: b.Step, Set: b.Set, Loop: b.Loop}
 }
 
 func (s blockSpec) apply(b *Block) {
 	b.Parent, b.MaxVisits, b.When, b.Step, b.Set, b.Loop = s.Parent, s.MaxVisits, s.When, s.Step, s.Set, s.Loop
+	b.Signals, b.AnySignal = s.Signals, s.AnySignal
 }
 
 func dataOf(p *Program) runData {

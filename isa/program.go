@@ -92,8 +92,14 @@ type Block struct {
 	Dispatch uint32 `json:"dispatch"`
 	// Parent is the index+1 of the loop block whose body holds this block
 	// (0 at top level).
-	Parent    uint32     `json:"parent,omitempty"`
-	MaxVisits int        `json:"max_visits,omitempty"`
+	Parent    uint32 `json:"parent,omitempty"`
+	MaxVisits int    `json:"max_visits,omitempty"`
+	// Signals are the reserved signals (SIGNAL:SUCCESS, ...) the block can
+	// produce, as the compiler's checks saw them; AnySignal is set when it
+	// can produce any other signal too (an AI reply's last line). DOT and
+	// other tools read them; the VM does not need them.
+	Signals   []string   `json:"signals,omitempty"`
+	AnySignal bool       `json:"any_signal,omitempty"`
 	When      *Cond      `json:"when,omitempty"`
 	Step      *Step      `json:"step,omitempty"`        // KindCommand, KindProvider, KindInternal
 	Set       []Field    `json:"set_context,omitempty"` // KindSetContext: dotted key -> value
