@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKillAnywhere SIGKILLs smithvm at pseudo-random instants (mid-step,
+// mid-journal append, mid-snapshot, between a step's exit and its journal
+// entry) and resumes until the run completes. Invariants: no resume finds a
+// corrupt state; every step runs; a step runs again only when a kill hit it
+// before its result was durable, so each kill causes at most one extra run
+// (two kills in a row may hit the same step) and the extra runs of all
+// steps together are at most the kills.
+func TestKillAnywhere(t *testing.T) {
+	t.Parallel()
+	const steps, items = 30, 12
+	var b strings.Builder
+	b.WriteString("version: \"1.0\"\nname: chaos\nsteps:\n")
+	for i := 0; i < steps; i++ {
+		next := fmt.Sprintf("S%d", i+1)
+		if i == steps-1 {
+			next = "Loop"
+		}
+		fmt.Fprintf(&b, "  - name: S%d\n    command: [\"HELPER\", \"count:s%d.cnt\", \"sleep:0.01\"]\n    on: {success: {goto: %s}, failure: {error: \"S%d failed\"}}\n", i, i, next, i)
+	}
+	b.WriteString("  - name: Loop\n    for_each:\n      items: [")
+	for i := 0; i < items; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "i%d", i)
+	}
+	b.WriteString("]\n      steps:\n        - name: Body\n          command: [\"HELPER\", \"count:loop-${item}.cnt\", \"sleep:0.01\"]\n")
+	b.WriteString("          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}\n")
+	b.WriteString("    on: {success: {end: true}, failure: {error: \"loop failed\"}}\n")
+
+	p := newProj(t)
+	wf := p.write("chaos.yaml", b.String())
+	const seed = 20261122
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("kill delays from seed %d", seed)
+
+	journal := filepath.Join(p.runRoot("chaos"), "journal.jsonl")
+	kills := 0
+	args := []string{"run", wf, "--run-id", "chaos"}
+	for round := 0; round < 20; round++ {
+		run := p.start(args...)
+		if round == 0 {
+			// The first kill only once the run exists on disk.
+			waitFor(t, 20*time.Second, "the run's journal", func() bool {
+				fi, err := os.Stat(journal)
+				return err == nil && fi.Size() > 0
+			})
+		}
+		time.Sleep(time.Duration(5+rng.IntN(75)) * time.Millisecond)
+		run.cmd.Process.Signal(syscall.SIGKILL)
+		r := run.wait(t)
+		switch r.code {
+		case 0:
+			// It finished before the kill landed.
+		case 128 + int(syscall.SIGKILL):
+			kills++
+		default:
+			t.Fatalf("round %d: smithvm exit %d, want 0 or killed:\n%s", round, r.code, r.stderr)
+		}
+		if r.code == 0 {
+			break
+		}
+		args = []string{"resume", "chaos"}
+	}
+	// Finish without kills; a completed run answers 0 with nothing to do.
+	final := p.vm("resume", "chaos")
+	want(t, final, 0)
+
+	if st := p.state("chaos"); st.Status != "completed" {
+		t.Fatalf("final status %q, want completed", st.Status)
+	}
+	reruns := 0
+	check := func(name string) {
+		n := p.count(name)
+		if n == 0 {
+			t.Errorf("%s: the step never ran", name)
+			return
+		}
+		reruns += n - 1
+	}
+	for i := 0; i < steps; i++ {
+		check(fmt.Sprintf("s%d.cnt", i))
+	}
+	for i := 0; i < items; i++ {
+		check(fmt.Sprintf("loop-i%d.cnt", i))
+	}
+	if reruns > kills {
+		t.Errorf("%d extra runs after %d kills: a step whose result was durable was run again", reruns, kills)
+	}
+	t.Logf("%d kills, %d extra runs", kills, reruns)
+}
