@@ -27,11 +27,17 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		}
 		return ids[max(n, 1)-1]
 	}
+	// Provider steps number their executions. A step found running was cut
+	// off by a crash: repeating it keeps its number, so the mock and --replay
+	// answer it as before and the resumed run matches an uninterrupted one.
 	execs := 0
-	if blk.Step != nil && blk.Step.AI != nil {
+	if blk.Kind == isa.KindProvider {
 		execs = 1
 		if old := m.st.Steps[blk.ID]; old != nil {
 			execs = old.Executions + 1
+			if old.Status == StepRunning && old.Executions > 0 {
+				execs = old.Executions
+			}
 		}
 	}
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs})
@@ -168,6 +174,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req := &workers.Request{
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
+		Execution:       execs,
 		Node:            m.p.Nodes[blk.Node].ID,
 		Kind:            kindOf(blk.Kind),
 		Providers:       s.Providers,

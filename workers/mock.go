@@ -36,7 +36,7 @@ type mockEntry struct {
 // consumed. When no entry is left, or there is no script, the reply is the
 // prompt itself. Tokens are the number of whitespace-separated words of the
 // prompt plus those of the reply.
-func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
+func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply {
 	script := ""
 	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
 		for _, kv := range list {
@@ -62,24 +62,37 @@ func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
 		return reply{exit: exitNotRun, err: stepErr(source.EParse, "mock script '%s': %v", script, err)}
 	}
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.Step
-	cursors := map[string][]int{}
+	cursors := map[string]*mockCursor{}
 	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
 		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
 	}
-	used := cursors[key]
-	pick := -1
-	for i, e := range entries {
-		if !slices.Contains(used, i) && (e.re == nil || e.re.MatchString(prompt)) {
-			pick = i
-			break
+	cur := cursors[key]
+	if cur == nil {
+		cur = &mockCursor{}
+		cursors[key] = cur
+	}
+	pick, seen := cur.Calls[call]
+	if !seen || call == "" {
+		pick = -1
+		for i, e := range entries {
+			if !slices.Contains(cur.Used, i) && (e.re == nil || e.re.MatchString(prompt)) {
+				pick = i
+				break
+			}
 		}
-	}
-	if pick < 0 {
-		return echo
-	}
-	cursors[key] = append(used, pick)
-	if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
-		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+		if pick < 0 {
+			return echo
+		}
+		cur.Used = append(cur.Used, pick)
+		if call != "" {
+			if cur.Calls == nil {
+				cur.Calls = map[string]int{}
+			}
+			cur.Calls[call] = pick
+		}
+		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+		}
 	}
 	e := entries[pick]
 	rep := reply{
@@ -94,6 +107,14 @@ func (r *Registry) runMock(req *Request, pv provider, prompt string) reply {
 		}
 	}
 	return rep
+}
+
+// A mockCursor is what a script has answered one step: the entries used,
+// in order, and for each numbered call (see callID) the entry that answered
+// it, which answers it again when it is repeated after a crash.
+type mockCursor struct {
+	Used  []int          `json:"used"`
+	Calls map[string]int `json:"calls,omitempty"`
 }
 
 // loadCursors reads a cursor file RUN_ROOT/name (mock-cursors.json: for

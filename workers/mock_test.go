@@ -120,7 +120,7 @@ func TestMockCursorSurvivesResume(t *testing.T) {
 		t.Errorf("Run(mock) twice across registries = %q, %q, want \"one\", \"two\"", first.Output, second.Output)
 	}
 	b, _ := os.ReadFile(filepath.Join(f.runRoot, "mock-cursors.json"))
-	if want := "{\n  \"s.yaml#Ask\": [\n    0,\n    1\n  ]\n}\n"; string(b) != want {
+	if want := "{\n  \"s.yaml#Ask\": {\n    \"used\": [\n      0,\n      1\n    ]\n  }\n}\n"; string(b) != want {
 		t.Errorf("mock-cursors.json = %q, want %q", b, want)
 	}
 }
@@ -211,5 +211,24 @@ func TestMockDuration(t *testing.T) {
 	got := mockRun(f, "Ask", "s.yaml", "p", func(r *Request) { r.Attempts, r.Backoff = 2, 5*time.Second })
 	if got.Duration != 5*time.Second || got.Output != "ok" {
 		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
+	}
+}
+
+// TestMockRepeatsACrashedCall: a numbered execution repeated after a crash
+// (same Request.Execution, same try) gets the reply it got before; the next
+// execution gets the next reply. Without this a resumed run would diverge
+// from an uninterrupted one.
+func TestMockRepeatsACrashedCall(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.write("s.yaml", "- reply: one\n- reply: two\n- reply: three\n")
+	exec := func(n int) string {
+		return mockRun(f, "Ask", "s.yaml", "p", func(r *Request) { r.Execution = n }).Output
+	}
+	got := []string{exec(1), exec(2)}
+	f.reg = &Registry{} // smithvm resume, after a crash during execution 2
+	got = append(got, exec(2), exec(3))
+	if want := []string{"one", "two", "two", "three"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("mock replies for executions 1, 2, 2 (repeated), 3 = %v, want %v", got, want)
 	}
 }

@@ -110,14 +110,15 @@ func fileErr(key, rel string, err error) *StepError {
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
 func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool, n int) Result {
+	call := callID(req, pv.name, n)
 	if r.Replay != "" {
-		rep := r.replay(req, prompt)
+		rep := r.replay(req, prompt, call)
 		return finishReply(req, p, rep)
 	}
 	start := r.now()
 	var rep reply
 	if pv.mock {
-		rep = r.runMock(req, pv, prompt)
+		rep = r.runMock(req, pv, prompt, call)
 	} else {
 		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
 	}
@@ -130,6 +131,16 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 		}
 	}
 	return finishReply(req, p, rep)
+}
+
+// callID identifies one provider call of a numbered execution (execution,
+// provider, try), so that a call repeated after a crash can be answered as
+// before; "" for an unnumbered one.
+func callID(req *Request, provider string, try int) string {
+	if req.Execution <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%s/%d", req.Execution, provider, try)
 }
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory

@@ -99,15 +99,23 @@ func lastRecording(dir, step string) (int, error) {
 // replay answers a provider call from the --replay directory: the step's next
 // recording, whose prompt must equal this call's (masked) prompt. A missing
 // recording or a different prompt is E_REPLAY_MISS.
-func (r *Registry) replay(req *Request, prompt string) reply {
+func (r *Registry) replay(req *Request, prompt, call string) reply {
 	miss := func(format string, args ...any) reply {
 		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
 	}
-	cursors := map[string]int{}
+	cursors := map[string]*replayCursor{}
 	if err := loadCursors(req.RunRoot, replayCursors, &cursors); err != nil {
 		return miss("replay: %v", err)
 	}
-	n := cursors[req.Step] + 1
+	cur := cursors[req.Step]
+	if cur == nil {
+		cur = &replayCursor{}
+		cursors[req.Step] = cur
+	}
+	n, seen := cur.Calls[call]
+	if !seen || call == "" {
+		n = cur.Used + 1
+	}
 	path := recordingPath(r.Replay, req.Step, n)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -129,15 +137,30 @@ func (r *Registry) replay(req *Request, prompt string) reply {
 	if masked := req.Mask.String(prompt); recorded != masked {
 		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(recorded, masked))
 	}
-	cursors[req.Step] = n
-	if err := saveCursors(req.RunRoot, replayCursors, cursors); err != nil {
-		return miss("replay: %v", err)
+	if !seen || call == "" {
+		cur.Used = n
+		if call != "" {
+			if cur.Calls == nil {
+				cur.Calls = map[string]int{}
+			}
+			cur.Calls[call] = n
+		}
+		if err := saveCursors(req.RunRoot, replayCursors, cursors); err != nil {
+			return miss("replay: %v", err)
+		}
 	}
 	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
 	if rec.ErrorCode != "" {
 		rep.err = &StepError{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}
 	return rep
+}
+
+// A replayCursor is how far replay has read one step's recordings, and
+// which recording answered each numbered call (see callID).
+type replayCursor struct {
+	Used  int            `json:"used"`
+	Calls map[string]int `json:"calls,omitempty"`
 }
 
 // promptDiff shows the first line where two prompts differ, unified style.

@@ -166,3 +166,32 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 	other.Prompt = "another question\n=== METADATA ===\nrun_id: run-ccc"
 	wantMiss("differs from the recording").check(t, "replay of another prompt", rep2.reg.Run(context.Background(), other))
 }
+
+// TestReplayRepeatsACrashedCall: replay answers a numbered call repeated
+// after a crash with the same recording, and the next call with the next.
+func TestReplayRepeatsACrashedCall(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+	call := func(f *fixture, n int, prompt string) Result {
+		r := f.req(KindProvider, "Ask")
+		r.Providers = []string{"mock"}
+		r.Prompt = prompt
+		r.Execution = n
+		return f.reg.Run(context.Background(), r)
+	}
+	rec := newFixture(t)
+	rec.reg.Record = dir
+	call(rec, 1, "first")
+	call(rec, 2, "second")
+	rep := newFixture(t)
+	rep.reg.Replay = dir
+	if r := call(rep, 1, "first"); r.Err != nil {
+		t.Fatalf("replay call 1: %v", r.Err)
+	}
+	if r := call(rep, 1, "first"); r.Err != nil || r.Output != "first" {
+		t.Errorf("replay of call 1 repeated after a crash = %q, %v; want the first recording again", r.Output, r.Err)
+	}
+	if r := call(rep, 2, "second"); r.Err != nil || r.Output != "second" {
+		t.Errorf("replay call 2 = %q, %v; want the second recording", r.Output, r.Err)
+	}
+}

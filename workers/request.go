@@ -24,8 +24,13 @@ const (
 type Request struct {
 	RunID string
 	Step  string // the step or block id (logs/<Step>-stderr.log, artifacts/<Step>/)
-	Node  string // the node id (manifests)
-	Kind  Kind
+	// Execution numbers the executions of a provider step in its run, from
+	// 1, taken from the run's durable state: an execution repeated after a
+	// crash gets the same number, so the mock and --replay answer it as
+	// before. 0 means unnumbered.
+	Execution int
+	Node      string // the node id (manifests)
+	Kind      Kind
 
 	Argv      []string // KindCommand
 	Providers []string // KindProvider: provider names, tried in order on retryable failure
