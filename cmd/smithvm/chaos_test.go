@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -101,4 +102,124 @@ func TestKillAnywhere(t *testing.T) {
 		t.Errorf("%d extra runs after %d kills: a step whose result was durable was run again", reruns, kills)
 	}
 	t.Logf("%d kills, %d extra runs", kills, reruns)
+}
+
+// chaosManifest has a pure CALL (payload saved and restored), AI blocks on
+// mock scripts and command blocks slow enough to be killed in.
+const chaosManifest = `{
+  "version": "1",
+  "entry": "Main",
+  "workers": {
+    "Command:Work": {"command": ["HELPER", "count:work.cnt", "sleep:0.02"]},
+    "Command:Sub": {"command": ["HELPER", "count:sub.cnt", "sleep:0.02"]},
+    "Worker:Ask": {"provider": "mock", "provider_params": {"script": "ask.yaml"}, "output_type": "ANSWER"},
+    "Worker:Think": {"provider": "mock", "provider_params": {"script": "think.yaml"}, "output_type": "THOUGHT"}
+  },
+  "nodes": {
+    "Main": {
+      "entry_block": "A",
+      "context_inheritance": true,
+      "blocks": {
+        "A": {"worker": "Command:Work", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "B"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
+        "B": {"worker": "Worker:Ask", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:C"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:B failed"}]},
+        "C": {"worker": "Command:Work", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:C failed"}]}
+      }
+    },
+    "Sub": {
+      "entry_block": "S1",
+      "context_inheritance": false,
+      "blocks": {
+        "S1": {"worker": "Command:Sub", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:S2"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]},
+        "S2": {"worker": "Worker:Think", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S2 failed"}]}
+      }
+    }
+  }
+}
+`
+
+// payloadOf is a run's final payload as TYPE:content lines.
+func payloadOf(t *testing.T, p *proj, id string) string {
+	t.Helper()
+	var st struct {
+		Status  string `json:"status"`
+		Payload []struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(p.read(filepath.Join(".orchestrator/runs", id, "state.json"))), &st); err != nil {
+		t.Fatalf("state of %s: %v", id, err)
+	}
+	if st.Status != "completed" {
+		t.Fatalf("run %s: status %q, want completed", id, st.Status)
+	}
+	var b strings.Builder
+	for _, s := range st.Payload {
+		fmt.Fprintf(&b, "%s:%s\n", s.Type, s.Content)
+	}
+	return b.String()
+}
+
+// TestKillAnywhereManifest: a manifest with a pure CALL and AI blocks,
+// SIGKILLed at pseudo-random instants and resumed until done, ends with
+// exactly the payload of an uninterrupted run.
+func TestKillAnywhereManifest(t *testing.T) {
+	t.Parallel()
+	setup := func() (*proj, string) {
+		p := newProj(t)
+		p.write("workspace/ask.yaml", "- reply: the answer\n- reply: a second answer\n")
+		p.write("workspace/think.yaml", "- reply: a thought\n- reply: another thought\n")
+		return p, p.write("chaos.json", chaosManifest)
+	}
+	clean, wf := setup()
+	want(t, clean.vm("run", wf, "--run-id", "clean"), 0)
+	wantPayload := payloadOf(t, clean, "clean")
+	if !strings.Contains(wantPayload, "THOUGHT:a thought") || !strings.Contains(wantPayload, "ANSWER:the answer") {
+		t.Fatalf("uninterrupted payload lacks the replies:\n%s", wantPayload)
+	}
+
+	const seed = 1122
+	rng := rand.New(rand.NewPCG(seed, 2))
+	kills := 0
+	for trial := 0; trial < 4; trial++ {
+		p, wf := setup()
+		journal := filepath.Join(p.runRoot("m"), "journal.jsonl")
+		args := []string{"run", wf, "--run-id", "m"}
+		for round := 0; round < 10; round++ {
+			run := p.start(args...)
+			if round == 0 {
+				waitFor(t, 20*time.Second, "the run's journal", func() bool {
+					fi, err := os.Stat(journal)
+					return err == nil && fi.Size() > 0
+				})
+			}
+			time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
+			run.cmd.Process.Signal(syscall.SIGKILL)
+			if r := run.wait(t); r.code == 0 {
+				break
+			} else if r.code != 128+int(syscall.SIGKILL) {
+				t.Fatalf("trial %d round %d: exit %d:\n%s", trial, round, r.code, r.stderr)
+			}
+			kills++
+			args = []string{"resume", "m"}
+		}
+		want(t, p.vm("resume", "m"), 0)
+		if got := payloadOf(t, p, "m"); got != wantPayload {
+			t.Errorf("trial %d: payload after kills and resumes =\n%s\nwant (uninterrupted)\n%s", trial, got, wantPayload)
+		}
+	}
+	if kills == 0 {
+		t.Fatal("no kill landed before the runs completed: the test tested nothing")
+	}
+	t.Logf("%d kills over 4 trials", kills)
 }

@@ -163,8 +163,11 @@ func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
 			return err
 		}
 	}
-	final := d.Status != "" && d.Status != "running"
-	return s.run.Checkpoint(d, func() any { return st }, final)
+	// The first change of a run and every end of one are snapshotted at
+	// once, so state.json exists from the start and is current at the end;
+	// in between the journal carries each step (flat cost per step).
+	force := d.Start != nil || (d.Status != "" && d.Status != "running")
+	return s.run.Checkpoint(d, func() any { return st }, force)
 }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
@@ -375,6 +378,12 @@ func (e *env) cmdResume(args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return exitStatus(err)
+	}
+	// A crash may have left the latest state only in the journal: bring
+	// state.json up to date before anything else.
+	if err := r.WriteSnapshot(st); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: cannot save state: %v\n", err)
+		return source.ExitExec
 	}
 	if st.Status == "completed" {
 		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)
