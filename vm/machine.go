@@ -2,10 +2,6 @@ package vm
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -134,7 +130,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 		}
 	}
 	m.mask = workers.NewMasker(secrets)
-	m.hash = programHash(p)
+	m.hash = p.Hash()
 	m.index()
 	return m, nil
 }
@@ -158,22 +154,6 @@ func (m *Machine) index() {
 			m.bodyAll[par-1] = append(m.bodyAll[par-1], b.ID)
 		}
 	}
-}
-
-// programHash is the sha256 of the program's pools and code.
-func programHash(p *isa.Program) string {
-	h := sha256.New()
-	if b, err := json.Marshal(p); err == nil {
-		h.Write(b)
-	}
-	var buf [9]byte
-	for _, in := range p.Code {
-		buf[0] = byte(in.Op)
-		binary.LittleEndian.PutUint32(buf[1:], in.A)
-		binary.LittleEndian.PutUint32(buf[5:], in.B)
-		h.Write(buf[:])
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // env looks name up in the parent environment.
