@@ -42,6 +42,13 @@ type Request struct {
 	CommandOverride []string   // replaces the provider template entirely
 	Transport       *Transport // prompt_transport override
 	ProviderDefs    []ProviderDef
+	// Model is the model to ask for (step, agent or defaults model:, or
+	// provider_params.model); "" = the CLI's default. Presets pass it with
+	// the CLI's own model flag.
+	Model string
+	// Permissions is what an agent may do in its cwd: "read", "edit" or
+	// "full" ("" = edit). Presets map it to the CLI's approval/sandbox flags.
+	Permissions string
 
 	InputFile       string // piped to stdin (relative to WORKSPACE); "" = /dev/null
 	OutputFile      string // relative to WORKSPACE/artifacts/<Step>/
@@ -76,6 +83,9 @@ type Request struct {
 	OnRetry func(attempt, exitCode int, wait time.Duration)
 	// AttemptID returns a fresh attempt id for each try (events.jsonl).
 	AttemptID func(attempt int) string
+	// OnFallback is called when provider from failed retryably (after its
+	// own retries) and the next one, to, is tried, so the caller can log it.
+	OnFallback func(from, to, reason string)
 }
 
 // A Param is one provider template key and its value.
@@ -93,6 +103,10 @@ type ProviderDef struct {
 	Command   []string
 	Defaults  []Param
 	Transport *Transport
+	// Env and Secrets reach only this provider's processes, on top of the
+	// step's environment (CONTRACT 5): Env substituted, Secrets with values.
+	Env     []EnvVar
+	Secrets []EnvVar
 }
 
 // A WaitFor blocks until MinCount files match Glob (relative to WORKSPACE).
