@@ -81,6 +81,7 @@ func programHeader(p *ir.Program) (*isa.Program, error) {
 			out.Context = d.Context
 			out.Secrets = d.Secrets
 			out.EnvAllow = d.EnvAllow
+			out.Env = d.Env
 			out.Providers = d.Providers
 			out.Agents = d.Agents
 			out.Schemas = d.Schemas

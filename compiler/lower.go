@@ -33,6 +33,8 @@ type lowerer struct {
 	contextKeys []string
 	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
 	envAllowed []string
+	// secrets are the document's secrets.
+	secrets []string
 	// providers are the document's providers, in document order.
 	providers []*manifest.Provider
 	// schemas are the keys of the document's schemas, in document order.
@@ -254,6 +256,7 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 	var out []isa.ProviderDef
 	for _, p := range l.providers {
 		def := isa.ProviderDef{Name: p.Key, Command: rawStrings(p.Command), Defaults: l.fields(p.Defaults.V, &scope{})}
+		l.providerRun(p, &def)
 		known := append(append(templateKeys[:len(templateKeys):len(templateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
 		for _, s := range p.Command.V {
 			l.checkTemplateKeys(p.Key, s, known)

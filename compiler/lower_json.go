@@ -35,6 +35,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	l.providers = sortedProviders(mf.Providers)
 	l.contextKeys = nil
 	data := &isa.Program{Name: fileStem(mf.File), Format: ir.Manifest.String(), Source: mf.File}
+	l.runWide(data, mf.Secrets, mf.EnvAllow, mf.Env)
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
 		data.Config = isa.Config{
@@ -243,14 +244,16 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	st := &isa.Step{Worker: blk.Worker.V, Validation: m.checkSchema(blk.ValidationSchema)}
 	spec.Step = st
 	merge := m.payloadMerge(blk.PayloadMergeStrategy)
-	var timeout manifest.Number
+	// How the worker runs: the block's timeout, then the worker's, then the
+	// defaults; model and permissions from the worker, then the defaults.
+	layers := []execLayer{{timeout: blk.Timeout}}
 	name := blk.Worker.V
 	if iw := lookupInternal(name); iw != nil {
 		spec.Kind = isa.KindInternal
 		b.Signals = append([]string(nil), iw.Signals...)
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
-		timeout = w.Timeout
+		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout})
 		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
 		if w.Provider.Set {
 			spec.Kind, b.AI = isa.KindProvider, true
@@ -275,12 +278,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 				name, source.DidYouMean(name, known))
 		}
 	}
-	if blk.Timeout.Set {
-		timeout = blk.Timeout
-	}
-	if timeout.Set {
-		st.Timeout = m.positive(timeout, "timeout")
-	}
+	m.applyLayers(st, &scope{}, append(layers, defaultsLayer(m.mf.Defaults))...)
 	if st.Validation != "" && !contains(b.Signals, ir.SigValidationFail) {
 		b.Signals = append(b.Signals, ir.SigValidationFail)
 	}

@@ -31,10 +31,8 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		Format:     ir.YAML.String(),
 		Source:     wf.File,
 		StrictFlow: y.strict,
-		Secrets:    rawStrings(wf.Secrets),
-		EnvAllow:   rawStrings(wf.EnvAllow),
 	}
-	l.envAllowed = append(append([]string(nil), data.EnvAllow...), data.Secrets...)
+	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)
 	y.collect(wf.Steps)
@@ -306,33 +304,15 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest
 	st.OutputCapture = s.OutputCapture.V
 	st.AllowParseError = s.AllowParseError.V
 	st.Validation = y.checkSchema(s.ValidationSchema)
-	if s.Timeout.Set {
-		st.Timeout = y.positive(s.Timeout, "timeout")
+	layers := []execLayer{{model: modelOf(s.Model, s.ProviderParams), permissions: s.Permissions, timeout: s.Timeout, retry: s.Retry}}
+	if agent != nil {
+		layers = append(layers, execLayer{model: agent.Model, permissions: agent.Permissions})
 	}
-	if r := s.Retry; r != nil {
-		if r.Attempts.Set {
-			st.Attempts = y.intAtLeast(r.Attempts, "retry.attempts", 1)
-		}
-		if r.BackoffSec.Set {
-			st.BackoffSec, st.HasBackoff = r.BackoffSec.V, true
-			if r.BackoffSec.V < 0 {
-				y.errorf(r.BackoffSec.Pos, source.ESchema, "retry.backoff_sec must be at least 0, got %s", num(r.BackoffSec.V))
-			}
-		}
-	}
-	for _, kv := range s.Env.V {
-		st.Env = append(st.Env, isa.EnvVar{Name: kv.Key, Val: y.template(kv.Val, sc)})
-	}
+	y.applyLayers(st, sc, append(layers, defaultsLayer(y.wf.Defaults))...)
+	st.Env = y.env(s.Env, sc)
 	if s.Secrets.Set {
 		st.HasSecrets = true
-		declared := rawStrings(y.wf.Secrets)
-		for _, sec := range s.Secrets.V {
-			st.Secrets = append(st.Secrets, sec.V)
-			if !contains(declared, sec.V) {
-				y.errorf(sec.Pos, source.EEnvNotAllowed, "step secret '%s' is not declared in the workflow's secrets%s",
-					sec.V, source.DidYouMean(sec.V, declared))
-			}
-		}
+		st.Secrets = y.declaredSecrets(s.Secrets, "step")
 	}
 	st.WaitFor = y.waitFor(s.WaitFor, sc)
 	st.DependsOn = y.dependsOn(s.DependsOn, sc)

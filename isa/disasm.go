@@ -37,6 +37,7 @@ type runData struct {
 	Context    *TValue       `json:"context,omitempty"`
 	Secrets    []string      `json:"secrets,omitempty"`
 	EnvAllow   []string      `json:"env_allow,omitempty"`
+	Env        []EnvVar      `json:"env,omitempty"`
 	Providers  []ProviderDef `json:"providers,omitempty"`
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
@@ -54,11 +55,11 @@ func (s blockSpec) apply(b *Block) {
 }
 
 func dataOf(p *Program) runData {
-	return runData{p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Providers, p.Agents, p.Schemas, p.Config}
+	return runData{p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Env, p.Providers, p.Agents, p.Schemas, p.Config}
 }
 
 func (d runData) apply(p *Program) {
-	p.StrictFlow, p.Context, p.Secrets, p.EnvAllow = d.StrictFlow, d.Context, d.Secrets, d.EnvAllow
+	p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Env = d.StrictFlow, d.Context, d.Secrets, d.EnvAllow, d.Env
 	p.Providers, p.Agents, p.Schemas, p.Config = d.Providers, d.Agents, d.Schemas, d.Config
 }
 

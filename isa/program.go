@@ -34,6 +34,7 @@ type Program struct {
 	Context    *TValue       `json:"context,omitempty"` // initial context (a map), strings substituted at run start
 	Secrets    []string      `json:"secrets,omitempty"`
 	EnvAllow   []string      `json:"env_allow,omitempty"`
+	Env        []EnvVar      `json:"env,omitempty"`       // the document's env: for every child, under the step's own
 	Providers  []ProviderDef `json:"providers,omitempty"` // the document's providers, in document order
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
@@ -140,6 +141,8 @@ type Step struct {
 	Worker          string     `json:"worker,omitempty"` // Internal:NAME, or the workers key of a manifest block
 	AI              *AIWorker  `json:"ai,omitempty"`
 	Agent           string     `json:"agent,omitempty"`
+	Model           *Template  `json:"model,omitempty"`       // step over agent over defaults; nil = the CLI's default
+	Permissions     string     `json:"permissions,omitempty"` // read|edit|full; "" = edit
 	Prompt          *Template  `json:"prompt,omitempty"`
 	PromptFile      *Template  `json:"prompt_file,omitempty"`
 	ProviderParams  []Field    `json:"provider_params,omitempty"`
@@ -207,6 +210,8 @@ type ProviderDef struct {
 	Command   []string   `json:"command"` // raw: ${PROMPT}, ${model}, ... are provider template keys
 	Defaults  []Field    `json:"defaults,omitempty"`
 	Transport *Transport `json:"prompt_transport,omitempty"`
+	Env       []EnvVar   `json:"env,omitempty"`     // only for this provider's processes
+	Secrets   []string   `json:"secrets,omitempty"` // names from the program's Secrets
 }
 
 // An AgentDef is a named agent.

@@ -30,6 +30,10 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 			wf.Secrets = decStringList(e.Val)
 		case "env_allow":
 			wf.EnvAllow = decStringList(e.Val)
+		case "env":
+			wf.Env = decStringMap(e.Val)
+		case "defaults":
+			wf.Defaults = decDefaults(e.Val)
 		case "providers":
 			wf.Providers = decProviders(e.Val)
 		case "agents":
@@ -59,6 +63,14 @@ func DecodeManifest(name string, v *Value) *Manifest {
 			mf.Entry = decString(e.Val)
 		case "config":
 			mf.Config = decConfig(e.Val)
+		case "secrets":
+			mf.Secrets = decStringList(e.Val)
+		case "env_allow":
+			mf.EnvAllow = decStringList(e.Val)
+		case "env":
+			mf.Env = decStringMap(e.Val)
+		case "defaults":
+			mf.Defaults = decDefaults(e.Val)
 		case "providers":
 			mf.Providers = decProviders(e.Val)
 		case "workers":
@@ -176,6 +188,10 @@ func decProviders(v *Value) map[string]*Provider {
 				p.Defaults = Free{V: f.Val}
 			case "prompt_transport":
 				p.PromptTransport = decPromptTransport(f.Val)
+			case "env":
+				p.Env = decStringMap(f.Val)
+			case "secrets":
+				p.Secrets = decStringList(f.Val)
 			}
 		}
 		out[e.Key] = p
@@ -197,6 +213,10 @@ func decAgents(v *Value) map[string]*Agent {
 			switch f.Key {
 			case "provider":
 				a.Provider = decStringOrList(f.Val)
+			case "model":
+				a.Model = decString(f.Val)
+			case "permissions":
+				a.Permissions = decString(f.Val)
 			case "inbox":
 				a.Inbox = decString(f.Val)
 			}
@@ -270,6 +290,10 @@ func decStep(v *Value) *Step {
 			s.SetContext = Free{V: e.Val}
 		case "agent":
 			s.Agent = decString(e.Val)
+		case "model":
+			s.Model = decString(e.Val)
+		case "permissions":
+			s.Permissions = decString(e.Val)
 		case "prompt":
 			s.Prompt = decString(e.Val)
 		case "prompt_file":
@@ -541,6 +565,20 @@ func decConfig(v *Value) *Config {
 	}
 }
 
+// decDefaults decodes a top-level defaults: object.
+func decDefaults(v *Value) *Defaults {
+	if !isMap(v) {
+		return nil
+	}
+	return &Defaults{
+		Pos:         v.Pos,
+		Model:       decString(v.Get("model")),
+		Permissions: decString(v.Get("permissions")),
+		Timeout:     decNumber(v.Get("timeout")),
+		Retry:       decRetry(v.Get("retry")),
+	}
+}
+
 func decWorkers(v *Value) map[string]*WorkerDef {
 	if !isMap(v) {
 		return nil
@@ -557,6 +595,10 @@ func decWorkers(v *Value) map[string]*WorkerDef {
 				w.Provider = decStringOrList(f.Val)
 			case "provider_params":
 				w.ProviderParams = Free{V: f.Val}
+			case "model":
+				w.Model = decString(f.Val)
+			case "permissions":
+				w.Permissions = decString(f.Val)
 			case "instructions":
 				w.Instructions = decString(f.Val)
 			case "output_type":

@@ -29,6 +29,9 @@ var stepKinds = []string{"command", "provider", "worker", "for_each", "set_conte
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error"}
 
+// Permissions are the values of permissions: (CONTRACT 5), least first.
+var Permissions = []string{"read", "edit", "full"}
+
 // stepNamePattern is what a step name must match.
 const stepNamePattern = `^[A-Za-z_][A-Za-z0-9_-]*$`
 
@@ -73,6 +76,11 @@ func refine(defs jsonschema.Definitions) {
 			Required: []string{"agent"},
 			Not:      &jsonschema.Schema{AnyOf: exactlyOne(stepKinds)},
 		})
+	}
+	for _, name := range []string{"Step", "Agent", "Defaults", "WorkerDef"} {
+		if s := defs[name]; s != nil {
+			s.Properties.Set("permissions", enumSchema(Permissions...))
+		}
 	}
 	if s := defs["PromptTransport"]; s != nil {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))

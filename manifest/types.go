@@ -87,6 +87,8 @@ type Workflow struct {
 	Context    Free                  `json:"context,omitempty"`
 	Secrets    StringList            `json:"secrets,omitempty"`
 	EnvAllow   StringList            `json:"env_allow,omitempty"`
+	Env        StringMap             `json:"env,omitempty"`
+	Defaults   *Defaults             `json:"defaults,omitempty"`
 	Providers  map[string]*Provider  `json:"providers,omitempty"`
 	Agents     map[string]*Agent     `json:"agents,omitempty"`
 	Schemas    map[string]*SchemaDef `json:"schemas,omitempty"`
@@ -99,9 +101,22 @@ type Provider struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	Command         StringList       `json:"command"`
+	Command         StringList       `json:"command,omitempty"`
 	Defaults        Free             `json:"defaults,omitempty"`
 	PromptTransport *PromptTransport `json:"prompt_transport,omitempty"`
+	// Env and Secrets reach only this provider's processes (CONTRACT 5).
+	Env     StringMap  `json:"env,omitempty"`
+	Secrets StringList `json:"secrets,omitempty"`
+}
+
+// Defaults apply to every step or block that does not set its own
+// (CONTRACT 5): model, permissions, timeout and retry.
+type Defaults struct {
+	Pos         source.Pos `json:"-"`
+	Model       String     `json:"model,omitempty"`
+	Permissions String     `json:"permissions,omitempty"` // read|edit|full
+	Timeout     Number     `json:"timeout,omitempty"`
+	Retry       *Retry     `json:"retry,omitempty"`
 }
 
 // An Agent is a named agent with an inbox (the multi-agent pattern).
@@ -110,8 +125,10 @@ type Agent struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	Provider StringOrList `json:"provider,omitempty"`
-	Inbox    String       `json:"inbox,omitempty"`
+	Provider    StringOrList `json:"provider,omitempty"`
+	Model       String       `json:"model,omitempty"`
+	Permissions String       `json:"permissions,omitempty"` // read|edit|full
+	Inbox       String       `json:"inbox,omitempty"`
 }
 
 // A SchemaDef is a JSON Schema (2020-12) document given by name.
@@ -136,6 +153,8 @@ type Step struct {
 	SetContext Free         `json:"set_context,omitempty"`
 
 	Agent            String           `json:"agent,omitempty"`
+	Model            String           `json:"model,omitempty"`
+	Permissions      String           `json:"permissions,omitempty"` // read|edit|full
 	Prompt           String           `json:"prompt,omitempty"`
 	PromptFile       String           `json:"prompt_file,omitempty"`
 	ProviderParams   Free             `json:"provider_params,omitempty"`
@@ -290,6 +309,10 @@ type Manifest struct {
 	Version   String                `json:"version"`
 	Entry     String                `json:"entry"`
 	Config    *Config               `json:"config,omitempty"`
+	Secrets   StringList            `json:"secrets,omitempty"`
+	EnvAllow  StringList            `json:"env_allow,omitempty"`
+	Env       StringMap             `json:"env,omitempty"`
+	Defaults  *Defaults             `json:"defaults,omitempty"`
 	Providers map[string]*Provider  `json:"providers,omitempty"`
 	Workers   map[string]*WorkerDef `json:"workers,omitempty"`
 	Schemas   map[string]*SchemaDef `json:"schemas,omitempty"`
@@ -313,6 +336,8 @@ type WorkerDef struct {
 
 	Provider       StringOrList `json:"provider,omitempty"`
 	ProviderParams Free         `json:"provider_params,omitempty"`
+	Model          String       `json:"model,omitempty"`
+	Permissions    String       `json:"permissions,omitempty"` // read|edit|full
 	Instructions   String       `json:"instructions,omitempty"`
 	OutputType     String       `json:"output_type,omitempty"`
 	Command        StringList   `json:"command,omitempty"`

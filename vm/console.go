@@ -42,6 +42,8 @@ func (e Event) Console() string {
 		}
 		return fmt.Sprintf("WARNING: Step '%s' attempt %d failed with exit code %d; retrying in %ss.",
 			e.Step, e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
+	case EvProviderFallback:
+		return fmt.Sprintf("WARNING: Step '%s': provider '%s' failed (%s); trying '%s'.", e.Step, e.Provider, e.Msg, e.Next)
 	case EvStepSkipped:
 		return fmt.Sprintf("INFO: Step '%s' skipped (condition false).", e.Step)
 	case EvStepMaxVisits:

@@ -20,6 +20,9 @@ const (
 	EvStepRetry      = "step_retry"
 	EvStepSkipped    = "step_skipped"
 	EvStepMaxVisits  = "step_max_visits"
+	// EvProviderFallback: a provider failed retryably after its own
+	// retries and the next one of the step's list is tried (CONTRACT 5).
+	EvProviderFallback = "provider_fallback"
 	// EvFailAction is an error:/FAIL: action ending the run: its console
 	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
 	EvFailAction = "fail_action"
@@ -59,8 +62,10 @@ type Event struct {
 	Wait     float64 `json:"wait,omitempty"`     // step_retry: seconds until the next try
 	Visits   int     `json:"max_visits,omitempty"`
 	// Provider is the provider that answered a provider step (CONTRACT 5:
-	// with provider: [a, b], the log names it).
+	// with provider: [a, b], the log names it); for provider_fallback, the
+	// one that failed, and Next the one tried next.
 	Provider string `json:"provider,omitempty"`
+	Next     string `json:"next_provider,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies.
@@ -130,6 +135,10 @@ func evStepSignal(step, attemptID, signal string, exitCode int, dur float64) Eve
 func evStepRetry(step, attemptID string, attempt, exitCode int, wait time.Duration) Event {
 	return Event{Kind: EvStepRetry, Level: LevelWarning, Step: step, AttemptID: attemptID, Attempt: attempt,
 		ExitCode: &exitCode, Wait: wait.Seconds()}
+}
+
+func evProviderFallback(step, from, to, reason string) Event {
+	return Event{Kind: EvProviderFallback, Level: LevelWarning, Step: step, Provider: from, Next: to, Msg: reason}
 }
 
 func evStepSkipped(step string) Event {

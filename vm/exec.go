@@ -61,6 +61,12 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 				m.lateErr = err
 			}
 		}
+		req.OnFallback = func(from, to, reason string) {
+			m.emit(evProviderFallback(blk.ID, from, to, reason))
+			if err := m.commit(); err != nil && m.lateErr == nil {
+				m.lateErr = err
+			}
+		}
 		var live interface{ Close() error }
 		if m.cfg.Verbose != nil {
 			w := m.mask.Writer(m.cfg.Verbose)
@@ -244,17 +250,28 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		}
 	}
 	req.ProviderParams = append(req.ProviderParams, m.params(prov, s.ProviderParams, &err)...)
-	for _, e := range s.Env {
-		v := sub(&e.Val)
-		req.Env = append(req.Env, workers.EnvVar{Name: e.Name, Value: v})
+	// The compiler resolved model: (or provider_params.model) over the
+	// agent's and the defaults', and permissions likewise.
+	req.Model, req.Permissions = sub(s.Model), s.Permissions
+	// The document's env for every child, then the step's own over it.
+	for _, list := range [][]isa.EnvVar{m.p.Env, s.Env} {
+		for _, e := range list {
+			v := sub(&e.Val)
+			req.Env = append(req.Env, workers.EnvVar{Name: e.Name, Value: v})
+		}
 	}
 	names := m.p.Secrets
 	if s.HasSecrets {
 		names = s.Secrets
 	}
 	for _, n := range names {
-		if v, ok := m.env(n); ok {
+		v, ok := m.env(n)
+		switch {
+		case ok:
 			req.Secrets = append(req.Secrets, workers.EnvVar{Name: n, Value: v})
+		case s.HasSecrets && err == nil:
+			// Only possible with --replay, which checks no secret up front.
+			err = errSecretMissing(n)
 		}
 	}
 	if w := s.WaitFor; w != nil {
@@ -295,6 +312,18 @@ func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
 	var out []workers.ProviderDef
 	for _, d := range m.p.Providers {
 		pd := workers.ProviderDef{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
+		for _, e := range d.Env {
+			v, err := m.subst(scope{}, e.Val)
+			if err != nil && *errp == nil {
+				*errp = err
+			}
+			pd.Env = append(pd.Env, workers.EnvVar{Name: e.Name, Value: v})
+		}
+		for _, n := range d.Secrets {
+			if v, ok := m.env(n); ok {
+				pd.Secrets = append(pd.Secrets, workers.EnvVar{Name: n, Value: v})
+			}
+		}
 		if d.Transport != nil {
 			argv, err := m.substAll(sc, d.Transport.ArgvTemplate)
 			if err != nil && *errp == nil {

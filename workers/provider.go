@@ -60,22 +60,40 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 		return failed(exitNotRun, serr)
 	}
 	tries := 0
-	for _, pv := range provs {
+	for i, pv := range provs {
 		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) Result {
 			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
 		})
 		tries = res.Attempts
 		res.Provider = pv.name
-		if !retryable(res.ExitCode) || ctx.Err() != nil {
+		if !retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
 			break
+		}
+		if req.OnFallback != nil {
+			req.OnFallback(pv.name, provs[i+1].name, failureReason(res))
 		}
 	}
 	return res
 }
 
+// failureReason is the one-line reason of a failed result for the console:
+// its error's message, else its exit code.
+func failureReason(res Result) string {
+	if res.Err != nil {
+		return firstLine(res.Err.Error())
+	}
+	if res.ExitCode == exitTimeout {
+		return "timed out"
+	}
+	return fmt.Sprintf("exit code %d", res.ExitCode)
+}
+
 // assemblePrompt returns the prompt: Prompt, else the VM's assembled prompt
-// (Prompted), else the prompt_file's content, else the input_file's content
-// (fromInput), plus the depends_on injection.
+// (Prompted), else the prompt_file's content; then, when the step has an
+// input_file, an empty line and the file's content (the whole prompt when
+// there is nothing before it), so both reach the model (CONTRACT 5;
+// fromInput: the file is in the prompt, not on stdin); then the depends_on
+// injection.
 func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *StepError) {
 	switch {
 	case req.Prompt != "":
@@ -88,10 +106,14 @@ func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromI
 			return "", false, fileErr("prompt_file", req.PromptFile, err)
 		}
 		prompt = s
-	case p.input != "":
+	}
+	if p.input != "" {
 		s, err := readConfined(req, p.input)
 		if err != nil {
 			return "", false, fileErr("input_file", req.InputFile, err)
+		}
+		if prompt != "" {
+			s = strings.TrimRight(prompt, "\n") + "\n\n" + s
 		}
 		prompt, fromInput = s, true
 	}
@@ -375,6 +397,9 @@ func providerVars(req *Request, pv provider, p paths, prompt, promptFile string)
 		for _, kv := range list {
 			vars = vars.set(kv.Key, kv.Value)
 		}
+	}
+	if req.Model != "" {
+		vars = vars.set("model", req.Model) // model: wins over provider_params and defaults
 	}
 	return vars
 }

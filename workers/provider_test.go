@@ -102,12 +102,24 @@ func TestProviderTransport(t *testing.T) {
 			r.Prompt, r.InputFile = "", "in.txt"
 			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
 		}, "from file", false},
-		{"input_file on stdin beside an argv prompt", func(f *fixture, r *Request) {
+		{"prompt and input_file both reach the model", func(f *fixture, r *Request) {
+			f.write("in.txt", "file data")
+			r.InputFile = "in.txt"
+			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+		}, "Say hi\n\nfile data", false},
+		{"input_file is not on stdin beside an argv prompt", func(f *fixture, r *Request) {
 			f.write("in.txt", "file data")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "stdin")}
 			r.Transport = &Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
-		}, "other\n9", false},
+		}, "devnull\n0", false},
+		{"model: over provider_params and defaults", func(f *fixture, r *Request) {
+			d := fake(f.t, "echo", "print", "${model}")
+			d.Defaults = []Param{{"model", "small"}}
+			r.ProviderDefs = []ProviderDef{d}
+			r.ProviderParams = []Param{{"model", "big"}}
+			r.Model = "opus"
+		}, "opus", false},
 		{"prompt_file", func(f *fixture, r *Request) {
 			f.write("prompts/p.md", "from prompt file")
 			r.Prompt, r.PromptFile = "", "prompts/p.md"

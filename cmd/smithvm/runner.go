@@ -143,6 +143,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 		Context:      ctx,
 		Events:       s.event,
 		Checkpoint:   s.checkpoint,
+		Replaying:    s.opts.replay != "",
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()
