@@ -69,7 +69,7 @@ var stepFields = [...]string{"exit_code", "output", "lines", "json", "duration",
 var runFields = [...]string{"id", "timestamp_utc"}
 
 // agentFields are the fields of ${agent.FIELD}.
-var agentFields = [...]string{"name", "inbox"}
+var agentFields = [...]string{"name", "inbox", "processed"}
 
 // loopFields are the fields of ${loop.FIELD}.
 var loopFields = [...]string{"index", "total"}

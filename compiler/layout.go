@@ -341,7 +341,7 @@ func blockSpec(fb flatBlock) (isa.Block, error) {
 		spec.Loop = &lp
 	case ir.Exec:
 		switch spec.Kind {
-		case isa.KindCommand, isa.KindProvider, isa.KindInternal:
+		case isa.KindCommand, isa.KindProvider, isa.KindInternal, isa.KindSend:
 		default:
 			spec.Kind = execKind(b)
 		}

@@ -35,6 +35,8 @@ type lowerer struct {
 	envAllowed []string
 	// secrets are the document's secrets.
 	secrets []string
+	// agents are the document's agents, in document order.
+	agents []*manifest.Agent
 	// providers are the document's providers, in document order.
 	providers []*manifest.Provider
 	// schemas are the keys of the document's schemas, in document order.

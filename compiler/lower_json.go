@@ -45,6 +45,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 			Isolation:    c.Isolation.V,
 		}
 	}
+	data.Agents = m.lowerAgents(mf.Agents)
 	m.index()
 	m.lowerWorkers()
 
@@ -84,6 +85,7 @@ type blockRef struct {
 // A workerSpec is a lowered workers entry, shared by the blocks that use it.
 type workerSpec struct {
 	def       *manifest.WorkerDef
+	agent     *manifest.Agent
 	providers []string
 	params    []isa.Field
 	command   []isa.Template
@@ -153,10 +155,13 @@ func (m *jsonLowerer) nodeHint(ref string) string {
 func (m *jsonLowerer) lowerWorkers() {
 	m.workers = map[string]*workerSpec{}
 	for _, w := range dropNil(byOrder(m.mf.Workers, func(w *manifest.WorkerDef) int { return w.Order })) {
-		ws := &workerSpec{def: w}
+		ws := &workerSpec{def: w, agent: m.agentRef(w.Agent)}
 		sc := &scope{}
-		if w.Provider.Set {
+		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
 			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
+			if !w.Provider.Set {
+				ws.providers = rawStrings(manifest.StringList(ws.agent.Provider))
+			}
 			ws.params = m.fields(w.ProviderParams.V, sc)
 			if script := w.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(ws.providers, "mock") {
 				t := m.templateAt(script.Str, script.Pos, nil)
@@ -254,8 +259,12 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
 		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout})
+		if a := ws.agent; a != nil {
+			spec.Agent = a.Key
+			layers = append(layers, execLayer{model: a.Model, permissions: a.Permissions})
+		}
 		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
-		if w.Provider.Set {
+		if ws.providers != nil {
 			spec.Kind, b.AI = isa.KindProvider, true
 			st.Providers = ws.providers
 			st.AI = &isa.AIWorker{Key: w.Key, Instructions: w.Instructions.V, OutputType: w.OutputType.V, ProviderParams: ws.params}

@@ -40,7 +40,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		ctx := l.tvalue(wf.Context.V, &scope{})
 		data.Context = &ctx
 	}
-	data.Agents = y.lowerAgents()
+	data.Agents = y.lowerAgents(y.wf.Agents)
 
 	top := y.lowerList(wf.Steps, &scope{})
 	data.Providers = l.lowerProviders()
@@ -62,8 +62,6 @@ type yamlLowerer struct {
 	strict bool
 	// top are the names of the top-level steps, in order.
 	top []string
-	// agents are the workflow's agents, in document order.
-	agents []*manifest.Agent
 }
 
 // collect walks every step (loop bodies included) once before lowering:
@@ -104,32 +102,6 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 	}
 }
 
-// lowerAgents checks and converts the workflow's agents.
-func (y *yamlLowerer) lowerAgents() []isa.AgentDef {
-	y.agents = dropNil(byOrder(y.wf.Agents, func(a *manifest.Agent) int { return a.Order }))
-	var out []isa.AgentDef
-	for _, a := range y.agents {
-		def := isa.AgentDef{Name: a.Key, Providers: y.checkProviders(a.Provider, nil), Inbox: "agents/" + a.Key + "/inbox"}
-		if a.Inbox.Set {
-			def.Inbox = a.Inbox.V
-			t := y.template(a.Inbox, &scope{agent: true})
-			y.checkPath(&t, a.Inbox.Pos)
-		}
-		out = append(out, def)
-	}
-	return out
-}
-
-// agent returns the agent named name, or nil.
-func (y *yamlLowerer) agent(name string) *manifest.Agent {
-	for _, a := range y.agents {
-		if a.Key == name {
-			return a
-		}
-	}
-	return nil
-}
-
 // A stepKind is what a step runs.
 type stepKind uint8
 
@@ -140,6 +112,7 @@ const (
 	skWorker
 	skLoop
 	skSet
+	skSend
 )
 
 // kindOf returns what s runs. A step with an agent and no kind of its own is
@@ -155,6 +128,7 @@ func kindOf(s *manifest.Step) stepKind {
 		{s.Worker.Set, skWorker},
 		{s.ForEach != nil, skLoop},
 		{s.SetContext.V != nil, skSet},
+		{s.Send != nil, skSend},
 	} {
 		if c.set {
 			k, n = c.kind, n+1
@@ -214,15 +188,9 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 	spec := &isa.Block{ID: name, Pos: pos}
 	b.Spec = spec
 	ssc := &scope{loops: sc.loops, agent: s.Agent.Set, allow: y.allowList(s.AllowMissingVars)}
-	var agent *manifest.Agent
-	if s.Agent.Set {
-		if agent = y.agent(s.Agent.V); agent == nil {
-			names := make([]string, len(y.agents))
-			for i, a := range y.agents {
-				names[i] = a.Key
-			}
-			y.errorf(s.Agent.Pos, source.EUnknownTarget, "agent '%s' is not defined%s", s.Agent.V, source.DidYouMean(s.Agent.V, names))
-		}
+	agent := y.agentRef(s.Agent)
+	if agent != nil {
+		spec.Agent = agent.Key
 	}
 	if s.MaxVisits.Set {
 		b.MaxVisits = y.intAtLeast(s.MaxVisits, "max_visits", 1)
@@ -248,6 +216,10 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		}
 		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
 		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as))
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+	case skSend:
+		b.Kind, spec.Kind, b.Worker = ir.Exec, isa.KindSend, "send"
+		spec.Step = &isa.Step{AllowMissing: ssc.allow, Send: y.send(s.Send, ssc)}
 		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
 	case skInvalid:
 		// The schema reports the step's shape; a no-op keeps the program whole.
@@ -315,6 +287,7 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest
 		st.Secrets = y.declaredSecrets(s.Secrets, "step")
 	}
 	st.WaitFor = y.waitFor(s.WaitFor, sc)
+	y.checkConsume(s.WaitFor, agent)
 	st.DependsOn = y.dependsOn(s.DependsOn, sc)
 	return st
 }
@@ -322,7 +295,6 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest
 // lowerProvider fills the provider fields of a provider step.
 func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st *isa.Step, sc *scope) {
 	params := mapKeys(s.ProviderParams.V)
-	st.Agent = s.Agent.V
 	if s.Provider.Set {
 		st.Providers = y.checkProviders(s.Provider, params)
 	} else if agent != nil {
@@ -362,7 +334,7 @@ func (y *yamlLowerer) waitFor(w *manifest.WaitFor, sc *scope) *isa.WaitFor {
 	if w == nil {
 		return nil
 	}
-	out := &isa.WaitFor{Glob: y.template(w.Glob, sc), TimeoutSec: 300, PollMs: 500, MinCount: 1}
+	out := &isa.WaitFor{Glob: y.template(w.Glob, sc), TimeoutSec: 300, PollMs: 500, MinCount: 1, Consume: w.Consume.V}
 	y.checkPath(&out.Glob, w.Glob.Pos)
 	if w.TimeoutSec.Set {
 		out.TimeoutSec = y.positive(w.TimeoutSec, "wait_for.timeout_sec")

@@ -25,6 +25,7 @@ type blockSpec struct {
 	Signals   []string `json:"signals,omitempty"`
 	AnySignal bool     `json:"any_signal,omitempty"`
 	When      *Cond    `json:"when,omitempty"`
+	Agent     string   `json:"agent,omitempty"`
 	Step      *Step    `json:"step,omitempty"`
 	Set       []Field  `json:"set_context,omitempty"`
 	Loop      *Loop    `json:"loop,omitempty"`
@@ -46,11 +47,12 @@ type runData struct {
 
 func specOf(b *Block) blockSpec {
 	return blockSpec{Parent: b.Parent, MaxVisits: b.MaxVisits, Signals: b.Signals, AnySignal: b.AnySignal,
-		When: b.When, Step: b.Step, Set: b.Set, Loop: b.Loop}
+		When: b.When, Agent: b.Agent, Step: b.Step, Set: b.Set, Loop: b.Loop}
 }
 
 func (s blockSpec) apply(b *Block) {
 	b.Parent, b.MaxVisits, b.When, b.Step, b.Set, b.Loop = s.Parent, s.MaxVisits, s.When, s.Step, s.Set, s.Loop
+	b.Agent = s.Agent
 	b.Signals, b.AnySignal = s.Signals, s.AnySignal
 }
 
@@ -178,14 +180,14 @@ func memoryText(s string) string {
 
 // kindName is the listing's name of a block kind; kindByName inverts it.
 func kindName(k BlockKind) string {
-	if k >= KindCommand && k <= KindLoop {
+	if k >= KindCommand && k < kindCount {
 		return k.String()
 	}
 	return fmt.Sprintf("kind%d", k)
 }
 
 func kindByName(s string) (BlockKind, bool) {
-	for k := KindCommand; k <= KindLoop; k++ {
+	for k := KindCommand; k < kindCount; k++ {
 		if k.String() == s {
 			return k, true
 		}

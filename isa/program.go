@@ -62,6 +62,10 @@ const (
 	KindInternal                        // an Internal:* worker
 	KindSetContext                      // set_context
 	KindLoop                            // for_each
+	KindSend                            // send: deliver a message into an agent's inbox
+
+	// kindCount closes the list: kinds are below it.
+	kindCount
 )
 
 // String names the kind.
@@ -77,6 +81,8 @@ func (k BlockKind) String() string {
 		return "set_context"
 	case KindLoop:
 		return "loop"
+	case KindSend:
+		return "send"
 	}
 	return "BlockKind(?)"
 }
@@ -102,7 +108,8 @@ type Block struct {
 	Signals   []string   `json:"signals,omitempty"`
 	AnySignal bool       `json:"any_signal,omitempty"`
 	When      *Cond      `json:"when,omitempty"`
-	Step      *Step      `json:"step,omitempty"`        // KindCommand, KindProvider, KindInternal
+	Agent     string     `json:"agent,omitempty"`       // the block's agent (any kind): ${agent.*}, its provider and instructions
+	Step      *Step      `json:"step,omitempty"`        // KindCommand, KindProvider, KindInternal, KindSend
 	Set       []Field    `json:"set_context,omitempty"` // KindSetContext: dotted key -> value
 	Loop      *Loop      `json:"loop,omitempty"`        // KindLoop
 	Pos       source.Pos `json:"pos"`
@@ -140,7 +147,7 @@ type Step struct {
 	Providers       []string   `json:"providers,omitempty"`
 	Worker          string     `json:"worker,omitempty"` // Internal:NAME, or the workers key of a manifest block
 	AI              *AIWorker  `json:"ai,omitempty"`
-	Agent           string     `json:"agent,omitempty"`
+	Send            *Send      `json:"send,omitempty"`        // KindSend
 	Model           *Template  `json:"model,omitempty"`       // step over agent over defaults; nil = the CLI's default
 	Permissions     string     `json:"permissions,omitempty"` // read|edit|full; "" = edit
 	Prompt          *Template  `json:"prompt,omitempty"`
@@ -193,6 +200,16 @@ type WaitFor struct {
 	TimeoutSec float64  `json:"timeout_sec,omitempty"`
 	PollMs     int      `json:"poll_ms,omitempty"`
 	MinCount   int      `json:"min_count,omitempty"`
+	Consume    bool     `json:"consume,omitempty"` // move the matches to the agent's processed folder on completion
+}
+
+// A Send delivers Content (or the content of File) into agent To's inbox
+// as NNNN-<Name>.
+type Send struct {
+	To      string    `json:"to"`
+	File    *Template `json:"file,omitempty"`
+	Content *Template `json:"content,omitempty"`
+	Name    *Template `json:"name,omitempty"` // "" = the base name of File, or message.md
 }
 
 // A DependsOn lists required and optional globs and how to inject them.
@@ -216,9 +233,12 @@ type ProviderDef struct {
 
 // An AgentDef is a named agent.
 type AgentDef struct {
-	Name      string   `json:"name"`
-	Providers []string `json:"providers,omitempty"`
-	Inbox     string   `json:"inbox"`
+	Name             string   `json:"name"`
+	Providers        []string `json:"providers,omitempty"`
+	Inbox            string   `json:"inbox"`
+	Processed        string   `json:"processed"`
+	Instructions     string   `json:"instructions,omitempty"`
+	InstructionsFile string   `json:"instructions_file,omitempty"`
 }
 
 // A SchemaDef is a named JSON Schema (canonical JSON text).

@@ -157,10 +157,9 @@ func fullProgram() *Program {
 				}},
 			{ID: "Each", Node: 0, Kind: KindLoop, Start: 10, Dispatch: 17, Pos: p(30),
 				Loop: &Loop{Items: TValue{Kind: TString, Str: itemsRef}, As: "file", Body: 11, Steps: []uint32{3}}},
-			{ID: "Body", Node: 0, Kind: KindProvider, Start: 11, Dispatch: 12, Parent: 3, Pos: p(32),
+			{ID: "Body", Node: 0, Kind: KindProvider, Start: 11, Dispatch: 12, Parent: 3, Pos: p(32), Agent: "coder",
 				Step: &Step{
 					Providers:       []string{"claude", "mock"},
-					Agent:           "coder",
 					Prompt:          &itemsRef,
 					PromptFile:      tlit("prompt.md"),
 					ProviderParams:  []Field{{Key: "model", Val: TValue{Kind: TString, Str: Lit("opus")}}},

@@ -158,7 +158,7 @@ func (p *Program) verify() []fault {
 	}
 	for i, b := range p.Blocks {
 		at := func(field string) string { return fmt.Sprintf("blocks[%d].%s", i, field) }
-		if b.Kind < KindCommand || b.Kind > KindLoop {
+		if b.Kind < KindCommand || b.Kind >= kindCount {
 			add("blocks", i, at("kind"), "block %q: kind %d is not defined", b.ID, b.Kind)
 		}
 		if err := p.checkOperand(NodeIdx, b.Node); err != nil {

@@ -73,6 +73,8 @@ func DecodeManifest(name string, v *Value) *Manifest {
 			mf.Defaults = decDefaults(e.Val)
 		case "providers":
 			mf.Providers = decProviders(e.Val)
+		case "agents":
+			mf.Agents = decAgents(e.Val)
 		case "workers":
 			mf.Workers = decWorkers(e.Val)
 		case "schemas":
@@ -217,6 +219,10 @@ func decAgents(v *Value) map[string]*Agent {
 				a.Model = decString(f.Val)
 			case "permissions":
 				a.Permissions = decString(f.Val)
+			case "instructions":
+				a.Instructions = decString(f.Val)
+			case "instructions_file":
+				a.InstructionsFile = decString(f.Val)
 			case "inbox":
 				a.Inbox = decString(f.Val)
 			}
@@ -288,6 +294,8 @@ func decStep(v *Value) *Step {
 			s.ForEach = decForEach(e.Val)
 		case "set_context":
 			s.SetContext = Free{V: e.Val}
+		case "send":
+			s.Send = decSend(e.Val)
 		case "agent":
 			s.Agent = decString(e.Val)
 		case "model":
@@ -388,6 +396,8 @@ func decWaitFor(v *Value) *WaitFor {
 			w.PollMs = decNumber(e.Val)
 		case "min_count":
 			w.MinCount = decNumber(e.Val)
+		case "consume":
+			w.Consume = decBool(e.Val)
 		}
 	}
 	return w
@@ -565,6 +575,20 @@ func decConfig(v *Value) *Config {
 	}
 }
 
+// decSend decodes a send: step kind.
+func decSend(v *Value) *Send {
+	if !isMap(v) {
+		return nil
+	}
+	return &Send{
+		Pos:     v.Pos,
+		To:      decString(v.Get("to")),
+		File:    decString(v.Get("file")),
+		Content: decString(v.Get("content")),
+		Name:    decString(v.Get("name")),
+	}
+}
+
 // decDefaults decodes a top-level defaults: object.
 func decDefaults(v *Value) *Defaults {
 	if !isMap(v) {
@@ -593,6 +617,8 @@ func decWorkers(v *Value) map[string]*WorkerDef {
 			switch f.Key {
 			case "provider":
 				w.Provider = decStringOrList(f.Val)
+			case "agent":
+				w.Agent = decString(f.Val)
 			case "provider_params":
 				w.ProviderParams = Free{V: f.Val}
 			case "model":

@@ -24,7 +24,7 @@ const (
 )
 
 // stepKinds are the keys of which a step has exactly one.
-var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context"}
+var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send"}
 
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error"}
@@ -81,6 +81,9 @@ func refine(defs jsonschema.Definitions) {
 		if s := defs[name]; s != nil {
 			s.Properties.Set("permissions", enumSchema(Permissions...))
 		}
+	}
+	if s := defs["Send"]; s != nil {
+		s.OneOf = exactlyOne([]string{"file", "content"})
 	}
 	if s := defs["PromptTransport"]; s != nil {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))

@@ -128,7 +128,21 @@ type Agent struct {
 	Provider    StringOrList `json:"provider,omitempty"`
 	Model       String       `json:"model,omitempty"`
 	Permissions String       `json:"permissions,omitempty"` // read|edit|full
-	Inbox       String       `json:"inbox,omitempty"`
+	// Instructions (or the content of InstructionsFile) are prepended to
+	// every prompt of the agent's steps, followed by an empty line.
+	Instructions     String `json:"instructions,omitempty"`
+	InstructionsFile String `json:"instructions_file,omitempty"`
+	Inbox            String `json:"inbox,omitempty"`
+}
+
+// A Send delivers a message into an agent's inbox (CONTRACT 12.2): the
+// content of File, or Content, under NNNN-<Name>.
+type Send struct {
+	Pos     source.Pos `json:"-"`
+	To      String     `json:"to"`
+	File    String     `json:"file,omitempty"`
+	Content String     `json:"content,omitempty"`
+	Name    String     `json:"name,omitempty"`
 }
 
 // A SchemaDef is a JSON Schema (2020-12) document given by name.
@@ -151,6 +165,7 @@ type Step struct {
 	Worker     String       `json:"worker,omitempty"`
 	ForEach    *ForEach     `json:"for_each,omitempty"`
 	SetContext Free         `json:"set_context,omitempty"`
+	Send       *Send        `json:"send,omitempty"`
 
 	Agent            String           `json:"agent,omitempty"`
 	Model            String           `json:"model,omitempty"`
@@ -207,6 +222,9 @@ type WaitFor struct {
 	TimeoutSec Number     `json:"timeout_sec,omitempty"`
 	PollMs     Number     `json:"poll_ms,omitempty"`
 	MinCount   Number     `json:"min_count,omitempty"`
+	// Consume moves the matched messages to the agent's processed folder
+	// when the step completes (exactly once, CONTRACT 12.2).
+	Consume Bool `json:"consume,omitempty"`
 }
 
 // A DependsOn lists files a step needs, and whether they go into its prompt.
@@ -314,6 +332,7 @@ type Manifest struct {
 	Env       StringMap             `json:"env,omitempty"`
 	Defaults  *Defaults             `json:"defaults,omitempty"`
 	Providers map[string]*Provider  `json:"providers,omitempty"`
+	Agents    map[string]*Agent     `json:"agents,omitempty"`
 	Workers   map[string]*WorkerDef `json:"workers,omitempty"`
 	Schemas   map[string]*SchemaDef `json:"schemas,omitempty"`
 	Nodes     map[string]*Node      `json:"nodes"`
@@ -335,6 +354,7 @@ type WorkerDef struct {
 	Order int        `json:"-"`
 
 	Provider       StringOrList `json:"provider,omitempty"`
+	Agent          String       `json:"agent,omitempty"`
 	ProviderParams Free         `json:"provider_params,omitempty"`
 	Model          String       `json:"model,omitempty"`
 	Permissions    String       `json:"permissions,omitempty"` // read|edit|full

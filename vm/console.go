@@ -44,6 +44,13 @@ func (e Event) Console() string {
 			e.Step, e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
 	case EvProviderFallback:
 		return fmt.Sprintf("WARNING: Step '%s': provider '%s' failed (%s); trying '%s'.", e.Step, e.Provider, e.Msg, e.Next)
+	case EvMessageSent:
+		return fmt.Sprintf("INFO: Step '%s' sent %s to '%s'.", e.Step, e.Path, e.Agent)
+	case EvMessageConsumed:
+		if e.Level == LevelWarning {
+			return fmt.Sprintf("WARNING: Step '%s': %s", e.Step, e.Msg)
+		}
+		return fmt.Sprintf("INFO: Step '%s' consumed %s.", e.Step, e.Path)
 	case EvStepSkipped:
 		return fmt.Sprintf("INFO: Step '%s' skipped (condition false).", e.Step)
 	case EvStepMaxVisits:

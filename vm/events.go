@@ -23,6 +23,9 @@ const (
 	// EvProviderFallback: a provider failed retryably after its own
 	// retries and the next one of the step's list is tried (CONTRACT 5).
 	EvProviderFallback = "provider_fallback"
+	// Messages between agents (CONTRACT 12.2): Agent and Path say which.
+	EvMessageSent     = "message_sent"
+	EvMessageConsumed = "message_consumed"
 	// EvFailAction is an error:/FAIL: action ending the run: its console
 	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
 	EvFailAction = "fail_action"
@@ -66,6 +69,9 @@ type Event struct {
 	// one that failed, and Next the one tried next.
 	Provider string `json:"provider,omitempty"`
 	Next     string `json:"next_provider,omitempty"`
+	// Agent and Path: message_sent and message_consumed.
+	Agent string `json:"agent,omitempty"`
+	Path  string `json:"path,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies.
@@ -139,6 +145,10 @@ func evStepRetry(step, attemptID string, attempt, exitCode int, wait time.Durati
 
 func evProviderFallback(step, from, to, reason string) Event {
 	return Event{Kind: EvProviderFallback, Level: LevelWarning, Step: step, Provider: from, Next: to, Msg: reason}
+}
+
+func evMessage(kind, step, agent, path string) Event {
+	return Event{Kind: kind, Level: LevelInfo, Step: step, Agent: agent, Path: path}
 }
 
 func evStepSkipped(step string) Event {

@@ -40,13 +40,20 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 			}
 		}
 	}
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs})
+	msg := 0
+	if blk.Kind == isa.KindSend {
+		msg = m.messageSeq(blk.ID)
+	}
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.emit(evStepStarted(blk.ID, attemptID(1)))
 	if err := m.commit(); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
+	if err == nil && req.Send != nil {
+		req.Send.Seq = msg
+	}
 	var res workers.Result
 	switch {
 	case err != nil:
@@ -86,11 +93,14 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	if m.lateErr != nil {
 		return m.lateErr
 	}
-	return m.record(blk, res, attemptID(max(res.Attempts, 1)), execs)
+	if err := m.record(blk, res, attemptID(max(res.Attempts, 1)), execs, msg); err != nil {
+		return err
+	}
+	return m.afterStep(blk, res)
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs int) error {
+func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int) error {
 	sig := res.Signal
 	if sig == "" {
 		sig = SigSuccess
@@ -115,9 +125,11 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Visits:          m.st.Visits[blk.ID],
 		Executions:      execs,
 		Provider:        res.Provider,
+		Message:         msg,
 	}
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted
+		r.Consumed = res.Consumed
 	}
 	if res.HasJSON {
 		r.JSON = res.JSON
@@ -210,8 +222,14 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	if s.HasBackoff {
 		req.Backoff = seconds(s.BackoffSec)
 	}
-	if s.Agent != "" && len(req.Providers) == 0 {
-		req.Providers = m.agent(s.Agent).Providers
+	if blk.Agent != "" {
+		a := m.agent(blk.Agent)
+		if len(req.Providers) == 0 {
+			req.Providers = a.Providers
+		}
+		if blk.Kind == isa.KindProvider {
+			req.AgentInstructions, req.AgentInstructionsFile = a.Instructions, a.InstructionsFile
+		}
 	}
 	var err error
 	sub := func(t *isa.Template) string {
@@ -277,10 +295,16 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	if w := s.WaitFor; w != nil {
 		req.WaitFor = &workers.WaitFor{Glob: sub(&w.Glob), Timeout: seconds(w.TimeoutSec),
 			Poll: time.Duration(w.PollMs) * time.Millisecond, MinCount: w.MinCount}
+		if w.Consume && blk.Agent != "" {
+			req.WaitFor.Processed = m.agent(blk.Agent).Processed
+		}
 	}
 	if d := s.DependsOn; d != nil {
 		req.DependsOn = &workers.DependsOn{Required: subAll(sc, d.Required), Optional: subAll(sc, d.Optional),
 			Inject: d.Inject, Instruction: d.Instruction, Position: d.Position}
+	}
+	if sd := s.Send; sd != nil {
+		req.Send = &workers.Send{To: sd.To, Inbox: m.agent(sd.To).Inbox, File: sub(sd.File), Content: sub(sd.Content), Name: sub(sd.Name)}
 	}
 	req.ProviderDefs = m.providerDefs(prov, &err)
 	if err != nil {
@@ -343,6 +367,8 @@ func kindOf(k isa.BlockKind) workers.Kind {
 		return workers.KindProvider
 	case isa.KindInternal:
 		return workers.KindInternal
+	case isa.KindSend:
+		return workers.KindSend
 	}
 	return workers.KindCommand
 }

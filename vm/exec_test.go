@@ -14,7 +14,6 @@ import (
 
 func TestRequest(t *testing.T) {
 	s := cmd("run", "${context.who}")
-	s.Agent = "eng"
 	s.Timeout = 1.5
 	s.Attempts = 3
 	s.BackoffSec, s.HasBackoff = 0, true
@@ -26,7 +25,7 @@ func TestRequest(t *testing.T) {
 	s.Transport = &isa.Transport{Mode: "argv", ArgvTemplate: []isa.Template{tpl("--p=${PROMPT}")}}
 	s.WaitFor = &isa.WaitFor{Glob: tpl("${agent.inbox}/*.md"), TimeoutSec: 2, PollMs: 50, MinCount: 1}
 	p := build(t, N{ID: "main", Blocks: []B{
-		{ID: "Ask", Kind: isa.KindProvider, Step: s, On: ok},
+		{ID: "Ask", Kind: isa.KindProvider, Agent: "eng", Step: s, On: ok},
 		{ID: "Plain", On: ok},
 	}})
 	p.Secrets = []string{"A", "B"}

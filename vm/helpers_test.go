@@ -25,6 +25,7 @@ import (
 type B struct {
 	ID        string
 	Kind      isa.BlockKind // 0: command
+	Agent     string
 	Step      *isa.Step
 	When      *isa.Cond
 	MaxVisits int
@@ -111,7 +112,7 @@ func (a *asm) block(b B, node, parent uint32, next string) {
 	}
 	a.idx[b.ID] = int(i)
 	a.p.Blocks = append(a.p.Blocks, isa.Block{ID: b.ID, Node: node, Kind: kind, Parent: parent,
-		MaxVisits: b.MaxVisits, When: b.When, Step: step, Set: b.Set})
+		MaxVisits: b.MaxVisits, When: b.When, Step: step, Set: b.Set, Agent: b.Agent})
 	start := uint32(len(a.p.Code))
 	toDispatch := func(pc uint32) { a.fix = append(a.fix, func() { a.p.Code[pc].B = a.p.Blocks[i].Dispatch }) }
 	if b.MaxVisits > 0 {

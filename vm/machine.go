@@ -239,6 +239,9 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 	if st.WorktreePath, err = m.worktree(ctx, st.RunID); err != nil {
 		return nil, err
 	}
+	if err := m.prepareAgents(); err != nil {
+		return nil, err
+	}
 	entry := m.p.Entry
 	if m.cfg.Only != "" {
 		blk := m.block(m.cfg.Only)
@@ -301,6 +304,10 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 		return st, err
 	}
 	st.WorktreePath = wt
+	if err := m.prepareAgents(); err != nil {
+		return st, err
+	}
+	m.finishConsumes()
 	if opt.Signal != "" {
 		st.Phase, st.Signal = PhaseDispatch, opt.Signal
 	}

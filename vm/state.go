@@ -127,6 +127,13 @@ type StepResult struct {
 	Iterations      []Iteration `json:"iterations,omitempty"`
 	IterationsTotal int         `json:"iterations_total,omitempty"`
 	Provider        string      `json:"provider,omitempty"`
+	// Message is the message number of a send step (its NNNN), kept when a
+	// crash cuts the step off so that delivering again replaces the file.
+	Message int `json:"message,omitempty"`
+	// Consumed are the messages a wait_for with consume: true took: moved to
+	// the agent's processed folder once this result is on disk (resume
+	// finishes the moves a crash cut short).
+	Consumed []workers.Move `json:"consumed,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -320,15 +321,17 @@ func (m *Machine) runVar(rest []isa.PathElem) (any, bool, error) {
 // agentVar resolves ${agent.name} and ${agent.inbox} for a step with an
 // agent.
 func (m *Machine) agentVar(sc scope, rest []isa.PathElem) (any, bool, error) {
-	if len(rest) != 1 || sc.b == nil || sc.b.Step == nil || sc.b.Step.Agent == "" {
+	if len(rest) != 1 || sc.b == nil || sc.b.Agent == "" {
 		return nil, false, nil
 	}
-	a := m.agent(sc.b.Step.Agent)
+	a := m.agent(sc.b.Agent)
 	switch rest[0].Key {
 	case "name":
 		return a.Name, true, nil
 	case "inbox":
 		return a.Inbox, true, nil
+	case "processed":
+		return a.Processed, true, nil
 	}
 	return nil, false, nil
 }
@@ -345,6 +348,9 @@ func (m *Machine) agent(name string) isa.AgentDef {
 	}
 	if a.Inbox == "" {
 		a.Inbox = "agents/" + name + "/inbox"
+	}
+	if a.Processed == "" {
+		a.Processed = path.Join(path.Dir(a.Inbox), "processed")
 	}
 	return a
 }

@@ -14,11 +14,10 @@ import (
 func varsProgram(t *testing.T, tmpl string, allow []string) *isa.Program {
 	use := cmd(tmpl)
 	use.AllowMissing = allow
-	use.Agent = "eng"
 	p := build(t, N{ID: "main", Blocks: []B{
 		{ID: "Prev", On: ok},
 		{ID: "Loop", Items: list(str("only")), As: "f", Body: []B{
-			{ID: "Use", Step: use, On: [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "continue"}}},
+			{ID: "Use", Agent: "eng", Step: use, On: [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "continue"}}},
 		}, On: ok},
 	}})
 	p.EnvAllow = []string{"HOME"}

@@ -49,6 +49,7 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 			return failed(exitNotRun, serr), false
 		}
 		if len(matches) >= minCount {
+			req.waitMatched = matches
 			return Result{}, true
 		}
 		if !r.now().Before(deadline) {

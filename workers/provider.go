@@ -112,13 +112,35 @@ func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromI
 		if err != nil {
 			return "", false, fileErr("input_file", req.InputFile, err)
 		}
-		if prompt != "" {
-			s = strings.TrimRight(prompt, "\n") + "\n\n" + s
-		}
-		prompt, fromInput = s, true
+		prompt, fromInput = joinParagraphs(prompt, s), true
 	}
 	prompt, serr = injectDeps(req, files, prompt)
-	return prompt, fromInput, serr
+	if serr != nil {
+		return "", false, serr
+	}
+	instr := req.AgentInstructions
+	if req.AgentInstructionsFile != "" {
+		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
+		if err == nil {
+			instr, err = readConfined(req, abs)
+		}
+		if err != nil {
+			return "", false, fileErr("instructions_file", req.AgentInstructionsFile, err)
+		}
+	}
+	return joinParagraphs(instr, prompt), fromInput, nil
+}
+
+// joinParagraphs joins a and b with an empty line between them; an empty
+// one is left out.
+func joinParagraphs(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return strings.TrimRight(a, "\n") + "\n\n" + b
 }
 
 // fileErr describes a file that cannot be read.

@@ -114,12 +114,17 @@ func (r *Registry) Run(ctx context.Context, req *Request) Result {
 		res = r.runProvider(ctx, req)
 	case KindInternal:
 		res = r.runInternal(ctx, req)
+	case KindSend:
+		res = r.runSend(req)
 	default:
 		res = failed(exitNotRun, stepErr(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
 	}
 	res.Duration = r.now().Sub(start)
 	if res.Attempts == 0 {
 		res.Attempts = 1
+	}
+	if wf := req.WaitFor; wf != nil && wf.Processed != "" && res.Err == nil && res.ExitCode == 0 {
+		res.Consumed = consumed(req, req.waitMatched)
 	}
 	return res
 }

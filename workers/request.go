@@ -16,6 +16,7 @@ const (
 	KindCommand  Kind = iota + 1 // a process: Argv
 	KindProvider                 // an LLM CLI through a provider template
 	KindInternal                 // an Internal:* worker
+	KindSend                     // deliver a message into an agent's inbox (Send)
 )
 
 // A Request is one execution of a step or block, with every ${...}
@@ -65,6 +66,16 @@ type Request struct {
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
+	Send      *Send // KindSend
+
+	// The step's agent (CONTRACT 12.1): its instructions, or the content of
+	// its instructions file (relative to WORKSPACE), are prepended to the
+	// prompt, followed by an empty line.
+	AgentInstructions     string
+	AgentInstructionsFile string
+
+	// waitMatched are the files (absolute) that satisfied WaitFor.
+	waitMatched []string
 
 	// Manifest AI and internal workers.
 	Payload      []Segment // the execution payload as the block sees it
@@ -115,6 +126,28 @@ type WaitFor struct {
 	Timeout  time.Duration
 	Poll     time.Duration
 	MinCount int
+	// Processed is the agent's processed folder (relative to WORKSPACE)
+	// when the step consumes what it waited for; "" = consume nothing.
+	Processed string
+}
+
+// A Send delivers Content (or the content of File, relative to WORKSPACE)
+// into Inbox (relative to WORKSPACE) as NNNN-Name, NNNN being Seq
+// zero-padded to 4 (CONTRACT 12.2).
+type Send struct {
+	To      string
+	Inbox   string
+	File    string
+	Content string
+	Name    string
+	Seq     int
+}
+
+// A Move is one consumed message: From (in an inbox) moves to To (in the
+// agent's processed folder), both relative to WORKSPACE.
+type Move struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // A DependsOn lists globs a step needs; Inject is "", "list" or "content".
@@ -162,7 +195,11 @@ type Result struct {
 	Tokens       int    // token usage reported by the provider
 	LinesWritten int    // lines written by FileSystemWriter/DocumentationWriter
 	Segments     []Segment
-	Err          error // a source.Coded error (E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_PATH_ESCAPE, E_EXEC, ...)
+	// Consumed are the messages a wait_for with consume: true matched; the
+	// caller moves them (ConsumeMessages) once the step's completion is
+	// durable.
+	Consumed []Move
+	Err      error // a source.Coded error (E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_PATH_ESCAPE, E_EXEC, ...)
 }
 
 // A Runner executes requests. *Registry implements it; tests use fakes.

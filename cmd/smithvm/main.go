@@ -28,6 +28,7 @@ Usage:
   smithvm status RUN_ID           one run: status, current step, step results
   smithvm graph RUN_ID            DOT of the run's program coloured by the run's state
   smithvm clean RUN_ID            remove a run's git worktree and branch (git-worktree isolation)
+  smithvm clean-processed         delete the processed inbox messages of every agent
 
 Directories: BASE is --base or the current directory; every step runs in
 BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
@@ -74,9 +75,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdGraph(rest)
 	case "clean":
 		return e.cmdClean(rest)
+	case "clean-processed":
+		return e.cmdCleanProcessed(rest)
 	}
 	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean"}), usage)
+		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed"}), usage)
 	return source.ExitConfig
 }
 

@@ -25,6 +25,7 @@ const (
 	EUnknownWorker Code = "E_UNKNOWN_WORKER"
 	EUnknownSchema Code = "E_UNKNOWN_SCHEMA"
 	EUnknownProv   Code = "E_UNKNOWN_PROVIDER"
+	EUnknownAgent  Code = "E_UNKNOWN_AGENT"
 	EBadAction     Code = "E_BAD_ACTION"
 	ENoFallback    Code = "E_NO_FALLBACK"
 	ENoExit        Code = "E_NO_EXIT"
@@ -75,6 +76,7 @@ var codeTable = [...]CodeInfo{
 	{EUnknownWorker, Error, ExitConfig, true, "a block's worker is neither an Internal:* worker nor a key of workers"},
 	{EUnknownSchema, Error, ExitConfig, true, "a validationSchema names neither a built-in schema nor a key of schemas"},
 	{EUnknownProv, Error, ExitConfig, true, "a provider (or an agent's provider) is neither a built-in preset nor a key of providers"},
+	{EUnknownAgent, Error, ExitConfig, true, "an agent:, a send's to: or an AI worker's agent names no agent of agents"},
 	{EBadAction, Error, ExitConfig, true, "a transition's action is not one of JUMP:, CALL:, RETURN, HALT_AND_FLAG, END, FAIL:"},
 	{ENoFallback, Error, ExitConfig, true, "a block's worker can emit a signal that neither a transition nor SIGNAL:FAIL_DEFAULT covers"},
 	{ENoExit, Error, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"smith/manifest/source"
+	"smith/workers"
+)
+
+func (e *env) cmdCleanProcessed(args []string) int {
+	var c common
+	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ (wait_for with consume: true moves each message\nthere once its step completes). Nothing outside those folders is touched.\n")
+	c.addBase(fs)
+	older := fs.String("older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")
+	if st, done := e.parse(fs, args, 0); done {
+		return st
+	}
+	age, err := parseAge(*older)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_USAGE: --older-than %q: %v\n", *older, err)
+		return source.ExitConfig
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	n, err := workers.CleanProcessed(proj.dirs.Workspace, nil, age, time.Now())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_EXEC: %v (removed %d before that)\n", err, n)
+		return source.ExitExec
+	}
+	fmt.Fprintf(e.stderr, "INFO: Removed %d processed message(s) under %s.\n", n, proj.dirs.Workspace)
+	return 0
+}
+
+// parseAge reads --older-than: a Go duration, or a whole number of days
+// ("7d"); "" is 0 (every processed message).
+func parseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("want a duration such as 36h or a number of days such as 7d")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a duration such as 36h or a number of days such as 7d")
+	}
+	return d, nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const messagesWorkflow = `version: "1.0"
+name: msgs
+strict_flow: false
+agents:
+  architect: {provider: mock, instructions: "You are the architect."}
+  engineer: {provider: mock, instructions_file: prompts/eng.md}
+  qa: {provider: mock}
+steps:
+  - name: Design
+    agent: architect
+    prompt: "Write a design."
+    output_file: design.md
+  - name: HandOff
+    send: {to: engineer, file: artifacts/Design/design.md}
+  - name: Note
+    send: {to: engineer, content: "also: tests for ${agent.name}", name: note.txt}
+    agent: qa
+  - name: Implement
+    agent: engineer
+    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 5, poll_ms: 20, min_count: 2}
+    depends_on: {required: ["${agent.inbox}/*"], inject: {mode: list}}
+    prompt: "Implement."
+  - name: Gate
+    command: [HELPER, "exit:${context.gate}"]
+  - name: Wait2
+    agent: engineer
+    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 0.3, poll_ms: 20}
+    command: ["true"]
+    on: {timeout: {goto: _end}}
+`
+
+// TestMessages: agents' folders exist from the start; send delivers
+// numbered messages atomically; instructions (inline and from a file) come
+// first in every prompt of the agent; wait_for with consume: true moves what
+// it took to processed/ exactly once (a resume after the moves were cut
+// short finishes them without running the step again), so the next wait
+// sees only new messages; events say so; clean-processed empties processed/.
+func TestMessages(t *testing.T) {
+	p := newProj(t)
+	wf := p.write("msgs.yaml", messagesWorkflow)
+	p.write("workspace/prompts/eng.md", "You are the engineer.\n")
+	r := p.vm("run", wf, "--context", "gate=3")
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1 (Gate fails)\n%s", r.code, r.stderr)
+	}
+	id := r.runID()
+	for _, dir := range []string{"architect/inbox", "architect/processed", "qa/inbox", "qa/processed", "engineer/processed"} {
+		if fi, err := os.Stat(filepath.Join(p.ws, "agents", dir)); err != nil || !fi.IsDir() {
+			t.Errorf("agents/%s is not a folder: %v", dir, err)
+		}
+	}
+	st := readState(t, p, id)
+	if got := st.Steps["Design"].Output; !strings.HasPrefix(got, "You are the architect.\n\nWrite a design.") {
+		t.Errorf("Design output %q does not start with the agent's instructions, an empty line and the prompt", got)
+	}
+	if got := st.Steps["HandOff"].Output; got != "agents/engineer/inbox/0001-design.md" {
+		t.Errorf("HandOff output %q, want agents/engineer/inbox/0001-design.md", got)
+	}
+	if got := st.Steps["Note"].Output; got != "agents/engineer/inbox/0002-note.txt" {
+		t.Errorf("Note output %q, want agents/engineer/inbox/0002-note.txt", got)
+	}
+	impl := st.Steps["Implement"].Output
+	if !strings.HasPrefix(impl, "You are the engineer.\n\n") || !strings.HasSuffix(impl, "Implement.") || !strings.Contains(impl, "0001-design.md") || !strings.Contains(impl, "0002-note.txt") {
+		t.Errorf("Implement prompt %q lacks the instructions file first or the injected messages", impl)
+	}
+	if got := p.read("workspace/agents/engineer/processed/0002-note.txt"); got != "also: tests for qa" {
+		t.Errorf("processed/0002-note.txt = %q", got)
+	}
+	if got := p.read("workspace/agents/engineer/processed/0001-design.md"); !strings.Contains(got, "Write a design.") {
+		t.Errorf("processed/0001-design.md = %q, want the design", got)
+	}
+	if names := ls(t, filepath.Join(p.ws, "agents/engineer/inbox")); len(names) != 0 {
+		t.Errorf("inbox after consume holds %v", names)
+	}
+	evs := events(t, p, id)
+	if n := count(evs, "message_sent"); n != 2 {
+		t.Errorf("%d message_sent events, want 2", n)
+	}
+	if n := count(evs, "message_consumed"); n != 2 {
+		t.Errorf("%d message_consumed events, want 2", n)
+	}
+	if !r.has("INFO: Step 'HandOff' sent agents/engineer/inbox/0001-design.md to 'engineer'.") {
+		t.Errorf("console lacks the message_sent line:\n%s", r.stderr)
+	}
+
+	// A crash after Implement's completion was saved but before its moves:
+	// put the messages back; resume finishes the moves, Implement does not run again.
+	for _, n := range []string{"0001-design.md", "0002-note.txt"} {
+		if err := os.Rename(filepath.Join(p.ws, "agents/engineer/processed", n), filepath.Join(p.ws, "agents/engineer/inbox", n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.write("msgs.yaml", strings.Replace(messagesWorkflow, `"exit:${context.gate}"`, `"exit:0"`, 1))
+	r = p.vm("resume", id)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if names := ls(t, filepath.Join(p.ws, "agents/engineer/inbox")); len(names) != 0 {
+		t.Errorf("resume left %v in the inbox", names)
+	}
+	if r.has("INFO: Step 'Implement' starting.") {
+		t.Errorf("resume ran Implement again:\n%s", r.stderr)
+	}
+	st = readState(t, p, id)
+	if w := st.Steps["Wait2"]; w == nil || w.Status != "failed" {
+		t.Errorf("Wait2 = %+v, want failed: the consumed messages must not satisfy the next wait", w)
+	}
+
+	r = p.vm("clean-processed", "--older-than", "1h")
+	if r.code != 0 || !r.has("INFO: Removed 0 processed message(s) under "+p.ws+".") {
+		t.Errorf("clean-processed --older-than 1h: exit %d\n%s", r.code, r.stderr)
+	}
+	r = p.vm("clean-processed")
+	if r.code != 0 || !r.has("INFO: Removed 2 processed message(s) under "+p.ws+".") {
+		t.Errorf("clean-processed: exit %d\n%s", r.code, r.stderr)
+	}
+	if names := ls(t, filepath.Join(p.ws, "agents/engineer/processed")); len(names) != 0 {
+		t.Errorf("processed/ still holds %v", names)
+	}
+}
+
+// TestMessagesCheck: the check errors of messages and agents.
+func TestMessagesCheck(t *testing.T) {
+	p := newProj(t)
+	wf := p.write("bad.yaml", `version: "1.0"
+name: bad
+strict_flow: false
+agents:
+  engineer: {provider: mock}
+steps:
+  - name: A
+    send: {to: enginer, content: x}
+  - name: B
+    agent: engineer
+    wait_for: {glob: "agents/other/*", consume: true}
+    command: ["true"]
+  - name: C
+    wait_for: {glob: "x/*", consume: true}
+    command: ["true"]
+`)
+	r := p.vm("run", wf)
+	for _, want := range []string{
+		"bad.yaml:8:16: error: E_UNKNOWN_AGENT: agent 'enginer' is not defined (did you mean 'engineer'?)",
+		"E_SCHEMA: wait_for.consume takes messages from agent 'engineer''s inbox",
+		"E_SCHEMA: wait_for.consume needs the step's agent:",
+	} {
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("run: exit %d, want 2 and %q in\n%s", r.code, want, r.stderr)
+		}
+	}
+}
+
+type stateView struct {
+	Steps map[string]*struct {
+		Status string `json:"status"`
+		Output string `json:"output"`
+	} `json:"steps"`
+}
+
+func readState(t *testing.T, p *proj, id string) stateView {
+	t.Helper()
+	r := p.vm("status", id, "--json")
+	var st stateView
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	return st
+}
+
+func events(t *testing.T, p *proj, id string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for l := range strings.SplitSeq(strings.TrimSpace(p.read(filepath.Join(".orchestrator/runs", id, "logs/events.jsonl"))), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("events.jsonl line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func count(evs []map[string]any, kind string) int {
+	return len(slices.DeleteFunc(slices.Clone(evs), func(m map[string]any) bool { return m["event"] != kind }))
+}
+
+func ls(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestManifestAgents: a manifest declares agents; an AI worker naming one
+// uses its provider, model and instructions, and its folders are created.
+func TestManifestAgents(t *testing.T) {
+	p := newProj(t)
+	mf := p.write("workflows.json", `{"version": "1", "entry": "Node:N",
+  "agents": {"engineer": {"provider": "mock", "instructions": "You are the engineer.", "permissions": "read"}},
+  "workers": {"Worker:Eng": {"agent": "engineer", "instructions": "Write it."}},
+  "nodes": {"Node:N": {"entry_block": "Block:A", "blocks": {
+    "Block:A": {"worker": "Worker:Eng", "payload_merge_strategy": ["CONTRACT"],
+                "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:a"}]}}}}}`)
+	r := p.vm("run", mf)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	out := readState(t, p, r.runID()).Steps["Block:A"].Output
+	if !strings.HasPrefix(out, "You are the engineer.\n\n") || !strings.Contains(out, "Write it.") {
+		t.Errorf("Block:A reply (the mock echoes its prompt) = %q, want the agent's instructions first, then the worker's", out)
+	}
+	if fi, err := os.Stat(filepath.Join(p.ws, "agents/engineer/processed")); err != nil || !fi.IsDir() {
+		t.Errorf("agents/engineer/processed: %v", err)
+	}
+}

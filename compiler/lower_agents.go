@@ -1,0 +1,111 @@
+package compiler
+
+import (
+	"path"
+	"strings"
+
+	"smith/isa"
+	"smith/manifest"
+	"smith/manifest/source"
+)
+
+// This file lowers agents and messages, the same in both formats
+// (CONTRACT 12.1, 12.2).
+
+// defaultSendName is the name of a message sent as content: with no name.
+const defaultSendName = "message.md"
+
+// lowerAgents checks and converts the document's agents.
+func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
+	l.agents = dropNil(byOrder(m, func(a *manifest.Agent) int { return a.Order }))
+	var out []isa.AgentDef
+	for _, a := range l.agents {
+		def := isa.AgentDef{Name: a.Key, Providers: l.checkProviders(a.Provider, nil), Inbox: "agents/" + a.Key + "/inbox",
+			Instructions: a.Instructions.V, InstructionsFile: a.InstructionsFile.V}
+		if a.Inbox.Set {
+			def.Inbox = strings.TrimRight(a.Inbox.V, "/")
+			t := l.template(a.Inbox, &scope{agent: true})
+			l.checkPath(&t, a.Inbox.Pos)
+		}
+		def.Processed = path.Join(path.Dir(def.Inbox), "processed")
+		if a.InstructionsFile.Set {
+			t := l.template(a.InstructionsFile, &scope{agent: true})
+			l.checkPath(&t, a.InstructionsFile.Pos)
+		}
+		if a.Instructions.Set && a.InstructionsFile.Set {
+			l.errorf(a.InstructionsFile.Pos, source.ESchema, "agent '%s' has both instructions and instructions_file: keep one", a.Key)
+		}
+		out = append(out, def)
+	}
+	return out
+}
+
+// agent returns the agent named name, or nil.
+func (l *lowerer) agent(name string) *manifest.Agent {
+	for _, a := range l.agents {
+		if a.Key == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// agentRef resolves an agent: (or send to:) reference, reporting an
+// unknown one; nil when unset or unknown.
+func (l *lowerer) agentRef(s manifest.String) *manifest.Agent {
+	if !s.Set {
+		return nil
+	}
+	a := l.agent(s.V)
+	if a == nil {
+		names := make([]string, len(l.agents))
+		for i, a := range l.agents {
+			names[i] = a.Key
+		}
+		hint := source.DidYouMean(s.V, names)
+		if len(names) == 0 {
+			hint = " (the document has no agents: key)"
+		}
+		l.errorf(s.Pos, source.EUnknownAgent, "agent '%s' is not defined%s", s.V, hint)
+	}
+	return a
+}
+
+// send converts a send: step kind.
+func (l *lowerer) send(s *manifest.Send, sc *scope) *isa.Send {
+	out := &isa.Send{To: s.To.V}
+	l.agentRef(s.To)
+	out.File = l.templatePtr(s.File, sc)
+	l.checkPath(out.File, s.File.Pos)
+	out.Content = l.templatePtr(s.Content, sc)
+	out.Name = l.templatePtr(s.Name, sc)
+	if s.Name.Set && (s.Name.V == "" || strings.ContainsAny(s.Name.V, "/\\") || s.Name.V == "." || s.Name.V == "..") {
+		l.errorf(s.Name.Pos, source.ESchema, "send.name must be a plain file name, got '%s'", s.Name.V)
+	}
+	return out
+}
+
+// checkConsume checks that a wait_for with consume: true belongs to a step
+// with an agent and that its glob lies inside that agent's inbox (the
+// messages it consumes move to the agent's processed folder).
+func (l *lowerer) checkConsume(w *manifest.WaitFor, agent *manifest.Agent) {
+	if w == nil || !w.Consume.V {
+		return
+	}
+	if agent == nil {
+		l.errorf(w.Consume.Pos, source.ESchema, "wait_for.consume needs the step's agent: (whose inbox the messages come from)")
+		return
+	}
+	inbox := "agents/" + agent.Key + "/inbox"
+	if agent.Inbox.Set {
+		inbox = strings.TrimRight(agent.Inbox.V, "/")
+	}
+	g := w.Glob.V
+	for _, prefix := range []string{"${agent.inbox}/", inbox + "/"} {
+		if rest, ok := strings.CutPrefix(g, prefix); ok && rest != "" && !strings.Contains(rest, "/") && rest != ".." {
+			return
+		}
+	}
+	l.errorf(w.Glob.Pos, source.ESchema, "wait_for.consume takes messages from agent '%s''s inbox: the glob must be '${agent.inbox}/PATTERN' or '%s/PATTERN', got '%s'",
+		agent.Key, inbox, g)
+}

@@ -1,0 +1,113 @@
+package vm
+
+import (
+	"slices"
+
+	"smith/isa"
+	"smith/workers"
+)
+
+// Messages between agents (CONTRACT 12.2), the VM's part: numbering sends
+// from durable state, and consuming messages only once a step's
+// completion is on disk.
+
+// messageSeq is the message number of send step id: the one recorded for
+// it when a crash cut it off while running (delivering it again replaces
+// the same file), else one more than any number the run has used.
+func (m *Machine) messageSeq(id string) int {
+	if old := m.st.Steps[id]; old != nil && old.Status == StepRunning && old.Message > 0 {
+		return old.Message
+	}
+	n := 0
+	for _, r := range m.st.Steps {
+		n = max(n, r.Message)
+	}
+	return n + 1
+}
+
+// afterStep does what must follow the durable record of block blk's
+// result: a send's message_sent event, and the moves of the messages the
+// step consumed.
+func (m *Machine) afterStep(blk *isa.Block, res workers.Result) error {
+	r := m.st.Steps[blk.ID]
+	if r == nil || r.Status != StepCompleted {
+		return nil
+	}
+	if blk.Kind == isa.KindSend && blk.Step != nil && blk.Step.Send != nil {
+		m.emit(evMessage(EvMessageSent, blk.ID, blk.Step.Send.To, res.Output))
+	}
+	if len(r.Consumed) > 0 {
+		m.consume(blk.ID, blk.Agent, r.Consumed)
+	}
+	if len(m.pending) > 0 {
+		return m.commit()
+	}
+	return nil
+}
+
+// consume carries out the moves of step id (idempotent) and reports each
+// in a message_consumed event; a failure is a warning, and resume tries
+// again.
+func (m *Machine) consume(id, agent string, moves []workers.Move) {
+	done, err := workers.ConsumeMessages(m.cfg.Dirs, moves)
+	for _, mv := range done {
+		m.emit(evMessage(EvMessageConsumed, id, agent, mv.From))
+	}
+	if err != nil {
+		m.emit(Event{Kind: EvMessageConsumed, Level: LevelWarning, Step: id,
+			Msg: "could not move consumed messages (resume finishes it): " + err.Error()})
+	}
+}
+
+// finishConsumes completes, on resume, the moves of completed steps that a
+// crash cut short.
+func (m *Machine) finishConsumes() {
+	for _, id := range sortedStepNames(m.st.Steps) {
+		r := m.st.Steps[id]
+		if r.Status != StepCompleted || len(r.Consumed) == 0 {
+			continue
+		}
+		agent := ""
+		if b := m.block(id); b != nil {
+			agent = b.Agent
+		}
+		m.consume(id, agent, r.Consumed)
+	}
+}
+
+// sortedStepNames returns the keys of steps, sorted.
+func sortedStepNames(steps map[string]*StepResult) []string {
+	out := make([]string, 0, len(steps))
+	for k := range steps {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// agentFolders are every agent's inbox and processed folder (relative to
+// WORKSPACE), created at run start.
+func agentFolders(p *isa.Program) []string {
+	var out []string
+	for _, d := range p.Agents {
+		a := (&Machine{p: p}).agent(d.Name)
+		out = append(out, a.Inbox, a.Processed)
+	}
+	return out
+}
+
+// prepareAgents creates every agent's folders in the run's workspace (its
+// worktree when it has one).
+func (m *Machine) prepareAgents() error {
+	if len(m.p.Agents) == 0 || m.cfg.Dirs.Workspace == "" {
+		return nil
+	}
+	dirs := m.cfg.Dirs
+	if m.st != nil && m.st.WorktreePath != "" {
+		dirs.Workspace = m.st.WorktreePath
+	}
+	if err := workers.PrepareAgents(dirs, agentFolders(m.p)); err != nil {
+		return &RuntimeError{Code: codeOf(err), Msg: "create the agents' inbox folders: " + err.Error()}
+	}
+	return nil
+}
