@@ -63,7 +63,7 @@ var defaultPayloadMerge = [...]string{"PAYLOAD", "CONTRACT", "STATIC_MEMORY", "M
 const defaultOutputType = "AI_RESPONSE"
 
 // stepFields are the fields of ${steps.NAME.FIELD}.
-var stepFields = [...]string{"exit_code", "output", "lines", "json", "duration", "status", "iterations"}
+var stepFields = [...]string{"exit_code", "output", "lines", "json", "duration", "status", "iterations", "validation_error"}
 
 // runFields are the fields of ${run.FIELD}.
 var runFields = [...]string{"id", "timestamp_utc"}

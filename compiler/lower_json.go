@@ -18,7 +18,7 @@ const (
 )
 
 // signalPattern is the form of every on_signal.
-var signalPattern = regexp.MustCompile(`^SIGNAL:[A-Z0-9_]+$`)
+var signalPattern = regexp.MustCompile(manifest.SignalPattern)
 
 // LowerManifest lowers a workflows.json Node/Block manifest to the IR
 // (CONTRACT section 7): one Node per node and one Block per block, in

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"smith/compiler/ir"
@@ -549,8 +550,23 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		with(ir.SigMaxVisits, first(maxVisits, onFailure)),
 		with(ir.SigFailDefault, first(always, onFailure)),
 	}
+	// Custom signals, in document order; the VM sends one with no entry
+	// of its own to success or failure by the step's exit code.
+	for _, sh := range dropNil(byOrder(on.Signals, func(s *manifest.SignalHandler) int { return s.Order })) {
+		if slices.Contains(yamlOutcomeSignals[:], sh.Key) {
+			y.errorf(sh.Pos, source.ESchema, "on.signals cannot route the reserved signal '%s': use its own on: key", sh.Key)
+			continue
+		}
+		if t := h(sh.Handler); t != nil {
+			out = append(out, with(sh.Key, t))
+		}
+	}
 	return out
 }
+
+// yamlOutcomeSignals are the signals of YAML's own outcomes (and the
+// default): on.signals routes only the others.
+var yamlOutcomeSignals = [...]string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout, ir.SigSkipped, ir.SigValidationFail, ir.SigMaxVisits, ir.SigFailDefault}
 
 // first returns the first non-nil transition.
 func first(ts ...*ir.Transition) *ir.Transition {

@@ -550,9 +550,24 @@ func decOn(v *Value) *On {
 			o.MaxVisits = h
 		case "always":
 			o.Always = h
+		case "signals":
+			o.Signals = decSignalHandlers(e.Val)
 		}
 	}
 	return o
+}
+
+func decSignalHandlers(v *Value) map[string]*SignalHandler {
+	if !isMap(v) {
+		return nil
+	}
+	out := make(map[string]*SignalHandler, len(v.Map))
+	for i, e := range v.Map {
+		if h := decHandler(e.Val); h != nil {
+			out[e.Key] = &SignalHandler{Key: e.Key, Pos: e.KeyPos, Order: i, Handler: h}
+		}
+	}
+	return out
 }
 
 func decHandler(v *Value) *Handler {

@@ -29,6 +29,9 @@ var stepKinds = []string{"command", "provider", "worker", "for_each", "set_conte
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error"}
 
+// SignalPattern is the form of every signal a document names.
+const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
+
 // Permissions are the values of permissions: (CONTRACT 5), least first.
 var Permissions = []string{"read", "edit", "full"}
 
@@ -81,6 +84,14 @@ func refine(defs jsonschema.Definitions) {
 		if s := defs[name]; s != nil {
 			s.Properties.Set("permissions", enumSchema(Permissions...))
 		}
+	}
+	if s := defs["On"]; s != nil {
+		s.Properties.Set("signals", &jsonschema.Schema{
+			Type:                 "object",
+			PropertyNames:        &jsonschema.Schema{Pattern: SignalPattern},
+			AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Handler"},
+		})
+		delete(defs, "SignalHandler")
 	}
 	if s := defs["Send"]; s != nil {
 		s.OneOf = exactlyOne([]string{"file", "content"})

@@ -309,6 +309,18 @@ type On struct {
 	ValidationFail *Handler   `json:"validation_fail,omitempty"`
 	MaxVisits      *Handler   `json:"max_visits,omitempty"`
 	Always         *Handler   `json:"always,omitempty"`
+	// Signals route custom signals (SIGNAL:APPROVED) a step produced
+	// (CONTRACT 12.5); one with no handler follows success when the step's
+	// exit code was 0, else failure.
+	Signals map[string]*SignalHandler `json:"signals,omitempty"`
+}
+
+// A SignalHandler is the handler of one custom signal in on.signals.
+type SignalHandler struct {
+	Key     string     `json:"-"`
+	Pos     source.Pos `json:"-"`
+	Order   int        `json:"-"`
+	Handler *Handler   `json:"-"`
 }
 
 // A Handler is {goto: T}, {end: true} or {error: MSG}.

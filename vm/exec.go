@@ -40,19 +40,25 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 			}
 		}
 	}
+	// What failed validation last time, read before the running record
+	// replaces the step's last result.
+	feedback := m.feedback(blk)
 	msg := 0
 	if blk.Kind == isa.KindSend {
 		msg = m.messageSeq(blk.ID)
 	}
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg})
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.emit(evStepStarted(blk.ID, attemptID(1)))
 	if err := m.commit(); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
-	if err == nil && req.Send != nil {
-		req.Send.Seq = msg
+	if err == nil {
+		req.Feedback = feedback
+		if req.Send != nil {
+			req.Send.Seq = msg
+		}
 	}
 	var res workers.Result
 	switch {

@@ -23,11 +23,40 @@ func (m *Machine) dispatch(a uint32) (uint32, error) {
 		}
 		return 0, m.failRun(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
 	}
-	if pc, ok := lookup(t, m.st.Signal); ok {
+	if pc, ok := lookup(t, m.customFallback(t, m.st.Signal)); ok {
 		return pc, nil
 	}
 	return 0, m.abort(source.ENoTransition, fmt.Sprintf("block '%s' has no transition for signal '%s'",
 		m.p.Blocks[t.Block].ID, m.st.Signal))
+}
+
+// customFallback is the YAML rule for a custom signal (SIGNAL:APPROVED)
+// that on.signals does not route: it follows success when the step's exit
+// code was 0, else failure (CONTRACT 12.5). Manifests fall back to
+// SIGNAL:FAIL_DEFAULT instead, so for them, as for every signal with an
+// entry, the signal is returned as it is.
+func (m *Machine) customFallback(t *isa.Table, signal string) string {
+	if m.p.Format != "workflow" || yamlOutcome(signal) {
+		return signal
+	}
+	for _, e := range t.Entries {
+		if e.Signal == signal {
+			return signal
+		}
+	}
+	if r := m.st.Steps[m.p.Blocks[t.Block].ID]; r != nil && r.ExitCode == 0 {
+		return SigSuccess
+	}
+	return SigFailure
+}
+
+// yamlOutcome reports whether signal is one of YAML's own outcomes.
+func yamlOutcome(signal string) bool {
+	switch signal {
+	case SigSuccess, SigFailure, SigTimeout, SigSkipped, SigValidationFail, SigMaxVisits, SigFailDefault:
+		return true
+	}
+	return false
 }
 
 // lookup selects a transition of t for signal.

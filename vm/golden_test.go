@@ -62,9 +62,11 @@ func TestGolden(t *testing.T) {
 			}})
 		}, map[string][]workers.Result{"Count": {{Signal: vm.SigSuccess, Output: "3 a.txt", Attempts: 1}, fail(1)}}},
 		{"halt", func(t *testing.T) *isa.Program {
-			return build(t, N{ID: "Main", Blocks: []B{
+			p := build(t, N{ID: "Main", Blocks: []B{
 				{ID: "Block:Review", On: [][2]string{{vm.SigSuccess, "end"}}, Default: "halt"},
 			}})
+			p.Format = "manifest" // a custom signal falls back to SIGNAL:FAIL_DEFAULT
+			return p
 		}, map[string][]workers.Result{"Block:Review": {{Signal: "SIGNAL:NEEDS_CLARIFICATION", Segments: []workers.Segment{seg("s1", "which API?")}}}}},
 	}
 	for _, sc := range scenarios {

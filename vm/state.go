@@ -134,6 +134,10 @@ type StepResult struct {
 	// the agent's processed folder once this result is on disk (resume
 	// finishes the moves a crash cut short).
 	Consumed []workers.Move `json:"consumed,omitempty"`
+	// Feedback is what a running YAML provider step's prompt got appended
+	// (its previous validation failure), kept so a step cut off by a crash
+	// runs again with the same prompt.
+	Feedback string `json:"feedback,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

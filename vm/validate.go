@@ -56,11 +56,14 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 		return sig
 	}
 	ai := s.AI != nil
-	if !ai && s.Validation == "" {
+	provider := blk.Kind == isa.KindProvider
+	if !provider && s.Validation == "" {
 		return sig
 	}
 	text := res.Output
-	if ai {
+	if provider {
+		// An AI reply may name its signal in its last line (CONTRACT 7.1;
+		// YAML routes it with on.signals).
 		if named, rest, ok := workers.LastLineSignal(text); ok {
 			sig, text = named, rest
 		}
@@ -101,6 +104,30 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 		}
 	}
 	return sig
+}
+
+// validationError is what failed validation the last time step r ran
+// ("" when it did not fail validation): ${steps.S.validation_error}.
+func validationError(r *StepResult) string {
+	if r == nil || r.Signal != SigValidationFail || r.Error == nil {
+		return ""
+	}
+	return r.Error.Message
+}
+
+// feedback is what a YAML provider step's prompt gets appended when the
+// step runs again after its own validation failure (CONTRACT 9): the same
+// text as a manifest's VALIDATION_ERROR segment. Manifests carry it in
+// the payload instead.
+func (m *Machine) feedback(blk *isa.Block) string {
+	if blk.Kind != isa.KindProvider || m.p.Format != "workflow" {
+		return ""
+	}
+	r := m.st.Steps[blk.ID]
+	if r != nil && r.Status == StepRunning {
+		return r.Feedback // cut off by a crash: the same prompt again
+	}
+	return validationError(r)
 }
 
 // stamp gives every segment without an id or a timestamp one.

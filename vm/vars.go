@@ -263,6 +263,8 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 		v = res.Signal
 	case "attempts":
 		v = res.Attempts
+	case "validation_error":
+		v = validationError(res)
 	case "iterations":
 		v = plainJSON(res.Iterations)
 	default:

@@ -42,6 +42,20 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 			res.JSON, res.HasJSON = v, true
 			return
 		}
+		if req.Kind == KindProvider {
+			// A model's reply is cleaned before it is parsed, and one with no
+			// JSON value is a validation failure the fix loop can mend
+			// (CONTRACT 9), not E_JSON_PARSE.
+			if text, ok := ExtractJSON(CleanReply(string(whole))); ok && json.Unmarshal([]byte(text), &v) == nil {
+				res.JSON, res.HasJSON = v, true
+				return
+			}
+			if res.Signal == SignalSuccess && !req.AllowParseError {
+				res.Signal = SignalValidationFail
+				res.Err = stepErr(source.EValidation, "%sthe reply holds no JSON value (%s)", ValidationFailPrefix, jsonErrText(err, whole))
+			}
+			return
+		}
 		if res.Signal == SignalSuccess && !req.AllowParseError {
 			res.Signal = SignalFailure
 			res.Err = stepErr(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))

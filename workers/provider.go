@@ -118,6 +118,7 @@ func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromI
 	if serr != nil {
 		return "", false, serr
 	}
+	prompt = joinParagraphs(prompt, req.Feedback)
 	instr := req.AgentInstructions
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)

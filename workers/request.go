@@ -73,6 +73,9 @@ type Request struct {
 	// prompt, followed by an empty line.
 	AgentInstructions     string
 	AgentInstructionsFile string
+	// Feedback is appended to the prompt after an empty line: what failed
+	// validation the last time this step ran (the YAML fix loop, CONTRACT 9).
+	Feedback string
 
 	// waitMatched are the files (absolute) that satisfied WaitFor.
 	waitMatched []string

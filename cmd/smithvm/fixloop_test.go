@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// mockScript is a mock provider script (JSON) of these entries.
+func mockScript(t *testing.T, entries ...map[string]string) string {
+	t.Helper()
+	b, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const fixLoopWorkflow = `version: "1.0"
+name: fix
+strict_flow: false
+schemas:
+  Plan: {type: object, required: [files], properties: {files: {type: array, items: {type: string}}}}
+steps:
+  - name: Plan
+    provider: mock
+    provider_params: {script: mock/plan.json}
+    prompt: "Plan the work."
+    output_capture: json
+    validation_schema: Plan
+    max_visits: 3
+    on: {validation_fail: {goto: Plan}}
+  - name: Raw
+    provider: mock
+    provider_params: {script: mock/raw.json}
+    prompt: "Give JSON."
+    output_capture: json
+    max_visits: 3
+    on: {validation_fail: {goto: Raw}}
+  - name: Show
+    command: [HELPER, "echo:${steps.Plan.json.files[0]} ${steps.Raw.json.n}"]
+  - name: Review
+    provider: mock
+    provider_params: {script: mock/review.json}
+    prompt: "Review ${context.kind}"
+    on:
+      signals: {"SIGNAL:APPROVED": {goto: Done}}
+      success: {goto: Rework}
+  - name: Rework
+    command: [HELPER, "echo:rework"]
+  - name: Done
+    command: [HELPER, "echo:done"]
+`
+
+// TestYAMLFixLoop: a provider step that runs again after its own
+// validation failure gets "Output failed validation. Fix this: ..." after
+// its prompt, and ${steps.S.validation_error} says the same; with
+// output_capture: json a chatty reply is cleaned, and one with no JSON is a
+// validation failure, not E_JSON_PARSE (CONTRACT 9). Custom signals are
+// routed by on.signals; an unrouted one follows success for exit 0
+// (CONTRACT 12.5).
+func TestYAMLFixLoop(t *testing.T) {
+	p := newProj(t)
+	wf := p.write("fix.yaml", fixLoopWorkflow)
+	p.write("workspace/mock/plan.json", mockScript(t,
+		map[string]string{"reply": "Sure! I will plan it carefully."},
+		map[string]string{"match": `(?s)^Plan the work\.\n\nOutput failed validation\. Fix this: `,
+			"reply": "Here you go:\n```json\n{\"files\": [\"a.go\"]}\n```\nHope it helps."}))
+	p.write("workspace/mock/raw.json", mockScript(t,
+		map[string]string{"reply": "no json here"},
+		map[string]string{"match": "Output failed validation. Fix this: the reply holds no JSON value", "reply": "Well: {\"n\": 7} there."}))
+	p.write("workspace/mock/review.json", mockScript(t,
+		map[string]string{"match": "approve", "reply": "Looks good.\nSIGNAL:APPROVED"},
+		map[string]string{"match": "other", "reply": "Hmm.\nSIGNAL:NEEDS_WORK"}))
+	r := p.vm("run", wf, "--context", "kind=approve")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	st := readState(t, p, r.runID())
+	if got := st.Steps["Show"].Output; got != "a.go 7" {
+		t.Errorf("Show = %q, want the cleaned JSON of both fixed replies (a.go 7)", got)
+	}
+	if !strings.Contains(r.stderr, "INFO: Step 'Plan' finished with SIGNAL:VALIDATION_FAIL") &&
+		!strings.Contains(r.stderr, "Step 'Plan' failed") {
+		t.Errorf("console does not show Plan's validation failure:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "E_JSON_PARSE") {
+		t.Errorf("a chatty reply gave E_JSON_PARSE:\n%s", r.stderr)
+	}
+	if st.Steps["Rework"] != nil || st.Steps["Done"] == nil {
+		t.Errorf("SIGNAL:APPROVED went elsewhere than on.signals says: Rework %v Done %v", st.Steps["Rework"], st.Steps["Done"])
+	}
+
+	r = p.vm("run", wf, "--context", "kind=other")
+	if r.code != 0 {
+		t.Fatalf("run 2: exit %d\n%s", r.code, r.stderr)
+	}
+	st = readState(t, p, r.runID())
+	if st.Steps["Rework"] == nil || st.Steps["Review"].Status != "completed" {
+		t.Errorf("an unrouted custom signal with exit 0 must follow on.success (Rework) and leave the step completed: %+v", st.Steps["Review"])
+	}
+}
+
+// TestValidationErrorVariable: ${steps.S.validation_error} is checked by
+// smithc and resolves to the text the fix loop appends.
+func TestValidationErrorVariable(t *testing.T) {
+	p := newProj(t)
+	wf := p.write("v.yaml", `version: "1.0"
+name: v
+strict_flow: false
+steps:
+  - name: Ask
+    provider: mock
+    provider_params: {script: mock/a.json}
+    prompt: "x"
+    validation_schema: CodeAndExplanation
+    on: {validation_fail: {goto: Tell}}
+  - name: Tell
+    command: [HELPER, "echo:${steps.Ask.validation_error}"]
+`)
+	p.write("workspace/mock/a.json", mockScript(t, map[string]string{"reply": "just words"}))
+	r := p.vm("run", wf)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := readState(t, p, r.runID()).Steps["Tell"].Output; !strings.HasPrefix(got, "Output failed validation. Fix this: ") {
+		t.Errorf("Tell = %q, want the validation error", got)
+	}
+}
