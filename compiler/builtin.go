@@ -62,6 +62,10 @@ var defaultPayloadMerge = [...]string{"PAYLOAD", "CONTRACT", "STATIC_MEMORY", "M
 // output_type is not given (CONTRACT 7.1).
 const defaultOutputType = "AI_RESPONSE"
 
+// defaultCommandOutputType is the segment type of a command worker's
+// stdout when its output_type is not given (CONTRACT 12.5).
+const defaultCommandOutputType = "COMMAND_OUTPUT"
+
 // stepFields are the fields of ${steps.NAME.FIELD}.
 var stepFields = [...]string{"exit_code", "output", "lines", "json", "duration", "status", "iterations", "validation_error"}
 

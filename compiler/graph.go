@@ -145,7 +145,7 @@ func liveTransitions(b *ir.Block) []*ir.Transition {
 			live[t] = true
 		}
 	}
-	if b.AI {
+	if b.AI || b.AnySignal {
 		for _, t := range b.Transitions {
 			if !reservedSignals[t.Signal] {
 				live[t] = true

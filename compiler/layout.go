@@ -323,7 +323,7 @@ func blockSpec(fb flatBlock) (isa.Block, error) {
 		spec.Pos = b.Pos
 	}
 	spec.MaxVisits = b.MaxVisits
-	spec.Signals, spec.AnySignal = append([]string(nil), b.Signals...), b.AI
+	spec.Signals, spec.AnySignal = append([]string(nil), b.Signals...), b.AI || b.AnySignal
 	if len(spec.Signals) == 0 {
 		spec.Signals = nil
 	}

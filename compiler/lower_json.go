@@ -277,6 +277,11 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		} else {
 			spec.Kind = isa.KindCommand
 			st.Command = ws.command
+			st.PayloadIO, st.OutputType = true, w.OutputType.V
+			if st.OutputType == "" {
+				st.OutputType = defaultCommandOutputType
+			}
+			b.AnySignal = true // its last stdout line may name any signal
 		}
 	} else {
 		spec.Kind = isa.KindInternal

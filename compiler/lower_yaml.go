@@ -34,6 +34,12 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		StrictFlow: y.strict,
 	}
 	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
+	data.Config = isa.Config{
+		TestCommand:  rawStrings(wf.TestCommand),
+		LintCommand:  rawStrings(wf.LintCommand),
+		BuildCommand: rawStrings(wf.BuildCommand),
+		Isolation:    wf.Isolation.V,
+	}
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)
 	y.collect(wf.Steps)

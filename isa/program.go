@@ -172,6 +172,10 @@ type Step struct {
 	AllowMissing    []string   `json:"allow_missing_vars,omitempty"`
 	PayloadMerge    []string   `json:"payload_merge_strategy,omitempty"`
 	OutputType      string     `json:"output_type,omitempty"`
+	// PayloadIO: a manifest command worker gets the payload on stdin, and
+	// its stdout (less a last SIGNAL: line) becomes a segment of
+	// OutputType (CONTRACT 12.5).
+	PayloadIO bool `json:"payload_io,omitempty"`
 }
 
 // An AIWorker is a manifest workers entry with a provider.

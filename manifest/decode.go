@@ -42,6 +42,14 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 			wf.Schemas = decSchemas(e.Val)
 		case "steps":
 			wf.Steps = decSteps(e.Val)
+		case "test_command":
+			wf.TestCommand = decStringList(e.Val)
+		case "lint_command":
+			wf.LintCommand = decStringList(e.Val)
+		case "build_command":
+			wf.BuildCommand = decStringList(e.Val)
+		case "isolation":
+			wf.Isolation = decString(e.Val)
 		}
 	}
 	return wf

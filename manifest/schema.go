@@ -29,6 +29,9 @@ var stepKinds = []string{"command", "provider", "worker", "for_each", "set_conte
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error"}
 
+// isolationModes are the values of isolation: (CONTRACT 12.4).
+var isolationModes = []string{"none", "git-worktree"}
+
 // SignalPattern is the form of every signal a document names.
 const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
 
@@ -59,6 +62,9 @@ func schemaText(v any, id string) []byte {
 	s := r.Reflect(v)
 	s.ID = jsonschema.ID(id)
 	refine(s.Definitions)
+	if _, ok := s.Properties.Get("isolation"); ok {
+		s.Properties.Set("isolation", enumSchema(isolationModes...)) // a workflow's own (the root)
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("internal error: print schema %s: %v", id, err))
@@ -100,7 +106,7 @@ func refine(defs jsonschema.Definitions) {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
 	}
 	if s := defs["Config"]; s != nil {
-		s.Properties.Set("isolation", enumSchema("none", "git-worktree"))
+		s.Properties.Set("isolation", enumSchema(isolationModes...))
 	}
 	if s := defs["ExitCodeCond"]; s != nil {
 		s.Properties.Set("op", enumSchema(compareOps...))

@@ -92,7 +92,13 @@ type Workflow struct {
 	Providers  map[string]*Provider  `json:"providers,omitempty"`
 	Agents     map[string]*Agent     `json:"agents,omitempty"`
 	Schemas    map[string]*SchemaDef `json:"schemas,omitempty"`
-	Steps      []*Step               `json:"steps"`
+	// The internal workers' configuration, as a manifest's config has it
+	// (CONTRACT 12.5), and the isolation mode (CONTRACT 12.4).
+	TestCommand  StringList `json:"test_command,omitempty"`
+	LintCommand  StringList `json:"lint_command,omitempty"`
+	BuildCommand StringList `json:"build_command,omitempty"`
+	Isolation    String     `json:"isolation,omitempty"` // none|git-worktree
+	Steps        []*Step    `json:"steps"`
 }
 
 // A Provider overrides or adds an LLM CLI template (CONTRACT section 5).

@@ -55,8 +55,8 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 	if s == nil || res.Err != nil || res.ExitCode != 0 || sig == SigFailure || sig == SigTimeout {
 		return sig
 	}
-	ai := s.AI != nil
-	provider := blk.Kind == isa.KindProvider
+	ai := s.AI != nil || s.PayloadIO // replies become payload segments
+	provider := blk.Kind == isa.KindProvider || s.PayloadIO
 	if !provider && s.Validation == "" {
 		return sig
 	}
@@ -92,7 +92,7 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 	res.Output = text
 	if ai {
 		typ := s.OutputType
-		if s.AI.OutputType != "" {
+		if s.AI != nil && s.AI.OutputType != "" {
 			typ = s.AI.OutputType
 		}
 		if typ == "" {

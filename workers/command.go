@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -24,13 +25,52 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 	if _, res, ok := r.preconditions(ctx, req, p); !ok {
 		return res
 	}
+	stdin := p.input
+	if req.PayloadStdin {
+		f, err := payloadFile(req, p)
+		if err != nil {
+			return failed(exitNotRun, stepErr(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+		}
+		defer os.Remove(f)
+		stdin = f
+	}
 	return r.retry(ctx, req, 0, false, func(int) Result {
-		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, p.input, p.output)
+		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, stdin, p.output)
 		if err != nil {
 			return failed(exitNotRun, escapeErr("output_file", err))
 		}
 		return processResult(ctx, req, p, pr, outErr)
 	})
+}
+
+// payloadFile writes req's payload as a JSON array of segments to a
+// temporary file under RUN_ROOT/tmp, for a manifest command worker's stdin
+// (CONTRACT 12.5); the caller removes it.
+func payloadFile(req *Request, p paths) (string, error) {
+	segs := req.Payload
+	if segs == nil {
+		segs = []Segment{}
+	}
+	data, err := json.Marshal(segs)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(p.tmpDir, req.Step+"-payload-*.json")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(req.Mask.Bytes(data))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", werr
+	}
+	return f.Name(), nil
 }
 
 // preconditions checks that input_file exists, then waits for wait_for and

@@ -80,8 +80,11 @@ type Request struct {
 	// waitMatched are the files (absolute) that satisfied WaitFor.
 	waitMatched []string
 
-	// Manifest AI and internal workers.
-	Payload      []Segment // the execution payload as the block sees it
+	// Manifest AI, command and internal workers.
+	Payload []Segment // the execution payload as the block sees it
+	// PayloadStdin gives a command the payload on stdin, as a JSON array of
+	// segments (manifest command workers, CONTRACT 12.5).
+	PayloadStdin bool
 	Prompted     string    // the assembled prompt for AI workers (the VM assembles layers)
 	Instructions string
 	OutputType   string

@@ -103,8 +103,13 @@ type Block struct {
 	// Worker describes what runs, for printing and checks: "command",
 	// "provider:claude", "Internal:TestRunner", "Worker:CodeGenerator".
 	Worker string
-	// AI is true for provider steps and AI workers (they can emit any signal).
+	// AI is true for provider steps and AI workers (they can emit any
+	// signal, so a manifest's AI block needs SIGNAL:FAIL_DEFAULT).
 	AI bool
+	// AnySignal is true for blocks that can emit signals besides Signals:
+	// AI blocks, and manifest command workers (a last stdout line
+	// SIGNAL:X), whose custom-signal transitions are live.
+	AnySignal bool
 	// Signals are the signals the block can emit, in a fixed order. An AI
 	// block can emit any signal besides these.
 	Signals   []string
