@@ -56,7 +56,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	req, err := m.request(blk, execs)
 	if err == nil {
 		req.Feedback = feedback
-	req.PayloadStdin = blk.Step != nil && blk.Step.PayloadIO
+		req.PayloadStdin = blk.Step != nil && blk.Step.PayloadIO
 		if req.Send != nil {
 			req.Send.Seq = msg
 		}

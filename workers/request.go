@@ -85,7 +85,7 @@ type Request struct {
 	// PayloadStdin gives a command the payload on stdin, as a JSON array of
 	// segments (manifest command workers, CONTRACT 12.5).
 	PayloadStdin bool
-	Prompted     string    // the assembled prompt for AI workers (the VM assembles layers)
+	Prompted     string // the assembled prompt for AI workers (the VM assembles layers)
 	Instructions string
 	OutputType   string
 	Config       Config
