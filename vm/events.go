@@ -26,6 +26,8 @@ const (
 	// Messages between agents (CONTRACT 12.2): Agent and Path say which.
 	EvMessageSent     = "message_sent"
 	EvMessageConsumed = "message_consumed"
+	// EvDebug is a DEBUG event (--log-level debug): Msg says what happened.
+	EvDebug = "debug"
 	// EvFailAction is an error:/FAIL: action ending the run: its console
 	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
 	EvFailAction = "fail_action"
@@ -36,6 +38,7 @@ const (
 	LevelInfo    = "INFO"
 	LevelWarning = "WARNING"
 	LevelError   = "ERROR"
+	LevelDebug   = "DEBUG"
 )
 
 // An Event is one line of the console and one object of events.jsonl. The

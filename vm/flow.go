@@ -23,7 +23,15 @@ func (m *Machine) dispatch(a uint32) (uint32, error) {
 		}
 		return 0, m.failRun(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
 	}
-	if pc, ok := lookup(t, m.customFallback(t, m.st.Signal)); ok {
+	sig := m.customFallback(t, m.st.Signal)
+	if pc, ok := lookup(t, sig); ok {
+		if m.cfg.Debug {
+			how := ""
+			if sig != m.st.Signal {
+				how = " (as " + sig + ")"
+			}
+			m.debugf(&m.p.Blocks[t.Block], "transition for %s%s: %s", m.st.Signal, how, m.describe(pc))
+		}
 		return pc, nil
 	}
 	return 0, m.abort(source.ENoTransition, fmt.Sprintf("block '%s' has no transition for signal '%s'",
@@ -89,6 +97,9 @@ func lookup(t *isa.Table, signal string) (uint32, bool) {
 func (m *Machine) when(a, next, b uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
 	ok, err := m.cond(blockScope(blk), blk.When)
+	if m.cfg.Debug && err == nil {
+		m.debugf(blk, "condition (when) is %t", ok)
+	}
 	switch {
 	case err != nil:
 		return b, m.failStep(blk, err)

@@ -63,6 +63,9 @@ type Config struct {
 	// no CLI runs, so a secret missing from the environment does not stop
 	// the run; only a step that lists it in its own secrets: fails.
 	Replaying bool
+	// Debug adds DEBUG events: variable substitutions, condition
+	// evaluations and transition lookups (--log-level debug).
+	Debug bool
 }
 
 // ResumeOptions are resume's --signal and --note.

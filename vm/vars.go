@@ -152,6 +152,9 @@ func (m *Machine) resolve(sc scope, r *isa.Ref) (any, error) {
 	case err != nil:
 		return nil, err
 	case ok:
+		if m.cfg.Debug {
+			m.debugf(sc.b, "${%s} = %s", r.Raw, debugValue(v))
+		}
 		return v, nil
 	case sc.b != nil && sc.b.Step != nil && slices.Contains(sc.b.Step.AllowMissing, r.Raw):
 		return "", nil

@@ -129,6 +129,32 @@ type common struct {
 	note     string
 	record   string
 	replay   string
+	logLevel logLevel
+}
+
+// logLevel is --log-level: info (the default) or debug.
+type logLevel string
+
+func (l *logLevel) String() string {
+	if *l == "" {
+		return "info"
+	}
+	return string(*l)
+}
+
+func (l *logLevel) Set(s string) error {
+	if s != "info" && s != "debug" {
+		return fmt.Errorf("want info or debug, got %q", s)
+	}
+	*l = logLevel(s)
+	return nil
+}
+
+func (l *logLevel) Type() string { return "LEVEL" }
+
+// addLogLevel adds --log-level.
+func (c *common) addLogLevel(fs *pflag.FlagSet) {
+	fs.Var(&c.logLevel, "log-level", "info, or debug: also log variable substitutions, condition evaluations and transition lookups")
 }
 
 func (c *common) addBase(fs *pflag.FlagSet) {
@@ -147,4 +173,5 @@ func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+	c.addLogLevel(fs)
 }

@@ -144,6 +144,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 		Events:       s.event,
 		Checkpoint:   s.checkpoint,
 		Replaying:    s.opts.replay != "",
+		Debug:        s.opts.logLevel == "debug",
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()
@@ -361,6 +362,7 @@ func (e *env) cmdResume(args []string) int {
 	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+	c.addLogLevel(fs)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
