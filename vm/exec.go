@@ -100,14 +100,15 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	if m.lateErr != nil {
 		return m.lateErr
 	}
-	if err := m.record(blk, res, attemptID(max(res.Attempts, 1)), execs, msg); err != nil {
+	commit := m.commitStep(ctx, blk, &res)
+	if err := m.record(blk, res, attemptID(max(res.Attempts, 1)), execs, msg, commit); err != nil {
 		return err
 	}
 	return m.afterStep(blk, res)
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int) error {
+func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int, commit string) error {
 	sig := res.Signal
 	if sig == "" {
 		sig = SigSuccess
@@ -133,6 +134,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Executions:      execs,
 		Provider:        res.Provider,
 		Message:         msg,
+		Commit:          commit,
 	}
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted

@@ -1,7 +1,10 @@
 package vm
 
 import (
+	"context"
 	"slices"
+
+	"smith/manifest/source"
 
 	"smith/isa"
 	"smith/workers"
@@ -110,4 +113,24 @@ func (m *Machine) prepareAgents() error {
 		return &RuntimeError{Code: codeOf(err), Msg: "create the agents' inbox folders: " + err.Error()}
 	}
 	return nil
+}
+
+// commitStep commits what block blk changed in the run's worktree on the
+// run's branch (CONTRACT 12.4) and returns the commit ("" when nothing
+// changed or the run has no worktree). It runs before the step's result is
+// saved, so a crash in between re-runs the step on top of its commit. A
+// failed commit fails the step: nothing it did is left unrecorded.
+func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *workers.Result) string {
+	if m.st.WorktreePath == "" {
+		return ""
+	}
+	msg := workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1))
+	hash, err := workers.CommitStep(ctx, m.st.WorktreePath, msg, m.cfg.Env)
+	if err != nil && res.Err == nil {
+		res.Signal, res.Err = SigFailure, &codedError{source.EExec, "commit the changes of step '" + blk.ID + "': " + err.Error()}
+		if res.ExitCode == 0 {
+			res.ExitCode = 1
+		}
+	}
+	return hash
 }

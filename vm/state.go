@@ -138,6 +138,9 @@ type StepResult struct {
 	// (its previous validation failure), kept so a step cut off by a crash
 	// runs again with the same prompt.
 	Feedback string `json:"feedback,omitempty"`
+	// Commit is the commit on the run's branch holding what the step
+	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
+	Commit string `json:"commit,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

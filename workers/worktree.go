@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"smith/manifest/source"
 	"smith/workers/confine"
 )
 
@@ -57,24 +58,55 @@ func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup fun
 	if r := git(ctx, d.Workspace, lookup, args...); r.err != nil {
 		return "", fmt.Errorf("git worktree add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
+	// Keep the starting commit for diff, however the branches move on.
+	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
+		if r := git(ctx, path, lookup, "update-ref", BaseRef(runID), "HEAD"); r.err != nil {
+			return "", fmt.Errorf("git update-ref %s: %v: %s", BaseRef(runID), r.err, strings.TrimSpace(r.out))
+		}
+	}
 	return path, nil
 }
 
 // RemoveWorktree removes a run's worktree and, with deleteBranch, its
-// branch. A run without a worktree is an error.
-func RemoveWorktree(d confine.Dir, runID string, deleteBranch bool, lookup func(string) (string, bool)) error {
+// branch and its starting-commit ref. Unless force, it refuses (E_UNMERGED)
+// to delete a branch with commits the checked-out branch does not contain,
+// and to remove a worktree with uncommitted changes. A run with neither a
+// worktree nor a branch is an error.
+func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, lookup func(string) (string, bool)) error {
 	ctx := context.Background()
 	path := WorktreePath(d, runID)
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("run '%s' has no worktree at %s", runID, path)
+	hasWT := isDir(path)
+	if !hasWT && (!deleteBranch || hasBranch(ctx, d, runID, lookup) != nil) {
+		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no worktree at %s and no branch %s", runID, path, WorktreeBranch(runID))}
 	}
-	if r := git(ctx, d.Workspace, lookup, "worktree", "remove", "--force", path); r.err != nil {
-		return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
+	if !force {
+		if hasWT {
+			if r := git(ctx, path, lookup, "status", "--porcelain"); r.err == nil && strings.TrimSpace(r.out) != "" {
+				return &BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes; commit them or pass --force", runID)}
+			}
+		}
+		if deleteBranch {
+			unmerged, err := Unmerged(ctx, d, runID, lookup)
+			if err != nil {
+				return err
+			}
+			if unmerged {
+				return &BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("branch %s has commits that are not merged: 'smithvm merge %s' first, or pass --force to delete them", WorktreeBranch(runID), runID)}
+			}
+		}
+	}
+	if hasWT {
+		if r := git(ctx, d.Workspace, lookup, "worktree", "remove", "--force", path); r.err != nil {
+			return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
+		}
 	}
 	if deleteBranch {
-		if r := git(ctx, d.Workspace, lookup, "branch", "-D", WorktreeBranch(runID)); r.err != nil {
-			return fmt.Errorf("git branch -D: %v: %s", r.err, strings.TrimSpace(r.out))
+		if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+WorktreeBranch(runID)).err == nil {
+			if r := git(ctx, d.Workspace, lookup, "branch", "-D", WorktreeBranch(runID)); r.err != nil {
+				return fmt.Errorf("git branch -D: %v: %s", r.err, strings.TrimSpace(r.out))
+			}
 		}
+		_ = git(ctx, d.Workspace, lookup, "update-ref", "-d", BaseRef(runID))
 	}
 	return nil
 }
@@ -85,6 +117,9 @@ func sameDir(a, b string) bool {
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
+
+// gitTimeout bounds one git command.
+const gitTimeout = 2 * time.Minute
 
 type gitResult struct {
 	out string
@@ -97,7 +132,7 @@ func git(ctx context.Context, dir string, lookup func(string) (string, bool), ar
 		Argv:    append([]string{"git"}, args...),
 		Dir:     dir,
 		Env:     BuildEnv(lookup, nil, nil, nil),
-		Timeout: 2 * time.Minute,
+		Timeout: gitTimeout,
 	})
 	out := string(res.Stdout) + string(res.Stderr)
 	switch {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"smith/manifest/source"
@@ -9,9 +11,10 @@ import (
 
 func (e *env) cmdClean(args []string) int {
 	var c common
-	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with config.isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nThe run's state and logs are kept.\n")
+	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nIt refuses (E_UNMERGED, exit 2) when the branch has commits that are not\nmerged into the checked-out branch, or the worktree has uncommitted changes,\nunless --force. The run's state and logs are kept.\n")
 	c.addBase(fs)
 	keep := fs.Bool("keep-branch", false, "remove the worktree but keep the branch smith/<run_id>")
+	force := fs.Bool("force", false, "delete unmerged commits and uncommitted changes too")
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -20,10 +23,61 @@ func (e *env) cmdClean(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !*keep, e.lookup); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm clean: %v\n", err)
-		return source.ExitExec
+	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !*keep, *force, e.lookup); err != nil {
+		return e.branchFail("clean", err)
 	}
 	fmt.Fprintf(e.stderr, "INFO: Removed the worktree of run %s.\n", fs.Arg(0))
 	return 0
+}
+
+func (e *env) cmdDiff(args []string) int {
+	var c common
+	fs := e.newFlags("diff", "RUN_ID [flags]", "Prints the code changes of a run made with isolation: git-worktree: its branch\nsmith/<run_id> against the commit the run started from, as a unified diff.\n")
+	c.addBase(fs)
+	stat := fs.Bool("stat", false, "print the summary (files changed, insertions, deletions) instead")
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), *stat, e.lookup)
+	if err != nil {
+		return e.branchFail("diff", err)
+	}
+	fmt.Fprint(e.stdout, out)
+	return 0
+}
+
+func (e *env) cmdMerge(args []string) int {
+	var c common
+	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was.\n")
+	c.addBase(fs)
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	proj, err := e.project(c.base)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return source.ExitConfig
+	}
+	if _, err := workers.Merge(context.Background(), proj.dirs, fs.Arg(0), e.lookup); err != nil {
+		return e.branchFail("merge", err)
+	}
+	fmt.Fprintf(e.stderr, "INFO: Merged %s into the checked-out branch of %s.\n", workers.WorktreeBranch(fs.Arg(0)), proj.dirs.Workspace)
+	return 0
+}
+
+// branchFail prints a diff, merge or clean failure with its code and
+// returns its exit status.
+func (e *env) branchFail(cmd string, err error) int {
+	var be *workers.BranchError
+	if errors.As(err, &be) {
+		fmt.Fprintf(e.stderr, "smithvm %s: %v\n", cmd, be)
+		return be.Code.ExitStatus()
+	}
+	fmt.Fprintf(e.stderr, "smithvm %s: %s: %v\n", cmd, source.EExec, err)
+	return source.ExitExec
 }

@@ -440,7 +440,8 @@ func mfGit(t *testing.T, dir string, args ...string) string {
 // TestManifestE2EWorktree: with config.isolation git-worktree and a git
 // WORKSPACE, the run works in BASE/.orchestrator/worktrees/<id> on branch
 // smith/<id>: files are written there and commands run there; resume
-// reuses it; smithvm clean removes it.
+// reuses it; every step that changed files is committed on the branch;
+// smithvm clean refuses the unmerged branch and removes it with --force.
 func TestManifestE2EWorktree(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed (.ci/run installs it)")
@@ -485,7 +486,13 @@ func TestManifestE2EWorktree(t *testing.T) {
 	if st := b.state("w1"); st.WorktreePath != wt || st.Status != "completed" {
 		t.Errorf("after resume: worktree_path %q, status %s, want %q, completed", st.WorktreePath, st.Status, wt)
 	}
-	b.vm(0, "clean", "w1")
+	if got := mfGit(t, b.ws, "log", "--format=%s", "-1", "smith/w1"); got != "smith: Write (run w1, attempt 1)" {
+		t.Errorf("last commit on smith/w1 = %q, want FileSystemWriter's step commit", got)
+	}
+	if r := b.vm(2, "clean", "w1"); !strings.Contains(r.stderr, "E_UNMERGED") {
+		t.Errorf("clean of unmerged work: want E_UNMERGED\n%s", r.stderr)
+	}
+	b.vm(0, "clean", "w1", "--force")
 	if _, err := os.Stat(wt); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("worktree still exists after clean (stat: %v)", err)
 	}

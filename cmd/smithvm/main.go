@@ -27,7 +27,9 @@ Usage:
   smithvm list                    the runs under BASE, newest first
   smithvm status RUN_ID           one run: status, current step, step results
   smithvm graph RUN_ID            DOT of the run's program coloured by the run's state
-  smithvm clean RUN_ID            remove a run's git worktree and branch (git-worktree isolation)
+  smithvm clean RUN_ID            remove a run's git worktree and branch (refuses unmerged work)
+  smithvm diff RUN_ID             the run's code changes against its starting commit
+  smithvm merge RUN_ID            merge the run's branch into the repository's checked-out branch
   smithvm clean-processed         delete the processed inbox messages of every agent
 
 Directories: BASE is --base or the current directory; every step runs in
@@ -77,9 +79,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdClean(rest)
 	case "clean-processed":
 		return e.cmdCleanProcessed(rest)
+	case "diff":
+		return e.cmdDiff(rest)
+	case "merge":
+		return e.cmdMerge(rest)
 	}
 	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed"}), usage)
+		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge"}), usage)
 	return source.ExitConfig
 }
 

@@ -53,6 +53,8 @@ const (
 	EExec          Code = "E_EXEC"
 	EInterrupted   Code = "E_INTERRUPTED"
 	EInternal      Code = "E_INTERNAL"
+	EMergeConflict Code = "E_MERGE_CONFLICT"
+	EUnmerged      Code = "E_UNMERGED"
 )
 
 // CodeInfo is everything known about one code.
@@ -103,6 +105,8 @@ var codeTable = [...]CodeInfo{
 	{EValidation, Error, ExitExec, false, "a reply failed its validation schema and nothing handled it"},
 	{EExec, Error, ExitExec, false, "a process could not be started"},
 	{EInterrupted, Error, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
+	{EMergeConflict, Error, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
+	{EUnmerged, Error, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
 	{EInternal, Error, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

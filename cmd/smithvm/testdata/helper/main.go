@@ -17,6 +17,7 @@
 //	ne:A:B           exit 1 if A equals B
 //	child:FILE:SECS  start a grandchild that writes its pid to FILE and sleeps
 //	symlink:T:L      create the symlink L -> T (and L's parent directories)
+//	write:PATH:TEXT  write TEXT to PATH (relative to the cwd), creating folders
 //	exit:K           exit with status K
 package main
 
@@ -108,6 +109,14 @@ func main() {
 				fail(err)
 			}
 			if err := os.Symlink(target, link); err != nil {
+				fail(err)
+			}
+		case "write":
+			path, content, _ := strings.Cut(arg, ":")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				fail(err)
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 				fail(err)
 			}
 		case "exit":
