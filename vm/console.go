@@ -44,6 +44,8 @@ func (e Event) Console() string {
 			e.Step, e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
 	case EvProviderFallback:
 		return fmt.Sprintf("WARNING: Step '%s': provider '%s' failed (%s); trying '%s'.", e.Step, e.Provider, e.Msg, e.Next)
+	case EvConflict:
+		return fmt.Sprintf("WARNING: Step '%s': %s", e.Step, e.Msg)
 	case EvDebug:
 		if e.Step != "" {
 			return fmt.Sprintf("DEBUG: Step '%s': %s", e.Step, e.Msg)

@@ -28,6 +28,9 @@ const (
 	EvMessageConsumed = "message_consumed"
 	// EvDebug is a DEBUG event (--log-level debug): Msg says what happened.
 	EvDebug = "debug"
+	// EvConflict: another active run changes files this run changes too
+	// (YAML; manifests get a CONFLICT segment). Msg names the run and files.
+	EvConflict = "conflict"
 	// EvFailAction is an error:/FAIL: action ending the run: its console
 	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
 	EvFailAction = "fail_action"

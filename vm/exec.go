@@ -47,6 +47,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	if blk.Kind == isa.KindSend {
 		msg = m.messageSeq(blk.ID)
 	}
+	m.takeNotices(blk)
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.emit(evStepStarted(blk.ID, attemptID(1)))

@@ -470,7 +470,7 @@ func (m *Machine) commit() error {
 	d.Seq = st.Seq
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
-	d.WorktreePath = st.WorktreePath
+	d.WorktreePath, d.ConflictNotices = st.WorktreePath, st.ConflictNotices
 	d.LoopStack = make([]LoopFrame, len(st.LoopStack))
 	copy(d.LoopStack, st.LoopStack)
 	for i := range d.LoopStack {

@@ -2,7 +2,9 @@ package vm
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"smith/manifest/source"
 
@@ -133,4 +135,26 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *workers.R
 		}
 	}
 	return hash
+}
+
+// takeNotices turns the conflict notices other runs left for this one
+// since the last step into CONFLICT segments (manifests) or conflict
+// events (YAML), saved with the step's start (CONTRACT 12.4).
+func (m *Machine) takeNotices(blk *isa.Block) {
+	if m.cfg.RunRoot == "" {
+		return
+	}
+	ns, err := workers.Notices(m.cfg.RunRoot, m.st.ConflictNotices)
+	if err != nil || len(ns) == 0 {
+		return
+	}
+	m.st.ConflictNotices += len(ns)
+	for _, n := range ns {
+		if m.p.Format == "manifest" {
+			m.appendPayload(m.stamp([]workers.Segment{{Type: workers.SegConflict, Content: workers.NoticeText(n)}}))
+			continue
+		}
+		m.emit(Event{Kind: EvConflict, Level: LevelWarning, Step: blk.ID,
+			Msg: fmt.Sprintf("run '%s' changes the same files: %s", n.Run, strings.Join(n.Paths, ", "))})
+	}
 }

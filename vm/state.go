@@ -90,6 +90,9 @@ type State struct {
 	// ChangePlan is the run's change plan as Internal:UpdateChangePlan last
 	// saved it (sorted paths relative to the worktree).
 	ChangePlan []string `json:"change_plan,omitempty"`
+	// ConflictNotices counts the conflict notices of other runs this run
+	// has taken (RUN_ROOT/conflicts.jsonl, CONTRACT 12.4).
+	ConflictNotices int `json:"conflict_notices,omitempty"`
 	// Seq is the Seq of the last Delta applied.
 	Seq int `json:"seq"`
 	// EventSeq is the Seq of the last event emitted (or reserved).
@@ -209,8 +212,9 @@ type Delta struct {
 	HaltedBlock string `json:"halted_block,omitempty"`
 	EndedAt     string `json:"ended_at,omitempty"`
 	EventSeq    int    `json:"event_seq"`
-	// WorktreePath is copied whole, like the registers.
-	WorktreePath string `json:"worktree_path,omitempty"`
+	// WorktreePath and ConflictNotices are copied whole, like the registers.
+	WorktreePath    string `json:"worktree_path,omitempty"`
+	ConflictNotices int    `json:"conflict_notices,omitempty"`
 	// LoopStack is the whole loop stack, without items except for a frame
 	// this delta pushed.
 	LoopStack []LoopFrame `json:"loop_stack"`
@@ -289,6 +293,7 @@ func (s *State) Apply(d *Delta) {
 	s.IsHalted, s.HaltedBlock, s.EndedAt = d.IsHalted, d.HaltedBlock, d.EndedAt
 	s.EventSeq = d.EventSeq
 	s.WorktreePath = d.WorktreePath
+	s.ConflictNotices = d.ConflictNotices
 	if d.SetChangePlan {
 		s.ChangePlan = append([]string{}, d.ChangePlan...)
 	}

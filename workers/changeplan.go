@@ -45,6 +45,9 @@ type changePlanner interface {
 // (BASE/.orchestrator/runs), one directory per run.
 type ChangePlanStore struct {
 	RunsDir string
+	// Changed returns the files a run has actually changed (its branch's
+	// diff against its start, CONTRACT 12.4); nil means none are known.
+	Changed func(runID string) []string
 }
 
 var _ changePlanner = ChangePlanStore{}
@@ -87,7 +90,26 @@ func (s ChangePlanStore) Add(runID string, paths []string) ([]Conflict, error) {
 	if err := writePlan(root, plan); err != nil {
 		return nil, err
 	}
-	return s.conflicts(runID, plan)
+	cs, err := s.conflicts(runID, s.withChanged(runID, plan))
+	if err != nil {
+		return nil, err
+	}
+	// Every run involved hears of it at its next step, not only this one.
+	for _, c := range cs {
+		_ = appendNotice(filepath.Join(s.RunsDir, c.Run), Conflict{Run: runID, Paths: c.Paths})
+	}
+	return cs, nil
+}
+
+// withChanged is plan with the files run runID actually changed, sorted
+// without repeats.
+func (s ChangePlanStore) withChanged(runID string, plan []string) []string {
+	if s.Changed == nil {
+		return plan
+	}
+	out := append(slices.Clone(plan), s.Changed(runID)...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // conflicts scans the other active runs' plans for paths in plan.
@@ -115,6 +137,7 @@ func (s ChangePlanStore) conflicts(runID string, plan []string) ([]Conflict, err
 		if err != nil {
 			continue // a damaged plan of another run does not stop this one
 		}
+		other = s.withChanged(e.Name(), other)
 		var shared []string
 		for _, p := range other {
 			if _, found := slices.BinarySearch(plan, p); found {
@@ -164,14 +187,16 @@ func writePlan(root string, plan []string) error {
 }
 
 // runUpdateChangePlan is Internal:UpdateChangePlan.
-func runUpdateChangePlan(_ context.Context, _ *Registry, req *Request) Result {
+func runUpdateChangePlan(ctx context.Context, r *Registry, req *Request) Result {
 	if req.RunRoot == "" {
 		l := &segmentList{req: req}
 		l.add(SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")
 		return l.result(SignalSuccess, 0, nil)
 	}
 	root := filepath.Clean(req.RunRoot)
-	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root)})
+	dirs := req.Dirs
+	changed := func(runID string) []string { return ChangedFiles(ctx, dirs, runID, r.Env) }
+	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root), Changed: changed})
 }
 
 // updateChangePlan reads the paths of every NEW_FILES_IDENTIFIED segment

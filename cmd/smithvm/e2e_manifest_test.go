@@ -542,6 +542,58 @@ func TestManifestE2EConflict(t *testing.T) {
 	}
 }
 
+// TestManifestE2EConflictActualChanges: with git-worktree isolation the
+// conflict scan compares what each active run actually changed on its
+// branch, not only the declared plans, and the run that was there first
+// hears of it too: a CONFLICT segment at its next step (CONTRACT 12.4).
+func TestManifestE2EConflictActualChanges(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is not installed")
+		}
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	b := newMfBase(t)
+	flow := `{
+  "version": "1", "entry": "N",
+  "config": {"isolation": "git-worktree"},
+  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "output_type": "CODE_OUTPUT"},
+              "Plan": {"provider": "mock", "provider_params": {"script": "mock/plan.json"}, "output_type": "NEW_FILES_IDENTIFIED"}},
+  "nodes": {"N": {"entry_block": "Gen", "blocks": {
+    "Gen": {"worker": "Gen", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Write"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:gen"}]},
+    "Write": {"worker": "Internal:FileSystemWriter", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Plan"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:write"}]},
+    "Plan": {"worker": "Plan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Update"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:plan"}]},
+    "Update": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}, {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:After"}]},
+    "After": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "END"}]}}}}
+}`
+	b.write(map[string]string{
+		"flow.json":                flow,
+		"workspace/README.md":      "demo\n",
+		"workspace/mock/gen.json":  `[{"reply": "{\"filePath\": \"pkg/shared.go\", \"fileContent\": \"package pkg\\n\"}"}]`,
+		"workspace/mock/plan.json": `[{"reply": "[]"}]`,
+	})
+	mfGit(t, b.ws, "init", "-q")
+	mfGit(t, b.ws, "add", ".")
+	mfGit(t, b.ws, "commit", "-q", "-m", "init")
+	b.vm(4, "run", "flow.json", "--run-id", "a1")
+	b.vm(4, "run", "flow.json", "--run-id", "a2")
+	has := func(st mfState, run string) bool {
+		return slices.ContainsFunc(st.Payload, func(s struct{ ID, Type, Content string }) bool {
+			return s.Type == "CONFLICT" && strings.Contains(s.Content, "pkg/shared.go") && strings.Contains(s.Content, run)
+		})
+	}
+	if !has(b.state("a2"), "a1") {
+		t.Errorf("a2 (declaring nothing) found no CONFLICT over pkg/shared.go with a1: %q", b.state("a2").types())
+	}
+	if has(b.state("a1"), "a2") {
+		t.Errorf("a1 heard of a2 before its next step")
+	}
+	b.vm(0, "resume", "a1", "--signal", "SIGNAL:APPROVED")
+	if !has(b.state("a1"), "a2") {
+		t.Errorf("a1 was not told of the conflict with a2 at its next step: %q", b.state("a1").types())
+	}
+}
+
 // TestManifestE2EExample runs examples/feature in a copy of its BASE: the
 // validation-fix loop, the writer, the failing then passing tests with the
 // fix loop in between, and the review halt (exit 4); resume --signal

@@ -1,0 +1,109 @@
+package workers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"smith/workers/confine"
+)
+
+// Conflict notices (CONTRACT 12.4): when Internal:UpdateChangePlan of one
+// run finds that another active run changes the same files, it appends a
+// notice to that run's RUN_ROOT/conflicts.jsonl; the other run's VM turns
+// each notice it has not seen yet into a CONFLICT segment (manifests) or a
+// WARNING event (YAML) at its next step. The VM counts the notices it has
+// taken in its state, so a notice is told once, also across a crash.
+
+// noticesFile holds a run's conflict notices, one JSON object a line.
+const noticesFile = "conflicts.jsonl"
+
+// appendNotice appends c to the notices of the run whose RUN_ROOT is root.
+// A line is written with one write to a file opened for appending, so a
+// reader sees whole lines only (a torn last line is skipped until whole).
+func appendNotice(root string, c Conflict) error {
+	b, err := json.Marshal(struct {
+		Run   string   `json:"run"`
+		Paths []string `json:"paths"`
+	}{c.Run, c.Paths})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(root, noticesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(append(b, '\n'))
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return werr
+}
+
+// Notices returns the conflict notices of the run whose RUN_ROOT is root
+// after the first skip ones, in the order they came.
+func Notices(root string, skip int) ([]Conflict, error) {
+	f, err := os.Open(filepath.Join(root, noticesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Conflict
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	n := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		var c struct {
+			Run   string   `json:"run"`
+			Paths []string `json:"paths"`
+		}
+		if json.Unmarshal(line, &c) != nil {
+			break // a line still being written
+		}
+		n++
+		if n > skip {
+			out = append(out, Conflict{Run: c.Run, Paths: c.Paths})
+		}
+	}
+	return out, sc.Err()
+}
+
+// NoticeText is the content of the CONFLICT segment of a notice.
+func NoticeText(c Conflict) string {
+	return toolJSON(struct {
+		Paths []string `json:"paths"`
+		Runs  []string `json:"runs"`
+	}{c.Paths, []string{c.Run}})
+}
+
+// ChangedFiles returns the files run runID has changed on its branch
+// against its starting commit (sorted), and in its worktree not yet
+// committed; none when it has no branch.
+func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
+	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
+		return nil
+	}
+	out := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
+	if wt := WorktreePath(d, runID); isDir(wt) {
+		for _, l := range splitNonEmpty(runGitOut(ctx, wt, lookup, "status", "--porcelain", "--untracked-files=all").out) {
+			if len(l) > 3 {
+				name := l[3:]
+				if _, after, ok := strings.Cut(name, " -> "); ok {
+					name = after
+				}
+				out = append(out, strings.Trim(name, `"`))
+			}
+		}
+	}
+	return out
+}
+
