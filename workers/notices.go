@@ -106,4 +106,3 @@ func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(
 	}
 	return out
 }
-
