@@ -174,6 +174,9 @@ func (y *yamlLowerer) lowerList(steps []*manifest.Step, sc *scope) []*ir.Block {
 	for i, s := range named {
 		b, ssc := y.lowerStep(s, sc)
 		b.Transitions = y.transitions(s, list, i, ssc)
+		if i > 0 {
+			linkReply(blocks[i-1], b)
+		}
 		blocks = append(blocks, b)
 	}
 	return blocks
@@ -247,6 +250,21 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		b.Signals = append(b.Signals, ir.SigMaxVisits)
 	}
 	return b, ssc
+}
+
+// linkReply lets a YAML writer read the reply of the provider step before
+// it (CONTRACT 12.5): the writer names the step, and the step keeps its
+// whole reply.
+func linkReply(prev, b *ir.Block) {
+	spec, _ := b.Spec.(*isa.Block)
+	pspec, _ := prev.Spec.(*isa.Block)
+	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || pspec.Kind != isa.KindProvider {
+		return
+	}
+	switch spec.Step.Worker {
+	case internalPrefix + "FileSystemWriter", internalPrefix + "DocumentationWriter":
+		spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
+	}
 }
 
 // workerSignals returns the signals of an internal worker (nil if unknown).

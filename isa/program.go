@@ -176,6 +176,12 @@ type Step struct {
 	// its stdout (less a last SIGNAL: line) becomes a segment of
 	// OutputType (CONTRACT 12.5).
 	PayloadIO bool `json:"payload_io,omitempty"`
+	// KeepReply: the step's whole reply is kept in RUN_ROOT/replies/ for
+	// the YAML writer that follows it; ReplyFrom: a YAML
+	// Internal:FileSystemWriter or DocumentationWriter reads that reply of
+	// the step before it (CONTRACT 12.5).
+	KeepReply bool   `json:"keep_reply,omitempty"`
+	ReplyFrom string `json:"reply_from,omitempty"`
 }
 
 // An AIWorker is a manifest workers entry with a provider.

@@ -57,7 +57,9 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	req, err := m.request(blk, execs)
 	if err == nil {
 		req.Feedback = feedback
-		req.PayloadStdin = blk.Step != nil && blk.Step.PayloadIO
+		if s := blk.Step; s != nil {
+			req.PayloadStdin, req.KeepReply, req.ReplyFrom = s.PayloadIO, s.KeepReply, s.ReplyFrom
+		}
 		if req.Send != nil {
 			req.Send.Seq = msg
 		}

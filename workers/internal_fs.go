@@ -54,6 +54,9 @@ type fileEntry struct {
 // stripped from each file's content (ExtractCode; a markdown file only loses
 // a fence that wraps all of it).
 func runFileSystemWriter(_ context.Context, _ *Registry, req *Request) Result {
+	if res, ok := replyPayload(req, SegCodeOutput); !ok {
+		return res
+	}
 	return writeSegments(req, []string{SegCodeOutput, SegDocOutput}, cleanCodeFile)
 }
 
@@ -61,6 +64,9 @@ func runFileSystemWriter(_ context.Context, _ *Registry, req *Request) Result {
 // FileSystemWriter for DOCUMENTATION_OUTPUT segments, with the chatty text
 // before the document removed (CleanReply, then CleanPreamble).
 func runDocumentationWriter(_ context.Context, _ *Registry, req *Request) Result {
+	if res, ok := replyPayload(req, SegDocOutput); !ok {
+		return res
+	}
 	return writeSegments(req, []string{SegDocOutput}, func(_, s string) string {
 		return CleanPreamble(CleanReply(s))
 	})

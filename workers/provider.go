@@ -217,6 +217,11 @@ func finishReply(req *Request, p paths, rep reply) Result {
 		}
 	}
 	applyCapture(req, &res, []byte(rep.text))
+	if req.KeepReply && res.Err == nil {
+		if err := keepReply(req, rep.text); err != nil {
+			res.Signal, res.Err = SignalFailure, stepErr(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
+		}
+	}
 	return res
 }
 

@@ -85,6 +85,11 @@ type Request struct {
 	// PayloadStdin gives a command the payload on stdin, as a JSON array of
 	// segments (manifest command workers, CONTRACT 12.5).
 	PayloadStdin bool
+	// KeepReply saves the whole (masked) reply of a provider step as
+	// RUN_ROOT/replies/<Step>.txt; ReplyFrom makes a YAML writer read the
+	// reply of that step as its CODE_OUTPUT or DOCUMENTATION_OUTPUT.
+	KeepReply    bool
+	ReplyFrom    string
 	Prompted     string // the assembled prompt for AI workers (the VM assembles layers)
 	Instructions string
 	OutputType   string

@@ -127,3 +127,40 @@ steps:
 		t.Errorf("Tell = %q, want the validation error", got)
 	}
 }
+
+// TestYAMLInternalWorkers: YAML takes test_command at the top level for
+// Internal:TestRunner, and a writer reads the whole reply of the provider
+// step before it as its CODE_OUTPUT (CONTRACT 12.5).
+func TestYAMLInternalWorkers(t *testing.T) {
+	p := newProj(t)
+	big := strings.Repeat("// filler line\n", 1000) // past the 8 KiB kept in state.json
+	wf := p.write("w.yaml", `version: "1.0"
+name: w
+strict_flow: false
+test_command: [test, -f, src/x.go]
+steps:
+  - name: Gen
+    provider: mock
+    provider_params: {script: mock/gen.json}
+    prompt: "Write x.go"
+  - name: Write
+    worker: Internal:FileSystemWriter
+  - name: Test
+    worker: Internal:TestRunner
+`)
+	reply, err := json.Marshal(map[string]string{"filePath": "src/x.go", "fileContent": "package x\n" + big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.write("workspace/mock/gen.json", mockScript(t, map[string]string{"reply": "Here it is:\n" + string(reply)}))
+	r := p.vm("run", wf)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := p.read("workspace/src/x.go"); got != "package x\n"+strings.TrimRight(big, "\n") && got != "package x\n"+big {
+		t.Errorf("src/x.go has %d bytes, want the whole file (%d)", len(got), len("package x\n"+big))
+	}
+	if st := readState(t, p, r.runID()); st.Steps["Test"].Status != "completed" {
+		t.Errorf("Test = %+v, want completed (test_command found src/x.go)", st.Steps["Test"])
+	}
+}

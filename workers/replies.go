@@ -1,0 +1,54 @@
+package workers
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// A YAML workflow has no payload: a writer step reads the reply of the
+// provider step before it instead (CONTRACT 12.5). The provider step keeps
+// its whole masked reply in RUN_ROOT/replies/<Step>.txt (the state keeps
+// only 8 KiB of an output), and the writer gets it as one segment.
+
+// replyPath is where step's reply is kept.
+func replyPath(runRoot, step string) string {
+	return filepath.Join(runRoot, "replies", step+".txt")
+}
+
+// keepReply saves text as the reply of req's step, atomically.
+func keepReply(req *Request, text string) error {
+	if req.RunRoot == "" {
+		return nil
+	}
+	p := replyPath(req.RunRoot, req.Step)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// replyPayload makes the reply of req.ReplyFrom the payload of a YAML
+// writer, as one segment of type typ. It reports false, with the failed
+// result, when the reply cannot be read.
+func replyPayload(req *Request, typ string) (Result, bool) {
+	if req.ReplyFrom == "" || req.RunRoot == "" {
+		return Result{}, true
+	}
+	b, err := os.ReadFile(replyPath(req.RunRoot, req.ReplyFrom))
+	if err != nil {
+		l := &segmentList{req: req}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("step '%s' left no reply to write (it did not succeed)", req.ReplyFrom)
+		}
+		return l.fail(SignalFailure, SegError, err), false
+	}
+	req.Payload = append(req.Payload, Segment{Type: typ, Content: string(b)})
+	return Result{}, true
+}
