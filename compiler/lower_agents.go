@@ -12,9 +12,6 @@ import (
 // This file lowers agents and messages, the same in both formats
 // (CONTRACT 12.1, 12.2).
 
-// defaultSendName is the name of a message sent as content: with no name.
-const defaultSendName = "message.md"
-
 // lowerAgents checks and converts the document's agents.
 func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
 	l.agents = dropNil(byOrder(m, func(a *manifest.Agent) int { return a.Order }))

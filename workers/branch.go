@@ -82,7 +82,8 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	}
 	base := BaseRef(runID)
 	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", base).err != nil {
-		base = WorktreeBranch(runID) + "~0" // no record of the start: compare with the merge base
+		// No record of the start (a branch made before Smith kept one):
+		// compare with the merge base.
 		r := git(ctx, d.Workspace, lookup, "merge-base", "HEAD", WorktreeBranch(runID))
 		if r.err != nil {
 			return "", fmt.Errorf("git merge-base: %v: %s", r.err, strings.TrimSpace(r.out))
