@@ -342,7 +342,7 @@ func (a *assembler) line(l, prev *asmLine) {
 		kind, ok := kindByName(b.Kind.Value)
 		if !ok {
 			a.errorf(b.Kind.Pos, "block kind '%s' is not one of command, provider, internal, set_context, loop%s",
-				b.Kind.Value, source.DidYouMean(b.Kind.Value, []string{"command", "provider", "internal", "set_context", "loop"}))
+				b.Kind.Value, source.DidYouMean(b.Kind.Value, []string{"command", "provider", "internal", "set_context", "loop", "send", "parallel"}))
 		}
 		p.Blocks = append(p.Blocks, Block{ID: a.str(tok(b.ID)), Kind: kind, Node: a.num(tok(b.Node)),
 			Start: a.num(tok(b.Start)), Dispatch: a.num(tok(b.Dispatch)), Pos: a.pos(tok(b.Where))})

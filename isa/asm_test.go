@@ -149,7 +149,7 @@ func TestAssembleErrors(t *testing.T) {
 		{"fail range", head + "template 0 {}\n0000 FAIL 1 @ -\n", "t.asm:4:1: error: E_PARSE: pc 0000: FAIL operand A: template 1 is out of range: the program has 1"},
 		{"table default", head + "table 0 block 0 default 0001\n0000 END @ -\n", "t.asm:3:1: error: E_PARSE: table 0: block: block 0 is out of range: the program has 0"},
 		{"loop parent", head + "node 0 \"n\" entry 0 inherit=false @ -\nblock 0 \"b\" command node 0 start 0000 dispatch 0000 @ -\n  spec {\"parent\":1}\n0000 END @ -\n",
-			"t.asm:4:1: error: E_PARSE: block \"b\": parent block \"b\" is not a loop"},
+			"t.asm:4:1: error: E_PARSE: block \"b\": parent block \"b\" is not a loop or parallel block"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

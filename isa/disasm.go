@@ -29,6 +29,7 @@ type blockSpec struct {
 	Step      *Step    `json:"step,omitempty"`
 	Set       []Field  `json:"set_context,omitempty"`
 	Loop      *Loop    `json:"loop,omitempty"`
+	Par       *Par     `json:"parallel,omitempty"`
 }
 
 // runData is the run-wide data of a Program, printed as one line of
@@ -47,12 +48,12 @@ type runData struct {
 
 func specOf(b *Block) blockSpec {
 	return blockSpec{Parent: b.Parent, MaxVisits: b.MaxVisits, Signals: b.Signals, AnySignal: b.AnySignal,
-		When: b.When, Agent: b.Agent, Step: b.Step, Set: b.Set, Loop: b.Loop}
+		When: b.When, Agent: b.Agent, Step: b.Step, Set: b.Set, Loop: b.Loop, Par: b.Par}
 }
 
 func (s blockSpec) apply(b *Block) {
 	b.Parent, b.MaxVisits, b.When, b.Step, b.Set, b.Loop = s.Parent, s.MaxVisits, s.When, s.Step, s.Set, s.Loop
-	b.Agent = s.Agent
+	b.Agent, b.Par = s.Agent, s.Par
 	b.Signals, b.AnySignal = s.Signals, s.AnySignal
 }
 

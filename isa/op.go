@@ -24,6 +24,9 @@ const (
 	OpLoopNext              // A = block (loop), B = pc (body); close the iteration; more items: start the next one, jump to B; else pop, signal := SIGNAL:SUCCESS
 	OpLoopBreak             // A = block (loop), B = pc; close the iteration, pop the loop frame, signal := SIGNAL:SUCCESS, jump to B
 	OpLoopFail              // A = block (loop), B = pc; close the iteration as failed, pop the loop frame, signal := SIGNAL:FAILURE, jump to B
+	OpParBegin              // A = block (parallel), B = pc; run the block's branches as threads, join them, set the signal, jump to B
+	OpBranchEnd             // A = block (parallel); end the current thread's branch of A in success
+	OpBranchFail            // A = block (parallel); end the current thread's branch of A in failure
 	opCount
 )
 
@@ -75,6 +78,9 @@ var opTable = [opCount]OpInfo{
 	OpLoopNext:    {"LOOP_NEXT", BlockIdx, PC, "close the current iteration of loop A; if items remain, start the next and jump to B (the body); else pop the frame and set the signal to SIGNAL:SUCCESS"},
 	OpLoopBreak:   {"LOOP_BREAK", BlockIdx, PC, "close the current iteration of loop A, pop its frame, set the signal to SIGNAL:SUCCESS and jump to B"},
 	OpLoopFail:    {"LOOP_FAIL", BlockIdx, PC, "close the current iteration of loop A as failed, pop its frame, set the signal to SIGNAL:FAILURE and jump to B"},
+	OpParBegin:    {"PAR_BEGIN", BlockIdx, PC, "run the branches of parallel block A as threads (at most its max at once), join them in branch-name order, set the signal to SIGNAL:SUCCESS (every branch succeeded) or SIGNAL:FAILURE and jump to B"},
+	OpBranchEnd:   {"BRANCH_END", BlockIdx, NoOperand, "end the current thread (a branch of parallel block A) in success"},
+	OpBranchFail:  {"BRANCH_FAIL", BlockIdx, NoOperand, "end the current thread (a branch of parallel block A) in failure"},
 }
 
 // NumOps is the number of defined opcodes, OpInvalid included.

@@ -63,6 +63,7 @@ const (
 	KindSetContext                      // set_context
 	KindLoop                            // for_each
 	KindSend                            // send: deliver a message into an agent's inbox
+	KindParallel                        // parallel: named branches run at the same time
 
 	// kindCount closes the list: kinds are below it.
 	kindCount
@@ -83,6 +84,8 @@ func (k BlockKind) String() string {
 		return "loop"
 	case KindSend:
 		return "send"
+	case KindParallel:
+		return "parallel"
 	}
 	return "BlockKind(?)"
 }
@@ -97,8 +100,8 @@ type Block struct {
 	// its DISPATCH (resume --signal and skips go there).
 	Start    uint32 `json:"start"`
 	Dispatch uint32 `json:"dispatch"`
-	// Parent is the index+1 of the loop block whose body holds this block
-	// (0 at top level).
+	// Parent is the index+1 of the loop or parallel block whose body (or
+	// branch) holds this block (0 at top level).
 	Parent    uint32 `json:"parent,omitempty"`
 	MaxVisits int    `json:"max_visits,omitempty"`
 	// Signals are the reserved signals (SIGNAL:SUCCESS, ...) the block can
@@ -112,6 +115,7 @@ type Block struct {
 	Step      *Step      `json:"step,omitempty"`        // KindCommand, KindProvider, KindInternal, KindSend
 	Set       []Field    `json:"set_context,omitempty"` // KindSetContext: dotted key -> value
 	Loop      *Loop      `json:"loop,omitempty"`        // KindLoop
+	Par       *Par       `json:"parallel,omitempty"`    // KindParallel
 	Pos       source.Pos `json:"pos"`
 }
 
@@ -122,6 +126,27 @@ type Loop struct {
 	// Body is the pc of the first body instruction.
 	Body uint32 `json:"body"`
 	// Steps are the indices of the blocks directly in the body.
+	Steps []uint32 `json:"steps"`
+	// Parallel is how many iterations may run at once (for_each.parallel);
+	// 0 and 1 run them one after the other.
+	Parallel int `json:"parallel,omitempty"`
+}
+
+// A Par is the spec of a parallel block: named branches that run as
+// threads, at most Max at once (0 = all).
+type Par struct {
+	Max int `json:"max,omitempty"`
+	// Branches are in name order (the join's order).
+	Branches []Branch `json:"branches"`
+}
+
+// A Branch is one branch of a parallel block: a step list that a thread
+// runs from Start to the block's BRANCH_END or BRANCH_FAIL.
+type Branch struct {
+	Name string `json:"name"`
+	// Start is the pc of the branch's first instruction.
+	Start uint32 `json:"start"`
+	// Steps are the indices of the blocks directly in the branch.
 	Steps []uint32 `json:"steps"`
 }
 

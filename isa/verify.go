@@ -174,8 +174,8 @@ func (p *Program) verify() []fault {
 			switch {
 			case uint64(b.Parent-1) >= uint64(len(p.Blocks)):
 				add("blocks", i, at("parent"), "block %q: parent block %d is out of range: the program has %d", b.ID, b.Parent-1, len(p.Blocks))
-			case p.Blocks[b.Parent-1].Kind != KindLoop:
-				add("blocks", i, at("parent"), "block %q: parent block %q is not a loop", b.ID, p.Blocks[b.Parent-1].ID)
+			case p.Blocks[b.Parent-1].Kind != KindLoop && p.Blocks[b.Parent-1].Kind != KindParallel:
+				add("blocks", i, at("parent"), "block %q: parent block %q is not a loop or parallel block", b.ID, p.Blocks[b.Parent-1].ID)
 			}
 		}
 		if b.Loop != nil {
@@ -185,6 +185,18 @@ func (p *Program) verify() []fault {
 			for j, s := range b.Loop.Steps {
 				if err := p.checkOperand(BlockIdx, s); err != nil {
 					add("blocks", i, at(fmt.Sprintf("loop.steps[%d]", j)), "block %q: loop step %d: %v", b.ID, j, err)
+				}
+			}
+		}
+		if b.Par != nil {
+			for j, br := range b.Par.Branches {
+				if err := p.checkOperand(PC, br.Start); err != nil {
+					add("blocks", i, at(fmt.Sprintf("parallel.branches[%d].start", j)), "block %q: branch %q: %v", b.ID, br.Name, err)
+				}
+				for k, s := range br.Steps {
+					if err := p.checkOperand(BlockIdx, s); err != nil {
+						add("blocks", i, at(fmt.Sprintf("parallel.branches[%d].steps[%d]", j, k)), "block %q: branch %q step %d: %v", b.ID, br.Name, k, err)
+					}
 				}
 			}
 		}

@@ -304,6 +304,8 @@ func decStep(v *Value) *Step {
 			s.SetContext = Free{V: e.Val}
 		case "send":
 			s.Send = decSend(e.Val)
+		case "parallel":
+			s.Parallel = decParallel(e.Val)
 		case "agent":
 			s.Agent = decString(e.Val)
 		case "model":
@@ -368,9 +370,26 @@ func decForEach(v *Value) *ForEach {
 			fe.As = decString(e.Val)
 		case "steps":
 			fe.Steps = decSteps(e.Val)
+		case "parallel":
+			fe.Parallel = decNumber(e.Val)
 		}
 	}
 	return fe
+}
+
+func decParallel(v *Value) *Parallel {
+	if !isMap(v) {
+		return nil
+	}
+	p := &Parallel{Pos: v.Pos, Max: decNumber(v.Get("max")), Branches: map[string][]*Step{}}
+	if b := v.Get("branches"); isMap(b) {
+		for _, e := range b.Map {
+			steps := decSteps(e.Val)
+			p.Branches[e.Key] = steps
+			p.Order = append(p.Order, &Branch{Name: e.Key, Pos: e.KeyPos, Steps: steps})
+		}
+	}
+	return p
 }
 
 func decRetry(v *Value) *Retry {

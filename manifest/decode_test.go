@@ -90,6 +90,9 @@ func dumpValue(b *strings.Builder, ind string, v reflect.Value) {
 				dumpValue(b, ind+"  ", fv.Index(j))
 			}
 		case reflect.Map:
+			if fv.Type().Elem().Kind() == reflect.Slice {
+				continue // Parallel.Branches: dumped in document order from Order
+			}
 			keys := fv.MapKeys()
 			sort.Slice(keys, func(i, j int) bool {
 				return fv.MapIndex(keys[i]).Elem().FieldByName("Order").Int() < fv.MapIndex(keys[j]).Elem().FieldByName("Order").Int()

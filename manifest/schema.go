@@ -24,7 +24,7 @@ const (
 )
 
 // stepKinds are the keys of which a step has exactly one.
-var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send"}
+var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send", "parallel"}
 
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error"}
@@ -98,6 +98,14 @@ func refine(defs jsonschema.Definitions) {
 			AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Handler"},
 		})
 		delete(defs, "SignalHandler")
+	}
+	if s := defs["Parallel"]; s != nil {
+		s.Required = []string{"branches"}
+		if b, ok := s.Properties.Get("branches"); ok && b != nil {
+			b.PropertyNames = &jsonschema.Schema{Pattern: stepNamePattern}
+			one := uint64(1)
+			b.MinProperties = &one
+		}
 	}
 	if s := defs["Send"]; s != nil {
 		s.OneOf = exactlyOne([]string{"file", "content"})
@@ -559,7 +567,7 @@ func (r *reporter) schemaAt(schemaURL string) any {
 
 // nouns name the objects of each definition in messages.
 var nouns = map[string]string{
-	"Step": "step", "Provider": "provider", "Agent": "agent", "ForEach": "for_each",
+	"Step": "step", "Provider": "provider", "Agent": "agent", "ForEach": "for_each", "Parallel": "parallel",
 	"PromptTransport": "prompt_transport", "Retry": "retry", "WaitFor": "wait_for",
 	"DependsOn": "depends_on", "Inject": "inject", "Cond": "condition", "Equals": "equals",
 	"ExitCodeCond": "exit_code", "Contains": "contains", "Regex": "regex",

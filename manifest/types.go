@@ -172,6 +172,7 @@ type Step struct {
 	ForEach    *ForEach     `json:"for_each,omitempty"`
 	SetContext Free         `json:"set_context,omitempty"`
 	Send       *Send        `json:"send,omitempty"`
+	Parallel   *Parallel    `json:"parallel,omitempty"`
 
 	Agent            String           `json:"agent,omitempty"`
 	Model            String           `json:"model,omitempty"`
@@ -212,6 +213,26 @@ type ForEach struct {
 	Items Free       `json:"items"`
 	As    String     `json:"as,omitempty"` // default "item"
 	Steps []*Step    `json:"steps"`
+	// Parallel is how many iterations may run at once (default 1: one after
+	// the other; CONTRACT 12.3).
+	Parallel Number `json:"parallel,omitempty"`
+}
+
+// A Parallel step runs named branches (step lists) at the same time, at
+// most Max at once (default: all; CONTRACT 12.3).
+type Parallel struct {
+	Pos      source.Pos         `json:"-"`
+	Max      Number             `json:"max,omitempty"`
+	Branches map[string][]*Step `json:"branches"`
+	// Order holds the branches in document order, with their positions.
+	Order []*Branch `json:"-"`
+}
+
+// A Branch is one named branch of a Parallel step.
+type Branch struct {
+	Name  string
+	Pos   source.Pos
+	Steps []*Step
 }
 
 // A Retry bounds the tries of a step.
