@@ -85,6 +85,7 @@ const (
 	targetStart        = "_start"
 	targetLoopBreak    = "_loop_break"
 	targetLoopContinue = "_loop_continue"
+	targetBranchEnd    = "_branch_end"
 )
 
 // contains reports whether list holds s.

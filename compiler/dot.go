@@ -229,6 +229,13 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 			}
 			d.edge(from, int64(b.Loop.Steps[0]), styleSolid, "each")
 		}
+		if b.Kind == isa.KindParallel && b.Par != nil {
+			for _, br := range b.Par.Branches {
+				if len(br.Steps) > 0 && br.Steps[0] < nb {
+					d.edge(from, int64(br.Steps[0]), styleSolid, "branch "+br.Name)
+				}
+			}
+		}
 		if int(b.Dispatch) >= len(p.Code) || p.Code[b.Dispatch].Op != isa.OpDispatch {
 			return nil, fmt.Errorf("block %q has no DISPATCH at %04d", b.ID, b.Dispatch)
 		}
@@ -349,6 +356,15 @@ func (d *dotBuilder) action(from int64, signal string, pc uint32, startOf, loopN
 		label := "break"
 		if in.Op == isa.OpLoopFail {
 			label = "fail"
+		}
+		d.edge(from, int64(in.A), styleSolid, label)
+	case isa.OpBranchEnd, isa.OpBranchFail:
+		if int(in.A) >= len(p.Blocks) {
+			return fmt.Errorf("%s at %04d names block %d of %d", in.Op, pc, in.A, len(p.Blocks))
+		}
+		label := "branch end"
+		if in.Op == isa.OpBranchFail {
+			label = "branch fail"
 		}
 		d.edge(from, int64(in.A), styleSolid, label)
 	default:

@@ -83,6 +83,15 @@ func buildFlow(fp *flatProgram, each bool) *flowGraph {
 		if each && b.Kind == ir.Loop && len(b.Body) > 0 {
 			edge(i, i+1) // the first body block follows its loop in layout order
 		}
+		if each && b.Kind == ir.Parallel {
+			for _, br := range b.Branches {
+				if len(br.Body) > 0 {
+					if to, ok := fp.block(br.Body[0].ID); ok {
+						edge(i, to)
+					}
+				}
+			}
+		}
 		for _, t := range liveTransitions(b) {
 			switch t.Action {
 			case ir.Jump:
@@ -102,7 +111,7 @@ func buildFlow(fp *flatProgram, each bool) *flowGraph {
 				}
 			case ir.Return, ir.Halt, ir.End, ir.Fail:
 				edge(i, n)
-			case ir.LoopNext, ir.LoopBreak, ir.LoopFail:
+			case ir.LoopNext, ir.LoopBreak, ir.LoopFail, ir.BranchEnd, ir.BranchFail:
 				if fb.parent >= 0 {
 					edge(i, fb.parent)
 				}

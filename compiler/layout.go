@@ -48,6 +48,9 @@ func flatten(p *ir.Program) *flatProgram {
 			if b.Kind == ir.Loop {
 				walk(b.Body, node, i)
 			}
+			for _, br := range b.Branches {
+				walk(br.Body, node, i)
+			}
 		}
 	}
 	for n, node := range p.Nodes {
@@ -166,6 +169,26 @@ func (l *layout) layoutBlock(i int) (int, error) {
 		}
 		e.bind(label{lblLoopNext, i})
 		e.emit(b.Pos, isa.OpLoopNext, blockArg(i), pcArg(label{lblBody, i}))
+	case ir.Parallel:
+		e.emit(b.Pos, isa.OpParBegin, blockArg(i), disp)
+		spec.Par.Branches = nil
+		for _, br := range b.Branches {
+			ib := isa.Branch{Name: br.Name, Start: e.pc()}
+			for j, c := range br.Body {
+				if c != l.fp.blocks[next].b {
+					panic(fmt.Sprintf("internal error: block %d of branch %q of %q is not next in layout", j, br.Name, b.ID))
+				}
+				ib.Steps = append(ib.Steps, uint32(next))
+				var err error
+				if next, err = l.layoutBlock(next); err != nil {
+					return 0, err
+				}
+			}
+			// The branch's end, after its last step; a step's
+			// goto: _branch_end has its own BRANCH_END action.
+			e.emit(b.Pos, isa.OpBranchEnd, blockArg(i), arg{})
+			spec.Par.Branches = append(spec.Par.Branches, ib)
+		}
 	default:
 		return 0, fmt.Errorf("block %q has kind %s", b.ID, b.Kind)
 	}
@@ -254,6 +277,16 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 			return 0, fmt.Errorf("block %q: %w", fb.b.ID, err)
 		}
 		e.emit(pos, isa.OpFail, templateArg(ti), arg{})
+	case ir.BranchEnd, ir.BranchFail:
+		par := fb.parent
+		if par < 0 || l.fp.blocks[par].b.Kind != ir.Parallel {
+			return 0, fmt.Errorf("block %q uses %s outside a parallel branch", fb.b.ID, t.Action)
+		}
+		if t.Action == ir.BranchFail {
+			e.emit(pos, isa.OpBranchFail, blockArg(par), arg{})
+		} else {
+			e.emit(pos, isa.OpBranchEnd, blockArg(par), arg{})
+		}
 	case ir.LoopNext, ir.LoopBreak, ir.LoopFail:
 		loop := fb.parent
 		if loop < 0 {
@@ -339,6 +372,14 @@ func blockSpec(fb flatBlock) (isa.Block, error) {
 		}
 		lp.Body, lp.Steps = 0, nil
 		spec.Loop = &lp
+	case ir.Parallel:
+		spec.Kind = isa.KindParallel
+		var par isa.Par
+		if spec.Par != nil {
+			par = *spec.Par
+		}
+		par.Branches = nil
+		spec.Par = &par
 	case ir.Exec:
 		switch spec.Kind {
 		case isa.KindCommand, isa.KindProvider, isa.KindInternal, isa.KindSend:

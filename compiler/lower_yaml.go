@@ -99,6 +99,11 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 			if s.ForEach != nil {
 				walk(s.ForEach.Steps)
 			}
+			if s.Parallel != nil {
+				for _, br := range s.Parallel.Order {
+					walk(br.Steps)
+				}
+			}
 		}
 	}
 	walk(steps)
@@ -120,6 +125,7 @@ const (
 	skLoop
 	skSet
 	skSend
+	skParallel
 )
 
 // kindOf returns what s runs. A step with an agent and no kind of its own is
@@ -136,6 +142,7 @@ func kindOf(s *manifest.Step) stepKind {
 		{s.ForEach != nil, skLoop},
 		{s.SetContext.V != nil, skSet},
 		{s.Send != nil, skSend},
+		{s.Parallel != nil, skParallel},
 	} {
 		if c.set {
 			k, n = c.kind, n+1
@@ -150,18 +157,22 @@ func kindOf(s *manifest.Step) stepKind {
 	return k
 }
 
-// A stepList is one list of steps (the top level or a loop body), for
-// resolving handlers.
+// A stepList is one list of steps (the top level, a loop body or a
+// parallel branch), for resolving handlers.
 type stepList struct {
-	names  []string
-	set    map[string]bool // names, for lookups
-	inLoop bool
+	names    []string
+	set      map[string]bool // names, for lookups
+	inLoop   bool
+	inBranch bool
+	// thread: the list runs in a parallel iteration or branch (at any
+	// depth), where _end is refused.
+	thread bool
 }
 
 // lowerList lowers one step list. Steps without a name are left to the
 // schema.
 func (y *yamlLowerer) lowerList(steps []*manifest.Step, sc *scope) []*ir.Block {
-	list := &stepList{inLoop: len(sc.loops) > 0, set: map[string]bool{}}
+	list := &stepList{inLoop: sc.list == listLoop, inBranch: sc.list == listBranch, thread: sc.thread, set: map[string]bool{}}
 	var named []*manifest.Step
 	for _, s := range steps {
 		if s != nil && s.Name.Set {
@@ -225,7 +236,25 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 			as = s.ForEach.As.V
 		}
 		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
-		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as))
+		if s.ForEach.Parallel.Set {
+			spec.Loop.Parallel = y.intAtLeast(s.ForEach.Parallel, "for_each.parallel", 1)
+		}
+		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as, spec.Loop.Parallel > 1))
+		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+	case skParallel:
+		b.Kind, spec.Kind = ir.Parallel, isa.KindParallel
+		if sc.thread {
+			y.errorf(pos, source.ENestedPar, "parallel step '%s' is inside a parallel iteration or branch: threads do not start threads (run its branches as steps, or move it to the top level)", name)
+		}
+		spec.Par = &isa.Par{}
+		if s.Parallel.Max.Set {
+			spec.Par.Max = y.intAtLeast(s.Parallel.Max, "parallel.max", 1)
+		}
+		brs := slices.Clone(s.Parallel.Order)
+		slices.SortFunc(brs, func(a, b *manifest.Branch) int { return strings.Compare(a.Name, b.Name) })
+		for _, br := range brs {
+			b.Branches = append(b.Branches, &ir.Branch{Name: br.Name, Pos: br.Pos, Body: y.lowerList(br.Steps, sc.branch())})
+		}
 		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
 	case skSend:
 		b.Kind, spec.Kind, b.Worker = ir.Exec, isa.KindSend, "send"
@@ -545,10 +574,15 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		next = &ir.Transition{Action: ir.Jump, Target: list.names[i+1], Pos: pos}
 	case list.inLoop:
 		next = &ir.Transition{Action: ir.LoopNext, Pos: pos}
+	case list.inBranch:
+		next = &ir.Transition{Action: ir.BranchEnd, Pos: pos}
 	}
 	failed := failTransition(fmt.Sprintf("step '%s' failed", name), pos)
-	if list.inLoop {
+	switch {
+	case list.inLoop:
 		failed = &ir.Transition{Action: ir.LoopFail, Pos: pos}
+	case list.inBranch:
+		failed = &ir.Transition{Action: ir.BranchFail, Pos: pos}
 	}
 
 	onSuccess := first(success, always)
@@ -636,6 +670,9 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 		y.gotoTarget(t, h.Goto, name, list)
 	case h.End.Set && h.End.V:
 		t.Action = ir.End
+		if list.thread {
+			y.badEnd(h.End.Pos, "end: true")
+		}
 	case h.Error.Set:
 		tm := y.template(h.Error, sc)
 		t.Action, t.Msg, t.MsgTmpl = ir.Fail, h.Error.V, &tm
@@ -643,6 +680,11 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 		return nil
 	}
 	return t
+}
+
+// badEnd reports an end of the whole run inside a thread (CONTRACT 12.3).
+func (y *yamlLowerer) badEnd(pos source.Pos, what string) {
+	y.errorf(pos, source.EBadTarget, "%s inside a parallel iteration or branch would end the whole run from a thread: use _branch_end (a branch), _loop_continue or _loop_break (an iteration)", what)
 }
 
 // gotoTarget resolves {goto: X} into t.
@@ -653,11 +695,21 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 	switch x {
 	case targetEnd:
 		t.Action, t.Msg, t.MsgTmpl = ir.End, "", nil
+		if list.thread {
+			y.badEnd(g.Pos, "goto: _end")
+		}
+		return
+	case targetBranchEnd:
+		if !list.inBranch {
+			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed in the step list of a parallel branch", x)
+			return
+		}
+		t.Action, t.Msg, t.MsgTmpl = ir.BranchEnd, "", nil
 		return
 	case targetError:
 		return
 	case targetStart:
-		if list.inLoop {
+		if list.inLoop || list.inBranch {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed at the top level, not in the loop body of '%s'", x, name)
 			return
 		}
@@ -685,9 +737,12 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 		return
 	}
 	known := append([]string{targetEnd, targetError}, list.names...)
-	if list.inLoop {
+	switch {
+	case list.inLoop:
 		known = append(known, targetLoopBreak, targetLoopContinue)
-	} else {
+	case list.inBranch:
+		known = append(known, targetBranchEnd)
+	default:
 		known = append(known, targetStart)
 	}
 	y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not a step%s", x, source.DidYouMean(x, known))

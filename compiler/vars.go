@@ -18,12 +18,32 @@ type scope struct {
 	// keys are extra roots that are accepted as they are (provider template
 	// keys in a command_override or argv_template).
 	keys []string
+	// list is the kind of step list the scope's steps are in; thread is
+	// true inside a parallel iteration or branch, at any depth.
+	list   listKind
+	thread bool
 }
 
-// inner returns the scope of a loop body whose items are named as.
-func (sc *scope) inner(as string) *scope {
+// A listKind is where a step list is: the top level, a loop body or a
+// branch of a parallel step.
+type listKind uint8
+
+const (
+	listTop listKind = iota
+	listLoop
+	listBranch
+)
+
+// inner returns the scope of a loop body whose items are named as; thread
+// says the iterations run as threads (for_each.parallel).
+func (sc *scope) inner(as string, thread bool) *scope {
 	loops := append(sc.loops[:len(sc.loops):len(sc.loops)], as)
-	return &scope{loops: loops}
+	return &scope{loops: loops, list: listLoop, thread: sc.thread || thread}
+}
+
+// branch returns the scope of a branch of a parallel step.
+func (sc *scope) branch() *scope {
+	return &scope{loops: sc.loops, list: listBranch, thread: true}
 }
 
 // Roots of references.

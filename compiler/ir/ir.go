@@ -80,6 +80,7 @@ const (
 	Exec       BlockKind = iota + 1 // run a worker: a process, a provider, an internal or AI worker
 	SetContext                      // merge values into the context
 	Loop                            // for_each over items, running Body for each
+	Parallel                        // named branches (Branches) run at the same time
 )
 
 // String names the kind.
@@ -91,6 +92,8 @@ func (k BlockKind) String() string {
 		return "set_context"
 	case Loop:
 		return "loop"
+	case Parallel:
+		return "parallel"
 	}
 	return "BlockKind(?)"
 }
@@ -116,16 +119,27 @@ type Block struct {
 	HasWhen   bool
 	MaxVisits int
 	// Body holds a loop's steps (Kind == Loop).
-	Body        []*Block
+	Body []*Block
+	// Branches hold a parallel block's branches in name order (Kind ==
+	// Parallel).
+	Branches    []*Branch
 	Transitions []*Transition
 	// Spec is the block's run-time specification, opaque to the IR.
 	Spec any
 }
 
+// A Branch is one named step list of a parallel block.
+type Branch struct {
+	Name string
+	Pos  source.Pos
+	Body []*Block
+}
+
 // ActionKind is what a transition does.
 type ActionKind uint8
 
-// Actions. LoopNext, LoopBreak and LoopFail only occur inside loop bodies.
+// Actions. LoopNext, LoopBreak and LoopFail only occur inside loop bodies,
+// BranchEnd and BranchFail only in the step lists of parallel branches.
 const (
 	Jump ActionKind = iota + 1
 	Call
@@ -136,6 +150,8 @@ const (
 	LoopNext
 	LoopBreak
 	LoopFail
+	BranchEnd
+	BranchFail
 )
 
 // String spells the action as the manifest DSL does (loop actions as the
@@ -160,6 +176,10 @@ func (k ActionKind) String() string {
 		return "LOOP_BREAK"
 	case LoopFail:
 		return "LOOP_FAIL"
+	case BranchEnd:
+		return "BRANCH_END"
+	case BranchFail:
+		return "BRANCH_FAIL"
 	}
 	return "ActionKind(?)"
 }

@@ -43,6 +43,12 @@ func printBlock(w *bufio.Writer, b *Block, depth int) {
 	for _, c := range b.Body {
 		printBlock(w, c, depth+1)
 	}
+	for _, br := range b.Branches {
+		fmt.Fprintf(w, "%s  branch %q @ %s\n", ind, br.Name, br.Pos)
+		for _, c := range br.Body {
+			printBlock(w, c, depth+2)
+		}
+	}
 	for _, t := range b.Transitions {
 		fmt.Fprintf(w, "%s  on %s -> %s\n", ind, t.Signal, t.actionText())
 	}

@@ -26,6 +26,8 @@ const (
 	EUnknownSchema Code = "E_UNKNOWN_SCHEMA"
 	EUnknownProv   Code = "E_UNKNOWN_PROVIDER"
 	EUnknownAgent  Code = "E_UNKNOWN_AGENT"
+	EBadTarget     Code = "E_BAD_TARGET"
+	ENestedPar     Code = "E_NESTED_PARALLEL"
 	EBadAction     Code = "E_BAD_ACTION"
 	ENoFallback    Code = "E_NO_FALLBACK"
 	ENoExit        Code = "E_NO_EXIT"
@@ -79,6 +81,8 @@ var codeTable = [...]CodeInfo{
 	{EUnknownSchema, Error, ExitConfig, true, "a validationSchema names neither a built-in schema nor a key of schemas"},
 	{EUnknownProv, Error, ExitConfig, true, "a provider (or an agent's provider) is neither a built-in preset nor a key of providers"},
 	{EUnknownAgent, Error, ExitConfig, true, "an agent:, a send's to: or an AI worker's agent names no agent of agents"},
+	{EBadTarget, Error, ExitConfig, true, "_end (or end: true) inside a parallel iteration or branch: it would end the whole run from a thread"},
+	{ENestedPar, Error, ExitConfig, true, "a parallel step inside a parallel iteration or branch: threads do not start threads"},
 	{EBadAction, Error, ExitConfig, true, "a transition's action is not one of JUMP:, CALL:, RETURN, HALT_AND_FLAG, END, FAIL:"},
 	{ENoFallback, Error, ExitConfig, true, "a block's worker can emit a signal that neither a transition nor SIGNAL:FAIL_DEFAULT covers"},
 	{ENoExit, Error, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},
