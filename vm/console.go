@@ -25,48 +25,57 @@ func (e Event) Console() string {
 	case EvFailAction:
 		return "ERROR: " + e.Msg
 	case EvStepStarted:
-		return fmt.Sprintf("INFO: Step '%s' starting.", e.Step)
+		return fmt.Sprintf("INFO: Step %s starting.", e.stepRef())
 	case EvStepCompleted:
-		return fmt.Sprintf("INFO: Step '%s' completed successfully in %.1fs.", e.Step, e.Duration)
+		return fmt.Sprintf("INFO: Step %s completed successfully in %.1fs.", e.stepRef(), e.Duration)
 	case EvStepFailed:
 		if e.Msg == "" && e.ExitCode != nil {
-			return fmt.Sprintf("ERROR: Step '%s' failed with exit code %d in %.1fs.", e.Step, *e.ExitCode, e.Duration)
+			return fmt.Sprintf("ERROR: Step %s failed with exit code %d in %.1fs.", e.stepRef(), *e.ExitCode, e.Duration)
 		}
-		return fmt.Sprintf("ERROR: Step '%s' failed: %s.", e.Step, sentence(e.Msg))
+		return fmt.Sprintf("ERROR: Step %s failed: %s.", e.stepRef(), sentence(e.Msg))
 	case EvStepSignal:
-		return fmt.Sprintf("INFO: Step '%s' finished with %s in %.1fs.", e.Step, e.Signal, e.Duration)
+		return fmt.Sprintf("INFO: Step %s finished with %s in %.1fs.", e.stepRef(), e.Signal, e.Duration)
 	case EvStepRetry:
 		code := 0
 		if e.ExitCode != nil {
 			code = *e.ExitCode
 		}
-		return fmt.Sprintf("WARNING: Step '%s' attempt %d failed with exit code %d; retrying in %ss.",
-			e.Step, e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
+		return fmt.Sprintf("WARNING: Step %s attempt %d failed with exit code %d; retrying in %ss.",
+			e.stepRef(), e.Attempt, code, strconv.FormatFloat(e.Wait, 'f', -1, 64))
 	case EvProviderFallback:
-		return fmt.Sprintf("WARNING: Step '%s': provider '%s' failed (%s); trying '%s'.", e.Step, e.Provider, e.Msg, e.Next)
+		return fmt.Sprintf("WARNING: Step %s: provider '%s' failed (%s); trying '%s'.", e.stepRef(), e.Provider, e.Msg, e.Next)
 	case EvConflict:
-		return fmt.Sprintf("WARNING: Step '%s': %s", e.Step, e.Msg)
+		return fmt.Sprintf("WARNING: Step %s: %s", e.stepRef(), e.Msg)
 	case EvDebug:
 		if e.Step != "" {
-			return fmt.Sprintf("DEBUG: Step '%s': %s", e.Step, e.Msg)
+			return fmt.Sprintf("DEBUG: Step %s: %s", e.stepRef(), e.Msg)
 		}
 		return "DEBUG: " + e.Msg
 	case EvMessageSent:
-		return fmt.Sprintf("INFO: Step '%s' sent %s to '%s'.", e.Step, e.Path, e.Agent)
+		return fmt.Sprintf("INFO: Step %s sent %s to '%s'.", e.stepRef(), e.Path, e.Agent)
 	case EvMessageConsumed:
 		if e.Level == LevelWarning {
-			return fmt.Sprintf("WARNING: Step '%s': %s", e.Step, e.Msg)
+			return fmt.Sprintf("WARNING: Step %s: %s", e.stepRef(), e.Msg)
 		}
-		return fmt.Sprintf("INFO: Step '%s' consumed %s.", e.Step, e.Path)
+		return fmt.Sprintf("INFO: Step %s consumed %s.", e.stepRef(), e.Path)
 	case EvStepSkipped:
-		return fmt.Sprintf("INFO: Step '%s' skipped (condition false).", e.Step)
+		return fmt.Sprintf("INFO: Step %s skipped (condition false).", e.stepRef())
 	case EvStepMaxVisits:
-		return fmt.Sprintf("WARNING: Step '%s' reached max_visits (%d); not run.", e.Step, e.Visits)
+		return fmt.Sprintf("WARNING: Step %s reached max_visits (%d); not run.", e.stepRef(), e.Visits)
 	}
 	if e.Step != "" {
-		return fmt.Sprintf("%s: %s: step '%s': %s", e.Level, e.Kind, e.Step, e.Msg)
+		return fmt.Sprintf("%s: %s: step %s: %s", e.Level, e.Kind, e.stepRef(), e.Msg)
 	}
 	return fmt.Sprintf("%s: %s: %s", e.Level, e.Kind, e.Msg)
+}
+
+// stepRef names the event's step, quoted, with a thread's index or branch
+// name: 'Implement' [2].
+func (e Event) stepRef() string {
+	if e.Thread != "" {
+		return "'" + e.Step + "' [" + e.Thread + "]"
+	}
+	return "'" + e.Step + "'"
 }
 
 // sentence trims the trailing period of msg, which the console form adds.

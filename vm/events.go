@@ -78,6 +78,9 @@ type Event struct {
 	// Agent and Path: message_sent and message_consumed.
 	Agent string `json:"agent,omitempty"`
 	Path  string `json:"path,omitempty"`
+	// Thread is the iteration index or branch name of an event from a
+	// thread of a parallel step (CONTRACT 12.3).
+	Thread string `json:"thread,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies.

@@ -18,7 +18,7 @@ const (
 // exec runs block a's worker and records its result and signal. A
 // cancelled run records nothing: the step runs again on resume.
 func (m *Machine) exec(ctx context.Context, a uint32) error {
-	m.executed++
+	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
 	var ids []string
 	attemptID := func(n int) string {

@@ -106,7 +106,7 @@ func (m *Machine) when(a, next, b uint32) (uint32, error) {
 	case ok:
 		return next, nil
 	}
-	m.executed++
+	m.executed.Add(1)
 	m.setStep(blk.ID, StepResult{Status: StepSkipped, Signal: SigSkipped, Visits: m.st.Visits[blk.ID]})
 	m.enter(blk.ID, PhaseDispatch, SigSkipped)
 	m.emit(evStepSkipped(blk.ID))
@@ -142,7 +142,7 @@ func (m *Machine) failStep(blk *isa.Block, err error) error {
 
 // setContext merges block a's values into the context.
 func (m *Machine) setContext(a uint32) error {
-	m.executed++
+	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
 	sc := blockScope(blk)
 	c := cloneMap(m.st.Context)
@@ -246,6 +246,9 @@ func (m *Machine) ret() (uint32, error) {
 // halt saves the state halted at block a and stops the run.
 func (m *Machine) halt(a uint32) error {
 	blk := &m.p.Blocks[a]
+	if m.thr != nil {
+		return m.internal("HALT_AND_FLAG inside a thread")
+	}
 	st := m.st
 	st.Status, st.IsHalted, st.HaltedBlock = StatusHalted, true, blk.ID
 	m.enter(blk.ID, PhaseStart, st.Signal)
@@ -258,6 +261,9 @@ func (m *Machine) halt(a uint32) error {
 
 // end completes the run.
 func (m *Machine) end() error {
+	if m.thr != nil {
+		return m.internal("END inside a thread")
+	}
 	m.st.Status, m.st.EndedAt = StatusCompleted, m.now().Format(time.RFC3339)
 	m.emit(evRunCompleted())
 	if err := m.commit(); err != nil {
@@ -291,6 +297,10 @@ func (m *Machine) failTemplate(a uint32) error {
 // E_STEP_FAILED. The current step is re-run on resume.
 func (m *Machine) fail(msg string) error {
 	m.emit(evFailAction(m.st.CurrentStep, msg))
+	if m.thr != nil {
+		// _error and error: end the thread in failure (CONTRACT 12.3).
+		return m.threadEnd(ThreadFailed, &StepError{Code: string(source.EStepFailed), Message: msg})
+	}
 	return m.failRun(msg)
 }
 

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -10,9 +11,12 @@ import (
 
 // loopBegin evaluates loop a's items and pushes its frame at iteration 0;
 // with no items the loop completes at once and jumps to b (its dispatch).
-func (m *Machine) loopBegin(a, next, b uint32) (uint32, error) {
-	m.executed++
+func (m *Machine) loopBegin(ctx context.Context, a, next, b uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
+	if blk.Loop.Parallel > 1 && m.thr == nil {
+		return m.parLoop(ctx, a, b)
+	}
+	m.executed.Add(1)
 	items, err := m.loopItems(blk)
 	if err != nil {
 		return b, m.failStep(blk, err)
@@ -93,6 +97,15 @@ func (m *Machine) loopEnd(a, b uint32, status, signal string) (uint32, error) {
 // closeIteration records the current iteration of f: the results of the
 // body's steps, and the exit code, output and duration of the last one run.
 func (m *Machine) closeIteration(blk *isa.Block, f *LoopFrame, status string) {
+	rec := m.iterationRecord(blk, f, status)
+	m.st.appendIteration(blk.ID, rec)
+	m.d.Iteration = &IterationChange{Loop: blk.ID, Record: rec}
+}
+
+// iterationRecord is the record of the current iteration of f: the results
+// of the body's steps, and the exit code, output and duration of the last
+// one run.
+func (m *Machine) iterationRecord(blk *isa.Block, f *LoopFrame, status string) Iteration {
 	rec := Iteration{Index: f.Index, Status: status, Steps: map[string]*StepResult{}}
 	if f.Index < len(f.Items) {
 		rec.Item = f.Items[f.Index]
@@ -106,8 +119,7 @@ func (m *Machine) closeIteration(blk *isa.Block, f *LoopFrame, status string) {
 	if last := m.st.Steps[f.Last]; f.Last != "" && last != nil {
 		rec.ExitCode, rec.Output, rec.Duration = last.ExitCode, last.Output, last.Duration
 	}
-	m.st.appendIteration(blk.ID, rec)
-	m.d.Iteration = &IterationChange{Loop: blk.ID, Record: rec}
+	return rec
 }
 
 // finishLoop pops loop blk's frame and records the loop's result.

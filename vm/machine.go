@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"smith/isa"
@@ -66,6 +67,9 @@ type Config struct {
 	// Debug adds DEBUG events: variable substitutions, condition
 	// evaluations and transition lookups (--log-level debug).
 	Debug bool
+	// MaxParallel caps the threads of a parallel step that run at once
+	// (--max-parallel); 0 means the number of CPUs.
+	MaxParallel int
 }
 
 // ResumeOptions are resume's --signal and --note.
@@ -91,14 +95,20 @@ type Machine struct {
 	bodyAll  [][]string       // loop block index -> every block nested in its body
 
 	st       *State
-	d        *Delta  // the change being built; commit hands it on
-	pushed   bool    // d pushes the top loop frame
-	pending  []Event // events waiting for the commit that covers their seq
-	executed int     // blocks executed by this Run or Resume
-	at       uint32  // pc of the instruction being executed
-	ids      int     // NewID counter
-	idBase   int     // State.Seq when this machine started (id prefix)
-	lateErr  error   // a checkpoint error inside a worker callback
+	d        *Delta        // the change being built; commit hands it on
+	pushed   bool          // d pushes the top loop frame
+	pending  []Event       // events waiting for the commit that covers their seq
+	executed *atomic.Int64 // blocks executed by this Run or Resume, every thread's included
+	at       uint32        // pc of the instruction being executed
+	ids      int           // NewID counter
+	idBase   int           // State.Seq when this machine started (id prefix)
+	lateErr  error         // a checkpoint error inside a worker callback
+
+	// thr is set on the machine of a thread (thread.go); rejoin says
+	// the next LOOP_BEGIN or PAR_BEGIN of State.CurrentStep continues
+	// its threads (a resume in phase parallel).
+	thr    *thread
+	rejoin bool
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
@@ -123,7 +133,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
-	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps}
+	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, executed: new(atomic.Int64)}
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}
@@ -177,6 +187,9 @@ func (m *Machine) newID() string {
 		return m.cfg.NewID()
 	}
 	m.ids++
+	if m.thr != nil {
+		return "id-" + strconv.Itoa(m.idBase) + "-" + m.thr.key + "-" + strconv.Itoa(m.ids)
+	}
 	return "id-" + strconv.Itoa(m.idBase) + "-" + strconv.Itoa(m.ids)
 }
 
@@ -364,6 +377,13 @@ func (m *Machine) reentry() (uint32, error) {
 			return corrupt("state: step '%s' is not a loop", st.CurrentStep)
 		}
 		return b.Loop.Body, nil
+	case PhaseParallel:
+		pc, ok := m.forkPC(b)
+		if !ok {
+			return corrupt("state: step '%s' is not a parallel step", st.CurrentStep)
+		}
+		m.rejoin = true
+		return pc, nil
 	}
 	return corrupt("state: unknown phase '%s'", st.Phase)
 }
@@ -390,7 +410,7 @@ run:
 		case int(pc) >= len(code):
 			err = m.internal(fmt.Sprintf("pc %04d is past the end of the code", pc))
 			break run
-		case m.executed >= m.max && counted(code[pc].Op):
+		case int(m.executed.Load()) >= m.max && counted(code[pc].Op):
 			err = m.abort(source.EStepBudget, fmt.Sprintf("step budget exceeded: more than %d steps", m.max))
 			break run
 		}
@@ -421,13 +441,31 @@ run:
 		case isa.OpSetContext:
 			err = m.setContext(in.A)
 		case isa.OpLoopBegin:
-			pc, err = m.loopBegin(in.A, pc, in.B)
+			pc, err = m.loopBegin(ctx, in.A, pc, in.B)
 		case isa.OpLoopNext:
+			if m.threadLoop(in.A) {
+				err = m.threadEnd(ThreadCompleted, nil)
+				break
+			}
 			pc, err = m.loopNext(in.A, pc, in.B)
 		case isa.OpLoopBreak:
+			if m.threadLoop(in.A) {
+				err = m.threadEnd(ThreadBroken, nil)
+				break
+			}
 			pc, err = m.loopEnd(in.A, in.B, StepCompleted, SigSuccess)
 		case isa.OpLoopFail:
+			if m.threadLoop(in.A) {
+				err = m.threadEnd(ThreadFailed, nil)
+				break
+			}
 			pc, err = m.loopEnd(in.A, in.B, StepFailed, SigFailure)
+		case isa.OpParBegin:
+			pc, err = m.parBegin(ctx, in.A, in.B)
+		case isa.OpBranchEnd:
+			err = m.branchEnd(in.A, ThreadCompleted)
+		case isa.OpBranchFail:
+			err = m.branchEnd(in.A, ThreadFailed)
 		default:
 			err = m.internal(fmt.Sprintf("unknown opcode %s", in.Op))
 		}
@@ -435,7 +473,7 @@ run:
 			break run
 		}
 	}
-	if errors.Is(err, errEnd) {
+	if errors.Is(err, errEnd) || errors.Is(err, errThreadEnd) {
 		err = nil
 	}
 	return m.st, err
@@ -444,13 +482,17 @@ run:
 // counted reports whether op executes a block for the step budget (a
 // skipped WHEN counts too, when it happens).
 func counted(op isa.Op) bool {
-	return op == isa.OpExec || op == isa.OpSetContext || op == isa.OpLoopBegin
+	return op == isa.OpExec || op == isa.OpSetContext || op == isa.OpLoopBegin || op == isa.OpParBegin
 }
 
 // emit queues e for the commit that follows; its seq is reserved now.
 func (m *Machine) emit(e Event) {
-	m.st.EventSeq++
-	e.Seq = m.st.EventSeq
+	if m.thr == nil {
+		m.st.EventSeq++
+		e.Seq = m.st.EventSeq
+	} else {
+		e.Thread = m.thr.key // numbered by the thread's commit
+	}
 	e.Time = m.now()
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(e.Msg)
@@ -465,19 +507,16 @@ func (m *Machine) emit(e Event) {
 // covers (an event is sent only once the state that reserved its seq is
 // saved, so seqs never repeat after a crash).
 func (m *Machine) commit() error {
+	if m.thr != nil {
+		return m.thr.commit(m)
+	}
 	d, st := m.d, m.st
 	st.Seq++
 	d.Seq = st.Seq
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
 	d.WorktreePath, d.ConflictNotices = st.WorktreePath, st.ConflictNotices
-	d.LoopStack = make([]LoopFrame, len(st.LoopStack))
-	copy(d.LoopStack, st.LoopStack)
-	for i := range d.LoopStack {
-		if !m.pushed || i != len(d.LoopStack)-1 {
-			d.LoopStack[i].Items = nil
-		}
-	}
+	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
 	m.d, m.pushed = &Delta{}, false
 	if m.cfg.Checkpoint != nil {
 		if err := m.cfg.Checkpoint(d, st); err != nil {
@@ -558,6 +597,9 @@ func (m *Machine) traceback() []string {
 // abort ends the run in failure with a runtime error (E_NO_TRANSITION,
 // E_STEP_BUDGET, ...), saving the state.
 func (m *Machine) abort(code source.Code, msg string) error {
+	if m.thr != nil {
+		return m.threadAbort(code, msg)
+	}
 	tb := m.traceback()
 	m.st.Status, m.st.EndedAt = StatusFailed, m.now().Format(time.RFC3339)
 	m.emit(evRunFailed(m.st.CurrentStep, string(code), msg, slices.Clone(tb)))
@@ -588,6 +630,10 @@ func (m *Machine) internal(what string) error {
 // interrupted saves the state of a cancelled run: the step being run
 // re-runs on resume.
 func (m *Machine) interrupted() error {
+	if m.thr != nil {
+		// The thread stays running in the state: resume runs it again.
+		return &RuntimeError{Code: source.EInterrupted, Msg: fmt.Sprintf("run %s interrupted", m.st.RunID)}
+	}
 	m.st.Status = StatusInterrupted
 	m.emit(evRunInterrupted(m.st.CurrentStep))
 	if err := m.commit(); err != nil {

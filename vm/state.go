@@ -32,6 +32,18 @@ const (
 	// PhaseBody re-enters a loop block at the first instruction of its
 	// body, for the iteration that the top loop frame names.
 	PhaseBody = "body"
+	// PhaseParallel re-enters a parallel for_each or parallel step whose
+	// threads (State.Threads) were running: finished threads are kept,
+	// the others run (again), then the join.
+	PhaseParallel = "parallel"
+)
+
+// Thread statuses (Thread.Status) besides StatusRunning.
+const (
+	ThreadCompleted = "completed"
+	ThreadFailed    = "failed"
+	// ThreadBroken: an iteration that took _loop_break.
+	ThreadBroken = "broken"
 )
 
 // Signals the machine itself produces or looks up.
@@ -93,10 +105,46 @@ type State struct {
 	// ConflictNotices counts the conflict notices of other runs this run
 	// has taken (RUN_ROOT/conflicts.jsonl, CONTRACT 12.4).
 	ConflictNotices int `json:"conflict_notices,omitempty"`
+	// Threads are the sub-states of the threads of the parallel step being
+	// run (CurrentStep, phase parallel), keyed by iteration index ("3") or
+	// branch name; nil otherwise.
+	Threads map[string]*Thread `json:"threads,omitempty"`
 	// Seq is the Seq of the last Delta applied.
 	Seq int `json:"seq"`
 	// EventSeq is the Seq of the last event emitted (or reserved).
 	EventSeq int `json:"event_seq"`
+}
+
+// A Thread is the durable sub-state of one thread of a parallel step: one
+// iteration of a parallel for_each or one branch of a parallel step. It
+// holds only what the thread itself changed; at the join the main thread
+// merges it in index (or name) order.
+type Thread struct {
+	// Status is running, completed, failed or broken.
+	Status      string `json:"status"`
+	CurrentStep string `json:"current_step"`
+	Phase       string `json:"phase"`
+	Signal      string `json:"signal,omitempty"`
+	// LoopStack is the thread's whole loop stack (the enclosing loops'
+	// frames, then, for an iteration, its own frame at its index).
+	LoopStack []LoopFrame `json:"loop_stack"`
+	// Steps are the results of the steps the thread ran.
+	Steps map[string]*StepResult `json:"steps"`
+	// Context is the thread's context when it changed it (set_context).
+	Context map[string]any `json:"context,omitempty"`
+	// Payload holds the segments the thread appended.
+	Payload []workers.Segment `json:"payload,omitempty"`
+	// Visits are the visit counts of the blocks the thread visited.
+	Visits map[string]int `json:"visits,omitempty"`
+	// Record is an iteration's record, set when it ends.
+	Record *Iteration `json:"record,omitempty"`
+	// Error says why a thread failed.
+	Error *StepError `json:"error,omitempty"`
+	// WorktreePath is the thread's own git worktree (isolation:
+	// git-worktree), or the run's.
+	WorktreePath string `json:"worktree_path,omitempty"`
+	// Branch is the thread's own git branch when it has a worktree.
+	Branch string `json:"branch,omitempty"`
 }
 
 // Stats are run-wide counters.
@@ -144,6 +192,8 @@ type StepResult struct {
 	// Commit is the commit on the run's branch holding what the step
 	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
 	Commit string `json:"commit,omitempty"`
+	// StartedAt is when a parallel step started (RFC 3339, nanoseconds).
+	StartedAt string `json:"started_at,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.
@@ -244,6 +294,24 @@ type Delta struct {
 	// Start is set on the first delta of a fresh run: it carries the run's
 	// identity (the rest of State is empty then or in the registers).
 	Start *RunStart `json:"start,omitempty"`
+
+	// Thread, when set, says this change is one thread's (a parallel
+	// step's iteration index or branch name): it applies to
+	// State.Threads[Thread], its registers are the thread's, and only
+	// EventSeq and Stats reach the run's own fields.
+	Thread string `json:"thread,omitempty"`
+	// ThreadRecord and ThreadError: what a thread's last change closes
+	// (an iteration's record; why the thread failed).
+	ThreadRecord *Iteration `json:"thread_record,omitempty"`
+	ThreadError  *StepError `json:"thread_error,omitempty"`
+	// ThreadBranch is the git branch of a thread's own worktree.
+	ThreadBranch string `json:"thread_branch,omitempty"`
+	// Join: the iteration records a parallel for_each's join closes, in
+	// index order; the visit counts it sets; and DropThreads removes the
+	// threads' sub-states.
+	Iterations  []IterationChange `json:"iterations,omitempty"`
+	Visits      map[string]int    `json:"visits,omitempty"`
+	DropThreads bool              `json:"drop_threads,omitempty"`
 }
 
 // A RunStart is the identity of a run, set once.
@@ -283,6 +351,21 @@ func (s *State) Apply(d *Delta) {
 		return
 	}
 	s.Seq = d.Seq
+	if d.Thread != "" {
+		s.EventSeq = max(s.EventSeq, d.EventSeq)
+		s.Stats.TotalTokensUsed += d.Stats.TotalTokensUsed
+		s.Stats.TotalLinesWritten += d.Stats.TotalLinesWritten
+		if s.Threads == nil {
+			s.Threads = map[string]*Thread{}
+		}
+		t := s.Threads[d.Thread]
+		if t == nil {
+			t = &Thread{}
+			s.Threads[d.Thread] = t
+		}
+		t.apply(d)
+		return
+	}
 	if st := d.Start; st != nil {
 		s.RunID, s.WorkflowName, s.WorkflowPath = st.RunID, st.WorkflowName, st.WorkflowPath
 		s.ProgramHash, s.StartedAt, s.Context = st.ProgramHash, st.StartedAt, st.Context
@@ -325,6 +408,57 @@ func (s *State) Apply(d *Delta) {
 			s.Visits = map[string]int{}
 		}
 		s.Visits[v.Block] = v.Count
+	}
+	for _, it := range d.Iterations {
+		s.appendIteration(it.Loop, it.Record)
+	}
+	for k, n := range d.Visits {
+		if s.Visits == nil {
+			s.Visits = map[string]int{}
+		}
+		s.Visits[k] = n
+	}
+	if d.DropThreads {
+		s.Threads = nil
+	}
+}
+
+// apply applies a thread's change d to its sub-state.
+func (t *Thread) apply(d *Delta) {
+	t.Status, t.CurrentStep, t.Phase, t.Signal = d.Status, d.CurrentStep, d.Phase, d.Signal
+	t.WorktreePath = d.WorktreePath
+	if d.ThreadBranch != "" {
+		t.Branch = d.ThreadBranch
+	}
+	t.LoopStack = mergeLoopStack(t.LoopStack, d.LoopStack)
+	sub := State{Steps: t.Steps}
+	for _, name := range d.Reset {
+		delete(sub.Steps, name)
+	}
+	for _, c := range d.Steps {
+		sub.putStep(c.Name, c.Result)
+	}
+	if it := d.Iteration; it != nil {
+		sub.appendIteration(it.Loop, it.Record)
+	}
+	t.Steps = sub.Steps
+	if d.Context != nil {
+		t.Context = d.Context
+	}
+	if len(d.Payload) > 0 {
+		t.Payload = append(t.Payload, d.Payload...)
+	}
+	if v := d.Visit; v != nil {
+		if t.Visits == nil {
+			t.Visits = map[string]int{}
+		}
+		t.Visits[v.Block] = v.Count
+	}
+	if d.ThreadRecord != nil {
+		t.Record = d.ThreadRecord
+	}
+	if d.ThreadError != nil {
+		t.Error = d.ThreadError
 	}
 }
 

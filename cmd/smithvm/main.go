@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/spf13/pflag"
 
@@ -130,6 +131,7 @@ type common struct {
 	runID    string
 	json     bool
 	maxSteps int
+	maxPar   int
 	verbose  bool
 	signal   string
 	note     string
@@ -167,6 +169,11 @@ func (c *common) addBase(fs *pflag.FlagSet) {
 	fs.StringVar(&c.base, "base", "", "project root `DIR` (BASE); default: the current directory")
 }
 
+// addMaxParallel adds --max-parallel (run, resume; CONTRACT 12.3).
+func (c *common) addMaxParallel(fs *pflag.FlagSet) {
+	fs.IntVar(&c.maxPar, "max-parallel", runtime.NumCPU(), "run at most `N` iterations or branches of a parallel step at once")
+}
+
 func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 	c.addBase(fs)
 	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
@@ -175,7 +182,8 @@ func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 		fs.StringVar(&c.runID, "run-id", "", "use `ID` as the run id ([A-Za-z0-9_.-]{1,64}, must not exist yet)")
 	}
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	c.addMaxParallel(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")

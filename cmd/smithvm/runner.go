@@ -145,6 +145,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 		Checkpoint:   s.checkpoint,
 		Replaying:    s.opts.replay != "",
 		Debug:        s.opts.logLevel == "debug",
+		MaxParallel:  s.opts.maxPar,
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()
@@ -162,6 +163,11 @@ func (s *session) event(ev vm.Event) {
 func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
 	if d.Iteration != nil {
 		if err := s.run.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
+			return err
+		}
+	}
+	for _, it := range d.Iterations {
+		if err := s.run.AppendIteration(it.Loop, it.Record); err != nil {
 			return err
 		}
 	}
@@ -356,7 +362,8 @@ func (e *env) cmdResume(args []string) int {
 	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0).\n")
 	c.addBase(fs)
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	c.addMaxParallel(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
 	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")

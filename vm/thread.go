@@ -1,0 +1,551 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"smith/isa"
+	"smith/manifest/source"
+)
+
+// Threads (docs/isa.md, "Threads"): a parallel for_each runs each
+// iteration, and a parallel step each branch, on a machine of its own (a
+// thread) with its own pc, loop stack, step results and journal key. The
+// threads share the program, the configuration and the run's State, which
+// only their commits change, one at a time, under the group's lock; the
+// main machine waits for them, then joins their sub-states in index (or
+// branch name) order in one change.
+
+// A thread is what the machine of one thread knows about itself.
+type thread struct {
+	key   string // the journal key: the iteration index or the branch name
+	g     *group
+	loop  int // the parallel loop's block index, or -1 (a branch)
+	depth int // len(LoopStack) of an iteration: its own frame is on top
+	par   int // the parallel block's index, or -1 (an iteration)
+}
+
+// A group is the threads of one parallel step.
+type group struct {
+	mu   sync.Mutex
+	root *Machine // the main machine; its State changes only under mu
+	// stop: a thread failed or took _loop_break, so no new one starts.
+	stop bool
+}
+
+// errThreadEnd ends a thread's run loop.
+var errThreadEnd = errors.New("end of thread")
+
+// maxParallel is how many threads of a step with parallelism n (0: as
+// many as there are) may run at once: n capped by --max-parallel, whose
+// default is the number of CPUs.
+func (m *Machine) maxParallel(n, count int) int {
+	limit := m.cfg.MaxParallel
+	if limit <= 0 {
+		limit = runtime.NumCPU()
+	}
+	if n <= 0 {
+		n = count
+	}
+	return max(1, min(n, limit))
+}
+
+// forkPC returns the pc of the instruction that starts the threads of block
+// b (its PAR_BEGIN, or the LOOP_BEGIN of a parallel loop).
+func (m *Machine) forkPC(b *isa.Block) (uint32, bool) {
+	idx, ok := m.blockIdx[b.ID]
+	if !ok {
+		return 0, false
+	}
+	for pc := b.Start; pc <= b.Dispatch && int(pc) < len(m.p.Code); pc++ {
+		in := m.p.Code[pc]
+		if int(in.A) != idx {
+			continue
+		}
+		if in.Op == isa.OpParBegin || in.Op == isa.OpLoopBegin && b.Loop != nil && b.Loop.Parallel > 1 {
+			return pc, true
+		}
+	}
+	return 0, false
+}
+
+// takeRejoin reports whether block blk continues its threads after a
+// resume (rather than starting them).
+func (m *Machine) takeRejoin(blk *isa.Block) bool {
+	if m.rejoin && m.st.CurrentStep == blk.ID && m.st.Phase == PhaseParallel {
+		m.rejoin = false
+		return true
+	}
+	return false
+}
+
+// threadLoop reports whether a loop instruction of loop a ends this
+// machine's thread (the iteration's own loop, at its depth).
+func (m *Machine) threadLoop(a uint32) bool {
+	t := m.thr
+	return t != nil && t.loop == int(a) && len(m.st.LoopStack) == t.depth
+}
+
+// commit is a thread's commit: under the group's lock it numbers the
+// thread's events from the run's event_seq, tags the change with the
+// thread's key, applies it to the run's State (to State.Threads[key]),
+// hands it to Config.Checkpoint and sends the events. The journal's order
+// of thread changes depends on timing; each thread's sub-state does not.
+func (t *thread) commit(m *Machine) error {
+	d, st := m.d, m.st
+	d.Thread = t.key
+	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
+	d.WorktreePath = st.WorktreePath
+	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
+	m.d, m.pushed = &Delta{}, false
+	g := t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	root := g.root.st
+	for i := range m.pending {
+		root.EventSeq++
+		m.pending[i].Seq = root.EventSeq
+	}
+	d.EventSeq = root.EventSeq
+	d.Seq = root.Seq + 1
+	root.Apply(d)
+	if m.cfg.Checkpoint != nil {
+		if err := m.cfg.Checkpoint(d, root); err != nil {
+			m.pending = m.pending[:0]
+			return fmt.Errorf("save state of run %s: %w", root.RunID, err)
+		}
+	}
+	for _, e := range m.pending {
+		if m.cfg.Events != nil {
+			m.cfg.Events(e)
+		}
+	}
+	m.pending = m.pending[:0]
+	return nil
+}
+
+// loopStackDelta copies a loop stack for a Delta: items only in the top
+// frame, and only when the change pushed it.
+func loopStackDelta(stack []LoopFrame, pushed bool) []LoopFrame {
+	out := make([]LoopFrame, len(stack))
+	copy(out, stack)
+	for i := range out {
+		if !pushed || i != len(out)-1 {
+			out[i].Items = nil
+		}
+	}
+	return out
+}
+
+// threadEnd ends this machine's thread with status (completed, failed or
+// broken): an iteration's record and a failure's reason go with its last
+// change.
+func (m *Machine) threadEnd(status string, se *StepError) error {
+	t := m.thr
+	if t.loop >= 0 {
+		blk := &m.p.Blocks[t.loop]
+		f := &m.st.LoopStack[len(m.st.LoopStack)-1]
+		rs := StepCompleted
+		if status == ThreadFailed {
+			rs = StepFailed
+		}
+		rec := m.iterationRecord(blk, f, rs)
+		m.d.ThreadRecord = &rec
+	}
+	if status == ThreadFailed && se == nil {
+		se = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("step '%s' failed", m.st.CurrentStep)}
+		if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Error != nil {
+			se = &StepError{Code: r.Error.Code, Message: fmt.Sprintf("step '%s' failed: %s", m.st.CurrentStep, r.Error.Message)}
+		}
+	}
+	m.st.Status = status
+	m.d.ThreadError = se
+	if err := m.commit(); err != nil {
+		return err
+	}
+	return errThreadEnd
+}
+
+// branchEnd is BRANCH_END and BRANCH_FAIL of parallel block a.
+func (m *Machine) branchEnd(a uint32, status string) error {
+	if m.thr == nil || m.thr.par != int(a) {
+		return m.internal(fmt.Sprintf("%s of block '%s' outside its branch", isa.OpBranchEnd, m.p.Blocks[a].ID))
+	}
+	return m.threadEnd(status, nil)
+}
+
+// threadAbort is a thread's runtime error (E_STEP_BUDGET, E_NO_TRANSITION,
+// ...): the thread stays as it is in the state, so resume runs its current
+// step again, and the main machine ends the run with the error.
+func (m *Machine) threadAbort(code source.Code, msg string) error {
+	m.pending, m.d = m.pending[:0], &Delta{}
+	return &RuntimeError{Code: code, Msg: m.mask.String(msg), Pos: m.pos()}
+}
+
+// newThread returns the machine of thread key, whose state st the caller
+// built.
+func (m *Machine) newThread(g *group, key string, loop, par int, st *State) *Machine {
+	c := &Machine{p: m.p, cfg: m.cfg, max: m.max, mask: m.mask, hash: m.hash,
+		blockIdx: m.blockIdx, entryAt: m.entryAt, bodyAll: m.bodyAll,
+		st: st, d: &Delta{}, idBase: m.idBase, executed: m.executed,
+		thr: &thread{key: key, g: g, loop: loop, par: par, depth: len(st.LoopStack)}}
+	c.schemas, c.schemaErr = m.schemaSet()
+	return c
+}
+
+// threadState builds the State a thread starts (or continues) from: the
+// run's State as it is at the fork, with the thread's own sub-state, when
+// it has one, laid over it. base is the thread's loop stack at its start.
+// Call with the group's lock held.
+func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
+	root := m.st
+	st := &State{
+		RunID: root.RunID, WorkflowName: root.WorkflowName, WorkflowPath: root.WorkflowPath,
+		ProgramHash: root.ProgramHash, Status: StatusRunning, StartedAt: root.StartedAt, RunStep: root.RunStep,
+		Phase: PhaseStart, Context: root.Context, Payload: slices.Clone(root.Payload),
+		Steps: maps.Clone(root.Steps), ReturnStack: []ReturnFrame{}, LoopStack: base,
+		Visits: maps.Clone(root.Visits), WorktreePath: root.WorktreePath, ChangePlan: root.ChangePlan,
+		ConflictNotices: root.ConflictNotices, EventSeq: root.EventSeq, Seq: root.Seq,
+	}
+	st.init()
+	t := root.Threads[key]
+	if t == nil {
+		return st, false
+	}
+	st.CurrentStep, st.Phase, st.Signal = t.CurrentStep, t.Phase, t.Signal
+	maps.Copy(st.Steps, t.Steps)
+	if t.Context != nil {
+		st.Context = t.Context
+	}
+	st.Payload = append(st.Payload, t.Payload...)
+	maps.Copy(st.Visits, t.Visits)
+	st.LoopStack = slices.Clone(t.LoopStack)
+	for i := range st.LoopStack {
+		if i < len(base) && st.LoopStack[i].Items == nil && st.LoopStack[i].Loop == base[i].Loop {
+			st.LoopStack[i].Items = base[i].Items
+		}
+	}
+	if t.WorktreePath != "" {
+		st.WorktreePath = t.WorktreePath
+	}
+	return st, true
+}
+
+// A threadSpec says how to start one thread: its key, its start pc and
+// loop stack.
+type threadSpec struct {
+	key  string
+	pc   uint32
+	base []LoopFrame
+}
+
+// runThreads runs the threads of block blk (at most limit at once) until
+// every started one has ended. Threads that ended before a crash are not
+// run again; threads that were running are, from their own current step;
+// after a failure or a _loop_break no new thread starts. It returns the
+// run's error when a thread's could not be handled in the join (an
+// interrupt, a runtime error, a failed save).
+func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []threadSpec, loop, par, limit int) error {
+	g := &group{root: m}
+	st := m.st
+	ended := func(t *Thread) bool { return t != nil && t.Status != StatusRunning }
+	for _, s := range specs {
+		if t := st.Threads[s.key]; ended(t) && t.Status != ThreadCompleted {
+			g.stop = true
+		}
+	}
+	sem := make(chan struct{}, limit)
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		g.mu.Lock()
+		t := st.Threads[s.key]
+		skip := ended(t) || (g.stop && t == nil) || ctx.Err() != nil
+		g.mu.Unlock()
+		if skip {
+			continue
+		}
+		sem <- struct{}{}
+		g.mu.Lock()
+		if t == nil && g.stop || ctx.Err() != nil {
+			g.mu.Unlock()
+			<-sem
+			continue
+		}
+		tst, resumed := m.threadState(s.key, slices.Clone(s.base))
+		g.mu.Unlock()
+		c := m.newThread(g, s.key, loop, par, tst)
+		pc := s.pc
+		if resumed {
+			var err error
+			if pc, err = c.reentry(); err != nil {
+				<-sem
+				errs[i] = err
+				break
+			}
+		} else if e, ok := m.entryAt[pc]; ok {
+			tst.CurrentStep = m.p.Blocks[e.block].ID
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, err := c.loop(ctx, pc)
+			errs[i] = err
+			if err != nil || c.st.Status == ThreadFailed || c.st.Status == ThreadBroken {
+				g.mu.Lock()
+				g.stop = true
+				g.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return m.interrupted()
+	}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var re *RuntimeError
+		if errors.As(err, &re) {
+			if re.Code == source.EInterrupted {
+				return m.interrupted()
+			}
+			return m.abort(re.Code, fmt.Sprintf("step '%s': %s", blk.ID, re.Msg))
+		}
+		return err
+	}
+	return nil
+}
+
+// parLoop is LOOP_BEGIN of a parallel for_each: it starts (or, after a
+// resume, continues) one thread per item, joins them, and goes on at disp
+// (the loop's dispatch).
+func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	if !m.takeRejoin(blk) {
+		m.executed.Add(1)
+		items, err := m.loopItems(blk)
+		if err != nil {
+			return disp, m.failStep(blk, err)
+		}
+		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
+		m.emit(evStepStarted(blk.ID, ""))
+		if len(items) == 0 {
+			m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]})
+			m.noteLast(blk, 0)
+			m.enter(blk.ID, PhaseDispatch, SigSuccess)
+			m.emit(evStepCompleted(blk.ID, "", 0, 0))
+			return disp, m.commit()
+		}
+		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
+		m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
+			Started: m.now().Format(time.RFC3339Nano)})
+		m.pushed = true
+		m.st.Threads = nil
+		m.enter(blk.ID, PhaseParallel, m.st.Signal)
+		if err := m.commit(); err != nil {
+			return 0, err
+		}
+	}
+	f, err := m.top(blk)
+	if err != nil {
+		return 0, err
+	}
+	specs := make([]threadSpec, f.Total)
+	for i := range specs {
+		base := slices.Clone(m.st.LoopStack)
+		top := &base[len(base)-1]
+		top.Index, top.Last, top.Elapsed = i, "", 0
+		specs[i] = threadSpec{key: strconv.Itoa(i), pc: blk.Loop.Body, base: base}
+	}
+	if err := m.runThreads(ctx, blk, specs, int(a), -1, m.maxParallel(blk.Loop.Parallel, f.Total)); err != nil {
+		return 0, err
+	}
+	return disp, m.joinLoop(blk, a)
+}
+
+// joinLoop merges the iterations of parallel loop blk in index order: their
+// records, the body's results of the highest index run, their context
+// changes, payload segments and visits; then the loop completes (or fails,
+// when an iteration failed) in one change.
+func (m *Machine) joinLoop(blk *isa.Block, a uint32) error {
+	st := m.st
+	f, err := m.top(blk)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, f.Total)
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+	}
+	last, failed := m.mergeThreads(keys)
+	for _, k := range keys {
+		if t := st.Threads[k]; t != nil && t.Record != nil {
+			st.appendIteration(blk.ID, *t.Record)
+			m.d.Iterations = append(m.d.Iterations, IterationChange{Loop: blk.ID, Record: *t.Record})
+		}
+	}
+	if t := st.Threads[last]; t != nil {
+		for _, name := range m.bodyAll[a] {
+			if r := t.Steps[name]; r != nil {
+				m.setStep(name, *r)
+			}
+		}
+	}
+	st.LoopStack = slices.Clone(st.LoopStack[:len(st.LoopStack)-1])
+	var se *StepError
+	if failed != "" {
+		se = &StepError{Code: string(source.EStepFailed), Message: "iteration " + failed + " failed"}
+		if t := st.Threads[failed]; t.Error != nil {
+			se.Message += ": " + t.Error.Message
+		}
+	}
+	return m.finishPar(blk, f.Started, se)
+}
+
+// mergeThreads merges the context changes, payload segments and visit
+// counts of the threads keys, in that order, into the run's State and the
+// change being built. It returns the last key that ran and the first that
+// failed ("" when none).
+func (m *Machine) mergeThreads(keys []string) (last, failed string) {
+	st := m.st
+	ctx := st.Context
+	inc := map[string]int{}
+	for _, k := range keys {
+		t := st.Threads[k]
+		if t == nil {
+			continue
+		}
+		last = k
+		if t.Status == ThreadFailed && failed == "" {
+			failed = k
+		}
+		for _, key := range sortedKeys(t.Context) {
+			if v := t.Context[key]; !reflect.DeepEqual(st.Context[key], v) {
+				if sameMap(ctx, st.Context) {
+					ctx = maps.Clone(st.Context)
+				}
+				ctx[key] = v
+			}
+		}
+		if len(t.Payload) > 0 {
+			m.appendPayload(slices.Clone(t.Payload))
+		}
+		for b, n := range t.Visits {
+			inc[b] += n - st.Visits[b]
+		}
+	}
+	if !sameMap(ctx, st.Context) {
+		m.setContextMap(ctx)
+	}
+	for b, n := range inc {
+		if n == 0 {
+			continue
+		}
+		if m.d.Visits == nil {
+			m.d.Visits = map[string]int{}
+		}
+		st.Visits[b] += n
+		m.d.Visits[b] = st.Visits[b]
+	}
+	return last, failed
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// finishPar records the result of parallel step blk after its join:
+// completed, or failed with se; started is when it began (RFC 3339).
+func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError) error {
+	st := m.st
+	dur := 0.0
+	if t, err := time.Parse(time.RFC3339Nano, started); err == nil {
+		dur = m.now().Sub(t).Seconds()
+	}
+	status, sig := StepCompleted, SigSuccess
+	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: sig, Visits: st.Visits[blk.ID], StartedAt: started}
+	if se != nil {
+		r.Status, r.Signal, r.ExitCode, r.Error = StepFailed, SigFailure, 1, se
+	}
+	m.setStep(blk.ID, r)
+	m.noteLast(blk, dur)
+	st.Threads = nil
+	m.d.DropThreads = true
+	m.enter(blk.ID, PhaseDispatch, r.Signal)
+	if se != nil {
+		code := 1
+		m.emit(evStepFailed(blk.ID, "", r.Signal, &code, dur, se.Code, se.Message))
+	} else {
+		m.emit(evStepCompleted(blk.ID, "", 0, dur))
+	}
+	return m.commit()
+}
+
+// parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one
+// thread per branch of parallel block a, joins them in branch name order
+// and goes on at disp (the block's dispatch).
+func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) {
+	blk := &m.p.Blocks[a]
+	if m.thr != nil || blk.Par == nil {
+		return 0, m.internal(fmt.Sprintf("parallel step '%s' inside a thread", blk.ID))
+	}
+	if !m.takeRejoin(blk) {
+		m.executed.Add(1)
+		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
+		m.emit(evStepStarted(blk.ID, ""))
+		// The step's duration is its wall time, across a resume too.
+		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID],
+			StartedAt: m.now().Format(time.RFC3339Nano)})
+		m.st.Threads = nil
+		m.enter(blk.ID, PhaseParallel, m.st.Signal)
+		if err := m.commit(); err != nil {
+			return 0, err
+		}
+	}
+	started := ""
+	if r := m.st.Steps[blk.ID]; r != nil {
+		started = r.StartedAt
+	}
+	specs := make([]threadSpec, len(blk.Par.Branches))
+	keys := make([]string, len(specs))
+	for i, br := range blk.Par.Branches {
+		specs[i] = threadSpec{key: br.Name, pc: br.Start, base: slices.Clone(m.st.LoopStack)}
+		keys[i] = br.Name
+	}
+	if err := m.runThreads(ctx, blk, specs, -1, int(a), m.maxParallel(blk.Par.Max, len(specs))); err != nil {
+		return 0, err
+	}
+	st := m.st
+	_, failed := m.mergeThreads(keys)
+	for _, k := range keys {
+		t := st.Threads[k]
+		if t == nil {
+			continue
+		}
+		for _, name := range m.bodyAll[a] {
+			if r := t.Steps[name]; r != nil {
+				m.setStep(name, *r)
+			}
+		}
+	}
+	var se *StepError
+	if failed != "" {
+		se = &StepError{Code: string(source.EStepFailed), Message: "branch '" + failed + "' failed"}
+		if t := st.Threads[failed]; t.Error != nil {
+			se.Message += ": " + t.Error.Message
+		}
+	}
+	return disp, m.finishPar(blk, started, se)
+}
