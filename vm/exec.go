@@ -204,6 +204,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req := &workers.Request{
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
+		Thread:          m.threadKey(),
 		Execution:       execs,
 		Node:            m.p.Nodes[blk.Node].ID,
 		Kind:            kindOf(blk.Kind),

@@ -23,6 +23,9 @@ func (m *Machine) messageSeq(id string) int {
 	if old := m.st.Steps[id]; old != nil && old.Status == StepRunning && old.Message > 0 {
 		return old.Message
 	}
+	if m.thr != nil {
+		return m.thr.g.nextMessage()
+	}
 	n := 0
 	for _, r := range m.st.Steps {
 		n = max(n, r.Message)

@@ -39,6 +39,33 @@ type group struct {
 	root *Machine // the main machine; its State changes only under mu
 	// stop: a thread failed or took _loop_break, so no new one starts.
 	stop bool
+	// msg is the last message number a thread reserved.
+	msg int
+}
+
+// nextMessage reserves the run's next message number for a send in a
+// thread: past every number in the run's state and its threads' sub-states,
+// and past those reserved by threads that have not saved theirs yet.
+func (g *group) nextMessage() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := g.msg
+	root := g.root.st
+	n = max(n, maxMessage(root.Steps))
+	for _, t := range root.Threads {
+		n = max(n, maxMessage(t.Steps))
+	}
+	g.msg = n + 1
+	return g.msg
+}
+
+// maxMessage is the highest message number in steps.
+func maxMessage(steps map[string]*StepResult) int {
+	n := 0
+	for _, r := range steps {
+		n = max(n, r.Message)
+	}
+	return n
 }
 
 // errThreadEnd ends a thread's run loop.
@@ -85,6 +112,14 @@ func (m *Machine) takeRejoin(blk *isa.Block) bool {
 		return true
 	}
 	return false
+}
+
+// threadKey is the machine's thread key, "" on the main thread.
+func (m *Machine) threadKey() string {
+	if m.thr == nil {
+		return ""
+	}
+	return m.thr.key
 }
 
 // threadLoop reports whether a loop instruction of loop a ends this
@@ -478,6 +513,11 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError) error
 	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: sig, Visits: st.Visits[blk.ID], StartedAt: started}
 	if se != nil {
 		r.Status, r.Signal, r.ExitCode, r.Error = StepFailed, SigFailure, 1, se
+	}
+	// The highest message number any thread sent keeps later sends
+	// numbered past it (the threads' own results are not all kept).
+	for _, t := range st.Threads {
+		r.Message = max(r.Message, maxMessage(t.Steps))
 	}
 	m.setStep(blk.ID, r)
 	m.noteLast(blk, dur)

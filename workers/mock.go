@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"smith/manifest/source"
 )
@@ -61,7 +62,9 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 	if err != nil {
 		return reply{exit: exitNotRun, err: stepErr(source.EParse, "mock script '%s': %v", script, err)}
 	}
-	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.Step
+	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
+	cursorMu.Lock()
+	defer cursorMu.Unlock()
 	cursors := map[string]*mockCursor{}
 	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
 		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
@@ -107,6 +110,21 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 		}
 	}
 	return rep
+}
+
+// cursorMu serializes the cursor files and recordings of the threads of
+// a parallel step (one process drives a run).
+var cursorMu sync.Mutex
+
+// callKey names the calls of one step for the mock, --record and
+// --replay: the step, and in a thread of a parallel step its iteration
+// index or branch name ("Work[2]"), so that each thread consumes its own
+// replies whatever the order the threads run in.
+func (req *Request) callKey() string {
+	if req.Thread != "" {
+		return req.Step + "[" + req.Thread + "]"
+	}
+	return req.Step
 }
 
 // A mockCursor is what a script has answered one step: the entries used,

@@ -39,10 +39,12 @@ type recording struct {
 
 // record writes one provider call to the --record directory.
 func (r *Registry) record(req *Request, provider, prompt string, rep reply, attempt int, d time.Duration) error {
+	cursorMu.Lock()
+	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	n, err := lastRecording(r.Record, req.Step)
+	n, err := lastRecording(r.Record, req.callKey())
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep reply, atte
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return writeAtomic(recordingPath(r.Record, req.Step, n+1), append(b, '\n'))
+	return writeAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'))
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
@@ -103,20 +105,23 @@ func (r *Registry) replay(req *Request, prompt, call string) reply {
 	miss := func(format string, args ...any) reply {
 		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
 	}
+	cursorMu.Lock()
+	defer cursorMu.Unlock()
 	cursors := map[string]*replayCursor{}
 	if err := loadCursors(req.RunRoot, replayCursors, &cursors); err != nil {
 		return miss("replay: %v", err)
 	}
-	cur := cursors[req.Step]
+	key := req.callKey()
+	cur := cursors[key]
 	if cur == nil {
 		cur = &replayCursor{}
-		cursors[req.Step] = cur
+		cursors[key] = cur
 	}
 	n, seen := cur.Calls[call]
 	if !seen || call == "" {
 		n = cur.Used + 1
 	}
-	path := recordingPath(r.Replay, req.Step, n)
+	path := recordingPath(r.Replay, key, n)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return miss("no recording of call %d of step '%s' in %s", n, req.Step, r.Replay)

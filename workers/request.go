@@ -25,6 +25,10 @@ const (
 type Request struct {
 	RunID string
 	Step  string // the step or block id (logs/<Step>-stderr.log, artifacts/<Step>/)
+	// Thread is the iteration index or branch name of a step run in a
+	// thread of a parallel step ("" otherwise): the mock, --record and
+	// --replay count its calls apart (CONTRACT 12.3).
+	Thread string
 	// Execution numbers the executions of a provider step in its run, from
 	// 1, taken from the run's durable state: an execution repeated after a
 	// crash gets the same number, so the mock and --replay answer it as
