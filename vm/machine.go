@@ -241,6 +241,7 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		StartedAt:    start.Format(time.RFC3339),
 		Phase:        PhaseStart,
 		RunStep:      m.cfg.Only,
+		Workspace:    m.customWorkspace(),
 	}
 	if st.RunID == "" {
 		st.RunID = "run-" + start.Format(timestampLayout)
@@ -270,12 +271,22 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		st.CurrentStep = m.p.Blocks[e.block].ID
 	}
 	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
-		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: m.cfg.Only}
+		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: m.cfg.Only, Workspace: st.Workspace}
 	m.emit(evRunStarted(m.p.Name))
 	if err := m.commit(); err != nil {
 		return st, err
 	}
 	return m.loop(ctx, entry)
+}
+
+// customWorkspace is the WORKSPACE a run records (--workspace, CONTRACT 2):
+// "" for the default, BASE/workspace.
+func (m *Machine) customWorkspace() string {
+	d := m.cfg.Dirs
+	if def, err := confine.New(d.Base); d.Base == "" || err == nil && def.Workspace == d.Workspace {
+		return ""
+	}
+	return d.Workspace
 }
 
 // initialContext evaluates the program's context and lays Config.Context

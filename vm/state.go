@@ -96,6 +96,9 @@ type State struct {
 	// LoopStack holds one frame per loop being run, outermost first.
 	LoopStack []LoopFrame    `json:"loop_stack"`
 	Visits    map[string]int `json:"visits"`
+	// Workspace is the run's WORKSPACE (absolute; --workspace), which
+	// resume uses.
+	Workspace string `json:"workspace,omitempty"`
 	// WorktreePath is the run's git worktree (config.isolation
 	// git-worktree, CONTRACT 8), absolute; "" means WORKSPACE.
 	WorktreePath string `json:"worktree_path,omitempty"`
@@ -141,10 +144,8 @@ type Thread struct {
 	// Error says why a thread failed.
 	Error *StepError `json:"error,omitempty"`
 	// WorktreePath is the thread's own git worktree (isolation:
-	// git-worktree), or the run's.
+	// git-worktree: branch smith-unit/<run_id>/<Step>/<key>), or the run's.
 	WorktreePath string `json:"worktree_path,omitempty"`
-	// Branch is the thread's own git branch when it has a worktree.
-	Branch string `json:"branch,omitempty"`
 }
 
 // Stats are run-wide counters.
@@ -304,8 +305,6 @@ type Delta struct {
 	// (an iteration's record; why the thread failed).
 	ThreadRecord *Iteration `json:"thread_record,omitempty"`
 	ThreadError  *StepError `json:"thread_error,omitempty"`
-	// ThreadBranch is the git branch of a thread's own worktree.
-	ThreadBranch string `json:"thread_branch,omitempty"`
 	// Join: the iteration records a parallel for_each's join closes, in
 	// index order; the visit counts it sets; and DropThreads removes the
 	// threads' sub-states.
@@ -323,6 +322,7 @@ type RunStart struct {
 	StartedAt    string         `json:"started_at"`
 	Context      map[string]any `json:"context"`
 	RunStep      string         `json:"run_step,omitempty"`
+	Workspace    string         `json:"workspace,omitempty"`
 }
 
 // A StepChange is one step result as it is now. A loop's result in a delta
@@ -369,7 +369,7 @@ func (s *State) Apply(d *Delta) {
 	if st := d.Start; st != nil {
 		s.RunID, s.WorkflowName, s.WorkflowPath = st.RunID, st.WorkflowName, st.WorkflowPath
 		s.ProgramHash, s.StartedAt, s.Context = st.ProgramHash, st.StartedAt, st.Context
-		s.RunStep = st.RunStep
+		s.RunStep, s.Workspace = st.RunStep, st.Workspace
 		s.init()
 	}
 	s.CurrentStep, s.Phase, s.Signal, s.Status = d.CurrentStep, d.Phase, d.Signal, d.Status
@@ -427,9 +427,6 @@ func (s *State) Apply(d *Delta) {
 func (t *Thread) apply(d *Delta) {
 	t.Status, t.CurrentStep, t.Phase, t.Signal = d.Status, d.CurrentStep, d.Phase, d.Signal
 	t.WorktreePath = d.WorktreePath
-	if d.ThreadBranch != "" {
-		t.Branch = d.ThreadBranch
-	}
 	t.LoopStack = mergeLoopStack(t.LoopStack, d.LoopStack)
 	sub := State{Steps: t.Steps}
 	for _, name := range d.Reset {

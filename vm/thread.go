@@ -14,6 +14,7 @@ import (
 
 	"smith/isa"
 	"smith/manifest/source"
+	"smith/workers"
 )
 
 // Threads (docs/isa.md, "Threads"): a parallel for_each runs each
@@ -70,6 +71,41 @@ func maxMessage(steps map[string]*StepResult) int {
 
 // errThreadEnd ends a thread's run loop.
 var errThreadEnd = errors.New("end of thread")
+
+// isolated reports whether the run has its own worktree (isolation:
+// git-worktree), so that each thread gets one too.
+func (m *Machine) isolated() bool {
+	return m.p.Config.Isolation == isolationWorktree && m.st.WorktreePath != ""
+}
+
+// mergeUnits merges the branches of the threads keys that ran into the
+// run's branch, in that order (isolation: git-worktree); a conflict stops
+// there and is the step's error (E_MERGE_CONFLICT, the branches kept).
+// It returns the run's commit after the merges.
+func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError) {
+	if !m.isolated() {
+		return "", nil
+	}
+	for _, k := range keys {
+		if m.st.Threads[k] == nil {
+			continue
+		}
+		if err := workers.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env); err != nil {
+			var be *workers.BranchError
+			if errors.As(err, &be) {
+				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}
+			}
+			return "", stepErrorOf(err, m.mask.String)
+		}
+	}
+	for _, k := range keys {
+		if m.st.Threads[k] != nil {
+			workers.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env)
+		}
+	}
+	head, _ := workers.Head(ctx, m.st.WorktreePath, m.cfg.Env)
+	return head, nil
+}
 
 // maxParallel is how many threads of a step with parallelism n (0: as
 // many as there are) may run at once: n capped by --max-parallel, whose
@@ -318,6 +354,15 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		tst, resumed := m.threadState(s.key, slices.Clone(s.base))
 		g.mu.Unlock()
 		c := m.newThread(g, s.key, loop, par, tst)
+		if m.isolated() {
+			wt, err := workers.CreateUnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed, m.cfg.Env)
+			if err != nil {
+				<-sem
+				errs[i] = &RuntimeError{Code: source.EExec, Msg: err.Error()}
+				break
+			}
+			tst.WorktreePath = wt
+		}
 		pc := s.pc
 		if resumed {
 			var err error
@@ -406,14 +451,14 @@ func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
 	if err := m.runThreads(ctx, blk, specs, int(a), -1, m.maxParallel(blk.Loop.Parallel, f.Total)); err != nil {
 		return 0, err
 	}
-	return disp, m.joinLoop(blk, a)
+	return disp, m.joinLoop(ctx, blk, a)
 }
 
 // joinLoop merges the iterations of parallel loop blk in index order: their
 // records, the body's results of the highest index run, their context
 // changes, payload segments and visits; then the loop completes (or fails,
 // when an iteration failed) in one change.
-func (m *Machine) joinLoop(blk *isa.Block, a uint32) error {
+func (m *Machine) joinLoop(ctx context.Context, blk *isa.Block, a uint32) error {
 	st := m.st
 	f, err := m.top(blk)
 	if err != nil {
@@ -445,7 +490,11 @@ func (m *Machine) joinLoop(blk *isa.Block, a uint32) error {
 			se.Message += ": " + t.Error.Message
 		}
 	}
-	return m.finishPar(blk, f.Started, se)
+	commit, merr := m.mergeUnits(ctx, blk, keys)
+	if se == nil {
+		se = merr
+	}
+	return m.finishPar(blk, f.Started, se, commit)
 }
 
 // mergeThreads merges the context changes, payload segments and visit
@@ -503,14 +552,14 @@ func sameMap(a, b map[string]any) bool {
 
 // finishPar records the result of parallel step blk after its join:
 // completed, or failed with se; started is when it began (RFC 3339).
-func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError) error {
+func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commit string) error {
 	st := m.st
 	dur := 0.0
 	if t, err := time.Parse(time.RFC3339Nano, started); err == nil {
 		dur = m.now().Sub(t).Seconds()
 	}
 	status, sig := StepCompleted, SigSuccess
-	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: sig, Visits: st.Visits[blk.ID], StartedAt: started}
+	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: sig, Visits: st.Visits[blk.ID], StartedAt: started, Commit: commit}
 	if se != nil {
 		r.Status, r.Signal, r.ExitCode, r.Error = StepFailed, SigFailure, 1, se
 	}
@@ -587,5 +636,9 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 			se.Message += ": " + t.Error.Message
 		}
 	}
-	return disp, m.finishPar(blk, started, se)
+	commit, merr := m.mergeUnits(ctx, blk, keys)
+	if se == nil {
+		se = merr
+	}
+	return disp, m.finishPar(blk, started, se, commit)
 }

@@ -126,6 +126,7 @@ func (e *env) parse(fs *pflag.FlagSet, args []string, nargs int) (status int, do
 // common holds the flags most commands share.
 type common struct {
 	base     string
+	wsDir    string // --workspace
 	context  []string
 	ctxFile  string
 	runID    string
@@ -174,8 +175,14 @@ func (c *common) addMaxParallel(fs *pflag.FlagSet) {
 	fs.IntVar(&c.maxPar, "max-parallel", runtime.NumCPU(), "run at most `N` iterations or branches of a parallel step at once")
 }
 
+// addWorkspace adds --workspace (run, resume, run-step, watch; CONTRACT 2).
+func (c *common) addWorkspace(fs *pflag.FlagSet) {
+	fs.StringVar(&c.wsDir, "workspace", "", "run inside `DIR` (an existing repository) instead of BASE/workspace; BASE defaults to DIR")
+}
+
 func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 	c.addBase(fs)
+	c.addWorkspace(fs)
 	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
 	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
 	if withRunID {

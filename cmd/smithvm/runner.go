@@ -29,6 +29,26 @@ type project struct {
 }
 
 func (e *env) project(base string) (*project, error) {
+	return e.projectIn(base, "")
+}
+
+// projectIn is project with --workspace ws: WORKSPACE is ws, and BASE is ws
+// too when base is "" (CONTRACT 2).
+func (e *env) projectIn(base, ws string) (*project, error) {
+	wsAbs := ""
+	if ws != "" {
+		a, err := filepath.Abs(ws)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %s: %w", ws, err)
+		}
+		if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--workspace %s: not a directory", ws)
+		}
+		wsAbs = a
+		if base == "" {
+			base = a
+		}
+	}
 	if base == "" {
 		wd, err := e.getwd()
 		if err != nil {
@@ -47,11 +67,27 @@ func (e *env) project(base string) (*project, error) {
 	if err != nil {
 		return nil, err
 	}
+	if wsAbs != "" {
+		if err := setWorkspace(&dirs, wsAbs); err != nil {
+			return nil, err
+		}
+	}
 	st, err := store.New(abs)
 	if err != nil {
 		return nil, err
 	}
 	return &project{base: abs, dirs: dirs, store: st}, nil
+}
+
+// setWorkspace makes ws (absolute) the WORKSPACE of dirs; it must be BASE
+// or a directory below it, since every path is confined to BASE.
+func setWorkspace(dirs *confine.Dir, ws string) error {
+	rel, err := filepath.Rel(dirs.Base, ws)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return fmt.Errorf("--workspace %s is not inside BASE %s (give --base a directory that holds it)", ws, dirs.Base)
+	}
+	dirs.Workspace = filepath.Clean(ws)
+	return nil
 }
 
 // contextValues merges --context-file and then --context.
@@ -267,7 +303,7 @@ func (e *env) runFile(c *common, file, step string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
@@ -361,6 +397,7 @@ func (e *env) cmdResume(args []string) int {
 	var c common
 	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0).\n")
 	c.addBase(fs)
+	c.addWorkspace(fs)
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
 	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
 	c.addMaxParallel(fs)
@@ -373,7 +410,7 @@ func (e *env) cmdResume(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
@@ -403,6 +440,13 @@ func (e *env) cmdResume(args []string) int {
 			enc.Encode(st)
 		}
 		return 0
+	}
+	if c.wsDir == "" && st.Workspace != "" {
+		// The run records its WORKSPACE; resume uses it.
+		if err := setWorkspace(&proj.dirs, st.Workspace); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm: run %s: %v\n", st.RunID, err)
+			return source.ExitConfig
+		}
 	}
 	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {

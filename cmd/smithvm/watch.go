@@ -25,7 +25,7 @@ func (e *env) cmdWatch(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig

@@ -72,7 +72,8 @@ func lexical(dirRel, rel string) (string, error) {
 }
 
 // A Dir is a project layout. Both fields are absolute and cleaned, and
-// Workspace is Base/workspace.
+// Workspace is Base/workspace (New), or Base or a directory below it
+// (smithvm --workspace).
 type Dir struct {
 	Base      string
 	Workspace string

@@ -1,0 +1,103 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"smith/manifest/source"
+	"smith/workers/confine"
+)
+
+// Units (CONTRACT 12.4): in a run with its own worktree, each iteration of a
+// parallel for_each and each branch of a parallel step (a thread) works in a
+// worktree of its own on branch smith-unit/<run_id>/<Step>/<key>, started
+// from the run's branch at the fork; the join merges the units' branches
+// into the run's branch in index (or branch name) order.
+
+// UnitBranch is the branch of one thread's worktree: a namespace apart from
+// the run's branch, since git cannot hold both smith/X and smith/X/....
+func UnitBranch(runID, step, key string) string {
+	return "smith-unit/" + runID + "/" + step + "/" + key
+}
+
+// UnitWorktreePath is where one thread's worktree lives:
+// BASE/.orchestrator/unit-worktrees/<run_id>/<Step>/<key>.
+func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
+	return filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID, step, key)
+}
+
+// CreateUnitWorktree gives thread key of step its own worktree, branched
+// from the current commit of the run's worktree runWT, and returns its path.
+// With fresh, an old worktree and branch of the same thread (a step run
+// again) are replaced; otherwise an existing one is reused (a thread that
+// continues after a crash).
+func CreateUnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool, lookup func(string) (string, bool)) (string, error) {
+	path := UnitWorktreePath(d, runID, step, key)
+	branch := UnitBranch(runID, step, key)
+	if isDir(path) {
+		if !fresh {
+			return path, nil
+		}
+		if r := git(ctx, runWT, lookup, "worktree", "remove", "--force", path); r.err != nil {
+			return "", fmt.Errorf("git worktree remove %s: %v: %s", path, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	_ = git(ctx, runWT, lookup, "worktree", "prune")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("create unit worktree directory: %w", err)
+	}
+	if r := git(ctx, runWT, lookup, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
+		return "", fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+	}
+	return path, nil
+}
+
+// MergeUnit merges thread key's branch into the run's worktree runWT (a
+// fast-forward where possible, else a merge commit). A branch that does not
+// exist (the thread never started) or is merged already is nothing to do.
+// On a conflict the run's worktree is left as it was and the error is
+// E_MERGE_CONFLICT naming the files; the unit's branch is kept.
+func MergeUnit(ctx context.Context, runWT, runID, step, key string, lookup func(string) (string, bool)) error {
+	branch := UnitBranch(runID, step, key)
+	if git(ctx, runWT, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
+		return nil
+	}
+	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m",
+		fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID), branch)
+	r := git(ctx, runWT, lookup, args...)
+	if r.err == nil {
+		return nil
+	}
+	files := splitNonEmpty(runGitOut(ctx, runWT, lookup, "diff", "--name-only", "--diff-filter=U").out)
+	if len(files) == 0 {
+		return fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+	}
+	if a := git(ctx, runWT, lookup, "merge", "--abort"); a.err != nil {
+		return fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
+	}
+	sort.Strings(files)
+	return &BranchError{Code: source.EMergeConflict, Files: files,
+		Msg: fmt.Sprintf("joining %s [%s] conflicts in %s; the branch %s is kept for inspection", step, key, strings.Join(files, ", "), branch)}
+}
+
+// Head returns the commit checked out in the worktree wt.
+func Head(ctx context.Context, wt string, lookup func(string) (string, bool)) (string, error) {
+	r := git(ctx, wt, lookup, "rev-parse", "HEAD")
+	if r.err != nil {
+		return "", fmt.Errorf("git rev-parse HEAD: %v", r.err)
+	}
+	return strings.TrimSpace(r.out), nil
+}
+
+// RemoveUnit removes thread key's worktree and branch after a join that
+// merged it (best effort: what is left is only clutter).
+func RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string, lookup func(string) (string, bool)) {
+	if path := UnitWorktreePath(d, runID, step, key); isDir(path) {
+		_ = git(ctx, runWT, lookup, "worktree", "remove", "--force", path)
+	}
+	_ = git(ctx, runWT, lookup, "branch", "-D", UnitBranch(runID, step, key))
+}
