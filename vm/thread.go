@@ -188,6 +188,9 @@ func (t *thread) commit(m *Machine) error {
 	d.EventSeq = root.EventSeq
 	d.Seq = root.Seq + 1
 	root.Apply(d)
+	if d.Status == ThreadFailed || d.Status == ThreadBroken {
+		g.stop = true // set with the change, so nothing starts after it
+	}
 	if m.cfg.Checkpoint != nil {
 		if err := m.cfg.Checkpoint(d, root); err != nil {
 			m.pending = m.pending[:0]
