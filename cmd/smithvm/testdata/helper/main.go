@@ -7,6 +7,8 @@
 //	pid:FILE         write the process id to FILE
 //	once:FILE        if FILE exists, stop here (exit 0); else create it
 //	sleep:SECS       sleep
+//	sleepfile:FILE   sleep the seconds written in FILE (none when it is missing)
+//	excl:FILE:SECS   create FILE (exit 3 if it exists: another step holds it), sleep, remove it
 //	wait:FILE        wait until FILE exists (at most 30 s, then exit 99)
 //	bytes:N          print N bytes: lines of 99 'x' and a newline
 //	env              print the environment, one NAME=VALUE a line, sorted
@@ -52,6 +54,21 @@ func main() {
 		case "sleep":
 			secs, _ := strconv.ParseFloat(arg, 64)
 			time.Sleep(time.Duration(secs * float64(time.Second)))
+		case "sleepfile":
+			b, _ := os.ReadFile(arg)
+			secs, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+		case "excl":
+			file, s, _ := strings.Cut(arg, ":")
+			f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "excl: %v\n", err)
+				os.Exit(3)
+			}
+			f.Close()
+			secs, _ := strconv.ParseFloat(s, 64)
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+			os.Remove(file)
 		case "wait":
 			deadline := time.Now().Add(30 * time.Second)
 			for {
