@@ -320,7 +320,9 @@ steps:
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the Check step", func() bool { return p.read("repo/made.txt") != "" && dirHas(filepath.Join(repo, ".orchestrator", "runs", "w2")) })
+	waitFor(t, 20*time.Second, "the Check step", func() bool {
+		return p.read("repo/made.txt") != "" && dirHas(filepath.Join(repo, ".orchestrator", "runs", "w2"))
+	})
 	time.Sleep(200 * time.Millisecond)
 	run.Process.Signal(syscall.SIGKILL)
 	run.Wait()
