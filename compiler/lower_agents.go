@@ -21,6 +21,9 @@ func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
 			Instructions: a.Instructions.V, InstructionsFile: a.InstructionsFile.V}
 		if a.Inbox.Set {
 			def.Inbox = strings.TrimRight(a.Inbox.V, "/")
+			if def.Inbox == "" || path.Clean(def.Inbox) == "." {
+				l.errorf(a.Inbox.Pos, source.ESchema, "agent '%s' has no inbox (inbox: '%s'): name a folder, or leave inbox out for agents/%s/inbox", a.Key, a.Inbox.V, a.Key)
+			}
 			t := l.template(a.Inbox, &scope{agent: true})
 			l.checkPath(&t, a.Inbox.Pos)
 		}
@@ -71,7 +74,9 @@ func (l *lowerer) agentRef(s manifest.String) *manifest.Agent {
 // send converts a send: step kind.
 func (l *lowerer) send(s *manifest.Send, sc *scope) *isa.Send {
 	out := &isa.Send{To: s.To.V}
-	l.agentRef(s.To)
+	if a := l.agentRef(s.To); a != nil && a.Inbox.Set && (strings.TrimRight(a.Inbox.V, "/") == "" || path.Clean(a.Inbox.V) == ".") {
+		l.errorf(s.To.Pos, source.ESchema, "send to agent '%s', which has no inbox: give it one (inbox: FOLDER, default agents/%s/inbox)", s.To.V, s.To.V)
+	}
 	out.File = l.templatePtr(s.File, sc)
 	l.checkPath(out.File, s.File.Pos)
 	out.Content = l.templatePtr(s.Content, sc)

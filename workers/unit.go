@@ -101,3 +101,18 @@ func RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key stri
 	}
 	_ = git(ctx, runWT, lookup, "branch", "-D", UnitBranch(runID, step, key))
 }
+
+// RemoveUnits removes every thread worktree and branch of run runID (those
+// a conflicting join kept): smithvm clean --force.
+func RemoveUnits(d confine.Dir, runID string, lookup func(string) (string, bool)) {
+	ctx := context.Background()
+	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
+	if isDir(root) {
+		_ = os.RemoveAll(root)
+		_ = git(ctx, d.Workspace, lookup, "worktree", "prune")
+	}
+	refs := runGitOut(ctx, d.Workspace, lookup, "for-each-ref", "--format=%(refname:short)", "refs/heads/smith-unit/"+runID+"/")
+	for _, b := range splitNonEmpty(refs.out) {
+		_ = git(ctx, d.Workspace, lookup, "branch", "-D", b)
+	}
+}

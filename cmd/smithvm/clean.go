@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"smith/manifest/source"
+	"smith/vm/store"
 	"smith/workers"
 )
 
@@ -18,13 +22,17 @@ func (e *env) cmdClean(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.runProject(c.base, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
 	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !*keep, *force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
+	}
+	if *force && !*keep {
+		// The branches of parallel threads a conflicting join kept.
+		workers.RemoveUnits(proj.dirs, fs.Arg(0), e.lookup)
 	}
 	fmt.Fprintf(e.stderr, "INFO: Removed the worktree of run %s.\n", fs.Arg(0))
 	return 0
@@ -38,7 +46,7 @@ func (e *env) cmdDiff(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.runProject(c.base, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
@@ -58,7 +66,7 @@ func (e *env) cmdMerge(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.runProject(c.base, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
@@ -68,6 +76,25 @@ func (e *env) cmdMerge(args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "INFO: Merged %s into the checked-out branch of %s.\n", workers.WorktreeBranch(fs.Arg(0)), proj.dirs.Workspace)
 	return 0
+}
+
+// runProject is project for a command on run id: the WORKSPACE is the one
+// the run recorded (--workspace), when it recorded one.
+func (e *env) runProject(base, id string) (*project, error) {
+	proj, err := e.project(base)
+	if err != nil || !store.ValidRunID(id) {
+		return proj, err
+	}
+	var st struct {
+		Workspace string `json:"workspace"`
+	}
+	if b, rerr := os.ReadFile(filepath.Join(proj.base, ".orchestrator", "runs", id, "state.json")); rerr == nil &&
+		json.Unmarshal(b, &st) == nil && st.Workspace != "" {
+		if err := setWorkspace(&proj.dirs, st.Workspace); err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+	}
+	return proj, nil
 }
 
 // branchFail prints a diff, merge or clean failure with its code and

@@ -423,4 +423,8 @@ steps:
 	if st := gitIn(t, p.ws, "-C", filepath.Join(p.base, ".orchestrator", "worktrees", "clash"), "status", "--porcelain"); st != "" {
 		t.Errorf("the run's worktree is not clean after the conflict:\n%s", st)
 	}
+	want(t, p.vm("clean", "clash", "--force"), 0)
+	if units := gitIn(t, p.ws, "branch", "--list", "smith-unit/clash/*"); units != "" {
+		t.Errorf("clean --force left the kept unit branches:\n%s", units)
+	}
 }
