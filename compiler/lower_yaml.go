@@ -676,6 +676,11 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 	case h.Error.Set:
 		tm := y.template(h.Error, sc)
 		t.Action, t.Msg, t.MsgTmpl = ir.Fail, h.Error.V, &tm
+	case h.Halt.Set && h.Halt.V:
+		t.Action = ir.Halt
+		if list.thread {
+			y.errorf(h.Halt.Pos, source.EBadTarget, "halt: true inside a parallel iteration or branch would stop the whole run from a thread: halt after the join")
+		}
 	default:
 		return nil
 	}

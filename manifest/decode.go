@@ -601,7 +601,8 @@ func decHandler(v *Value) *Handler {
 	if !isMap(v) {
 		return nil
 	}
-	return &Handler{Pos: v.Pos, Goto: decString(v.Get("goto")), End: decBool(v.Get("end")), Error: decString(v.Get("error"))}
+	return &Handler{Pos: v.Pos, Goto: decString(v.Get("goto")), End: decBool(v.Get("end")), Error: decString(v.Get("error")),
+		Halt: decBool(v.Get("halt"))}
 }
 
 func decConfig(v *Value) *Config {

@@ -27,7 +27,7 @@ const (
 var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send", "parallel"}
 
 // handlerKinds are the keys of which a handler has exactly one.
-var handlerKinds = []string{"goto", "end", "error"}
+var handlerKinds = []string{"goto", "end", "error", "halt"}
 
 // isolationModes are the values of isolation: (CONTRACT 12.4).
 var isolationModes = []string{"none", "git-worktree"}

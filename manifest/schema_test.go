@@ -140,7 +140,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"nested condition", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    when: {all: [{not: {number: {left: 1, op: \"<\"}}}]}\n",
 			"w.yaml:6:33: error: E_SCHEMA: number of step 'A' is missing required key 'right'"},
 		{"two handler kinds", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    on: {success: {goto: B, end: true}}\n",
-			"w.yaml:6:19: error: E_SCHEMA: handler 'success' of step 'A' must have exactly one of goto, end, error (found goto and end)"},
+			"w.yaml:6:19: error: E_SCHEMA: handler 'success' of step 'A' must have exactly one of goto, end, error, halt (found goto and end)"},
 		{"unknown outcome", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    on: {sucess: {goto: B}}\n",
 			"w.yaml:6:10: error: E_SCHEMA: unknown key 'sucess' in on of step 'A' (did you mean 'success'?)"},
 		{"loop body step", "w.yaml", wfPrefix + "  - name: L\n    for_each:\n      items: [a]\n      steps:\n        - {name: B, commmand: [a]}\n",

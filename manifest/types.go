@@ -356,6 +356,9 @@ type Handler struct {
 	Goto  String     `json:"goto,omitempty"`
 	End   Bool       `json:"end,omitempty"`
 	Error String     `json:"error,omitempty"`
+	// Halt stops the run halted at the step, for a person: resume runs the
+	// step again, or with --signal takes its transition for that signal.
+	Halt Bool `json:"halt,omitempty"`
 }
 
 // Manifest is a workflows.json Node/Block manifest (CONTRACT section 7).

@@ -10,8 +10,9 @@ import (
 
 // A YAML workflow has no payload: a writer step reads the reply of the
 // provider step before it instead (CONTRACT 12.5). The provider step keeps
-// its whole masked reply in RUN_ROOT/replies/<Step>.txt (the state keeps
-// only 8 KiB of an output), and the writer gets it as one segment.
+// its whole masked reply in RUN_ROOT/replies/<Step>.txt (<Step>[KEY].txt in
+// a thread of a parallel step; the state keeps only 8 KiB of an output),
+// and the writer gets it as one segment.
 
 // replyPath is where step's reply is kept.
 func replyPath(runRoot, step string) string {
@@ -23,7 +24,7 @@ func keepReply(req *Request, text string) error {
 	if req.RunRoot == "" {
 		return nil
 	}
-	p := replyPath(req.RunRoot, req.Step)
+	p := replyPath(req.RunRoot, req.callKey())
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -41,7 +42,11 @@ func replyPayload(req *Request, typ string) (Result, bool) {
 	if req.ReplyFrom == "" || req.RunRoot == "" {
 		return Result{}, true
 	}
-	b, err := os.ReadFile(replyPath(req.RunRoot, req.ReplyFrom))
+	from := req.ReplyFrom
+	if req.Thread != "" {
+		from += "[" + req.Thread + "]" // the provider step of the same thread
+	}
+	b, err := os.ReadFile(replyPath(req.RunRoot, from))
 	if err != nil {
 		l := &segmentList{req: req}
 		if errors.Is(err, fs.ErrNotExist) {
