@@ -132,7 +132,8 @@ var reservedSignals = map[string]bool{
 // select: for each signal b can emit, the exact one, else SIGNAL:FAILURE for
 // SIGNAL:TIMEOUT, else SIGNAL:FAIL_DEFAULT. An AI block can also emit any
 // custom signal, so its custom-signal transitions and its FAIL_DEFAULT are
-// live too. A transition for a signal b never emits (SIGNAL:SKIPPED on a
+// live too, and so are those of a block that halts (a person resumes it
+// with --signal). A transition for a signal b never emits (SIGNAL:SKIPPED on a
 // step without a condition) is not an edge of the control flow.
 func liveTransitions(b *ir.Block) []*ir.Transition {
 	bySignal := map[string]*ir.Transition{}
@@ -154,7 +155,13 @@ func liveTransitions(b *ir.Block) []*ir.Transition {
 			live[t] = true
 		}
 	}
-	if b.AI || b.AnySignal {
+	halts := false
+	for t := range live {
+		halts = halts || t.Action == ir.Halt
+	}
+	// A block that halts is resumed with resume --signal, which can take
+	// any of its transitions.
+	if b.AI || b.AnySignal || halts {
 		for _, t := range b.Transitions {
 			if !reservedSignals[t.Signal] {
 				live[t] = true

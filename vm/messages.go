@@ -57,7 +57,11 @@ func (m *Machine) afterStep(blk *isa.Block, res workers.Result) error {
 // in a message_consumed event; a failure is a warning, and resume tries
 // again.
 func (m *Machine) consume(id, agent string, moves []workers.Move) {
-	done, err := workers.ConsumeMessages(m.cfg.Dirs, moves)
+	dirs := m.cfg.Dirs
+	if m.st.WorktreePath != "" {
+		dirs.Workspace = m.st.WorktreePath // the inboxes of an isolated run are in its worktree
+	}
+	done, err := workers.ConsumeMessages(dirs, moves)
 	for _, mv := range done {
 		m.emit(evMessage(EvMessageConsumed, id, agent, mv.From))
 	}

@@ -246,6 +246,9 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 	if s.opts.base != "" {
 		cmd += " --base " + s.opts.base
 	}
+	if s.opts.wsDir != "" {
+		cmd += " --workspace " + s.opts.wsDir
+	}
 	if halted {
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
 	}
