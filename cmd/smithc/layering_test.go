@@ -45,6 +45,9 @@ func TestLayering(t *testing.T) {
 			if path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
 				return filepath.SkipDir
 			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // another module (an example project), not Smith's
+			}
 			dirs = append(dirs, path)
 		}
 		return nil
