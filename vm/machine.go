@@ -628,14 +628,12 @@ func (m *Machine) internal(what string) error {
 	}
 	m.pending = m.pending[:0]
 	m.d = &Delta{}
-	if err := m.abort(source.EInternal, msg); err != nil {
-		var re *RuntimeError
-		if !errors.As(err, &re) {
-			return fmt.Errorf("%s: %w", msg, err)
-		}
-		return re
+	err := m.abort(source.EInternal, msg)
+	var re *RuntimeError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("%s: %w", msg, err)
 	}
-	return nil
+	return re
 }
 
 // interrupted saves the state of a cancelled run: the step being run
