@@ -372,6 +372,10 @@ func runStepProblem(p *isa.Program, step, file string) string {
 			continue
 		}
 		if b.Parent != 0 {
+			if par := p.Blocks[b.Parent-1]; par.Kind == isa.KindParallel {
+				return fmt.Sprintf("step '%s' is in a branch of the parallel step '%s'; run-step runs top-level steps (try: smithvm run-step %s %s)",
+					step, par.ID, file, topLoop(p, b))
+			}
 			return fmt.Sprintf("step '%s' is inside the for_each '%s', whose item and loop variables it needs; run-step runs top-level steps (try: smithvm run-step %s %s)",
 				step, p.Blocks[b.Parent-1].ID, file, topLoop(p, b))
 		}
