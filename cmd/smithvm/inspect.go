@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"smith/compiler"
@@ -122,7 +124,37 @@ func (e *env) cmdStatus(args []string) int {
 		line := fmt.Sprintf("%-30s  %-10s  %5d  %8.1f  %s", name, r.Status, r.ExitCode, r.Duration, detail)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+	writeThreads(w, st)
 	return 0
+}
+
+// writeThreads lists the threads of the parallel step a run is in: each
+// iteration (by index) or branch (by name), its status and where it is.
+func writeThreads(w io.Writer, st *vm.State) {
+	if len(st.Threads) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(st.Threads))
+	for k := range st.Threads {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, errA := strconv.Atoi(keys[i])
+		b, errB := strconv.Atoi(keys[j])
+		if errA == nil && errB == nil {
+			return a < b
+		}
+		return keys[i] < keys[j]
+	})
+	fmt.Fprintf(w, "\nthreads of %s (started ones; finished ones are not run again on resume):\n", st.CurrentStep)
+	for _, k := range keys {
+		t := st.Threads[k]
+		at := t.CurrentStep
+		if t.Error != nil {
+			at += " (" + t.Error.Message + ")"
+		}
+		fmt.Fprintf(w, "  [%s]  %-10s  %s\n", k, t.Status, at)
+	}
 }
 
 // stepOrder lists the run's step results in the workflow's order (its

@@ -428,3 +428,52 @@ steps:
 		t.Errorf("clean --force left the kept unit branches:\n%s", units)
 	}
 }
+
+// TestParallelResumeInFlight: iteration 0 finishes while iteration 1 waits;
+// smithvm is killed; status lists both threads; resume runs only iteration
+// 1 again and joins both.
+func TestParallelResumeInFlight(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	wf := p.write("inflight.yaml", `version: "1.0"
+name: inflight
+steps:
+  - name: Each
+    for_each:
+      items: [a, b]
+      parallel: 2
+      steps:
+        - name: Work
+          command: ["HELPER", "count:${item}.cnt", "wait:go-${item}", "echo:done-${item}"]
+          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
+    on: {success: {goto: _end}, failure: {error: "loop failed"}}
+`)
+	p.write("workspace/go-a", "")
+	run := p.start("run", wf, "--run-id", "f", "--max-parallel", "2")
+	// A thread's end is snapshotted at once: state.json shows it.
+	waitFor(t, 20*time.Second, "iteration 0 to end and iteration 1 to start", func() bool {
+		var st struct {
+			Threads map[string]struct {
+				Status string `json:"status"`
+			} `json:"threads"`
+		}
+		b, _ := os.ReadFile(filepath.Join(p.runRoot("f"), "state.json"))
+		return json.Unmarshal(b, &st) == nil && st.Threads["0"].Status == "completed" && p.count("b.cnt") == 1
+	})
+	run.cmd.Process.Signal(syscall.SIGKILL)
+	run.wait(t)
+	st := p.vm("status", "f")
+	if !strings.Contains(st.stdout, "threads of Each") || !strings.Contains(st.stdout, "[0]  completed") || !strings.Contains(st.stdout, "[1]  running") {
+		t.Errorf("status of a run killed inside a parallel step:\n%s", st.stdout)
+	}
+	p.write("workspace/go-b", "")
+	r := p.vm("resume", "f")
+	want(t, r, 0)
+	if p.count("a.cnt") != 1 || p.count("b.cnt") != 2 {
+		t.Errorf("iteration a ran %d times (want 1: it had ended), b %d times (want 2: it was in flight)", p.count("a.cnt"), p.count("b.cnt"))
+	}
+	its := p.state("f").Steps["Each"].Iterations
+	if len(its) != 2 || its[0].Output != "done-a" || its[1].Output != "done-b" {
+		t.Errorf("iterations after resume: %+v", its)
+	}
+}
