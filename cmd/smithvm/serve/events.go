@@ -44,11 +44,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 
 	f := &follower{open: func() (*os.File, error) {
-		p, err := s.resolveRun(filepath.Join(id, "logs", "events.jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		return s.cfg.Dirs.Open(p)
+		return s.openRunFile(id, filepath.Join("logs", "events.jsonl"))
 	}}
 	defer f.close()
 	tick := time.NewTicker(s.cfg.Poll)

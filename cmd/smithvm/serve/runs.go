@@ -41,12 +41,12 @@ func httpError(w http.ResponseWriter, err error) {
 // notFound is the error for a name in a URL that is no run, step or file.
 type notFound string
 
-func (e notFound) Error() string          { return string(e) }
-func (e notFound) ErrCode() source.Code   { return source.EStateNotFound }
-func errNotFound(what string) error       { return notFound(what) }
-func (s *Server) runsDir() string          { return s.cfg.Store.RunsDir() }
-func (s *Server) workspace() string        { return s.cfg.Dirs.Workspace }
-func (s *Server) artifactsDir() string     { return filepath.Join(s.workspace(), "artifacts") }
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) ErrCode() source.Code { return source.EStateNotFound }
+func errNotFound(what string) error     { return notFound(what) }
+func (s *Server) runsDir() string       { return s.cfg.Store.RunsDir() }
+func (s *Server) workspace() string     { return s.cfg.Dirs.Workspace }
+func (s *Server) artifactsDir() string  { return filepath.Join(s.workspace(), "artifacts") }
 func (s *Server) resolveRun(rel string) (string, error) {
 	p, err := s.cfg.Dirs.ResolveIn(s.runsDir(), rel)
 	if err != nil {
@@ -216,10 +216,11 @@ func (s *Server) view(st *vm.State) *view {
 		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
-		if p, err := s.resolveRun(filepath.Join(st.RunID, stderrLog(n))); err == nil {
-			if fi, err := os.Lstat(p); err == nil && fi.Size() > 0 {
+		if f, err := s.openRunFile(st.RunID, stderrLog(n)); err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 				row.Stderr = true
 			}
+			f.Close()
 		}
 		row.Files = s.stepFiles(n)
 		v.Steps = append(v.Steps, row)
@@ -362,12 +363,7 @@ func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 		httpError(w, errNotFound(err.Error()))
 		return
 	}
-	p, err := s.cfg.Dirs.ResolveIn(dir, rel)
-	if err != nil {
-		httpError(w, errNotFound(err.Error()))
-		return
-	}
-	text, err := s.readFile(p)
+	text, err := readIn(dir, rel)
 	if err != nil {
 		httpError(w, errNotFound("no file '"+rel+"' of step '"+step+"'"))
 		return
@@ -375,19 +371,54 @@ func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 	s.writeText(w, st, text)
 }
 
-// readRunFile reads rel (relative to RUN_ROOT of id) through confine.
+// readRunFile reads rel, relative to RUN_ROOT of id.
 func (s *Server) readRunFile(id, rel string) ([]byte, error) {
-	p, err := s.resolveRun(filepath.Join(id, rel))
+	root, err := s.resolveRun(id)
 	if err != nil {
 		return nil, err
 	}
-	return s.readFile(p)
+	return readIn(root, rel)
 }
 
-// readFile reads a regular file that confine resolved, its last maxText
-// bytes at most.
-func (s *Server) readFile(p string) ([]byte, error) {
-	f, err := s.cfg.Dirs.Open(p)
+// openIn opens rel inside dir (a directory confine resolved): rel must be
+// local, no component of it may be a symlink, and the open goes through an
+// os.Root at dir, so nothing outside dir can be named.
+func openIn(dir, rel string) (*os.File, error) {
+	if !filepath.IsLocal(rel) {
+		return nil, errNotFound("'" + rel + "' is not a path inside " + dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	prefix := ""
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		prefix = filepath.Join(prefix, part)
+		fi, err := root.Lstat(prefix)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, errNotFound("'" + rel + "' passes through the symlink '" + prefix + "'")
+		}
+	}
+	return root.Open(rel)
+}
+
+// openRunFile opens rel, relative to RUN_ROOT of id (see openIn).
+func (s *Server) openRunFile(id, rel string) (*os.File, error) {
+	root, err := s.resolveRun(id)
+	if err != nil {
+		return nil, err
+	}
+	return openIn(root, rel)
+}
+
+// readIn reads the regular file rel inside dir (see openIn), its last
+// maxText bytes at most.
+func readIn(dir, rel string) ([]byte, error) {
+	f, err := openIn(dir, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +428,7 @@ func (s *Server) readFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errNotFound(p + " is not a file")
+		return nil, errNotFound(rel + " is not a file")
 	}
 	if fi.Size() > maxText {
 		if _, err := f.Seek(fi.Size()-maxText, io.SeekStart); err != nil {
@@ -446,10 +477,16 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Resume(id, signal, note); err != nil {
 		status := http.StatusBadRequest
 		var c source.Coded
-		if errors.As(err, &c) && c.ErrCode() == source.ERunLocked {
+		if !errors.As(err, &c) {
+			c = nil
+		} else if c.ErrCode() == source.ERunLocked {
 			status = http.StatusConflict
 		}
-		jsonError(w, status, err.Error())
+		msg := err.Error()
+		if c != nil && !strings.Contains(msg, string(c.ErrCode())) {
+			msg = string(c.ErrCode()) + ": " + msg
+		}
+		jsonError(w, status, msg)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
