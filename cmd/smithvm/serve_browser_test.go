@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"smith/bench"
 )
 
 // chromiumPath is Debian's chromium package's launcher.
@@ -407,4 +410,107 @@ func BenchmarkServeEventToPage(b *testing.B) {
 	sort.Float64s(lat)
 	b.ReportMetric(lat[len(lat)/2], "ms-median")
 	b.ReportMetric(lat[len(lat)-1], "ms-max")
+}
+
+// bigRun makes, under base, a failed run big-1 of bench's 2,000-block
+// manifest (40 Nodes of 50 blocks) that stopped after 30 blocks.
+func bigRun(t testing.TB, base string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "big.json"), bench.Manifest(40, 50), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(built.smithvm, "run", "big.json", "--run-id", "big-1", "--max-steps", "30", "--base", base)
+	cmd.Dir, cmd.Env = base, baseEnv()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("run big: %v, want exit 1 (step budget)\n%s", err, out)
+	}
+}
+
+// jsDo is an action that evaluates expr for its effect.
+func jsDo(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](`(() => { ` + expr + `; return true; })()`)(ctx, tg)
+		return err
+	})
+}
+
+// clickNode clicks the drawn graph node whose title is id.
+func clickNode(id string) chromedp.Action[chromedp.Void] {
+	return jsDo(fmt.Sprintf(`[...document.querySelectorAll("#graphsvg g.node")].find(g => g.querySelector("title").textContent === %q).dispatchEvent(new MouseEvent("click", {bubbles: true}))`, id))
+}
+
+// TestServeBrowserBigGraph: a 2,000-block run opens on the overview, one
+// box per Node (40), coloured by state; clicking a box draws that Node's
+// 50 blocks; the wheel zooms.
+func TestServeBrowserBigGraph(t *testing.T) {
+	base := t.TempDir()
+	bigRun(t, base)
+	srv := serveRuns(t, base)
+	ctx := browser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.url+"/runs/big-1"),
+		waitJS(`(window.smithGraph||{}).view === "overview"`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalJS[int](t, ctx, `window.smithGraph.nodes`); n != 40 {
+		t.Errorf("overview draws %d boxes, want 40", n)
+	}
+	if got := evalJS[string](t, ctx, graphFill("c0")+` + " " + `+graphFill("c5")); got != "palegreen none" {
+		t.Errorf("overview fills c0 c5 = %q, want palegreen (Node 0 ran) and none (Node 5 did not)", got)
+	}
+	screenshot(t, ctx, "serve-big-overview")
+	before := evalJS[string](t, ctx, `document.querySelector("#graphsvg").style.transform`)
+	if err := chromedp.Do(ctx, jsDo(`const b = document.querySelector("#graph"); const r = b.getBoundingClientRect(); b.dispatchEvent(new WheelEvent("wheel", {deltaY: -200, clientX: r.left + 100, clientY: r.top + 100, bubbles: true, cancelable: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	if after := evalJS[string](t, ctx, `document.querySelector("#graphsvg").style.transform`); after == before {
+		t.Errorf("the wheel did not zoom: transform stays %q", after)
+	}
+	if err := chromedp.Do(ctx, clickNode("c1"), waitJS(`(window.smithGraph||{}).view === "node:1"`)); err != nil {
+		t.Fatal(err)
+	}
+	blocks := evalJS[int](t, ctx, `[...document.querySelectorAll("#graphsvg g.node title")].filter(e => /^b\d+$/.test(e.textContent)).length`)
+	if blocks != 50 {
+		t.Errorf("Node 1 alone draws %d blocks, want 50", blocks)
+	}
+	screenshot(t, ctx, "serve-big-node")
+}
+
+// BenchmarkServeGraph2000 measures how long the browser takes to draw the
+// 2,000-block run's graph: the overview, one Node, and the whole graph
+// (ms, as the page measures them around Graphviz; medians of b.N).
+func BenchmarkServeGraph2000(b *testing.B) {
+	base := b.TempDir()
+	bigRun(b, base)
+	srv := serveRuns(b, base)
+	ctx := browser(b)
+	var over, node, full []float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/runs/big-1"), waitJS(`(window.smithGraph||{}).view === "overview"`)); err != nil {
+			b.Fatal(err)
+		}
+		over = append(over, evalJS[float64](b, ctx, `window.smithGraph.ms`))
+		if err := chromedp.Do(ctx, clickNode("c1"), waitJS(`(window.smithGraph||{}).view === "node:1"`)); err != nil {
+			b.Fatal(err)
+		}
+		node = append(node, evalJS[float64](b, ctx, `window.smithGraph.ms`))
+		if err := chromedp.Do(ctx, jsDo(`const s = document.querySelector("#graphview"); s.value = "full"; s.dispatchEvent(new Event("change"))`),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Poll[bool](`(window.smithGraph||{}).view === "full"`, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(120*time.Second))(ctx, tg)
+				return err
+			})); err != nil {
+			b.Fatal(err)
+		}
+		full = append(full, evalJS[float64](b, ctx, `window.smithGraph.ms`))
+	}
+	med := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	b.ReportMetric(med(over), "ms-overview")
+	b.ReportMetric(med(node), "ms-node")
+	b.ReportMetric(med(full), "ms-whole")
 }

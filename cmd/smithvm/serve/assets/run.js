@@ -226,7 +226,9 @@
     const t0 = performance.now();
     let svg;
     try { svg = viz.renderSVGElement(dot); } catch (e) { $("#graph").replaceChildren(el("div", { class: "msg" }, "Graphviz: " + e.message)); return; }
-    $("#graphinfo").textContent = (graphView === "full" ? "" : graphView === "overview" ? "overview" : "node " + view.graph.clusters[+graphView.slice(5)]) + " · drawn in " + Math.round(performance.now() - t0) + " ms";
+    const ms = Math.round(performance.now() - t0);
+    window.smithGraph = { view: graphView, ms: ms, nodes: svg.querySelectorAll("g.node").length };
+    $("#graphinfo").textContent = (graphView === "full" ? "" : graphView === "overview" ? "overview" : "node " + view.graph.clusters[+graphView.slice(5)]) + " · drawn in " + ms + " ms";
     const vb = svg.viewBox.baseVal;
     if (vb && vb.width) { svg.setAttribute("width", vb.width); svg.setAttribute("height", vb.height); }
     svg.id = "graphsvg";
