@@ -434,7 +434,7 @@ func bigRun(t testing.TB, base string) {
 // jsDo is an action that evaluates expr for its effect.
 func jsDo(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](`(() => { ` + expr + `; return true; })()`)(ctx, tg)
+		_, err := chromedp.Evaluate[bool](`(() => { `+expr+`; return true; })()`)(ctx, tg)
 		return err
 	})
 }
