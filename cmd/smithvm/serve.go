@@ -86,12 +86,13 @@ it; resumes it started are interrupted (state saved, resumable).
 // longer compiles) it returns, and whose run it continues in the
 // background, writing its console lines to log.
 func (e *env) serveResume(ctx context.Context, wg *sync.WaitGroup, log io.Writer, base, id, signal, note string) error {
-	var msgs bytes.Buffer
+	msgs := &capture{}
 	re := *e
 	re.stdout = io.Discard
-	re.stderr = io.MultiWriter(&msgs, log)
+	re.stderr = io.MultiWriter(msgs, log)
 	c := &common{base: base, maxSteps: 10000, signal: signal, note: note}
 	cont, status, err := re.openResume(c, id)
+	msgs.stop()
 	if cont == nil {
 		if status == 0 {
 			return nil
@@ -119,6 +120,35 @@ type resumeError struct {
 
 func (r *resumeError) Error() string        { return r.msg }
 func (r *resumeError) ErrCode() source.Code { return r.code }
+
+// capture keeps what is written to it until stop: the messages of a
+// refused resume, not the console of the run that follows.
+type capture struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	stopped bool
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *capture) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+}
+
+func (c *capture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
 
 // lockedWriter serialises the writes of the server and its resumes.
 type lockedWriter struct {

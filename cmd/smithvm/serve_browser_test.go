@@ -3,14 +3,15 @@ package main
 // Browser tests of smithvm serve (CONTRACT section 13): they drive Debian's
 // headless Chromium with chromedp against a real `smithvm serve` and real
 // runs. Outside CI they skip when /usr/bin/chromium is missing; with
-// CI=true they fail instead. Screenshots go to docs/img/ (committed; the
-// README and docs/viewer.md show them).
+// CI=true they fail instead. With -screenshots they write the screenshots
+// of docs/img/ (committed; the README and docs/viewer.md show them).
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -121,14 +122,23 @@ func serveRuns(t testing.TB, base string, extra ...string) *served {
 	return &served{url: url, cmd: cmd}
 }
 
-// screenshot saves the page as docs/img/NAME.png.
+// screenshots makes the browser tests write their screenshots to
+// docs/img/ (go test ./cmd/smithvm -run TestServeBrowser -screenshots);
+// without it they go to a temporary folder, so a test run leaves the
+// checkout clean.
+var screenshots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/img/")
+
+// screenshot saves the page as NAME.png: in docs/img/ with -screenshots.
 func screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join("..", "..", "docs", "img")
+	dir := t.TempDir()
+	if *screenshots {
+		dir = filepath.Join("..", "..", "docs", "img")
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +229,14 @@ func TestServeBrowserList(t *testing.T) {
 	}
 	if got := evalJS[string](t, ctx, rowsJS); got != "lint-1 failed lint Lint" {
 		t.Errorf("filter failed: rows %q, want only lint-1", got)
+	}
+	// A new failed run shows up in the open list without a reload.
+	evalJS[int](t, ctx, `window.smithNoReload = 1`)
+	if r := p.vm("run", "lint.yaml", "--run-id", "lint-2"); r.code != 1 {
+		t.Fatalf("run lint: %d, want 1\n%s", r.code, r.stderr)
+	}
+	if err := chromedp.Do(ctx, waitJS(`!!document.querySelector('#runs tr[data-run="lint-2"]') && window.smithNoReload === 1`)); err != nil {
+		t.Errorf("the new run lint-2 never showed in the open list: %v", err)
 	}
 }
 

@@ -37,14 +37,19 @@
   }
 
   // ---- the state ------------------------------------------------------
+  let refreshSeq = 0;
   async function refresh() {
     refreshTimer = null;
+    const seq = ++refreshSeq;
+    let v;
     try {
-      view = JSON.parse(await getText(api + "/view"));
+      v = JSON.parse(await getText(api + "/view"));
     } catch (e) {
-      $("#summary").textContent = "Cannot read the run: " + e.message;
+      if (seq === refreshSeq) $("#summary").textContent = "Cannot read the run: " + e.message;
       return;
     }
+    if (seq !== refreshSeq) return; // a newer refresh started meanwhile
+    view = v;
     drawSummary();
     drawFlag();
     drawSteps();
@@ -185,6 +190,7 @@
 
   // ---- the graph ------------------------------------------------------
   let vizP = null;
+  let drawSeq = 0;
   const tf = { s: 1, x: 0, y: 0 };
   let fitted = false;
 
@@ -213,27 +219,32 @@
       $("#graph").replaceChildren(el("div", { class: "msg" }, "The run's workflow no longer compiles: no graph."));
       return;
     }
+    // Draws may overlap (an event and a click): only the latest one, for
+    // the view still chosen, replaces the picture.
+    const want = graphView, seq = ++drawSeq;
+    const stale = () => seq !== drawSeq || want !== graphView;
     let url = api + "/graph";
-    if (graphView === "overview") url += "?view=overview";
-    else if (graphView.startsWith("node:")) url += "?node=" + graphView.slice(5);
+    if (want === "overview") url += "?view=overview";
+    else if (want.startsWith("node:")) url += "?node=" + want.slice(5);
     let dot;
-    try { dot = await getText(url); } catch (e) { $("#graph").replaceChildren(el("div", { class: "msg" }, e.message)); return; }
-    if (dot === lastDOT) return;
-    lastDOT = dot;
+    try { dot = await getText(url); } catch (e) { if (!stale()) $("#graph").replaceChildren(el("div", { class: "msg" }, e.message)); return; }
+    if (stale() || dot === lastDOT) return;
     if (!window.Viz) { $("#graph").replaceChildren(el("div", { class: "msg" }, "Graphviz did not load.")); return; }
     if (!vizP) vizP = Viz.instance();
     const viz = await vizP;
+    if (stale()) return;
+    lastDOT = dot;
     const t0 = performance.now();
     let svg;
     try { svg = viz.renderSVGElement(dot); } catch (e) { $("#graph").replaceChildren(el("div", { class: "msg" }, "Graphviz: " + e.message)); return; }
     const ms = Math.round(performance.now() - t0);
-    window.smithGraph = { view: graphView, ms: ms, nodes: svg.querySelectorAll("g.node").length };
-    $("#graphinfo").textContent = (graphView === "full" ? "" : graphView === "overview" ? "overview" : "node " + view.graph.clusters[+graphView.slice(5)]) + " · drawn in " + ms + " ms";
+    window.smithGraph = { view: want, ms: ms, nodes: svg.querySelectorAll("g.node").length };
+    $("#graphinfo").textContent = (want === "full" ? "" : want === "overview" ? "overview" : "node " + view.graph.clusters[+want.slice(5)]) + " · drawn in " + ms + " ms";
     const vb = svg.viewBox.baseVal;
     if (vb && vb.width) { svg.setAttribute("width", vb.width); svg.setAttribute("height", vb.height); }
     svg.id = "graphsvg";
-    svg.dataset.view = graphView;
-    if (graphView === "overview" || graphView.startsWith("node:")) {
+    svg.dataset.view = want;
+    if (want === "overview" || want.startsWith("node:")) {
       for (const g of svg.querySelectorAll("g.node")) {
         const t = g.querySelector("title");
         const m = t && /^c(\d+)$/.exec(t.textContent);
