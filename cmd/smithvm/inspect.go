@@ -56,20 +56,12 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, nil, source.ExitConfig
 	}
-	var st vm.State
-	err = proj.store.Read(id, &st, func(line []byte) error {
-		var d vm.Delta
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		st.Apply(&d)
-		return nil
-	})
+	st, err := serve.ReadState(proj.store, id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return nil, nil, exitStatus(err)
 	}
-	return proj, &st, 0
+	return proj, st, 0
 }
 
 func (e *env) cmdStatus(args []string) int {
