@@ -43,12 +43,16 @@ type notFound string
 
 func (e notFound) Error() string        { return string(e) }
 func (e notFound) ErrCode() source.Code { return source.EStateNotFound }
-func errNotFound(what string) error     { return notFound(what) }
-func (s *Server) runsDir() string       { return s.cfg.Store.RunsDir() }
-func (s *Server) workspace() string     { return s.cfg.Dirs.Workspace }
-func (s *Server) artifactsDir() string  { return filepath.Join(s.workspace(), "artifacts") }
+
+func errNotFound(what string) error { return notFound(what) }
+
+// artifactsDir is WORKSPACE/artifacts, where each step's output_file goes.
+func (s *Server) artifactsDir() string { return filepath.Join(s.cfg.Dirs.Workspace, "artifacts") }
+
+// resolveRun checks rel, a path relative to the runs directory, with
+// workers/confine (no '..', no symlink on the way) and returns it whole.
 func (s *Server) resolveRun(rel string) (string, error) {
-	p, err := s.cfg.Dirs.ResolveIn(s.runsDir(), rel)
+	p, err := s.cfg.Dirs.ResolveIn(s.cfg.Store.RunsDir(), rel)
 	if err != nil {
 		return "", errNotFound("no such run file: " + err.Error())
 	}
@@ -468,8 +472,9 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		jsonError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	signal, note := strings.TrimSpace(r.PostForm.Get("signal")), r.PostForm.Get("note")
