@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeCLI: the flags of smithvm serve; a non-loopback address without
@@ -116,5 +117,72 @@ func TestServeAPIMatchesCLI(t *testing.T) {
 	list := fetch("/api/runs")
 	if !strings.Contains(list, `"run_id": "api-1"`) || !strings.Contains(list, `"run_id": "api-2"`) {
 		t.Errorf("/api/runs = %s, want both runs", list)
+	}
+}
+
+// TestServeSecrets: a run whose steps print a secret on stdout and stderr
+// (some of it spilled to a file) and into an output_file; nothing the
+// viewer serves contains the value, whether or not the server's own
+// environment has it. A file a step writes itself is masked when the
+// server's environment has the secret.
+func TestServeSecrets(t *testing.T) {
+	const secret = "s3cr3t-VALUE-0815"
+	p := newProj(t)
+	p.write("secrets.yaml", `version: "1.0"
+name: secrets
+strict_flow: false
+secrets: [MY_KEY]
+steps:
+  - name: Leak
+    command: ["HELPER", "printenv:MY_KEY", "bytes:1200000", "errenv:MY_KEY", "write:artifacts/Leak/own.txt:`+secret+`"]
+  - name: Key
+    command: ["HELPER", "printenv:MY_KEY"]
+    output_file: key.txt
+`)
+	if r := p.vmEnv(baseEnv("MY_KEY="+secret), "run", "secrets.yaml", "--run-id", "sec-1"); r.code != 0 {
+		t.Fatalf("run: %d\n%s", r.code, r.stderr)
+	}
+	for _, env := range [][]string{nil, {"MY_KEY=" + secret}} {
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		cmd := p.command(ctx, baseEnv(env...), "serve", "--base", p.base, "--addr", "127.0.0.1:0")
+		out, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		n, _ := io.ReadAtLeast(out, buf, 10)
+		line := string(buf[:n])
+		i := strings.Index(line, "http://")
+		if i < 0 {
+			t.Fatalf("serve printed %q", line)
+		}
+		base := strings.TrimSuffix(strings.Fields(line[i:])[0], "/")
+		paths := []string{"/api/runs/sec-1", "/api/runs/sec-1/view", "/api/runs/sec-1/steps/Leak/stdout", "/api/runs/sec-1/steps/Leak/stderr",
+			"/api/runs/sec-1/steps/Key/stdout", "/api/runs/sec-1/steps/Key/files/key.txt", "/api/runs/sec-1/events"}
+		if env != nil {
+			// A file the step wrote itself holds what it wrote; only a server
+			// that knows the value can mask it.
+			paths = append(paths, "/api/runs/sec-1/steps/Leak/files/own.txt")
+		}
+		for _, path := range paths {
+			rctx, rcancel := context.WithTimeout(ctx, time.Second)
+			req, _ := http.NewRequestWithContext(rctx, "GET", base+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body) // the events stream ends with rctx
+			resp.Body.Close()
+			rcancel()
+			if resp.StatusCode != 200 || strings.Contains(string(body), secret) {
+				t.Errorf("GET %s (server env %v) = %d, shows the secret: %v", path, env, resp.StatusCode, strings.Contains(string(body), secret))
+			}
+			if strings.Contains(path, "/files/") && strings.TrimSpace(string(body)) != "***" {
+				t.Errorf("output file served as %q, want ***", body)
+			}
+		}
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		cancel()
 	}
 }
