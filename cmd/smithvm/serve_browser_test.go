@@ -374,6 +374,9 @@ func TestServeBrowserResume(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	if got := evalJS[string](t, ctx, `(document.querySelector("#resumed")||{}).textContent + "|" + !!document.querySelector("#resume")`); !strings.Contains(got, "with SIGNAL:APPROVED") || !strings.HasSuffix(got, "|false") {
+		t.Errorf("after the resume the flag says %q, want the resume noted and no form", got)
+	}
 	if got := evalJS[string](t, ctx, `[...document.querySelectorAll("#payload .seg strong")].map(e => e.textContent).join(",")`); got != "QUESTION,USER_NOTE,AI_RESPONSE" {
 		t.Errorf("payload segments on the page = %s, want QUESTION,USER_NOTE,AI_RESPONSE", got)
 	}

@@ -88,12 +88,13 @@
     const st = view.state;
     const box = $("#flag");
     if (!st.isHalted) {
-      if (!box.dataset.keep) box.replaceChildren();
+      delete box.dataset.halted;
+      box.replaceChildren(...(box.dataset.resumed ? [el("div", { class: "flag done", id: "resumed" }, box.dataset.resumed)] : []));
       return;
     }
     if (box.dataset.halted === st.halted_block + "/" + st.event_seq) return; // keep what the user typed
     box.dataset.halted = st.halted_block + "/" + st.event_seq;
-    delete box.dataset.keep;
+    delete box.dataset.resumed;
     const last = (st.payload || []).slice(-1)[0];
     const kids = [
       el("strong", {}, "Halted at ", el("code", {}, st.halted_block), " awaiting resume."),
@@ -130,9 +131,11 @@
       });
       const body = await r.json().catch(() => ({}));
       if (!r.ok) throw new Error(body.error || r.statusText);
+      const sig = form.signal.value.trim();
+      const text = "Resumed from this page at " + new Date().toLocaleTimeString() + (sig ? " with " + sig : " (the halted block runs again)") + "; the run continues in the server.";
       msg.className = "ok";
-      msg.textContent = "Resumed: the run continues in the server.";
-      $("#flag").dataset.keep = "1";
+      msg.textContent = text;
+      $("#flag").dataset.resumed = text;
       scheduleRefresh();
     } catch (e) {
       msg.className = "error";
