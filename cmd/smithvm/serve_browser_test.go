@@ -107,19 +107,29 @@ func serveRuns(t testing.TB, base string, extra ...string) *served {
 		t.Fatalf("smithvm serve printed no address")
 	}
 	go io.Copy(io.Discard, stderr)
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("smithvm serve did not stop on SIGINT")
-		}
-	})
-	return &served{url: url, cmd: cmd}
+	s := &served{url: url, cmd: cmd}
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// stop stops the server (SIGINT) and waits for it; stopping a stopped
+// server does nothing.
+func (s *served) stop(t testing.TB) {
+	if s.cmd == nil {
+		return
+	}
+	cmd := s.cmd
+	s.cmd = nil
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("smithvm serve did not stop on SIGINT")
+	}
 }
 
 // screenshots makes the browser tests write their screenshots to
@@ -396,21 +406,75 @@ func TestServeBrowserResume(t *testing.T) {
 	screenshot(t, ctx, "serve-run-resumed")
 }
 
+// fakeRun makes run id under base by hand: a state.json and an
+// events.jsonl with events 1..n, whose file it returns open for appending.
+func fakeRun(t testing.TB, base, id string, n int) *os.File {
+	t.Helper()
+	root := filepath.Join(base, ".orchestrator", "runs", id)
+	if err := os.MkdirAll(filepath.Join(root, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := `{"run_id":"` + id + `","workflow_name":"fake","status":"running","started_at":"2026-01-01T00:00:00Z","steps":{}}`
+	if err := os.WriteFile(filepath.Join(root, "state.json"), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(root, "logs", "events.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	for i := 1; i <= n; i++ {
+		appendEvent(t, f, id, i)
+	}
+	return f
+}
+
+// appendEvent appends event seq to events.jsonl.
+func appendEvent(t testing.TB, f *os.File, id string, seq int) {
+	t.Helper()
+	if _, err := fmt.Fprintf(f, `{"timestamp":%q,"run_id":%q,"event_seq":%d,"level":"INFO","event":"step_started","step":"S%d"}`+"\n",
+		time.Now().UTC().Format(time.RFC3339Nano), id, seq, seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeBrowserReconnect: the server goes away while a run page is
+// open and events 4 and 5 are appended meanwhile; when a server is back on
+// the same address the browser's EventSource reconnects with
+// Last-Event-ID and the page shows exactly events 1 to 5, none twice.
+func TestServeBrowserReconnect(t *testing.T) {
+	base := t.TempDir()
+	events := fakeRun(t, base, "re-1", 3)
+	first := serveRuns(t, base)
+	ctx := browser(t)
+	const seqs = `[...document.querySelectorAll("#events tbody tr")].map(r => r.dataset.seq).join(",")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(first.url+"/runs/re-1"), waitJS(seqs+` === "1,2,3"`)); err != nil {
+		t.Fatal(err)
+	}
+	first.stop(t)
+	if err := chromedp.Do(ctx, waitJS(`document.querySelector("#live").textContent === "reconnecting…"`)); err != nil {
+		t.Fatal(err)
+	}
+	appendEvent(t, events, "re-1", 4)
+	appendEvent(t, events, "re-1", 5)
+	second := serveRuns(t, base, "--addr", strings.TrimPrefix(first.url, "http://"))
+	if second.url != first.url {
+		t.Fatalf("second server at %s, want %s", second.url, first.url)
+	}
+	if err := chromedp.Do(ctx, waitJS(`document.querySelector("#live").textContent === "live" && `+seqs+` === "1,2,3,4,5"`)); err != nil {
+		t.Fatalf("after the reconnect the page shows events %s, want 1,2,3,4,5: %v", evalJS[string](t, ctx, seqs), err)
+	}
+	if !evalJS[bool](t, ctx, `window.performance.getEntriesByType("navigation").length === 1`) {
+		t.Errorf("the page was reloaded")
+	}
+}
+
 // BenchmarkServeEventToPage measures how long an event appended to
 // events.jsonl takes to show in an open run page (ms, median of b.N
 // events): the page notes when each event arrived.
 func BenchmarkServeEventToPage(b *testing.B) {
 	base := b.TempDir()
-	root := filepath.Join(base, ".orchestrator", "runs", "lat-1")
-	if err := os.MkdirAll(filepath.Join(root, "logs"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(root, "state.json"), []byte(`{"run_id":"lat-1","workflow_name":"lat","status":"running","started_at":"2026-01-01T00:00:00Z","steps":{}}`), 0o644)
-	events, err := os.OpenFile(filepath.Join(root, "logs", "events.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer events.Close()
+	events := fakeRun(b, base, "lat-1", 0)
 	srv := serveRuns(b, base)
 	ctx := browser(b)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/runs/lat-1"), chromedp.WaitVisible(css("#events"))); err != nil {
