@@ -11,6 +11,7 @@
   let openLog = null;       // {step, what, path}
   let refreshTimer = null;
   let eventCount = 0;
+  const maxEventRows = 5000;
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -309,7 +310,14 @@
     row.title = raw;
     const box = $("#events");
     const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
-    box.querySelector("tbody").append(row);
+    const body = box.querySelector("tbody");
+    body.append(row);
+    // A long run has tens of thousands of events: the table keeps the last
+    // maxEventRows (the API has them all).
+    if (body.rows.length > maxEventRows) {
+      body.rows[0].remove();
+      $("#eventcount").textContent = eventCount + " (the last " + maxEventRows + " shown)";
+    }
     if (atEnd) box.scrollTop = box.scrollHeight;
   }
   function follow() {
