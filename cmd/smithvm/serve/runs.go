@@ -179,7 +179,6 @@ type stepRow struct {
 	Stdout   bool           `json:"stdout"`
 	Stderr   bool           `json:"stderr"`
 	Files    []string       `json:"files,omitempty"`
-	Result   *vm.StepResult `json:"-"`
 }
 
 // A view is what the run page draws: the state plus what only the
@@ -222,18 +221,19 @@ func (s *Server) view(st *vm.State) *view {
 		rows.Steps[cur] = &vm.StepResult{Status: vm.StepRunning}
 	}
 	names, depth := StepOrder(&rows, prog)
+	// One listing of RUN_ROOT/logs and of WORKSPACE/artifacts serves every
+	// step: a run of thousands of steps is redrawn on every event.
+	logs := s.logSizes(st.RunID)
+	withFiles := s.artifactSteps()
 	for _, n := range names {
 		res := rows.Steps[n]
 		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
-		if f, err := s.openRunFile(st.RunID, stderrLog(n)); err == nil {
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-				row.Stderr = true
-			}
-			f.Close()
+		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0
+		if withFiles[n] {
+			row.Files = s.stepFiles(n)
 		}
-		row.Files = s.stepFiles(n)
 		v.Steps = append(v.Steps, row)
 	}
 	if prog == nil {
@@ -285,6 +285,48 @@ func stderrLog(step string) string { return new(store.Run).StderrLog(step) }
 
 // stdoutSpill is the spilled stdout of step relative to RUN_ROOT.
 func stdoutSpill(step string) string { return new(store.Run).StdoutSpill(step) }
+
+// logSizes maps the regular files of RUN_ROOT/logs of run id to their
+// sizes (symlinks left out).
+func (s *Server) logSizes(id string) map[string]int64 {
+	out := map[string]int64{}
+	dir, err := s.resolveRun(filepath.Join(id, "logs"))
+	if err != nil {
+		return out
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				out[e.Name()] = fi.Size()
+			}
+		}
+	}
+	return out
+}
+
+// artifactSteps is the set of steps with a folder (not a symlink) under
+// WORKSPACE/artifacts.
+func (s *Server) artifactSteps() map[string]bool {
+	out := map[string]bool{}
+	dir, err := s.cfg.Dirs.ResolveIn(s.cfg.Dirs.Workspace, "artifacts")
+	if err != nil {
+		return out
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			out[e.Name()] = true
+		}
+	}
+	return out
+}
 
 // maxFiles bounds the output files listed for one step.
 const maxFiles = 50
