@@ -166,19 +166,19 @@ func (s *Server) apiGraph(w http.ResponseWriter, r *http.Request) {
 
 // A stepRow is one line of the run page's step table.
 type stepRow struct {
-	Name     string         `json:"name"`
-	Depth    int            `json:"depth"`
-	Status   string         `json:"status"`
-	Attempts int            `json:"attempts"`
-	Duration float64        `json:"duration"`
-	ExitCode int            `json:"exit_code"`
-	Provider string         `json:"provider,omitempty"`
-	Signal   string         `json:"signal,omitempty"`
-	Error    *vm.StepError  `json:"error,omitempty"`
-	Iters    int            `json:"iterations,omitempty"`
-	Stdout   bool           `json:"stdout"`
-	Stderr   bool           `json:"stderr"`
-	Files    []string       `json:"files,omitempty"`
+	Name     string        `json:"name"`
+	Depth    int           `json:"depth"`
+	Status   string        `json:"status"`
+	Attempts int           `json:"attempts"`
+	Duration float64       `json:"duration"`
+	ExitCode int           `json:"exit_code"`
+	Provider string        `json:"provider,omitempty"`
+	Signal   string        `json:"signal,omitempty"`
+	Error    *vm.StepError `json:"error,omitempty"`
+	Iters    int           `json:"iterations,omitempty"`
+	Stdout   bool          `json:"stdout"`
+	Stderr   bool          `json:"stderr"`
+	Files    []string      `json:"files,omitempty"`
 }
 
 // A view is what the run page draws: the state plus what only the
