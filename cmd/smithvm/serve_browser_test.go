@@ -207,6 +207,7 @@ steps:
 // its status, workflow and current step; the status filter keeps only the
 // failed run.
 func TestServeBrowserList(t *testing.T) {
+	t.Parallel()
 	p := newProj(t)
 	p.write("review.yaml", strings.Replace(serveFlow, "wait:WS/release", "sleep:0", 1))
 	p.write("lint.yaml", serveFailFlow)
@@ -266,6 +267,7 @@ func writeAsk(p *proj) {
 // complete (and the run with it) once the step is released; the event log
 // and the step's logs and output file show too.
 func TestServeBrowserLive(t *testing.T) {
+	t.Parallel()
 	p := newProj(t)
 	p.write("review.yaml", serveFlow)
 	ctx0, cancel := context.WithTimeout(context.Background(), cmdTimeout)
@@ -342,6 +344,7 @@ func graphFill(id string) string {
 // `smithvm resume --signal --note` does, and the page follows the run to
 // its end.
 func TestServeBrowserResume(t *testing.T) {
+	t.Parallel()
 	p := newProj(t)
 	writeAsk(p)
 	if r := p.vm("run", "ask.json", "--run-id", "h1"); r.code != 4 {
@@ -443,6 +446,7 @@ func appendEvent(t testing.TB, f *os.File, id string, seq int) {
 // the same address the browser's EventSource reconnects with
 // Last-Event-ID and the page shows exactly events 1 to 5, none twice.
 func TestServeBrowserReconnect(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	events := fakeRun(t, base, "re-1", 3)
 	first := serveRuns(t, base)
@@ -533,6 +537,7 @@ func clickNode(id string) chromedp.Action[chromedp.Void] {
 // box per Node (40), coloured by state; clicking a box draws that Node's
 // 50 blocks; the wheel zooms.
 func TestServeBrowserBigGraph(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	bigRun(t, base)
 	srv := serveRuns(t, base)

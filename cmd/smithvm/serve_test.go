@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -165,15 +166,30 @@ steps:
 			paths = append(paths, "/api/runs/sec-1/steps/Leak/files/own.txt")
 		}
 		for _, path := range paths {
-			rctx, rcancel := context.WithTimeout(ctx, time.Second)
+			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 			req, _ := http.NewRequestWithContext(rctx, "GET", base+path, nil)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, _ := io.ReadAll(resp.Body) // the events stream ends with rctx
+			var body []byte
+			if strings.HasSuffix(path, "/events") {
+				// The stream stays open: read it up to the run's last event.
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					body = append(append(body, sc.Bytes()...), '\n')
+					if strings.Contains(sc.Text(), `"event":"run_completed"`) {
+						break
+					}
+				}
+			} else {
+				body, _ = io.ReadAll(resp.Body)
+			}
 			resp.Body.Close()
 			rcancel()
+			if strings.HasSuffix(path, "/events") && !strings.Contains(string(body), "run_completed") {
+				t.Errorf("events stream (server env %v) ended before run_completed:\n%s", env, body)
+			}
 			if resp.StatusCode != 200 || strings.Contains(string(body), secret) {
 				t.Errorf("GET %s (server env %v) = %d, shows the secret: %v", path, env, resp.StatusCode, strings.Contains(string(body), secret))
 			}
