@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"smith/cmd/smithvm/serve"
 	"smith/compiler"
 	"smith/manifest/source"
 	"smith/vm"
@@ -58,20 +59,12 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, nil, source.ExitConfig
 	}
-	var st vm.State
-	err = proj.store.Read(id, &st, func(line []byte) error {
-		var d vm.Delta
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		st.Apply(&d)
-		return nil
-	})
+	st, err := serve.ReadState(proj.store, id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return nil, nil, exitStatus(err)
 	}
-	return proj, &st, 0
+	return proj, st, 0
 }
 
 func (e *env) cmdStatus(args []string) int {
@@ -158,31 +151,11 @@ func writeThreads(w io.Writer, st *vm.State) {
 }
 
 // stepOrder lists the run's step results in the workflow's order (its
-// blocks as compiled from workflow_path), then any others sorted: a
-// workflow changed or removed since the run still shows every result.
-// depth maps a step to how deep in loop bodies it is.
+// blocks as compiled from workflow_path), then any others sorted, with
+// their depth in loop bodies (serve.StepOrder, which the viewer uses too).
 func stepOrder(st *vm.State) (names []string, depth map[string]int) {
-	seen := map[string]bool{}
-	depth = map[string]int{}
-	if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
-		for _, b := range p.Blocks {
-			if _, ok := st.Steps[b.ID]; ok && !seen[b.ID] {
-				names = append(names, b.ID)
-				seen[b.ID] = true
-				for q := b; q.Parent != 0; q = p.Blocks[q.Parent-1] {
-					depth[b.ID]++
-				}
-			}
-		}
-	}
-	var rest []string
-	for n := range st.Steps {
-		if !seen[n] {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	return append(names, rest...), depth
+	p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
+	return serve.StepOrder(st, p)
 }
 
 func (e *env) cmdGraph(args []string) int {
@@ -201,15 +174,6 @@ func (e *env) cmdGraph(args []string) int {
 	if prog == nil {
 		return code
 	}
-	status := map[string]string{}
-	for n, r := range st.Steps {
-		status[n] = r.Status
-	}
-	if st.IsHalted && st.HaltedBlock != "" {
-		status[st.HaltedBlock] = "halted"
-	} else if st.Status == "running" && st.CurrentStep != "" {
-		status[st.CurrentStep] = "running"
-	}
 	w := e.stdout
 	var f *os.File
 	if *out != "" {
@@ -221,7 +185,7 @@ func (e *env) cmdGraph(args []string) int {
 		defer f.Close()
 		w = f
 	}
-	if err := compiler.DOT(prog, w, compiler.DOTOptions{Status: status}); err != nil {
+	if err := serve.WriteDOT(prog, st, w); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm graph: %v\n", err)
 		return source.ExitExec
 	}

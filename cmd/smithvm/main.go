@@ -32,6 +32,7 @@ Usage:
   smithvm diff RUN_ID             the run's code changes against its starting commit
   smithvm merge RUN_ID            merge the run's branch into the repository's checked-out branch
   smithvm clean-processed         delete the processed inbox messages of every agent
+  smithvm serve                   the run viewer in a browser (loopback; --token for other addresses)
 
 Directories: BASE is --base or the current directory; every step runs in
 BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
@@ -84,9 +85,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdDiff(rest)
 	case "merge":
 		return e.cmdMerge(rest)
+	case "serve":
+		return e.cmdServe(rest)
 	}
 	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge"}), usage)
+		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge", "serve"}), usage)
 	return source.ExitConfig
 }
 

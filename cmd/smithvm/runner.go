@@ -417,27 +417,48 @@ func (e *env) cmdResume(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
+	cont, status, _ := e.openResume(&c, fs.Arg(0))
+	if cont == nil {
+		return status
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return cont(ctx)
+}
+
+// openResume does the part of a resume that can refuse it: it takes the
+// run's lock (E_RUN_LOCKED), loads and saves its state and compiles its
+// workflow. It returns the rest of the resume, which runs the machine and
+// releases the lock, or nil and the exit status. A completed run has
+// nothing to do: nil and 0. err is the error it printed, if one. `smithvm
+// serve` resumes through it too.
+func (e *env) openResume(c *common, id string) (cont func(context.Context) int, status int, err error) {
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+		return nil, source.ExitConfig, err
 	}
-	r, err := proj.store.Open(fs.Arg(0))
+	r, err := proj.store.Open(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
-		return exitStatus(err)
+		return nil, exitStatus(err), err
 	}
-	defer r.Close()
+	done := false
+	defer func() {
+		if !done {
+			r.Close()
+		}
+	}()
 	st, err := loadState(r)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
-		return exitStatus(err)
+		return nil, exitStatus(err), err
 	}
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: cannot save state: %v\n", err)
-		return source.ExitExec
+		return nil, source.ExitExec, err
 	}
 	if st.Status == "completed" {
 		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)
@@ -446,34 +467,37 @@ func (e *env) cmdResume(args []string) int {
 			enc.SetIndent("", "  ")
 			enc.Encode(st)
 		}
-		return 0
+		return nil, 0, nil
 	}
 	if c.wsDir == "" && st.Workspace != "" {
 		// The run records its WORKSPACE; resume uses it.
 		if err := setWorkspace(&proj.dirs, st.Workspace); err != nil {
 			fmt.Fprintf(e.stderr, "smithvm: run %s: %v\n", st.RunID, err)
-			return source.ExitConfig
+			return nil, source.ExitConfig, err
 		}
 	}
 	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {
-		return code
+		return nil, code, nil
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+		return nil, source.ExitConfig, err
 	}
-	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: &c}
-	defer s.console.close()
+	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	m, err := vm.New(prog, s.config(st.WorkflowPath, nil))
 	if err != nil {
+		s.console.close()
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return exitStatus(err)
+		return nil, exitStatus(err), err
 	}
-	ctx, cancel := signalContext()
-	defer cancel()
-	final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
-	return s.finish(final, runErr)
+	done = true
+	return func(ctx context.Context) int {
+		defer r.Close()
+		defer s.console.close()
+		final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
+		return s.finish(final, runErr)
+	}, 0, nil
 }
 
 // loadState rebuilds a run's state: the snapshot plus the journal.

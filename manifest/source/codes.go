@@ -57,6 +57,7 @@ const (
 	EInternal      Code = "E_INTERNAL"
 	EMergeConflict Code = "E_MERGE_CONFLICT"
 	EUnmerged      Code = "E_UNMERGED"
+	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
 )
 
 // CodeInfo is everything known about one code.
@@ -111,6 +112,7 @@ var codeTable = [...]CodeInfo{
 	{EInterrupted, Error, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
 	{EMergeConflict, Error, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
 	{EUnmerged, Error, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
+	{EServeNoToken, Error, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
 	{EInternal, Error, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

@@ -1,0 +1,537 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"smith/manifest/source"
+	"smith/vm"
+	"smith/vm/store"
+	"smith/workers/confine"
+)
+
+const testFlow = `version: "1.0"
+name: demo
+strict_flow: false
+secrets: [API_TOKEN]
+steps:
+  - name: Prep
+    command: ["true"]
+    output_file: prep.txt
+  - name: Build
+    command: ["true"]
+`
+
+// secretValue is API_TOKEN's value in the tests' environment.
+const secretValue = "hunter2-very-secret"
+
+// fixture is a BASE with runs made through the run store.
+type fixture struct {
+	t     testing.TB
+	base  string
+	store *store.Store
+	dirs  confine.Dir
+	flow  string
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	base := t.TempDir()
+	st, err := store.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := confine.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, base: base, store: st, dirs: dirs, flow: filepath.Join(base, "flow.yaml")}
+	if err := os.WriteFile(f.flow, []byte(testFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// run makes run id with status, its Prep step completed, and events
+// 1..nEvents.
+func (f *fixture) run(id, status string, started time.Time, nEvents int) {
+	f.t.Helper()
+	r, err := f.store.Create(id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer r.Close()
+	st := vm.State{RunID: id, WorkflowName: "demo", WorkflowPath: f.flow, Status: status,
+		StartedAt: started.UTC().Format(time.RFC3339Nano), CurrentStep: "Build", Context: map[string]any{},
+		Steps: map[string]*vm.StepResult{"Prep": {Status: "completed", Attempts: 1, Output: "prepared", Duration: 0.5}}}
+	if status == vm.StatusRunning {
+		st.Steps["Build"] = &vm.StepResult{Status: vm.StepRunning}
+	}
+	if err := r.WriteSnapshot(&st); err != nil {
+		f.t.Fatal(err)
+	}
+	for i := 1; i <= nEvents; i++ {
+		if err := r.AppendEvent(vm.Event{RunID: id, Seq: i, Level: "INFO", Kind: "step_started", Step: fmt.Sprintf("S%d", i), Time: started}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// write writes text to rel under BASE.
+func (f *fixture) write(rel, text string) {
+	f.t.Helper()
+	p := filepath.Join(f.base, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// server returns the fixture's Server with cfg's other fields.
+func (f *fixture) server(cfg Config) *Server {
+	f.t.Helper()
+	cfg.Store, cfg.Dirs = f.store, f.dirs
+	if cfg.Env == nil {
+		cfg.Env = func(k string) (string, bool) {
+			if k == "API_TOKEN" {
+				return secretValue, true
+			}
+			return "", false
+		}
+	}
+	s, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// get serves a GET of target with headers (key, value pairs).
+func get(s http.Handler, target string, headers ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", target, nil)
+	req.Host = "127.0.0.1:8377"
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
+func TestCheckAddr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, addr, token string
+		refused           bool
+	}{
+		{"default", DefaultAddr, "", false},
+		{"localhost", "localhost:9000", "", false},
+		{"ipv6 loopback", "[::1]:9000", "", false},
+		{"other loopback", "127.0.0.2:9000", "", false},
+		{"all interfaces", "0.0.0.0:8377", "", true},
+		{"empty host", ":8377", "", true},
+		{"lan address", "192.168.1.5:8377", "", true},
+		{"all interfaces with token", "0.0.0.0:8377", "t0k", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckAddr(tt.addr, tt.token)
+			var ae *AddrError
+			if got := errors.As(err, &ae); got != tt.refused {
+				t.Fatalf("CheckAddr(%q, %q) = %v, want refused=%v", tt.addr, tt.token, err, tt.refused)
+			}
+			if tt.refused && ae.ErrCode() != source.EServeNoToken {
+				t.Errorf("code = %s, want E_SERVE_NO_TOKEN", ae.ErrCode())
+			}
+		})
+	}
+}
+
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("r1", "completed", time.Now(), 1)
+	open := f.server(Config{})
+	locked := f.server(Config{Token: "s3cret"})
+	tests := []struct {
+		name    string
+		s       http.Handler
+		target  string
+		headers []string
+		want    int
+	}{
+		{"loopback without token", open, "/", nil, 200},
+		{"api without token", open, "/api/runs/r1", nil, 200},
+		{"foreign Host without token (DNS rebinding)", open, "/api/runs", []string{"Host", "evil.example:8377"}, 403},
+		{"no token", locked, "/api/runs", nil, 401},
+		{"no token, page", locked, "/runs/r1", nil, 401},
+		{"no token, asset", locked, "/assets/run.js", nil, 401},
+		{"no token, events", locked, "/api/runs/r1/events", nil, 401},
+		{"wrong bearer", locked, "/api/runs", []string{"Authorization", "Bearer nope"}, 401},
+		{"bearer", locked, "/api/runs", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cret"}, 200},
+		{"wrong cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cre"}, 401},
+		{"token link sets the cookie", locked, "/?token=s3cret", nil, 303},
+		{"wrong token link", locked, "/?token=nope", nil, 401},
+		{"token in query elsewhere is not enough", locked, "/api/runs?token=s3cret", nil, 401},
+		{"any Host with a token", locked, "/api/runs", []string{"Host", "box.lan:8377", "Authorization", "Bearer s3cret"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := get(tt.s, tt.target, tt.headers...)
+			if w.Code != tt.want {
+				t.Fatalf("GET %s = %d, want %d\n%s", tt.target, w.Code, tt.want, w.Body)
+			}
+			if tt.want == 303 {
+				c := w.Result().Cookies()
+				if len(c) != 1 || c[0].Name != TokenCookie || c[0].Value != "s3cret" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+					t.Errorf("cookies = %v, want %s=s3cret HttpOnly SameSite=Strict", c, TokenCookie)
+				}
+			}
+		})
+	}
+}
+
+// post serves a resume POST.
+func post(s http.Handler, target, origin, form string, headers ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", target, strings.NewReader(form))
+	req.Host = "127.0.0.1:8377"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
+func TestResumeChecks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("h1", vm.StatusHalted, time.Now(), 1)
+	f.run("done", vm.StatusCompleted, time.Now(), 1)
+	var mu sync.Mutex
+	var calls []string
+	resume := func(id, signal, note string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, id+"|"+signal+"|"+note)
+		if note == "locked" {
+			return &store.Error{Code: source.ERunLocked, Msg: "run 'h1' is being driven by another smithvm process (pid 7)"}
+		}
+		return nil
+	}
+	s := f.server(Config{Resume: resume})
+	tok := f.server(Config{Resume: resume, Token: "s3cret"})
+	form := url.Values{"signal": {"SIGNAL:APPROVED"}, "note": {"use v2"}}.Encode()
+	const self = "http://127.0.0.1:8377"
+	tests := []struct {
+		name     string
+		s        http.Handler
+		target   string
+		origin   string
+		form     string
+		headers  []string
+		want     int
+		wantCall string
+		body     string
+	}{
+		{"no Origin", s, "/api/runs/h1/resume", "", form, nil, 403, "", "Origin"},
+		{"other Origin", s, "/api/runs/h1/resume", "http://evil.example", form, nil, 403, "", "Origin"},
+		{"other port", s, "/api/runs/h1/resume", "http://127.0.0.1:9999", form, nil, 403, "", "Origin"},
+		{"token missing", tok, "/api/runs/h1/resume", self, form, nil, 401, "", "token"},
+		{"same Origin", s, "/api/runs/h1/resume", self, form, nil, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
+		{"same Origin with token", tok, "/api/runs/h1/resume", self, form, []string{"Authorization", "Bearer s3cret"}, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
+		{"locked", s, "/api/runs/h1/resume", self, "note=locked", nil, 409, "h1||locked", "E_RUN_LOCKED"},
+		{"bad signal", s, "/api/runs/h1/resume", self, "signal=APPROVED", nil, 400, "", "SIGNAL:"},
+		{"completed run", s, "/api/runs/done/resume", self, form, nil, 409, "", "already completed"},
+		{"unknown run", s, "/api/runs/nope/resume", self, form, nil, 404, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			calls = nil
+			mu.Unlock()
+			w := post(tt.s, tt.target, tt.origin, tt.form, tt.headers...)
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.body) {
+				t.Errorf("POST %s = %d %q, want %d containing %q", tt.target, w.Code, w.Body, tt.want, tt.body)
+			}
+			mu.Lock()
+			got := strings.Join(calls, ",")
+			mu.Unlock()
+			if got != tt.wantCall {
+				t.Errorf("Resume calls = %q, want %q", got, tt.wantCall)
+			}
+		})
+	}
+	if w := get(s, "/api/runs/h1/resume"); w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET resume = %d, want 405", w.Code)
+	}
+}
+
+// TestPathsStayInStore tries to name files outside the run store (and
+// outside WORKSPACE/artifacts/STEP) through every URL that takes a name:
+// '..', encoded slashes, symlinks. None may serve the outside file.
+func TestPathsStayInStore(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("r1", "completed", time.Now(), 2)
+	outside := t.TempDir()
+	const leak = "TOP-SECRET-OUTSIDE"
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(leak), 0o644)
+	os.WriteFile(filepath.Join(outside, "state.json"), []byte(`{"run_id":"evil","workflow_name":"`+leak+`","status":"completed","steps":{}}`), 0o644)
+	os.MkdirAll(filepath.Join(outside, "logs"), 0o755)
+	os.WriteFile(filepath.Join(outside, "logs", "events.jsonl"), []byte(`{"event_seq":1,"event":"`+leak+`"}`+"\n"), 0o644)
+	f.write("workspace/artifacts/Prep/prep.txt", "prepared")
+	f.write("secret.txt", leak) // in BASE, outside the artifacts
+	// A run directory that is a symlink out of the store, and output
+	// files that are symlinks.
+	if err := os.Symlink(outside, filepath.Join(f.store.RunsDir(), "evil")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(f.base, "workspace/artifacts/Prep/link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(f.base, "workspace/artifacts/Prep/dir")); err != nil {
+		t.Fatal(err)
+	}
+	// A step whose logs are a symlink to the outside.
+	os.Remove(filepath.Join(f.store.RunsDir(), "r1", "logs", "Prep-stderr.log"))
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(f.store.RunsDir(), "r1", "logs", "Prep-stderr.log")); err != nil {
+		t.Fatal(err)
+	}
+	s := f.server(Config{})
+	targets := []string{
+		"/runs/evil",
+		"/api/runs/evil",
+		"/api/runs/evil/view",
+		"/api/runs/evil/events",
+		"/api/runs/evil/graph",
+		"/api/runs/..%2f..%2f..%2f" + strings.TrimPrefix(outside, "/"),
+		"/api/runs/%2e%2e",
+		"/api/runs/..%2F..%2Fsecret.txt/view",
+		"/runs/..%2f..%2fsecret.txt",
+		"/api/runs/r1/steps/..%2f..%2f..%2f..%2fsecret.txt/stderr",
+		"/api/runs/r1/steps/Prep/files/..%2f..%2f..%2fsecret.txt",
+		"/api/runs/r1/steps/Prep/files/../../../secret.txt",
+		"/api/runs/r1/steps/Prep/files/%2e%2e/%2e%2e/%2e%2e/secret.txt",
+		"/api/runs/r1/steps/Prep/files/link.txt",
+		"/api/runs/r1/steps/Prep/files/dir/secret.txt",
+		"/api/runs/r1/steps/Prep/files/" + url.PathEscape(filepath.Join(outside, "secret.txt")),
+		"/api/runs/r1/steps/Prep/stderr",
+		"/api/runs/r1/steps/%2e%2e/stderr",
+		"/assets/..%2f..%2fserver.go",
+		"/assets/../server.go",
+	}
+	for _, target := range targets {
+		t.Run(target, func(t *testing.T) {
+			w := get(s, target)
+			if strings.Contains(w.Body.String(), leak) {
+				t.Fatalf("GET %s served the outside file: %d %q", target, w.Code, w.Body)
+			}
+			if w.Code == 200 && target != "/api/runs/r1/steps/Prep/stderr" {
+				t.Errorf("GET %s = 200 %q, want a refusal", target, w.Body)
+			}
+		})
+	}
+	// The legitimate file is served.
+	if w := get(s, "/api/runs/r1/steps/Prep/files/prep.txt"); w.Code != 200 || w.Body.String() != "prepared" {
+		t.Errorf("output file = %d %q, want 200 prepared", w.Code, w.Body)
+	}
+	// And listed without the symlinks.
+	if w := get(s, "/api/runs/r1/view"); !strings.Contains(w.Body.String(), `"prep.txt"`) || strings.Contains(w.Body.String(), "link.txt") {
+		t.Errorf("view lists %s", w.Body)
+	}
+}
+
+// TestReadsLeaveTheLock reads a run that another process drives (the test
+// holds its lock): everything is served, and the lock is still held.
+func TestReadsLeaveTheLock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("r1", vm.StatusRunning, time.Now(), 3)
+	r, err := f.store.Open("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lockBefore, _ := os.ReadFile(filepath.Join(r.Root(), "lock"))
+	s := f.server(Config{})
+	for _, target := range []string{"/", "/runs/r1", "/api/runs", "/api/runs/r1", "/api/runs/r1/view", "/api/runs/r1/graph", "/api/runs/r1/steps/Prep/stdout"} {
+		if w := get(s, target); w.Code != 200 {
+			t.Errorf("GET %s while locked = %d %s", target, w.Code, w.Body)
+		}
+	}
+	var se *store.Error
+	if _, err := f.store.Open("r1"); !errors.As(err, &se) || se.Code != source.ERunLocked {
+		t.Errorf("the run's lock was released by a read: Open = %v, want E_RUN_LOCKED", err)
+	}
+	lockAfter, _ := os.ReadFile(filepath.Join(r.Root(), "lock"))
+	if string(lockBefore) != string(lockAfter) {
+		t.Errorf("lock file changed: %q -> %q", lockBefore, lockAfter)
+	}
+}
+
+func TestSecretsMasked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("r1", "completed", time.Now(), 0)
+	root := filepath.Join(f.store.RunsDir(), "r1")
+	os.WriteFile(filepath.Join(root, "logs", "Prep-stderr.log"), []byte("token="+secretValue+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "events.jsonl"), []byte(`{"event_seq":1,"event":"debug","message":"sent `+secretValue+`"}`+"\n"), 0o644)
+	f.write("workspace/artifacts/Prep/prep.txt", "key "+secretValue)
+	s := f.server(Config{})
+	for _, target := range []string{"/api/runs/r1/steps/Prep/stderr", "/api/runs/r1/steps/Prep/files/prep.txt"} {
+		w := get(s, target)
+		if w.Code != 200 || strings.Contains(w.Body.String(), secretValue) || !strings.Contains(w.Body.String(), "***") {
+			t.Errorf("GET %s = %d %q, want the secret masked", target, w.Code, w.Body)
+		}
+	}
+	ev := readEvents(t, httptest.NewServer(s), "/api/runs/r1/events", "", 1)
+	if strings.Contains(ev, secretValue) || !strings.Contains(ev, "sent ***") {
+		t.Errorf("events = %q, want the secret masked", ev)
+	}
+}
+
+// readEvents reads the event stream at path until it has seen n events,
+// and returns their id and data lines.
+func readEvents(t *testing.T, ts *httptest.Server, path, lastID string, n int) string {
+	t.Helper()
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+path, nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	seen := 0
+	for seen < n && sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "id: ") || strings.HasPrefix(l, "data: ") {
+			out = append(out, l)
+		}
+		if strings.HasPrefix(l, "id: ") {
+			seen++
+		}
+		if l == "" && seen >= n {
+			break
+		}
+	}
+	// Read the data line of the last event.
+	if sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestEventsReconnect: the stream's ids are event_seq; Last-Event-ID gets
+// exactly the events after it, then new ones as they are appended, and a
+// torn last line waits for its newline.
+func TestEventsReconnect(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("r1", vm.StatusRunning, time.Now(), 5)
+	s := f.server(Config{Poll: 10 * time.Millisecond})
+	events := filepath.Join(f.store.RunsDir(), "r1", "logs", "events.jsonl")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		fh, err := os.OpenFile(events, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		defer fh.Close()
+		io.WriteString(fh, `{"event_seq":6,"event":"step_`)
+		time.Sleep(60 * time.Millisecond)
+		io.WriteString(fh, `completed"}`+"\n")
+	}()
+	got := readEvents(t, httptest.NewServer(s), "/api/runs/r1/events", "3", 3)
+	var ids []string
+	for _, l := range strings.Split(got, "\n") {
+		if id, ok := strings.CutPrefix(l, "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	if strings.Join(ids, ",") != "4,5,6" {
+		t.Errorf("after Last-Event-ID 3 got ids %v, want 4,5,6\n%s", ids, got)
+	}
+	if !strings.Contains(got, `data: {"event_seq":6,"event":"step_completed"}`) {
+		t.Errorf("event 6 not whole:\n%s", got)
+	}
+	// Without Last-Event-ID: everything from the first event.
+	all := readEvents(t, httptest.NewServer(s), "/api/runs/r1/events", "", 6)
+	if !strings.HasPrefix(all, "id: 1\n") {
+		t.Errorf("fresh stream starts %q, want id: 1", all[:min(len(all), 40)])
+	}
+}
+
+// runsFixture makes n runs, some of every status.
+func runsFixture(t testing.TB, n int) *fixture {
+	f := newFixture(t)
+	statuses := []string{"completed", "failed", "halted", "running", "interrupted"}
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		f.run(fmt.Sprintf("run-%04d", i), statuses[i%len(statuses)], t0.Add(time.Duration(i)*time.Minute), 0)
+	}
+	return f
+}
+
+func TestListThousandRuns(t *testing.T) {
+	t.Parallel()
+	f := runsFixture(t, 1000)
+	s := f.server(Config{})
+	w := get(s, "/")
+	body := w.Body.String()
+	if w.Code != 200 || strings.Count(body, "<tr data-run=") != 1000 {
+		t.Fatalf("GET / = %d with %d rows, want 1000", w.Code, strings.Count(body, "<tr data-run="))
+	}
+	if i, j := strings.Index(body, `data-run="run-0999"`), strings.Index(body, `data-run="run-0000"`); i < 0 || j < i {
+		t.Errorf("not newest first")
+	}
+	w = get(s, "/?status=failed")
+	if n := strings.Count(w.Body.String(), "<tr data-run="); n != 200 || strings.Contains(w.Body.String(), `data-status="completed"><td>`) {
+		t.Errorf("filter failed: %d rows", n)
+	}
+}
+
+// BenchmarkListPage1000 renders the run list of 1,000 runs (reading every
+// state.json); CONTRACT 13 wants it well under 300 ms.
+func BenchmarkListPage1000(b *testing.B) {
+	f := runsFixture(b, 1000)
+	s := f.server(Config{})
+	for b.Loop() {
+		if w := get(s, "/"); w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
+}
