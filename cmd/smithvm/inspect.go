@@ -13,10 +13,8 @@ import (
 )
 
 func (e *env) cmdList(args []string) int {
-	var c common
-	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first.\n")
-	c.addBase(fs)
-	fs.BoolVar(&c.json, "json", false, "print a JSON array of runs")
+	var c flagVals
+	fs := e.listFlags(&c)
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}
@@ -73,10 +71,8 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 }
 
 func (e *env) cmdStatus(args []string) int {
-	var c common
-	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step and every step's result.\n")
-	c.addBase(fs)
-	fs.BoolVar(&c.json, "json", false, "print the run's whole state as JSON")
+	var c flagVals
+	fs := e.statusFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -154,10 +150,9 @@ func stepOrder(st *vm.State) (names []string, depth map[string]int) {
 }
 
 func (e *env) cmdGraph(args []string) int {
-	var c common
-	fs := e.newFlags("graph", "RUN_ID [flags]", "Prints the DOT graph of the run's program (recompiled from its\nworkflow_path), each block coloured by its status in the run.\n")
-	c.addBase(fs)
-	out := fs.StringP("output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	var c flagVals
+	fs := e.graphFlags(&c)
+	out := &c.output
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}

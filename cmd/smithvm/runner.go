@@ -235,23 +235,21 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func (e *env) cmdRun(args []string) int {
-	var c common
-	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/.\n")
-	c.addRun(fs, true)
+	var c flagVals
+	fs := e.runFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	return e.runFile(&c, fs.Arg(0), "")
+	return e.runFile(&c.common, fs.Arg(0), "")
 }
 
 func (e *env) cmdRunStep(args []string) int {
-	var c common
-	fs := e.newFlags("run-step", "FILE STEP [flags]", "Runs only STEP of FILE, with the workflow's context and --context, in a\nnew ephemeral run. Its artifacts go to WORKSPACE/artifacts/STEP/; no other\nrun's state is touched.\n")
-	c.addRun(fs, false)
+	var c flagVals
+	fs := e.runStepFlags(&c)
 	if st, done := e.parse(fs, args, 2); done {
 		return st
 	}
-	return e.runFile(&c, fs.Arg(0), fs.Arg(1))
+	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1))
 }
 
 // runFile runs FILE (only STEP when step != "").
@@ -352,17 +350,8 @@ func blockIDs(p *isa.Program) []string {
 }
 
 func (e *env) cmdResume(args []string) int {
-	var c common
-	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0).\n")
-	c.addBase(fs)
-	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
-	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
-	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
-	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
-	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
-	c.addLogLevel(fs)
+	var c flagVals
+	fs := e.resumeFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -405,7 +394,7 @@ func (e *env) cmdResume(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: &c}
+	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: &c.common}
 	defer s.console.close()
 	m, err := vm.New(prog, s.config(st.WorkflowPath, nil))
 	if err != nil {

@@ -19,9 +19,8 @@ import (
 const debounce = 500 * time.Millisecond
 
 func (e *env) cmdWatch(args []string) int {
-	var c common
-	fs := e.newFlags("watch", "FILE [flags]", "Runs FILE from the start, then again after every change to FILE or to files\nunder WORKSPACE (except WORKSPACE/artifacts/, BASE/.orchestrator/ and files\nthe run itself wrote). Changes are debounced (500 ms). Ctrl-C stops it.\n")
-	c.addRun(fs, false)
+	var c flagVals
+	fs := e.watchFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -55,7 +54,7 @@ func (e *env) cmdWatch(args []string) int {
 	}
 	last := 0
 	for {
-		last = e.runFile(&c, fs.Arg(0), "")
+		last = e.runFile(&c.common, fs.Arg(0), "")
 		if ctx.Err() != nil {
 			return source.ExitInterrupted
 		}
