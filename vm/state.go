@@ -144,6 +144,9 @@ type StepResult struct {
 	// Commit is the commit on the run's branch holding what the step
 	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
 	Commit string `json:"commit,omitempty"`
+	// Tokens is the model tokens the step's last execution used (provider
+	// steps and AI workers), shown by smithvm status.
+	Tokens int `json:"tokens,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

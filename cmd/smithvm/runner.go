@@ -192,18 +192,42 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			enc.Encode(st)
 		}
 	}
-	if st != nil && runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
-		s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
+	if st != nil {
+		s.console.line("INFO: Run folder: " + s.run.Root())
+		s.console.line("INFO: Artifacts: " + filepath.Join(s.proj.dirs.Workspace, "artifacts"))
+		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
+			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
+		} else {
+			s.console.line("INFO: Next: smithvm status " + st.RunID + s.baseFlag())
+		}
 	}
 	return exitStatus(runErr)
 }
 
+// baseFlag is " --base BASE" (absolute) when BASE is not the current
+// directory, so that a printed command works from where it was printed.
+func (s *session) baseFlag() string {
+	if wd, err := s.e.getwd(); err == nil {
+		if a, err := filepath.Abs(wd); err == nil && sameDir(a, s.proj.base) {
+			return ""
+		}
+	}
+	return " --base " + shellQuote(s.proj.base)
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := "smithvm resume " + st.RunID
-	if s.opts.base != "" {
-		cmd += " --base " + s.opts.base
-	}
+	cmd := "smithvm resume " + st.RunID + s.baseFlag()
 	if halted {
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
 	}
@@ -293,6 +317,7 @@ func (e *env) runFile(c *common, file, step string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return exitStatus(err)
 	}
+	e.rememberBase(proj.base)
 	defer r.Close()
 	abs := file
 	if a, err := filepath.Abs(file); err == nil {
@@ -355,6 +380,11 @@ func (e *env) cmdResume(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
+	base, code, ok := e.locateBase(c.base, fs.Arg(0))
+	if !ok {
+		return code
+	}
+	c.base = base
 	proj, err := e.project(c.base)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -362,7 +392,7 @@ func (e *env) cmdResume(args []string) int {
 	}
 	r, err := proj.store.Open(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
 		return exitStatus(err)
 	}
 	defer r.Close()
