@@ -58,6 +58,10 @@ func (e *env) cmdWatch(args []string) int {
 		if ctx.Err() != nil {
 			return source.ExitInterrupted
 		}
+		// Folders the run made are watched too (adding one twice is a no-op).
+		if err := wt.addAll(); err != nil {
+			fmt.Fprintf(e.stderr, "WARNING: watch: %v\n", err)
+		}
 		seen := wt.snapshot()
 		fmt.Fprintln(e.stderr, "INFO: Watching for changes (Ctrl-C to stop).")
 		if !wt.waitChange(ctx, seen) {
@@ -83,7 +87,13 @@ func (wt *watcher) addAll() error {
 	if err := wt.w.Add(filepath.Dir(wt.file)); err != nil {
 		return err
 	}
-	return filepath.WalkDir(wt.workspace, func(p string, d fs.DirEntry, err error) error {
+	return wt.addTree(wt.workspace)
+}
+
+// addTree watches dir and every directory under it, except the ignored
+// ones.
+func (wt *watcher) addTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -166,7 +176,9 @@ func (wt *watcher) waitChange(ctx context.Context, seen map[string]stamp) bool {
 			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() && !wt.ignored(ev.Name) {
-					wt.w.Add(ev.Name)
+					// mkdir -p a/b/c makes b and c before a is watched:
+					// watch the whole new tree, not only its top.
+					wt.addTree(ev.Name)
 				}
 			}
 			if timer == nil {
