@@ -148,6 +148,8 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()
+	} else if s.console.tty {
+		cfg.Verbose = s.console.tail() // shown on the progress line only
 	}
 	return cfg
 }
