@@ -108,3 +108,53 @@ func TestDocsSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestGettingStarted walks docs/getting-started.md as a newcomer would, in
+// one shell with a fresh HOME, starting in a copy of the repository's
+// examples (a cd in one block holds for the next): every block marked <!-- runnable --> runs,
+// in order, and a block marked <!-- file: PATH --> is written to PATH
+// first. The built binaries are first on PATH.
+func TestGettingStarted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(repoFile(t, "docs/getting-started.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)<!-- (runnable|file: (\\S+)) -->\n```[a-z]*\n(.*?)```")
+	var script strings.Builder
+	steps := 0
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		steps++
+		if m[1] == "runnable" {
+			script.WriteString(m[3])
+			continue
+		}
+		path := strings.Replace(m[2], "~", "$HOME", 1)
+		script.WriteString("mkdir -p \"$(dirname " + path + ")\"\ncat > " + path + " <<'SMITH_EOF'\n" + m[3] + "SMITH_EOF\n")
+	}
+	if steps < 4 {
+		t.Fatalf("docs/getting-started.md has %d marked blocks, want the demo, the project, the workflow and its run", steps)
+	}
+	text := script.String()
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(repoFile(t, "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", text)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + filepath.Dir(built.smithvm) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("getting-started failed (%v):\n%s\n--- output ---\n%s", err, text, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(home, "hello", "workspace", "artifacts", "Greet", "greeting.txt")); string(got) != "hello smith\n" {
+		t.Errorf("greeting.txt = %q, want %q\n%s", got, "hello smith\n", out)
+	}
+	for _, want := range []string{"ok: 1 file, 0 errors, 0 warnings", "INFO: Step 'Shout' completed successfully", "Greet ", "Shout "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
