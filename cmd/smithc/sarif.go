@@ -60,7 +60,6 @@ type sarifDriver struct {
 type sarifRule struct {
 	ID               string       `json:"id"`
 	ShortDescription sarifMessage `json:"shortDescription"`
-	HelpURI          string       `json:"helpUri,omitempty"`
 }
 
 type sarifMessage struct {
@@ -105,7 +104,7 @@ func writeSARIF(w io.Writer, ds source.Diagnostics) error {
 	for _, ci := range source.Codes() {
 		if used[ci.Code] {
 			index[ci.Code] = len(rules)
-			rules = append(rules, sarifRule{ID: string(ci.Code), ShortDescription: sarifMessage{ci.Summary}, HelpURI: "docs/diagnostics.md#" + lowerCode(ci.Code)})
+			rules = append(rules, sarifRule{ID: string(ci.Code), ShortDescription: sarifMessage{ci.Summary}})
 			delete(used, ci.Code)
 		}
 	}
@@ -139,15 +138,4 @@ func writeSARIF(w io.Writer, ds source.Diagnostics) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(log)
-}
-
-// lowerCode is the anchor of a code's section in docs/diagnostics.md.
-func lowerCode(c source.Code) string {
-	b := []byte(string(c))
-	for i, ch := range b {
-		if ch >= 'A' && ch <= 'Z' {
-			b[i] = ch + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
