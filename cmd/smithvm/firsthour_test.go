@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,8 @@ func TestFirstHourErrors(t *testing.T) {
 		args []string
 		env  []string
 		code int
-		want []string // substrings of stderr, each required
+		want []string          // substrings of stderr, each required
+		fake map[string]string // programs put first on PATH: name to script
 	}{
 		{
 			name: "wrong path",
@@ -52,6 +55,15 @@ func TestFirstHourErrors(t *testing.T) {
 			want: []string{"command 'claude' not found: it is not on PATH; install Claude Code's CLI: npm install -g @anthropic-ai/claude-code"},
 		},
 		{
+			// The CLI's own words are passed on whole, naming the provider.
+			name: "CLI not logged in",
+			args: []string{"run", "flow.yaml"},
+			file: "version: \"1.0\"\nname: t\nsteps:\n  - name: Ask\n    provider: claude\n    prompt: hi\n    on: {success: {end: true}, failure: {error: \"ask failed\"}}\n",
+			fake: map[string]string{"claude": "#!/bin/sh\ncat >/dev/null\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Invalid API key · Please run /login\"}'\nexit 1\n"},
+			code: 1,
+			want: []string{"ERROR: Step 'Ask' failed: ", "claude", "Please run /login", "INFO: Resume with 'smithvm resume "},
+		},
+		{
 			name: "shell variable not escaped",
 			args: []string{"run", "flow.yaml"},
 			file: "version: \"1.0\"\nname: t\nsteps:\n  - name: Sh\n    command: [\"sh\", \"-c\", \"echo ${HOME}\"]\n    on: {success: {end: true}, failure: {error: \"x\"}}\n",
@@ -81,6 +93,16 @@ func TestFirstHourErrors(t *testing.T) {
 			env := baseEnv()
 			if tt.env != nil {
 				env = append(tt.env, testCacheEnv())
+			}
+			if tt.fake != nil {
+				bin := t.TempDir()
+				for name, script := range tt.fake {
+					if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env = baseEnv()
+				env[0] = "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
 			}
 			r := p.vmEnv(env, tt.args...)
 			if r.code != tt.code {
