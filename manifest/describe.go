@@ -207,6 +207,7 @@ var keyDocs = map[string]KeyDoc{
 
 	"Handler.goto":  {"Go to a step, or _end, _error, _loop_break, _loop_continue.", ""},
 	"Handler.end":   {"true: end the run successfully.", ""},
+	"Handler.halt":  {"true: stop the run halted at this step for a person (exit 4); smithvm resume runs the step again, or with --signal takes its transition for that signal.", ""},
 	"Handler.error": {"End the run in failure with this message (ERROR: MSG; exit 1, or 124 after a timeout).", ""},
 }
 
