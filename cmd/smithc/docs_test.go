@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,5 +136,33 @@ func TestCheckSummary(t *testing.T) {
 		if !strings.HasPrefix(r.stderr, tt.want) {
 			t.Errorf("%v: stderr %q, want it to start with %q", tt.args, r.stderr, tt.want)
 		}
+	}
+}
+
+// TestFmtWrite: fmt -w rewrites a file into the form fmt prints, after
+// which --check finds nothing to do; the meaning is unchanged (check
+// reports the same).
+func TestFmtWrite(t *testing.T) {
+	wd := scratch(t)
+	printed := runIn(t, wd, []string{"fmt", "testdata/messy.yaml"})
+	before := runIn(t, wd, []string{"check", "testdata/messy.yaml"})
+	if r := runIn(t, wd, []string{"fmt", "--check", "testdata/messy.yaml"}); r.status != 1 || r.stdout != "testdata/messy.yaml\n" {
+		t.Fatalf("--check before -w: exit %d, stdout %q", r.status, r.stdout)
+	}
+	if r := runIn(t, wd, []string{"fmt", "-w", "testdata/messy.yaml"}); r.status != 0 {
+		t.Fatalf("-w: exit %d\n%s", r.status, r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(wd, "testdata/messy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != printed.stdout {
+		t.Errorf("after -w the file is\n%s\nwant what fmt printed\n%s", data, printed.stdout)
+	}
+	if r := runIn(t, wd, []string{"fmt", "--check", "testdata/messy.yaml"}); r.status != 0 || r.stdout != "" {
+		t.Errorf("--check after -w: exit %d, stdout %q", r.status, r.stdout)
+	}
+	if after := runIn(t, wd, []string{"check", "testdata/messy.yaml"}); after.stdout != before.stdout || after.status != before.status {
+		t.Errorf("check after fmt -w differs:\n%s\nbefore:\n%s", after.stdout, before.stdout)
 	}
 }

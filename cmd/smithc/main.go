@@ -40,6 +40,7 @@ Usage:
   smithc disasm FILE              print the compiled program as text (FILE: a source or a .smbc)
   smithc dot FILE [-o OUT]        Graphviz DOT of the control-flow graph
   smithc schema workflow|manifest print the JSON Schema of a source format
+  smithc fmt FILE... [-w|--check] print YAML workflows in canonical form (comments kept)
 
 FILE is a YAML workflow (.yaml, .yml) or a workflows.json manifest (.json).
 Run 'smithc COMMAND --help' for a command's flags.
@@ -68,8 +69,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDot(rest, stdout, stderr)
 	case "schema":
 		return cmdSchema(rest, stdout, stderr)
+	case "fmt":
+		return cmdFmt(rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema"}), usage)
+	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema", "fmt"}), usage)
 	return source.ExitConfig
 }
 
@@ -142,13 +145,15 @@ type flagVals struct {
 	format string
 	cf     contextFlags
 	output string
+	write  bool
+	check  bool
 }
 
 // flagBuilders makes each command's flag set, bound to v, in the usage's
 // order. Building a flag set runs nothing, so docs/cli.md is generated
 // from these same builders (TestCLIDocs).
 var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags,
+	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags, fmtFlags,
 }
 
 func checkFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
