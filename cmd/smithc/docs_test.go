@@ -7,9 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
+
+	"smith/internal/docgen"
 )
 
 // TestCLIDocs: the smithc part of docs/cli.md is exactly the help of every
@@ -25,34 +26,7 @@ func TestCLIDocs(t *testing.T) {
 		fs.Usage()
 		fmt.Fprintf(&b, "\n### %s\n\n```\n%s```\n", fs.Name(), h.String())
 	}
-	checkRegion(t, "../../docs/cli.md", "smithc", b.String())
-}
-
-// checkRegion compares (or with -update rewrites) the generated region
-// NAME of a document: the text between <!-- BEGIN GENERATED NAME --> and
-// <!-- END GENERATED NAME -->.
-func checkRegion(t *testing.T, doc, name, body string) {
-	t.Helper()
-	data, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`(?s)<!-- BEGIN GENERATED ` + name + ` -->\n.*?<!-- END GENERATED ` + name + ` -->`)
-	if !re.Match(data) {
-		t.Fatalf("%s has no region <!-- BEGIN GENERATED %s --> ... <!-- END GENERATED %s -->", doc, name, name)
-	}
-	want := "<!-- BEGIN GENERATED " + name + " -->\n" + body + "<!-- END GENERATED " + name + " -->"
-	got := re.ReplaceAllLiteral(data, []byte(want))
-	if bytes.Equal(got, data) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(doc, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the %s reference is stale: run go test ./cmd/smithc -run TestCLIDocs -update", doc, name)
+	docgen.Region(t, "../../docs/cli.md", "smithc", b.String(), *update, "go test ./cmd/smithc ./cmd/smithvm -run TestCLIDocs -update")
 }
 
 // TestCheckSARIF: --format sarif prints a SARIF 2.1.0 log with one result

@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"smith/internal/docgen"
 )
 
 var update = flag.Bool("update", false, "rewrite generated documentation")
@@ -35,34 +36,7 @@ func TestCLIDocs(t *testing.T) {
 			t.Errorf("smithvm %s has no flag-set builder in flagBuilders (cmd/smithvm/flags.go), so docs/cli.md cannot document it", m[1])
 		}
 	}
-	checkRegion(t, "../../docs/cli.md", "smithvm", b.String())
-}
-
-// checkRegion compares (or with -update rewrites) the generated region
-// NAME of a document: the text between <!-- BEGIN GENERATED NAME --> and
-// <!-- END GENERATED NAME -->.
-func checkRegion(t *testing.T, doc, name, body string) {
-	t.Helper()
-	data, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`(?s)<!-- BEGIN GENERATED ` + name + ` -->\n.*?<!-- END GENERATED ` + name + ` -->`)
-	if !re.Match(data) {
-		t.Fatalf("%s has no region <!-- BEGIN GENERATED %s --> ... <!-- END GENERATED %s -->", doc, name, name)
-	}
-	want := "<!-- BEGIN GENERATED " + name + " -->\n" + body + "<!-- END GENERATED " + name + " -->"
-	got := re.ReplaceAllLiteral(data, []byte(want))
-	if bytes.Equal(got, data) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(doc, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the %s reference is stale: run go test ./cmd/smithc ./cmd/smithvm -run TestCLIDocs -update", doc, name)
+	docgen.Region(t, "../../docs/cli.md", "smithvm", b.String(), *update, "go test ./cmd/smithc ./cmd/smithvm -run TestCLIDocs -update")
 }
 
 // TestWatchHelpHasNoRunOnlyFlags: watch offers no flag that means nothing

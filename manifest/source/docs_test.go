@@ -1,13 +1,13 @@
 package source
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
+
+	"smith/internal/docgen"
 )
 
 // TestCodesDocumented checks that every code has a section in
@@ -74,24 +74,5 @@ func TestExitCodesDoc(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| [`%s`](diagnostics.md#%s) | %s | %d | %s | %s |\n", ci.Code, strings.ToLower(string(ci.Code)), ci.Severity, ci.Exit, when, strings.ReplaceAll(ci.Summary, "|", `\|`))
 	}
-	const doc = "../../docs/exit-codes.md"
-	data, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`(?s)<!-- BEGIN GENERATED codes -->\n.*?<!-- END GENERATED codes -->`)
-	if !re.Match(data) {
-		t.Fatalf("%s has no region <!-- BEGIN GENERATED codes --> ... <!-- END GENERATED codes -->", doc)
-	}
-	got := re.ReplaceAllLiteral(data, []byte("<!-- BEGIN GENERATED codes -->\n"+b.String()+"<!-- END GENERATED codes -->"))
-	if bytes.Equal(got, data) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(doc, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s is stale: run go test ./manifest/source -run TestExitCodesDoc -update", doc)
+	docgen.Region(t, "../../docs/exit-codes.md", "codes", b.String(), *update, "go test ./manifest/source -run TestExitCodesDoc -update")
 }
