@@ -32,7 +32,8 @@ func (e *env) basesFile() string {
 	return filepath.Join(dir, "smith", "bases")
 }
 
-// recentBases returns the bases of the index, most recent first.
+// recentBases returns the distinct bases of the index, most recent first,
+// at most maxRecentBases.
 func (e *env) recentBases() []string {
 	f := e.basesFile()
 	if f == "" {
@@ -43,34 +44,46 @@ func (e *env) recentBases() []string {
 		return nil
 	}
 	var out []string
+	seen := map[string]bool{}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); filepath.IsAbs(l) {
+	for i := len(lines) - 1; i >= 0 && len(out) < maxRecentBases; i-- {
+		if l := strings.TrimSpace(lines[i]); filepath.IsAbs(l) && !seen[l] {
+			seen[l] = true
 			out = append(out, l)
 		}
 	}
 	return out
 }
 
-// rememberBase records base (absolute) as the most recent base. The index
-// is a convenience: failing to write it changes nothing else.
+// rememberBase records base (absolute) as the most recent base: one line
+// appended (so runs started at the same time do not lose each other's
+// line); past 4*maxRecentBases lines the file is compacted to the distinct
+// recent ones. The index is a convenience: failing to write it changes
+// nothing else.
 func (e *env) rememberBase(base string) {
 	f := e.basesFile()
-	if f == "" {
+	if f == "" || strings.ContainsAny(base, "\n\r") {
 		return
-	}
-	keep := []string{base}
-	for _, b := range e.recentBases() {
-		if b != base && len(keep) < maxRecentBases {
-			keep = append(keep, b)
-		}
-	}
-	var b strings.Builder
-	for i := len(keep) - 1; i >= 0; i-- {
-		b.WriteString(keep[i] + "\n")
 	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return
+	}
+	w, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	_, err = w.WriteString(base + "\n")
+	if cerr := w.Close(); err != nil || cerr != nil {
+		return
+	}
+	data, err := os.ReadFile(f)
+	if err != nil || strings.Count(string(data), "\n") <= 4*maxRecentBases {
+		return
+	}
+	keep := e.recentBases()
+	var b strings.Builder
+	for i := len(keep) - 1; i >= 0; i-- {
+		b.WriteString(keep[i] + "\n")
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", f, os.Getpid())
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
