@@ -220,7 +220,15 @@ func keyTable(name string, keys []string, obj map[string]any) string {
 	return b.String()
 }
 
-func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// cell escapes text for a markdown table cell: pipes, angle brackets
+// (<Step> is not a tag), asterisks and underscores that start a word
+// (_end is not emphasis).
+func cell(s string) string {
+	s = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`).Replace(s)
+	return wordUnderscore.ReplaceAllString(s, `$1\_`)
+}
+
+var wordUnderscore = regexp.MustCompile(`(^|[^A-Za-z0-9_])_`)
 
 // typeName renders a property's schema as a short type.
 func typeName(p map[string]any) string {
