@@ -2,7 +2,9 @@ package compiler
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +65,7 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 func CompileFile(path string, opt Options) (*Result, source.Diagnostics) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return &Result{}, source.Diagnostics{source.New(source.Pos{File: path}, source.EParse, "cannot read file: %v", unwrapPathErr(err))}
+		return &Result{}, source.Diagnostics{source.New(source.Pos{File: path}, source.EParse, "cannot read file: %v%s", unwrapPathErr(err), missingFileHint(path, err))}
 	}
 	return Compile(path, src, opt)
 }
@@ -108,6 +110,30 @@ func Disassemble(p *isa.Program) (string, error) {
 
 func internalDiag(file string, err error) source.Diagnostic {
 	return source.New(source.Pos{File: file}, source.EInternal, "internal error: %v", err)
+}
+
+// missingFileHint says what to do about a file that does not exist: a
+// similar name in its directory, or which directory was searched.
+func missingFileHint(path string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	dir := filepath.Dir(path)
+	entries, derr := os.ReadDir(dir)
+	if derr != nil {
+		return fmt.Sprintf("; the directory '%s' does not exist either: check the path (relative paths start at the current directory)", dir)
+	}
+	var names []string
+	for _, e := range entries {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".yaml", ".yml", ".json", ".smbc":
+			names = append(names, e.Name())
+		}
+	}
+	if s := source.Suggest(filepath.Base(path), names); s != "" {
+		return fmt.Sprintf(" (did you mean '%s'?)", filepath.Join(dir, s))
+	}
+	return "; check the path (relative paths start at the current directory)"
 }
 
 func unwrapPathErr(err error) error {

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"fmt"
+
 	"smith/manifest"
 	"smith/manifest/source"
 )
@@ -156,7 +158,11 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 		}
 		l.checkField(r, loopFields[:], "loop")
 	default:
-		l.errorf(r.Pos, source.EVarMissing, "unknown variable '%s'%s", root, source.DidYouMean(root, sc.roots()))
+		hint := source.DidYouMean(root, sc.roots())
+		if hint == "" {
+			hint = fmt.Sprintf(": Smith substitutes ${...} itself; for a shell variable write $${%s} (Smith turns $$ into $), for the environment use ${env.%s} with %s in env_allow", r.Raw, root, root)
+		}
+		l.errorf(r.Pos, source.EVarMissing, "unknown variable '%s'%s", root, hint)
 	}
 }
 

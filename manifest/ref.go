@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -383,7 +385,7 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	if !errors.As(err, &perr) {
 		// The path alone parses: report what the template grammar saw.
 		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
-			"malformed reference %s: unexpected %s", showText(text), showText(tok.Value))
+			"malformed reference %s: unexpected %s%s", showText(text), showText(tok.Value), shellHint(text))
 		return next
 	}
 	tok = lexer.Token{}
@@ -392,7 +394,7 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	}
 	open.Advance("${")
 	diags.Add(grammarPos(pos, open, perr.Position()), source.EParse,
-		"malformed reference %s: %s", showText(text), pathReason(path[:min(perr.Position().Offset, len(path))], "${", tok, true))
+		"malformed reference %s: %s%s", showText(text), pathReason(path[:min(perr.Position().Offset, len(path))], "${", tok, true), shellHint(text))
 	return next
 }
 
@@ -498,3 +500,17 @@ func showText(s string) string {
 }
 
 func isASCIILetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
+
+// shellSyntax matches the shell's parameter expansions: ${VAR:-x},
+// ${VAR=x}, ${VAR:+x}, ${VAR?x}, ${#VAR}, ${!VAR}, ${VAR#p}, ${VAR%p},
+// ${VAR/a/b}, ${VAR^}, ${VAR,}, ${VAR:0:2}.
+var shellSyntax = regexp.MustCompile(`^\$\{([#!][A-Za-z_]|[A-Za-z_][A-Za-z0-9_]*(:?[-=+?]|[#%/^,]|:[0-9 ]))`)
+
+// shellHint explains a reference written in shell syntax (${VAR:-x},
+// ${#VAR}, ${VAR%.txt}): Smith reads every ${...} itself.
+func shellHint(text string) string {
+	if !shellSyntax.MatchString(text) {
+		return ""
+	}
+	return fmt.Sprintf("; this looks like shell syntax, which Smith does not evaluate: to leave it to a shell write $%s (Smith turns $$ into $); for a default value, list the reference in allow_missing_vars", text)
+}

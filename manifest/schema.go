@@ -47,17 +47,18 @@ var compareOps = []string{"==", "!=", ">", "<", ">=", "<="}
 // WorkflowSchema returns the JSON Schema (draft 2020-12) of YAML step
 // workflows, generated from the Go types: indented, deterministic text.
 func WorkflowSchema() []byte {
-	return schemaText(&Workflow{}, WorkflowSchemaID)
+	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
 }
 
 // ManifestSchema returns the JSON Schema (draft 2020-12) of workflows.json
 // manifests, generated from the Go types: indented, deterministic text.
 func ManifestSchema() []byte {
-	return schemaText(&Manifest{}, ManifestSchemaID)
+	return schemaText(&Manifest{}, ManifestSchemaID, "Manifest")
 }
 
-// schemaText reflects the type of v, refines the result and prints it.
-func schemaText(v any, id string) []byte {
+// schemaText reflects the type of v, refines the result, describes every
+// key (root names the root object in keyDocs) and prints it.
+func schemaText(v any, id, root string) []byte {
 	r := &jsonschema.Reflector{Anonymous: true, ExpandedStruct: true}
 	s := r.Reflect(v)
 	s.ID = jsonschema.ID(id)
@@ -65,6 +66,7 @@ func schemaText(v any, id string) []byte {
 	if _, ok := s.Properties.Get("isolation"); ok {
 		s.Properties.Set("isolation", enumSchema(isolationModes...)) // a workflow's own (the root)
 	}
+	describe(root, s)
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("internal error: print schema %s: %v", id, err))

@@ -138,6 +138,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Provider:        res.Provider,
 		Message:         msg,
 		Commit:          commit,
+		Tokens:          res.Tokens,
 	}
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted

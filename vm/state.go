@@ -195,6 +195,9 @@ type StepResult struct {
 	Commit string `json:"commit,omitempty"`
 	// StartedAt is when a parallel step started (RFC 3339, nanoseconds).
 	StartedAt string `json:"started_at,omitempty"`
+	// Tokens is the model tokens the step's last execution used (provider
+	// steps and AI workers), shown by smithvm status.
+	Tokens int `json:"tokens,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

@@ -171,7 +171,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 // startErr describes a process that could not be started.
 func startErr(name string, err error) *StepError {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return stepErr(source.EExec, "command '%s' not found", name)
+		return stepErr(source.EExec, "command '%s' not found%s", name, notFoundHint(name))
 	}
 	return stepErr(source.EExec, "command '%s' cannot be started: %v", name, err)
 }

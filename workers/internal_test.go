@@ -360,7 +360,7 @@ func TestRunLinter(t *testing.T) {
 		{"text report kept raw", toolArgv(t, "", "print", "a.go:3: unused x", "2"), SignalFailure,
 			"LINT_RESULT: a.go:3: unused x\n"},
 		{"missing linter", []string{"smith-no-such-linter"}, SignalFailure,
-			"ERROR: config.lint_command: command 'smith-no-such-linter' not found\n"},
+			"ERROR: config.lint_command: command 'smith-no-such-linter' not found: it is not on PATH; install it, or give its full path in the argv\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

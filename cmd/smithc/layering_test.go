@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"workers":           {"workers/confine", "manifest/source", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"workers/confine":   {},
 	"manifest/source":   {},
+	"internal/docgen":   {},
 	"bench":             {"compiler", "isa", "manifest", "manifest/source", "vm", "vm/store", "workers", "workers/confine"},
 }
 

@@ -33,13 +33,14 @@ func main() {
 const usage = `smithc: check, compile, disassemble and draw Smith workflows
 
 Usage:
-  smithc check FILE... [--json] [--context K=V]... [--context-file F]
+  smithc check FILE... [--format text|json|sarif] [--context K=V]... [--context-file F]
                                   lint: schema, references, paths, graph
                                   (reachability, fallback coverage, loops with no exit)
   smithc build FILE [-o OUT]      compile to a bytecode program (default: FILE with .smbc)
   smithc disasm FILE              print the compiled program as text (FILE: a source or a .smbc)
   smithc dot FILE [-o OUT]        Graphviz DOT of the control-flow graph
   smithc schema workflow|manifest print the JSON Schema of a source format
+  smithc fmt FILE... [-w|--check] print YAML workflows in canonical form (comments kept)
 
 FILE is a YAML workflow (.yaml, .yml) or a workflows.json manifest (.json).
 Run 'smithc COMMAND --help' for a command's flags.
@@ -68,8 +69,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDot(rest, stdout, stderr)
 	case "schema":
 		return cmdSchema(rest, stdout, stderr)
+	case "fmt":
+		return cmdFmt(rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema"}), usage)
+	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema", "fmt"}), usage)
 	return source.ExitConfig
 }
 
@@ -136,11 +139,35 @@ func (c *contextFlags) keys() ([]string, error) {
 	return keys, nil
 }
 
+// flagVals holds the values of every command's flags.
+type flagVals struct {
+	json   bool
+	format string
+	cf     contextFlags
+	output string
+	write  bool
+	check  bool
+}
+
+// flagBuilders makes each command's flag set, bound to v, in the usage's
+// order. Building a flag set runs nothing, so docs/cli.md is generated
+// from these same builders (TestCLIDocs).
+var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
+	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags, fmtFlags,
+}
+
+func checkFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
+	fs := newFlags("check", "FILE... [flags]", "Checks each FILE and prints one diagnostic per line on stdout:\n  FILE:LINE:COL: error|warning: CODE: message\nthen one summary line on stderr: ok: 2 files, 0 errors, 1 warning\n(or: failed: ...).\n", stderr)
+	fs.BoolVar(&v.json, "json", false, "print a JSON array of {file, line, col, severity, code, message} (same as --format json)")
+	fs.StringVar(&v.format, "format", "text", "output `FORMAT`: text, json, or sarif (SARIF 2.1.0, for code-scanning tools)")
+	v.cf.add(fs)
+	return fs
+}
+
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("check", "FILE... [flags]", "Checks each FILE and prints one diagnostic per line:\n  FILE:LINE:COL: error|warning: CODE: message\n", stderr)
-	asJSON := fs.Bool("json", false, "print a JSON array of {file, line, col, severity, code, message}")
-	var cf contextFlags
-	cf.add(fs)
+	var v flagVals
+	fs := checkFlags(&v, stderr)
+	cf := &v.cf
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
@@ -153,6 +180,14 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smithc check: %v\n", err)
 		return source.ExitConfig
 	}
+	format := v.format
+	if v.json {
+		format = "json"
+	}
+	if format != "text" && format != "json" && format != "sarif" {
+		fmt.Fprintf(stderr, "smithc check: --format %q: want text, json or sarif%s\n", format, source.DidYouMean(format, []string{"text", "json", "sarif"}))
+		return source.ExitConfig
+	}
 	var all source.Diagnostics
 	for _, f := range fs.Args() {
 		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys})
@@ -160,19 +195,32 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	relativize(all)
 	all.Sort()
-	if *asJSON {
+	switch format {
+	case "json":
 		if err := all.WriteJSON(stdout); err != nil {
 			return source.ExitConfig
 		}
-	} else {
+	case "sarif":
+		if err := writeSARIF(stdout, all); err != nil {
+			return source.ExitConfig
+		}
+	default:
 		all.WriteText(stdout)
 	}
+	fmt.Fprintln(stderr, summary(len(fs.Args()), all))
 	return checkStatus(all)
 }
 
-func cmdBuild(args []string, stdout, stderr io.Writer) int {
+func buildFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 	fs := newFlags("build", "FILE [-o OUT]", "Compiles FILE to a versioned bytecode program that 'smithvm run' accepts.\n", stderr)
-	out := fs.StringP("output", "o", "", "write the program to `OUT` (default: FILE with extension .smbc)")
+	fs.StringVarP(&v.output, "output", "o", "", "write the program to `OUT` (default: FILE with extension .smbc)")
+	return fs
+}
+
+func cmdBuild(args []string, stdout, stderr io.Writer) int {
+	var v flagVals
+	fs := buildFlags(&v, stderr)
+	out := &v.output
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
@@ -200,8 +248,12 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+func disasmFlags(_ *flagVals, stderr io.Writer) *pflag.FlagSet {
+	return newFlags("disasm", "FILE", "Prints the compiled program as text, one instruction per line with its\nsource position. FILE is a source document or a .smbc program.\n", stderr)
+}
+
 func cmdDisasm(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("disasm", "FILE", "Prints the compiled program as text, one instruction per line with its\nsource position. FILE is a source document or a .smbc program.\n", stderr)
+	fs := disasmFlags(nil, stderr)
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
@@ -218,9 +270,16 @@ func cmdDisasm(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func cmdDot(args []string, stdout, stderr io.Writer) int {
+func dotFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 	fs := newFlags("dot", "FILE [-o OUT]", "Prints the control-flow graph in Graphviz DOT: Nodes as clusters, blocks as\nboxes, edges labelled with signals, CALLs dashed, HALT as an octagon.\nRender it with: dot -Tsvg OUT > graph.svg\n", stderr)
-	out := fs.StringP("output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	fs.StringVarP(&v.output, "output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	return fs
+}
+
+func cmdDot(args []string, stdout, stderr io.Writer) int {
+	var v flagVals
+	fs := dotFlags(&v, stderr)
+	out := &v.output
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}
@@ -244,8 +303,12 @@ func cmdDot(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+func schemaFlags(_ *flagVals, stderr io.Writer) *pflag.FlagSet {
+	return newFlags("schema", "workflow|manifest", "Prints the JSON Schema (draft 2020-12) of a source format, generated from\nthe Go types, with a description for every key. The checker validates\ndocuments against this same schema. For editors: smithc schema workflow >\nsmith.schema.json, then # yaml-language-server: $schema=./smith.schema.json\nas the first line of a workflow.\n", stderr)
+}
+
 func cmdSchema(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("schema", "workflow|manifest", "Prints the JSON Schema (draft 2020-12) of a source format, generated from\nthe Go types. The checker validates documents against this same schema.\n", stderr)
+	fs := schemaFlags(nil, stderr)
 	if st, done := parse(fs, args, stdout); done {
 		return st
 	}

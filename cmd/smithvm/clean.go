@@ -14,11 +14,8 @@ import (
 )
 
 func (e *env) cmdClean(args []string) int {
-	var c common
-	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nIt refuses (E_UNMERGED, exit 2) when the branch has commits that are not\nmerged into the checked-out branch, or the worktree has uncommitted changes,\nunless --force. The run's state and logs are kept.\n")
-	c.addBase(fs)
-	keep := fs.Bool("keep-branch", false, "remove the worktree but keep the branch smith/<run_id>")
-	force := fs.Bool("force", false, "delete unmerged commits and uncommitted changes too")
+	var c flagVals
+	fs := e.cleanFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -27,10 +24,10 @@ func (e *env) cmdClean(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !*keep, *force, e.lookup); err != nil {
+	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !c.keepBranch, c.force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
 	}
-	if *force && !*keep {
+	if c.force && !c.keepBranch {
 		// The branches of parallel threads a conflicting join kept.
 		workers.RemoveUnits(proj.dirs, fs.Arg(0), e.lookup)
 	}
@@ -39,10 +36,8 @@ func (e *env) cmdClean(args []string) int {
 }
 
 func (e *env) cmdDiff(args []string) int {
-	var c common
-	fs := e.newFlags("diff", "RUN_ID [flags]", "Prints the code changes of a run made with isolation: git-worktree: its branch\nsmith/<run_id> against the commit the run started from, as a unified diff.\n")
-	c.addBase(fs)
-	stat := fs.Bool("stat", false, "print the summary (files changed, insertions, deletions) instead")
+	var c flagVals
+	fs := e.diffFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -51,7 +46,7 @@ func (e *env) cmdDiff(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), *stat, e.lookup)
+	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.lookup)
 	if err != nil {
 		return e.branchFail("diff", err)
 	}
@@ -60,9 +55,8 @@ func (e *env) cmdDiff(args []string) int {
 }
 
 func (e *env) cmdMerge(args []string) int {
-	var c common
-	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was.\n")
-	c.addBase(fs)
+	var c flagVals
+	fs := e.mergeFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}

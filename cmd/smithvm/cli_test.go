@@ -483,7 +483,8 @@ func TestGitignoreHint(t *testing.T) {
 			want(t, r, 0)
 			var infos int
 			for _, l := range r.lines() {
-				if strings.HasPrefix(l, "INFO:") && strings.Contains(l, ".orchestrator/") && strings.Contains(l, ".gitignore") {
+				where := strings.HasPrefix(l, "INFO: Run folder:") || strings.HasPrefix(l, "INFO: Artifacts:") || strings.HasPrefix(l, "INFO: Next:")
+				if !where && strings.HasPrefix(l, "INFO:") && strings.Contains(l, ".orchestrator/") && strings.Contains(l, ".gitignore") {
 					infos++
 				}
 			}

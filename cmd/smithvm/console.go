@@ -27,6 +27,8 @@ type console struct {
 	drawn    bool
 	stop     chan struct{}
 	stopOnce sync.Once
+	lastLine string // the current step's last line of output (progress.go)
+	partial  string // its output after that line
 }
 
 func newConsole(w io.Writer, total int) *console {
@@ -57,7 +59,11 @@ func (c *console) tick() {
 }
 
 func (c *console) draw() {
-	fmt.Fprintf(c.w, "\r\033[K[step %d of %d] %s %.1fs", c.started, c.total, c.step, time.Since(c.begin).Seconds())
+	head := fmt.Sprintf("[step %d of %d] %s %.1fs", c.started, c.total, c.step, time.Since(c.begin).Seconds())
+	if c.lastLine != "" {
+		head += " | " + c.lastLine
+	}
+	fmt.Fprint(c.w, "\r\033[K"+fit(head, c.width()-1))
 	c.drawn = true
 }
 
@@ -89,6 +95,7 @@ func (c *console) event(ev vm.Event) {
 			c.started++
 		}
 		c.step = ev.Step
+		c.lastLine, c.partial = "", ""
 		c.draw()
 	case vm.EvRunCompleted, vm.EvRunFailed, vm.EvRunHalted, vm.EvRunInterrupted:
 		c.step = ""

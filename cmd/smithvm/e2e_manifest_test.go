@@ -67,7 +67,7 @@ func (b *mfBase) run(bin string, args ...string) mfResult {
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = b.base
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = baseEnv()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -42,6 +42,7 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
+	testCache = filepath.Join(dir, "cache")
 	built = bins{
 		smithvm: filepath.Join(dir, "smithvm"),
 		smithc:  filepath.Join(dir, "smithc"),
@@ -155,9 +156,15 @@ func (r result) runID() string {
 
 // baseEnv is the environment smithvm runs with: only what it needs.
 func baseEnv(extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), testCacheEnv()}
 	return append(env, extra...)
 }
+
+// testCache is the user cache directory of every smithvm a test starts, so
+// that the index of recent bases never touches the real one.
+var testCache string
+
+func testCacheEnv() string { return "XDG_CACHE_HOME=" + testCache }
 
 // command prepares smithvm args... with BASE as the working directory.
 func (p *proj) command(ctx context.Context, env []string, args ...string) *exec.Cmd {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
@@ -16,10 +18,8 @@ import (
 )
 
 func (e *env) cmdList(args []string) int {
-	var c common
-	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first.\n")
-	c.addBase(fs)
-	fs.BoolVar(&c.json, "json", false, "print a JSON array of runs")
+	var c flagVals
+	fs := e.listFlags(&c)
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}
@@ -52,8 +52,13 @@ func (e *env) cmdList(args []string) int {
 	return 0
 }
 
-// readRun loads a run's state without locking it.
+// readRun loads a run's state without locking it. Without --base, the run
+// is looked for in the current directory, then in the recent bases.
 func (e *env) readRun(base, id string) (*project, *vm.State, int) {
+	base, code, ok := e.locateBase(base, id)
+	if !ok {
+		return nil, nil, code
+	}
 	proj, err := e.project(base)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -61,27 +66,31 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 	}
 	st, err := serve.ReadState(proj.store, id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
 		return nil, nil, exitStatus(err)
 	}
 	return proj, st, 0
 }
 
 func (e *env) cmdStatus(args []string) int {
-	var c common
-	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step and every step's result.\n")
-	c.addBase(fs)
-	fs.BoolVar(&c.json, "json", false, "print the run's whole state as JSON")
+	var c flagVals
+	fs := e.statusFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	_, st, code := e.readRun(c.base, fs.Arg(0))
+	proj, st, code := e.readRun(c.base, fs.Arg(0))
 	if st == nil {
 		return code
 	}
 	if c.json {
 		return writeJSON(e, st)
 	}
+	e.printStatus(proj, st)
+	return 0
+}
+
+// printStatus prints a run's summary and its step table.
+func (e *env) printStatus(proj *project, st *vm.State) {
 	w := e.stdout
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
@@ -91,6 +100,8 @@ func (e *env) cmdStatus(args []string) int {
 		fmt.Fprintf(w, "ended:        %s\n", st.EndedAt)
 	}
 	fmt.Fprintf(w, "current step: %s\n", st.CurrentStep)
+	fmt.Fprintf(w, "run folder:   %s\n", filepath.Join(proj.store.RunsDir(), st.RunID))
+	fmt.Fprintf(w, "artifacts:    %s\n", filepath.Join(proj.dirs.Workspace, "artifacts"))
 	if st.IsHalted {
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
 	}
@@ -98,8 +109,11 @@ func (e *env) cmdStatus(args []string) int {
 		fmt.Fprintf(w, "stats:        %d tokens, %d lines written\n", st.Stats.TotalTokensUsed, st.Stats.TotalLinesWritten)
 	}
 	names, depth := stepOrder(st)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	if len(names) > 0 {
-		fmt.Fprintf(w, "\n%-30s  %-10s  %5s  %8s  %s\n", "STEP", "STATUS", "EXIT", "SECONDS", "DETAIL")
+		fmt.Fprintln(w)
+		fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tDURATION\tEXIT\tPROVIDER\tTOKENS\tDETAIL")
 	}
 	for _, n := range names {
 		r := st.Steps[n]
@@ -114,11 +128,31 @@ func (e *env) cmdStatus(args []string) int {
 			detail = fmt.Sprintf("%d iterations", r.IterationsTotal)
 		}
 		name := strings.Repeat("  ", depth[n]) + n
-		line := fmt.Sprintf("%-30s  %-10s  %5d  %8.1f  %s", name, r.Status, r.ExitCode, r.Duration, detail)
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1fs\t%d\t%s\t%s\t%s\n", name, r.Status, r.Attempts, r.Duration, r.ExitCode,
+			dash(r.Provider), dash(tokens(r.Tokens)), strings.ReplaceAll(detail, "\n", " "))
+	}
+	tw.Flush()
+	for _, l := range strings.SplitAfter(table.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
+		}
 	}
 	writeThreads(w, st)
-	return 0
+}
+
+// dash is s, or "-" for nothing.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func tokens(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
 }
 
 // writeThreads lists the threads of the parallel step a run is in: each
@@ -159,10 +193,9 @@ func stepOrder(st *vm.State) (names []string, depth map[string]int) {
 }
 
 func (e *env) cmdGraph(args []string) int {
-	var c common
-	fs := e.newFlags("graph", "RUN_ID [flags]", "Prints the DOT graph of the run's program (recompiled from its\nworkflow_path), each block coloured by its status in the run.\n")
-	c.addBase(fs)
-	out := fs.StringP("output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	var c flagVals
+	fs := e.graphFlags(&c)
+	out := &c.output
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}

@@ -11,10 +11,9 @@ import (
 )
 
 func (e *env) cmdCleanProcessed(args []string) int {
-	var c common
-	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ (wait_for with consume: true moves each message\nthere once its step completes). Nothing outside those folders is touched.\n")
-	c.addBase(fs)
-	older := fs.String("older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")
+	var c flagVals
+	fs := e.cleanProcessedFlags(&c)
+	older := &c.olderThan
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}

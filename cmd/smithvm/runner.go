@@ -185,6 +185,8 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()
+	} else if s.console.tty {
+		cfg.Verbose = s.console.tail() // shown on the progress line only
 	}
 	return cfg
 }
@@ -234,20 +236,44 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			enc.Encode(st)
 		}
 	}
-	if st != nil && runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
-		s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
+	if st != nil {
+		s.console.line("INFO: Run folder: " + s.run.Root())
+		s.console.line("INFO: Artifacts: " + filepath.Join(s.proj.dirs.Workspace, "artifacts"))
+		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
+			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
+		} else {
+			s.console.line("INFO: Next: smithvm status " + st.RunID + s.baseFlag())
+		}
 	}
 	return exitStatus(runErr)
 }
 
+// baseFlag is " --base BASE" (absolute) when BASE is not the current
+// directory, so that a printed command works from where it was printed.
+func (s *session) baseFlag() string {
+	if wd, err := s.e.getwd(); err == nil {
+		if a, err := filepath.Abs(wd); err == nil && sameDir(a, s.proj.base) {
+			return ""
+		}
+	}
+	return " --base " + shellQuote(s.proj.base)
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := "smithvm resume " + st.RunID
-	if s.opts.base != "" {
-		cmd += " --base " + s.opts.base
-	}
+	cmd := "smithvm resume " + st.RunID + s.baseFlag()
 	if s.opts.wsDir != "" {
-		cmd += " --workspace " + s.opts.wsDir
+		cmd += " --workspace " + shellQuote(s.opts.wsDir)
 	}
 	if halted {
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
@@ -280,23 +306,21 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func (e *env) cmdRun(args []string) int {
-	var c common
-	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/.\n")
-	c.addRun(fs, true)
+	var c flagVals
+	fs := e.runFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	return e.runFile(&c, fs.Arg(0), "")
+	return e.runFile(&c.common, fs.Arg(0), "")
 }
 
 func (e *env) cmdRunStep(args []string) int {
-	var c common
-	fs := e.newFlags("run-step", "FILE STEP [flags]", "Runs only STEP of FILE, with the workflow's context and --context, in a\nnew ephemeral run. Its artifacts go to WORKSPACE/artifacts/STEP/; no other\nrun's state is touched.\n")
-	c.addRun(fs, false)
+	var c flagVals
+	fs := e.runStepFlags(&c)
 	if st, done := e.parse(fs, args, 2); done {
 		return st
 	}
-	return e.runFile(&c, fs.Arg(0), fs.Arg(1))
+	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1))
 }
 
 // runFile runs FILE (only STEP when step != "").
@@ -340,6 +364,7 @@ func (e *env) runFile(c *common, file, step string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return exitStatus(err)
 	}
+	e.rememberBase(proj.base)
 	defer r.Close()
 	abs := file
 	if a, err := filepath.Abs(file); err == nil {
@@ -401,23 +426,19 @@ func blockIDs(p *isa.Program) []string {
 }
 
 func (e *env) cmdResume(args []string) int {
-	var c common
-	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0).\n")
-	c.addBase(fs)
-	c.addWorkspace(fs)
-	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
-	c.addMaxParallel(fs)
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
-	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
-	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
-	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
-	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
-	c.addLogLevel(fs)
+	var c flagVals
+	fs := e.resumeFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	cont, status, _ := e.openResume(&c, fs.Arg(0))
+	if c.wsDir == "" {
+		base, code, ok := e.locateBase(c.base, fs.Arg(0))
+		if !ok {
+			return code
+		}
+		c.base = base
+	}
+	cont, status, _ := e.openResume(&c.common, fs.Arg(0))
 	if cont == nil {
 		return status
 	}
@@ -440,7 +461,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}
 	r, err := proj.store.Open(id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
 		return nil, exitStatus(err), err
 	}
 	done := false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"net"
 	"strings"
@@ -15,23 +16,9 @@ import (
 )
 
 func (e *env) cmdServe(args []string) int {
-	var c common
-	fs := e.newFlags("serve", "[flags]", `Serves a web viewer of the runs under BASE: the list of runs, each run's
-graph coloured by state and updated live, its steps, logs, output files,
-payload and events, and a form that resumes a halted run (as 'smithvm resume
---signal --note' does). JSON API: /api/runs, /api/runs/ID (as 'status
---json'), /api/runs/ID/graph (DOT, as 'graph'), /api/runs/ID/events
-(server-sent events, id = event_seq).
-
-It listens on loopback only unless given a token; any other address needs
---token (or SMITH_SERVE_TOKEN), and every request must then carry it:
-'Authorization: Bearer T', or open http://ADDR/?token=T once in the browser
-(it sets a cookie). It reads runs without taking their locks. Ctrl-C stops
-it; resumes it started are interrupted (state saved, resumable).
-`)
-	c.addBase(fs)
-	addr := fs.String("addr", serve.DefaultAddr, "listen on `HOST:PORT` (loopback unless --token is given)")
-	token := fs.String("token", "", "require `T` on every request (default: $SMITH_SERVE_TOKEN)")
+	var c flagVals
+	fs := e.serveFlags(&c)
+	addr, token := &c.addr, &c.token
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}
@@ -160,4 +147,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (e *env) serveFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("serve", "[flags]", `Serves a web viewer of the runs under BASE: the list of runs, each run's
+graph coloured by state and updated live, its steps, logs, output files,
+payload and events, and a form that resumes a halted run (as 'smithvm resume
+--signal --note' does). JSON API: /api/runs, /api/runs/ID (as 'status
+--json'), /api/runs/ID/graph (DOT, as 'graph'), /api/runs/ID/events
+(server-sent events, id = event_seq).
+
+It listens on loopback only unless given a token; any other address needs
+--token (or SMITH_SERVE_TOKEN), and every request must then carry it:
+'Authorization: Bearer T', or open http://ADDR/?token=T once in the browser
+(it sets a cookie). It reads runs without taking their locks. Ctrl-C stops
+it; resumes it started are interrupted (state saved, resumable).
+`)
+	v.addBase(fs)
+	fs.StringVar(&v.addr, "addr", serve.DefaultAddr, "listen on `HOST:PORT` (loopback unless --token is given)")
+	fs.StringVar(&v.token, "token", "", "require `T` on every request (default: $SMITH_SERVE_TOKEN)")
+	return fs
 }

@@ -100,6 +100,37 @@ steps:
 			}
 		}
 	})
+	t.Run("live last line of output", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		p.write(".gitignore", ".orchestrator/\n")
+		wf := p.write("out.yaml", `version: "1.0"
+name: out
+steps:
+  - name: Compile
+    command: ["HELPER", "echo:first line", "echo:\e[2J\e[31mcompiling widgets\e[0m", "sleep:1.2"]
+    on: {success: {goto: Done}, failure: {error: "compile failed"}}
+  - name: Done
+    command: ["HELPER", "sleep:0.7"]
+    on: {success: {end: true}, failure: {error: "done failed"}}
+`)
+		screen := onTerminal(t, p, "", "run", wf)
+		if !regexp.MustCompile(`\[step 1 of 2\] Compile \d+\.\ds \| compiling widgets`).MatchString(screen) {
+			t.Errorf("the progress line lacks the step's last line of output:\n%q", screen)
+		}
+		if strings.Contains(screen, "\x1b[2J") || strings.Contains(screen, "\x1b[31m") {
+			t.Errorf("the step's escape sequences reached the terminal:\n%q", screen)
+		}
+		if regexp.MustCompile(`\[step 2 of 2\] Done [^\r\n]*compiling`).MatchString(screen) {
+			t.Errorf("the next step's progress line shows the previous step's output:\n%q", screen)
+		}
+		// Not a terminal: no progress, and without -v no step output.
+		r := p.vm("run", wf)
+		want(t, r, 0)
+		if strings.Contains(r.stderr, "compiling widgets") || strings.Contains(r.stderr, "[step ") || strings.Contains(r.stderr, "\r") {
+			t.Errorf("piped stderr has progress or step output:\n%q", r.stderr)
+		}
+	})
 	t.Run("no", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)

@@ -19,9 +19,8 @@ import (
 const debounce = 500 * time.Millisecond
 
 func (e *env) cmdWatch(args []string) int {
-	var c common
-	fs := e.newFlags("watch", "FILE [flags]", "Runs FILE from the start, then again after every change to FILE or to files\nunder WORKSPACE (except WORKSPACE/artifacts/, BASE/.orchestrator/ and files\nthe run itself wrote). Changes are debounced (500 ms). Ctrl-C stops it.\n")
-	c.addRun(fs, false)
+	var c flagVals
+	fs := e.watchFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
@@ -55,9 +54,13 @@ func (e *env) cmdWatch(args []string) int {
 	}
 	last := 0
 	for {
-		last = e.runFile(&c, fs.Arg(0), "")
+		last = e.runFile(&c.common, fs.Arg(0), "")
 		if ctx.Err() != nil {
 			return source.ExitInterrupted
+		}
+		// Folders the run made are watched too (adding one twice is a no-op).
+		if err := wt.addAll(); err != nil {
+			fmt.Fprintf(e.stderr, "WARNING: watch: %v\n", err)
 		}
 		seen := wt.snapshot()
 		fmt.Fprintln(e.stderr, "INFO: Watching for changes (Ctrl-C to stop).")
@@ -84,7 +87,13 @@ func (wt *watcher) addAll() error {
 	if err := wt.w.Add(filepath.Dir(wt.file)); err != nil {
 		return err
 	}
-	return filepath.WalkDir(wt.workspace, func(p string, d fs.DirEntry, err error) error {
+	return wt.addTree(wt.workspace)
+}
+
+// addTree watches dir and every directory under it, except the ignored
+// ones.
+func (wt *watcher) addTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -167,7 +176,9 @@ func (wt *watcher) waitChange(ctx context.Context, seen map[string]stamp) bool {
 			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() && !wt.ignored(ev.Name) {
-					wt.w.Add(ev.Name)
+					// mkdir -p a/b/c makes b and c before a is watched:
+					// watch the whole new tree, not only its top.
+					wt.addTree(ev.Name)
 				}
 			}
 			if timer == nil {

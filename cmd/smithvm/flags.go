@@ -1,0 +1,130 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+)
+
+// flagVals holds the values of every command's flags: the shared ones and
+// the few that one command has alone.
+type flagVals struct {
+	common
+	output     string
+	keepBranch bool
+	force      bool
+	stat       bool
+	olderThan  string
+	addr       string // serve
+	token      string // serve
+}
+
+// A flagBuilder makes one command's flag set, bound to v. Building a flag
+// set runs nothing, so docs/cli.md is generated from these same builders
+// (TestCLIDocs).
+type flagBuilder func(e *env, v *flagVals) *pflag.FlagSet
+
+// flagBuilders lists every command's builder, in the usage's order.
+var flagBuilders = []flagBuilder{
+	(*env).runFlags,
+	(*env).resumeFlags,
+	(*env).runStepFlags,
+	(*env).watchFlags,
+	(*env).listFlags,
+	(*env).statusFlags,
+	(*env).graphFlags,
+	(*env).cleanFlags,
+	(*env).diffFlags,
+	(*env).mergeFlags,
+	(*env).cleanProcessedFlags,
+	(*env).serveFlags,
+}
+
+func (e *env) runFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/. At the end it\nprints the run folder, the artifacts folder and the command to go on with.\n")
+	v.addRun(fs, true)
+	return fs
+}
+
+func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("run-step", "FILE STEP [flags]", "Runs only STEP of FILE, with the workflow's context and --context, in a\nnew ephemeral run. Its artifacts go to WORKSPACE/artifacts/STEP/; no other\nrun's state is touched.\n")
+	v.addRun(fs, false)
+	return fs
+}
+
+func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
+	c := &v.common
+	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). Without --base, the run is looked\nfor in the current directory, then among the recent bases (see docs/cli.md).\n")
+	c.addBase(fs)
+	c.addWorkspace(fs)
+	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	c.addMaxParallel(fs)
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
+	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
+	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+	c.addLogLevel(fs)
+	return fs
+}
+
+func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
+	c := &v.common
+	fs := e.newFlags("watch", "FILE [flags]", "Runs FILE from the start, then again after every change to FILE or to files\nunder WORKSPACE (except WORKSPACE/artifacts/, BASE/.orchestrator/ and files\nthe run itself wrote), folders created while it watches included. Changes are\ndebounced (500 ms). Ctrl-C stops it.\n")
+	c.addBase(fs)
+	c.addWorkspace(fs)
+	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
+	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
+	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail a run with E_STEP_BUDGET after `N` executed steps")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	c.addLogLevel(fs)
+	return fs
+}
+
+func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first.\n")
+	v.addBase(fs)
+	fs.BoolVar(&v.json, "json", false, "print a JSON array of runs")
+	return fs
+}
+
+func (e *env) statusFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
+	v.addBase(fs)
+	fs.BoolVar(&v.json, "json", false, "print the run's whole state as JSON")
+	return fs
+}
+
+func (e *env) graphFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("graph", "RUN_ID [flags]", "Prints the DOT graph of the run's program (recompiled from its\nworkflow_path), each block coloured by its status in the run.\n")
+	v.addBase(fs)
+	fs.StringVarP(&v.output, "output", "o", "", "write the DOT text to `OUT` instead of stdout")
+	return fs
+}
+
+func (e *env) cleanFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nIt refuses (E_UNMERGED, exit 2) when the branch has commits that are not\nmerged into the checked-out branch, or the worktree has uncommitted changes,\nunless --force. The run's state and logs are kept.\n")
+	v.addBase(fs)
+	fs.BoolVar(&v.keepBranch, "keep-branch", false, "remove the worktree but keep the branch smith/<run_id>")
+	fs.BoolVar(&v.force, "force", false, "delete unmerged commits and uncommitted changes too")
+	return fs
+}
+
+func (e *env) diffFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("diff", "RUN_ID [flags]", "Prints the code changes of a run made with isolation: git-worktree: its branch\nsmith/<run_id> against the commit the run started from, as a unified diff.\n")
+	v.addBase(fs)
+	fs.BoolVar(&v.stat, "stat", false, "print the summary (files changed, insertions, deletions) instead")
+	return fs
+}
+
+func (e *env) mergeFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was.\n")
+	v.addBase(fs)
+	return fs
+}
+
+func (e *env) cleanProcessedFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ (wait_for with consume: true moves each message\nthere once its step completes). Nothing outside those folders is touched.\n")
+	v.addBase(fs)
+	fs.StringVar(&v.olderThan, "older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")
+	return fs
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// runnableBlocks returns the ```sh blocks of a markdown document that
+// follow a <!-- runnable --> line.
+func runnableBlocks(t *testing.T, doc string) []string {
+	t.Helper()
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)<!-- runnable -->\n```sh\n(.*?)```")
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestREADMECommands runs every README block marked <!-- runnable --> as
+// written, with sh -e, in a temp directory holding a copy of examples/ and
+// testdata/, with the built smithc and smithvm first on PATH ("go run
+// ./cmd/smithvm" and "go run ./cmd/smithc" stand for them). Each block must
+// exit 0, and no run may fail (ERROR: Run ...).
+func TestREADMECommands(t *testing.T) {
+	t.Parallel()
+	blocks := runnableBlocks(t, repoFile(t, "README.md"))
+	if len(blocks) < 4 {
+		t.Fatalf("README.md has %d runnable blocks, want the demo, check, resume, agents and feature ones", len(blocks))
+	}
+	if !strings.Contains(blocks[0], "examples/demo/demo.yaml") {
+		t.Errorf("the first runnable block is not the demo:\n%s", blocks[0])
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	bin := filepath.Dir(built.smithvm)
+	for i, block := range blocks {
+		dir := t.TempDir()
+		for _, d := range []string{"examples", "testdata"} {
+			if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(repoFile(t, d))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := strings.NewReplacer("go run ./cmd/smithvm", "smithvm", "go run ./cmd/smithc", "smithc").Replace(block)
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		cmd := exec.CommandContext(ctx, sh, "-e", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + t.TempDir(), testCacheEnv()}
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("README block %d failed (%v):\n%s\n--- output ---\n%s", i+1, err, block, out)
+			continue
+		}
+		if regexp.MustCompile(`(?m)^ERROR: (Run |E_)`).Match(out) {
+			t.Errorf("README block %d printed a run failure:\n%s\n--- output ---\n%s", i+1, block, out)
+		}
+		if i == 0 && !(strings.Contains(string(out), "INFO: Run folder: ") && strings.Contains(string(out), "INFO: Artifacts: ") && strings.Contains(string(out), "INFO: Next: smithvm status ")) {
+			t.Errorf("the demo does not say where its outputs are:\n%s", out)
+		}
+	}
+}
+
+// TestDocsSelfContained: the README and docs/ never send readers outside
+// the repository, their relative links name files that exist, and the
+// README's picture is the demo's current graph.
+func TestDocsSelfContained(t *testing.T) {
+	t.Parallel()
+	docs, _ := filepath.Glob(repoFile(t, "docs/*.md"))
+	docs = append(docs, repoFile(t, "README.md"))
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, d := range docs {
+		data, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "../shared") {
+			t.Errorf("%s points outside the repository (../shared)", d)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(d), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", d, target)
+			}
+		}
+	}
+	svg, err := os.ReadFile(repoFile(t, "docs/demo-graph.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"Design", "Implement", "Build", "Write", "Count", "Record", "Report"} {
+		if !strings.Contains(string(svg), ">"+step+"</text>") {
+			t.Errorf("docs/demo-graph.svg lacks the step %s: regenerate it (docs/testing.md)", step)
+		}
+	}
+}
+
+// TestGettingStarted walks docs/getting-started.md as a newcomer would, in
+// one shell with a fresh HOME, starting in a copy of the repository's
+// examples (a cd in one block holds for the next): every block marked <!-- runnable --> runs,
+// in order, and a block marked <!-- file: PATH --> is written to PATH
+// first. The built binaries are first on PATH.
+func TestGettingStarted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(repoFile(t, "docs/getting-started.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)<!-- (runnable|file: (\\S+)) -->\n```[a-z]*\n(.*?)```")
+	var script strings.Builder
+	steps := 0
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		steps++
+		if m[1] == "runnable" {
+			script.WriteString(m[3])
+			continue
+		}
+		path := strings.Replace(m[2], "~", "$HOME", 1)
+		script.WriteString("mkdir -p \"$(dirname " + path + ")\"\ncat > " + path + " <<'SMITH_EOF'\n" + m[3] + "SMITH_EOF\n")
+	}
+	if steps < 4 {
+		t.Fatalf("docs/getting-started.md has %d marked blocks, want the demo, the project, the workflow and its run", steps)
+	}
+	text := script.String()
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(repoFile(t, "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", text)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + filepath.Dir(built.smithvm) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("getting-started failed (%v):\n%s\n--- output ---\n%s", err, text, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(home, "hello", "workspace", "artifacts", "Greet", "greeting.txt")); string(got) != "hello smith\n" {
+		t.Errorf("greeting.txt = %q, want %q\n%s", got, "hello smith\n", out)
+	}
+	for _, want := range []string{"ok: 1 file, 0 errors, 0 warnings", "INFO: Step 'Shout' completed successfully", "Greet ", "Shout "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
