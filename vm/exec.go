@@ -126,7 +126,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Status:          StepFailed,
 		ExitCode:        res.ExitCode,
 		Output:          m.mask.String(out),
-		Lines:           res.Lines,
+		Lines:           m.maskStrings(res.Lines),
 		Duration:        dur,
 		Attempts:        res.Attempts,
 		Truncated:       cut || res.Truncated,
@@ -144,7 +144,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		r.Consumed = res.Consumed
 	}
 	if res.HasJSON {
-		r.JSON = res.JSON
+		r.JSON = m.maskValue(res.JSON)
 	}
 	m.setStep(blk.ID, r)
 	m.noteLast(blk, dur)

@@ -151,7 +151,7 @@ func (m *Machine) setContext(a uint32) error {
 		if err != nil {
 			return m.failStep(blk, err)
 		}
-		setPath(c, f.Key, v)
+		setPath(c, f.Key, m.maskValue(v))
 	}
 	m.setContextMap(c)
 	m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]})

@@ -281,7 +281,7 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	for _, k := range sortedKeys(m.cfg.Context) {
 		c[k] = m.cfg.Context[k]
 	}
-	return c, nil
+	return m.maskValue(c).(map[string]any), nil
 }
 
 // Resume continues the run st (a failed, interrupted or halted one) in this
@@ -509,6 +509,10 @@ func (m *Machine) reset(names []string) {
 
 // appendPayload appends segments to the payload.
 func (m *Machine) appendPayload(segs []workers.Segment) {
+	segs = slices.Clone(segs)
+	for i := range segs {
+		segs[i].Content = m.mask.String(segs[i].Content)
+	}
 	m.st.Payload = append(m.st.Payload, segs...)
 	m.d.Payload = append(m.d.Payload, segs...)
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// leakSecret is the secret value of the hostile tests' LEAK_KEY.
+const leakSecret = "Sk-Hostile-4242"
+
+// noSecretUnder fails when any file under dir holds the secret.
+func noSecretUnder(t *testing.T, dir, secret string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return nil
+	})
+}
+
+// TestSecretRoutes: a secret reaches no file of the run and no --json or
+// status --json output, whichever way it enters: set_context, a json
+// capture with the secret \u-escaped, for_each items, --context (issue 8,
+// point 1).
+func TestSecretRoutes(t *testing.T) {
+	t.Parallel()
+	routes := []struct {
+		name, wf string
+		args     []string
+	}{
+		{"set_context", `version: "1.0"
+name: leak
+secrets: [LEAK_KEY]
+strict_flow: false
+steps:
+  - name: Set
+    set_context: {copied: "${env.LEAK_KEY}", nested: {deep: "x ${env.LEAK_KEY} y"}}
+`, nil},
+		{"json capture of an escaped secret", `version: "1.0"
+name: leak
+secrets: [LEAK_KEY]
+strict_flow: false
+steps:
+  - name: Json
+    command: ["HELPER", 'echo:{"k": "Sk-Hostile-42\u00342", "Sk-Hostile-42\u00342": [1]}']
+    output_capture: json
+  - name: Use
+    set_context: {got: "${steps.Json.json.k}"}
+`, nil},
+		{"for_each items", `version: "1.0"
+name: leak
+secrets: [LEAK_KEY]
+strict_flow: false
+steps:
+  - name: Each
+    for_each:
+      items: ["${env.LEAK_KEY}", "plain"]
+      steps:
+        - name: Body
+          command: ["HELPER", "echo:x"]
+`, nil},
+		{"--context value", `version: "1.0"
+name: leak
+secrets: [LEAK_KEY]
+strict_flow: false
+steps:
+  - name: One
+    command: ["HELPER", "echo:x"]
+`, []string{"--context", "given=" + leakSecret}},
+	}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProj(t)
+			wf := p.write("leak.yaml", rt.wf)
+			env := baseEnv("LEAK_KEY=" + leakSecret)
+			r := p.vmEnv(env, append([]string{"run", wf, "--run-id", "leak", "--json"}, rt.args...)...)
+			want(t, r, 0)
+			if strings.Contains(r.stdout, leakSecret) || strings.Contains(r.stderr, leakSecret) {
+				t.Errorf("run --json printed the secret:\n%s", clip(r.stdout))
+			}
+			s := p.vmEnv(env, "status", "leak", "--json")
+			want(t, s, 0)
+			if strings.Contains(s.stdout, leakSecret) {
+				t.Errorf("status --json printed the secret:\n%s", clip(s.stdout))
+			}
+			noSecretUnder(t, p.base, leakSecret)
+		})
+	}
+}

@@ -1,0 +1,40 @@
+package vm
+
+// maskValue returns a copy of the JSON-like value v (maps, lists, strings,
+// numbers, ...) with every secret replaced by "***" in its strings and map
+// keys: every value that enters the run (the context, --context, set_context,
+// a json or lines capture, loop items) passes through it, so state.json, the
+// journal, iterations/*.jsonl and --json never hold a secret (CONTRACT 4).
+func (m *Machine) maskValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return m.mask.String(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[m.mask.String(k)] = m.maskValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = m.maskValue(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = m.mask.String(e)
+		}
+		return out
+	}
+	return v
+}
+
+// maskStrings returns ss with every secret replaced (nil stays nil).
+func (m *Machine) maskStrings(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	return m.maskValue(ss).([]string)
+}
