@@ -99,6 +99,9 @@ type Machine struct {
 	ids      int     // NewID counter
 	idBase   int     // State.Seq when this machine started (id prefix)
 	lateErr  error   // a checkpoint error inside a worker callback
+	// revisit is the block a resume re-enters whose visit was already
+	// counted (it was cut off while running); cleared by the next commit.
+	revisit string
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
@@ -327,6 +330,12 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	if err := m.commit(); err != nil {
 		return st, err
 	}
+	// A step found running was cut off (a crash, an interrupt): its visit
+	// was counted with its running record, so re-entering it is the same
+	// visit, as in an uninterrupted run.
+	if r := st.Steps[st.CurrentStep]; r != nil && r.Status == StepRunning && (st.Phase == PhaseStart || st.Phase == "") {
+		m.revisit = st.CurrentStep
+	}
 	return m.loop(ctx, pc)
 }
 
@@ -478,7 +487,7 @@ func (m *Machine) commit() error {
 			d.LoopStack[i].Items = nil
 		}
 	}
-	m.d, m.pushed = &Delta{}, false
+	m.d, m.pushed, m.revisit = &Delta{}, false, ""
 	if m.cfg.Checkpoint != nil {
 		if err := m.cfg.Checkpoint(d, st); err != nil {
 			return fmt.Errorf("save state of run %s: %w", st.RunID, err)

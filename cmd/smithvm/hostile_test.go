@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // leakSecret is the secret value of the hostile tests' LEAK_KEY.
@@ -92,6 +94,67 @@ steps:
 				t.Errorf("status --json printed the secret:\n%s", clip(s.stdout))
 			}
 			noSecretUnder(t, p.base, leakSecret)
+		})
+	}
+}
+
+// killDuringStep starts args, waits for the step to write pidFile (under
+// WORKSPACE), SIGKILLs smithvm, waits for it and returns the step's pid.
+func killDuringStep(t *testing.T, p *proj, pidFile string, args ...string) int {
+	t.Helper()
+	run := p.start(args...)
+	path := filepath.Join(p.ws, pidFile)
+	waitFor(t, 20*time.Second, pidFile, func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && len(b) > 0
+	})
+	pid := pidIn(t, path)
+	run.cmd.Process.Signal(syscall.SIGKILL)
+	if r := run.wait(t); r.code != 128+int(syscall.SIGKILL) {
+		t.Fatalf("smithvm exit %d, want killed:\n%s", r.code, r.stderr)
+	}
+	os.Remove(path)
+	return pid
+}
+
+// TestCrashInMaxVisitsStep: a crash while a max_visits step runs does not
+// use up a visit, so the resumed run ends as an uninterrupted one (issue 8,
+// point 2).
+func TestCrashInMaxVisitsStep(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, file, text string }{
+		{"yaml", "mv.yaml", `version: "1.0"
+name: mv
+steps:
+  - name: A
+    max_visits: 1
+    command: ["HELPER", "pid:a.pid", "wait:go"]
+    on: {success: {goto: _end}, failure: {error: "A failed"}}
+`},
+		{"manifest", "mv.json", `{
+  "version": "1",
+  "entry": "Main",
+  "workers": {"Command:A": {"command": ["HELPER", "pid:a.pid", "wait:go"]}},
+  "nodes": {"Main": {"entry_block": "A", "blocks": {
+    "A": {"worker": "Command:A", "max_visits": 1, "transitions": [
+      {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+      {"on_signal": "SIGNAL:MAX_VISITS", "action": "HALT_AND_FLAG"},
+      {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]}}}}
+}
+`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProj(t)
+			wf := p.write(c.file, c.text)
+			killDuringStep(t, p, "a.pid", "run", wf, "--run-id", "mv")
+			p.write("workspace/go", "")
+			r := p.vm("resume", "mv")
+			want(t, r, 0)
+			if st := p.state("mv"); st.Status != "completed" {
+				t.Errorf("status %q after resume, want completed", st.Status)
+			}
 		})
 	}
 }
