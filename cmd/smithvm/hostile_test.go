@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,4 +158,42 @@ steps:
 			}
 		})
 	}
+}
+
+// TestKillInFirstMilliseconds: a SIGKILL in the first milliseconds of run
+// leaves the run id usable: resume finishes it, or (when nothing was saved)
+// run --run-id starts it again (issue 8, point 3).
+func TestKillInFirstMilliseconds(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	wf := p.write("early.yaml", `version: "1.0"
+name: early
+steps:
+  - name: A
+    command: ["HELPER", "echo:a"]
+    on: {success: {goto: _end}, failure: {error: "A failed"}}
+`)
+	stillborn := 0
+	for i := 0; i < 12; i++ {
+		id := fmt.Sprintf("early%d", i)
+		run := p.start("run", wf, "--run-id", id)
+		time.Sleep(time.Duration(i*3) * time.Millisecond)
+		run.cmd.Process.Signal(syscall.SIGKILL)
+		run.wait(t)
+		if _, err := os.Stat(p.runRoot(id)); err != nil {
+			continue // killed before the run existed
+		}
+		r := p.vm("resume", id)
+		if r.code != 0 {
+			if !strings.Contains(r.stderr, "E_STATE_CORRUPT") || !strings.Contains(r.stderr, "--run-id "+id) {
+				t.Errorf("%s: resume exit %d without the way out:\n%s", id, r.code, r.stderr)
+			}
+			stillborn++
+			want(t, p.vm("run", wf, "--run-id", id), 0)
+		}
+		if st := p.state(id); st.Status != "completed" {
+			t.Errorf("%s: status %q, want completed", id, st.Status)
+		}
+	}
+	t.Logf("%d of 12 kills left a run without state", stillborn)
 }

@@ -364,7 +364,7 @@ func (r *Run) Load(state any, apply func(delta []byte) error) error {
 		return err
 	}
 	if !haveState && len(deltas) == 0 {
-		return corrupt(r.id, errors.New("run has no state"))
+		return corrupt(r.id, errors.New("run has no state: it was stopped before its first step was saved; nothing to resume, start it again with smithvm run FILE --run-id "+r.id))
 	}
 	r.seq = base
 	for i, d := range deltas {
