@@ -37,6 +37,7 @@ type ProcSpec struct {
 	Dir         string        // working directory
 	Env         []string      // the child's whole environment ("K=V"); nil means empty, never the parent's
 	StdinPath   string        // file piped to stdin; "" means /dev/null
+	Stdin       *os.File      // an open file piped to stdin instead of StdinPath (the caller closes it)
 	Timeout     time.Duration // 0 means none
 	KillGrace   time.Duration // SIGTERM to the group, SIGKILL after this; 0 means 10s
 	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
@@ -92,8 +93,8 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		grace = defaultKillGrace
 	}
 
-	var stdin *os.File
-	if spec.StdinPath != "" {
+	stdin := spec.Stdin
+	if stdin == nil && spec.StdinPath != "" {
 		stdin, err = os.Open(spec.StdinPath)
 		if err != nil {
 			return fail(fmt.Errorf("open stdin: %w", err))

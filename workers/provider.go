@@ -232,7 +232,10 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	if serr != nil {
 		return reply{exit: exitNotRun, err: serr}
 	}
-	pr, _, _ := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
+	pr, _, err := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
+	if err != nil {
+		return reply{exit: exitNotRun, err: escapeErr(fieldOf(err), err)}
+	}
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
 			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}

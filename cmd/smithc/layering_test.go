@@ -22,8 +22,8 @@ var allowed = map[string][]string{
 	"isa":             {"manifest/source", "github.com/alecthomas/participle/v2/"},
 	"vm":              {"isa", "workers", "workers/confine", "manifest/source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":        {"vm", "manifest/source", "github.com/tidwall/gjson"},
-	"workers":         {"workers/confine", "manifest/source", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
-	"workers/confine": {},
+	"workers":         {"workers/confine", "manifest/source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
+	"workers/confine": {"golang.org/x/sys/unix"},
 	"manifest/source": {},
 	"bench":           {"compiler", "isa", "manifest", "manifest/source", "vm", "vm/store", "workers", "workers/confine"},
 }

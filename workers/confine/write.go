@@ -2,9 +2,12 @@ package confine
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // dirPerm is the mode of directories created for a file.
@@ -25,28 +28,31 @@ func (d Dir) open(abs string) (*os.Root, string, error) {
 }
 
 // WriteFile writes data to abs, a path returned by Resolve or ResolveIn,
-// creating its parent directories. The write goes through an os.Root opened at
-// Base, so a link created after the check cannot lead outside the project, and
-// it is atomic: the data goes to a temporary file in the same directory, which
-// is then renamed over abs.
+// creating its parent directories. Every directory on the way is opened
+// without following links (a link created after the check is a violation,
+// even one that stays inside the project), and the write is atomic: the data
+// goes to a temporary file in the same directory, which is then renamed over
+// abs.
 func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
-	root, rel, err := d.open(abs)
+	rel, err := d.checked(abs)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	parent := filepath.Dir(rel)
-	if err := root.MkdirAll(parent, dirPerm); err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
+	dirfd, err := d.walk(abs, filepath.Dir(rel), true)
+	if err != nil {
+		return err
 	}
-	tmp := filepath.Join(parent, "."+filepath.Base(rel)+".tmp-"+rand.Text())
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	defer unix.Close(dirfd)
+	name := filepath.Base(rel)
+	tmp := "." + name + ".tmp-" + rand.Text()
+	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
 	defer func() {
 		if err != nil {
-			_ = root.Remove(tmp)
+			_ = unix.Unlinkat(dirfd, tmp, 0)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -60,41 +66,37 @@ func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
-	if err := root.Rename(tmp, rel); err != nil {
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
 	return nil
 }
 
 // Create creates or truncates abs, a path returned by Resolve or ResolveIn, for
-// streaming writes, creating its parent directories. Like WriteFile it goes
-// through an os.Root opened at Base. The caller closes the file.
+// streaming writes, creating its parent directories. Like WriteFile it opens
+// every component without following links. The caller closes the file.
 func (d Dir) Create(abs string) (*os.File, error) {
-	root, rel, err := d.open(abs)
+	f, err := d.openFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644, true)
 	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if err := root.MkdirAll(filepath.Dir(rel), dirPerm); err != nil {
-		return nil, fmt.Errorf("create %s: %w", abs, err)
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("create %s: %w", abs, err)
 	}
 	return f, nil
 }
 
-// Open opens abs, a path returned by Resolve or ResolveIn, for reading through
-// an os.Root opened at Base. The caller closes the file.
+// Open opens abs, a path returned by Resolve or ResolveIn, for reading,
+// opening every component without following links at the moment of use. The
+// caller closes the file.
 func (d Dir) Open(abs string) (*os.File, error) {
-	root, rel, err := d.open(abs)
+	f, err := d.openFile(abs, os.O_RDONLY, 0, false)
 	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
 	return f, nil
