@@ -265,6 +265,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req.PromptFile = sub(s.PromptFile)
 	req.InputFile = sub(s.InputFile)
 	req.OutputFile = sub(s.OutputFile)
+	if s.OutputFile != nil && req.OutputFile == "" && err == nil {
+		err = &codedError{source.EPathEscape, "output_file: path '' is empty: it names no file"}
+	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {
 		req.Transport = &workers.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}

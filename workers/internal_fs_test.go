@@ -212,7 +212,8 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 		{"absolute", "/tmp/evil.go", "path '/tmp/evil.go' is absolute"},
 		{"dot dot", "../../../../evil.go", "path '../../../../evil.go' resolves outside the project"},
 		{"symlink", "link/evil.go", "path 'link/evil.go' passes through the symlink 'link'"},
-		{"out of the worktree", "../../../workspace/x.go", "path '../../../workspace/x.go' leaves the worktree"},
+		{"out of the worktree", "../../../workspace/x.go", "path '../../../workspace/x.go' resolves outside the workspace"},
+		{"into another run's state", "../../runs/r1/state.json", "resolves outside the workspace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

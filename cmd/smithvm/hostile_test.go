@@ -197,3 +197,55 @@ steps:
 	}
 	t.Logf("%d of 12 kills left a run without state", stillborn)
 }
+
+// TestOutputFileConfinedToWorkspace: output_file cannot leave WORKSPACE,
+// not even into BASE (another run's state.json), literally or through a
+// reference; "", "." and a path ending in "/" name no file and are check
+// errors (issue 8, point 5).
+func TestOutputFileConfinedToWorkspace(t *testing.T) {
+	t.Parallel()
+	step := func(out string) string {
+		return `version: "1.0"
+name: out
+context: {p: "../../../.orchestrator/runs/victim/state.json"}
+steps:
+  - name: W
+    command: ["HELPER", "echo:overwritten"]
+    output_file: ` + out + `
+    on: {success: {goto: _end}, failure: {error: "W failed"}}
+`
+	}
+	for _, tt := range []struct {
+		name, out string
+		exit      int
+		code      string
+	}{
+		{"into .orchestrator", `"../../../.orchestrator/runs/victim/state.json"`, 3, "E_PATH_ESCAPE"},
+		{"into BASE", `"../../../x.txt"`, 3, "E_PATH_ESCAPE"},
+		{"through a reference", `"${context.p}"`, 3, "E_PATH_ESCAPE"},
+		{"empty", `""`, 2, "E_SCHEMA"},
+		{"dot", `"."`, 2, "E_SCHEMA"},
+		{"trailing slash", `"out/"`, 2, "E_SCHEMA"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProj(t)
+			victim := p.write(".orchestrator/runs/victim/state.json", `{"run_id": "victim"}`)
+			wf := p.write("out.yaml", step(tt.out))
+			r := p.vm("run", wf, "--run-id", "o")
+			want(t, r, tt.exit)
+			if !strings.Contains(r.stderr, tt.code) {
+				t.Errorf("stderr lacks %s:\n%s", tt.code, r.stderr)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != `{"run_id": "victim"}` {
+				t.Errorf("another run's state.json was overwritten: %q", b)
+			}
+			if p.exists("x.txt") {
+				t.Errorf("BASE/x.txt was written")
+			}
+			if fi, err := os.Stat(filepath.Join(p.ws, "artifacts", "W")); err == nil && !fi.IsDir() {
+				t.Errorf("the artifact folder became a file")
+			}
+		})
+	}
+}

@@ -162,6 +162,9 @@ func (s *Store) reuseStillborn(runID, root string) (*Run, error) {
 	}
 	r, err := open(runID, root, s.Policy)
 	if err != nil {
+		if e := (*Error)(nil); errors.As(err, &e) && e.Code == source.ERunLocked {
+			return nil, exists
+		}
 		return nil, err
 	}
 	// Checked again under the lock: another process may have started it.

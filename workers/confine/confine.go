@@ -41,18 +41,48 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return ErrEscape }
 
 const (
-	reasonEmpty    = "is empty"
-	reasonAbsolute = "is absolute"
-	reasonOutside  = "resolves outside the project"
-	workspaceName  = "workspace"
+	reasonEmpty     = "is empty"
+	reasonAbsolute  = "is absolute"
+	reasonOutside   = "resolves outside the project"
+	reasonOutsideWS = "resolves outside the workspace"
+	workspaceName   = "workspace"
+	// orchestratorName is BASE/.orchestrator: Smith's own files, never a
+	// user's or a model's path, even when WORKSPACE is BASE.
+	orchestratorName = ".orchestrator"
 )
 
 // Lexical checks rel without touching the file system, so the compiler can use it
-// on literal paths: rel must be non-empty, relative, and must stay below BASE
-// when joined to BASE/workspace. It does not look for symbolic links.
+// on literal paths: rel must be non-empty, relative, and must stay below
+// WORKSPACE when joined to BASE/workspace. It does not look for symbolic links.
 func Lexical(rel string) error {
-	_, err := lexical(workspaceName, rel)
+	joined, err := lexical(workspaceName, rel)
+	if err == nil && !within(joined, workspaceName) {
+		err = &Error{Path: rel, Reason: reasonOutsideWS}
+	}
 	return err
+}
+
+// within reports whether rel (a local path) is dir or below it.
+func within(rel, dir string) bool {
+	if dir == "." {
+		return true
+	}
+	r, err := filepath.Rel(dir, rel)
+	return err == nil && filepath.IsLocal(r)
+}
+
+// inWorkspace checks that joined (relative to Base) lies in WORKSPACE and,
+// unless WORKSPACE itself does (a run's git worktree), not in
+// BASE/.orchestrator.
+func (d Dir) inWorkspace(rel, joined string) error {
+	ws, err := d.local(d.Workspace)
+	if err != nil {
+		return err
+	}
+	if !within(joined, ws) || (within(joined, orchestratorName) && !within(ws, orchestratorName)) {
+		return &Error{Path: rel, Reason: reasonOutsideWS}
+	}
+	return nil
 }
 
 // lexical joins rel to dirRel (a local path relative to BASE) and returns the
@@ -106,6 +136,9 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 	}
 	joined, err := lexical(dirRel, rel)
 	if err != nil {
+		return "", err
+	}
+	if err := d.inWorkspace(rel, joined); err != nil {
 		return "", err
 	}
 	if err := d.checkLinks(joined, func(link string) error {
