@@ -249,3 +249,68 @@ steps:
 		})
 	}
 }
+
+// lineWith returns the first stderr line of r that starts with prefix and
+// holds code, or "".
+func lineWith(r result, prefix, code string) string {
+	for _, l := range r.lines() {
+		if strings.HasPrefix(l, prefix) && strings.Contains(l, code) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestConsoleCodes: runtime errors print their code in the console line, as
+// smithc check does; a symlink violation is E_PATH_ESCAPE like the others
+// (issue 8, point 11).
+func TestConsoleCodes(t *testing.T) {
+	t.Parallel()
+	const two = `version: "1.0"
+name: codes
+context: {in: "../../../etc/passwd"}
+steps:
+  - name: A
+    command: ["HELPER", "echo:a"]
+    on: {success: {goto: B}, failure: {error: "A failed"}}
+  - name: B
+    command: ["HELPER", "echo:b"]
+    input_file: "INPUT"
+    on: {success: {goto: _end}, failure: {error: "B failed"}}
+`
+	t.Run("step budget", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("c.yaml", strings.Replace(two, "INPUT", "in.txt", 1))
+		p.write("workspace/in.txt", "x")
+		r := p.vm("run", wf, "--max-steps", "1")
+		want(t, r, 1)
+		if lineWith(r, "ERROR: Run ", "E_STEP_BUDGET") == "" {
+			t.Errorf("no console line with E_STEP_BUDGET:\n%s", r.stderr)
+		}
+	})
+	t.Run("path escape", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("c.yaml", strings.Replace(two, "INPUT", "${context.in}", 1))
+		r := p.vm("run", wf)
+		want(t, r, 3)
+		if lineWith(r, "ERROR: Step 'B' failed", "E_PATH_ESCAPE") == "" {
+			t.Errorf("no step line with E_PATH_ESCAPE:\n%s", r.stderr)
+		}
+	})
+	t.Run("symlink", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("c.yaml", strings.Replace(two, "INPUT", "link/in.txt", 1))
+		p.write("workspace/real/in.txt", "x")
+		if err := os.Symlink(filepath.Join(p.ws, "real"), filepath.Join(p.ws, "link")); err != nil {
+			t.Fatal(err)
+		}
+		r := p.vm("run", wf)
+		want(t, r, 3)
+		if lineWith(r, "ERROR: Step 'B' failed", "E_PATH_ESCAPE") == "" {
+			t.Errorf("no step line with E_PATH_ESCAPE:\n%s", r.stderr)
+		}
+	})
+}
