@@ -112,6 +112,11 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 
 // record stores the result of block blk's run and sets the signal.
 func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int, commit string) error {
+	if res.HasJSON && tooDeep(res.JSON) {
+		// Never saved: a state holding it could not be read back.
+		res.JSON, res.HasJSON = nil, false
+		res.Signal, res.Err = SigFailure, errTooDeep("the json capture")
+	}
 	sig := res.Signal
 	if sig == "" {
 		sig = SigSuccess

@@ -158,6 +158,9 @@ func (m *Machine) setContext(a uint32) error {
 		}
 		setPath(c, f.Key, m.maskValue(v))
 	}
+	if tooDeep(c) {
+		return m.failStep(blk, errTooDeep("the context after set_context"))
+	}
 	m.setContextMap(c)
 	m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]})
 	m.noteLast(blk, 0)

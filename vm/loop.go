@@ -41,6 +41,9 @@ func (m *Machine) loopItems(blk *isa.Block) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tooDeep(v) {
+		return nil, errTooDeep("for_each items of '" + blk.ID + "'")
+	}
 	items, ok := m.maskValue(v).([]any)
 	if !ok {
 		return nil, &codedError{source.EStepFailed,

@@ -284,6 +284,10 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	for _, k := range sortedKeys(m.cfg.Context) {
 		c[k] = m.cfg.Context[k]
 	}
+	if tooDeep(c) {
+		err := errTooDeep("the context")
+		return nil, &RuntimeError{Code: codeOf(err), Msg: err.Error()}
+	}
 	return m.maskValue(c).(map[string]any), nil
 }
 

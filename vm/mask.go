@@ -1,5 +1,11 @@
 package vm
 
+import (
+	"fmt"
+
+	"smith/manifest/source"
+)
+
 // maskValue returns a copy of the JSON-like value v (maps, lists, strings,
 // numbers, ...) with every secret replaced by "***" in its strings and map
 // keys: every value that enters the run (the context, --context, set_context,
@@ -37,4 +43,39 @@ func (m *Machine) maskStrings(ss []string) []string {
 		return nil
 	}
 	return m.maskValue(ss).([]string)
+}
+
+// tooDeep reports whether the JSON-like value v nests deeper than
+// source.MaxDepth levels of maps and lists.
+func tooDeep(v any) bool { return depthOver(v, source.MaxDepth) }
+
+// depthOver reports whether v nests deeper than limit levels.
+func depthOver(v any, limit int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if limit <= 0 {
+			return true
+		}
+		for _, e := range x {
+			if depthOver(e, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		if limit <= 0 {
+			return true
+		}
+		for _, e := range x {
+			if depthOver(e, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errTooDeep is the E_LIMIT error of a value named what that nests too
+// deep to enter the run.
+func errTooDeep(what string) error {
+	return &codedError{source.ELimit, fmt.Sprintf("%s nests deeper than %d levels", what, source.MaxDepth)}
 }

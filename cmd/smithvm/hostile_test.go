@@ -314,3 +314,76 @@ steps:
 		}
 	})
 }
+
+// nested returns a JSON object nested n levels deep: {"a":{"a":...1}}.
+func nested(n int) string {
+	return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n)
+}
+
+// TestDeepValues: a context nested deeper than the bound is a load error
+// (E_PARSE, exit 2) in both formats and in --context-file; a step's json
+// capture nested too deep fails the step (E_LIMIT) and the run's state
+// stays readable (issue 8, point 6).
+func TestDeepValues(t *testing.T) {
+	t.Parallel()
+	const deep = 150
+	t.Run("yaml context", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("d.yaml", "version: \"1.0\"\nname: d\ncontext: {c: "+nested(deep)+"}\nsteps:\n  - name: A\n    command: [\"HELPER\", \"echo:a\"]\n    on: {success: {goto: _end}, failure: {error: \"A failed\"}}\n")
+		r := p.vm("run", wf)
+		want(t, r, 2)
+		if !strings.Contains(r.stderr, "E_PARSE") || !strings.Contains(r.stderr, "deeper than") {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+	})
+	t.Run("manifest context", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("d.json", `{"version": "1", "entry": "Main", "context": {"c": `+nested(deep)+`},
+  "workers": {"Command:A": {"command": ["HELPER", "echo:a"]}},
+  "nodes": {"Main": {"entry_block": "A", "blocks": {"A": {"worker": "Command:A", "transitions": [
+    {"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]}}}}}`)
+		r := p.vm("run", wf)
+		want(t, r, 2)
+		if !strings.Contains(r.stderr, "E_PARSE") || !strings.Contains(r.stderr, "deeper than") {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+	})
+	t.Run("--context-file", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("d.yaml", "version: \"1.0\"\nname: d\nsteps:\n  - name: A\n    command: [\"HELPER\", \"echo:a\"]\n    on: {success: {goto: _end}, failure: {error: \"A failed\"}}\n")
+		cf := p.write("ctx.json", `{"c": `+nested(deep)+`}`)
+		r := p.vm("run", wf, "--context-file", cf)
+		want(t, r, 2)
+		if !strings.Contains(r.stderr, "deeper than") {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+	})
+	t.Run("json capture", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		p.write("workspace/deep.json", nested(9990))
+		wf := p.write("d.yaml", `version: "1.0"
+name: d
+steps:
+  - name: J
+    command: ["HELPER", "cat"]
+    input_file: deep.json
+    output_capture: json
+    on: {success: {goto: _end}, failure: {error: "J failed"}}
+`)
+		r := p.vm("run", wf, "--run-id", "d")
+		want(t, r, 1)
+		if lineWith(r, "ERROR: Step 'J' failed", "E_LIMIT") == "" {
+			t.Errorf("no E_LIMIT step line:\n%s", r.stderr)
+		}
+		if s := p.vm("status", "d"); s.code != 0 {
+			t.Errorf("status after the deep capture: exit %d\n%s", s.code, s.stderr)
+		}
+		if fi, err := os.Stat(filepath.Join(p.runRoot("d"), "state.json")); err != nil || fi.Size() > 1<<20 {
+			t.Errorf("state.json: %v, size %v", err, fi)
+		}
+	})
+}

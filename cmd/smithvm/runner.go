@@ -66,6 +66,9 @@ func (c *common) contextValues() (map[string]any, error) {
 		if err := json.Unmarshal(data, &m); err != nil || m == nil {
 			return nil, fmt.Errorf("--context-file %s: not a JSON object", c.ctxFile)
 		}
+		if store.JSONDepth(data) > source.MaxDepth {
+			return nil, fmt.Errorf("%s: --context-file %s nests deeper than %d levels", source.EParse, c.ctxFile, source.MaxDepth)
+		}
 		for k, v := range m {
 			ctx[k] = v
 		}

@@ -4,6 +4,12 @@ package source
 // W_* for warnings. Every code is in the table below, and nowhere else.
 type Code string
 
+// MaxDepth bounds the nesting of every value: a document (E_PARSE at load),
+// --context-file, and every value that enters a run (E_LIMIT), so that a
+// state holding them always stays readable (the JSON decoder stops at
+// 10000 levels).
+const MaxDepth = 100
+
 // Exit statuses of CONTRACT section 11.
 const (
 	ExitOK          = 0
@@ -53,6 +59,7 @@ const (
 	EExec          Code = "E_EXEC"
 	EInterrupted   Code = "E_INTERRUPTED"
 	EInternal      Code = "E_INTERNAL"
+	ELimit         Code = "E_LIMIT"
 	EMergeConflict Code = "E_MERGE_CONFLICT"
 	EUnmerged      Code = "E_UNMERGED"
 )
@@ -107,6 +114,7 @@ var codeTable = [...]CodeInfo{
 	{EInterrupted, Error, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
 	{EMergeConflict, Error, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
 	{EUnmerged, Error, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
+	{ELimit, Error, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
 	{EInternal, Error, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

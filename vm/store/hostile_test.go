@@ -63,3 +63,43 @@ func TestCreateAfterStillbornRun(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverWriteUnreadableState: a snapshot or a journal entry nested too
+// deep to be read back is refused with E_LIMIT, and the last good state stays
+// (issue 8, point 6).
+func TestNeverWriteUnreadableState(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	r, err := s.Create("deep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.WriteSnapshot(map[string]any{"ok": 1}); err != nil {
+		t.Fatal(err)
+	}
+	good := readFile(t, filepath.Join(r.Root(), stateFile))
+	var deep any = 1
+	for i := 0; i < 10001; i++ {
+		deep = []any{deep}
+	}
+	if err := r.WriteSnapshot(map[string]any{"v": deep}); codeOf(err) != source.ELimit {
+		t.Errorf("WriteSnapshot(10001 deep) = %v, want E_LIMIT", err)
+	}
+	if err := r.AppendJournal(map[string]any{"v": deep}); codeOf(err) != source.ELimit {
+		t.Errorf("AppendJournal(10001 deep) = %v, want E_LIMIT", err)
+	}
+	if got := readFile(t, filepath.Join(r.Root(), stateFile)); got != good {
+		t.Errorf("state.json changed to %.80q", got)
+	}
+	r.Close()
+	r2, err := s.Open("deep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	var st map[string]any
+	if err := r2.Load(&st, func([]byte) error { return nil }); err != nil {
+		t.Errorf("Load after the refused writes: %v", err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"smith/manifest/source"
 )
 
 // File and directory names inside RUN_ROOT.
@@ -173,6 +175,9 @@ func (r *Run) appendJournal(delta any) error {
 		return fmt.Errorf("encode delta of run '%s': %w", r.id, err)
 	}
 	buf.WriteString("}\n")
+	if JSONDepth(buf.Bytes()) > maxStateDepth {
+		return fmt.Errorf("append to journal of run '%s': %w", r.id, errTooDeep)
+	}
 	// One write: O_APPEND makes it land at the end as a whole, or a crash
 	// tears it and Load drops the unterminated tail.
 	if _, err := r.journal.Write(buf.Bytes()); err != nil {
@@ -207,6 +212,9 @@ func (r *Run) writeSnapshot(state any) error {
 	b := obj.Bytes()
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
+	}
+	if JSONDepth(b) > maxStateDepth {
+		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
 	}
 	// Add journal_seq as the last key.
 	var compact bytes.Buffer
@@ -505,4 +513,36 @@ func (r *Run) Close() error {
 		return fmt.Errorf("close run '%s': %w", r.id, err)
 	}
 	return nil
+}
+
+// maxStateDepth bounds the nesting of a snapshot or a journal entry well
+// below what the JSON decoder reads back (10000 levels): a state that could
+// not be loaded is never written. Values that enter a run are bounded far
+// lower (source.MaxDepth), so only a bug reaches this.
+const maxStateDepth = 1000
+
+// errTooDeep is the error of a state that would be too deep to read back.
+var errTooDeep = &Error{Code: source.ELimit, Msg: fmt.Sprintf("state nests deeper than %d levels and could not be read back; not written", maxStateDepth)}
+
+// JSONDepth is the deepest nesting of arrays and objects in the JSON text b
+// (brackets inside strings do not count).
+func JSONDepth(b []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
