@@ -108,6 +108,7 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 		StderrLog:   p.stderrLog,
 		Mask:        req.Mask,
 		Live:        req.Live,
+		RunRoot:     req.RunRoot,
 	}
 	if stdinPath != "" && stdinPath == p.input {
 		// The user's input_file is opened now, through the project, never

@@ -46,6 +46,9 @@ type ProcSpec struct {
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	// RunRoot, when set, records the step's process group under
+	// RUN_ROOT/procs while it runs, so KillLeftovers finds it after a crash.
+	RunRoot string
 }
 
 // A ProcResult is what RunProc observed. Every captured byte has been masked.
@@ -143,10 +146,33 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	if stdin != nil {
 		cmd.Stdin = stdin // nil means /dev/null
 	}
-	if err := cmd.Start(); err != nil {
+	becomeSubreaper()
+	if err := startStep(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
 	pgid := cmd.Process.Pid
+	defer dropLeader(pgid)
+	if spec.RunRoot != "" {
+		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
+			defer os.Remove(rec)
+		}
+	}
+	// Nothing the step started outlives it: once the leader has exited
+	// (success included), the rest of its group is killed, which also
+	// closes the pipes a background child held; then the orphans that left
+	// the group are killed too.
+	leaderDone := make(chan struct{})
+	go func() {
+		waitExit(pgid)
+		killGroup(pgid)
+		close(leaderDone)
+	}()
+	defer reapOrphans()
 
 	// The watcher stops the group on timeout or cancellation. exited is closed
 	// once Wait has returned; the watcher is joined before RunProc returns.
@@ -158,6 +184,8 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	waitErr := cmd.Wait()
 	close(exited)
 	timedOut := <-watcherDone
+	<-leaderDone
+	killGroup(pgid)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -384,6 +385,62 @@ steps:
 		}
 		if fi, err := os.Stat(filepath.Join(p.runRoot("d"), "state.json")); err != nil || fi.Size() > 1<<20 {
 			t.Errorf("state.json: %v, size %v", err, fi)
+		}
+	})
+}
+
+// TestNoChildOutlivesItsStep: what a step started dies with the step, even
+// when the step succeeds, even double-forked into its own session; after a
+// SIGKILL of smithvm, resume kills what the dead attempt left before the
+// step runs again (issue 8, point 7).
+func TestNoChildOutlivesItsStep(t *testing.T) {
+	t.Parallel()
+	t.Run("background child of a successful step", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("bg.yaml", `version: "1.0"
+name: bg
+steps:
+  - name: A
+    command: ["HELPER", "child:c.pid:30", "daemon:d.pid:30", "echo:done"]
+    on: {success: {goto: _end}, failure: {error: "A failed"}}
+`)
+		want(t, p.vm("run", wf), 0)
+		for _, f := range []string{"c.pid", "d.pid"} {
+			pid := pidIn(t, filepath.Join(p.ws, f))
+			if !gone(pid, 5*time.Second) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("%s: process %d outlived its step", f, pid)
+			}
+		}
+	})
+	t.Run("what a killed attempt left", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("k.yaml", `version: "1.0"
+name: k
+steps:
+  - name: A
+    command: ["HELPER", "child:c.pid:30", "pid:a.pid", "wait:go"]
+    on: {success: {goto: _end}, failure: {error: "A failed"}}
+`)
+		leader := killDuringStep(t, p, "a.pid", "run", wf, "--run-id", "k")
+		child := pidIn(t, filepath.Join(p.ws, "c.pid"))
+		os.Remove(filepath.Join(p.ws, "c.pid"))
+		p.write("workspace/go", "")
+		want(t, p.vm("resume", "k"), 0)
+		for _, pid := range []int{leader, child} {
+			if !gone(pid, 5*time.Second) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("process %d of the killed attempt outlived the resume", pid)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(p.ws, "c.pid")); err == nil {
+			// (The resumed attempt's child may die before it writes its pid.)
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && !gone(pid, 5*time.Second) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the resumed attempt's child %d outlived its step", pid)
+			}
 		}
 	})
 }

@@ -385,6 +385,9 @@ func (e *env) cmdResume(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return exitStatus(err)
 	}
+	// What an attempt cut off by a crash left running dies before anything
+	// runs again (its process groups are recorded under RUN_ROOT/procs).
+	workers.KillLeftovers(r.Root())
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
