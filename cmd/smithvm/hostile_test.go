@@ -444,3 +444,41 @@ steps:
 		}
 	})
 }
+
+// TestNoLeftoverTemps: the temporary files a kill in the middle of a write
+// leaves (confine's ".NAME.tmp-XXXX" in WORKSPACE and its artifacts,
+// RUN_ROOT/tmp) are gone after a successful resume; a user's own file of a
+// similar name stays (issue 8, point 10).
+func TestNoLeftoverTemps(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	wf := p.write("t.yaml", `version: "1.0"
+name: t
+steps:
+  - name: A
+    command: ["HELPER", "once:failed-once", "exit:1"]
+    output_file: a.txt
+    on: {success: {goto: _end}, failure: {error: "A failed"}}
+`)
+	want(t, p.vm("run", wf, "--run-id", "t"), 1)
+	left := []string{
+		"workspace/.x.go.tmp-ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+		"workspace/sub/.y.tmp-ABCDEFGHIJKLMNOPQRSTUV2345",
+		"workspace/artifacts/A/.a.txt.tmp-ABCDEFGHIJKLMNOPQRSTUV2345",
+		".orchestrator/runs/t/tmp/A-payload-123.json",
+		".orchestrator/runs/t/.change_plan.json.tmp-123",
+	}
+	for _, f := range left {
+		p.write(f, "partial")
+	}
+	p.write("workspace/.mine.tmp-keep", "user file")
+	want(t, p.vm("resume", "t"), 0)
+	for _, f := range left {
+		if p.exists(f) {
+			t.Errorf("%s left after the resume", f)
+		}
+	}
+	if !p.exists("workspace/.mine.tmp-keep") {
+		t.Errorf("a user's file was removed")
+	}
+}

@@ -388,6 +388,11 @@ func (e *env) cmdResume(args []string) int {
 	// What an attempt cut off by a crash left running dies before anything
 	// runs again (its process groups are recorded under RUN_ROOT/procs).
 	workers.KillLeftovers(r.Root())
+	// And the temporary files a kill in the middle of a write left.
+	workers.CleanTemps(r.Root(), proj.dirs)
+	if st.WorktreePath != "" {
+		workers.CleanTemps("", confine.Dir{Base: proj.dirs.Base, Workspace: st.WorktreePath})
+	}
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {

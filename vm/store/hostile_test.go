@@ -1,9 +1,14 @@
 package store
 
 import (
+	"bufio"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"smith/manifest/source"
 )
@@ -102,4 +107,72 @@ func TestNeverWriteUnreadableState(t *testing.T) {
 	if err := r2.Load(&st, func([]byte) error { return nil }); err != nil {
 		t.Errorf("Load after the refused writes: %v", err)
 	}
+}
+
+// lockEnv turns the test binary into a process that holds the lock of run
+// "lk" under BASE (its value) until it is killed.
+const lockEnv = "SMITH_STORE_LOCK_CHILD"
+
+func lockChild(base string) {
+	s, err := New(base)
+	if err == nil {
+		var r *Run
+		if r, err = s.Open("lk"); err == nil {
+			fmt.Println("locked")
+			time.Sleep(time.Minute)
+			r.Close()
+		}
+	}
+	fmt.Fprintln(os.Stderr, "lock child:", err)
+	os.Exit(1)
+}
+
+// TestOpenRightAfterHolderKilled: a run whose driver was just SIGKILLed
+// opens at once: the lock of a dead holder is waited for, not refused with
+// E_RUN_LOCKED (issue 8, point 10). The lock fd is close-on-exec, so no
+// child of the driver holds it.
+func TestOpenRightAfterHolderKilled(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	r, err := s.Create("lk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags, err := unixFcntlGetfd(r.lock); err != nil || flags&syscall.FD_CLOEXEC == 0 {
+		t.Errorf("lock fd flags %#x (%v): not close-on-exec", flags, err)
+	}
+	r.Close()
+	for i := 0; i < 10; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), lockEnv+"="+s.Base)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if line != "locked\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("lock child said %q", line)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		r, err := s.Open("lk")
+		cmd.Wait()
+		if err != nil {
+			t.Fatalf("trial %d: Open right after the holder's SIGKILL: %v", i, err)
+		}
+		r.Close()
+	}
+}
+
+// unixFcntlGetfd returns the descriptor flags of f.
+func unixFcntlGetfd(f *os.File) (int, error) {
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_GETFD, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(flags), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,6 +28,30 @@ func (d Dir) open(abs string) (*os.Root, string, error) {
 	return root, rel, nil
 }
 
+// tempSuffix separates a file's name from the random part of its
+// temporary twin: ".NAME.tmp-XXXX" (XXXX is rand.Text, 26 characters of
+// the base32 alphabet).
+const tempSuffix = ".tmp-"
+
+// IsTempName reports whether name is the name of one of WriteFile's
+// temporary files, which a kill in the middle of a write leaves behind.
+func IsTempName(name string) bool {
+	i := strings.LastIndex(name, tempSuffix)
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
+	}
+	r := name[i+len(tempSuffix):]
+	if len(r) != 26 {
+		return false
+	}
+	for _, c := range r {
+		if !('A' <= c && c <= 'Z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
 // WriteFile writes data to abs, a path returned by Resolve or ResolveIn,
 // creating its parent directories. Every directory on the way is opened
 // without following links (a link created after the check is a violation,
@@ -44,7 +69,7 @@ func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
 	}
 	defer unix.Close(dirfd)
 	name := filepath.Base(rel)
-	tmp := "." + name + ".tmp-" + rand.Text()
+	tmp := "." + name + tempSuffix + rand.Text()
 	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
