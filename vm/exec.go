@@ -151,6 +151,11 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	if res.HasJSON {
 		r.JSON = m.maskValue(res.JSON)
 	}
+	if err := m.capCapture(blk.ID, &r); err != nil {
+		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
+		r.Error = stepErrorOf(&codedError{source.EExec, err.Error()}, m.mask.String)
+		sig = SigFailure
+	}
 	m.setStep(blk.ID, r)
 	m.noteLast(blk, dur)
 	if res.Tokens != 0 || res.LinesWritten != 0 {

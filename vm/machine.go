@@ -103,6 +103,9 @@ type Machine struct {
 	// counted (it was cut off while running); cleared by the next commit.
 	revisit string
 
+	// captures caches the capture files read, by step.
+	captures map[string]*cachedCapture
+
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
 	schemas   *workers.SchemaSet
@@ -126,7 +129,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
-	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps}
+	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, captures: map[string]*cachedCapture{}}
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}

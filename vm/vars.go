@@ -245,7 +245,7 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 	case "output":
 		v = res.Output
 	case "lines":
-		lines := res.Lines
+		lines := m.capture(rest[0].Key, res).Lines
 		if lines == nil && res.Output != "" {
 			// Any step's output can be read as lines; output_capture: lines
 			// only decides what state.json keeps.
@@ -257,7 +257,7 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 		}
 		v = l
 	case "json":
-		v = res.JSON
+		v = m.capture(rest[0].Key, res).JSON
 	case "duration":
 		v = res.Duration
 	case "status":

@@ -482,3 +482,49 @@ steps:
 		t.Errorf("a user's file was removed")
 	}
 }
+
+// TestCapturesCapped: lines and json captures are capped in state.json like
+// output; the whole value is kept in a file under RUN_ROOT/logs and
+// ${steps.S.lines} / ${steps.S.json} still read it (issue 8, point 8).
+func TestCapturesCapped(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	var b strings.Builder
+	b.WriteString(`{"items": [`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"item %d"`, i)
+	}
+	b.WriteString(`], "last": "the end"}`)
+	p.write("workspace/big.json", b.String())
+	wf := p.write("c.yaml", `version: "1.0"
+name: c
+steps:
+  - name: L
+    command: ["HELPER", "bytes:2000000"]
+    output_capture: lines
+    on: {success: {goto: J}, failure: {error: "L failed"}}
+  - name: J
+    command: ["HELPER", "cat"]
+    input_file: big.json
+    output_capture: json
+    on: {success: {goto: Use}, failure: {error: "J failed"}}
+  - name: Use
+    command: ["HELPER", "echo:${steps.L.lines[19999]}|${steps.J.json.last}|${steps.J.json.items[19999]}"]
+    on: {success: {goto: _end}, failure: {error: "Use failed"}}
+`)
+	want(t, p.vm("run", wf, "--run-id", "c"), 0)
+	st := p.state("c")
+	if got, want := st.Steps["Use"].Output, strings.Repeat("x", 99)+"|the end|item 19999"; got != want {
+		t.Errorf("Use printed %.200q, want %.200q", got, want)
+	}
+	fi, err := os.Stat(filepath.Join(p.runRoot("c"), "state.json"))
+	if err != nil || fi.Size() > 200<<10 {
+		t.Errorf("state.json is %d bytes (%v), want the captures capped", fi.Size(), err)
+	}
+	if !st.Steps["L"].Truncated || !st.Steps["J"].Truncated {
+		t.Errorf("capped captures not marked truncated")
+	}
+}
