@@ -326,7 +326,8 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	}
 	pc, err := m.reentry()
 	if err != nil {
-		return st, err
+		// Nothing ran: no state to save (finish prints the error).
+		return nil, err
 	}
 	if opt.Note != "" {
 		m.appendPayload([]workers.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
@@ -351,7 +352,8 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 func (m *Machine) reentry() (uint32, error) {
 	st := m.st
 	corrupt := func(format string, args ...any) (uint32, error) {
-		return 0, &RuntimeError{Code: source.EStateCorrupt, Msg: fmt.Sprintf(format, args...)}
+		return 0, &RuntimeError{Code: source.EStateCorrupt, Msg: fmt.Sprintf(format, args...) +
+			" (the workflow changed since the run stopped); nothing was changed: put it back in the workflow and resume, or start the workflow again with smithvm run"}
 	}
 	for _, f := range st.LoopStack {
 		if b := m.block(f.Loop); b == nil || b.Loop == nil {

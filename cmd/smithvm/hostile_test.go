@@ -402,7 +402,7 @@ func TestNoChildOutlivesItsStep(t *testing.T) {
 name: bg
 steps:
   - name: A
-    command: ["HELPER", "child:c.pid:30", "daemon:d.pid:30", "echo:done"]
+    command: ["HELPER", "child:c.pid:30", "daemon:d.pid:30", "wait:c.pid", "wait:d.pid", "echo:done"]
     on: {success: {goto: _end}, failure: {error: "A failed"}}
 `)
 		want(t, p.vm("run", wf), 0)
@@ -526,5 +526,67 @@ steps:
 	}
 	if !st.Steps["L"].Truncated || !st.Steps["J"].Truncated {
 		t.Errorf("capped captures not marked truncated")
+	}
+}
+
+// TestDamagedState: every damage of a run's state is E_STATE_CORRUPT, exit
+// 2, saying what is wrong and what to do, and nothing rewrites a state it
+// could not read (issue 8, point 9).
+func TestDamagedState(t *testing.T) {
+	t.Parallel()
+	const wfText = `version: "1.0"
+name: dmg
+steps:
+  - name: A
+    command: ["HELPER", "echo:a"]
+    on: {success: {goto: B}, failure: {error: "A failed"}}
+  - name: B
+    command: ["HELPER", "exit:1"]
+    on: {success: {goto: _end}, failure: {error: "B failed"}}
+`
+	cases := []struct {
+		name   string
+		damage func(p *proj, wf string)
+		status bool // status fails too
+	}{
+		{"failed step deleted from the workflow", func(p *proj, wf string) {
+			p.write("dmg.yaml", strings.Replace(wfText[:strings.Index(wfText, "  - name: B")], "goto: B", "goto: _end", 1))
+		}, false},
+		{"empty object state, empty journal", func(p *proj, wf string) {
+			p.write(".orchestrator/runs/d/state.json", "{}")
+			p.write(".orchestrator/runs/d/journal.jsonl", "")
+		}, true},
+		{"state.json is a directory", func(p *proj, wf string) {
+			os.Remove(filepath.Join(p.runRoot("d"), "state.json"))
+			os.MkdirAll(filepath.Join(p.runRoot("d"), "state.json"), 0o755)
+		}, true},
+		{"journal is a directory", func(p *proj, wf string) {
+			os.Remove(filepath.Join(p.runRoot("d"), "journal.jsonl"))
+			os.MkdirAll(filepath.Join(p.runRoot("d"), "journal.jsonl"), 0o755)
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProj(t)
+			wf := p.write("dmg.yaml", wfText)
+			want(t, p.vm("run", wf, "--run-id", "d"), 1)
+			c.damage(p, wf)
+			before, _ := os.ReadFile(filepath.Join(p.runRoot("d"), "state.json"))
+			check := func(r result, what string) {
+				t.Helper()
+				if r.code != 2 || !strings.Contains(r.stderr, "E_STATE_CORRUPT") || !strings.Contains(r.stderr, "smithvm run") {
+					t.Errorf("%s: exit %d, want 2 with E_STATE_CORRUPT and what to do:\n%s", what, r.code, r.stderr)
+				}
+			}
+			check(p.vm("resume", "d"), "resume")
+			if c.status {
+				check(p.vm("status", "d"), "status")
+			}
+			after, _ := os.ReadFile(filepath.Join(p.runRoot("d"), "state.json"))
+			if string(after) != string(before) {
+				t.Errorf("state.json was rewritten:\n%.300s\nwas\n%.300s", after, before)
+			}
+		})
 	}
 }

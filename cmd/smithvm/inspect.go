@@ -65,6 +65,9 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		st.Apply(&d)
 		return nil
 	})
+	if err == nil {
+		err = stateProblem(id, &st)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return nil, nil, exitStatus(err)

@@ -443,7 +443,19 @@ func loadState(r *store.Run) (*vm.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := stateProblem(r.ID(), &st); err != nil {
+		return nil, err
+	}
 	return &st, nil
+}
+
+// stateProblem is the E_STATE_CORRUPT error of a loaded state that is not
+// usable, or nil.
+func stateProblem(id string, st *vm.State) error {
+	if p := st.Problem(id); p != "" {
+		return &store.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
+	}
+	return nil
 }
 
 func codeOf(err error) source.Code {

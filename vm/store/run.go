@@ -62,9 +62,11 @@ func open(id, root string, p Policy) (*Run, error) {
 	}
 	r := &Run{id: id, root: root, policy: p.withDefaults(), lock: lock, iters: map[string]*os.File{}}
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
-	if err == nil {
-		r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
+	if err != nil {
+		r.Close()
+		return nil, corrupt(id, fmt.Errorf("open %s: %w", journalFile, err))
 	}
+	r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open run '%s': %w", id, err)
@@ -372,7 +374,9 @@ func (r *Run) Load(state any, apply func(delta []byte) error) error {
 		return err
 	}
 	if !haveState && len(deltas) == 0 {
-		return corrupt(r.id, errors.New("run has no state: it was stopped before its first step was saved; nothing to resume, start it again with smithvm run FILE --run-id "+r.id))
+		e := corrupt(r.id, errors.New("run has no state: it was stopped before its first step was saved"))
+		e.Hint = "nothing to resume: start it again with smithvm run FILE --run-id " + r.id
+		return e
 	}
 	r.seq = base
 	for i, d := range deltas {
@@ -395,7 +399,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("read state of run '%s': %w", r.id, err)
+		return 0, false, corrupt(r.id, fmt.Errorf("read %s: %w", stateFile, err))
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
@@ -433,7 +437,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
 	b, err := os.ReadFile(filepath.Join(r.root, journalFile))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read journal of run '%s': %w", r.id, err)
+		return nil, nil, corrupt(r.id, fmt.Errorf("read %s: %w", journalFile, err))
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
 		// A torn append: it never returned, so the delta was never durable.
