@@ -194,6 +194,10 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 	if got, want := res.Segments[0].Content, "write 'blocker/x.go': "; !strings.HasPrefix(got, want) || len(got) == len(want) {
 		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
 	}
+	// The I/O failure carries a code (issue 8, point 11).
+	if se, ok := res.Err.(*StepError); !ok || se.Code != source.EExec {
+		t.Errorf("Err = %v, want E_EXEC", res.Err)
+	}
 	if got, want := readTree(t, p.worktree), "blocker: file\n|\nfirst.go: one\n|\n"; got != want {
 		t.Errorf("worktree = %q, want %q", got, want)
 	}

@@ -211,6 +211,17 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	return res
 }
 
+// hurry is closed by Hurry.
+var (
+	hurry     = make(chan struct{})
+	hurryOnce sync.Once
+)
+
+// Hurry cuts short the grace period between SIGTERM and SIGKILL of every
+// step being stopped, now and later (a second Ctrl-C): their groups get
+// SIGKILL at once.
+func Hurry() { hurryOnce.Do(func() { close(hurry) }) }
+
 // watch waits for the timeout, ctx or exited. On timeout or cancellation it
 // sends SIGTERM to the group, then SIGKILL after grace or, if the leader exits
 // sooner, once Wait has returned, so that no member of the group outlives
@@ -236,6 +247,7 @@ func watch(ctx context.Context, pgid int, timeout, grace time.Duration, exited <
 	select {
 	case <-exited:
 	case <-g.C:
+	case <-hurry:
 	}
 	// ESRCH here just means the whole group is gone already.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)

@@ -590,3 +590,38 @@ steps:
 		})
 	}
 }
+
+// TestSecondInterrupt: a step whose process ignores SIGTERM gets the grace
+// period after one Ctrl-C; a second Ctrl-C kills it at once, and smithvm
+// exits 130 with the state saved (issue 8, point 11).
+func TestSecondInterrupt(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	wf := p.write("i.yaml", `version: "1.0"
+name: i
+steps:
+  - name: Stubborn
+    command: ["HELPER", "ignoreterm", "pid:s.pid", "sleep:60"]
+    on: {success: {goto: _end}, failure: {error: "failed"}}
+`)
+	run := p.start("run", wf, "--run-id", "i")
+	pid := pidIn(t, filepath.Join(p.ws, "s.pid"))
+	run.cmd.Process.Signal(os.Interrupt)
+	waitFor(t, 10*time.Second, "the first interrupt to reach the step", func() bool {
+		return strings.Contains(run.stderr.String(), "Step 'Stubborn' starting")
+	})
+	time.Sleep(200 * time.Millisecond)
+	run.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-run.exited:
+	case <-time.After(4 * time.Second):
+		t.Fatalf("smithvm still runs 4 s after the second Ctrl-C (the 10 s grace was not cut short)")
+	}
+	if r := run.wait(t); r.code != 130 {
+		t.Errorf("exit %d, want 130:\n%s", r.code, r.stderr)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the step's process outlived smithvm")
+	}
+}

@@ -232,9 +232,34 @@ func exitStatus(err error) int {
 	return source.ExitExec
 }
 
-// signalContext is cancelled by SIGINT or SIGTERM.
+// signalContext is cancelled by SIGINT or SIGTERM; a second one kills the
+// running steps at once instead of granting them the grace period.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-ch:
+				n++
+				if n == 1 {
+					cancel()
+				} else {
+					workers.Hurry()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
 }
 
 func (e *env) cmdRun(args []string) int {
