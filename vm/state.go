@@ -114,14 +114,14 @@ type StepResult struct {
 	Lines    []string `json:"lines"`
 	JSON     any      `json:"json"`
 	// Duration is in seconds.
-	Duration        float64    `json:"duration"`
-	Attempts        int        `json:"attempts"`
-	Truncated       bool       `json:"truncated"`
-	SpillStdoutPath string     `json:"spill_stdout_path,omitempty"`
+	Duration        float64 `json:"duration"`
+	Attempts        int     `json:"attempts"`
+	Truncated       bool    `json:"truncated"`
+	SpillStdoutPath string  `json:"spill_stdout_path,omitempty"`
 	// CapturePath is the file (absolute) that holds the whole lines or json
 	// capture when Lines and JSON hold only an excerpt (no json at all).
-	CapturePath string `json:"capture_path,omitempty"`
-	Error           *StepError `json:"error,omitempty"`
+	CapturePath string     `json:"capture_path,omitempty"`
+	Error       *StepError `json:"error,omitempty"`
 	// Signal is the signal the step produced (manifests).
 	Signal string `json:"signal,omitempty"`
 	Visits int    `json:"visits,omitempty"`

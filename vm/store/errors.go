@@ -40,4 +40,3 @@ func corrupt(id string, err error) *Error {
 
 // CorruptHint says what to do about a corrupt state.
 const CorruptHint = "nothing was changed: restore RUN_ROOT/state.json (and journal.jsonl) from a backup, or start the workflow again with smithvm run"
-
