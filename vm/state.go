@@ -114,14 +114,11 @@ type StepResult struct {
 	Lines    []string `json:"lines"`
 	JSON     any      `json:"json"`
 	// Duration is in seconds.
-	Duration        float64 `json:"duration"`
-	Attempts        int     `json:"attempts"`
-	Truncated       bool    `json:"truncated"`
-	SpillStdoutPath string  `json:"spill_stdout_path,omitempty"`
-	// CapturePath is the file (absolute) that holds the whole lines or json
-	// capture when Lines and JSON hold only an excerpt (no json at all).
-	CapturePath string     `json:"capture_path,omitempty"`
-	Error       *StepError `json:"error,omitempty"`
+	Duration        float64    `json:"duration"`
+	Attempts        int        `json:"attempts"`
+	Truncated       bool       `json:"truncated"`
+	SpillStdoutPath string     `json:"spill_stdout_path,omitempty"`
+	Error           *StepError `json:"error,omitempty"`
 	// Signal is the signal the step produced (manifests).
 	Signal string `json:"signal,omitempty"`
 	Visits int    `json:"visits,omitempty"`
@@ -147,6 +144,9 @@ type StepResult struct {
 	// Commit is the commit on the run's branch holding what the step
 	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
 	Commit string `json:"commit,omitempty"`
+	// CapturePath is the file (absolute) that holds the whole lines or json
+	// capture when Lines and JSON hold only an excerpt (no json at all).
+	CapturePath string `json:"capture_path,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.
