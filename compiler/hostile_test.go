@@ -34,3 +34,34 @@ func TestBlockIDsNameFiles(t *testing.T) {
 func strconvQuote(s string) string {
 	return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"`
 }
+
+// TestStepFieldsChecked: every field the VM resolves in ${steps.S.FIELD}
+// passes smithc check (signal and attempts did not), including stderr,
+// started_at and ended_at (CONTRACT 12.5); an unknown field still fails
+// (issue 8, point 12). vm's TestStepFieldTable checks the VM side of the
+// one table, isa.StepFields.
+func TestStepFieldsChecked(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"exit_code", "output", "stderr", "lines", "json", "duration", "status", "signal", "attempts", "started_at", "ended_at", "validation_error", "iterations", "nope"} {
+		src := `version: "1.0"
+name: f
+steps:
+  - name: A
+    command: ["true"]
+    on: {success: {goto: B}, failure: {error: "A failed"}}
+  - name: B
+    command: ["echo", "${steps.A.` + f + `}"]
+    on: {success: {goto: _end}, failure: {error: "B failed"}}
+`
+		ds := compileForCheck("f.yaml", []byte(src))
+		if f == "nope" {
+			if !ds.HasErrors() {
+				t.Errorf("${steps.A.nope} passed the check")
+			}
+			continue
+		}
+		if ds.HasErrors() {
+			t.Errorf("${steps.A.%s}: %v", f, ds)
+		}
+	}
+}

@@ -126,6 +126,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	}
 	sig = m.reply(blk, &res, sig)
 	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
+	stderr, _ := workers.Excerpt([]byte(res.Stderr), outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
@@ -143,6 +144,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Provider:        res.Provider,
 		Message:         msg,
 		Commit:          commit,
+		Stderr:          m.mask.String(stderr),
 	}
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted
@@ -156,8 +158,6 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		r.Error = stepErrorOf(&codedError{source.EExec, err.Error()}, m.mask.String)
 		sig = SigFailure
 	}
-	m.setStep(blk.ID, r)
-	m.noteLast(blk, dur)
 	if res.Tokens != 0 || res.LinesWritten != 0 {
 		m.st.Stats.TotalTokensUsed += res.Tokens
 		m.st.Stats.TotalLinesWritten += res.LinesWritten
@@ -173,6 +173,12 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		}
 	}
 	m.enter(blk.ID, PhaseDispatch, sig)
+	// The step's end is the time of its event (one clock reading).
+	ended := m.now()
+	r.StartedAt = ended.Add(-res.Duration).Format(time.RFC3339Nano)
+	r.EndedAt = ended.Format(time.RFC3339Nano)
+	m.setStep(blk.ID, r)
+	m.noteLast(blk, dur)
 	var ev Event
 	switch {
 	case sig == SigSuccess:
@@ -187,6 +193,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		ev = evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur)
 	}
 	ev.Provider = res.Provider
+	ev.Time = ended // the step's ended_at
 	m.emit(ev)
 	return m.commit()
 }

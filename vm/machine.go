@@ -469,7 +469,9 @@ func counted(op isa.Op) bool {
 func (m *Machine) emit(e Event) {
 	m.st.EventSeq++
 	e.Seq = m.st.EventSeq
-	e.Time = m.now()
+	if e.Time.IsZero() {
+		e.Time = m.now()
+	}
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(e.Msg)
 	for i, t := range e.Traceback {

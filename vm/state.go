@@ -147,6 +147,13 @@ type StepResult struct {
 	// CapturePath is the file (absolute) that holds the whole lines or json
 	// capture when Lines and JSON hold only an excerpt (no json at all).
 	CapturePath string `json:"capture_path,omitempty"`
+	// Stderr is the step's stderr (masked, trailing newlines removed), cut
+	// like Output (CONTRACT 12.5).
+	Stderr string `json:"stderr,omitempty"`
+	// StartedAt and EndedAt are when the step's run started and ended
+	// (ISO-8601 UTC, CONTRACT 12.5).
+	StartedAt string `json:"started_at,omitempty"`
+	EndedAt   string `json:"ended_at,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

@@ -166,6 +166,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 		res.Err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
 	res.Output = trimOutput(string(pr.Stdout))
+	res.Stderr = trimOutput(string(pr.Stderr))
 	whole := pr.Stdout
 	if pr.StdoutTruncated && pr.StdoutSpill != "" {
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
