@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -175,4 +176,46 @@ func unixFcntlGetfd(f *os.File) (int, error) {
 		return 0, errno
 	}
 	return int(flags), nil
+}
+
+// FuzzStoreLoad: whatever state.json and journal hold, Load never panics,
+// fails only with E_STATE_CORRUPT, and never changes state.json (a state it
+// could not read is never rewritten).
+func FuzzStoreLoad(f *testing.F) {
+	f.Add([]byte(`{"a":1,"journal_seq":1}`), []byte("{\"seq\":2,\"delta\":{\"b\":2}}\n"))
+	f.Add([]byte(`{}`), []byte(""))
+	f.Add([]byte(`[]`), []byte("{\"seq\":1,\"delta\":{}}\n{\"seq\":3"))
+	f.Add([]byte(`{"journal_seq":-1}`), []byte("not json\n"))
+	f.Add([]byte(``), []byte("{\"seq\":1,\"delta\":{}}\n{\"seq\":2,\"delta\":{}}\n"))
+	f.Fuzz(func(t *testing.T, state, journal []byte) {
+		s := newStore(t)
+		r, err := s.Create("f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := r.Root()
+		r.Close()
+		if len(state) > 0 {
+			os.WriteFile(filepath.Join(root, stateFile), state, 0o644)
+		}
+		os.WriteFile(filepath.Join(root, journalFile), journal, 0o644)
+		r, err = s.Open("f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var st map[string]any
+		err = r.Load(&st, func(d []byte) error {
+			var v map[string]any
+			return json.Unmarshal(d, &v)
+		})
+		if err != nil && codeOf(err) != source.EStateCorrupt {
+			t.Errorf("Load: %v, want nil or E_STATE_CORRUPT", err)
+		}
+		if len(state) > 0 {
+			if got := readFile(t, filepath.Join(root, stateFile)); got != string(state) {
+				t.Errorf("Load changed state.json")
+			}
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -308,6 +309,41 @@ func FuzzLexical(f *testing.F) {
 		back, rerr := filepath.Rel(base, joined)
 		if rerr != nil || !filepath.IsLocal(back) {
 			t.Errorf("Lexical(%q) = nil, but %q is not below %q", rel, joined, base)
+		}
+	})
+}
+
+// FuzzResolveIn: whatever path a user or a model gives, a path ResolveIn
+// accepts lies in WORKSPACE, not in BASE/.orchestrator, and passes through
+// no symbolic link; Open and Create of it stay there too.
+func FuzzResolveIn(f *testing.F) {
+	for _, s := range []string{"a.txt", "../x", "/etc/passwd", "link/x", "a/../../.orchestrator/runs/r/state.json", "artifacts/S/out", "a\x00b", "a\nb", ".", "", "./link", "dir/../link/x"} {
+		f.Add(s)
+	}
+	base := f.TempDir()
+	d, err := New(base)
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(d.Workspace, "dir"), 0o755)
+	os.MkdirAll(filepath.Join(base, ".orchestrator", "runs"), 0o755)
+	if err := os.Symlink(base, filepath.Join(d.Workspace, "link")); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		abs, err := d.ResolveIn(d.Workspace, rel)
+		if err != nil {
+			return
+		}
+		r, rerr := filepath.Rel(d.Workspace, abs)
+		if rerr != nil || !filepath.IsLocal(r) && r != "." {
+			t.Fatalf("ResolveIn(%q) = %q, outside WORKSPACE", rel, abs)
+		}
+		if strings.HasPrefix(r, "link") && (r == "link" || strings.HasPrefix(r, "link"+string(filepath.Separator))) {
+			t.Fatalf("ResolveIn(%q) = %q passes through the symlink", rel, abs)
+		}
+		if f, err := d.Open(abs); err == nil {
+			f.Close()
 		}
 	})
 }
