@@ -91,7 +91,7 @@ var codeTable = [...]CodeInfo{
 	{ENoExit, Error, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},
 	{EVarMissing, Error, ExitConfig, true, "a ${...} reference names an unknown step, context key or loop variable"},
 	{EEnvNotAllowed, Error, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
-	{EPathEscape, Error, ExitPathEscape, true, "a path is absolute, leaves BASE through '..', or passes through a symlink inside WORKSPACE"},
+	{EPathEscape, Error, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
 	{ETemplateKey, Error, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
 	{WUnreachable, Warning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, Warning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},

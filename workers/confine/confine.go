@@ -1,14 +1,15 @@
 // Package confine is the one place where a path that comes from a user or a model
 // is checked against the project directory (CONTRACT.md section 2).
 //
-// BASE is the project root and WORKSPACE is BASE/workspace. A relative path is
-// relative to WORKSPACE (or to another directory below BASE given by the caller),
-// and it is a violation when it is absolute, when it resolves outside BASE, or
+// BASE is the project root and WORKSPACE is BASE/workspace (or the directory
+// given). A relative path is relative to WORKSPACE (or to another directory
+// below it given by the caller), and it is a violation when it is absolute,
+// when it resolves outside WORKSPACE (into BASE, into BASE/.orchestrator), or
 // when any existing component of it below BASE is a symbolic link. Every
 // violation wraps ErrEscape. The checks are lexical (filepath.IsLocal) plus
-// os.Lstat, never string prefixes, and the writing helpers go through an
-// os.Root opened at BASE, so a link created after the check still cannot lead
-// outside the project.
+// os.Lstat, never string prefixes, and every open, write, rename and mkdir
+// walks from BASE one component at a time with openat(O_NOFOLLOW), so a link
+// created after the check is refused at the moment of use.
 package confine
 
 import (

@@ -14,20 +14,6 @@ import (
 // dirPerm is the mode of directories created for a file.
 const dirPerm = 0o755
 
-// open checks abs again and opens an os.Root at Base. The caller closes the
-// root; the returned path is relative to Base.
-func (d Dir) open(abs string) (*os.Root, string, error) {
-	rel, err := d.checked(abs)
-	if err != nil {
-		return nil, "", err
-	}
-	root, err := os.OpenRoot(d.Base)
-	if err != nil {
-		return nil, "", fmt.Errorf("open project %s: %w", d.Base, err)
-	}
-	return root, rel, nil
-}
-
 // tempSuffix separates a file's name from the random part of its
 // temporary twin: ".NAME.tmp-XXXX" (XXXX is rand.Text, 26 characters of
 // the base32 alphabet).
