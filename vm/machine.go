@@ -103,8 +103,10 @@ type Machine struct {
 	// counted (it was cut off while running); cleared by the next commit.
 	revisit string
 
-	// captures caches the capture files read, by step.
+	// captures caches the capture files read, by step; stale are capture
+	// files to remove once the next commit is durable.
 	captures map[string]*cachedCapture
+	stale    []string
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
@@ -504,6 +506,12 @@ func (m *Machine) commit() error {
 			return fmt.Errorf("save state of run %s: %w", st.RunID, err)
 		}
 	}
+	// Capture files the saved state no longer names (a crash before this
+	// leaves a stray file in logs/, never a missing one).
+	for _, f := range m.stale {
+		os.Remove(f)
+	}
+	m.stale = m.stale[:0]
 	for _, e := range m.pending {
 		if m.cfg.Events != nil {
 			m.cfg.Events(e)
@@ -515,6 +523,9 @@ func (m *Machine) commit() error {
 
 // setStep records the result of a step.
 func (m *Machine) setStep(name string, r StepResult) {
+	if old := m.st.Steps[name]; old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
+		m.stale = append(m.stale, old.CapturePath)
+	}
 	m.st.putStep(name, r)
 	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
 }
@@ -522,6 +533,9 @@ func (m *Machine) setStep(name string, r StepResult) {
 // reset removes step results (a loop body's, at an iteration start).
 func (m *Machine) reset(names []string) {
 	for _, n := range names {
+		if old := m.st.Steps[n]; old != nil && old.CapturePath != "" {
+			m.stale = append(m.stale, old.CapturePath)
+		}
 		delete(m.st.Steps, n)
 	}
 	m.d.Reset = append(m.d.Reset, names...)

@@ -625,3 +625,34 @@ steps:
 		t.Errorf("the step's process outlived smithvm")
 	}
 }
+
+// TestCaptureFilesDoNotPileUp: a loop whose body has a large capture keeps
+// one capture file for it, not one per iteration.
+func TestCaptureFilesDoNotPileUp(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	wf := p.write("c.yaml", `version: "1.0"
+name: c
+steps:
+  - name: Each
+    for_each:
+      items: [a, b, c, d]
+      steps:
+        - name: Big
+          command: ["HELPER", "bytes:20000", "echo:${item}"]
+          output_capture: lines
+          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
+    on: {success: {goto: Use}, failure: {error: "loop failed"}}
+  - name: Use
+    command: ["HELPER", "echo:${steps.Big.lines[200]}"]
+    on: {success: {goto: _end}, failure: {error: "Use failed"}}
+`)
+	want(t, p.vm("run", wf, "--run-id", "c"), 0)
+	if got := p.state("c").Steps["Use"].Output; got != "d" {
+		t.Errorf("Use printed %q, want the last iteration's last line d", got)
+	}
+	files, _ := filepath.Glob(filepath.Join(p.runRoot("c"), "logs", "Big-*-capture.json"))
+	if len(files) != 1 {
+		t.Errorf("capture files of Big: %v, want one", files)
+	}
+}
