@@ -347,3 +347,29 @@ func FuzzResolveIn(f *testing.F) {
 		}
 	})
 }
+
+// TestOrchestratorRefusedWhenWorkspaceIsBase: with --workspace and no
+// --base, WORKSPACE is BASE, and BASE/.orchestrator (every run's state) is
+// still out of reach; a run's git worktree, itself under .orchestrator, is
+// a WORKSPACE of its own.
+func TestOrchestratorRefusedWhenWorkspaceIsBase(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	d := Dir{Base: base, Workspace: base}
+	for _, rel := range []string{".orchestrator/runs/r/state.json", "a/../.orchestrator/x", ".orchestrator"} {
+		if _, err := d.ResolveIn(base, rel); !errors.Is(err, ErrEscape) {
+			t.Errorf("ResolveIn(BASE, %q) = %v, want a violation", rel, err)
+		}
+	}
+	if _, err := d.ResolveIn(base, "src/main.go"); err != nil {
+		t.Errorf("ResolveIn(BASE, src/main.go) = %v", err)
+	}
+	wt := filepath.Join(base, ".orchestrator", "worktrees", "r")
+	w := Dir{Base: base, Workspace: wt}
+	if _, err := w.ResolveIn(wt, "pkg/a.go"); err != nil {
+		t.Errorf("worktree ResolveIn(pkg/a.go) = %v", err)
+	}
+	if _, err := w.ResolveIn(wt, "../../runs/r/state.json"); !errors.Is(err, ErrEscape) {
+		t.Errorf("worktree ResolveIn(../../runs/r/state.json) = %v, want a violation", err)
+	}
+}
