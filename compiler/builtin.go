@@ -1,6 +1,9 @@
 package compiler
 
-import "smith/compiler/ir"
+import (
+	"smith/compiler/ir"
+	"smith/isa"
+)
 
 // An internalWorker is one Internal:* worker (CONTRACT section 8) with the
 // signals it can emit, in a fixed order.
@@ -66,8 +69,9 @@ const defaultOutputType = "AI_RESPONSE"
 // stdout when its output_type is not given (CONTRACT 12.5).
 const defaultCommandOutputType = "COMMAND_OUTPUT"
 
-// stepFields are the fields of ${steps.NAME.FIELD}.
-var stepFields = [...]string{"exit_code", "output", "lines", "json", "duration", "status", "iterations", "validation_error"}
+// stepFields are the fields of ${steps.NAME.FIELD}: the table the VM
+// resolves too.
+var stepFields = isa.StepFields
 
 // runFields are the fields of ${run.FIELD}.
 var runFields = [...]string{"id", "timestamp_utc"}

@@ -105,6 +105,11 @@ func (m *jsonLowerer) index() {
 		}
 		for _, b := range m.nodeBlocks(n) {
 			id := strings.TrimPrefix(b.Key, blockPrefix)
+			if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") {
+				// The id names log files and the artifact folder.
+				m.errorf(b.Pos, source.ESchema, "block id '%s' must be a non-empty name without '/' or '\\' (it names files)", b.Key)
+				continue
+			}
 			if prev, dup := m.blocks[id]; dup {
 				m.errorf(b.Pos, source.EDupStep, "block id '%s' is already used at %s", b.Key, prev.block.Pos)
 				continue

@@ -3,6 +3,7 @@ package compiler
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"smith/isa"
 	"smith/manifest/source"
@@ -30,7 +31,8 @@ func (l *lowerer) checkOutputPath(t *isa.Template, step string, pos source.Pos) 
 		return
 	}
 	p := t.Literal()
-	if p == "" {
+	if p == "" || filepath.Clean(p) == "." || strings.HasSuffix(p, "/") {
+		l.errorf(pos, source.ESchema, "output_file '%s' names no file: give a file name relative to WORKSPACE/artifacts/%s/", p, step)
 		return
 	}
 	if filepath.IsAbs(p) {

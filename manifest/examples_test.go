@@ -37,6 +37,9 @@ func exampleFiles(t *testing.T) []string {
 				if d.Name() == "clis" || d.Name() == "node_modules" {
 					return filepath.SkipDir // npm pins of the agent CLIs, not workflows
 				}
+				if d.Name() == "adversarial" {
+					return filepath.SkipDir // hostile documents, many invalid on purpose (cmd/smithvm TestAdversarial)
+				}
 				return nil
 			}
 			switch strings.ToLower(filepath.Ext(path)) {

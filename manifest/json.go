@@ -37,8 +37,8 @@ func ParseJSON(name string, src []byte) (*Value, source.Diagnostics) {
 	return v, ds
 }
 
-// maxJSONDepth bounds nesting, as the YAML library does.
-const maxJSONDepth = 10000
+// maxJSONDepth bounds nesting (source.MaxDepth, as for YAML).
+const maxJSONDepth = source.MaxDepth
 
 // Sizes of the parser's string cache and value slabs.
 const (

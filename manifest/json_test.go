@@ -99,7 +99,7 @@ func TestParseJSONErrors(t *testing.T) {
 		{"trailing comma", `{"a": 1,}`, "e.json:1:9: error: E_PARSE: invalid character '}' looking for beginning of object key string"},
 		{"empty", "", "e.json:1:1: error: E_PARSE: unexpected end of JSON input"},
 		{"duplicate key", "{\"a\": {\"b\": 1,\n \"b\": 2}}", "e.json:2:2: error: E_PARSE: duplicate key 'b'"},
-		{"too deep", `{"a": ` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + "}", "e.json:1:10006: error: E_PARSE: document nests deeper than 10000 levels"},
+		{"too deep", `{"a": ` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + "}", "e.json:1:106: error: E_PARSE: document nests deeper than 100 levels"},
 		{"list at top", "[1]", "e.json:1:1: error: E_SCHEMA: the top level must be an object, found array"},
 	}
 	for _, tt := range tests {
@@ -316,7 +316,7 @@ func TestParseJSONSyntaxErrors(t *testing.T) {
 		{"string at top", `"x"`, "x.json:1:2: error: E_SCHEMA: the top level must be an object, found string"},
 		{"number at top", ` -1.5 `, "x.json:1:2: error: E_SCHEMA: the top level must be an object, found number"},
 		{"deep but allowed", strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth), "x.json:1:1: error: E_SCHEMA: the top level must be an object, found array"},
-		{"too deep, unclosed", strings.Repeat("[", maxJSONDepth+1), "x.json:1:10001: error: E_PARSE: document nests deeper than 10000 levels"},
+		{"too deep, unclosed", strings.Repeat("[", maxJSONDepth+1), "x.json:1:101: error: E_PARSE: document nests deeper than 100 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,10 @@ func ParseYAML(name string, src []byte) (*Value, source.Diagnostics) {
 		ds.Add(b.pos(root), source.EParse, "document expands aliases too far (billion laughs?)")
 		return nil, ds
 	}
+	if at := tooDeep(root, source.MaxDepth); at != nil {
+		ds.Add(b.pos(at), source.EParse, "document nests deeper than %d levels", source.MaxDepth)
+		return nil, ds
+	}
 	v := b.build(root)
 	ds = append(ds, b.ds...)
 	if ds.HasErrors() {
@@ -439,4 +443,32 @@ func (b *yamlBuilder) posAt(off int) source.Pos {
 		}
 	}
 	return source.Pos{File: b.file, Line: lo + 1, Col: utf8.RuneCount(b.src[b.lines[lo]:off]) + 1}
+}
+
+// tooDeep returns the first node of n nested deeper than limit levels of
+// mappings and sequences (aliases followed, their expansion already
+// bounded), or nil.
+func tooDeep(n *yaml.Node, limit int) *yaml.Node {
+	var walk func(n *yaml.Node, depth, hops int) *yaml.Node
+	walk = func(n *yaml.Node, depth, hops int) *yaml.Node {
+		if n.Kind == yaml.AliasNode {
+			if n.Alias == nil || hops > maxAliasDepth {
+				return nil
+			}
+			return walk(n.Alias, depth, hops+1)
+		}
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+			depth++
+			if depth > limit {
+				return n
+			}
+		}
+		for _, c := range n.Content {
+			if at := walk(c, depth, hops); at != nil {
+				return at
+			}
+		}
+		return nil
+	}
+	return walk(n, 0, 0)
 }

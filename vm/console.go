@@ -17,7 +17,7 @@ func (e Event) Console() string {
 	case EvRunCompleted:
 		return fmt.Sprintf("INFO: Run %s completed.", e.RunID)
 	case EvRunFailed:
-		return fmt.Sprintf("ERROR: Run %s failed: %s.", e.RunID, sentence(e.Msg))
+		return fmt.Sprintf("ERROR: Run %s failed: %s.", e.RunID, withCode(e.Code, e.Msg, true))
 	case EvRunHalted:
 		return fmt.Sprintf("WARNING: Run %s halted at '%s' awaiting resume.", e.RunID, e.Step)
 	case EvRunInterrupted:
@@ -32,7 +32,7 @@ func (e Event) Console() string {
 		if e.Msg == "" && e.ExitCode != nil {
 			return fmt.Sprintf("ERROR: Step %s failed with exit code %d in %.1fs.", e.stepRef(), *e.ExitCode, e.Duration)
 		}
-		return fmt.Sprintf("ERROR: Step %s failed: %s.", e.stepRef(), sentence(e.Msg))
+		return fmt.Sprintf("ERROR: Step %s failed: %s.", e.stepRef(), withCode(e.Code, e.Msg, false))
 	case EvStepSignal:
 		return fmt.Sprintf("INFO: Step %s finished with %s in %.1fs.", e.stepRef(), e.Signal, e.Duration)
 	case EvStepRetry:
@@ -81,4 +81,16 @@ func (e Event) stepRef() string {
 // sentence trims the trailing period of msg, which the console form adds.
 func sentence(msg string) string {
 	return strings.TrimRight(strings.TrimSpace(msg), ".")
+}
+
+// withCode is msg as a sentence after its code, "E_PATH_ESCAPE: ...", as
+// smithc check prints codes; a run that failed on the workflow's own
+// error: or FAIL message (E_STEP_FAILED) shows the message alone when
+// userFail is set.
+func withCode(code, msg string, userFail bool) string {
+	msg = sentence(msg)
+	if code == "" || strings.HasPrefix(msg, code) || (userFail && code == "E_STEP_FAILED") {
+		return msg
+	}
+	return code + ": " + msg
 }

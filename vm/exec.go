@@ -112,6 +112,11 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 
 // record stores the result of block blk's run and sets the signal.
 func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int, commit string) error {
+	if res.HasJSON && tooDeep(res.JSON) {
+		// Never saved: a state holding it could not be read back.
+		res.JSON, res.HasJSON = nil, false
+		res.Signal, res.Err = SigFailure, errTooDeep("the json capture")
+	}
 	sig := res.Signal
 	if sig == "" {
 		sig = SigSuccess
@@ -121,12 +126,13 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	}
 	sig = m.reply(blk, &res, sig)
 	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
+	stderr, _ := workers.Excerpt([]byte(res.Stderr), outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
 		ExitCode:        res.ExitCode,
 		Output:          m.mask.String(out),
-		Lines:           res.Lines,
+		Lines:           m.maskStrings(res.Lines),
 		Duration:        dur,
 		Attempts:        res.Attempts,
 		Truncated:       cut || res.Truncated,
@@ -139,16 +145,20 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		Message:         msg,
 		Commit:          commit,
 		Tokens:          res.Tokens,
+		Stderr:          m.mask.String(stderr),
 	}
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted
 		r.Consumed = res.Consumed
 	}
 	if res.HasJSON {
-		r.JSON = res.JSON
+		r.JSON = m.maskValue(res.JSON)
 	}
-	m.setStep(blk.ID, r)
-	m.noteLast(blk, dur)
+	if err := m.capCapture(blk.ID, &r); err != nil {
+		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
+		r.Error = stepErrorOf(&codedError{source.EExec, err.Error()}, m.mask.String)
+		sig = SigFailure
+	}
 	if res.Tokens != 0 || res.LinesWritten != 0 {
 		m.st.Stats.TotalTokensUsed += res.Tokens
 		m.st.Stats.TotalLinesWritten += res.LinesWritten
@@ -164,6 +174,12 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		}
 	}
 	m.enter(blk.ID, PhaseDispatch, sig)
+	// The step's end is the time of its event (one clock reading).
+	ended := m.now()
+	r.StartedAt = ended.Add(-res.Duration).Format(time.RFC3339Nano)
+	r.EndedAt = ended.Format(time.RFC3339Nano)
+	m.setStep(blk.ID, r)
+	m.noteLast(blk, dur)
 	var ev Event
 	switch {
 	case sig == SigSuccess:
@@ -178,6 +194,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		ev = evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur)
 	}
 	ev.Provider = res.Provider
+	ev.Time = ended // the step's ended_at
 	m.emit(ev)
 	return m.commit()
 }
@@ -267,6 +284,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req.PromptFile = sub(s.PromptFile)
 	req.InputFile = sub(s.InputFile)
 	req.OutputFile = sub(s.OutputFile)
+	if s.OutputFile != nil && req.OutputFile == "" && err == nil {
+		err = &codedError{source.EPathEscape, "output_file: path '' is empty: it names no file"}
+	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {
 		req.Transport = &workers.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}

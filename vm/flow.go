@@ -118,9 +118,14 @@ func (m *Machine) when(a, next, b uint32) (uint32, error) {
 // next change.
 func (m *Machine) visit(a, next, b uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
-	n := m.st.Visits[blk.ID] + 1
-	m.st.Visits[blk.ID] = n
-	m.d.Visit = &VisitChange{Block: blk.ID, Count: n}
+	n := m.st.Visits[blk.ID]
+	if m.revisit == blk.ID {
+		m.revisit = "" // the visit a crash cut off, counted already
+	} else {
+		n++
+		m.st.Visits[blk.ID] = n
+		m.d.Visit = &VisitChange{Block: blk.ID, Count: n}
+	}
 	if blk.MaxVisits <= 0 || n <= blk.MaxVisits {
 		return next, nil
 	}
@@ -151,7 +156,10 @@ func (m *Machine) setContext(a uint32) error {
 		if err != nil {
 			return m.failStep(blk, err)
 		}
-		setPath(c, f.Key, v)
+		setPath(c, f.Key, m.maskValue(v))
+	}
+	if tooDeep(c) {
+		return m.failStep(blk, errTooDeep("the context after set_context"))
 	}
 	m.setContextMap(c)
 	m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]})

@@ -45,7 +45,10 @@ func (m *Machine) loopItems(blk *isa.Block) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, ok := v.([]any)
+	if tooDeep(v) {
+		return nil, errTooDeep("for_each items of '" + blk.ID + "'")
+	}
+	items, ok := m.maskValue(v).([]any)
 	if !ok {
 		return nil, &codedError{source.EStepFailed,
 			fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}

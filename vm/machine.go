@@ -103,6 +103,14 @@ type Machine struct {
 	ids      int           // NewID counter
 	idBase   int           // State.Seq when this machine started (id prefix)
 	lateErr  error         // a checkpoint error inside a worker callback
+	// revisit is the block a resume re-enters whose visit was already
+	// counted (it was cut off while running); cleared by the next commit.
+	revisit string
+
+	// captures caches the capture files read, by step; stale are capture
+	// files to remove once the next commit is durable.
+	captures map[string]*cachedCapture
+	stale    []string
 
 	// thr is set on the machine of a thread (thread.go); rejoin says
 	// the next LOOP_BEGIN or PAR_BEGIN of State.CurrentStep continues
@@ -133,7 +141,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
-	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, executed: new(atomic.Int64)}
+	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, executed: new(atomic.Int64), captures: map[string]*cachedCapture{}}
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}
@@ -305,7 +313,11 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	for _, k := range sortedKeys(m.cfg.Context) {
 		c[k] = m.cfg.Context[k]
 	}
-	return c, nil
+	if tooDeep(c) {
+		err := errTooDeep("the context")
+		return nil, &RuntimeError{Code: codeOf(err), Msg: err.Error()}
+	}
+	return m.maskValue(c).(map[string]any), nil
 }
 
 // Resume continues the run st (a failed, interrupted or halted one) in this
@@ -340,7 +352,8 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	}
 	pc, err := m.reentry()
 	if err != nil {
-		return st, err
+		// Nothing ran: no state to save (finish prints the error).
+		return nil, err
 	}
 	if opt.Note != "" {
 		m.appendPayload([]workers.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
@@ -351,6 +364,12 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	if err := m.commit(); err != nil {
 		return st, err
 	}
+	// A step found running was cut off (a crash, an interrupt): its visit
+	// was counted with its running record, so re-entering it is the same
+	// visit, as in an uninterrupted run.
+	if r := st.Steps[st.CurrentStep]; r != nil && r.Status == StepRunning && (st.Phase == PhaseStart || st.Phase == "") {
+		m.revisit = st.CurrentStep
+	}
 	return m.loop(ctx, pc)
 }
 
@@ -359,7 +378,8 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 func (m *Machine) reentry() (uint32, error) {
 	st := m.st
 	corrupt := func(format string, args ...any) (uint32, error) {
-		return 0, &RuntimeError{Code: source.EStateCorrupt, Msg: fmt.Sprintf(format, args...)}
+		return 0, &RuntimeError{Code: source.EStateCorrupt, Msg: fmt.Sprintf(format, args...) +
+			" (the workflow changed since the run stopped); nothing was changed: put it back in the workflow and resume, or start the workflow again with smithvm run"}
 	}
 	for _, f := range st.LoopStack {
 		if b := m.block(f.Loop); b == nil || b.Loop == nil {
@@ -504,7 +524,9 @@ func (m *Machine) emit(e Event) {
 	} else {
 		e.Thread = m.thr.key // numbered by the thread's commit
 	}
-	e.Time = m.now()
+	if e.Time.IsZero() {
+		e.Time = m.now()
+	}
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(e.Msg)
 	for i, t := range e.Traceback {
@@ -528,12 +550,18 @@ func (m *Machine) commit() error {
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
 	d.WorktreePath, d.ConflictNotices = st.WorktreePath, st.ConflictNotices
 	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
-	m.d, m.pushed = &Delta{}, false
+	m.d, m.pushed, m.revisit = &Delta{}, false, ""
 	if m.cfg.Checkpoint != nil {
 		if err := m.cfg.Checkpoint(d, st); err != nil {
 			return fmt.Errorf("save state of run %s: %w", st.RunID, err)
 		}
 	}
+	// Capture files the saved state no longer names (a crash before this
+	// leaves a stray file in logs/, never a missing one).
+	for _, f := range m.stale {
+		os.Remove(f)
+	}
+	m.stale = m.stale[:0]
 	for _, e := range m.pending {
 		if m.cfg.Events != nil {
 			m.cfg.Events(e)
@@ -545,6 +573,9 @@ func (m *Machine) commit() error {
 
 // setStep records the result of a step.
 func (m *Machine) setStep(name string, r StepResult) {
+	if old := m.st.Steps[name]; old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
+		m.stale = append(m.stale, old.CapturePath)
+	}
 	m.st.putStep(name, r)
 	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
 }
@@ -552,6 +583,9 @@ func (m *Machine) setStep(name string, r StepResult) {
 // reset removes step results (a loop body's, at an iteration start).
 func (m *Machine) reset(names []string) {
 	for _, n := range names {
+		if old := m.st.Steps[n]; old != nil && old.CapturePath != "" {
+			m.stale = append(m.stale, old.CapturePath)
+		}
 		delete(m.st.Steps, n)
 	}
 	m.d.Reset = append(m.d.Reset, names...)
@@ -559,6 +593,10 @@ func (m *Machine) reset(names []string) {
 
 // appendPayload appends segments to the payload.
 func (m *Machine) appendPayload(segs []workers.Segment) {
+	segs = slices.Clone(segs)
+	for i := range segs {
+		segs[i].Content = m.mask.String(segs[i].Content)
+	}
 	m.st.Payload = append(m.st.Payload, segs...)
 	m.d.Payload = append(m.d.Payload, segs...)
 }

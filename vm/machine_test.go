@@ -322,9 +322,10 @@ func TestFail(t *testing.T) {
 		name string
 		res  workers.Result
 		code source.Code
+		line string
 	}{
-		{"failure", fail(1), source.EStepFailed},
-		{"timeout", workers.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout},
+		{"failure", fail(1), source.EStepFailed, "ERROR: Run r1 failed: Prep failed."},
+		{"timeout", workers.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout, "ERROR: Run r1 failed: E_TIMEOUT: Prep failed."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,7 +339,7 @@ func TestFail(t *testing.T) {
 			if r.st.Status != vm.StatusFailed || r.st.Phase != vm.PhaseStart || r.st.CurrentStep != "Prep" {
 				t.Errorf("state status %s phase %s step %s, want failed start Prep", r.st.Status, r.st.Phase, r.st.CurrentStep)
 			}
-			if last := r.console[len(r.console)-1]; last != "ERROR: Run r1 failed: Prep failed." {
+			if last := r.console[len(r.console)-1]; last != tt.line {
 				t.Errorf("last console line = %q", last)
 			}
 		})

@@ -272,11 +272,13 @@ func (m *Machine) shownWorkdir() string {
 
 // readArtifact reads a file relative to the worktree, confined under it.
 func (m *Machine) readArtifact(path string) (string, error) {
-	abs, err := m.cfg.Dirs.ResolveIn(m.workdir(), path)
+	dirs := m.cfg.Dirs
+	dirs.Workspace = m.workdir() // the worktree stands in for WORKSPACE
+	abs, err := dirs.ResolveIn(dirs.Workspace, path)
 	if err != nil {
 		return "", &codedError{codeOfPath(err), fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
 	}
-	f, err := m.cfg.Dirs.Open(abs)
+	f, err := dirs.Open(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", err

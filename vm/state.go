@@ -193,8 +193,16 @@ type StepResult struct {
 	// Commit is the commit on the run's branch holding what the step
 	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
 	Commit string `json:"commit,omitempty"`
-	// StartedAt is when a parallel step started (RFC 3339, nanoseconds).
+	// CapturePath is the file (absolute) that holds the whole lines or json
+	// capture when Lines and JSON hold only an excerpt (no json at all).
+	CapturePath string `json:"capture_path,omitempty"`
+	// Stderr is the step's stderr (masked, trailing newlines removed), cut
+	// like Output (CONTRACT 12.5).
+	Stderr string `json:"stderr,omitempty"`
+	// StartedAt and EndedAt are when the step's run started and ended
+	// (ISO-8601 UTC, CONTRACT 12.5).
 	StartedAt string `json:"started_at,omitempty"`
+	EndedAt   string `json:"ended_at,omitempty"`
 	// Tokens is the model tokens the step's last execution used (provider
 	// steps and AI workers), shown by smithvm status.
 	Tokens int `json:"tokens,omitempty"`

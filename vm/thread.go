@@ -269,7 +269,7 @@ func (m *Machine) threadAbort(code source.Code, msg string) error {
 func (m *Machine) newThread(g *group, key string, loop, par int, st *State) *Machine {
 	c := &Machine{p: m.p, cfg: m.cfg, max: m.max, mask: m.mask, hash: m.hash,
 		blockIdx: m.blockIdx, entryAt: m.entryAt, bodyAll: m.bodyAll,
-		st: st, d: &Delta{}, idBase: m.idBase, executed: m.executed,
+		st: st, d: &Delta{}, idBase: m.idBase, executed: m.executed, captures: map[string]*cachedCapture{},
 		thr: &thread{key: key, g: g, loop: loop, par: par, depth: len(st.LoopStack)}}
 	c.schemas, c.schemaErr = m.schemaSet()
 	return c

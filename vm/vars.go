@@ -237,15 +237,22 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 	if res == nil {
 		return nil, false, nil
 	}
-	more := rest[2:]
-	var v any
-	switch rest[1].Key {
-	case "exit_code":
-		v = res.ExitCode
-	case "output":
-		v = res.Output
-	case "lines":
-		lines := res.Lines
+	resolve, ok := stepFieldResolvers[rest[1].Key]
+	if !ok {
+		return nil, false, nil
+	}
+	v, ok := navigate(resolve(m, rest[0].Key, res), rest[2:])
+	return v, ok, nil
+}
+
+// stepFieldResolvers resolve ${steps.NAME.FIELD}, one per field of
+// isa.StepFields (TestStepFieldTable keeps them equal).
+var stepFieldResolvers = map[string]func(m *Machine, name string, res *StepResult) any{
+	"exit_code": func(_ *Machine, _ string, res *StepResult) any { return res.ExitCode },
+	"output":    func(_ *Machine, _ string, res *StepResult) any { return res.Output },
+	"stderr":    func(_ *Machine, _ string, res *StepResult) any { return res.Stderr },
+	"lines": func(m *Machine, name string, res *StepResult) any {
+		lines := m.capture(name, res).Lines
 		if lines == nil && res.Output != "" {
 			// Any step's output can be read as lines; output_capture: lines
 			// only decides what state.json keeps.
@@ -255,26 +262,17 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 		for i, s := range lines {
 			l[i] = s
 		}
-		v = l
-	case "json":
-		v = res.JSON
-	case "duration":
-		v = res.Duration
-	case "status":
-		v = res.Status
-	case "signal":
-		v = res.Signal
-	case "attempts":
-		v = res.Attempts
-	case "validation_error":
-		v = validationError(res)
-	case "iterations":
-		v = plainJSON(res.Iterations)
-	default:
-		return nil, false, nil
-	}
-	v, ok := navigate(v, more)
-	return v, ok, nil
+		return l
+	},
+	"json":             func(m *Machine, name string, res *StepResult) any { return m.capture(name, res).JSON },
+	"duration":         func(_ *Machine, _ string, res *StepResult) any { return res.Duration },
+	"status":           func(_ *Machine, _ string, res *StepResult) any { return res.Status },
+	"signal":           func(_ *Machine, _ string, res *StepResult) any { return res.Signal },
+	"attempts":         func(_ *Machine, _ string, res *StepResult) any { return res.Attempts },
+	"started_at":       func(_ *Machine, _ string, res *StepResult) any { return res.StartedAt },
+	"ended_at":         func(_ *Machine, _ string, res *StepResult) any { return res.EndedAt },
+	"validation_error": func(_ *Machine, _ string, res *StepResult) any { return validationError(res) },
+	"iterations":       func(_ *Machine, _ string, res *StepResult) any { return plainJSON(res.Iterations) },
 }
 
 // plainJSON returns x as the generic JSON value (maps, lists, float64) it

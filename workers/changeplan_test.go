@@ -41,7 +41,7 @@ func TestUpdateChangePlanParsesFileList(t *testing.T) {
 		{"several segments", []Segment{{Type: SegNewFiles, Content: `["a"]`}, {Type: SegNewFiles, Content: `["b"]`}}, []string{"a", "b"}, nil},
 		{"bad paths skipped", []Segment{{Type: SegNewFiles, Content: `["ok.go", "/etc/passwd", "../../../x", "../sibling", ""]`}}, []string{"ok.go"},
 			[]string{"segment 1 (NEW_FILES_IDENTIFIED): path '/etc/passwd' is absolute", "segment 1 (NEW_FILES_IDENTIFIED): path '../../../x' resolves outside the project",
-				"segment 1 (NEW_FILES_IDENTIFIED): path '../sibling' leaves the worktree", "segment 1 (NEW_FILES_IDENTIFIED): path '' is empty"}},
+				"segment 1 (NEW_FILES_IDENTIFIED): path '../sibling' resolves outside the workspace", "segment 1 (NEW_FILES_IDENTIFIED): path '' is empty"}},
 		{"malformed segment", []Segment{{Type: SegNewFiles, Content: "no list here"}, {Type: SegNewFiles, Content: `["c"]`}}, []string{"c"},
 			[]string{"segment 1 (NEW_FILES_IDENTIFIED): content is not a JSON array of paths"}},
 		{"not strings", []Segment{{Type: SegNewFiles, Content: `[1, 2]`}}, nil,

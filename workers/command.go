@@ -37,7 +37,7 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 	return r.retry(ctx, req, 0, false, func(int) Result {
 		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, stdin, p.output)
 		if err != nil {
-			return failed(exitNotRun, escapeErr("output_file", err))
+			return failed(exitNotRun, escapeErr(fieldOf(err), err))
 		}
 		return processResult(ctx, req, p, pr, outErr)
 	})
@@ -108,6 +108,17 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 		StderrLog:   p.stderrLog,
 		Mask:        req.Mask,
 		Live:        req.Live,
+		RunRoot:     req.RunRoot,
+	}
+	if stdinPath != "" && stdinPath == p.input {
+		// The user's input_file is opened now, through the project, never
+		// following a link: a link swapped in after the checks is refused.
+		f, err := req.Dirs.Open(stdinPath)
+		if err != nil {
+			return ProcResult{}, nil, &inputErr{err}
+		}
+		defer f.Close()
+		spec.Stdin = f
 	}
 	var sink *errWriter
 	if output != "" {
@@ -155,6 +166,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 		res.Err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
 	res.Output = trimOutput(string(pr.Stdout))
+	res.Stderr = trimOutput(string(pr.Stderr))
 	whole := pr.Stdout
 	if pr.StdoutTruncated && pr.StdoutSpill != "" {
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
@@ -202,4 +214,19 @@ func (e *errWriter) Write(p []byte) (int, error) {
 		e.err = err
 	}
 	return n, err
+}
+
+// An inputErr is a failure to open the input_file at the moment of use.
+type inputErr struct{ err error }
+
+func (e *inputErr) Error() string { return e.err.Error() }
+func (e *inputErr) Unwrap() error { return e.err }
+
+// fieldOf names the path field a runProcess error is about.
+func fieldOf(err error) string {
+	var ie *inputErr
+	if errors.As(err, &ie) {
+		return "input_file"
+	}
+	return "output_file"
 }

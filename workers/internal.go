@@ -121,6 +121,8 @@ func worktreePath(req *Request) (string, error) {
 			return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
 		}
 	}
+	// The worktree stands in for WORKSPACE: paths are confined to it.
+	req.Dirs.Workspace = filepath.Clean(wt)
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
 		if isEscape(err) {

@@ -107,7 +107,7 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 				if isEscape(err) {
 					return l.fail(SignalFailure, SegError, &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
 				}
-				return l.fail(SignalFailure, SegError, fmt.Errorf("segment %d (%s): %w", i+1, seg.Type, err))
+				return l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
 			}
 			if rel, rerr := filepath.Rel(wt, abs); rerr != nil || !filepath.IsLocal(rel) {
 				return l.fail(SignalFailure, SegError, &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
@@ -128,7 +128,7 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 				res.LinesWritten = lines
 				return res
 			}
-			res := l.fail(SignalFailure, SegError, fmt.Errorf("write '%s': %s", w.rel, ioErrText(err)))
+			res := l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))})
 			res.LinesWritten = lines
 			return res
 		}

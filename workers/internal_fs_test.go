@@ -194,6 +194,10 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 	if got, want := res.Segments[0].Content, "write 'blocker/x.go': "; !strings.HasPrefix(got, want) || len(got) == len(want) {
 		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
 	}
+	// The I/O failure carries a code (issue 8, point 11).
+	if se, ok := res.Err.(*StepError); !ok || se.Code != source.EExec {
+		t.Errorf("Err = %v, want E_EXEC", res.Err)
+	}
 	if got, want := readTree(t, p.worktree), "blocker: file\n|\nfirst.go: one\n|\n"; got != want {
 		t.Errorf("worktree = %q, want %q", got, want)
 	}
@@ -212,7 +216,8 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 		{"absolute", "/tmp/evil.go", "path '/tmp/evil.go' is absolute"},
 		{"dot dot", "../../../../evil.go", "path '../../../../evil.go' resolves outside the project"},
 		{"symlink", "link/evil.go", "path 'link/evil.go' passes through the symlink 'link'"},
-		{"out of the worktree", "../../../workspace/x.go", "path '../../../workspace/x.go' leaves the worktree"},
+		{"out of the worktree", "../../../workspace/x.go", "path '../../../workspace/x.go' resolves outside the workspace"},
+		{"into another run's state", "../../runs/r1/state.json", "resolves outside the workspace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

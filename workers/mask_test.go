@@ -121,3 +121,34 @@ func TestMaskerWriterError(t *testing.T) {
 		t.Errorf("Write to a broken writer = nil error, want an error")
 	}
 }
+
+// FuzzMasker: a secret never survives masking, and the streaming writer,
+// whatever the chunks, gives what String gives.
+func FuzzMasker(f *testing.F) {
+	f.Add("token abc123 and abc123", "abc123", 3)
+	f.Add("aaaa", "aa", 1)
+	f.Add("xsecretsecrety", "secret", 5)
+	f.Add("", "s", 2)
+	f.Fuzz(func(t *testing.T, text, secret string, chunk int) {
+		if secret == "" || strings.Contains(secret, "*") || strings.ContainsAny(secret, "\x00") {
+			return
+		}
+		m := NewMasker([]string{secret})
+		got := m.String(text)
+		if strings.Contains(got, secret) {
+			t.Fatalf("String(%q) = %q still holds %q", text, got, secret)
+		}
+		var b strings.Builder
+		w := m.Writer(&b)
+		if chunk <= 0 {
+			chunk = 1
+		}
+		for i := 0; i < len(text); i += chunk {
+			w.Write([]byte(text[i:min(i+chunk, len(text))]))
+		}
+		w.Close()
+		if b.String() != got {
+			t.Fatalf("Writer in chunks of %d gave %q, String %q", chunk, b.String(), got)
+		}
+	})
+}

@@ -37,6 +37,7 @@ type ProcSpec struct {
 	Dir         string        // working directory
 	Env         []string      // the child's whole environment ("K=V"); nil means empty, never the parent's
 	StdinPath   string        // file piped to stdin; "" means /dev/null
+	Stdin       *os.File      // an open file piped to stdin instead of StdinPath (the caller closes it)
 	Timeout     time.Duration // 0 means none
 	KillGrace   time.Duration // SIGTERM to the group, SIGKILL after this; 0 means 10s
 	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
@@ -45,6 +46,9 @@ type ProcSpec struct {
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	// RunRoot, when set, records the step's process group under
+	// RUN_ROOT/procs while it runs, so KillLeftovers finds it after a crash.
+	RunRoot string
 }
 
 // A ProcResult is what RunProc observed. Every captured byte has been masked.
@@ -92,8 +96,8 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		grace = defaultKillGrace
 	}
 
-	var stdin *os.File
-	if spec.StdinPath != "" {
+	stdin := spec.Stdin
+	if stdin == nil && spec.StdinPath != "" {
 		stdin, err = os.Open(spec.StdinPath)
 		if err != nil {
 			return fail(fmt.Errorf("open stdin: %w", err))
@@ -142,10 +146,33 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	if stdin != nil {
 		cmd.Stdin = stdin // nil means /dev/null
 	}
-	if err := cmd.Start(); err != nil {
+	becomeSubreaper()
+	if err := startStep(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
 	pgid := cmd.Process.Pid
+	defer dropLeader(pgid)
+	if spec.RunRoot != "" {
+		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
+			defer os.Remove(rec)
+		}
+	}
+	// Nothing the step started outlives it: once the leader has exited
+	// (success included), the rest of its group is killed, which also
+	// closes the pipes a background child held; then the orphans that left
+	// the group are killed too.
+	leaderDone := make(chan struct{})
+	go func() {
+		waitExit(pgid)
+		killGroup(pgid)
+		close(leaderDone)
+	}()
+	defer reapOrphans()
 
 	// The watcher stops the group on timeout or cancellation. exited is closed
 	// once Wait has returned; the watcher is joined before RunProc returns.
@@ -157,6 +184,8 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	waitErr := cmd.Wait()
 	close(exited)
 	timedOut := <-watcherDone
+	<-leaderDone
+	killGroup(pgid)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {
@@ -181,6 +210,17 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	res.IOErr = errs.get()
 	return res
 }
+
+// hurry is closed by Hurry.
+var (
+	hurry     = make(chan struct{})
+	hurryOnce sync.Once
+)
+
+// Hurry cuts short the grace period between SIGTERM and SIGKILL of every
+// step being stopped, now and later (a second Ctrl-C): their groups get
+// SIGKILL at once.
+func Hurry() { hurryOnce.Do(func() { close(hurry) }) }
 
 // watch waits for the timeout, ctx or exited. On timeout or cancellation it
 // sends SIGTERM to the group, then SIGKILL after grace or, if the leader exits
@@ -207,6 +247,7 @@ func watch(ctx context.Context, pgid int, timeout, grace time.Duration, exited <
 	select {
 	case <-exited:
 	case <-g.C:
+	case <-hurry:
 	}
 	// ESRCH here just means the whole group is gone already.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)

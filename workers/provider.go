@@ -28,6 +28,7 @@ type reply struct {
 	truncated   bool   // the raw stdout passed the in-memory cap
 	spill       string // its spill file
 	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
+	stderr      string // the CLI's stderr (masked), not recorded
 }
 
 // runProvider runs a provider step: confine the paths, wait, check
@@ -198,6 +199,7 @@ func finishReply(req *Request, p paths, rep reply) Result {
 		Truncated:   rep.truncated,
 		SpillStdout: rep.spill,
 		StderrLog:   p.stderrLog,
+		Stderr:      trimOutput(rep.stderr),
 	}
 	if rep.err != nil {
 		res.Err = rep.err
@@ -232,7 +234,10 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	if serr != nil {
 		return reply{exit: exitNotRun, err: serr}
 	}
-	pr, _, _ := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
+	pr, _, err := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
+	if err != nil {
+		return reply{exit: exitNotRun, err: escapeErr(fieldOf(err), err)}
+	}
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
 			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}
@@ -245,6 +250,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 		truncated:   pr.StdoutTruncated,
 		spill:       pr.StdoutSpill,
 		wroteOutput: inv.wroteOutput,
+		stderr:      string(pr.Stderr),
 	}
 	if pr.StdoutTruncated && pr.StdoutSpill != "" {
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {

@@ -197,6 +197,9 @@ func prepare(req *Request) (paths, *StepError) {
 		}
 	}
 	if req.OutputFile != "" {
+		if filepath.Clean(req.OutputFile) == "." || strings.HasSuffix(req.OutputFile, "/") {
+			return p, stepErr(source.EPathEscape, "output_file: path '%s' names no file", req.OutputFile)
+		}
 		dir := filepath.Join(req.Dirs.Workspace, "artifacts", req.Step)
 		if p.output, err = req.Dirs.ResolveIn(dir, req.OutputFile); err != nil {
 			return p, escapeErr("output_file", err)

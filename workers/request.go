@@ -204,6 +204,7 @@ type Result struct {
 	Truncated    bool
 	SpillStdout  string // absolute path of the spill file, "" if none
 	StderrLog    string
+	Stderr       string // stderr (masked) with trailing newlines removed, at most its in-memory part
 	Duration     time.Duration
 	Attempts     int
 	Provider     string // the provider that answered

@@ -65,6 +65,9 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		return nil, nil, source.ExitConfig
 	}
 	st, err := serve.ReadState(proj.store, id)
+	if err == nil {
+		err = stateProblem(id, st)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
 		return nil, nil, exitStatus(err)

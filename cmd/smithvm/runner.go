@@ -102,6 +102,9 @@ func (c *common) contextValues() (map[string]any, error) {
 		if err := json.Unmarshal(data, &m); err != nil || m == nil {
 			return nil, fmt.Errorf("--context-file %s: not a JSON object", c.ctxFile)
 		}
+		if store.JSONDepth(data) > source.MaxDepth {
+			return nil, fmt.Errorf("%s: --context-file %s nests deeper than %d levels", source.EParse, c.ctxFile, source.MaxDepth)
+		}
 		for k, v := range m {
 			ctx[k] = v
 		}
@@ -300,9 +303,34 @@ func exitStatus(err error) int {
 	return source.ExitExec
 }
 
-// signalContext is cancelled by SIGINT or SIGTERM.
+// signalContext is cancelled by SIGINT or SIGTERM; a second one kills the
+// running steps at once instead of granting them the grace period.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-ch:
+				n++
+				if n == 1 {
+					cancel()
+				} else {
+					workers.Hurry()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
 }
 
 func (e *env) cmdRun(args []string) int {
@@ -475,6 +503,14 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
 		return nil, exitStatus(err), err
 	}
+	// What an attempt cut off by a crash left running dies before anything
+	// runs again (its process groups are recorded under RUN_ROOT/procs).
+	workers.KillLeftovers(r.Root())
+	// And the temporary files a kill in the middle of a write left.
+	workers.CleanTemps(r.Root(), proj.dirs)
+	if st.WorktreePath != "" {
+		workers.CleanTemps("", confine.Dir{Base: proj.dirs.Base, Workspace: st.WorktreePath})
+	}
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
@@ -535,7 +571,19 @@ func loadState(r *store.Run) (*vm.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := stateProblem(r.ID(), &st); err != nil {
+		return nil, err
+	}
 	return &st, nil
+}
+
+// stateProblem is the E_STATE_CORRUPT error of a loaded state that is not
+// usable, or nil.
+func stateProblem(id string, st *vm.State) error {
+	if p := st.Problem(id); p != "" {
+		return &store.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
+	}
+	return nil
 }
 
 func codeOf(err error) source.Code {

@@ -4,6 +4,12 @@ package source
 // W_* for warnings. Every code is in the table below, and nowhere else.
 type Code string
 
+// MaxDepth bounds the nesting of every value: a document (E_PARSE at load),
+// --context-file, and every value that enters a run (E_LIMIT), so that a
+// state holding them always stays readable (the JSON decoder stops at
+// 10000 levels).
+const MaxDepth = 100
+
 // Exit statuses of CONTRACT section 11.
 const (
 	ExitOK          = 0
@@ -55,6 +61,7 @@ const (
 	EExec          Code = "E_EXEC"
 	EInterrupted   Code = "E_INTERRUPTED"
 	EInternal      Code = "E_INTERNAL"
+	ELimit         Code = "E_LIMIT"
 	EMergeConflict Code = "E_MERGE_CONFLICT"
 	EUnmerged      Code = "E_UNMERGED"
 	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
@@ -89,7 +96,7 @@ var codeTable = [...]CodeInfo{
 	{ENoExit, Error, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},
 	{EVarMissing, Error, ExitConfig, true, "a ${...} reference names an unknown step, context key or loop variable"},
 	{EEnvNotAllowed, Error, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
-	{EPathEscape, Error, ExitPathEscape, true, "a path is absolute, leaves BASE through '..', or passes through a symlink inside WORKSPACE"},
+	{EPathEscape, Error, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
 	{ETemplateKey, Error, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
 	{WUnreachable, Warning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, Warning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
@@ -113,6 +120,7 @@ var codeTable = [...]CodeInfo{
 	{EMergeConflict, Error, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
 	{EUnmerged, Error, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
 	{EServeNoToken, Error, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
+	{ELimit, Error, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
 	{EInternal, Error, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

@@ -19,6 +19,9 @@ const crashEnv = "SMITH_STORE_CRASH_CHILD"
 
 // TestMain runs the crash child instead of the tests when crashEnv is set.
 func TestMain(m *testing.M) {
+	if base := os.Getenv(lockEnv); base != "" {
+		lockChild(base)
+	}
 	if base := os.Getenv(crashEnv); base != "" {
 		if err := crashChild(base); err != nil {
 			fmt.Fprintln(os.Stderr, "crash child:", err)

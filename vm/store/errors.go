@@ -11,14 +11,20 @@ type Error struct {
 	Msg string
 	// Err is the underlying cause, or nil.
 	Err error
+	// Hint says what to do, or "".
+	Hint string
 }
 
-// Error returns Msg, followed by the cause when there is one.
+// Error returns Msg, followed by the cause and the hint when there are.
 func (e *Error) Error() string {
+	msg := e.Msg
 	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
+		msg += ": " + e.Err.Error()
 	}
-	return e.Msg
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 // ErrCode returns the error's code; *Error implements source.Coded.
@@ -29,5 +35,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // corrupt returns the EStateCorrupt error of run id with cause err.
 func corrupt(id string, err error) *Error {
-	return &Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt", Err: err}
+	return &Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt", Err: err, Hint: CorruptHint}
 }
+
+// CorruptHint says what to do about a corrupt state.
+const CorruptHint = "nothing was changed: restore RUN_ROOT/state.json (and journal.jsonl) from a backup, or start the workflow again with smithvm run"

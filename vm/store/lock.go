@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"smith/manifest/source"
 )
@@ -22,14 +23,19 @@ func lockRun(id, root string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock of run '%s': %w", id, err)
 	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	// A holder that is dead (just SIGKILLed, its files not yet released)
+	// lets go within moments: wait for it rather than refuse.
+	for waited := time.Duration(0); errors.Is(err, syscall.EWOULDBLOCK) && waited < deadHolderWait && !holderAlive(path); waited += 10 * time.Millisecond {
+		time.Sleep(10 * time.Millisecond)
+		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			msg := "run '" + id + "' is being driven by another smithvm process"
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
-					msg += " (pid " + strconv.Itoa(pid) + ")"
-				}
+			if pid := holderPid(path); pid > 0 {
+				msg += " (pid " + strconv.Itoa(pid) + ")"
 			}
 			return nil, &Error{Code: source.ERunLocked, Msg: msg}
 		}
@@ -45,6 +51,56 @@ func lockRun(id, root string) (*os.File, error) {
 		return nil, fmt.Errorf("write lock of run '%s': %w", id, err)
 	}
 	return f, nil
+}
+
+// deadHolderWait bounds the wait for the lock of a holder that is dead.
+const deadHolderWait = 3 * time.Second
+
+// holderPid is the pid written in the lock file at path, or 0.
+func holderPid(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// holderAlive reports whether the process named in the lock file at path
+// still runs (a zombie, or one being torn down after SIGKILL, does not).
+// An unknown holder counts as alive.
+func holderAlive(path string) bool {
+	pid := holderPid(path)
+	if pid == 0 {
+		return true
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		switch b[i+2] {
+		case 'Z', 'X', 'x':
+			return false
+		}
+	}
+	// SIGKILL pending: the process is on its way out.
+	if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status"); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(l, "ShdPnd:"); ok {
+				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(uint(syscall.SIGKILL)-1)) != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // unlock releases the lock taken by lockRun and closes its file.

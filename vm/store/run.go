@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"smith/manifest/source"
 )
 
 // File and directory names inside RUN_ROOT.
@@ -60,9 +62,11 @@ func open(id, root string, p Policy) (*Run, error) {
 	}
 	r := &Run{id: id, root: root, policy: p.withDefaults(), lock: lock, iters: map[string]*os.File{}}
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
-	if err == nil {
-		r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
+	if err != nil {
+		r.Close()
+		return nil, corrupt(id, fmt.Errorf("open %s: %w", journalFile, err))
 	}
+	r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open run '%s': %w", id, err)
@@ -173,6 +177,9 @@ func (r *Run) appendJournal(delta any) error {
 		return fmt.Errorf("encode delta of run '%s': %w", r.id, err)
 	}
 	buf.WriteString("}\n")
+	if JSONDepth(buf.Bytes()) > maxStateDepth {
+		return fmt.Errorf("append to journal of run '%s': %w", r.id, errTooDeep)
+	}
 	// One write: O_APPEND makes it land at the end as a whole, or a crash
 	// tears it and Load drops the unterminated tail.
 	if _, err := r.journal.Write(buf.Bytes()); err != nil {
@@ -207,6 +214,9 @@ func (r *Run) writeSnapshot(state any) error {
 	b := obj.Bytes()
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
+	}
+	if JSONDepth(b) > maxStateDepth {
+		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
 	}
 	// Add journal_seq as the last key.
 	var compact bytes.Buffer
@@ -364,7 +374,9 @@ func (r *Run) Load(state any, apply func(delta []byte) error) error {
 		return err
 	}
 	if !haveState && len(deltas) == 0 {
-		return corrupt(r.id, errors.New("run has no state"))
+		e := corrupt(r.id, errors.New("run has no state: it was stopped before its first step was saved"))
+		e.Hint = "nothing to resume: start it again with smithvm run FILE --run-id " + r.id
+		return e
 	}
 	r.seq = base
 	for i, d := range deltas {
@@ -387,7 +399,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("read state of run '%s': %w", r.id, err)
+		return 0, false, corrupt(r.id, fmt.Errorf("read %s: %w", stateFile, err))
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
@@ -425,7 +437,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
 	b, err := os.ReadFile(filepath.Join(r.root, journalFile))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read journal of run '%s': %w", r.id, err)
+		return nil, nil, corrupt(r.id, fmt.Errorf("read %s: %w", journalFile, err))
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
 		// A torn append: it never returned, so the delta was never durable.
@@ -505,4 +517,36 @@ func (r *Run) Close() error {
 		return fmt.Errorf("close run '%s': %w", r.id, err)
 	}
 	return nil
+}
+
+// maxStateDepth bounds the nesting of a snapshot or a journal entry well
+// below what the JSON decoder reads back (10000 levels): a state that could
+// not be loaded is never written. Values that enter a run are bounded far
+// lower (source.MaxDepth), so only a bug reaches this.
+const maxStateDepth = 1000
+
+// errTooDeep is the error of a state that would be too deep to read back.
+var errTooDeep = &Error{Code: source.ELimit, Msg: fmt.Sprintf("state nests deeper than %d levels and could not be read back; not written", maxStateDepth)}
+
+// JSONDepth is the deepest nesting of arrays and objects in the JSON text b
+// (brackets inside strings do not count).
+func JSONDepth(b []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }

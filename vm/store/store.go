@@ -127,7 +127,7 @@ func (s *Store) Create(runID string) (*Run, error) {
 	root := s.root(runID)
 	if err := os.Mkdir(root, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, &Error{Code: source.EUsage, Msg: "run '" + runID + "' already exists"}
+			return s.reuseStillborn(runID, root)
 		}
 		return nil, fmt.Errorf("create run '%s': %w", runID, err)
 	}
@@ -146,6 +146,51 @@ func (s *Store) Create(runID string) (*Run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// reuseStillborn takes over the existing RUN_ROOT of runID when it holds a
+// run that was killed before anything of it was durable (no state.json and
+// no complete journal line): such a run has nothing to resume, so its id is
+// free again. Any other existing run is an EUsage error.
+func (s *Store) reuseStillborn(runID, root string) (*Run, error) {
+	exists := &Error{Code: source.EUsage, Msg: "run '" + runID + "' already exists"}
+	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+		return nil, exists
+	}
+	if !stillborn(root) {
+		return nil, exists
+	}
+	r, err := open(runID, root, s.Policy)
+	if err != nil {
+		if e := (*Error)(nil); errors.As(err, &e) && e.Code == source.ERunLocked {
+			return nil, exists
+		}
+		return nil, err
+	}
+	// Checked again under the lock: another process may have started it.
+	if !stillborn(root) {
+		r.Close()
+		return nil, exists
+	}
+	if err := r.journal.Truncate(0); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("create run '%s': %w", runID, err)
+	}
+	r.loaded = true
+	return r, nil
+}
+
+// stillborn reports whether RUN_ROOT root has no state: no state.json and
+// no complete journal line.
+func stillborn(root string) bool {
+	if _, err := os.Lstat(filepath.Join(root, stateFile)); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(root, journalFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return bytes.IndexByte(b, '\n') < 0
 }
 
 // Open opens an existing run and takes its lock. An unknown run is

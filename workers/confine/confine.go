@@ -1,14 +1,15 @@
 // Package confine is the one place where a path that comes from a user or a model
 // is checked against the project directory (CONTRACT.md section 2).
 //
-// BASE is the project root and WORKSPACE is BASE/workspace. A relative path is
-// relative to WORKSPACE (or to another directory below BASE given by the caller),
-// and it is a violation when it is absolute, when it resolves outside BASE, or
+// BASE is the project root and WORKSPACE is BASE/workspace (or the directory
+// given). A relative path is relative to WORKSPACE (or to another directory
+// below it given by the caller), and it is a violation when it is absolute,
+// when it resolves outside WORKSPACE (into BASE, into BASE/.orchestrator), or
 // when any existing component of it below BASE is a symbolic link. Every
 // violation wraps ErrEscape. The checks are lexical (filepath.IsLocal) plus
-// os.Lstat, never string prefixes, and the writing helpers go through an
-// os.Root opened at BASE, so a link created after the check still cannot lead
-// outside the project.
+// os.Lstat, never string prefixes, and every open, write, rename and mkdir
+// walks from BASE one component at a time with openat(O_NOFOLLOW), so a link
+// created after the check is refused at the moment of use.
 package confine
 
 import (
@@ -41,18 +42,48 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return ErrEscape }
 
 const (
-	reasonEmpty    = "is empty"
-	reasonAbsolute = "is absolute"
-	reasonOutside  = "resolves outside the project"
-	workspaceName  = "workspace"
+	reasonEmpty     = "is empty"
+	reasonAbsolute  = "is absolute"
+	reasonOutside   = "resolves outside the project"
+	reasonOutsideWS = "resolves outside the workspace"
+	workspaceName   = "workspace"
+	// orchestratorName is BASE/.orchestrator: Smith's own files, never a
+	// user's or a model's path, even when WORKSPACE is BASE.
+	orchestratorName = ".orchestrator"
 )
 
 // Lexical checks rel without touching the file system, so the compiler can use it
-// on literal paths: rel must be non-empty, relative, and must stay below BASE
-// when joined to BASE/workspace. It does not look for symbolic links.
+// on literal paths: rel must be non-empty, relative, and must stay below
+// WORKSPACE when joined to BASE/workspace. It does not look for symbolic links.
 func Lexical(rel string) error {
-	_, err := lexical(workspaceName, rel)
+	joined, err := lexical(workspaceName, rel)
+	if err == nil && !within(joined, workspaceName) {
+		err = &Error{Path: rel, Reason: reasonOutsideWS}
+	}
 	return err
+}
+
+// within reports whether rel (a local path) is dir or below it.
+func within(rel, dir string) bool {
+	if dir == "." {
+		return true
+	}
+	r, err := filepath.Rel(dir, rel)
+	return err == nil && filepath.IsLocal(r)
+}
+
+// inWorkspace checks that joined (relative to Base) lies in WORKSPACE and,
+// unless WORKSPACE itself does (a run's git worktree), not in
+// BASE/.orchestrator.
+func (d Dir) inWorkspace(rel, joined string) error {
+	ws, err := d.local(d.Workspace)
+	if err != nil {
+		return err
+	}
+	if !within(joined, ws) || (within(joined, orchestratorName) && !within(ws, orchestratorName)) {
+		return &Error{Path: rel, Reason: reasonOutsideWS}
+	}
+	return nil
 }
 
 // lexical joins rel to dirRel (a local path relative to BASE) and returns the
@@ -107,6 +138,9 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 	}
 	joined, err := lexical(dirRel, rel)
 	if err != nil {
+		return "", err
+	}
+	if err := d.inWorkspace(rel, joined); err != nil {
 		return "", err
 	}
 	if err := d.checkLinks(joined, func(link string) error {

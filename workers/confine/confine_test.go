@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -55,8 +56,9 @@ func TestLexical(t *testing.T) {
 		{"dot", ".", ""},
 		{"inner dots", "a/./b/../c", ""},
 		{"back into workspace", "../workspace/x", ""},
-		{"base itself", "..", ""},
-		{"sibling of workspace", "../other/x", ""},
+		{"base itself", "..", "path '..' resolves outside the workspace"},
+		{"sibling of workspace", "../other/x", "path '../other/x' resolves outside the workspace"},
+		{"into .orchestrator", "../.orchestrator/runs/r/state.json", "path '../.orchestrator/runs/r/state.json' resolves outside the workspace"},
 		{"empty", "", "path '' is empty"},
 		{"absolute", "/etc/passwd", "path '/etc/passwd' is absolute"},
 		{"escape", "../../x", "path '../../x' resolves outside the project"},
@@ -161,7 +163,8 @@ func TestResolveIn(t *testing.T) {
 	}{
 		{"output file", step, "out.txt", "workspace/artifacts/Step/out.txt"},
 		{"up to workspace", step, "../../a/b/file.txt", "workspace/a/b/file.txt"},
-		{"up to base", step, "../../../x", "x"},
+		{"up to base", step, "../../../x", ""},
+		{"into .orchestrator", step, "../../../.orchestrator/runs/r/state.json", ""},
 		{"escape", step, "../../../../x", ""},
 		{"absolute", step, "/tmp/x", ""},
 		{"through symlink from another dir", step, "../../linkdir/x", ""},
@@ -308,4 +311,65 @@ func FuzzLexical(f *testing.F) {
 			t.Errorf("Lexical(%q) = nil, but %q is not below %q", rel, joined, base)
 		}
 	})
+}
+
+// FuzzResolveIn: whatever path a user or a model gives, a path ResolveIn
+// accepts lies in WORKSPACE, not in BASE/.orchestrator, and passes through
+// no symbolic link; Open and Create of it stay there too.
+func FuzzResolveIn(f *testing.F) {
+	for _, s := range []string{"a.txt", "../x", "/etc/passwd", "link/x", "a/../../.orchestrator/runs/r/state.json", "artifacts/S/out", "a\x00b", "a\nb", ".", "", "./link", "dir/../link/x"} {
+		f.Add(s)
+	}
+	base := f.TempDir()
+	d, err := New(base)
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(d.Workspace, "dir"), 0o755)
+	os.MkdirAll(filepath.Join(base, ".orchestrator", "runs"), 0o755)
+	if err := os.Symlink(base, filepath.Join(d.Workspace, "link")); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		abs, err := d.ResolveIn(d.Workspace, rel)
+		if err != nil {
+			return
+		}
+		r, rerr := filepath.Rel(d.Workspace, abs)
+		if rerr != nil || !filepath.IsLocal(r) && r != "." {
+			t.Fatalf("ResolveIn(%q) = %q, outside WORKSPACE", rel, abs)
+		}
+		if strings.HasPrefix(r, "link") && (r == "link" || strings.HasPrefix(r, "link"+string(filepath.Separator))) {
+			t.Fatalf("ResolveIn(%q) = %q passes through the symlink", rel, abs)
+		}
+		if f, err := d.Open(abs); err == nil {
+			f.Close()
+		}
+	})
+}
+
+// TestOrchestratorRefusedWhenWorkspaceIsBase: with --workspace and no
+// --base, WORKSPACE is BASE, and BASE/.orchestrator (every run's state) is
+// still out of reach; a run's git worktree, itself under .orchestrator, is
+// a WORKSPACE of its own.
+func TestOrchestratorRefusedWhenWorkspaceIsBase(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	d := Dir{Base: base, Workspace: base}
+	for _, rel := range []string{".orchestrator/runs/r/state.json", "a/../.orchestrator/x", ".orchestrator"} {
+		if _, err := d.ResolveIn(base, rel); !errors.Is(err, ErrEscape) {
+			t.Errorf("ResolveIn(BASE, %q) = %v, want a violation", rel, err)
+		}
+	}
+	if _, err := d.ResolveIn(base, "src/main.go"); err != nil {
+		t.Errorf("ResolveIn(BASE, src/main.go) = %v", err)
+	}
+	wt := filepath.Join(base, ".orchestrator", "worktrees", "r")
+	w := Dir{Base: base, Workspace: wt}
+	if _, err := w.ResolveIn(wt, "pkg/a.go"); err != nil {
+		t.Errorf("worktree ResolveIn(pkg/a.go) = %v", err)
+	}
+	if _, err := w.ResolveIn(wt, "../../runs/r/state.json"); !errors.Is(err, ErrEscape) {
+		t.Errorf("worktree ResolveIn(../../runs/r/state.json) = %v, want a violation", err)
+	}
 }

@@ -5,40 +5,49 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // MkdirAll creates the directory abs (a path returned by Resolve or
-// ResolveIn) and its parents, through an os.Root opened at Base.
+// ResolveIn) and its parents, walking from Base without following links.
 func (d Dir) MkdirAll(abs string) error {
-	root, rel, err := d.open(abs)
+	rel, err := d.checked(abs)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if err := root.MkdirAll(rel, dirPerm); err != nil {
-		return fmt.Errorf("create %s: %w", abs, err)
+	fd, err := d.walk(abs, rel, true)
+	if err != nil {
+		return err
 	}
+	unix.Close(fd)
 	return nil
 }
 
 // Rename moves the file from to to (both returned by Resolve or ResolveIn),
-// creating to's parent directories, through an os.Root opened at Base: a
-// link created after the checks cannot lead outside the project. The
-// rename is atomic within one file system.
+// creating to's parent directories; both parents are opened from Base
+// without following links, so a link created after the checks is refused.
+// The rename is atomic within one file system.
 func (d Dir) Rename(from, to string) error {
-	root, relFrom, err := d.open(from)
+	relFrom, err := d.checked(from)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
 	relTo, err := d.checked(to)
 	if err != nil {
 		return err
 	}
-	if err := root.MkdirAll(filepath.Dir(relTo), dirPerm); err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
+	fromDir, err := d.walk(from, filepath.Dir(relFrom), false)
+	if err != nil {
+		return err
 	}
-	if err := root.Rename(relFrom, relTo); err != nil {
+	defer unix.Close(fromDir)
+	toDir, err := d.walk(to, filepath.Dir(relTo), true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(toDir)
+	if err := unix.Renameat(fromDir, filepath.Base(relFrom), toDir, filepath.Base(relTo)); err != nil {
 		return fmt.Errorf("move %s to %s: %w", from, to, err)
 	}
 	return nil
@@ -47,12 +56,20 @@ func (d Dir) Rename(from, to string) error {
 // Exists reports whether abs (a path returned by Resolve or ResolveIn)
 // exists, without following a final symbolic link.
 func (d Dir) Exists(abs string) (bool, error) {
-	root, rel, err := d.open(abs)
+	rel, err := d.checked(abs)
 	if err != nil {
 		return false, err
 	}
-	defer root.Close()
-	_, err = root.Lstat(rel)
+	dirfd, err := d.walk(abs, filepath.Dir(rel), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(dirfd)
+	var st unix.Stat_t
+	err = unix.Fstatat(dirfd, filepath.Base(rel), &st, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
 	case err == nil:
 		return true, nil

@@ -2,51 +2,68 @@ package confine
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // dirPerm is the mode of directories created for a file.
 const dirPerm = 0o755
 
-// open checks abs again and opens an os.Root at Base. The caller closes the
-// root; the returned path is relative to Base.
-func (d Dir) open(abs string) (*os.Root, string, error) {
-	rel, err := d.checked(abs)
-	if err != nil {
-		return nil, "", err
+// tempSuffix separates a file's name from the random part of its
+// temporary twin: ".NAME.tmp-XXXX" (XXXX is rand.Text, 26 characters of
+// the base32 alphabet).
+const tempSuffix = ".tmp-"
+
+// IsTempName reports whether name is the name of one of WriteFile's
+// temporary files, which a kill in the middle of a write leaves behind.
+func IsTempName(name string) bool {
+	i := strings.LastIndex(name, tempSuffix)
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
 	}
-	root, err := os.OpenRoot(d.Base)
-	if err != nil {
-		return nil, "", fmt.Errorf("open project %s: %w", d.Base, err)
+	r := name[i+len(tempSuffix):]
+	if len(r) != 26 {
+		return false
 	}
-	return root, rel, nil
+	for _, c := range r {
+		if !('A' <= c && c <= 'Z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteFile writes data to abs, a path returned by Resolve or ResolveIn,
-// creating its parent directories. The write goes through an os.Root opened at
-// Base, so a link created after the check cannot lead outside the project, and
-// it is atomic: the data goes to a temporary file in the same directory, which
-// is then renamed over abs.
+// creating its parent directories. Every directory on the way is opened
+// without following links (a link created after the check is a violation,
+// even one that stays inside the project), and the write is atomic: the data
+// goes to a temporary file in the same directory, which is then renamed over
+// abs.
 func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
-	root, rel, err := d.open(abs)
+	rel, err := d.checked(abs)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	parent := filepath.Dir(rel)
-	if err := root.MkdirAll(parent, dirPerm); err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
+	dirfd, err := d.walk(abs, filepath.Dir(rel), true)
+	if err != nil {
+		return err
 	}
-	tmp := filepath.Join(parent, "."+filepath.Base(rel)+".tmp-"+rand.Text())
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	defer unix.Close(dirfd)
+	name := filepath.Base(rel)
+	tmp := "." + name + tempSuffix + rand.Text()
+	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
 	defer func() {
 		if err != nil {
-			_ = root.Remove(tmp)
+			_ = unix.Unlinkat(dirfd, tmp, 0)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -60,41 +77,37 @@ func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
-	if err := root.Rename(tmp, rel); err != nil {
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
 	return nil
 }
 
 // Create creates or truncates abs, a path returned by Resolve or ResolveIn, for
-// streaming writes, creating its parent directories. Like WriteFile it goes
-// through an os.Root opened at Base. The caller closes the file.
+// streaming writes, creating its parent directories. Like WriteFile it opens
+// every component without following links. The caller closes the file.
 func (d Dir) Create(abs string) (*os.File, error) {
-	root, rel, err := d.open(abs)
+	f, err := d.openFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644, true)
 	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if err := root.MkdirAll(filepath.Dir(rel), dirPerm); err != nil {
-		return nil, fmt.Errorf("create %s: %w", abs, err)
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("create %s: %w", abs, err)
 	}
 	return f, nil
 }
 
-// Open opens abs, a path returned by Resolve or ResolveIn, for reading through
-// an os.Root opened at Base. The caller closes the file.
+// Open opens abs, a path returned by Resolve or ResolveIn, for reading,
+// opening every component without following links at the moment of use. The
+// caller closes the file.
 func (d Dir) Open(abs string) (*os.File, error) {
-	root, rel, err := d.open(abs)
+	f, err := d.openFile(abs, os.O_RDONLY, 0, false)
 	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
 	return f, nil

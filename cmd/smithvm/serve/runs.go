@@ -17,6 +17,7 @@ import (
 	"smith/manifest/source"
 	"smith/vm"
 	"smith/vm/store"
+	"smith/workers/confine"
 )
 
 // maxText is the most of a log or output file served; longer ones are cut
@@ -52,7 +53,11 @@ func (s *Server) artifactsDir() string { return filepath.Join(s.cfg.Dirs.Workspa
 // resolveRun checks rel, a path relative to the runs directory, with
 // workers/confine (no '..', no symlink on the way) and returns it whole.
 func (s *Server) resolveRun(rel string) (string, error) {
-	p, err := s.cfg.Dirs.ResolveIn(s.cfg.Store.RunsDir(), rel)
+	// The run store is its own confinement root: a Dir whose Base and
+	// Workspace are the runs directory (the project's Dir keeps every path
+	// inside WORKSPACE, which the run store is not).
+	runs := s.cfg.Store.RunsDir()
+	p, err := confine.Dir{Base: runs, Workspace: runs}.ResolveIn(runs, rel)
 	if err != nil {
 		return "", errNotFound("no such run file: " + err.Error())
 	}

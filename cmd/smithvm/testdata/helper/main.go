@@ -21,16 +21,25 @@
 //	symlink:T:L      create the symlink L -> T (and L's parent directories)
 //	write:PATH:TEXT  write TEXT to PATH (relative to the cwd), creating folders
 //	exit:K           exit with status K
+//	cat              copy stdin to stdout
+//	ignoreterm       ignore SIGTERM (and SIGINT) from here on
+//	daemon:FILE:SECS start a double-forked grandchild (its own session, no
+//	                 parent left) that writes its pid to FILE and sleeps
+//	forks:N:SECS     start N children that each sleep SECS (a bounded fork loop)
+//	binary           print bytes that are not UTF-8, and NUL
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -139,6 +148,40 @@ func main() {
 		case "exit":
 			k, _ := strconv.Atoi(arg)
 			os.Exit(k)
+		case "cat":
+			if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+				fail(err)
+			}
+		case "ignoreterm":
+			signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		case "daemon":
+			// The middle process starts the grandchild in a new session and
+			// exits at once: the grandchild is reparented, out of the step's
+			// process group.
+			file, secs, _ := strings.Cut(arg, ":")
+			cmd := exec.Command(os.Args[0], "daemon2:"+file+":"+secs)
+			if err := cmd.Run(); err != nil {
+				fail(err)
+			}
+		case "daemon2":
+			file, secs, _ := strings.Cut(arg, ":")
+			cmd := exec.Command(os.Args[0], "pid:"+file, "sleep:"+secs)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				fail(err)
+			}
+			os.Exit(0)
+		case "forks":
+			n, secs, _ := strings.Cut(arg, ":")
+			k, _ := strconv.Atoi(n)
+			for i := 0; i < k; i++ {
+				cmd := exec.Command(os.Args[0], "sleep:"+secs)
+				if err := cmd.Start(); err != nil {
+					break // the fork loop hit a limit: that is what it tests
+				}
+			}
+		case "binary":
+			os.Stdout.Write([]byte{0xff, 0xfe, 0x00, 'o', 'k', 0xc3, 0x28, '\n'})
 		default:
 			fail(fmt.Errorf("unknown operation %q", op))
 		}

@@ -1,0 +1,116 @@
+package vm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A captureFile is what RUN_ROOT/logs/<Step>-<seq>-capture.json holds: the
+// whole lines or json capture of a step whose capture is too large for
+// state.json (CONTRACT 3.5: state.json keeps excerpts).
+type captureFile struct {
+	Lines []string `json:"lines,omitempty"`
+	JSON  any      `json:"json,omitempty"`
+}
+
+// capCapture keeps r's lines or json capture in state.json only when it is
+// small (outputExcerpt bytes encoded); a larger one goes whole to a capture
+// file, made durable before the state that names it, and r keeps the first
+// lines (no json) and Truncated. Without RUN_ROOT it stays inline.
+func (m *Machine) capCapture(step string, r *StepResult) error {
+	if m.cfg.RunRoot == "" || (r.Lines == nil && r.JSON == nil) {
+		return nil
+	}
+	b, err := json.Marshal(captureFile{Lines: r.Lines, JSON: r.JSON})
+	if err != nil || len(b) <= outputExcerpt {
+		return nil
+	}
+	dir := filepath.Join(m.cfg.RunRoot, "logs")
+	name := strings.Map(func(c rune) rune {
+		if c == '/' || c == '\\' || c == 0 {
+			return '_'
+		}
+		return c
+	}, step) + "-" + strconv.Itoa(m.st.Seq+1) + "-capture.json"
+	path := filepath.Join(dir, name)
+	if err := writeDurable(dir, name, b); err != nil {
+		return fmt.Errorf("keep the capture of step '%s': %w", step, err)
+	}
+	r.CapturePath, r.Truncated = path, true
+	if r.Lines != nil {
+		var keep []string
+		size := 0
+		for _, l := range r.Lines {
+			if size+len(l)+1 > outputExcerpt {
+				break
+			}
+			keep = append(keep, l)
+			size += len(l) + 1
+		}
+		if keep == nil {
+			keep = []string{}
+		}
+		r.Lines = keep
+	}
+	r.JSON = nil
+	m.captures[step] = nil
+	return nil
+}
+
+// writeDurable writes data to dir/name through a temporary file, fsyncs it,
+// renames it into place and fsyncs dir.
+func writeDurable(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr = d.Sync()
+	d.Close()
+	return serr
+}
+
+// capture returns the whole capture of step's result res: from its capture
+// file when state.json holds only an excerpt (read once, then cached).
+func (m *Machine) capture(step string, res *StepResult) captureFile {
+	if res.CapturePath == "" {
+		return captureFile{Lines: res.Lines, JSON: res.JSON}
+	}
+	if c, ok := m.captures[step]; ok && c != nil && c.path == res.CapturePath {
+		return c.file
+	}
+	var c captureFile
+	if b, err := os.ReadFile(res.CapturePath); err == nil {
+		json.Unmarshal(b, &c)
+	}
+	m.captures[step] = &cachedCapture{path: res.CapturePath, file: c}
+	return c
+}
+
+// A cachedCapture is a capture file read once.
+type cachedCapture struct {
+	path string
+	file captureFile
+}

@@ -1,0 +1,219 @@
+package workers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Nothing a step started outlives it (CONTRACT 3.5, STYLE): the step's
+// process group is killed when its leader exits, a subreaper catches what
+// left the group (a double fork into a new session), and each group is
+// recorded under RUN_ROOT/procs so that a resume kills what an attempt cut
+// off by a crash left running.
+
+var subreaper sync.Once
+
+// becomeSubreaper makes this process the subreaper of its descendants
+// (prctl PR_SET_CHILD_SUBREAPER): an orphaned grandchild of a step is
+// reparented here, not to init, so reapOrphans can find it.
+func becomeSubreaper() {
+	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+}
+
+// leaders are the pids of the step processes running now.
+var leaders = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
+
+// starting is held (shared) from a step's fork until its pid is in leaders,
+// and exclusively by reapOrphans, which so never mistakes a step being
+// started for an orphan.
+var starting sync.RWMutex
+
+// startStep runs start (the fork) and registers the new leader's pid.
+func startStep(start func() (int, error)) error {
+	starting.RLock()
+	defer starting.RUnlock()
+	pid, err := start()
+	if err == nil {
+		addLeader(pid)
+	}
+	return err
+}
+
+func addLeader(pid int) {
+	leaders.Lock()
+	leaders.m[pid] = true
+	leaders.Unlock()
+}
+
+func dropLeader(pid int) {
+	leaders.Lock()
+	delete(leaders.m, pid)
+	leaders.Unlock()
+}
+
+// waitExit blocks until process pid has exited, without reaping it (so
+// exec.Cmd.Wait still collects its status).
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// killGroup sends SIGKILL to process group pgid (nothing when it is gone).
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// A procInfo is what /proc/<pid>/stat tells about one process.
+type procInfo struct {
+	pid, ppid, pgrp int
+	start           uint64 // clock ticks after boot
+}
+
+// readProc reads /proc/<pid>/stat.
+func readProc(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	// Fields after the command: state ppid pgrp session tty tpgid flags
+	// minflt cminflt majflt cmajflt utime stime cutime cstime priority
+	// nice threads itrealvalue starttime ...
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return procInfo{}, false
+	}
+	p := procInfo{pid: pid}
+	p.ppid, _ = strconv.Atoi(f[1])
+	p.pgrp, _ = strconv.Atoi(f[2])
+	p.start, _ = strconv.ParseUint(f[19], 10, 64)
+	return p, true
+}
+
+// processes lists the live processes.
+func processes() []procInfo {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procInfo
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reapOrphans kills and reaps the processes that were reparented to this
+// process (its subreaper) and run in a process group of their own: the
+// leftovers of steps that left their group. Steps running now and this
+// process's own children (git, in its group) are left alone.
+func reapOrphans() {
+	self, own := os.Getpid(), syscall.Getpgrp()
+	starting.Lock()
+	defer starting.Unlock()
+	leaders.Lock()
+	defer leaders.Unlock()
+	for _, p := range processes() {
+		if p.ppid != self || p.pgrp == own || leaders.m[p.pid] || leaders.m[p.pgrp] {
+			continue
+		}
+		killGroup(p.pgrp)
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(p.pid, &ws, 0, nil)
+	}
+}
+
+// procsDir is RUN_ROOT/procs: one file per step process group running now.
+func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
+
+// recordGroup writes RUN_ROOT/procs/<pgid> (the group and its leader's start
+// time) and makes it durable, so a resume after a crash finds the group.
+func recordGroup(runRoot string, pgid int) (string, error) {
+	p, ok := readProc(pgid)
+	if !ok {
+		return "", nil // the leader is gone already
+	}
+	dir := procsDir(runRoot)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, strconv.Itoa(pgid))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", err
+	}
+	_, werr := fmt.Fprintf(f, "%d %d\n", pgid, p.start)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return "", err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return path, nil
+}
+
+// KillLeftovers kills every process of the step process groups that
+// RUN_ROOT/procs records (an attempt cut off by a crash of smithvm) and
+// forgets them. A process counts only if it is in the recorded group and
+// started no earlier than the group's leader, so a reused pid is spared.
+// It reports how many processes it killed.
+func KillLeftovers(runRoot string) int {
+	dir := procsDir(runRoot)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var procs []procInfo
+	killed := 0
+	for _, e := range ents {
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		var pgid int
+		var start uint64
+		if err == nil {
+			_, err = fmt.Sscanf(string(b), "%d %d", &pgid, &start)
+		}
+		if err == nil && pgid > 1 {
+			if procs == nil {
+				procs = processes()
+			}
+			for _, p := range procs {
+				if p.pgrp == pgid && p.start >= start {
+					if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+						killed++
+					}
+				}
+			}
+		}
+		os.Remove(path)
+	}
+	return killed
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package workers
+
+import "syscall"
+
+func becomeSubreaper()   {}
+func addLeader(int)      {}
+func dropLeader(int)     {}
+func waitExit(int)       {}
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func startStep(start func() (int, error)) error {
+	_, err := start()
+	return err
+}
+func reapOrphans()                            {}
+func recordGroup(string, int) (string, error) { return "", nil }
+
+// KillLeftovers does nothing where /proc is missing.
+func KillLeftovers(string) int { return 0 }
