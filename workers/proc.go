@@ -45,6 +45,11 @@ type ProcSpec struct {
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	// StdoutFile, when set, is created and given to the child as its stdout
+	// itself, not a pipe (node CLIs cut writes to a pipe short when they
+	// exit): nothing of stdout is captured, masked or copied; the caller
+	// reads and masks the file.
+	StdoutFile string
 }
 
 // A ProcResult is what RunProc observed. Every captured byte has been masked.
@@ -109,6 +114,15 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		defer stderrLog.Close()
 	}
 
+	var stdoutFile *os.File
+	if spec.StdoutFile != "" {
+		stdoutFile, err = os.OpenFile(spec.StdoutFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logPerm)
+		if err != nil {
+			return fail(fmt.Errorf("create stdout file: %w", err))
+		}
+		defer stdoutFile.Close()
+	}
+
 	errs := &firstErr{}
 	var live io.Writer
 	if spec.Live != nil {
@@ -141,6 +155,9 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	}
 	if stdin != nil {
 		cmd.Stdin = stdin // nil means /dev/null
+	}
+	if stdoutFile != nil {
+		cmd.Stdout = stdoutFile
 	}
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
