@@ -96,7 +96,7 @@ var clis = map[string]*cliFacts{
 		maxPrompt:  8 << 20,
 		home:       "GEMINI_CLI_HOME",
 		files: map[string]string{
-			".gemini/settings.json": `{"general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
+			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
 		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}},
 		tmpInHome: true,

@@ -108,7 +108,7 @@ func classify(status int, msg string) int {
 }
 
 var (
-	authPattern  = regexp.MustCompile(`(?i)api[ _-]?key|unauthori[sz]ed|authenticat|not logged in|/login|log ?in|credential|forbidden|permission_error`)
+	authPattern  = regexp.MustCompile(`(?i)api[ _-]?key|auth method|unauthori[sz]ed|authenticat|not logged in|/login|log ?in|credential|forbidden|permission_error`)
 	trustPattern = regexp.MustCompile(`(?i)trust`)
 )
 

@@ -172,6 +172,9 @@ func writeAnthropic(w http.ResponseWriter, stream bool, a answer) {
 		block = map[string]any{"type": "text", "text": a.text}
 	}
 	if !stream {
+		if a.cut {
+			cutJSON(w)
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": "msg_fake", "type": "message", "role": "assistant", "model": a.model,
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
@@ -280,6 +283,9 @@ func writeGemini(w http.ResponseWriter, stream bool, a answer) {
 		return c
 	}
 	if !stream {
+		if a.cut {
+			cutJSON(w)
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"candidates": []any{candidate([]any{part}, true)},
 			"usageMetadata": usage, "modelVersion": a.model})
 		return
@@ -496,6 +502,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// cutJSON starts a JSON answer and breaks the connection midway.
+func cutJSON(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(`{"id":"msg_fake","content":[{"type":"te`))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // An sse writes server-sent events.
