@@ -70,7 +70,7 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 			break
 		}
 		if req.OnFallback != nil {
-			req.OnFallback(pv.name, provs[i+1].name, failureReason(res))
+			req.OnFallback(pv.name, provs[i+1].name, strings.TrimPrefix(failureReason(res), "provider '"+pv.name+"' failed: "))
 		}
 	}
 	return res

@@ -110,6 +110,7 @@ func classify(status int, msg string) int {
 var (
 	authPattern  = regexp.MustCompile(`(?i)api[ _-]?key|auth method|unauthori[sz]ed|authenticat|not logged in|/login|log ?in|credential|forbidden|permission_error`)
 	trustPattern = regexp.MustCompile(`(?i)trust`)
+	busyPattern  = regexp.MustCompile(`(?i)overloaded|high demand|rate[ _-]?limit|too many requests|resource[ _]exhausted|unavailable`)
 )
 
 // failureText is the one-line reason of a failed call, saying what to fix.
@@ -129,6 +130,8 @@ func failureText(pv provider, e *cliError, exit int) string {
 			return "rate limited by the model server" + code + ": " + msg + " (retryable: retry: and a provider list take over)"
 		case e.status >= 500:
 			return "the model server failed" + code + ": " + msg + " (retryable)"
+		case busyPattern.MatchString(msg):
+			return "the model server is busy: " + msg + " (retryable)"
 		}
 		return "the model server could not be reached or broke off: " + msg + " (retryable; check " + baseVar + ")"
 	}
