@@ -55,6 +55,10 @@ type cliFacts struct {
 	// args adds arguments from the child's environment (codex: a model
 	// provider with retries off).
 	args func(env map[string]string) []string
+	// keyNeeded: with a config home of Smith's (no login there) the CLI
+	// cannot work without keyVar, and does not say so quickly (codex
+	// retries its connection for minutes): the step fails at once.
+	keyNeeded bool
 	// keyVar and baseVar are the variables a user sets for a key and a
 	// server; error reasons name them.
 	keyVar, baseVar string
@@ -113,12 +117,13 @@ var clis = map[string]*cliFacts{
 			permEdit: {"--sandbox", "workspace-write"},
 			permFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		format:  formatCodex,
-		home:    "CODEX_HOME",
-		args:    codexProvider,
-		keyVar:  "OPENAI_API_KEY",
-		baseVar: "OPENAI_BASE_URL",
-		denied:  codexDenied,
+		format:    formatCodex,
+		home:      "CODEX_HOME",
+		keyNeeded: true,
+		args:      codexProvider,
+		keyVar:    "OPENAI_API_KEY",
+		baseVar:   "OPENAI_BASE_URL",
+		denied:    codexDenied,
 	},
 }
 

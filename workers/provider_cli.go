@@ -17,7 +17,7 @@ import (
 func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
-		return reply{exit: exitNotRun, err: serr}
+		return reply{exit: exitInvalid, err: serr}
 	}
 	var inv *invocation
 	if pv.own && len(req.CommandOverride) == 0 {
@@ -162,6 +162,10 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *StepErr
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+	}
+	if ours && f.keyNeeded && given[f.keyVar] == "" {
+		return nil, stepErr(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
+			pv.name, f.keyVar, f.home)
 	}
 	if f.tmpInHome {
 		tmp := filepath.Join(home, "tmp")

@@ -34,7 +34,7 @@ type cliError struct {
 // (invalid input or configuration), never the CLI's raw code.
 func readReply(pv provider, perms, stdout, stderr string, exit int) cliReply {
 	var (
-		out cliReply
+		out  cliReply
 		cerr *cliError
 	)
 	switch pv.format {
@@ -136,8 +136,11 @@ func failureText(pv provider, e *cliError, exit int) string {
 		return "the model server could not be reached or broke off: " + msg + " (retryable; check " + baseVar + ")"
 	}
 	switch {
-	case e.status == 401 || e.status == 403 || authPattern.MatchString(msg):
+	case e.status == 401 || e.status == 403:
 		return "the model server refused the credentials" + code + ": " + msg +
+			"; check " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
+	case authPattern.MatchString(msg):
+		return "the CLI has no usable credentials: " + msg +
 			"; set " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
 	case trustPattern.MatchString(msg):
 		return msg + "; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true in the provider's env)"

@@ -350,7 +350,7 @@ func TestCLIManifest(t *testing.T) {
 				"nodes": map[string]any{"Node:Main": map[string]any{
 					"entry_block": "Block:Main__Write",
 					"blocks": map[string]any{"Block:Main__Write": map[string]any{
-						"worker":      "Worker:Writer",
+						"worker": "Worker:Writer",
 						"transitions": []any{
 							map[string]string{"on_signal": "SIGNAL:SUCCESS", "action": "END"},
 							map[string]string{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"},
@@ -451,8 +451,8 @@ func TestCLIAuthError(t *testing.T) {
 				t.Errorf("Ask exit %d, want 2", s.ExitCode)
 			}
 			want := "ERROR: Step 'Ask' failed: provider '" + c.name + "' failed: the model server refused the credentials"
-			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "set "+c.keyVar) {
-				t.Errorf("console lacks %q ... set %s:\n%s", want, c.keyVar, r.stderr)
+			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "check "+c.keyVar) {
+				t.Errorf("console lacks %q ... check %s:\n%s", want, c.keyVar, r.stderr)
 			}
 		})
 	}

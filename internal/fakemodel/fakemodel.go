@@ -35,7 +35,7 @@ type Rule struct {
 	// message) must contain; "" matches every prompt.
 	Match string `json:"match,omitempty"`
 	// Times is how many requests the rule answers; 0 = any number.
-	Times int `json:"times,omitempty"`
+	Times int   `json:"times,omitempty"`
 	Reply Reply `json:"reply"`
 }
 
