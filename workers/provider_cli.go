@@ -163,7 +163,7 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *StepErr
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
 	}
-	if ours && f.keyNeeded && given[f.keyVar] == "" {
+	if ours && pv.own && f.keyNeeded && given[f.keyVar] == "" {
 		return nil, stepErr(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
 			pv.name, f.keyVar, f.home)
 	}
