@@ -12,14 +12,14 @@ import (
 
 // TestRealAgentsExample runs examples/real-agents/loop.yaml offline, as its
 // README does: the real claude against the fake model server scripted by
-// examples/real-agents/fake-rules.json. The engineer writes greet.py, the
+// examples/real-agents/fakemodel.script. The engineer writes greet.py, the
 // reviewer asks for a change, the engineer's second prompt carries the
 // review, the reviewer approves, and greet.py is the fixed version.
 func TestRealAgentsExample(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "claude")
 	var rules []fakemodel.Rule
-	b, err := os.ReadFile(repoFile(t, "examples/real-agents/fake-rules.json"))
+	b, err := os.ReadFile(repoFile(t, "examples/real-agents/fakemodel.script"))
 	if err != nil {
 		t.Fatal(err)
 	}
