@@ -307,6 +307,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-s.stop:
+			panic(http.ErrAbortHandler) // the client sees the connection break
 		}
 		return
 	case rep.Status != 0:
