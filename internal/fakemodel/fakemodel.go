@@ -31,8 +31,8 @@ const (
 type Rule struct {
 	// Protocol limits the rule to one protocol; "" matches all.
 	Protocol string `json:"protocol,omitempty"`
-	// Match is a substring the request's prompt (the text of its first user
-	// message) must contain; "" matches every prompt.
+	// Match is a substring the request's prompt (the text of its last user
+	// message that has text) must contain; "" matches every prompt.
 	Match string `json:"match,omitempty"`
 	// Times is how many requests the rule answers; 0 = any number.
 	Times int   `json:"times,omitempty"`
@@ -77,8 +77,9 @@ type Logged struct {
 	Path     string    `json:"path"`
 	Model    string    `json:"model,omitempty"`
 	Stream   bool      `json:"stream"`
-	// Prompt is the text of the first user message, ToolResult the text of
-	// the tool result the request carries, if any.
+	// Prompt is the text of the last user message that has text (the
+	// prompt, with whatever the CLI put beside it in that message),
+	// ToolResult the text of the tool result the request carries, if any.
 	Prompt     string `json:"prompt"`
 	ToolResult string `json:"tool_result,omitempty"`
 	// Tools are the names of the tools offered.

@@ -140,19 +140,23 @@ func parseAnthropic(body []byte) (request, error) {
 			Content   json.RawMessage `json:"content"`
 		}
 		if json.Unmarshal(msg.Content, &blocks) != nil {
-			prompts = append(prompts, textOf(msg.Content))
+			prompts = []string{textOf(msg.Content)}
 			continue
 		}
+		var texts []string
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
-				prompts = append(prompts, b.Text)
+				texts = append(texts, b.Text)
 			case "tool_result":
 				if i == len(m.Messages)-1 {
 					req.hasResult, req.toolCallID = true, b.ToolUseID
 					req.toolResult = textOf(b.Content)
 				}
 			}
+		}
+		if len(texts) > 0 {
+			prompts = texts
 		}
 	}
 	req.prompt = strings.Join(prompts, "\n")
@@ -250,6 +254,7 @@ func parseGemini(r *http.Request, body []byte) (request, error) {
 		if c.Role != "user" && c.Role != "" {
 			continue
 		}
+		var texts []string
 		for _, p := range c.Parts {
 			switch {
 			case p.FunctionResponse != nil:
@@ -258,8 +263,11 @@ func parseGemini(r *http.Request, body []byte) (request, error) {
 					req.toolResult = string(p.FunctionResponse.Response)
 				}
 			case p.Text != "":
-				prompts = append(prompts, p.Text)
+				texts = append(texts, p.Text)
 			}
+		}
+		if len(texts) > 0 {
+			prompts = texts
 		}
 	}
 	req.prompt = strings.Join(prompts, "\n")
@@ -351,7 +359,9 @@ func parseOpenAI(body []byte) (request, error) {
 				req.toolResult = textOf(it.Output)
 			}
 		case it.Role == "user" && (it.Type == "" || it.Type == "message"):
-			prompts = append(prompts, textOf(it.Content))
+			if t := textOf(it.Content); t != "" {
+				prompts = []string{t}
+			}
 		}
 	}
 	req.prompt = strings.Join(prompts, "\n")
