@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -381,45 +380,46 @@ func TestCLIManifest(t *testing.T) {
 	}
 }
 
-// TestCLIFallback: a 500 or 429 is retried (one request per try: the CLI's
-// own retries are off), then the next provider answers, with the WARNING
-// line.
+// TestCLIFallback: a 500 is retried, a 429 on the retry too (one request
+// per try: the CLI's own retries are off), then the next provider answers,
+// with the WARNING line naming the last failure.
 func TestCLIFallback(t *testing.T) {
 	t.Parallel()
 	for _, c := range cliCases {
-		for _, status := range []int{500, 429} {
-			t.Run(c.name+"-"+strconv.Itoa(status), func(t *testing.T) {
-				t.Parallel()
-				n := c.next()
-				needCLIs(t, c.name, n.name)
-				p := newCLIProj(t,
-					fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: status}},
-					fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
-				wf := p.put("wf.yaml", p.header("fallback")+`steps:
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := c.next()
+			needCLIs(t, c.name, n.name)
+			p := newCLIProj(t,
+				fakemodel.Rule{Protocol: c.proto, Times: 1, Reply: fakemodel.Reply{Status: 500}},
+				fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: 429}},
+				fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
+			wf := p.put("wf.yaml", p.header("fallback")+`steps:
   - name: Ask
     provider: [`+c.name+`, `+n.name+`]
     model: `+c.model+`
     prompt: "Please answer, fallback test."
     retry: {attempts: 2, backoff_sec: 0}
 `)
-				r := p.run("run", wf)
-				if r.code != 0 {
-					t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-				}
-				st := p.state(r)
-				if s := st.Steps["Ask"]; s.Provider != n.name || s.Output != "answered by "+n.name {
-					t.Errorf("Ask: provider %q output %q, want %s's answer", s.Provider, s.Output, n.name)
-				}
-				if got := len(p.requests(c.proto)); got != 2 {
-					t.Errorf("%s made %d requests for 2 tries; its own retries are not off", c.name, got)
-				}
-				want := fmt.Sprintf("WARNING: Step 'Ask': provider '%s' failed (", c.name)
-				// codex hides a 500 behind "We're currently experiencing high demand".
-				if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fmt.Sprintf("HTTP %d", status)) && !strings.Contains(r.stderr, "high demand") {
-					t.Errorf("no %q line naming HTTP %d in:\n%s", want, status, r.stderr)
-				}
-			})
-		}
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r)
+			if s := st.Steps["Ask"]; s.Provider != n.name || s.Output != "answered by "+n.name || s.Attempts != 3 {
+				t.Errorf("Ask: provider %q output %q attempts %d, want %s's answer on the third try", s.Provider, s.Output, s.Attempts, n.name)
+			}
+			if got := len(p.requests(c.proto)); got != 2 {
+				t.Errorf("%s made %d requests for 2 tries; its own retries are not off", c.name, got)
+			}
+			if !r.has("WARNING: Step 'Ask' attempt 1 failed with exit code 1; retrying in 0s.") {
+				t.Errorf("the 500 was not retried:\n%s", r.stderr)
+			}
+			want := fmt.Sprintf("WARNING: Step 'Ask': provider '%s' failed (rate limited by the model server (HTTP 429): ", c.name)
+			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; trying '"+n.name+"'.") {
+				t.Errorf("no %q ... trying '%s' line in:\n%s", want, n.name, r.stderr)
+			}
+		})
 	}
 }
 
