@@ -570,7 +570,8 @@ steps:
 }
 
 // TestCLIRecordReplay: a run recorded with the real CLI replays with the
-// CLI gone from PATH and no key set, to the same outputs.
+// CLI gone from PATH and no key set, to the same outputs. Its first step
+// has both prompt and input_file: the model gets both.
 func TestCLIRecordReplay(t *testing.T) {
 	t.Parallel()
 	for _, c := range cliCases {
@@ -585,16 +586,25 @@ func TestCLIRecordReplay(t *testing.T) {
     provider: `+c.name+`
     model: `+c.model+`
     prompt: "the first question"
+    input_file: notes.txt
     output_file: first.txt
   - name: Second
     provider: `+c.name+`
     model: `+c.model+`
     prompt: "the second question, after: ${steps.First.output}"
 `)
+			p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
 			rec := filepath.Join(p.base, "rec")
 			r1 := p.run("run", wf, "--record", rec)
 			if r1.code != 0 {
 				t.Fatalf("record: exit %d\n%s", r1.code, r1.stderr)
+			}
+			both := false
+			for _, l := range p.requests(c.proto) {
+				both = both || strings.Contains(l.Prompt, "the first question\n\nNOTES FROM THE INPUT FILE\n")
+			}
+			if !both {
+				t.Errorf("no request carried the prompt, an empty line and the input_file: %+v", p.requests(c.proto))
 			}
 			before := len(p.srv.Requests())
 			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home} // no CLIs, no keys
