@@ -9,7 +9,6 @@ package fakemodel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -379,10 +378,4 @@ func readBody(r *http.Request) ([]byte, error) {
 		err = errors.New("request body over 64 MiB")
 	}
 	return b, err
-}
-
-// jsonString returns s as a JSON string.
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
