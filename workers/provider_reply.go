@@ -230,7 +230,9 @@ func readClaude(stdout string) (cliReply, *cliError) {
 // readGemini reads `gemini --output-format json`: stdout {"response": "...",
 // "stats": {"models": {NAME: {"tokens": {"total": N}}}}}; an error is a
 // JSON object {"error": {"message", "code"}} at the end of stderr (or, in
-// older versions, in stdout). Tokens are the sum of every model's total.
+// older versions, in stdout). An empty response with "warnings" (gemini's
+// loop detection stopped the model) is an error too, though gemini exits 0.
+// Tokens are the sum of every model's total.
 func readGemini(stdout, stderr string) (cliReply, *cliError) {
 	out := cliReply{text: stdout}
 	s := strings.TrimSpace(stdout)
@@ -250,6 +252,15 @@ func readGemini(stdout, stderr string) (cliReply, *cliError) {
 		e = lastJSONObject(stderr).Get("error")
 	}
 	if !e.IsObject() {
+		if w := v.Get("warnings"); out.parsed && out.text == "" && len(w.Array()) > 0 {
+			// gemini stopped the model without a reply ("Loop detected,
+			// stopping execution") and still exits 0.
+			var msgs []string
+			for _, m := range w.Array() {
+				msgs = append(msgs, m.String())
+			}
+			return out, &cliError{msg: "gemini gave no reply: " + strings.Join(msgs, "; ")}
+		}
 		return out, nil
 	}
 	msg := e.Get("message").String()
