@@ -102,7 +102,9 @@ var clis = map[string]*cliFacts{
 		files: map[string]string{
 			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
-		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}},
+		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
+		// process of itself with a bigger heap, which costs a second start.
+		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}, {"GEMINI_CLI_NO_RELAUNCH", "true"}},
 		tmpInHome: true,
 		keyVar:    "GEMINI_API_KEY",
 		baseVar:   "GOOGLE_GEMINI_BASE_URL",
