@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,9 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 			return reply{exit: exitNotRun, err: stepErr(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
+		if req.Live != nil {
+			_, _ = io.WriteString(req.Live, rep.text) // -v: shown once the CLI is done
+		}
 	case pr.StdoutTruncated && pr.StdoutSpill != "":
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
 			rep.text = string(b)
