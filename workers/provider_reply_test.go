@@ -66,3 +66,32 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		})
 	}
 }
+
+// TestPresetCommand: each preset's argv for model: and permissions: (the
+// prompt is never in it), from the one table of CLI facts.
+func TestPresetCommand(t *testing.T) {
+	t.Parallel()
+	codexEnv := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	tests := []struct {
+		cli, model, perms string
+		env               map[string]string
+		want              string
+	}{
+		{"claude", "", "edit", nil, "claude -p --output-format json --no-session-persistence --permission-mode acceptEdits"},
+		{"claude", "sonnet", "read", nil, "claude -p --output-format json --no-session-persistence --model sonnet --permission-mode dontAsk"},
+		{"claude", "", "full", nil, "claude -p --output-format json --no-session-persistence --permission-mode bypassPermissions"},
+		{"gemini", "gemini-2.5-pro", "edit", nil, "gemini --output-format json -m gemini-2.5-pro --approval-mode auto_edit"},
+		{"gemini", "", "read", nil, "gemini --output-format json --approval-mode default"},
+		{"gemini", "", "full", nil, "gemini --output-format json --approval-mode yolo"},
+		{"codex", "", "read", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
+		{"codex", "o9", "full", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries -m o9 --dangerously-bypass-approvals-and-sandbox -"},
+		{"codex", "", "edit", codexEnv, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
+			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
+	}
+	for _, tt := range tests {
+		got := strings.Join(clis[tt.cli].command(tt.model, tt.perms, tt.env), " ")
+		if got != tt.want {
+			t.Errorf("%s model %q %s:\n got %s\nwant %s", tt.cli, tt.model, tt.perms, got, tt.want)
+		}
+	}
+}
