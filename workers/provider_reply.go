@@ -47,8 +47,12 @@ func readReply(pv provider, perms, stdout, stderr string, exit int) cliReply {
 	}
 	out.exit = exit
 	if cerr == nil && exit != 0 && exit < 128 {
-		// No error in the CLI's JSON: its stderr says what happened.
+		// No error in the CLI's JSON: its stderr (or a stdout that is not
+		// JSON) says what happened.
 		cerr = &cliError{msg: lastLine(stderr)}
+		if cerr.msg == "" && !out.parsed {
+			cerr.msg = lastLine(stdout)
+		}
 		if cerr.msg == "" {
 			cerr.msg = fmt.Sprintf("exited with code %d and said nothing on stderr", exit)
 		}
@@ -168,9 +172,13 @@ func oneLine(s string) string {
 	return s
 }
 
-// lastLine returns the last non-empty line of s, skipping stack frames.
+// ansiPattern matches terminal colour sequences.
+var ansiPattern = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// lastLine returns the last non-empty line of s, skipping stack frames and
+// colours.
 func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	lines := strings.Split(strings.TrimSpace(ansiPattern.ReplaceAllString(s, "")), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l != "" && !strings.HasPrefix(l, "at ") && l != "}" {

@@ -35,6 +35,7 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"gemini", "401", "edit", 145, 2, "", 0, "check GEMINI_API_KEY"},
 		{"gemini", "drop", "edit", 1, 1, "", 0, "could not be reached or broke off"},
 		{"gemini", "refused", "edit", 1, 1, "", 0, "could not be reached or broke off"},
+		{"gemini", "untrusted", "edit", 55, 2, "", 0, "...; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true"},
 		{"gemini", "loop", "edit", 0, 2, "", 0, "gemini gave no reply: Loop detected, stopping execution"},
 		{"gemini", "denied", "read", 0, 2, "I wrote it", 30, "the agent was denied write_file with permissions: read"},
 		{"codex", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
