@@ -1,7 +1,6 @@
 package workers
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -13,44 +12,207 @@ type replyFormat uint8
 const (
 	formatRaw    replyFormat = iota // stdout is the reply
 	formatClaude                    // claude -p --output-format json: one result object
-	formatGemini                    // gemini --output-format json: {response, stats, error}
+	formatGemini                    // gemini --output-format json: {response, stats}; errors as JSON at the end of stderr
 	formatCodex                     // codex exec --json: JSONL events
 )
 
+// Permission levels (permissions:).
+const (
+	permRead = "read"
+	permEdit = "edit"
+	permFull = "full"
+)
+
+// A cliFacts is everything Smith knows about one agent CLI, proven against
+// the pinned versions (docs/providers.md). It is the one table of preset
+// facts: argv, flags, environment, settings files and reply format.
+type cliFacts struct {
+	argv []string // the command; the prompt always goes on stdin
+	tail []string // arguments after every flag (codex: "-", read stdin)
+	// modelFlag passes model:, added only when a model is set.
+	modelFlag string
+	// perms maps permissions: to the CLI's flags.
+	perms  map[string][]string
+	format replyFormat
+	// stdoutFile reads stdout through a file: node cuts writes to a pipe
+	// short when the CLI exits, so a pipe loses the end of a long reply.
+	stdoutFile bool
+	// maxPrompt is the most the CLI reads from stdin (0 = no limit); a
+	// longer prompt fails the step instead of being cut silently.
+	maxPrompt int
+	// home is the variable naming the CLI's config home; unless the step's
+	// environment sets it, it is RUN_ROOT/providers/<name>, so sessions,
+	// settings and keys never land under the user's HOME.
+	home string
+	// files are written into that home before each call (its settings).
+	files map[string]string
+	// env are fixed variables (retries off, ...); the step's and the
+	// provider's env override them.
+	env []EnvVar
+	// tmpInHome points TMPDIR into the home (the CLI writes error reports,
+	// with the request, into its temporary directory).
+	tmpInHome bool
+	// args adds arguments from the child's environment (codex: a model
+	// provider with retries off).
+	args func(env map[string]string) []string
+	// keyNeeded: with a config home of Smith's (no login there) the CLI
+	// cannot work without keyVar, and does not say so quickly (codex
+	// retries its connection for minutes): the step fails at once.
+	keyNeeded bool
+	// keyVar and baseVar are the variables a user sets for a key and a
+	// server; error reasons name them.
+	keyVar, baseVar string
+	// denied finds, in stdout and stderr, a tool call the CLI refused for
+	// lack of permission; it returns what was denied.
+	denied func(stdout, stderr string) string
+}
+
+// clis are the built-in agent CLIs.
+var clis = map[string]*cliFacts{
+	"claude": {
+		argv:      []string{"claude", "-p", "--output-format", "json", "--no-session-persistence"},
+		modelFlag: "--model",
+		perms: map[string][]string{
+			permRead: {"--permission-mode", "dontAsk"},
+			permEdit: {"--permission-mode", "acceptEdits"},
+			permFull: {"--permission-mode", "bypassPermissions"},
+		},
+		format: formatClaude,
+		home:   "CLAUDE_CONFIG_DIR",
+		env: []EnvVar{
+			{"CLAUDE_CODE_MAX_RETRIES", "0"},
+			{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},
+		},
+		keyVar:  "ANTHROPIC_API_KEY",
+		baseVar: "ANTHROPIC_BASE_URL",
+		denied:  claudeDenied,
+	},
+	"gemini": {
+		argv:      []string{"gemini", "--output-format", "json"},
+		modelFlag: "-m",
+		perms: map[string][]string{
+			permRead: {"--approval-mode", "default"},
+			permEdit: {"--approval-mode", "auto_edit"},
+			permFull: {"--approval-mode", "yolo"},
+		},
+		format:     formatGemini,
+		stdoutFile: true,
+		maxPrompt:  8 << 20,
+		home:       "GEMINI_CLI_HOME",
+		files: map[string]string{
+			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
+		},
+		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
+		// process of itself with a bigger heap, which costs a second start.
+		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}, {"GEMINI_CLI_NO_RELAUNCH", "true"}},
+		tmpInHome: true,
+		keyVar:    "GEMINI_API_KEY",
+		baseVar:   "GOOGLE_GEMINI_BASE_URL",
+		denied:    geminiDenied,
+	},
+	"codex": {
+		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
+		tail:      []string{"-"},
+		modelFlag: "-m",
+		perms: map[string][]string{
+			permRead: {"--sandbox", "read-only"},
+			permEdit: {"--sandbox", "workspace-write"},
+			permFull: {"--dangerously-bypass-approvals-and-sandbox"},
+		},
+		format:    formatCodex,
+		home:      "CODEX_HOME",
+		keyNeeded: true,
+		args:      codexProvider,
+		keyVar:    "OPENAI_API_KEY",
+		baseVar:   "OPENAI_BASE_URL",
+		denied:    codexDenied,
+	},
+}
+
+// codexProvider gives codex a model provider with its retries off when an
+// API key is set: codex's built-in provider cannot be changed, and it
+// retries each request 4 times and each stream 5. OPENAI_BASE_URL (which
+// codex itself ignores) chooses the server. Without OPENAI_API_KEY codex
+// keeps its own provider and login.
+func codexProvider(env map[string]string) []string {
+	if env["OPENAI_API_KEY"] == "" {
+		return nil
+	}
+	base := env["OPENAI_BASE_URL"]
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	return []string{
+		"-c", "model_provider=smith",
+		"-c", `model_providers.smith={name="smith", base_url=` + tomlString(base) +
+			`, env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0}`,
+	}
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&15])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// command returns the preset's argv for model and permissions (already
+// checked) and the child's environment.
+func (f *cliFacts) command(model, perms string, env map[string]string) []string {
+	argv := append([]string(nil), f.argv...)
+	if model != "" {
+		argv = append(argv, f.modelFlag, model)
+	}
+	argv = append(argv, f.perms[perms]...)
+	if f.args != nil {
+		argv = append(argv, f.args(env)...)
+	}
+	return append(argv, f.tail...)
+}
+
 // A provider is a resolved provider: a preset, a workflow's own provider, or
-// a workflow's override of a preset (which keeps the preset's reply format).
+// a workflow's override of a preset (which keeps the preset's reply format,
+// environment and stdout handling).
 type provider struct {
 	name      string
 	command   []string
 	defaults  []Param
 	transport *Transport
 	format    replyFormat
-	mock      bool // the built-in mock: no process
+	mock      bool      // the built-in mock: no process
+	cli       *cliFacts // a preset's facts (nil for a workflow's own provider)
+	own       bool      // the preset's own command (not overridden): model and permission flags are added
+	env       []EnvVar  // the provider entry's env (substituted)
+	secrets   []EnvVar  // the provider entry's secrets, with values
 }
 
 // presetNames lists the built-in presets, in documentation order.
 var presetNames = [...]string{"claude", "gemini", "codex", "mock"}
 
 // preset returns a built-in preset (a fresh value each time).
-//
-//   - claude: Claude Code headless, prompt on stdin, one JSON result object.
-//   - gemini: Gemini CLI headless, prompt as the -p argument (argv transport).
-//   - codex: Codex CLI non-interactive; "-" makes it read the prompt from
-//     stdin, which has no argv length limit; --skip-git-repo-check lets it run
-//     in a WORKSPACE that is not a git repository.
-//   - mock: the built-in offline provider (mock.go).
 func preset(name string) (provider, bool) {
-	switch name {
-	case "claude":
-		return provider{name: name, command: []string{"claude", "-p", "--output-format", "json"}, format: formatClaude}, true
-	case "gemini":
-		return provider{name: name, command: []string{"gemini", "--output-format", "json", "-p", "${PROMPT}"}, format: formatGemini}, true
-	case "codex":
-		return provider{name: name, command: []string{"codex", "exec", "--json", "--skip-git-repo-check", "-"}, format: formatCodex}, true
-	case "mock":
+	if name == "mock" {
 		return provider{name: name, mock: true}, true
 	}
-	return provider{}, false
+	f, ok := clis[name]
+	if !ok {
+		return provider{}, false
+	}
+	return provider{name: name, command: f.argv, format: f.format, cli: f, own: true}, true
 }
 
 // lookupProvider resolves name: a workflow's ProviderDef of that name
@@ -64,11 +226,12 @@ func lookupProvider(req *Request, name string) (provider, bool) {
 			continue
 		}
 		if len(d.Command) > 0 {
-			p.command, p.mock = d.Command, false
+			p.command, p.mock, p.own = d.Command, false, false
 		} else if !isPreset {
 			return provider{}, false
 		}
 		p.name, p.defaults, p.transport = name, d.Defaults, d.Transport
+		p.env, p.secrets = d.Env, d.Secrets
 		return p, true
 	}
 	return p, isPreset
@@ -86,167 +249,65 @@ func providerNames(req *Request) []string {
 	return names
 }
 
-// A parsedReply is what a preset read from its CLI's JSON.
-type parsedReply struct {
-	text   string
-	tokens int
-	isErr  bool // the CLI reported an error; text is its message
-	exit   int  // for isErr: 1 retryable, 2 not
-}
+// ---- denied tool calls ----
 
-// retryablePattern recognises the errors worth trying again: rate limits,
-// overload, server errors, timeouts and network failures.
-var retryablePattern = regexp.MustCompile(`(?i)\b(429|5\d\d)\b|rate[ _-]?limit|overloaded|too many requests|resource[ _]exhausted|unavailable|timed? ?out|network|socket hang up|fetch failed|econnreset|econnrefused|etimedout|enotfound|eai_again`)
-
-// classify maps a provider's error to its exit code: 1 (retryable) for HTTP
-// 429, 5xx, overload and network errors, 2 (invalid input or configuration,
-// not retried) for everything else, 400/401/403 included.
-func classify(code int64, msg string) int {
-	switch {
-	case code == 429 || code >= 500 && code <= 599:
-		return exitRetryable
-	case code >= 400 && code <= 499:
-		return exitInvalid
-	case retryablePattern.MatchString(msg):
-		return exitRetryable
-	}
-	return exitInvalid
-}
-
-// parseReply reads stdout in the provider's format. It reports false when
-// stdout is not in that format; the raw stdout is then the reply.
-func parseReply(format replyFormat, stdout string, exit int) (parsedReply, bool) {
-	switch format {
-	case formatClaude:
-		return parseClaude(stdout)
-	case formatGemini:
-		return parseGemini(stdout, exit)
-	case formatCodex:
-		return parseCodex(stdout)
-	}
-	return parsedReply{}, false
-}
-
-// parseClaude reads `claude -p --output-format json`: an object
-// {"type":"result","subtype":"success","is_error":false,"result":"...",
-// "usage":{"input_tokens":N,"output_tokens":M,...}}, or (with --verbose) an
-// array of messages whose last "result" element is that object. Tokens are
-// input + output + cache creation + cache read tokens.
-func parseClaude(stdout string) (parsedReply, bool) {
-	s := strings.TrimSpace(stdout)
-	if !gjson.Valid(s) {
-		return parsedReply{}, false
-	}
-	v := gjson.Parse(s)
-	if v.IsArray() {
-		var last gjson.Result
-		v.ForEach(func(_, m gjson.Result) bool {
-			if m.Get("type").String() == "result" {
-				last = m
-			}
-			return true
-		})
-		v = last
-	}
-	if !v.IsObject() || v.Get("type").String() != "result" {
-		return parsedReply{}, false
-	}
-	u := v.Get("usage")
-	pr := parsedReply{
-		text: v.Get("result").String(),
-		tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
-			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int()),
-	}
-	if v.Get("is_error").Bool() || strings.HasPrefix(v.Get("subtype").String(), "error") {
-		pr.isErr = true
-		if pr.text == "" {
-			pr.text = v.Get("subtype").String()
-		}
-		pr.exit = classify(0, pr.text)
-	}
-	return pr, true
-}
-
-// parseGemini reads `gemini --output-format json`: {"response": "...",
-// "stats": {"models": {NAME: {"tokens": {"total": N, ...}}}}, "error":
-// {"type", "message", "code"}}. Tokens are the sum of every model's total.
-// Without an error object, exit code 42 (the CLI's input error) is mapped to
-// 2 and 53 (turn limit) to 2 as well.
-func parseGemini(stdout string, exit int) (parsedReply, bool) {
-	s := strings.TrimSpace(stdout)
-	if !gjson.Valid(s) {
-		return parsedReply{}, false
-	}
-	v := gjson.Parse(s)
-	if !v.IsObject() || !v.Get("response").Exists() && !v.Get("error").Exists() {
-		return parsedReply{}, false
-	}
-	pr := parsedReply{text: v.Get("response").String()}
-	v.Get("stats.models").ForEach(func(_, m gjson.Result) bool {
-		pr.tokens += int(m.Get("tokens.total").Int())
+// claudeDenied reads permission_denials of claude's result object.
+func claudeDenied(stdout, _ string) string {
+	v := claudeResult(stdout)
+	var tools []string
+	v.Get("permission_denials").ForEach(func(_, d gjson.Result) bool {
+		tools = appendUnique(tools, d.Get("tool_name").String())
 		return true
 	})
-	if e := v.Get("error"); e.Exists() && e.Type != gjson.Null {
-		pr.isErr = true
-		msg := e.Get("message").String()
-		if msg == "" {
-			msg = e.String()
-		}
-		pr.text = msg
-		pr.exit = classify(e.Get("code").Int(), msg)
-	} else if exit == 42 || exit == 53 {
-		pr.isErr, pr.exit = true, exitInvalid
-	}
-	return pr, true
+	return strings.Join(tools, ", ")
 }
 
-// parseCodex reads `codex exec --json`: one JSON event per line. The reply
-// is the text of the last agent message ({"type":"item.completed","item":
-// {"type":"agent_message","text":...}}, or the older {"msg":{"type":
-// "agent_message","message":...}}); tokens are the input + output tokens of
-// every turn.completed; a turn.failed or error event without any agent
-// message is an error.
-func parseCodex(stdout string) (parsedReply, bool) {
-	var (
-		pr     parsedReply
-		seen   bool
-		errMsg string
-		got    bool
-	)
-	for line := range strings.SplitSeq(stdout, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
+// geminiDenied finds the tool errors gemini prints on stderr for a tool it
+// did not offer (approval mode default hides the write tools) or refused.
+func geminiDenied(_, stderr string) string {
+	var tools []string
+	for line := range strings.SplitSeq(stderr, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Error executing tool ")
+		if !ok {
 			continue
 		}
-		if !gjson.Valid(line) {
-			return parsedReply{}, false
+		tool, msg, _ := strings.Cut(rest, ": ")
+		if strings.Contains(msg, "denied") || strings.Contains(msg, "not found") && isWriteTool(tool) {
+			tools = appendUnique(tools, tool)
 		}
-		ev := gjson.Parse(line)
-		switch ev.Get("type").String() {
-		case "item.completed":
-			if it := ev.Get("item"); it.Get("type").String() == "agent_message" {
-				pr.text, got = it.Get("text").String(), true
-			}
-		case "turn.completed":
-			pr.tokens += int(ev.Get("usage.input_tokens").Int() + ev.Get("usage.output_tokens").Int())
-		case "turn.failed":
-			errMsg = ev.Get("error.message").String()
-		case "error":
-			errMsg = ev.Get("message").String()
-		case "":
-			if m := ev.Get("msg"); m.Get("type").String() == "agent_message" {
-				pr.text, got = m.Get("message").String(), true
-			} else if !m.Exists() {
-				return parsedReply{}, false
-			}
+	}
+	return strings.Join(tools, ", ")
+}
+
+// isWriteTool tells gemini's tools that change files or run commands.
+func isWriteTool(name string) bool {
+	switch name {
+	case "write_file", "replace", "edit", "run_shell_command":
+		return true
+	}
+	return false
+}
+
+// codexDenied finds codex's refusals (on stderr) of a patch or a command
+// its sandbox blocks.
+func codexDenied(_, stderr string) string {
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if !strings.Contains(line, "rejected: ") || !strings.Contains(line, "sandbox") && !strings.Contains(line, "approval") {
+			continue
 		}
-		seen = true
+		if _, after, ok := strings.Cut(line, "error="); ok {
+			line = after
+		}
+		return strings.TrimSpace(line)
 	}
-	if !seen {
-		return parsedReply{}, false
+	return ""
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
 	}
-	if !got && errMsg != "" {
-		pr.isErr, pr.text, pr.exit = true, errMsg, classify(0, errMsg)
-	}
-	return pr, true
+	return append(list, s)
 }

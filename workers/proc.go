@@ -49,6 +49,11 @@ type ProcSpec struct {
 	// RunRoot, when set, records the step's process group under
 	// RUN_ROOT/procs while it runs, so KillLeftovers finds it after a crash.
 	RunRoot string
+	// StdoutFile, when set, is created and given to the child as its stdout
+	// itself, not a pipe (node CLIs cut writes to a pipe short when they
+	// exit): nothing of stdout is captured, masked or copied; the caller
+	// reads and masks the file.
+	StdoutFile string
 }
 
 // A ProcResult is what RunProc observed. Every captured byte has been masked.
@@ -113,6 +118,15 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		defer stderrLog.Close()
 	}
 
+	var stdoutFile *os.File
+	if spec.StdoutFile != "" {
+		stdoutFile, err = os.OpenFile(spec.StdoutFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logPerm)
+		if err != nil {
+			return fail(fmt.Errorf("create stdout file: %w", err))
+		}
+		defer stdoutFile.Close()
+	}
+
 	errs := &firstErr{}
 	var live io.Writer
 	if spec.Live != nil {
@@ -145,6 +159,9 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	}
 	if stdin != nil {
 		cmd.Stdin = stdin // nil means /dev/null
+	}
+	if stdoutFile != nil {
+		cmd.Stdout = stdoutFile
 	}
 	becomeSubreaper()
 	if err := startStep(func() (int, error) {

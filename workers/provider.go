@@ -71,7 +71,7 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 			break
 		}
 		if req.OnFallback != nil {
-			req.OnFallback(pv.name, provs[i+1].name, failureReason(res))
+			req.OnFallback(pv.name, provs[i+1].name, strings.TrimPrefix(failureReason(res), "provider '"+pv.name+"' failed: "))
 		}
 	}
 	return res
@@ -225,56 +225,6 @@ func finishReply(req *Request, p paths, rep reply) Result {
 		}
 	}
 	return res
-}
-
-// runCLI runs a provider's command once.
-func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
-	inv, serr := buildInvocation(req, p, pv, prompt, fromInput)
-	defer inv.cleanup()
-	if serr != nil {
-		return reply{exit: exitNotRun, err: serr}
-	}
-	pr, _, err := r.runProcess(ctx, req, p, inv.argv, inv.stdin, "")
-	if err != nil {
-		return reply{exit: exitNotRun, err: escapeErr(fieldOf(err), err)}
-	}
-	if pr.StartErr != nil {
-		if ctx.Err() != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}
-		}
-		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
-	}
-	rep := reply{
-		text:        string(pr.Stdout),
-		exit:        pr.ExitCode,
-		truncated:   pr.StdoutTruncated,
-		spill:       pr.StdoutSpill,
-		wroteOutput: inv.wroteOutput,
-		stderr:      string(pr.Stderr),
-	}
-	if pr.StdoutTruncated && pr.StdoutSpill != "" {
-		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
-			rep.text = string(b)
-		}
-	}
-	switch {
-	case pr.TimedOut:
-		rep.err = stepErr(source.ETimeout, "provider '%s' of step '%s' timed out after %s", pv.name, req.Step, timeoutOf(req))
-		return rep
-	case ctx.Err() != nil:
-		rep.signal = SignalFailure
-		rep.err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
-		return rep
-	}
-	if parsed, ok := parseReply(pv.format, rep.text, pr.ExitCode); ok {
-		// A secret that JSON escaped is masked only once decoded.
-		rep.text, rep.tokens = req.Mask.String(parsed.text), parsed.tokens
-		if parsed.isErr {
-			rep.exit = parsed.exit
-			rep.err = stepErr(source.EExec, "provider '%s' reported an error: %s", pv.name, firstLine(rep.text))
-		}
-	}
-	return rep
 }
 
 // firstLine returns the first line of s, cut to 200 bytes.

@@ -237,7 +237,7 @@ func TestProviderReplies(t *testing.T) {
 		tokens   int
 	}{
 		{"claude", "claude", claudeOK, wantOK("The answer is 42."), 115},
-		{"claude 429", "claude", claude429, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' reported an error: API Error: 429"}, 0},
+		{"claude 429", "claude", claude429, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' failed: rate limited by the model server (HTTP 429)"}, 0},
 		{"claude 401", "claude", claude401, want{signal: SignalFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "Invalid API key"}, 0},
 		{"claude not json", "claude", "plain words\n", wantOK("plain words"), 0},
 		{"claude masks decoded secrets", "claude", claudeSecret, wantOK("key ***!"), 2},

@@ -1,0 +1,632 @@
+package main
+
+// End-to-end tests of the claude, gemini and codex presets against the real
+// CLIs (the versions pinned in testdata/clis, installed by .ci/run) talking
+// to the fake model server (internal/fakemodel) on 127.0.0.1 (CONTRACT 5).
+// SMITH_CLIS_BIN names the directory holding the three programs (default
+// ~/.cache/smith-clis/node_modules/.bin). Outside CI a missing CLI skips the
+// test with how to install it; with CI=true it fails.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/internal/fakemodel"
+)
+
+// A cliCase is one agent CLI as the tests point it at the fake server.
+type cliCase struct {
+	name    string // the preset
+	proto   string // the fake server protocol it speaks
+	model   string // model: the tests ask for (codex: one without code mode, so it offers exec_command)
+	keyVar  string
+	baseVar string
+	suffix  string // added to the server URL for baseVar
+}
+
+var cliCases = []cliCase{
+	{"claude", fakemodel.Anthropic, "claude-fake-1", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""},
+	{"gemini", fakemodel.Gemini, "gemini-2.5-pro", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", ""},
+	{"codex", fakemodel.OpenAI, "gpt-fake", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"},
+}
+
+// next is the CLI a fallback hands over to.
+func (c cliCase) next() cliCase {
+	for i, x := range cliCases {
+		if x.name == c.name {
+			return cliCases[(i+1)%len(cliCases)]
+		}
+	}
+	panic(c.name)
+}
+
+// clisDir is where the CLIs are installed.
+func clisDir() string {
+	if d := os.Getenv("SMITH_CLIS_BIN"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "smith-clis", "node_modules", ".bin")
+}
+
+// needCLIs skips (fails with CI=true) unless the named CLIs and node are
+// installed.
+func needCLIs(t *testing.T, names ...string) {
+	t.Helper()
+	dir := clisDir()
+	var missing []string
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			missing = append(missing, n)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = append(missing, "node")
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%s not installed in %s (SMITH_CLIS_BIN); install the pinned CLIs with: "+
+		"mkdir -p ~/.cache/smith-clis && cp testdata/clis/package.json testdata/clis/package-lock.json ~/.cache/smith-clis/ && "+
+		"(cd ~/.cache/smith-clis && npm ci)   (node and npm: apt-get install nodejs npm), or run .ci/run",
+		strings.Join(missing, ", "), dir)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// A cliProj is a project whose workflows use the real CLIs against a fake
+// server of its own.
+type cliProj struct {
+	*proj
+	srv  *fakemodel.Server
+	mark string // SMITH_TEST_MARK: every CLI process of this test carries it
+	home string // HOME of smithvm and the CLIs
+}
+
+func newCLIProj(t *testing.T, rules ...fakemodel.Rule) *cliProj {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := fakemodel.Start(ctx, rules, fakemodel.Options{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); srv.Close() })
+	p := &cliProj{proj: newProj(t), srv: srv, home: t.TempDir(),
+		mark: fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())}
+	return p
+}
+
+// put writes text to rel (relative to BASE) as it is and returns its
+// path (proj.write would expand BASE in ANTHROPIC_BASE_URL).
+func (p *cliProj) put(rel, text string) string {
+	p.t.Helper()
+	path := filepath.Join(p.base, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
+}
+
+// header is a workflow's start: the three providers pointed at the server,
+// their keys as secrets.
+func (p *cliProj) header(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "version: \"1.0\"\nname: %s\nstrict_flow: false\nsecrets: [", name)
+	for i, c := range cliCases {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.keyVar)
+	}
+	b.WriteString("]\nproviders:\n")
+	for _, c := range cliCases {
+		fmt.Fprintf(&b, "  %s:\n    env: {%s: %q, SMITH_TEST_MARK: %q}\n    secrets: [%s]\n", c.name, c.baseVar, p.srv.URL+c.suffix, p.mark, c.keyVar)
+	}
+	return b.String()
+}
+
+// keys are the fake keys the tests give the CLIs.
+func keys() []string {
+	var env []string
+	for _, c := range cliCases {
+		env = append(env, c.keyVar+"=fake-key-"+c.name+"-0123456789")
+	}
+	return env
+}
+
+// env is smithvm's environment: PATH with the CLIs, a HOME of the test's
+// own, and the keys.
+func (p *cliProj) env() []string {
+	return append([]string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}, keys()...)
+}
+
+// run runs smithvm with the CLIs and checks that no CLI process is left.
+func (p *cliProj) run(args ...string) result {
+	p.t.Helper()
+	r := p.runEnv(p.env(), args...)
+	p.noSurvivors()
+	return r
+}
+
+func (p *cliProj) runEnv(env []string, args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := p.command(ctx, env, append(args, "--base", p.base)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return result{code: exitCode(p.t, err), stdout: out.String(), stderr: errb.String()}
+}
+
+// noSurvivors fails when a process carrying this test's mark still runs:
+// nothing a step started outlives it.
+func (p *cliProj) noSurvivors() {
+	p.t.Helper()
+	want := []byte("SMITH_TEST_MARK=" + p.mark + "\x00")
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err == nil && bytes.Contains(b, want) {
+			cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
+			p.t.Errorf("process %s (%s) outlived its step", filepath.Base(filepath.Dir(f)), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+// requests are the server's logged requests of one protocol.
+func (p *cliProj) requests(proto string) []fakemodel.Logged {
+	var out []fakemodel.Logged
+	for _, l := range p.srv.Requests() {
+		if l.Protocol == proto {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// cliState is the part of state.json these tests read.
+type cliState struct {
+	Status string `json:"status"`
+	Stats  struct {
+		Tokens int `json:"totalTokensUsed"`
+	} `json:"stats"`
+	Payload []struct {
+		Type    string `json:"type"`
+		Content string `json:"content"`
+	} `json:"payload"`
+	Steps map[string]struct {
+		Status   string         `json:"status"`
+		ExitCode int            `json:"exit_code"`
+		Output   string         `json:"output"`
+		JSON     any            `json:"json"`
+		Provider string         `json:"provider"`
+		Attempts int            `json:"attempts"`
+		Visits   int            `json:"visits"`
+		Error    *stepErrorJSON `json:"error"`
+	} `json:"steps"`
+}
+
+func (p *cliProj) state(r result) cliState {
+	p.t.Helper()
+	id := r.runID()
+	if id == "" {
+		p.t.Fatalf("no run id in:\n%s", r.stderr)
+	}
+	var st cliState
+	if err := json.Unmarshal([]byte(p.read(filepath.Join(".orchestrator/runs", id, "state.json"))), &st); err != nil {
+		p.t.Fatal(err)
+	}
+	return st
+}
+
+// keysInHome fails when a key was written anywhere under HOME.
+func (p *cliProj) keysInHome() {
+	p.t.Helper()
+	_ = filepath.WalkDir(p.home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		if bytes.Contains(b, []byte("fake-key-")) {
+			p.t.Errorf("a key landed in %s", path)
+		}
+		return nil
+	})
+}
+
+// bigPrompt is a prompt of n bytes that starts like an option.
+func bigPrompt(tag string, n int) string {
+	var b strings.Builder
+	b.WriteString("--version -p " + tag + "\n- a markdown list item\n")
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "line %06d of the long prompt, with words to carry it along\n", i)
+	}
+	return b.String()
+}
+
+// bigReply is a reply of n bytes.
+func bigReply(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "reply line %06d: the model keeps talking for a while\n", i)
+	}
+	return b.String() + "END OF REPLY"
+}
+
+// TestCLIReplyWhole: the reply of each real CLI reaches output_file whole
+// (200 KB) and tokens reach stats; a 300 KB prompt that starts with
+// "--version" reaches the model byte for byte; model: reaches the server;
+// no key lands under HOME.
+func TestCLIReplyWhole(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			reply := bigReply(200 << 10)
+			p := newCLIProj(t, fakemodel.Rule{Match: "BIGPROMPT", Reply: fakemodel.Reply{Text: reply}})
+			prompt := bigPrompt("BIGPROMPT", 300<<10)
+			p.put("workspace/prompt.txt", prompt)
+			wf := p.put("wf.yaml", p.header("reply")+`steps:
+  - name: Ask
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt_file: prompt.txt
+    output_file: out/reply.txt
+`)
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			if got := p.read("workspace/artifacts/Ask/out/reply.txt"); got != reply {
+				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
+			}
+			st := p.state(r)
+			if !strings.HasPrefix(st.Steps["Ask"].Output, "reply line 000000") {
+				t.Errorf("output starts %q", head(st.Steps["Ask"].Output))
+			}
+			if st.Stats.Tokens != 15 {
+				t.Errorf("totalTokensUsed = %d, want 15 (10 in + 5 out, as the server reported)", st.Stats.Tokens)
+			}
+			reqs := p.requests(c.proto)
+			found := false
+			for _, l := range reqs {
+				if strings.Contains(l.Prompt, prompt) {
+					found = true
+					if l.Model != c.model {
+						t.Errorf("model %q reached the server, want %q", l.Model, c.model)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no request of %d carried the whole %d-byte prompt", len(reqs), len(prompt))
+			}
+			p.keysInHome()
+		})
+	}
+}
+
+func head(s string) string { return s[:min(len(s), 60)] }
+func tail(s string) string { return s[max(0, len(s)-60):] }
+
+// TestCLIManifest: an AI block of a workflows.json manifest gets its key
+// and base URL from the manifest's secrets and provider env; the reply
+// reaches the payload and the tokens stats.
+func TestCLIManifest(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, fakemodel.Rule{Match: "greeting", Reply: fakemodel.Reply{Text: "MANIFEST-REPLY from " + c.name}})
+			m := map[string]any{
+				"version": "1",
+				"entry":   "Node:Main",
+				"secrets": []string{c.keyVar},
+				"providers": map[string]any{c.name: map[string]any{
+					"env":     map[string]string{c.baseVar: p.srv.URL + c.suffix, "SMITH_TEST_MARK": p.mark},
+					"secrets": []string{c.keyVar},
+				}},
+				"workers": map[string]any{"Worker:Writer": map[string]any{
+					"provider": c.name, "model": c.model,
+					"instructions": "Write a greeting.", "output_type": "DOCUMENTATION_OUTPUT",
+				}},
+				"nodes": map[string]any{"Node:Main": map[string]any{
+					"entry_block": "Block:Main__Write",
+					"blocks": map[string]any{"Block:Main__Write": map[string]any{
+						"worker": "Worker:Writer",
+						"transitions": []any{
+							map[string]string{"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+							map[string]string{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"},
+						},
+					}},
+				}},
+			}
+			b, _ := json.MarshalIndent(m, "", "  ")
+			wf := p.put("workflows.json", string(b))
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r)
+			found := false
+			for _, s := range st.Payload {
+				if strings.Contains(s.Content, "MANIFEST-REPLY from "+c.name) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("the reply is not in the payload: %+v", st.Payload)
+			}
+			if st.Stats.Tokens != 15 {
+				t.Errorf("totalTokensUsed = %d, want 15", st.Stats.Tokens)
+			}
+		})
+	}
+}
+
+// TestCLIFallback: a 500 is retried, a 429 on the retry too (one request
+// per try: the CLI's own retries are off), then the next provider answers,
+// with the WARNING line naming the last failure.
+func TestCLIFallback(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := c.next()
+			needCLIs(t, c.name, n.name)
+			p := newCLIProj(t,
+				fakemodel.Rule{Protocol: c.proto, Times: 1, Reply: fakemodel.Reply{Status: 500}},
+				fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: 429}},
+				fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
+			wf := p.put("wf.yaml", p.header("fallback")+`steps:
+  - name: Ask
+    provider: [`+c.name+`, `+n.name+`]
+    model: `+c.model+`
+    prompt: "Please answer, fallback test."
+    retry: {attempts: 2, backoff_sec: 0}
+`)
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r)
+			if s := st.Steps["Ask"]; s.Provider != n.name || s.Output != "answered by "+n.name || s.Attempts != 3 {
+				t.Errorf("Ask: provider %q output %q attempts %d, want %s's answer on the third try", s.Provider, s.Output, s.Attempts, n.name)
+			}
+			if got := len(p.requests(c.proto)); got != 2 {
+				t.Errorf("%s made %d requests for 2 tries; its own retries are not off", c.name, got)
+			}
+			if !r.has("WARNING: Step 'Ask' attempt 1 failed with exit code 1; retrying in 0s.") {
+				t.Errorf("the 500 was not retried:\n%s", r.stderr)
+			}
+			want := fmt.Sprintf("WARNING: Step 'Ask': provider '%s' failed (rate limited by the model server (HTTP 429): ", c.name)
+			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; trying '"+n.name+"'.") {
+				t.Errorf("no %q ... trying '%s' line in:\n%s", want, n.name, r.stderr)
+			}
+		})
+	}
+}
+
+// TestCLIAuthError: a 401 is not retried and the reason on the console says
+// which variable to set.
+func TestCLIAuthError(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, fakemodel.Rule{Reply: fakemodel.Reply{Status: 401}})
+			wf := p.put("wf.yaml", p.header("auth")+`steps:
+  - name: Ask
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "hello"
+    retry: {attempts: 3, backoff_sec: 0}
+`)
+			r := p.run("run", wf)
+			if r.code != 1 {
+				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			if got := len(p.requests(c.proto)); got != 1 {
+				t.Errorf("%d requests, want 1 (401 is not retried)", got)
+			}
+			st := p.state(r)
+			if s := st.Steps["Ask"]; s.ExitCode != 2 {
+				t.Errorf("Ask exit %d, want 2", s.ExitCode)
+			}
+			want := "ERROR: Step 'Ask' failed: E_EXEC: provider '" + c.name + "' failed: the model server refused the credentials"
+			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "check "+c.keyVar) {
+				t.Errorf("console lacks %q ... check %s:\n%s", want, c.keyVar, r.stderr)
+			}
+		})
+	}
+}
+
+// TestCLIHang: a server that never answers ends at the step timeout (124)
+// with every process of the CLI gone.
+func TestCLIHang(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, fakemodel.Rule{Reply: fakemodel.Reply{Hang: true}})
+			wf := p.put("wf.yaml", p.header("hang")+`steps:
+  - name: Ask
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "hello"
+    timeout: 3
+    retry: {attempts: 1}
+`)
+			r := p.run("run", wf)
+			if r.code != 124 {
+				t.Fatalf("run: exit %d, want 124\n%s", r.code, r.stderr)
+			}
+			if st := p.state(r); st.Steps["Ask"].ExitCode != 124 {
+				t.Errorf("Ask exit %d, want 124", st.Steps["Ask"].ExitCode)
+			}
+		})
+	}
+}
+
+// TestCLIWrite: with the default permissions (edit) the agent's file write
+// lands in WORKSPACE; with permissions: read it does not, and the step
+// fails with exit 2 saying which permission was missing.
+func TestCLIWrite(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t,
+				fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
+				fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+			wf := p.put("wf.yaml", p.header("write")+`steps:
+  - name: Edit
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "WRITE-ONE: create one.txt"
+  - name: Read
+    provider: `+c.name+`
+    model: `+c.model+`
+    permissions: read
+    prompt: "WRITE-TWO: create two.txt"
+`)
+			r := p.run("run", wf)
+			if got := p.read("workspace/one.txt"); got != "first file\n" {
+				t.Errorf("one.txt = %q, want the agent's write (permissions: edit by default)\n%s", got, r.stderr)
+			}
+			if got := p.read("workspace/two.txt"); got != "" {
+				t.Errorf("two.txt = %q, written with permissions: read", got)
+			}
+			if r.code != 1 {
+				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			st := p.state(r)
+			if s := st.Steps["Read"]; s.ExitCode != 2 {
+				t.Errorf("Read exit %d, want 2", s.ExitCode)
+			}
+			if !strings.Contains(r.stderr, "with permissions: read; set permissions: edit to allow it") {
+				t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestCLIFixLoop: a reply that fails validation sends the step round again
+// with the failure appended to its prompt; the fixed reply passes.
+func TestCLIFixLoop(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t,
+				fakemodel.Rule{Match: "Output failed validation. Fix this:", Reply: fakemodel.Reply{Text: "Fixed:\n```json\n{\"files\": [\"a.go\"]}\n```"}},
+				fakemodel.Rule{Match: "Plan the work", Times: 1, Reply: fakemodel.Reply{Text: "Sure, I will plan it."}})
+			wf := p.put("wf.yaml", p.header("fix")+`schemas:
+  Plan: {type: object, required: [files], properties: {files: {type: array, items: {type: string}}}}
+steps:
+  - name: Plan
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "Plan the work."
+    output_capture: json
+    validation_schema: Plan
+    max_visits: 3
+    on: {validation_fail: {goto: Plan}}
+`)
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r)
+			files, _ := st.Steps["Plan"].JSON.(map[string]any)["files"].([]any)
+			if len(files) != 1 || files[0] != "a.go" {
+				t.Errorf("Plan json = %v, want {files: [a.go]}", st.Steps["Plan"].JSON)
+			}
+			if n := len(p.requests(c.proto)); n < 2 {
+				t.Errorf("%d requests, want the step asked twice", n)
+			}
+		})
+	}
+}
+
+// TestCLIRecordReplay: a run recorded with the real CLI replays with the
+// CLI gone from PATH and no key set, to the same outputs. Its first step
+// has both prompt and input_file: the model gets both.
+func TestCLIRecordReplay(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t,
+				fakemodel.Rule{Match: "first", Reply: fakemodel.Reply{Text: "ONE from " + c.name}},
+				fakemodel.Rule{Match: "second", Reply: fakemodel.Reply{Text: "TWO after ONE"}})
+			wf := p.put("wf.yaml", p.header("rec")+`steps:
+  - name: First
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "the first question"
+    input_file: notes.txt
+    output_file: first.txt
+  - name: Second
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "the second question, after: ${steps.First.output}"
+`)
+			p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
+			rec := filepath.Join(p.base, "rec")
+			r1 := p.run("run", wf, "--record", rec)
+			if r1.code != 0 {
+				t.Fatalf("record: exit %d\n%s", r1.code, r1.stderr)
+			}
+			both := false
+			for _, l := range p.requests(c.proto) {
+				both = both || strings.Contains(l.Prompt, "the first question\n\nNOTES FROM THE INPUT FILE\n")
+			}
+			if !both {
+				t.Errorf("no request carried the prompt, an empty line and the input_file: %+v", p.requests(c.proto))
+			}
+			before := len(p.srv.Requests())
+			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home} // no CLIs, no keys
+			if _, err := exec.LookPath(c.name); err == nil && !strings.Contains(os.Getenv("PATH"), clisDir()) {
+				t.Logf("note: a %s is on PATH outside %s", c.name, clisDir())
+			}
+			r2 := p.runEnv(env, "run", wf, "--replay", rec)
+			if r2.code != 0 {
+				t.Fatalf("replay: exit %d\n%s", r2.code, r2.stderr)
+			}
+			if after := len(p.srv.Requests()); after != before {
+				t.Errorf("replay made %d requests", after-before)
+			}
+			s1, s2 := p.state(r1), p.state(r2)
+			for _, step := range []string{"First", "Second"} {
+				if s1.Steps[step].Output != s2.Steps[step].Output || s1.Steps[step].Output == "" {
+					t.Errorf("%s: recorded %q, replayed %q", step, s1.Steps[step].Output, s2.Steps[step].Output)
+				}
+			}
+			if s1.Stats.Tokens != s2.Stats.Tokens {
+				t.Errorf("tokens: recorded %d, replayed %d", s1.Stats.Tokens, s2.Stats.Tokens)
+			}
+		})
+	}
+}

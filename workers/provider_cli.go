@@ -1,0 +1,248 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"smith/manifest/source"
+)
+
+// runCLI runs a provider's command once: its environment (the step's, the
+// preset's facts, the provider entry's env and secrets), its config home
+// under RUN_ROOT, then the process; then it reads the reply and classifies
+// a failure from everything the CLI said (CONTRACT 5).
+func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
+	env, serr := cliEnv(r, req, p, pv)
+	if serr != nil {
+		return reply{exit: exitInvalid, err: serr}
+	}
+	var inv *invocation
+	if pv.own && len(req.CommandOverride) == 0 {
+		inv, serr = presetInvocation(req, p, pv, prompt, envMap(env))
+	} else {
+		inv, serr = buildInvocation(req, p, pv, prompt, fromInput)
+	}
+	defer inv.cleanup()
+	if serr != nil {
+		return reply{exit: exitNotRun, err: serr}
+	}
+	if p.output != "" {
+		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
+		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EExec, "create the directory of output_file: %v", err)}
+		}
+	}
+	spec := ProcSpec{
+		Argv:        inv.argv,
+		Dir:         req.Dirs.Workspace,
+		Env:         env,
+		StdinPath:   inv.stdin,
+		Timeout:     timeoutOf(req),
+		StdoutSpill: p.spill,
+		StderrLog:   p.stderrLog,
+		Mask:        req.Mask,
+		Live:        req.Live,
+		RunRoot:     req.RunRoot,
+	}
+	if inv.stdin != "" && inv.stdin == p.input {
+		// The user's input_file is opened now, through the project, never
+		// following a link: a link swapped in after the checks is refused.
+		f, err := req.Dirs.Open(inv.stdin)
+		if err != nil {
+			return reply{exit: exitNotRun, err: escapeErr("input_file", err)}
+		}
+		defer f.Close()
+		spec.Stdin = f
+	}
+	if pv.cli != nil && pv.cli.stdoutFile {
+		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
+		if err != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+		}
+		f.Close()
+		spec.StdoutFile = f.Name()
+		defer os.Remove(f.Name())
+	}
+	pr := RunProc(ctx, spec)
+	if pr.StartErr != nil {
+		if ctx.Err() != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+		}
+		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+	}
+	rep := reply{
+		text:        string(pr.Stdout),
+		exit:        pr.ExitCode,
+		truncated:   pr.StdoutTruncated,
+		spill:       pr.StdoutSpill,
+		wroteOutput: inv.wroteOutput,
+		stderr:      string(pr.Stderr),
+	}
+	switch {
+	case spec.StdoutFile != "":
+		b, err := os.ReadFile(spec.StdoutFile)
+		if err != nil {
+			return reply{exit: exitNotRun, err: stepErr(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+		}
+		rep.text = req.Mask.String(string(b))
+		if req.Live != nil {
+			_, _ = io.WriteString(req.Live, rep.text) // -v: shown once the CLI is done
+		}
+	case pr.StdoutTruncated && pr.StdoutSpill != "":
+		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
+			rep.text = string(b)
+		}
+	}
+	switch {
+	case pr.TimedOut:
+		rep.err = stepErr(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
+			pv.name, req.Step, timeoutOf(req))
+		return rep
+	case ctx.Err() != nil:
+		rep.signal = SignalFailure
+		rep.err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+		return rep
+	}
+	if pv.format == formatRaw {
+		return rep
+	}
+	stderr := string(pr.Stderr)
+	if pr.StderrTruncated && p.stderrLog != "" {
+		if b, err := os.ReadFile(p.stderrLog); err == nil {
+			stderr = string(b)
+		}
+	}
+	out := readReply(pv, permissionsOf(req), rep.text, stderr, pr.ExitCode)
+	if out.parsed {
+		// A secret that JSON escaped is masked only once decoded.
+		rep.text, rep.tokens = req.Mask.String(out.text), out.tokens
+	}
+	rep.exit = out.exit
+	if out.reason != "" {
+		rep.err = stepErr(source.EExec, "provider '%s' failed: %s", pv.name, req.Mask.String(out.reason))
+	}
+	return rep
+}
+
+// permissionsOf returns the step's permissions ("" = edit).
+func permissionsOf(req *Request) string {
+	if req.Permissions == "" {
+		return permEdit
+	}
+	return req.Permissions
+}
+
+// cliEnv builds a provider's whole environment: the section 3.5 variables,
+// env_allow, the step's secrets and the provider's, the preset's fixed
+// variables, the document's and step's env, then the provider entry's env.
+// A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
+// created with its settings files.
+func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *StepError) {
+	secrets := append(append([]EnvVar(nil), req.Secrets...), pv.secrets...)
+	var vars []EnvVar
+	if f := pv.cli; f != nil {
+		vars = append(vars, f.env...)
+	}
+	vars = append(vars, req.Env...)
+	vars = append(vars, pv.env...)
+	f := pv.cli
+	if f == nil || f.home == "" {
+		return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+	}
+	given := envMap(BuildEnv(r.Env, req.EnvAllow, secrets, vars))
+	home, ours := given[f.home], false
+	if home == "" {
+		ours = true
+		base := req.RunRoot
+		if base == "" {
+			base = p.tmpDir
+		}
+		home = filepath.Join(base, "providers", pv.name)
+		vars = append([]EnvVar{{f.home, home}}, vars...)
+	}
+	for rel, content := range f.files {
+		if !ours {
+			break // a home the user chose keeps its own settings
+		}
+		path := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			return nil, stepErr(source.EExec, "write the settings of provider '%s': %v", pv.name, err)
+		}
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+	}
+	if ours && pv.own && f.keyNeeded && given[f.keyVar] == "" {
+		return nil, stepErr(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
+			pv.name, f.keyVar, f.home)
+	}
+	if f.tmpInHome {
+		tmp := filepath.Join(home, "tmp")
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+		}
+		vars = append([]EnvVar{{"TMPDIR", tmp}}, vars...)
+	}
+	return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+}
+
+// envMap turns "K=V" strings into a map.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// presetInvocation is a preset's own command: the prompt on stdin (never in
+// argv, so any prompt, whatever it starts with, arrives whole), the model
+// and permission flags from the table.
+func presetInvocation(req *Request, p paths, pv provider, prompt string, env map[string]string) (*invocation, *StepError) {
+	inv := &invocation{}
+	f := pv.cli
+	perms := permissionsOf(req)
+	if _, ok := f.perms[perms]; !ok {
+		return inv, stepErr(source.EExec, "permissions '%s' of step '%s' is not read, edit or full", perms, req.Step)
+	}
+	if f.maxPrompt > 0 && len(prompt) > f.maxPrompt {
+		return inv, stepErr(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
+			req.Step, len(prompt), pv.name, f.maxPrompt)
+	}
+	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
+		return inv, stepErr(source.EExec, "create %s: %v", p.tmpDir, err)
+	}
+	file, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+	if err != nil {
+		return inv, stepErr(source.EExec, "write prompt file: %v", err)
+	}
+	inv.tmp = file.Name()
+	_, werr := file.WriteString(prompt)
+	if cerr := file.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return inv, stepErr(source.EExec, "write prompt file: %v", werr)
+	}
+	inv.stdin = inv.tmp
+	model, _ := providerVars(req, pv, p, "", "").get("model")
+	inv.argv = f.command(model, perms, env)
+	return inv, nil
+}
+
+// deniedReason says which permission a denied tool call lacked.
+func deniedReason(perms, what string) string {
+	need := permEdit
+	if perms != permRead {
+		need = permFull
+	}
+	return fmt.Sprintf("the agent was denied %s with permissions: %s; set permissions: %s to allow it", what, perms, need)
+}

@@ -1,0 +1,98 @@
+package workers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadReplyRealCLIs reads what the real CLIs (the pinned versions,
+// docs/providers.md) printed against the fake model server, captured in
+// testdata/clis/<cli>-<case>.{stdout,stderr}: the reply, the tokens, and a
+// failure's exit code (1 retryable, 2 not) with its reason.
+func TestReadReplyRealCLIs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cli, name string
+		perms     string
+		exit      int // the CLI's own exit code when captured
+		wantExit  int
+		text      string // the reply ("" = not checked)
+		tokens    int
+		reason    string // contained in the reason ("" = no failure)
+	}{
+		{"claude", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
+		{"claude", "500", "edit", 1, 1, "", 0, "the model server failed (HTTP 500)"},
+		{"claude", "429", "edit", 1, 1, "", 0, "rate limited by the model server (HTTP 429)"},
+		{"claude", "401", "edit", 1, 2, "", 0, "refused the credentials (HTTP 401)"},
+		{"claude", "drop", "edit", 1, 1, "", 0, "could not be reached or broke off"},
+		{"claude", "refused", "edit", 1, 1, "", 0, "ECONNREFUSED"},
+		{"claude", "denied", "read", 0, 2, "I wrote it", 30, "the agent was denied Write with permissions: read; set permissions: edit"},
+		{"gemini", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
+		{"gemini", "500", "edit", 244, 1, "", 0, "the model server failed (HTTP 500)"},
+		{"gemini", "429", "edit", 173, 1, "", 0, "rate limited by the model server (HTTP 429)"},
+		{"gemini", "401", "edit", 145, 2, "", 0, "check GEMINI_API_KEY"},
+		{"gemini", "drop", "edit", 1, 1, "", 0, "could not be reached or broke off"},
+		{"gemini", "refused", "edit", 1, 1, "", 0, "could not be reached or broke off"},
+		{"gemini", "untrusted", "edit", 55, 2, "", 0, "...; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true"},
+		{"gemini", "loop", "edit", 0, 2, "", 0, "gemini gave no reply: Loop detected, stopping execution"},
+		{"gemini", "denied", "read", 0, 2, "I wrote it", 30, "the agent was denied write_file with permissions: read"},
+		{"codex", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
+		{"codex", "500", "edit", 1, 1, "", 0, "the model server is busy: We’re currently experiencing high demand"},
+		{"codex", "429", "edit", 1, 1, "", 0, "rate limited by the model server (HTTP 429)"},
+		{"codex", "401", "edit", 1, 2, "", 0, "refused the credentials (HTTP 401)"},
+		{"codex", "drop", "edit", 1, 1, "", 0, "stream disconnected before completion"},
+		{"codex", "refused", "edit", 1, 1, "", 0, "Connection failed"},
+		{"codex", "denied", "read", 0, 2, "I wrote it", 30, "patch rejected: writing is blocked by read-only sandbox"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cli+"-"+tt.name, func(t *testing.T) {
+			t.Parallel()
+			read := func(ext string) string {
+				b, err := os.ReadFile(filepath.Join("testdata", "clis", tt.cli+"-"+tt.name+"."+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			pv, _ := preset(tt.cli)
+			got := readReply(pv, tt.perms, read("stdout"), read("stderr"), tt.exit)
+			if got.exit != tt.wantExit || !strings.Contains(got.reason, tt.reason) || (tt.reason == "") != (got.reason == "") {
+				t.Errorf("exit %d reason %q, want %d and %q", got.exit, got.reason, tt.wantExit, tt.reason)
+			}
+			if tt.text != "" && (got.text != tt.text || got.tokens != tt.tokens) {
+				t.Errorf("text %q tokens %d, want %q %d", got.text, got.tokens, tt.text, tt.tokens)
+			}
+		})
+	}
+}
+
+// TestPresetCommand: each preset's argv for model: and permissions: (the
+// prompt is never in it), from the one table of CLI facts.
+func TestPresetCommand(t *testing.T) {
+	t.Parallel()
+	codexEnv := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	tests := []struct {
+		cli, model, perms string
+		env               map[string]string
+		want              string
+	}{
+		{"claude", "", "edit", nil, "claude -p --output-format json --no-session-persistence --permission-mode acceptEdits"},
+		{"claude", "sonnet", "read", nil, "claude -p --output-format json --no-session-persistence --model sonnet --permission-mode dontAsk"},
+		{"claude", "", "full", nil, "claude -p --output-format json --no-session-persistence --permission-mode bypassPermissions"},
+		{"gemini", "gemini-2.5-pro", "edit", nil, "gemini --output-format json -m gemini-2.5-pro --approval-mode auto_edit"},
+		{"gemini", "", "read", nil, "gemini --output-format json --approval-mode default"},
+		{"gemini", "", "full", nil, "gemini --output-format json --approval-mode yolo"},
+		{"codex", "", "read", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
+		{"codex", "o9", "full", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries -m o9 --dangerously-bypass-approvals-and-sandbox -"},
+		{"codex", "", "edit", codexEnv, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
+			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
+	}
+	for _, tt := range tests {
+		got := strings.Join(clis[tt.cli].command(tt.model, tt.perms, tt.env), " ")
+		if got != tt.want {
+			t.Errorf("%s model %q %s:\n got %s\nwant %s", tt.cli, tt.model, tt.perms, got, tt.want)
+		}
+	}
+}
