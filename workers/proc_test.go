@@ -105,6 +105,11 @@ func helperMain(args []string) int {
 			return 99
 		}
 		fmt.Println(c.Process.Pid)
+		if f := arg(2); f != "" {
+			// Tell the test the grandchild runs (it waits for this file
+			// instead of guessing how long starting takes).
+			os.WriteFile(f, []byte("started"), 0o644)
+		}
 		if arg(0) == "grandchild" {
 			time.Sleep(dur(arg(1)))
 		}
@@ -419,7 +424,7 @@ func TestRunProcTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
 	argv, env := helper(t, "grandchild", "60s")
 	begin := time.Now()
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 500 * time.Millisecond, KillGrace: 2 * time.Second})
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 3 * time.Second, KillGrace: 2 * time.Second}) // long enough for the grandchild to start on a loaded machine
 	elapsed := time.Since(begin)
 	if !res.TimedOut || res.ExitCode != 124 {
 		t.Errorf("RunProc(grandchild) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
@@ -449,8 +454,18 @@ func TestRunProcKillAfterGrace(t *testing.T) {
 func TestRunProcCancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	argv, env := helper(t, "grandchild", "60s")
-	time.AfterFunc(300*time.Millisecond, cancel)
+	started := filepath.Join(t.TempDir(), "started")
+	argv, env := helper(t, "grandchild", "60s", started)
+	go func() {
+		// Cancel once the grandchild runs, however loaded the machine is.
+		for {
+			if _, err := os.Stat(started); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	begin := time.Now()
 	res := RunProc(ctx, ProcSpec{Argv: argv, Env: env, Timeout: time.Hour})
 	if elapsed := time.Since(begin); elapsed > 20*time.Second {
