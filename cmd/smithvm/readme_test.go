@@ -88,6 +88,9 @@ func TestDocsSelfContained(t *testing.T) {
 		if strings.Contains(string(data), "../shared") {
 			t.Errorf("%s points outside the repository (../shared)", d)
 		}
+		if m := contractRef.FindString(string(data)); m != "" {
+			t.Errorf("%s cites %q, a document users do not have: link the reference page in docs/ instead", d, m)
+		}
 		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -158,3 +161,7 @@ func TestGettingStarted(t *testing.T) {
 		}
 	}
 }
+
+// contractRef matches a citation of the behaviour contract by section
+// number, which only the developers have.
+var contractRef = regexp.MustCompile(`CONTRACT(\.md)?\s+(sections?\s+)?[0-9]`)
