@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"smith/isa"
@@ -223,6 +224,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
 		Thread:          m.threadKey(),
+		Iteration:       m.iteration(),
 		Execution:       execs,
 		Node:            m.p.Nodes[blk.Node].ID,
 		Kind:            kindOf(blk.Kind),
@@ -409,3 +411,13 @@ func kindOf(k isa.BlockKind) workers.Kind {
 
 // seconds converts seconds (fractions allowed) to a Duration.
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// iteration names where the current step runs for the header of its stderr
+// log: the index of the innermost loop iteration, else the parallel branch
+// (the thread's key), else "".
+func (m *Machine) iteration() string {
+	if n := len(m.st.LoopStack); n > 0 {
+		return strconv.Itoa(m.st.LoopStack[n-1].Index)
+	}
+	return m.threadKey()
+}

@@ -99,16 +99,17 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // or write it, and err a failure to create it (the process did not run).
 func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr ProcResult, outErr, err error) {
 	spec := ProcSpec{
-		Argv:        argv,
-		Dir:         req.Dirs.Workspace,
-		Env:         BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env),
-		StdinPath:   stdinPath,
-		Timeout:     timeoutOf(req),
-		StdoutSpill: p.spill,
-		StderrLog:   p.stderrLog,
-		Mask:        req.Mask,
-		Live:        req.Live,
-		RunRoot:     req.RunRoot,
+		Argv:         argv,
+		Dir:          req.Dirs.Workspace,
+		Env:          BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env),
+		StdinPath:    stdinPath,
+		Timeout:      timeoutOf(req),
+		StdoutSpill:  p.spill,
+		StderrLog:    p.stderrLog,
+		StderrHeader: stderrHeader(req),
+		Mask:         req.Mask,
+		Live:         req.Live,
+		RunRoot:      req.RunRoot,
 	}
 	if stdinPath != "" && stdinPath == p.input {
 		// The user's input_file is opened now, through the project, never

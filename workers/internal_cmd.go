@@ -136,14 +136,15 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 	}
 	log := &toolLog{live: req.Live}
 	pr := RunProc(ctx, ProcSpec{
-		Argv:        argv,
-		Dir:         wt,
-		Env:         env,
-		Timeout:     timeoutOf(req),
-		StdoutSpill: p.spill,
-		StderrLog:   p.stderrLog,
-		Mask:        req.Mask,
-		Live:        log,
+		Argv:         argv,
+		Dir:          wt,
+		Env:          env,
+		Timeout:      timeoutOf(req),
+		StdoutSpill:  p.spill,
+		StderrLog:    p.stderrLog,
+		StderrHeader: stderrHeader(req),
+		Mask:         req.Mask,
+		Live:         log,
 	})
 	if pr.StartErr != nil {
 		se := startErr(argv[0], pr.StartErr)

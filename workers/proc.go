@@ -46,6 +46,10 @@ type ProcSpec struct {
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	// StderrHeader, when set, is written to StderrLog before the child's
+	// stderr; the log is appended to, never truncated, so it keeps every
+	// try of a step.
+	StderrHeader string
 	// RunRoot, when set, records the step's process group under
 	// RUN_ROOT/procs while it runs, so KillLeftovers finds it after a crash.
 	RunRoot string
@@ -111,7 +115,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	}
 	var stderrLog *os.File
 	if spec.StderrLog != "" {
-		stderrLog, err = createLog(spec.StderrLog)
+		stderrLog, err = appendLog(spec.StderrLog, spec.StderrHeader)
 		if err != nil {
 			return fail(fmt.Errorf("create stderr log: %w", err))
 		}
@@ -320,6 +324,25 @@ func createLog(path string) (*os.File, error) {
 		return nil, err
 	}
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logPerm)
+}
+
+// appendLog opens the log at path for appending (creating it and its
+// directory) and writes header first.
+func appendLog(path, header string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, logPerm)
+	if err != nil {
+		return nil, err
+	}
+	if header != "" {
+		if _, err := f.WriteString(header); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // A capture receives one (already masked) stream: the first memCap bytes in

@@ -37,16 +37,17 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 		}
 	}
 	spec := ProcSpec{
-		Argv:        inv.argv,
-		Dir:         req.Dirs.Workspace,
-		Env:         env,
-		StdinPath:   inv.stdin,
-		Timeout:     timeoutOf(req),
-		StdoutSpill: p.spill,
-		StderrLog:   p.stderrLog,
-		Mask:        req.Mask,
-		Live:        req.Live,
-		RunRoot:     req.RunRoot,
+		Argv:         inv.argv,
+		Dir:          req.Dirs.Workspace,
+		Env:          env,
+		StdinPath:    inv.stdin,
+		Timeout:      timeoutOf(req),
+		StdoutSpill:  p.spill,
+		StderrLog:    p.stderrLog,
+		StderrHeader: stderrHeader(req),
+		Mask:         req.Mask,
+		Live:         req.Live,
+		RunRoot:      req.RunRoot,
 	}
 	if inv.stdin != "" && inv.stdin == p.input {
 		// The user's input_file is opened now, through the project, never

@@ -266,6 +266,7 @@ func (r *Registry) retry(ctx context.Context, req *Request, first int, noWait bo
 		if req.AttemptID != nil {
 			req.AttemptID(first + n)
 		}
+		req.attempt = first + n
 		res := try(first + n)
 		res.Attempts = first + n
 		if n >= attempts || !retryable(res.ExitCode) || ctx.Err() != nil {
@@ -281,6 +282,17 @@ func (r *Registry) retry(ctx context.Context, req *Request, first int, noWait bo
 			return res
 		}
 	}
+}
+
+// stderrHeader is the line that opens each try's part of
+// logs/<Step>-stderr.log, which keeps every attempt and iteration of a step
+// (CONTRACT 12.5): "--- attempt N ---" or "--- attempt N, iteration I ---".
+func stderrHeader(req *Request) string {
+	h := fmt.Sprintf("--- attempt %d", max(req.attempt, 1))
+	if req.Iteration != "" {
+		h += ", iteration " + req.Iteration
+	}
+	return h + " ---\n"
 }
 
 // displayPath returns abs relative to WORKSPACE with forward slashes, for

@@ -353,13 +353,26 @@ func TestRunOutputFile(t *testing.T) {
 func TestRunStderrLog(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindCommand, "Logged")
-	r.Argv = exe(t, "print", "out", "some error\n")
-	got := f.reg.Run(context.Background(), r)
 	want := filepath.Join(f.runRoot, "logs", "Logged-stderr.log")
+	// Two runs of the step (iterations 0 and 1 of a loop), the second
+	// retried once: the log keeps every try under its header.
+	for i, attempts := range []int{1, 2} {
+		r := f.req(KindCommand, "Logged")
+		r.Iteration = fmt.Sprint(i)
+		r.Attempts = attempts
+		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
+		if attempts > 1 {
+			r.Argv = exe(t, "exit", "1")
+		}
+		got := f.reg.Run(context.Background(), r)
+		if got.StderrLog != want {
+			t.Errorf("Run(print) stderr log %q, want %q", got.StderrLog, want)
+		}
+	}
 	b, err := os.ReadFile(want)
-	if got.StderrLog != want || err != nil || string(b) != "some error\n" {
-		t.Errorf("Run(print) stderr log %q = %q (%v), want %q = %q", got.StderrLog, b, err, want, "some error\n")
+	wantLog := "--- attempt 1, iteration 0 ---\nerror 0\n--- attempt 1, iteration 1 ---\n--- attempt 2, iteration 1 ---\n"
+	if err != nil || string(b) != wantLog {
+		t.Errorf("stderr log = %q (%v), want %q", b, err, wantLog)
 	}
 }
 

@@ -29,6 +29,12 @@ type Request struct {
 	// thread of a parallel step ("" otherwise): the mock, --record and
 	// --replay count its calls apart (CONTRACT 12.3).
 	Thread string
+	// Iteration names the loop iteration (its index) or parallel branch
+	// the step runs in ("" outside both): the header of each try in
+	// logs/<Step>-stderr.log says it.
+	Iteration string
+	// attempt is the number of the try under way (retry sets it).
+	attempt int
 	// Execution numbers the executions of a provider step in its run, from
 	// 1, taken from the run's durable state: an execution repeated after a
 	// crash gets the same number, so the mock and --replay answer it as
