@@ -62,6 +62,8 @@ type Output struct {
 	Code     string `json:",omitempty"`
 	Message  string `json:",omitempty"`
 	State    *vm.State
+	// Renewed counts the times the run continued as new.
+	Renewed int `json:",omitempty"`
 }
 
 // Workflows is the workflow side of a worker.
@@ -159,7 +161,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
-			return outputOf(final, runErr), nil
+			out := outputOf(final, runErr)
+			out.Renewed = in.Renewed
+			return out, nil
 		}
 		if historyFull(ctx, limit) {
 			next := in
