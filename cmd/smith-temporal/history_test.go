@@ -196,7 +196,7 @@ steps:
           prompt: "tick ${i}"
   - name: Done
     provider: mock
-    prompt: "done after ${steps.Loop.iterations_total}"
+    prompt: "done after ${steps.Loop.exit_code}"
 `)
 	p, ds := compiler.LoadProgram(src, compiler.Options{})
 	if p == nil {

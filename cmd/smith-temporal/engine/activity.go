@@ -76,10 +76,45 @@ func (a *Activities) Environment(ctx context.Context, in EnvInput) (EnvOutput, e
 func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, error) {
 	stop := a.heartbeat(ctx)
 	defer stop()
-	if a.Exe == "" {
+	if a.Exe == "" || !startsProcess(&wr.Request) {
 		return RunStep(ctx, a.Base, wr, a.lookup), nil
 	}
 	return a.stepChild(ctx, wr)
+}
+
+// startsProcess reports whether a request may start a process: commands,
+// the Internal workers that run the project's test, lint and build
+// commands, and every provider but the built-in mock. The others (the
+// mock, file writers, sends) run inside the worker, cancelled with it.
+func startsProcess(r *workers.Request) bool {
+	switch r.Kind {
+	case workers.KindCommand:
+		return true
+	case workers.KindInternal:
+		switch r.Worker {
+		case workers.InternalTestRunner, workers.InternalRunLinter, workers.InternalRunBuilder:
+			return true
+		}
+		return false
+	case workers.KindSend:
+		return false
+	case workers.KindProvider:
+		if len(r.CommandOverride) > 0 || len(r.Providers) == 0 {
+			return true
+		}
+		for _, p := range r.Providers {
+			if p != "mock" {
+				return true
+			}
+			for _, d := range r.ProviderDefs {
+				if d.Name == p {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return true // a kind this list does not know yet: the safe side
 }
 
 // heartbeat records a heartbeat every interval until stop is called.
