@@ -12,6 +12,13 @@ type Registry interface {
 	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
 }
 
+// RegisterWorkflow registers the workflow alone (a replayer).
+func RegisterWorkflow(r interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}, w *Workflows) {
+	r.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: WorkflowName})
+}
+
 // Register registers the workflow and activities under their fixed names.
 func Register(r Registry, w *Workflows, a *Activities) {
 	r.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: WorkflowName})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -225,6 +226,7 @@ func outputOf(st *vm.State, err error) *Output {
 type stepRunner struct {
 	ctx     workflow.Context
 	secrets []string
+	n       int // executions so far: activity ids are "N:Step"
 }
 
 // Run executes req as an activity and replays the callbacks it saw.
@@ -245,6 +247,11 @@ func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result
 	if req.WaitFor != nil {
 		ao.StartToCloseTimeout += req.WaitFor.Timeout
 	}
+	// The step's name is in the activity id, so replaying a history with
+	// a workflow that would run another step there fails (the replayer
+	// compares activity ids), not only one that runs more or fewer.
+	r.n++
+	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
 	var out WireResult
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, ao), StepActivity, wr).Get(r.ctx, &out); err != nil {
