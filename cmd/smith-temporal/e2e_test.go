@@ -142,7 +142,7 @@ var (
 )
 
 // smithvm builds the local engine once per test binary.
-func smithvm(t *testing.T) string {
+func smithvm(t testing.TB) string {
 	t.Helper()
 	smithvmOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "smithvm-")

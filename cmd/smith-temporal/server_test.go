@@ -48,15 +48,17 @@ var (
 // server returns the test binary's Temporal server, started on first use,
 // with the history service's transfer-task poll rate raised so that an
 // activity costs milliseconds rather than ~50 ms (docs/temporal.md).
-func server(t *testing.T) *temporaltest.TestServer {
+func server(t testing.TB) *temporaltest.TestServer {
 	t.Helper()
 	srvOnce.Do(func() {
-		srv = temporaltest.NewServer(
-			temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-				dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-				dynamicconfig.TransferProcessorMaxPollRPS.Key():             []dynamicconfig.ConstrainedValue{{Value: 1000}},
-			})),
-		)
+		dc := dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			dynamicconfig.TransferProcessorMaxPollRPS.Key():             []dynamicconfig.ConstrainedValue{{Value: 1000}},
+		}
+		if os.Getenv("SMITH_BENCH_DEFAULT_SERVER") != "" { // the benchmarks' comparison
+			delete(dc, dynamicconfig.TransferProcessorMaxPollRPS.Key())
+		}
+		srv = temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc)))
 	})
 	if srv == nil {
 		t.Fatal("no Temporal server")
@@ -67,17 +69,18 @@ func server(t *testing.T) *temporaltest.TestServer {
 // fleet is one test's project: a BASE, a blob directory, a task queue and
 // the workers started on it.
 type fleet struct {
-	t       *testing.T
+	t       testing.TB
 	addr    string
 	ns      string
 	queue   string
 	base    string
 	blobs   string
+	exe     string // the worker binary; "" = this test binary
 	mu      *sync.Mutex
 	workers []*exec.Cmd
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t testing.TB) *fleet {
 	s := server(t)
 	dir := t.TempDir()
 	f := &fleet{t: t, mu: new(sync.Mutex), addr: s.GetFrontendHostPort(), ns: s.GetDefaultNamespace(),
@@ -100,6 +103,9 @@ func (f *fleet) worker() *exec.Cmd {
 	exe, err := os.Executable()
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	if f.exe != "" {
+		exe = f.exe
 	}
 	cmd := exec.Command(exe, append([]string{"worker"}, f.flags()...)...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
@@ -186,7 +192,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // repo returns a path in the repository.
-func repo(t *testing.T, rel string) string {
+func repo(t testing.TB, rel string) string {
 	t.Helper()
 	_, here, _, ok := runtime.Caller(0)
 	if !ok {
@@ -195,7 +201,7 @@ func repo(t *testing.T, rel string) string {
 	return filepath.Join(filepath.Dir(here), "..", "..", rel)
 }
 
-func write(t *testing.T, path, content string) string {
+func write(t testing.TB, path, content string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
