@@ -66,6 +66,11 @@ type Config struct {
 	// Debug adds DEBUG events: variable substitutions, condition
 	// evaluations and transition lookups (--log-level debug).
 	Debug bool
+	// Files performs the VM's own reads of the project's files
+	// (file_exists conditions, ARTIFACT: prompt layers); nil reads them
+	// here (LocalFiles over Dirs). smith-temporal makes each read an
+	// activity, so that its workflow code touches no file.
+	Files Files
 }
 
 // ResumeOptions are resume's --signal and --note.
