@@ -24,4 +24,5 @@ func Register(r Registry, w *Workflows, a *Activities) {
 	r.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
 	r.RegisterActivityWithOptions(a.Environment, activity.RegisterOptions{Name: EnvActivity})
+	r.RegisterActivityWithOptions(a.Files, activity.RegisterOptions{Name: FilesActivity})
 }

@@ -22,6 +22,7 @@ const (
 	WorkflowName   = "smith.Run"
 	StepActivity   = "smith.Step"
 	EnvActivity    = "smith.Environment"
+	FilesActivity  = "smith.Files"
 	ResumeSignal   = "resume"
 	StatusQuery    = "status"
 	DefaultQueue   = "smith"
@@ -69,8 +70,9 @@ type Output struct {
 
 // Workflows is the workflow side of a worker.
 type Workflows struct {
-	// Dirs is the worker's project layout (--base); the VM resolves
-	// file_exists conditions and ARTIFACT layers in it.
+	// Dirs is the worker's project layout (--base): the VM names
+	// directories in it; its reads of files (file_exists, ARTIFACT
+	// layers) are activities (files.go).
 	Dirs  confine.Dir
 	Blobs Blobs
 }
@@ -132,6 +134,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
+			Files:        &workflowFiles{ctx: ctx, base: w.Dirs.Base},
 			WorkflowPath: in.WorkflowPath,
 			RunID:        in.RunID,
 			Context:      in.Context,

@@ -216,3 +216,45 @@ steps:
 		t.Errorf("the step's input (history) holds the secret, or no placeholder: %s", inputs[0])
 	}
 }
+
+// TestFileConditionsAreActivities: file_exists is answered by the Files
+// activity in the worker's BASE, not by the workflow code.
+func TestFileConditionsAreActivities(t *testing.T) {
+	env, base := newEnv(t, nil)
+	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "workspace", "here.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if info.ActivityType.Name == FilesActivity {
+			var in FilesInput
+			args.Get(&in)
+			asked = append(asked, in.Op+" "+in.Rel)
+		}
+	})
+	src := `version: "1.0"
+name: files
+strict_flow: false
+steps:
+  - name: Here
+    command: ["printf", "yes"]
+    when: {file_exists: here.txt}
+  - name: Gone
+    command: ["printf", "no"]
+    when: {file_exists: gone.txt}
+`
+	env.ExecuteWorkflow(WorkflowName, Input{RunID: "f1", Program: compile(t, "f.yaml", src)})
+	var out Output
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.State.Steps["Here"].Status != vm.StepCompleted || out.State.Steps["Gone"].Status != vm.StepSkipped {
+		t.Errorf("Here %s, Gone %s; want completed, skipped", out.State.Steps["Here"].Status, out.State.Steps["Gone"].Status)
+	}
+	if len(asked) != 2 || asked[0] != "exists here.txt" || asked[1] != "exists gone.txt" {
+		t.Errorf("Files activity asked %v", asked)
+	}
+}
