@@ -27,6 +27,7 @@ import (
 	"smith/compiler"
 	"smith/manifest/source"
 	"smith/vm"
+	"smith/vm/store"
 	"smith/workers/confine"
 )
 
@@ -218,6 +219,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		setPath(ctxVals, k, v)
 	}
+	if runID != "" && !store.ValidRunID(runID) {
+		fmt.Fprintf(stderr, "smith-temporal run: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", runID)
+		return source.ExitConfig
+	}
 	file := fs.Arg(0)
 	keys := make([]string, 0, len(ctxVals))
 	for k := range ctxVals {
@@ -244,8 +249,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return source.ExitConfig
 	}
 	if runID == "" {
-		runID = "run-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-		runID = strings.ReplaceAll(runID, ".", "")
+		runID = store.NewRunID()
 	}
 	abs, _ := filepath.Abs(file)
 	cl, err := c.dial()
