@@ -433,7 +433,14 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	defer cl.Close()
 	runID := fs.Arg(0)
-	st, err := queryState(context.Background(), cl, runID)
+	// A query is answered by a worker: without one it would wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := queryState(ctx, cl, runID)
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
+		return source.ExitExec
+	}
 	if err != nil {
 		return notFound(runID, err, stderr)
 	}
