@@ -1,17 +1,13 @@
 package vm
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"smith/isa"
 	"smith/manifest/source"
-	"smith/workers/confine"
 )
 
 // cond evaluates a condition in block b's scope. An error (an unresolved
@@ -76,27 +72,13 @@ func (m *Machine) condXY(sc scope, c *isa.Cond) (string, string, error) {
 	return x, y, err
 }
 
-// fileExists checks X, a path relative to WORKSPACE, through confine.
+// fileExists checks X, a path relative to WORKSPACE, through Files.
 func (m *Machine) fileExists(sc scope, c *isa.Cond) (bool, error) {
 	rel, err := m.substOpt(sc, c.X)
 	if err != nil {
 		return false, err
 	}
-	abs, err := m.cfg.Dirs.Resolve(rel)
-	if err != nil {
-		if errors.Is(err, confine.ErrEscape) {
-			return false, &codedError{source.EPathEscape, err.Error()}
-		}
-		return false, fmt.Errorf("file_exists: %w", err)
-	}
-	_, err = os.Stat(abs)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	}
-	return false, fmt.Errorf("file_exists: %w", err)
+	return m.files().Exists(rel)
 }
 
 // contains tests whether the needle Y occurs in the haystack X: a

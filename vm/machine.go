@@ -70,6 +70,11 @@ type Config struct {
 	// MaxParallel caps the threads of a parallel step that run at once
 	// (--max-parallel); 0 means the number of CPUs.
 	MaxParallel int
+	// Files performs the VM's own reads of the project's files
+	// (file_exists conditions, ARTIFACT: prompt layers); nil reads them
+	// here (LocalFiles over Dirs). smith-temporal makes each read an
+	// activity, so that its workflow code touches no file.
+	Files Files
 }
 
 // ResumeOptions are resume's --signal and --note.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -270,27 +269,9 @@ func (m *Machine) shownWorkdir() string {
 	return filepath.ToSlash(rel)
 }
 
-// readArtifact reads a file relative to the worktree, confined under it.
+// readArtifact reads a file relative to the worktree, through Files.
 func (m *Machine) readArtifact(path string) (string, error) {
-	dirs := m.cfg.Dirs
-	dirs.Workspace = m.workdir() // the worktree stands in for WORKSPACE
-	abs, err := dirs.ResolveIn(dirs.Workspace, path)
-	if err != nil {
-		return "", &codedError{codeOfPath(err), fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
-	}
-	f, err := dirs.Open(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		return "", &codedError{codeOfPath(err), fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", &codedError{source.EExec, fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
-	}
-	return string(b), nil
+	return m.files().Read(m.workdir(), path)
 }
 
 // codeOfPath is E_PATH_ESCAPE for a confinement error, else E_EXEC.

@@ -32,6 +32,10 @@ var allowed = map[string][]string{
 	"internal/fakemodel":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench":                            {"compiler", "isa", "manifest", "manifest/source", "vm", "vm/store", "workers", "workers/confine"},
+	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
+	// Temporal SDK stays out of the core module's build).
+	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "manifest/source", "github.com/spf13/pflag", "go.temporal.io/"},
+	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "manifest/source", "go.temporal.io/", "google.golang.org/protobuf/"},
 }
 
 const module = "smith"

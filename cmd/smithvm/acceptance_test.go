@@ -213,8 +213,8 @@ steps:
 			t.Errorf("spill file does not start and end with the masked secret")
 		}
 		for _, f := range []string{"Leak-stderr.log", "Big-stderr.log"} {
-			if got := p.read(filepath.Join(".orchestrator/runs", id, "logs", f)); got != "***\n" {
-				t.Errorf("logs/%s = %q, want %q", f, got, "***\n")
+			if got, want := p.read(filepath.Join(".orchestrator/runs", id, "logs", f)), "--- attempt 1 ---\n***\n"; got != want {
+				t.Errorf("logs/%s = %q, want %q", f, got, want)
 			}
 		}
 		filepath.WalkDir(filepath.Join(p.base, ".orchestrator"), func(path string, d os.DirEntry, err error) error {

@@ -178,13 +178,26 @@ func (p *cliProj) runEnv(env []string, args ...string) result {
 func (p *cliProj) noSurvivors() {
 	p.t.Helper()
 	want := []byte("SMITH_TEST_MARK=" + p.mark + "\x00")
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, f := range procs {
-		b, err := os.ReadFile(f)
-		if err == nil && bytes.Contains(b, want) {
-			cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
-			p.t.Errorf("process %s (%s) outlived its step", filepath.Base(filepath.Dir(f)), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+	// A process killed as its step ended may take a moment to go on a
+	// loaded machine: wait up to 10 s for the marked ones to disappear.
+	var alive []string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		alive = alive[:0]
+		procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, f := range procs {
+			b, err := os.ReadFile(f)
+			if err == nil && bytes.Contains(b, want) {
+				cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
+				alive = append(alive, fmt.Sprintf("process %s (%s)", filepath.Base(filepath.Dir(f)), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+			}
 		}
+		if len(alive) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, a := range alive {
+		p.t.Errorf("%s outlived its step", a)
 	}
 }
 

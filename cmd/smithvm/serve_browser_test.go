@@ -323,7 +323,7 @@ func TestServeBrowserLive(t *testing.T) {
 	if got := logOf(1, "Fetch · stdout"); !strings.Contains(got, "fetched 3 files") {
 		t.Errorf("stdout of Fetch = %q", got)
 	}
-	if got := logOf(2, "Fetch · stderr"); got != "warning: cache miss\n" {
+	if got := logOf(2, "Fetch · stderr"); got != "--- attempt 1 ---\nwarning: cache miss\n" {
 		t.Errorf("stderr of Fetch = %q", got)
 	}
 	if got := logOf(3, "Fetch · fetch.txt"); !strings.Contains(got, "fetched 3 files") {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Figures for docs/temporal.md (not pass/fail):
+//
+//	go test -run '^$' -bench . -benchtime 1x
+//
+// stepsYAML runs n command steps (true) in a loop.
+func stepsYAML(n int) string {
+	return fmt.Sprintf(`version: "1.0"
+name: steps
+strict_flow: false
+steps:
+  - name: Gen
+    command: ["seq", "1", "%d"]
+    output_capture: lines
+  - name: Loop
+    for_each:
+      items: "${steps.Gen.lines}"
+      as: i
+      steps:
+        - name: Tick
+          command: ["true"]
+`, n)
+}
+
+const benchSteps = 200
+
+// BenchmarkStepOverhead: ms per command step on the local engine and on
+// Temporal (one worker, the test server with the low-latency setting).
+func BenchmarkStepOverhead(b *testing.B) {
+	base := b.TempDir()
+	file := write(b, filepath.Join(base, "steps.yaml"), stepsYAML(benchSteps))
+	bin := smithvm(b)
+	start := time.Now()
+	cmd := exec.Command(bin, "run", file, "--base", base)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("smithvm: %v %s", err, out)
+	}
+	local := time.Since(start)
+
+	f := newFleet(b)
+	f.exe = buildMain(b)
+	f.worker()
+	tfile := write(b, filepath.Join(f.base, "steps.yaml"), stepsYAML(benchSteps))
+	f.cli("run", tfile, "--run-id", "warm") // first run: worker and server warm-up
+	start = time.Now()
+	if r := f.cli("run", tfile, "--run-id", "bench"); r.code != 0 {
+		b.Fatalf("temporal: %d %s", r.code, r.stderr)
+	}
+	tmp := time.Since(start)
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / (benchSteps + 2) }
+	b.ReportMetric(per(local), "local-ms/step")
+	b.ReportMetric(per(tmp), "temporal-ms/step")
+	b.ReportMetric(per(tmp)-per(local), "overhead-ms/step")
+}
+
+// BenchmarkConcurrentRuns: 50 runs of 20 steps at once across 2 workers.
+func BenchmarkConcurrentRuns(b *testing.B) {
+	f := newFleet(b)
+	f.exe = buildMain(b)
+	f.worker()
+	f.worker()
+	file := write(b, filepath.Join(f.base, "steps.yaml"), stepsYAML(20))
+	const runs = 50
+	start := time.Now()
+	var wg sync.WaitGroup
+	codes := make([]int, runs)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = f.cli("run", file, "--run-id", "c"+strconv.Itoa(i)).code
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	for i, c := range codes {
+		if c != 0 {
+			b.Fatalf("run %d: exit %d", i, c)
+		}
+	}
+	b.ReportMetric(d.Seconds(), "s-for-50-runs")
+	b.ReportMetric(float64(d.Microseconds())/1000/(runs*22), "ms/step-amortised")
+}
+
+// buildMain builds smith-temporal itself: workers of the size users run
+// (the test binary holds a whole server and starts ~40 ms slower, which
+// each step's child would pay).
+func buildMain(b *testing.B) string {
+	exe := filepath.Join(b.TempDir(), "smith-temporal")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v %s", err, out)
+	}
+	return exe
+}

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"smith/vm"
+)
+
+// The acceptance-style workflows run on both engines.
+
+// loopsYAML: a for_each loop, a retried step and a failure followed.
+const loopsYAML = `version: "1.0"
+name: loops
+strict_flow: false
+context: {files: [a, b, c]}
+steps:
+  - name: Prep
+    command: ["printf", "prep"]
+  - name: Each
+    for_each:
+      items: "${context.files}"
+      as: f
+      steps:
+        - name: Echo
+          command: ["printf", "%s-%s", "${f}", "${loop.index}"]
+  - name: Flaky
+    command: ["false"]
+    retry: {attempts: 3, backoff_sec: 0}
+    on: {failure: {goto: Ask}}
+  - name: Ask
+    provider: mock
+    prompt: "Summarise ${steps.Prep.output} and ${steps.Flaky.exit_code}."
+  - name: Last
+    command: ["printf", "%s|%s", "${steps.Prep.output}", "${steps.Ask.output}"]
+`
+
+// callManifest: CALL with return_to, a pure callee, RETURN.
+const callManifest = `{
+  "version": "1",
+  "entry": "Main",
+  "workers": {
+    "Command:Work": {"command": ["printf", "work"]},
+    "Command:Sub": {"command": ["printf", "sub"]},
+    "Worker:Think": {"provider": "mock", "output_type": "THOUGHT"}
+  },
+  "nodes": {
+    "Main": {
+      "entry_block": "A",
+      "context_inheritance": true,
+      "blocks": {
+        "A": {"worker": "Command:Work", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "B"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
+        "B": {"worker": "Worker:Think", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:B failed"}]}
+      }
+    },
+    "Sub": {
+      "entry_block": "S1",
+      "context_inheritance": false,
+      "blocks": {
+        "S1": {"worker": "Command:Sub", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:S2"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]},
+        "S2": {"worker": "Worker:Think", "transitions": [
+          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
+          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S2 failed"}]}
+      }
+    }
+  }
+}
+`
+
+// haltManifest: a failing check halts; resume re-runs it (it halts again)
+// or takes --signal's transition.
+const haltManifest = `{
+  "version": "1",
+  "entry": "Node:Main",
+  "workers": {
+    "Command:Check": {"command": ["false"]},
+    "Command:Publish": {"command": ["printf", "published"]}
+  },
+  "nodes": {
+    "Node:Main": {
+      "entry_block": "Block:Check",
+      "blocks": {
+        "Block:Check": {
+          "worker": "Command:Check",
+          "transitions": [
+            {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Publish"},
+            {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:Publish"},
+            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"}]},
+        "Block:Publish": {
+          "worker": "Command:Publish",
+          "transitions": [
+            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:publish failed"}]}
+      }
+    }
+  }
+}
+`
+
+// A parity case: a workflow (written into BASE, or copied from a
+// directory), then resumes (each: --signal, --note) after halts.
+type parityCase struct {
+	name    string
+	file    string            // path relative to BASE
+	src     string            // its content, or
+	copyDir string            // a repository directory copied as BASE
+	resumes [][2]string       // --signal, --note of each resume
+	codes   []int             // expected exit codes: run, then each resume
+	context map[string]string // --context
+}
+
+var parityCases = []parityCase{
+	{name: "demo", file: "demo.yaml", copyDir: "examples/demo", codes: []int{0}},
+	{name: "feature", file: "workflows.json", copyDir: "examples/feature", resumes: [][2]string{{"SIGNAL:APPROVED", "lgtm"}}, codes: []int{4, 0}},
+	{name: "loops", file: "loops.yaml", src: loopsYAML, codes: []int{0}},
+	{name: "call", file: "workflows.json", src: callManifest, codes: []int{0}},
+	{name: "halt", file: "workflows.json", src: haltManifest, resumes: [][2]string{{"", "try again"}, {"SIGNAL:APPROVED", "ship it"}}, codes: []int{4, 4, 0}},
+	// --context files.0=z makes files an object: the loop fails, on both.
+	{name: "context-fails", file: "loops.yaml", src: loopsYAML, context: map[string]string{"files.0": "z"}, codes: []int{1}},
+}
+
+var (
+	smithvmOnce sync.Once
+	smithvmPath string
+	smithvmErr  error
+)
+
+// smithvm builds the local engine once per test binary.
+func smithvm(t testing.TB) string {
+	t.Helper()
+	smithvmOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "smithvm-")
+		if err != nil {
+			smithvmErr = err
+			return
+		}
+		smithvmPath = filepath.Join(dir, "smithvm")
+		cmd := exec.Command("go", "build", "-o", smithvmPath, "./cmd/smithvm")
+		cmd.Dir = repo(t, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			smithvmErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if smithvmErr != nil {
+		t.Fatalf("build smithvm: %v", smithvmErr)
+	}
+	return smithvmPath
+}
+
+// prepare lays out a case's BASE and returns the workflow's path in it.
+func (c parityCase) prepare(t *testing.T, base string) string {
+	t.Helper()
+	if c.copyDir != "" {
+		cmd := exec.Command("cp", "-r", repo(t, c.copyDir)+"/.", base)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("copy %s: %v %s", c.copyDir, err, out)
+		}
+		return filepath.Join(base, c.file)
+	}
+	return write(t, filepath.Join(base, c.file), c.src)
+}
+
+func (c parityCase) contextFlags() []string {
+	var fl []string
+	for k, v := range c.context {
+		fl = append(fl, "--context", k+"="+v)
+	}
+	return fl
+}
+
+// localRun runs the case on the local engine: the exit codes and the
+// final state.
+func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
+	t.Helper()
+	base := t.TempDir()
+	file := c.prepare(t, base)
+	bin := smithvm(t)
+	var codes []int
+	var last string
+	do := func(args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base}
+		out, _ := cmd.Output()
+		codes = append(codes, cmd.ProcessState.ExitCode())
+		last = string(out)
+	}
+	do(append([]string{"run", file, "--base", base, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	for _, r := range c.resumes {
+		args := []string{"resume", runID, "--base", base, "--json"}
+		if r[0] != "" {
+			args = append(args, "--signal", r[0])
+		}
+		if r[1] != "" {
+			args = append(args, "--note", r[1])
+		}
+		do(args...)
+	}
+	return codes, parseState(t, last)
+}
+
+// temporalRun runs the case on Temporal, with the fleet's workers.
+func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *vm.State) {
+	t.Helper()
+	file := c.prepare(t, f.base)
+	var codes []int
+	r := f.cli(append([]string{"run", file, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	codes = append(codes, r.code)
+	last := r
+	for _, rs := range c.resumes {
+		args := []string{"resume", runID, "--json"}
+		if rs[0] != "" {
+			args = append(args, "--signal", rs[0])
+		}
+		if rs[1] != "" {
+			args = append(args, "--note", rs[1])
+		}
+		r = f.cli(args...)
+		codes = append(codes, r.code)
+		if r.stdout != "" {
+			last = r
+		} else {
+			t.Logf("resume: %s", r.stderr)
+		}
+	}
+	if last.stdout == "" {
+		t.Fatalf("no state printed: %s", last.stderr)
+	}
+	return codes, parseState(t, last.stdout)
+}
+
+// TestParity runs the examples and the acceptance workflows on the local
+// engine and on Temporal and compares exit codes, step results and the
+// payload.
+func TestParity(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	f.worker()
+	for _, c := range parityCases {
+		t.Run(c.name, func(t *testing.T) {
+			id := "parity-" + c.name
+			lc, ls := c.localRun(t, id)
+			f2 := *f
+			f2.t = t
+			tc, ts := c.temporalRun(t, &f2, id)
+			if !reflect.DeepEqual(lc, c.codes) {
+				t.Errorf("local exit codes %v, want %v", lc, c.codes)
+			}
+			if !reflect.DeepEqual(tc, lc) {
+				t.Errorf("exit codes: Temporal %v, local %v", tc, lc)
+			}
+			compareStates(t, ls, ts)
+		})
+	}
+}
+
+// compareStates compares what a run produced: status, each step's result
+// and the payload (ids and times aside).
+func compareStates(t *testing.T, local, tmp *vm.State) {
+	t.Helper()
+	if local.Status != tmp.Status || local.CurrentStep != tmp.CurrentStep {
+		t.Errorf("status: Temporal %s at %s, local %s at %s", tmp.Status, tmp.CurrentStep, local.Status, local.CurrentStep)
+	}
+	if !reflect.DeepEqual(stepsOf(local), stepsOf(tmp)) {
+		t.Errorf("steps differ:\nlocal    %s\ntemporal %s", js(stepsOf(local)), js(stepsOf(tmp)))
+	}
+	if !reflect.DeepEqual(payloadOf(local), payloadOf(tmp)) {
+		t.Errorf("payload differs:\nlocal    %s\ntemporal %s", js(payloadOf(local)), js(payloadOf(tmp)))
+	}
+	if !reflect.DeepEqual(local.Context, tmp.Context) {
+		t.Errorf("context: Temporal %v, local %v", tmp.Context, local.Context)
+	}
+}
+
+type stepView struct {
+	Status, Output, Signal string
+	ExitCode, Attempts     int
+	Iterations             int
+	Lines                  []string
+	JSON                   any
+	Error                  *vm.StepError
+}
+
+func stepsOf(st *vm.State) map[string]stepView {
+	m := map[string]stepView{}
+	for n, r := range st.Steps {
+		m[n] = stepView{r.Status, r.Output, r.Signal, r.ExitCode, r.Attempts, r.IterationsTotal, r.Lines, r.JSON, r.Error}
+	}
+	return m
+}
+
+func payloadOf(st *vm.State) []string {
+	var p []string
+	for _, s := range st.Payload {
+		p = append(p, s.Type+": "+s.Content)
+	}
+	return p
+}
+
+func js(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// TestStatusQueryAndDetach: run --detach returns the run id at once;
+// status is a query over the state.
+func TestStatusQueryAndDetach(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	file := write(t, filepath.Join(f.base, "h.json"), haltManifest)
+	r := f.cli("run", file, "--run-id", "st1", "--detach")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "st1" {
+		t.Fatalf("run --detach: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 60*time.Second, "the halt", func() bool {
+		return runStatus(f, "st1") == "halted"
+	})
+	r = f.cli("status", "st1")
+	if r.code != 0 || !strings.Contains(r.stdout, "run st1: halted") || !strings.Contains(r.stdout, "Block:Check") {
+		t.Errorf("status: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := f.cli("status", "nope"); r.code != 2 || !strings.Contains(r.stderr, "E_STATE_NOT_FOUND") {
+		t.Errorf("status of an unknown run: %d %s", r.code, r.stderr)
+	}
+	if r := f.cli("resume", "st1", "--signal", "SIGNAL:APPROVED"); r.code != 0 {
+		t.Errorf("resume: %d %s", r.code, r.stderr)
+	}
+	if r := f.cli("resume", "st1"); r.code != 0 || !strings.Contains(r.stderr, "nothing to do") {
+		t.Errorf("resume of a completed run: %d %s", r.code, r.stderr)
+	}
+}
+
+var _ = context.Background
+var _ client.Client

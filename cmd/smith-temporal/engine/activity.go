@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// Activities are the effects of a Smith run, executed by workers.
+type Activities struct {
+	// Base is the worker's project directory (--base): WORKSPACE and the
+	// runs' logs are under it.
+	Base string
+	// Exe, when set, is the smith-temporal binary each step runs in, as a
+	// child (exec-step) that dies with the worker: a worker killed with
+	// SIGKILL leaves no step behind. "" runs steps in the worker's own
+	// process (the in-memory unit tests).
+	Exe string
+	// Lookup is the worker's environment; nil means os.LookupEnv.
+	Lookup func(string) (string, bool)
+	// Heartbeat is how often a running step heartbeats; 0 means 1 s.
+	Heartbeat time.Duration
+}
+
+func (a *Activities) lookup(name string) (string, bool) {
+	if a.Lookup != nil {
+		return a.Lookup(name)
+	}
+	return os.LookupEnv(name)
+}
+
+// EnvInput names what the workflow needs from the environment.
+type EnvInput struct {
+	Names   []string // env_allow: values wanted
+	Secrets []string // secrets: only whether they are set
+}
+
+// EnvOutput is the environment as history may hold it: values of the
+// env_allow names, and which secrets are set (never their values).
+type EnvOutput struct {
+	Values     map[string]string
+	SecretsSet []string
+}
+
+// Environment reads the worker's environment once per run.
+func (a *Activities) Environment(ctx context.Context, in EnvInput) (EnvOutput, error) {
+	out := EnvOutput{Values: map[string]string{}}
+	for _, n := range in.Names {
+		if v, ok := a.lookup(n); ok {
+			out.Values[n] = v
+		}
+	}
+	for _, n := range in.Secrets {
+		if _, ok := a.lookup(n); ok {
+			out.SecretsSet = append(out.SecretsSet, n)
+		}
+	}
+	return out, nil
+}
+
+// Step runs one execution of a step or block. It heartbeats while the step
+// runs; when the activity is cancelled (a lost heartbeat, the run
+// cancelled) the step's process group is killed.
+func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, error) {
+	stop := a.heartbeat(ctx)
+	defer stop()
+	if a.Exe == "" || !startsProcess(&wr.Request) {
+		return RunStep(ctx, a.Base, wr, a.lookup), nil
+	}
+	return a.stepChild(ctx, wr)
+}
+
+// startsProcess reports whether a request may start a process: commands,
+// the Internal workers that run the project's test, lint and build
+// commands, and every provider but the built-in mock. The others (the
+// mock, file writers, sends) run inside the worker, cancelled with it.
+func startsProcess(r *workers.Request) bool {
+	switch r.Kind {
+	case workers.KindCommand:
+		return true
+	case workers.KindInternal:
+		switch r.Worker {
+		case workers.InternalTestRunner, workers.InternalRunLinter, workers.InternalRunBuilder:
+			return true
+		}
+		return false
+	case workers.KindSend:
+		return false
+	case workers.KindProvider:
+		if len(r.CommandOverride) > 0 || len(r.Providers) == 0 {
+			return true
+		}
+		for _, p := range r.Providers {
+			if p != "mock" {
+				return true
+			}
+			for _, d := range r.ProviderDefs {
+				if d.Name == p {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return true // a kind this list does not know yet: the safe side
+}
+
+// heartbeat records a heartbeat every interval until stop is called.
+func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
+	every := a.Heartbeat
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// stepChild runs the step in `smith-temporal exec-step`, a child in its
+// own process group that gets SIGTERM when the worker dies (Pdeathsig) or
+// when ctx ends; it then kills its step's process group and exits.
+func (a *Activities) stepChild(ctx context.Context, wr WireRequest) (WireResult, error) {
+	in, err := json.Marshal(wr)
+	if err != nil {
+		return WireResult{}, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(a.Exe, "exec-step", "--base", a.Base)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.Env = os.Environ()
+	errc := make(chan error, 1)
+	go func() {
+		// Pdeathsig follows the thread that started the child: keep that
+		// thread alive (locked to this goroutine) until the child ends.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Wait()
+	}()
+	var werr error
+	select {
+	case werr = <-errc:
+	case <-ctx.Done():
+		if cmd.Process != nil {
+			cmd.Process.Signal(syscall.SIGTERM)
+		}
+		select {
+		case <-errc:
+		case <-time.After(15 * time.Second):
+			if cmd.Process != nil {
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+			<-errc
+		}
+		return WireResult{}, ctx.Err()
+	}
+	var out WireResult
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return WireResult{}, fmt.Errorf("exec-step: %v (%v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
+}
+
+// RunStep executes a step in this process with the worker's directories
+// and environment: the secrets' placeholders are filled, the callbacks
+// recorded, and everything returned masked.
+func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(string) (string, bool)) WireResult {
+	fail := func(err error) WireResult {
+		return WireResult{Result: workers.Result{Signal: "SIGNAL:FAILURE", ExitCode: 1, Attempts: 1,
+			Err: &StepError{Code: "E_EXEC", Msg: err.Error()}}}
+	}
+	values, err := fillSecrets(&wr, lookup)
+	if err != nil {
+		return fail(err)
+	}
+	mask := workers.NewMasker(values)
+	dirs, err := confine.New(base)
+	if err != nil {
+		return fail(err)
+	}
+	req := wr.Request
+	req.Dirs = dirs
+	if req.WorktreePath != "" {
+		req.Dirs.Workspace = req.WorktreePath
+	}
+	req.RunRoot = filepath.Join(base, ".orchestrator", "runs", req.RunID)
+	if err := os.MkdirAll(req.RunRoot, 0o755); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(dirs.Workspace, 0o755); err != nil {
+		return fail(err)
+	}
+	req.Mask = mask
+	var out WireResult
+	req.AttemptID = func(n int) string {
+		out.Calls = append(out.Calls, Call{Kind: "attempt", Attempt: n})
+		return ""
+	}
+	req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
+		out.Calls = append(out.Calls, Call{Kind: "retry", Attempt: attempt, ExitCode: exitCode, Wait: wait})
+	}
+	req.OnFallback = func(from, to, reason string) {
+		out.Calls = append(out.Calls, Call{Kind: "fallback", From: from, To: to, Reason: mask.String(reason)})
+	}
+	reg := workers.NewRegistry(lookup)
+	out.Result = reg.Run(ctx, &req)
+	maskResult(&out.Result, mask)
+	return out
+}

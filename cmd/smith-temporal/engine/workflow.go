@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"smith/isa"
+	"smith/manifest/source"
+	"smith/vm"
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// Names shared by the client and the workers.
+const (
+	WorkflowName   = "smith.Run"
+	StepActivity   = "smith.Step"
+	EnvActivity    = "smith.Environment"
+	FilesActivity  = "smith.Files"
+	ResumeSignal   = "resume"
+	StatusQuery    = "status"
+	DefaultQueue   = "smith"
+	defaultHistory = 3000 // events before a run continues as new (the server suggests it at 4,096)
+)
+
+// Input starts (or continues) one Smith run: one Temporal workflow per
+// run, workflow id = run id.
+type Input struct {
+	RunID        string
+	WorkflowPath string
+	// ProgramRef is the compiled program's blob (--blobs); Program holds
+	// it inline only when there is no blob directory.
+	ProgramRef string `json:",omitempty"`
+	Program    []byte `json:",omitempty"`
+	Context    map[string]any
+	MaxSteps   int `json:",omitempty"`
+	// HistoryLimit is the history length after which the run continues as
+	// new at the next step boundary; 0 means 3,000 events.
+	HistoryLimit int `json:",omitempty"`
+
+	// Set by the run itself when it continues as new.
+	Env     *EnvOutput        `json:",omitempty"`
+	State   *vm.State         `json:",omitempty"`
+	Resume  *vm.ResumeOptions `json:",omitempty"`
+	Halted  bool              `json:",omitempty"`
+	Renewed int               `json:",omitempty"` // how many times the run continued as new
+}
+
+// ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
+type ResumeRequest struct {
+	Signal string `json:",omitempty"`
+	Note   string `json:",omitempty"`
+}
+
+// Output is how a run ended.
+type Output struct {
+	ExitCode int
+	Code     string `json:",omitempty"`
+	Message  string `json:",omitempty"`
+	State    *vm.State
+	// Renewed counts the times the run continued as new.
+	Renewed int `json:",omitempty"`
+}
+
+// Workflows is the workflow side of a worker.
+type Workflows struct {
+	// Dirs is the worker's project layout (--base): the VM names
+	// directories in it; its reads of files (file_exists, ARTIFACT
+	// layers) are activities (files.go).
+	Dirs  confine.Dir
+	Blobs Blobs
+}
+
+// Run is the workflow: the compiled program runs here, in the VM; every
+// step is the StepActivity; a halt waits for the resume signal; the
+// status query returns the state (the shape of state.json).
+func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
+	data := in.Program
+	if in.ProgramRef != "" {
+		var err error
+		// A blob is named by its hash: reading it is deterministic.
+		if data, err = w.Blobs.Get(in.ProgramRef); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := isa.Decode(data)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("decode the program: "+err.Error(), "E_BYTECODE", err)
+	}
+	cur := in.State
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (*vm.State, error) { return cur, nil }); err != nil {
+		return nil, err
+	}
+	if in.Env == nil {
+		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		var env EnvOutput
+		if err := workflow.ExecuteActivity(ao, EnvActivity, EnvInput{Names: prog.EnvAllow, Secrets: prog.Secrets}).Get(ctx, &env); err != nil {
+			return nil, err
+		}
+		in.Env = &env
+	}
+	limit := in.HistoryLimit
+	if limit <= 0 {
+		limit = defaultHistory
+	}
+	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
+	st, opts := in.State, in.Resume
+	if in.Halted {
+		// Continued as new while halted: wait for the resume first.
+		opts = waitResume(ctx, resumeCh)
+	}
+	for {
+		mctx, cancel := context.WithCancel(context.Background())
+		renew := false
+		cfg := vm.Config{
+			Registry: &stepRunner{ctx: ctx, secrets: prog.Secrets},
+			MaxSteps: in.MaxSteps,
+			Now:      func() time.Time { return workflow.Now(ctx) },
+			Env:      in.Env.lookup(prog.Secrets),
+			Checkpoint: func(d *vm.Delta, s *vm.State) error {
+				cur = s
+				// Continue as new at a step boundary (the step's result
+				// saved, its transition not taken): resume there.
+				if s.Status == vm.StatusRunning && s.Phase == vm.PhaseDispatch && historyFull(ctx, limit) {
+					renew = true
+					cancel()
+				}
+				return nil
+			},
+			Dirs:         w.Dirs,
+			Files:        &workflowFiles{ctx: ctx, base: w.Dirs.Base},
+			WorkflowPath: in.WorkflowPath,
+			RunID:        in.RunID,
+			Context:      in.Context,
+		}
+		m, err := vm.New(prog, cfg)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		var final *vm.State
+		var runErr error
+		if st == nil {
+			final, runErr = m.Run(mctx)
+		} else {
+			o := vm.ResumeOptions{}
+			if opts != nil {
+				o = *opts
+			}
+			final, runErr = m.Resume(mctx, st, o)
+		}
+		cancel()
+		if final != nil {
+			cur = final
+		}
+		if renew && final != nil && final.Status == vm.StatusInterrupted {
+			next := in
+			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+		}
+		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
+			out := outputOf(final, runErr)
+			out.Renewed = in.Renewed
+			return out, nil
+		}
+		if historyFull(ctx, limit) {
+			next := in
+			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+		}
+		st, opts = final, waitResume(ctx, resumeCh)
+	}
+}
+
+// waitResume blocks the run (HALT_AND_FLAG) until the resume signal.
+func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel) *vm.ResumeOptions {
+	var r ResumeRequest
+	ch.Receive(ctx, &r)
+	return &vm.ResumeOptions{Signal: r.Signal, Note: r.Note}
+}
+
+// historyFull says whether the run should continue as new.
+func historyFull(ctx workflow.Context, limit int) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// lookup is the VM's environment in workflow code: the recorded env_allow
+// values, and a placeholder for each secret that is set.
+func (e *EnvOutput) lookup(secrets []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if slices.Contains(secrets, name) {
+			if slices.Contains(e.SecretsSet, name) {
+				return Placeholder(name), true
+			}
+			return "", false
+		}
+		v, ok := e.Values[name]
+		return v, ok
+	}
+}
+
+// outputOf maps the end of a run to its exit status (CONTRACT 11).
+func outputOf(st *vm.State, err error) *Output {
+	out := &Output{State: st}
+	if err == nil {
+		return out
+	}
+	out.Message = err.Error()
+	out.ExitCode = source.ExitExec
+	var c source.Coded
+	switch {
+	case errors.Is(err, vm.ErrHalted):
+		out.ExitCode = source.ExitHalted
+	case errors.As(err, &c):
+		out.Code, out.ExitCode = string(c.ErrCode()), c.ErrCode().ExitStatus()
+	}
+	return out
+}
+
+// stepRunner is the VM's worker registry in workflow code: every
+// execution is a StepActivity.
+type stepRunner struct {
+	ctx     workflow.Context
+	secrets []string
+	n       int // executions so far: activity ids are "N:Step"
+}
+
+// Run executes req as an activity and replays the callbacks it saw.
+func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = 300 * time.Second
+	}
+	tries := time.Duration(max(req.Attempts, 1) * max(len(req.Providers), 1))
+	ao := workflow.ActivityOptions{
+		// Room for every try, its backoff and a wait_for.
+		StartToCloseTimeout: tries*(timeout+req.Backoff) + time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+		},
+	}
+	if req.WaitFor != nil {
+		ao.StartToCloseTimeout += req.WaitFor.Timeout
+	}
+	// The step's name is in the activity id, so replaying a history with
+	// a workflow that would run another step there fails (the replayer
+	// compares activity ids), not only one that runs more or fewer.
+	r.n++
+	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
+	var out WireResult
+	wr := WireRequest{Request: *req, SecretNames: r.secrets}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, ao), StepActivity, wr).Get(r.ctx, &out); err != nil {
+		return workers.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
+			Err: &StepError{Code: source.EExec, Msg: "step activity: " + err.Error()}}
+	}
+	for _, c := range out.Calls {
+		switch {
+		case c.Kind == "attempt" && req.AttemptID != nil:
+			req.AttemptID(c.Attempt)
+		case c.Kind == "retry" && req.OnRetry != nil:
+			req.OnRetry(c.Attempt, c.ExitCode, c.Wait)
+		case c.Kind == "fallback" && req.OnFallback != nil:
+			req.OnFallback(c.From, c.To, c.Reason)
+		}
+	}
+	return out.Result
+}

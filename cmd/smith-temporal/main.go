@@ -1,0 +1,527 @@
+// Command smith-temporal runs Smith workflows on Temporal (CONTRACT 14):
+// the same programs as smithvm, with the run's durability, its halts and
+// its steps spread over a fleet of workers pulling from a task queue.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"smith/cmd/smith-temporal/engine"
+	"smith/compiler"
+	"smith/manifest/source"
+	"smith/vm"
+	"smith/vm/store"
+	"smith/workers/confine"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `smith-temporal: run Smith workflows on Temporal
+
+Usage:
+  smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE]
+  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach]
+  smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT
+  smith-temporal status RUN_ID --address HOST:PORT [--json]
+
+One Temporal workflow per Smith run (workflow id = run id). Workers execute
+the runs' steps in BASE/workspace; every worker and client of a fleet uses
+the same --blobs directory (default BASE/.orchestrator/blobs), where the
+program and values over 64 KiB are kept by reference.
+Run 'smith-temporal COMMAND --help' for a command's flags.
+
+Exit status as smithvm's: 0 success, 1 a step failed, 2 configuration
+error, 3 a path escapes the project, 4 halted awaiting resume, 124 a step
+timed out.
+`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return source.ExitConfig
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "worker":
+		return cmdWorker(rest, stdout, stderr)
+	case "run":
+		return cmdRun(rest, stdout, stderr)
+	case "resume":
+		return cmdResume(rest, stdout, stderr)
+	case "status":
+		return cmdStatus(rest, stdout, stderr)
+	case "exec-step":
+		return cmdExecStep(rest, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "smith-temporal: unknown command %q\n\n%s", cmd, usage)
+	return source.ExitConfig
+}
+
+// conn holds the flags every command that talks to Temporal shares.
+type conn struct {
+	address, namespace, queue, base, blobs string
+}
+
+func (c *conn) add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.address, "address", "", "the Temporal frontend, HOST:PORT (required)")
+	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
+	fs.StringVar(&c.queue, "task-queue", engine.DefaultQueue, "the task queue the workers pull from")
+	fs.StringVar(&c.base, "base", "", "the project directory BASE (default: the current directory)")
+	fs.StringVar(&c.blobs, "blobs", "", "the blob directory shared by every worker and client (default BASE/.orchestrator/blobs)")
+}
+
+// resolve fills the defaults that depend on BASE.
+func (c *conn) resolve() error {
+	if c.address == "" {
+		return errors.New("--address HOST:PORT is required")
+	}
+	if c.base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		c.base = wd
+	}
+	abs, err := filepath.Abs(c.base)
+	if err != nil {
+		return err
+	}
+	c.base = abs
+	if c.blobs == "" {
+		c.blobs = filepath.Join(abs, ".orchestrator", "blobs")
+	}
+	c.blobs, err = filepath.Abs(c.blobs)
+	return err
+}
+
+func (c *conn) dial() (client.Client, error) {
+	return client.Dial(client.Options{
+		HostPort:      c.address,
+		Namespace:     c.namespace,
+		DataConverter: engine.DataConverter(c.blobs),
+		Logger:        quietLogger{},
+	})
+}
+
+func newFlags(name, synopsis, help string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("smith-temporal "+name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: smith-temporal %s %s\n\n%s\nFlags:\n%s", name, synopsis, help, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args; done is true when the command must stop now.
+func parse(fs *pflag.FlagSet, args []string, nargs int, stdout, stderr io.Writer) (int, bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0, true
+		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", fs.Name(), err)
+		return source.ExitConfig, true
+	}
+	if nargs >= 0 && fs.NArg() != nargs {
+		fmt.Fprintf(stderr, "%s: want %d argument(s), got %d (see --help)\n", fs.Name(), nargs, fs.NArg())
+		return source.ExitConfig, true
+	}
+	return 0, false
+}
+
+func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	var c conn
+	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n", stderr)
+	c.add(fs)
+	if st, done := parse(fs, args, 0, stdout, stderr); done {
+		return st
+	}
+	if err := c.resolve(); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
+		return source.ExitConfig
+	}
+	dirs, err := confine.New(c.base)
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
+		return source.ExitConfig
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
+		return source.ExitExec
+	}
+	cl, err := c.dial()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
+		return source.ExitConfig
+	}
+	defer cl.Close()
+	w := worker.New(cl, c.queue, worker.Options{})
+	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}},
+		&engine.Activities{Base: c.base, Exe: exe})
+	fmt.Fprintf(stdout, "smith-temporal worker: task queue %s on %s, BASE %s\n", c.queue, c.address, c.base)
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
+		return source.ExitExec
+	}
+	return 0
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	var c conn
+	var runID string
+	var ctxKV []string
+	var detach, asJSON bool
+	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
+	c.add(fs)
+	fs.StringVar(&runID, "run-id", "", "the run id (default: generated)")
+	fs.StringArrayVar(&ctxKV, "context", nil, "KEY=VALUE overriding a context key (repeatable; KEY may be dotted)")
+	fs.BoolVar(&detach, "detach", false, "print the run id and return at once")
+	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	if st, done := parse(fs, args, 1, stdout, stderr); done {
+		return st
+	}
+	if err := c.resolve(); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
+		return source.ExitConfig
+	}
+	ctxVals := map[string]any{}
+	for _, kv := range ctxKV {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
+			fmt.Fprintf(stderr, "smith-temporal run: --context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)\n", kv)
+			return source.ExitConfig
+		}
+		setPath(ctxVals, k, v)
+	}
+	if runID != "" && !store.ValidRunID(runID) {
+		fmt.Fprintf(stderr, "smith-temporal run: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", runID)
+		return source.ExitConfig
+	}
+	file := fs.Arg(0)
+	keys := make([]string, 0, len(ctxVals))
+	for k := range ctxVals {
+		keys = append(keys, k)
+	}
+	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: keys})
+	ds.Sort()
+	ds.WriteText(stderr)
+	if st := ds.ExitStatus(); st != 0 || p == nil {
+		return max(st, source.ExitConfig)
+	}
+	if p.Config.Isolation == "git-worktree" {
+		fmt.Fprintf(stderr, "smith-temporal run: %s: isolation git-worktree is not supported on Temporal yet (the worktree would live on one worker's host); run it with smithvm\n", file)
+		return source.ExitConfig
+	}
+	code, err := p.MarshalBinary()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
+		return source.ExitConfig
+	}
+	ref, err := engine.Blobs{Dir: c.blobs}.Put(code)
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
+		return source.ExitConfig
+	}
+	if runID == "" {
+		runID = store.NewRunID()
+	}
+	abs, _ := filepath.Abs(file)
+	cl, err := c.dial()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
+		return source.ExitConfig
+	}
+	defer cl.Close()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals}
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
+		return source.ExitConfig
+	}
+	fmt.Fprintf(stderr, "INFO: run %s started on Temporal (task queue %s)\n", runID, c.queue)
+	if detach {
+		fmt.Fprintln(stdout, runID)
+		return 0
+	}
+	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+}
+
+// wait follows the run until it ends or halts and returns its exit status.
+func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdout, stderr io.Writer) int {
+	done := make(chan struct{})
+	var out engine.Output
+	var gerr error
+	go func() {
+		defer close(done)
+		gerr = cl.GetWorkflow(ctx, runID, "").Get(ctx, &out)
+	}()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			if gerr != nil {
+				fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
+				return source.ExitExec
+			}
+			return report(runID, &out, asJSON, stdout, stderr)
+		case <-tick.C:
+			st, err := queryState(ctx, cl, runID)
+			if err == nil && st != nil && st.Status == vm.StatusHalted {
+				return report(runID, &engine.Output{ExitCode: source.ExitHalted, State: st,
+					Message: "run halted awaiting resume"}, asJSON, stdout, stderr)
+			}
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "INFO: stopped waiting; run %s goes on on Temporal (smith-temporal status %s)\n", runID, runID)
+			return source.ExitInterrupted
+		}
+	}
+}
+
+// report prints how the run ended.
+func report(runID string, out *engine.Output, asJSON bool, stdout, stderr io.Writer) int {
+	if asJSON && out.State != nil {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out.State)
+	}
+	switch out.ExitCode {
+	case 0:
+		fmt.Fprintf(stderr, "INFO: run %s completed\n", runID)
+	case source.ExitHalted:
+		fmt.Fprintf(stderr, "INFO: run %s halted; resume with 'smith-temporal resume %s' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)\n", runID, runID)
+	default:
+		code := out.Code
+		if code == "" {
+			code = string(source.EStepFailed)
+		}
+		fmt.Fprintf(stderr, "ERROR: %s: %s\n", code, out.Message)
+	}
+	return out.ExitCode
+}
+
+func queryState(ctx context.Context, cl client.Client, runID string) (*vm.State, error) {
+	v, err := cl.QueryWorkflow(ctx, runID, "", engine.StatusQuery)
+	if err != nil {
+		return nil, err
+	}
+	var st *vm.State
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func cmdResume(args []string, stdout, stderr io.Writer) int {
+	var c conn
+	var sig, note string
+	var detach, asJSON bool
+	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
+	c.add(fs)
+	fs.StringVar(&sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
+	fs.StringVar(&note, "note", "", "append a USER_NOTE segment with TEXT first")
+	fs.BoolVar(&detach, "detach", false, "send the resume and return at once")
+	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	if st, done := parse(fs, args, 1, stdout, stderr); done {
+		return st
+	}
+	if err := c.resolve(); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
+		return source.ExitConfig
+	}
+	if sig != "" && !strings.HasPrefix(sig, "SIGNAL:") {
+		fmt.Fprintf(stderr, "smith-temporal resume: --signal %q: want SIGNAL:NAME\n", sig)
+		return source.ExitConfig
+	}
+	runID := fs.Arg(0)
+	cl, err := c.dial()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
+		return source.ExitConfig
+	}
+	defer cl.Close()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	st, err := queryState(ctx, cl, runID)
+	if err != nil {
+		return notFound(runID, err, stderr)
+	}
+	switch {
+	case st != nil && st.Status == vm.StatusCompleted:
+		fmt.Fprintf(stderr, "INFO: run %s is completed: nothing to do\n", runID)
+		return 0
+	case st == nil || st.Status != vm.StatusHalted:
+		status := "starting"
+		if st != nil {
+			status = st.Status
+		}
+		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, status)
+		return source.ExitConfig
+	}
+	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note}); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
+		return source.ExitExec
+	}
+	if detach {
+		return 0
+	}
+	// Wait until the run has left the halt before following it.
+	for i := 0; i < 200; i++ {
+		if s, err := queryState(ctx, cl, runID); err == nil && s != nil && (s.Status != vm.StatusHalted || s.Seq != st.Seq) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+}
+
+func notFound(runID string, err error, stderr io.Writer) int {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		fmt.Fprintf(stderr, "ERROR: %s: no run %s on Temporal\n", source.EStateNotFound, runID)
+		return source.ExitConfig
+	}
+	fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, err)
+	return source.ExitConfig
+}
+
+func cmdStatus(args []string, stdout, stderr io.Writer) int {
+	var c conn
+	var asJSON bool
+	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state, asked of its workflow (a query): status, current step,\nstep results. --json prints the whole state in the shape of state.json.\n", stderr)
+	c.add(fs)
+	fs.BoolVar(&asJSON, "json", false, "print the state as JSON (the shape of state.json)")
+	if st, done := parse(fs, args, 1, stdout, stderr); done {
+		return st
+	}
+	if err := c.resolve(); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal status: %v\n", err)
+		return source.ExitConfig
+	}
+	cl, err := c.dial()
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal status: %v\n", err)
+		return source.ExitConfig
+	}
+	defer cl.Close()
+	runID := fs.Arg(0)
+	// A query is answered by a worker: without one it would wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := queryState(ctx, cl, runID)
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
+		return source.ExitExec
+	}
+	if err != nil {
+		return notFound(runID, err, stderr)
+	}
+	if st == nil {
+		fmt.Fprintf(stdout, "run %s: starting\n", runID)
+		return 0
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(st)
+		return 0
+	}
+	fmt.Fprintf(stdout, "run %s: %s (workflow %s), current step %s\n", st.RunID, st.Status, st.WorkflowName, st.CurrentStep)
+	for _, name := range sortedSteps(st) {
+		r := st.Steps[name]
+		fmt.Fprintf(stdout, "  %-24s %-9s exit %d\n", name, r.Status, r.ExitCode)
+	}
+	return 0
+}
+
+// cmdExecStep runs one step from a worker (its child; not for users): the
+// request on stdin, the result on stdout. SIGTERM (the worker died or the
+// activity was cancelled) kills the step's process group.
+func cmdExecStep(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("exec-step", "--base BASE", "Internal: runs one step for a worker.\n", stderr)
+	base := fs.String("base", "", "the project directory")
+	if st, done := parse(fs, args, 0, stdout, stderr); done {
+		return st
+	}
+	var wr engine.WireRequest
+	if err := json.NewDecoder(stdin).Decode(&wr); err != nil {
+		fmt.Fprintf(stderr, "exec-step: %v\n", err)
+		return source.ExitConfig
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	res := engine.RunStep(ctx, *base, wr, os.LookupEnv)
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		fmt.Fprintf(stderr, "exec-step: %v\n", err)
+		return source.ExitExec
+	}
+	return 0
+}
+
+// setPath sets a dotted key (a.b.c) in m, creating nested objects, as
+// smithvm's --context does.
+func setPath(m map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// quietLogger drops the SDK's informational logging; warnings and errors
+// go to stderr.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(msg string, kv ...any) {
+	fmt.Fprintln(os.Stderr, append([]any{"temporal: WARN", msg}, kv...)...)
+}
+func (quietLogger) Error(msg string, kv ...any) {
+	fmt.Fprintln(os.Stderr, append([]any{"temporal: ERROR", msg}, kv...)...)
+}
+
+var _ log.Logger = quietLogger{}
+
+// sortedSteps lists the state's steps by name.
+func sortedSteps(st *vm.State) []string {
+	names := make([]string, 0, len(st.Steps))
+	for n := range st.Steps {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

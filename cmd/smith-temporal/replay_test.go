@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"smith/cmd/smith-temporal/engine"
+	"smith/workers/confine"
+)
+
+var update = flag.Bool("update", false, "record the histories in testdata/histories again")
+
+// The recorded runs: acceptance workflows whose workflow code reads no
+// file (no file_exists, no ARTIFACT layer), so that replaying them needs
+// only their program, kept in testdata/histories/blobs.
+var recorded = []string{"feature", "loops", "call", "halt"}
+
+// TestReplayRecordedHistories replays histories recorded on a real server
+// against the current workflow code: a change to the VM or the workflow
+// that would break runs in flight (a different sequence of activities,
+// signals or continue-as-new) fails here. `go test -run
+// TestReplayRecordedHistories -update` records them again, on purpose.
+func TestReplayRecordedHistories(t *testing.T) {
+	dir := filepath.Join("testdata", "histories")
+	blobs, err := filepath.Abs(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		record(t, dir, blobs)
+	}
+	for _, name := range recorded {
+		t.Run(name, func(t *testing.T) {
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: engine.DataConverter(blobs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs, err := confine.New(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			engine.RegisterWorkflow(r, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: blobs}})
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join(dir, name+".json")); err != nil {
+				t.Fatalf("replay of a recorded %s run: %v", name, err)
+			}
+		})
+	}
+}
+
+// record runs the parity cases named in recorded on the test server and
+// writes their histories.
+func record(t *testing.T, dir, blobs string) {
+	os.RemoveAll(dir)
+	f := newFleet(t)
+	f.blobs = blobs
+	f.worker()
+	for _, c := range parityCases {
+		found := false
+		for _, n := range recorded {
+			found = found || n == c.name
+		}
+		if !found {
+			continue
+		}
+		id := "replay-" + c.name
+		c.temporalRun(t, f, id)
+		evs := history(t, f.client(), id)
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: evs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, c.name+".json"), string(b))
+	}
+}
