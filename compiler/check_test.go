@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // compileForCheck runs what smithc check runs on one document: load (parse,

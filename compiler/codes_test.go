@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // checkInputs returns every input of testdata/check, sorted.
@@ -83,7 +83,7 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 		}
 		name, ok := names[ci.Code]
 		if !ok {
-			t.Errorf("code %s has no Go constant in manifest/source/codes.go", ci.Code)
+			t.Errorf("code %s has no Go constant in source/codes.go", ci.Code)
 			continue
 		}
 		re := regexp.MustCompile(`\bsource\.` + name + `\b|\b` + string(ci.Code) + `\b`)
@@ -108,7 +108,7 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 // source of codes.go (lines of the form `EName Code = "E_NAME"`).
 func constNames(t *testing.T) map[source.Code]string {
 	t.Helper()
-	data, err := os.ReadFile("../manifest/source/codes.go")
+	data, err := os.ReadFile("../source/codes.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Generate compiles a lowered program to bytecode. Every block gets the

@@ -8,7 +8,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Builders of hand-made IR programs. prog assigns positions in document

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // fuzzSeedDirs hold the documents that seed FuzzCompile, relative to this

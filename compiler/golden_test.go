@@ -13,7 +13,7 @@ import (
 	"smith/compiler/ir"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 var update = flag.Bool("update", false, "rewrite .golden files in testdata")

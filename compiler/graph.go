@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/graph/traverse"
 
 	"smith/compiler/ir"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // CheckGraph runs the graph checks on a lowered program and returns their

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // TestBlockIDsNameFiles: a manifest's block and node ids name log files and

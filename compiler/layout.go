@@ -6,7 +6,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // flatBlock is one block of a program in layout order: document order,

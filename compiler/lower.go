@@ -7,7 +7,7 @@ import (
 
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Options carries what the caller knows beyond the document.

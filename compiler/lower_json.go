@@ -7,7 +7,7 @@ import (
 	"smith/compiler/ir"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Reference prefixes of node and block ids; a reference resolves with or

@@ -5,7 +5,7 @@ import (
 
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // This file lowers what both formats share about how a worker runs

@@ -11,7 +11,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // lowerSource loads and lowers one document, returning the IR (nil when the

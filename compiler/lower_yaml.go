@@ -10,7 +10,7 @@ import (
 	"smith/compiler/ir"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // LowerWorkflow lowers a YAML step workflow to the IR (CONTRACT section 3):

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A scope is what a ${...} reference may name where it occurs

@@ -14,7 +14,7 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The assembly lexer. A comment runs from ';' to the end of the line or to

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func disasm(t testing.TB, p *Program) string {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // headerFormat is the first line of every listing; Assemble reads the isa

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func marshal(t testing.TB, p *Program) []byte {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func ExampleProgram_Disassemble() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 var update = flag.Bool("update", false, "rewrite .golden files in testdata")

@@ -1,6 +1,6 @@
 package isa
 
-import "smith/manifest/source"
+import "smith/source"
 
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is

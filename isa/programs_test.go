@@ -3,7 +3,7 @@ package isa
 import (
 	"fmt"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Test programs, built by hand in canonical form (empty slices are nil).

@@ -3,7 +3,7 @@ package isa
 import (
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A Template is a string with ${...} references, pre-parsed by the

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 var fuzzPos = source.Pos{File: "fuzz.json", Line: 2, Col: 7}

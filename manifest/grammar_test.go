@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // at is the position of a string value's first character in most cases:

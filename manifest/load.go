@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // LoadWorkflow reads a YAML step workflow: parse, validate against the

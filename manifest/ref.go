@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A PathElem is one step of a reference path: a key (".name") or an

@@ -14,7 +14,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Schema identifiers ($id) of the two formats.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

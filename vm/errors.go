@@ -3,7 +3,7 @@ package vm
 import (
 	"errors"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // ErrHalted is wrapped by the error Run and Resume return when a

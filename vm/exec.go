@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )

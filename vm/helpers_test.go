@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // loopBegin evaluates loop a's items and pushes its frame at iteration 0;

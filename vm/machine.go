@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 	"smith/workers/confine"
 )

@@ -3,7 +3,7 @@ package vm
 import (
 	"fmt"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // maskValue returns a copy of the JSON-like value v (maps, lists, strings,

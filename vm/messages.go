@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 
 	"smith/isa"
 	"smith/workers"

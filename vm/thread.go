@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A scope is where a template is substituted: the block whose step it

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

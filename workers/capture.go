@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Output capture modes (output_capture).

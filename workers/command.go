@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check

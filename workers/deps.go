@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 const (

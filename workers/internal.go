@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The internal workers (CONTRACT.md section 8, seed 001). Each reads the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and

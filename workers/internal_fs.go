@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The file workers: Internal:FileSystemWriter, Internal:DocumentationWriter

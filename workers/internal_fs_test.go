@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // fileSeg returns a write segment of type typ for the given path/content

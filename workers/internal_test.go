@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // mockCursors is the file under RUN_ROOT that remembers which script entries

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Prompt transports (prompt_transport.mode).

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // replayCursors is the file under RUN_ROOT that counts, per step, the

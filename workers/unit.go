@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

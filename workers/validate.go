@@ -12,7 +12,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // ValidationFailPrefix starts every validation problem (CONTRACT.md

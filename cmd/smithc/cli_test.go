@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // These tests state properties that the goldens only record. None of them

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func fmtFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {

@@ -14,24 +14,24 @@ import (
 // "/" allows its sub-packages too. New entries need a note in
 // docs/dependencies.md.
 var allowed = map[string][]string{
-	"cmd/smithc":  {"compiler", "isa", "manifest", "manifest/source", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "manifest/source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithc":  {"compiler", "isa", "manifest", "source", "github.com/spf13/pflag"},
+	"cmd/smithvm": {"cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
-	"cmd/smithvm/serve":                {"compiler", "isa", "vm", "vm/store", "workers/confine", "manifest/source", "gonum.org/v1/gonum/"},
-	"compiler":                         {"manifest", "compiler/ir", "isa", "manifest/source", "workers/confine", "gonum.org/v1/gonum/"},
-	"compiler/ir":                      {"manifest/source"},
-	"manifest":                         {"manifest/source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
-	"isa":                              {"manifest/source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"isa", "workers", "workers/confine", "manifest/source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
-	"vm/store":                         {"vm", "manifest/source", "github.com/tidwall/gjson"},
-	"workers":                          {"workers/confine", "manifest/source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
+	"cmd/smithvm/serve":                {"compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
+	"compiler":                         {"manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
+	"compiler/ir":                      {"source"},
+	"manifest":                         {"source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
+	"isa":                              {"source", "github.com/alecthomas/participle/v2/"},
+	"vm":                               {"isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
+	"workers":                          {"workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"workers/confine":                  {"golang.org/x/sys/unix"},
-	"manifest/source":                  {},
+	"source":                           {},
 	"internal/docgen":                  {},
 	"internal/fakemodel":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
-	"bench":                            {"compiler", "isa", "manifest", "manifest/source", "vm", "vm/store", "workers", "workers/confine"},
+	"bench":                            {"compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
 }
 
 const module = "smith"

@@ -17,7 +17,7 @@ import (
 	"smith/compiler"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // summary is check's last line on stderr: ok: 2 files, 0 errors, 1 warning.

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm/store"
 )
 

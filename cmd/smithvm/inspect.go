@@ -13,7 +13,7 @@ import (
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func main() {

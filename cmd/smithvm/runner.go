@@ -14,7 +14,7 @@ import (
 
 	"smith/compiler"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers"

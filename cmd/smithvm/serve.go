@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"smith/cmd/smithvm/serve"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func (e *env) cmdServe(args []string) int {

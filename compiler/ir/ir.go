@@ -14,7 +14,7 @@
 // Block; its fallbacks are resolved at run time.
 package ir
 
-import "smith/manifest/source"
+import "smith/source"
 
 // Format is the source format a program was lowered from.
 type Format uint8

@@ -1,6 +1,6 @@
 package store
 
-import "smith/manifest/source"
+import "smith/source"
 
 // An Error is an error of the store that a user can see. Its Code maps to
 // the exit status in CONTRACT section 11 (all of them exit 2).

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // lockRun opens RUN_ROOT/lock and takes an exclusive flock on it without

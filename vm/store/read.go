@@ -1,7 +1,7 @@
 package store
 
 import (
-	"smith/manifest/source"
+	"smith/source"
 
 	"errors"
 	"fmt"

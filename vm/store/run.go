@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // File and directory names inside RUN_ROOT.

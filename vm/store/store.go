@@ -13,7 +13,7 @@ import (
 	"sort"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A Store is the set of runs under one BASE.

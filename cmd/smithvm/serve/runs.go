@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers/confine"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers/confine"
