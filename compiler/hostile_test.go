@@ -21,7 +21,7 @@ func TestBlockIDsNameFiles(t *testing.T) {
 		ds := compileForCheck("m.json", []byte(src))
 		found := false
 		for _, d := range ds {
-			if d.Severity == source.Error && strings.Contains(d.Msg, "block id") {
+			if d.Severity == source.SevError && strings.Contains(d.Msg, "block id") {
 				found = true
 			}
 		}

@@ -216,7 +216,7 @@ func TestParseTemplate(t *testing.T) {
 				t.Errorf("ParseTemplate(%q) =\n%s\nwant\n%s", tt.in, got, tt.want)
 			}
 			for _, d := range ds {
-				if d.Code != source.EParse || d.Severity != source.Error {
+				if d.Code != source.EParse || d.Severity != source.SevError {
 					t.Errorf("ParseTemplate(%q) diagnostic %s, want an E_PARSE error", tt.in, d.Format())
 				}
 			}

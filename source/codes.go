@@ -80,48 +80,48 @@ type CodeInfo struct {
 
 // codeTable is the one table of codes, in documentation order.
 var codeTable = [...]CodeInfo{
-	{EParse, Error, ExitConfig, true, "the document cannot be read: bad YAML/JSON syntax, a malformed action or ${...} reference, or a document too large or too deeply aliased"},
-	{ESchema, Error, ExitConfig, true, "the document does not match the format's JSON Schema: an unknown key, a missing required key, or a value of the wrong type"},
-	{EDupStep, Error, ExitConfig, true, "two steps (loop bodies included) or two blocks share one name"},
-	{EStrictFlow, Error, ExitConfig, true, "with strict_flow, a step lacks on.success or on.failure (and has no on.always)"},
-	{EUnknownTarget, Error, ExitConfig, true, "a goto, JUMP, CALL, entry or entry_block names no step, block or node"},
-	{EUnknownWorker, Error, ExitConfig, true, "a block's worker is neither an Internal:* worker nor a key of workers"},
-	{EUnknownSchema, Error, ExitConfig, true, "a validationSchema names neither a built-in schema nor a key of schemas"},
-	{EUnknownProv, Error, ExitConfig, true, "a provider (or an agent's provider) is neither a built-in preset nor a key of providers"},
-	{EUnknownAgent, Error, ExitConfig, true, "an agent:, a send's to: or an AI worker's agent names no agent of agents"},
-	{EBadTarget, Error, ExitConfig, true, "_end (or end: true) inside a parallel iteration or branch: it would end the whole run from a thread"},
-	{ENestedPar, Error, ExitConfig, true, "a parallel step inside a parallel iteration or branch: threads do not start threads"},
-	{EBadAction, Error, ExitConfig, true, "a transition's action is not one of JUMP:, CALL:, RETURN, HALT_AND_FLAG, END, FAIL:"},
-	{ENoFallback, Error, ExitConfig, true, "a block's worker can emit a signal that neither a transition nor SIGNAL:FAIL_DEFAULT covers"},
-	{ENoExit, Error, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},
-	{EVarMissing, Error, ExitConfig, true, "a ${...} reference names an unknown step, context key or loop variable"},
-	{EEnvNotAllowed, Error, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
-	{EPathEscape, Error, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
-	{ETemplateKey, Error, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
-	{WUnreachable, Warning, ExitOK, true, "a step or block cannot be reached from the entry"},
-	{WUnboundedLoop, Warning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
-	{EBytecode, Error, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
-	{ESecretMissing, Error, ExitConfig, false, "a declared secret is not set in the environment at run start"},
-	{EStateCorrupt, Error, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
-	{EStateNotFound, Error, ExitConfig, false, "no run with that id exists under BASE"},
-	{ERunLocked, Error, ExitConfig, false, "another smithvm process is driving that run"},
-	{EUsage, Error, ExitConfig, false, "bad command-line flags or arguments"},
-	{EJSONParse, Error, ExitExec, false, "a step with output_capture: json printed something that is not JSON"},
-	{EWaitTimeout, Error, ExitTimeout, false, "wait_for saw fewer than min_count matching files before its timeout"},
-	{EDepMissing, Error, ExitExec, false, "a required depends_on glob matched no file"},
-	{EReplayMiss, Error, ExitExec, false, "--replay found no recording for a provider call with that prompt"},
-	{ENoTransition, Error, ExitExec, false, "a block emitted a signal that no transition and no SIGNAL:FAIL_DEFAULT covers"},
-	{EStepBudget, Error, ExitExec, false, "the run executed more steps than --max-steps allows"},
-	{EStepFailed, Error, ExitExec, false, "a step failed and nothing handled it, or an error:/FAIL: action ended the run"},
-	{ETimeout, Error, ExitTimeout, false, "the run failed because a step timed out"},
-	{EValidation, Error, ExitExec, false, "a reply failed its validation schema and nothing handled it"},
-	{EExec, Error, ExitExec, false, "a process could not be started"},
-	{EInterrupted, Error, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
-	{EMergeConflict, Error, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
-	{EUnmerged, Error, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
-	{EServeNoToken, Error, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
-	{ELimit, Error, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
-	{EInternal, Error, ExitExec, false, "an internal error in Smith (a bug): please report it"},
+	{EParse, SevError, ExitConfig, true, "the document cannot be read: bad YAML/JSON syntax, a malformed action or ${...} reference, or a document too large or too deeply aliased"},
+	{ESchema, SevError, ExitConfig, true, "the document does not match the format's JSON Schema: an unknown key, a missing required key, or a value of the wrong type"},
+	{EDupStep, SevError, ExitConfig, true, "two steps (loop bodies included) or two blocks share one name"},
+	{EStrictFlow, SevError, ExitConfig, true, "with strict_flow, a step lacks on.success or on.failure (and has no on.always)"},
+	{EUnknownTarget, SevError, ExitConfig, true, "a goto, JUMP, CALL, entry or entry_block names no step, block or node"},
+	{EUnknownWorker, SevError, ExitConfig, true, "a block's worker is neither an Internal:* worker nor a key of workers"},
+	{EUnknownSchema, SevError, ExitConfig, true, "a validationSchema names neither a built-in schema nor a key of schemas"},
+	{EUnknownProv, SevError, ExitConfig, true, "a provider (or an agent's provider) is neither a built-in preset nor a key of providers"},
+	{EUnknownAgent, SevError, ExitConfig, true, "an agent:, a send's to: or an AI worker's agent names no agent of agents"},
+	{EBadTarget, SevError, ExitConfig, true, "_end (or end: true) inside a parallel iteration or branch: it would end the whole run from a thread"},
+	{ENestedPar, SevError, ExitConfig, true, "a parallel step inside a parallel iteration or branch: threads do not start threads"},
+	{EBadAction, SevError, ExitConfig, true, "a transition's action is not one of JUMP:, CALL:, RETURN, HALT_AND_FLAG, END, FAIL:"},
+	{ENoFallback, SevError, ExitConfig, true, "a block's worker can emit a signal that neither a transition nor SIGNAL:FAIL_DEFAULT covers"},
+	{ENoExit, SevError, ExitConfig, true, "a cycle from which no end, return, halt or failure exit is reachable"},
+	{EVarMissing, SevError, ExitConfig, true, "a ${...} reference names an unknown step, context key or loop variable"},
+	{EEnvNotAllowed, SevError, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
+	{EPathEscape, SevError, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
+	{ETemplateKey, SevError, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
+	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
+	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
+	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
+	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start"},
+	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
+	{EStateNotFound, SevError, ExitConfig, false, "no run with that id exists under BASE"},
+	{ERunLocked, SevError, ExitConfig, false, "another smithvm process is driving that run"},
+	{EUsage, SevError, ExitConfig, false, "bad command-line flags or arguments"},
+	{EJSONParse, SevError, ExitExec, false, "a step with output_capture: json printed something that is not JSON"},
+	{EWaitTimeout, SevError, ExitTimeout, false, "wait_for saw fewer than min_count matching files before its timeout"},
+	{EDepMissing, SevError, ExitExec, false, "a required depends_on glob matched no file"},
+	{EReplayMiss, SevError, ExitExec, false, "--replay found no recording for a provider call with that prompt"},
+	{ENoTransition, SevError, ExitExec, false, "a block emitted a signal that no transition and no SIGNAL:FAIL_DEFAULT covers"},
+	{EStepBudget, SevError, ExitExec, false, "the run executed more steps than --max-steps allows"},
+	{EStepFailed, SevError, ExitExec, false, "a step failed and nothing handled it, or an error:/FAIL: action ended the run"},
+	{ETimeout, SevError, ExitTimeout, false, "the run failed because a step timed out"},
+	{EValidation, SevError, ExitExec, false, "a reply failed its validation schema and nothing handled it"},
+	{EExec, SevError, ExitExec, false, "a process could not be started"},
+	{EInterrupted, SevError, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
+	{EMergeConflict, SevError, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
+	{EUnmerged, SevError, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
+	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
+	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
+	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 
 // Codes returns every code's table row, in documentation order.
@@ -137,12 +137,12 @@ func (c Code) Info() (CodeInfo, bool) {
 	return CodeInfo{}, false
 }
 
-// Severity is the code's severity (Error for unknown codes).
+// Severity is the code's severity (SevError for unknown codes).
 func (c Code) Severity() Severity {
 	if ci, ok := c.Info(); ok {
 		return ci.Severity
 	}
-	return Error
+	return SevError
 }
 
 // ExitStatus is the exit status the code calls for (1 for unknown codes).

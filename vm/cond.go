@@ -11,7 +11,6 @@ import (
 
 	"smith/isa"
 	"smith/source"
-	"smith/workers/confine"
 )
 
 // cond evaluates a condition in block b's scope. An error (an unresolved
@@ -84,8 +83,8 @@ func (m *Machine) fileExists(sc scope, c *isa.Cond) (bool, error) {
 	}
 	abs, err := m.cfg.Dirs.Resolve(rel)
 	if err != nil {
-		if errors.Is(err, confine.ErrEscape) {
-			return false, &codedError{source.EPathEscape, err.Error()}
+		if source.CodeOf(err, "") == source.EPathEscape {
+			return false, err
 		}
 		return false, fmt.Errorf("file_exists: %w", err)
 	}
@@ -135,7 +134,7 @@ func (m *Machine) regex(sc scope, c *isa.Cond) (bool, error) {
 	}
 	re, err := regexp.Compile(pat)
 	if err != nil {
-		return false, &codedError{source.EStepFailed, fmt.Sprintf("regex: pattern '%s': %v", pat, err)}
+		return false, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("regex: pattern '%s': %v", pat, err)}
 	}
 	return re.MatchString(text), nil
 }
@@ -161,7 +160,7 @@ func (m *Machine) number(sc scope, c *isa.Cond) (bool, error) {
 func parseNumber(s string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, &codedError{source.EStepFailed, fmt.Sprintf("number: '%s' is not a number", s)}
+		return 0, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("number: '%s' is not a number", s)}
 	}
 	return f, nil
 }
@@ -182,5 +181,5 @@ func compare(x float64, op string, y float64) (bool, error) {
 	case ">=", "ge":
 		return x >= y, nil
 	}
-	return false, &codedError{source.EStepFailed, fmt.Sprintf("comparison '%s' is not one of ==, !=, <, <=, >, >=", op)}
+	return false, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("comparison '%s' is not one of ==, !=, <, <=, >, >=", op)}
 }

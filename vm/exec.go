@@ -69,7 +69,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	case err != nil:
 		res = workers.Result{Signal: SigFailure, Err: err}
 	case m.cfg.Registry == nil:
-		res = workers.Result{Signal: SigFailure, Err: &codedError{source.EExec, "no worker registry"}}
+		res = workers.Result{Signal: SigFailure, Err: &source.Error{Code: source.EExec, Msg: "no worker registry"}}
 	default:
 		req.AttemptID = attemptID
 		req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
@@ -156,7 +156,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	}
 	if err := m.capCapture(blk.ID, &r); err != nil {
 		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
-		r.Error = stepErrorOf(&codedError{source.EExec, err.Error()}, m.mask.String)
+		r.Error = stepErrorOf(&source.Error{Code: source.EExec, Msg: err.Error()}, m.mask.String)
 		sig = SigFailure
 	}
 	if res.Tokens != 0 || res.LinesWritten != 0 {
@@ -285,7 +285,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req.InputFile = sub(s.InputFile)
 	req.OutputFile = sub(s.OutputFile)
 	if s.OutputFile != nil && req.OutputFile == "" && err == nil {
-		err = &codedError{source.EPathEscape, "output_file: path '' is empty: it names no file"}
+		err = &source.Error{Code: source.EPathEscape, Msg: "output_file: path '' is empty: it names no file"}
 	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {

@@ -50,8 +50,7 @@ func (m *Machine) loopItems(blk *isa.Block) ([]any, error) {
 	}
 	items, ok := m.maskValue(v).([]any)
 	if !ok {
-		return nil, &codedError{source.EStepFailed,
-			fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}
+		return nil, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}
 	}
 	return items, nil
 }

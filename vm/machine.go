@@ -304,7 +304,7 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	if m.p.Context != nil {
 		v, err := m.tvalue(scope{}, *m.p.Context)
 		if err != nil {
-			return nil, &RuntimeError{Code: codeOf(err), Msg: "context: " + err.Error()}
+			return nil, &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: "context: " + err.Error()}
 		}
 		if mv, ok := v.(map[string]any); ok {
 			c = mv
@@ -315,7 +315,7 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	}
 	if tooDeep(c) {
 		err := errTooDeep("the context")
-		return nil, &RuntimeError{Code: codeOf(err), Msg: err.Error()}
+		return nil, &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: err.Error()}
 	}
 	return m.maskValue(c).(map[string]any), nil
 }
@@ -698,15 +698,6 @@ func sortedKeys(c map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// codeOf returns the code of err, E_STEP_FAILED when it has none.
-func codeOf(err error) source.Code {
-	var c source.Coded
-	if errors.As(err, &c) {
-		return c.ErrCode()
-	}
-	return source.EStepFailed
 }
 
 // Isolation modes (config.isolation).

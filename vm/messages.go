@@ -119,7 +119,7 @@ func (m *Machine) prepareAgents() error {
 		dirs.Workspace = m.st.WorktreePath
 	}
 	if err := workers.PrepareAgents(dirs, agentFolders(m.p)); err != nil {
-		return &RuntimeError{Code: codeOf(err), Msg: "create the agents' inbox folders: " + err.Error()}
+		return &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: "create the agents' inbox folders: " + err.Error()}
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *workers.R
 	msg := workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1))
 	hash, err := workers.CommitStep(ctx, m.st.WorktreePath, msg, m.cfg.Env)
 	if err != nil && res.Err == nil {
-		res.Signal, res.Err = SigFailure, &codedError{source.EExec, "commit the changes of step '" + blk.ID + "': " + err.Error()}
+		res.Signal, res.Err = SigFailure, &source.Error{Code: source.EExec, Msg: "commit the changes of step '" + blk.ID + "': " + err.Error()}
 		if res.ExitCode == 0 {
 			res.ExitCode = 1
 		}

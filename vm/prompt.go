@@ -14,7 +14,6 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/workers"
-	"smith/workers/confine"
 )
 
 // The prompt of an AI worker block (CONTRACT 7.3, docs/prompts.md) is
@@ -128,7 +127,7 @@ func layer(in promptInput, entry string) (string, error) {
 		return canonical(v)
 	case name == layerArtifact && hasArg:
 		if in.artifact == nil {
-			return "", &codedError{source.EExec, fmt.Sprintf("ARTIFACT:%s: the run has no workspace", arg)}
+			return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: the run has no workspace", arg)}
 		}
 		text, err := in.artifact(arg)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -142,7 +141,7 @@ func layer(in promptInput, entry string) (string, error) {
 		return "run_id: " + in.runID + "\nnode: " + in.node + "\nblock: " + in.block +
 			"\nworktree_path: " + in.worktree + "\nattempt: " + strconv.Itoa(in.attempt), nil
 	}
-	return "", &codedError{source.EExec, fmt.Sprintf("payload_merge_strategy entry '%s' is not a layer", entry)}
+	return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("payload_merge_strategy entry '%s' is not a layer", entry)}
 }
 
 // segments renders segments in order, each as a "[TYPE id]" line followed
@@ -276,29 +275,21 @@ func (m *Machine) readArtifact(path string) (string, error) {
 	dirs.Workspace = m.workdir() // the worktree stands in for WORKSPACE
 	abs, err := dirs.ResolveIn(dirs.Workspace, path)
 	if err != nil {
-		return "", &codedError{codeOfPath(err), fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
+		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
 	f, err := dirs.Open(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
-		return "", &codedError{codeOfPath(err), fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
+		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return "", &codedError{source.EExec, fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
+		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
 	}
 	return string(b), nil
-}
-
-// codeOfPath is E_PATH_ESCAPE for a confinement error, else E_EXEC.
-func codeOfPath(err error) source.Code {
-	if errors.Is(err, confine.ErrEscape) {
-		return source.EPathEscape
-	}
-	return source.EExec
 }
 
 // prompt assembles the prompt of AI worker block blk for its attempt-th
@@ -307,7 +298,7 @@ func (m *Machine) prompt(blk *isa.Block, attempt int) (string, error) {
 	s := blk.Step
 	mem, err := m.staticMemory(blk)
 	if err != nil {
-		return "", &codedError{source.EExec, err.Error()}
+		return "", &source.Error{Code: source.EExec, Msg: err.Error()}
 	}
 	in := promptInput{
 		strategy: s.PayloadMerge,
@@ -332,7 +323,7 @@ func (m *Machine) prompt(blk *isa.Block, attempt int) (string, error) {
 		}
 		text, ok := set.Schema(name)
 		if !ok {
-			return "", &codedError{source.EUnknownSchema, fmt.Sprintf("validation schema '%s' is not defined%s",
+			return "", &source.Error{Code: source.EUnknownSchema, Msg: fmt.Sprintf("validation schema '%s' is not defined%s",
 				name, source.DidYouMean(name, set.Names()))}
 		}
 		in.schemaName, in.schemaText = name, text

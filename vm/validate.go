@@ -30,7 +30,7 @@ func (m *Machine) schemaSet() (*workers.SchemaSet, error) {
 		}
 		m.schemas, m.schemaErr = workers.NewSchemaSet(defs)
 		if m.schemaErr != nil {
-			m.schemaErr = &codedError{source.EUnknownSchema, fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
+			m.schemaErr = &source.Error{Code: source.EUnknownSchema, Msg: fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
 		}
 	}
 	return m.schemas, m.schemaErr
@@ -86,7 +86,7 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 			}
 		} else {
 			sig, problem = SigValidationFail, p
-			res.Err = &workers.StepError{Code: source.EValidation, Msg: p}
+			res.Err = &source.Error{Code: source.EValidation, Msg: p}
 		}
 	}
 	res.Output = text

@@ -159,7 +159,7 @@ func (m *Machine) resolve(sc scope, r *isa.Ref) (any, error) {
 	case sc.b != nil && sc.b.Step != nil && slices.Contains(sc.b.Step.AllowMissing, r.Raw):
 		return "", nil
 	}
-	return nil, &codedError{source.EVarMissing, fmt.Sprintf("reference '${%s}' cannot be resolved", r.Raw)}
+	return nil, &source.Error{Code: source.EVarMissing, Msg: fmt.Sprintf("reference '${%s}' cannot be resolved", r.Raw)}
 }
 
 // lookup finds the value of r by its root namespace. ok is false when it
@@ -296,8 +296,7 @@ func (m *Machine) envVar(r *isa.Ref, rest []isa.PathElem) (any, bool, error) {
 	}
 	name := rest[0].Key
 	if !slices.Contains(m.p.EnvAllow, name) && !slices.Contains(m.p.Secrets, name) {
-		return nil, false, &codedError{source.EEnvNotAllowed,
-			fmt.Sprintf("'${%s}': '%s' is neither in env_allow nor in secrets", r.Raw, name)}
+		return nil, false, &source.Error{Code: source.EEnvNotAllowed, Msg: fmt.Sprintf("'${%s}': '%s' is neither in env_allow nor in secrets", r.Raw, name)}
 	}
 	v, ok := m.env(name)
 	return v, ok, nil

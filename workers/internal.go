@@ -115,10 +115,10 @@ func worktreePath(req *Request) (string, error) {
 	if wt == "" {
 		wt = req.Dirs.Workspace
 		if wt == "" {
-			return "", &StepError{Code: source.EInternal, Msg: fmt.Sprintf("internal error: step '%s' has no workspace", req.Step)}
+			return "", &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: step '%s' has no workspace", req.Step)}
 		}
 		if err := os.MkdirAll(wt, workspacePerm); err != nil {
-			return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
+			return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
 		}
 	}
 	// The worktree stands in for WORKSPACE: paths are confined to it.
@@ -126,19 +126,19 @@ func worktreePath(req *Request) (string, error) {
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
 		if isEscape(err) {
-			return "", &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
+			return "", &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
 		}
-		return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
+		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
 	}
 	return abs, nil
 }
 
 // fail adds a segment of type segType holding err's message and returns a
 // result with signal; err becomes the Result's error when it is a
-// *StepError (it carries a code the user should see).
+// *source.Error (it carries a code the user should see).
 func (l *segmentList) fail(signal, segType string, err error) Result {
 	l.add(segType, err.Error())
-	var se *StepError
+	var se *source.Error
 	if errors.As(err, &se) {
 		return l.result(signal, internalNotRunExit, se)
 	}

@@ -195,7 +195,7 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
 	}
 	// The I/O failure carries a code (issue 8, point 11).
-	if se, ok := res.Err.(*StepError); !ok || se.Code != source.EExec {
+	if se, ok := res.Err.(*source.Error); !ok || se.Code != source.EExec {
 		t.Errorf("Err = %v, want E_EXEC", res.Err)
 	}
 	if got, want := readTree(t, p.worktree), "blocker: file\n|\nfirst.go: one\n|\n"; got != want {

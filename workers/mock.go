@@ -60,14 +60,14 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 	}
 	entries, err := parseScript(data)
 	if err != nil {
-		return reply{exit: exitNotRun, err: stepErr(source.EParse, "mock script '%s': %v", script, err)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
 	}
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	cursors := map[string]*mockCursor{}
 	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
-		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 	}
 	cur := cursors[key]
 	if cur == nil {
@@ -94,7 +94,7 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 			cur.Calls[call] = pick
 		}
 		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 		}
 	}
 	e := entries[pick]

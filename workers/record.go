@@ -103,7 +103,7 @@ func lastRecording(dir, step string) (int, error) {
 // recording or a different prompt is E_REPLAY_MISS.
 func (r *Registry) replay(req *Request, prompt, call string) reply {
 	miss := func(format string, args ...any) reply {
-		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
@@ -156,7 +156,7 @@ func (r *Registry) replay(req *Request, prompt, call string) reply {
 	}
 	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
 	if rec.ErrorCode != "" {
-		rep.err = &StepError{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
+		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}
 	return rep
 }

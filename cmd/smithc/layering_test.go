@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"vm":                               {"isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
 	"workers":                          {"workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
-	"workers/confine":                  {"golang.org/x/sys/unix"},
+	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"source":                           {},
 	"internal/docgen":                  {},
 	"internal/fakemodel":               {},

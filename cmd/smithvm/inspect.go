@@ -69,7 +69,7 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		err = stateProblem(id, st)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
 		return nil, nil, exitStatus(err)
 	}
 	return proj, st, 0

@@ -224,7 +224,7 @@ func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
 // worktree): no event told the user why, so finish prints the error.
 func (s *session) finish(st *vm.State, runErr error) int {
 	if st == nil && runErr != nil {
-		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", codeOf(runErr), runErr)
+		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", source.CodeOf(runErr, source.EInternal), runErr)
 	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
@@ -489,7 +489,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}
 	r, err := proj.store.Open(id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
 		return nil, exitStatus(err), err
 	}
 	done := false
@@ -500,7 +500,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}()
 	st, err := loadState(r)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, exitStatus(err), err
 	}
 	// What an attempt cut off by a crash left running dies before anything
@@ -581,15 +581,7 @@ func loadState(r *store.Run) (*vm.State, error) {
 // usable, or nil.
 func stateProblem(id string, st *vm.State) error {
 	if p := st.Problem(id); p != "" {
-		return &store.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
+		return &source.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
 	}
 	return nil
-}
-
-func codeOf(err error) source.Code {
-	var c source.Coded
-	if errors.As(err, &c) {
-		return c.ErrCode()
-	}
-	return source.EInternal
 }

@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"net"
 	"strings"
 	"sync"
+
+	"github.com/spf13/pflag"
 
 	"smith/cmd/smithvm/serve"
 	"smith/source"
@@ -28,7 +29,7 @@ func (e *env) cmdServe(args []string) int {
 		}
 	}
 	if err := serve.CheckAddr(*addr, *token); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return source.ExitConfig
 	}
 	proj, err := e.project(c.base)
@@ -86,7 +87,7 @@ func (e *env) serveResume(ctx context.Context, wg *sync.WaitGroup, log io.Writer
 		}
 		text := strings.TrimSpace(msgs.String())
 		if err != nil {
-			return &resumeError{code: codeOf(err), msg: text}
+			return &resumeError{code: source.CodeOf(err, source.EInternal), msg: text}
 		}
 		return errors.New(text)
 	}

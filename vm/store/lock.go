@@ -37,7 +37,7 @@ func lockRun(id, root string) (*os.File, error) {
 			if pid := holderPid(path); pid > 0 {
 				msg += " (pid " + strconv.Itoa(pid) + ")"
 			}
-			return nil, &Error{Code: source.ERunLocked, Msg: msg}
+			return nil, &source.Error{Code: source.ERunLocked, Msg: msg}
 		}
 		return nil, fmt.Errorf("lock run '%s': %w", id, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"smith/source"
 	"strings"
 	"syscall"
 )
@@ -37,6 +38,10 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("path '%s' %s", e.Path, e.Reason)
 }
+
+// ErrCode returns E_PATH_ESCAPE: every path violation carries that code,
+// which source.CodeOf reads back.
+func (e *Error) ErrCode() source.Code { return source.EPathEscape }
 
 // Unwrap returns ErrEscape.
 func (e *Error) Unwrap() error { return ErrEscape }
