@@ -8,6 +8,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 )
 
@@ -44,7 +45,7 @@ func on(s string, a ir.ActionKind, args ...string) *ir.Transition {
 // space and the reference ${ref} (a one-key path).
 func failRef(s, msg, ref string) *ir.Transition {
 	t := on(s, ir.Fail, msg+" ${"+ref+"}")
-	tm := isa.Template{Parts: []isa.TPart{{Lit: msg + " "}, {Ref: &isa.Ref{Raw: ref, Path: []isa.PathElem{{Key: ref}}}}}}
+	tm := lang.Template{Parts: []lang.Part{{Lit: msg + " "}, {Ref: &lang.Ref{Raw: ref, Path: []lang.PathElem{{Key: ref}}}}}}
 	t.MsgTmpl = &tm
 	return t
 }
@@ -107,10 +108,10 @@ func prog(f ir.Format, entry string, nodes ...*ir.Node) *ir.Program {
 			switch b.Kind {
 			case ir.Exec:
 				spec.Kind = isa.KindCommand
-				spec.Step = &isa.Step{Command: []isa.Template{isa.Lit("true")}}
+				spec.Step = &isa.Step{Command: []lang.Template{lang.Lit("true")}}
 				if b.AI {
 					spec.Kind = isa.KindProvider
-					spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &isa.Template{}}
+					spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &lang.Template{}}
 				}
 			case ir.SetContext:
 				spec.Kind = isa.KindSetContext

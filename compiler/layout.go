@@ -6,6 +6,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 )
 
@@ -311,18 +312,18 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 // adding it on first use; equal templates (by canonical JSON) share an
 // entry.
 func (l *layout) template(t *ir.Transition) (uint32, error) {
-	var tm isa.Template
+	var tm lang.Template
 	switch m := t.MsgTmpl.(type) {
 	case nil:
-		tm = isa.Lit(t.Msg)
-	case *isa.Template:
+		tm = lang.Lit(t.Msg)
+	case *lang.Template:
 		if m == nil {
-			tm = isa.Lit(t.Msg)
+			tm = lang.Lit(t.Msg)
 		} else {
 			tm = *m
 		}
 	default:
-		return 0, fmt.Errorf("fail message has type %T, want *isa.Template", t.MsgTmpl)
+		return 0, fmt.Errorf("fail message has type %T, want *lang.Template", t.MsgTmpl)
 	}
 	key, err := json.Marshal(tm)
 	if err != nil {

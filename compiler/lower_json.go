@@ -6,6 +6,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
 	"smith/source"
 )
@@ -88,7 +89,7 @@ type workerSpec struct {
 	agent     *manifest.Agent
 	providers []string
 	params    []isa.Field
-	command   []isa.Template
+	command   []lang.Template
 }
 
 // index lists the nodes and blocks in document order and reports
@@ -322,7 +323,7 @@ func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 		case !hasArg && (layer == "PAYLOAD" || layer == "CONTRACT" || layer == "STATIC_MEMORY" || layer == "METADATA"):
 		case hasArg && arg != "" && (layer == "PAYLOAD" || layer == "STATIC_MEMORY"):
 		case hasArg && arg != "" && layer == "ARTIFACT":
-			t := isa.Lit(arg)
+			t := lang.Lit(arg)
 			m.checkPath(&t, s.Pos)
 		default:
 			layers := []string{"PAYLOAD", "PAYLOAD:LAST", "CONTRACT", "STATIC_MEMORY", "METADATA"}

@@ -9,6 +9,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
 	"smith/source"
 )
@@ -437,7 +438,7 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 	if v.Kind == manifest.KString {
 		mt, ok := y.parse(v.Str, v.Pos)
 		if !ok {
-			return isa.TValue{Kind: isa.TString, Str: isa.Lit(v.Str)}
+			return isa.TValue{Kind: isa.TString, Str: lang.Lit(v.Str)}
 		}
 		if mt.Whole() == nil {
 			y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, got '%s'", v.Str)
@@ -445,7 +446,7 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		for _, r := range mt.Refs() {
 			y.checkRef(r, sc)
 		}
-		return isa.TValue{Kind: isa.TString, Str: convTemplate(mt)}
+		return isa.TValue{Kind: isa.TString, Str: mt}
 	}
 	return y.tvalue(v, sc)
 }
@@ -650,8 +651,8 @@ func failTransition(msg string, pos source.Pos) *ir.Transition {
 }
 
 // litTemplate is the template of a literal message.
-func litTemplate(msg string) *isa.Template {
-	t := isa.Lit(msg)
+func litTemplate(msg string) *lang.Template {
+	t := lang.Lit(msg)
 	return &t
 }
 

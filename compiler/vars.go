@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 
+	"smith/lang"
 	"smith/manifest"
 	"smith/source"
 )
@@ -75,7 +76,7 @@ func (sc *scope) roots() []string {
 // environment variable, run/agent/loop field or loop variable it names
 // exists where it occurs. References listed in allow_missing_vars are
 // exempt.
-func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
+func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 	if contains(sc.allow, r.Raw) {
 		return
 	}
@@ -167,7 +168,7 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 }
 
 // checkField checks a reference of the form ${root.FIELD} against fields.
-func (l *lowerer) checkField(r *manifest.Ref, fields []string, root string) {
+func (l *lowerer) checkField(r *lang.Ref, fields []string, root string) {
 	if len(r.Path) != 2 || r.Path[1].IsIndex {
 		l.errorf(r.Pos, source.EVarMissing, "reference '${%s}' is not of the form ${%s.FIELD}", r.Raw, root)
 		return

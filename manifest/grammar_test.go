@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -118,7 +119,7 @@ func TestActionKindString(t *testing.T) {
 }
 
 // showTemplate prints a template's parts or its diagnostics.
-func showTemplate(tm Template, ds source.Diagnostics) string {
+func showTemplate(tm lang.Template, ds source.Diagnostics) string {
 	if len(ds) > 0 {
 		return ds.Error()
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 )
@@ -263,7 +264,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		}
 	}
 	var err error
-	sub := func(t *isa.Template) string {
+	sub := func(t *lang.Template) string {
 		if err != nil {
 			return ""
 		}
@@ -271,7 +272,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, err = m.substOpt(sc, t)
 		return v
 	}
-	subAll := func(sc scope, ts []isa.Template) []string {
+	subAll := func(sc scope, ts []lang.Template) []string {
 		if err != nil {
 			return nil
 		}

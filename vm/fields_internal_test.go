@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"smith/isa"
+	"smith/lang"
 )
 
 // TestStepFieldTable: the VM resolves exactly the step fields smithc check
@@ -24,12 +25,12 @@ func TestStepFieldTable(t *testing.T) {
 		Signal: SigSuccess, Attempts: 2, StartedAt: "t0", EndedAt: "t1", Lines: []string{"a"}, JSON: map[string]any{"k": 1.0}}}},
 		captures: map[string]*cachedCapture{}}
 	for _, f := range isa.StepFields {
-		if _, ok, err := m.stepVar([]isa.PathElem{{Key: "S"}, {Key: f}}); !ok || err != nil {
+		if _, ok, err := m.stepVar([]lang.PathElem{{Key: "S"}, {Key: f}}); !ok || err != nil {
 			t.Errorf("${steps.S.%s} does not resolve (%v)", f, err)
 		}
 	}
 	for f, want := range map[string]any{"signal": SigSuccess, "attempts": 2, "stderr": "e", "started_at": "t0", "ended_at": "t1"} {
-		if v, _, _ := m.stepVar([]isa.PathElem{{Key: "S"}, {Key: f}}); v != want {
+		if v, _, _ := m.stepVar([]lang.PathElem{{Key: "S"}, {Key: f}}); v != want {
 			t.Errorf("${steps.S.%s} = %v, want %v", f, v, want)
 		}
 	}

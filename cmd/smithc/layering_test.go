@@ -14,24 +14,25 @@ import (
 // "/" allows its sub-packages too. New entries need a note in
 // docs/dependencies.md.
 var allowed = map[string][]string{
-	"cmd/smithc":  {"compiler", "isa", "manifest", "source", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "github.com/spf13/pflag"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
-	"cmd/smithvm/serve":                {"compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
-	"compiler":                         {"manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
-	"compiler/ir":                      {"source"},
-	"manifest":                         {"source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
-	"isa":                              {"source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
+	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
+	"compiler/ir":                      {"lang", "source"},
+	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
+	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
+	"workers":                          {"lang", "workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"source":                           {},
+	"lang":                             {"source"},
 	"internal/docgen":                  {},
 	"internal/fakemodel":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
-	"bench":                            {"compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
+	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
 }
 
 const module = "smith"

@@ -196,7 +196,7 @@ type Transition struct {
 	// Msg is the Fail message as the source spells it (raw text).
 	Msg string
 	// MsgTmpl is the Fail message parsed and checked as a template, opaque
-	// to the IR (*isa.Template); nil means the literal Msg.
+	// to the IR (*lang.Template); nil means the literal Msg.
 	MsgTmpl any
 	Pos     source.Pos
 }
