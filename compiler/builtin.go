@@ -1,8 +1,8 @@
 package compiler
 
 import (
-	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 )
 
 // An internalWorker is one Internal:* worker (CONTRACT section 8) with the
@@ -14,13 +14,13 @@ type internalWorker struct {
 
 // internalWorkers is the table of internal workers, in documentation order.
 var internalWorkers = [...]internalWorker{
-	{"TestRunner", []string{ir.SigSuccess, ir.SigFailure}},
-	{"RunLinter", []string{ir.SigSuccess, ir.SigFailure}},
-	{"RunBuilder", []string{ir.SigSuccess, ir.SigFailure}},
-	{"FileSystemWriter", []string{ir.SigSuccess, ir.SigFailure}},
-	{"DocumentationWriter", []string{ir.SigSuccess, ir.SigFailure}},
-	{"PreambleValidator", []string{ir.SigSuccess, ir.SigValidationFail}},
-	{"UpdateChangePlan", []string{ir.SigSuccess}},
+	{"TestRunner", []string{lang.SigSuccess, lang.SigFailure}},
+	{"RunLinter", []string{lang.SigSuccess, lang.SigFailure}},
+	{"RunBuilder", []string{lang.SigSuccess, lang.SigFailure}},
+	{"FileSystemWriter", []string{lang.SigSuccess, lang.SigFailure}},
+	{"DocumentationWriter", []string{lang.SigSuccess, lang.SigFailure}},
+	{"PreambleValidator", []string{lang.SigSuccess, lang.SigValidationFail}},
+	{"UpdateChangePlan", []string{lang.SigSuccess}},
 }
 
 // internalPrefix starts the worker string of every internal worker.

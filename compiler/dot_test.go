@@ -11,6 +11,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 )
 
 // dotManifest has every action kind of a manifest.
@@ -285,7 +286,7 @@ func ExampleDOT() {
 		ID: "hello", Entry: "Say",
 		Blocks: []*ir.Block{{
 			ID: "Say", Kind: ir.Exec, Worker: "command",
-			Transitions: []*ir.Transition{{Signal: ir.SigSuccess, Action: ir.End}},
+			Transitions: []*ir.Transition{{Signal: lang.SigSuccess, Action: ir.End}},
 		}},
 	}}}
 	prog, err := Generate(p)

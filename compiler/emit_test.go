@@ -52,33 +52,33 @@ func failRef(s, msg, ref string) *ir.Transition {
 
 func cmd(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "command", Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func aiStep(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "provider:mock", AI: true, Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func setCtx(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.SetContext, Worker: "set_context", Transitions: ts,
-		Signals: []string{ir.SigSuccess}}
+		Signals: []string{lang.SigSuccess}}
 }
 
 func loop(id string, body []*ir.Block, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Loop, Worker: "for_each", Body: body, Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure}}
 }
 
 func visits(n int, b *ir.Block) *ir.Block {
 	b.MaxVisits = n
-	b.Signals = append(b.Signals, ir.SigMaxVisits)
+	b.Signals = append(b.Signals, lang.SigMaxVisits)
 	return b
 }
 
 func when(b *ir.Block) *ir.Block {
 	b.HasWhen = true
-	b.Signals = append(b.Signals, ir.SigSkipped)
+	b.Signals = append(b.Signals, lang.SigSkipped)
 	return b
 }
 
@@ -638,8 +638,8 @@ func ExampleGenerate() {
 		Blocks: []*ir.Block{{
 			ID: "Say", Kind: ir.Exec, Worker: "command",
 			Transitions: []*ir.Transition{
-				{Signal: ir.SigSuccess, Action: ir.End},
-				{Signal: ir.SigFailDefault, Action: ir.Fail, Msg: "step 'Say' failed"},
+				{Signal: lang.SigSuccess, Action: ir.End},
+				{Signal: lang.SigFailDefault, Action: ir.Fail, Msg: "step 'Say' failed"},
 			},
 		}},
 	}}}

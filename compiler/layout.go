@@ -230,7 +230,7 @@ func (l *layout) actions(i int) error {
 			}
 			seen = append(seen, emitted{k, pc})
 		}
-		if t.Signal == ir.SigFailDefault {
+		if t.Signal == lang.SigFailDefault {
 			if !tab.HasDefault {
 				tab.Default, tab.HasDefault = pc, true
 			}

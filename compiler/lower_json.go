@@ -269,7 +269,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			spec.Agent = a.Key
 			layers = append(layers, execLayer{model: a.Model, permissions: a.Permissions})
 		}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
 		if ws.providers != nil {
 			spec.Kind, b.AI = isa.KindProvider, true
 			st.Providers = ws.providers
@@ -291,7 +291,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		}
 	} else {
 		spec.Kind = isa.KindInternal
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 		if blk.Worker.Set {
 			known := append(internalNames(), m.workerKs...)
 			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
@@ -299,11 +299,11 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		}
 	}
 	m.applyLayers(st, &scope{}, append(layers, defaultsLayer(m.mf.Defaults))...)
-	if st.Validation != "" && !contains(b.Signals, ir.SigValidationFail) {
-		b.Signals = append(b.Signals, ir.SigValidationFail)
+	if st.Validation != "" && !contains(b.Signals, lang.SigValidationFail) {
+		b.Signals = append(b.Signals, lang.SigValidationFail)
 	}
 	if b.MaxVisits > 0 {
-		b.Signals = append(b.Signals, ir.SigMaxVisits)
+		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	b.Transitions = m.transitions(blk)
 	return b

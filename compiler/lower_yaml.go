@@ -229,7 +229,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
 		spec.Set = y.fields(s.SetContext.V, ssc)
 		// A value whose reference cannot be resolved at run time fails it.
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skLoop:
 		b.Kind, spec.Kind = ir.Loop, isa.KindLoop
 		as := "item"
@@ -241,7 +241,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 			spec.Loop.Parallel = y.intAtLeast(s.ForEach.Parallel, "for_each.parallel", 1)
 		}
 		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as, spec.Loop.Parallel > 1))
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skParallel:
 		b.Kind, spec.Kind = ir.Parallel, isa.KindParallel
 		if sc.thread {
@@ -256,28 +256,28 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		for _, br := range brs {
 			b.Branches = append(b.Branches, &ir.Branch{Name: br.Name, Pos: br.Pos, Body: y.lowerList(br.Steps, sc.branch())})
 		}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skSend:
 		b.Kind, spec.Kind, b.Worker = ir.Exec, isa.KindSend, "send"
 		spec.Step = &isa.Step{AllowMissing: ssc.allow, Send: y.send(s.Send, ssc)}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skInvalid:
 		// The schema reports the step's shape; a no-op keeps the program whole.
 		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
-		b.Signals = []string{ir.SigSuccess}
+		b.Signals = []string{lang.SigSuccess}
 	default:
 		b.Kind = ir.Exec
 		spec.Step = y.lowerExec(s, kind, agent, b, spec, ssc)
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
-		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), ir.SigValidationFail)) {
-			b.Signals = append(b.Signals, ir.SigValidationFail)
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
+		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), lang.SigValidationFail)) {
+			b.Signals = append(b.Signals, lang.SigValidationFail)
 		}
 	}
 	if b.HasWhen {
-		b.Signals = append(b.Signals, ir.SigSkipped)
+		b.Signals = append(b.Signals, lang.SigSkipped)
 	}
 	if b.MaxVisits > 0 {
-		b.Signals = append(b.Signals, ir.SigMaxVisits)
+		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	return b, ssc
 }
@@ -601,13 +601,13 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		onFailure = failed
 	}
 	out := []*ir.Transition{
-		with(ir.SigSuccess, onSuccess),
-		with(ir.SigFailure, onFailure),
-		with(ir.SigTimeout, first(timeout, onFailure)),
-		with(ir.SigSkipped, first(skipped, next)),
-		with(ir.SigValidationFail, first(validation, onFailure)),
-		with(ir.SigMaxVisits, first(maxVisits, onFailure)),
-		with(ir.SigFailDefault, first(always, onFailure)),
+		with(lang.SigSuccess, onSuccess),
+		with(lang.SigFailure, onFailure),
+		with(lang.SigTimeout, first(timeout, onFailure)),
+		with(lang.SigSkipped, first(skipped, next)),
+		with(lang.SigValidationFail, first(validation, onFailure)),
+		with(lang.SigMaxVisits, first(maxVisits, onFailure)),
+		with(lang.SigFailDefault, first(always, onFailure)),
 	}
 	// Custom signals, in document order; the VM sends one with no entry
 	// of its own to success or failure by the step's exit code.
@@ -625,7 +625,7 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 
 // yamlOutcomeSignals are the signals of YAML's own outcomes (and the
 // default): on.signals routes only the others.
-var yamlOutcomeSignals = [...]string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout, ir.SigSkipped, ir.SigValidationFail, ir.SigMaxVisits, ir.SigFailDefault}
+var yamlOutcomeSignals = [...]string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout, lang.SigSkipped, lang.SigValidationFail, lang.SigMaxVisits, lang.SigFailDefault}
 
 // first returns the first non-nil transition.
 func first(ts ...*ir.Transition) *ir.Transition {

@@ -9,15 +9,18 @@ const (
 	SigSkipped        = "SIGNAL:SKIPPED"
 	SigValidationFail = "SIGNAL:VALIDATION_FAIL"
 	SigMaxVisits      = "SIGNAL:MAX_VISITS"
-	SigFailDefault    = "SIGNAL:FAIL_DEFAULT"
+	// SigFailDefault is the key of a block's fallback transition: no worker
+	// emits it, and it is not in ReservedSignals.
+	SigFailDefault = "SIGNAL:FAIL_DEFAULT"
 )
 
-// ReservedSignals lists every reserved signal.
+// ReservedSignals lists the reserved signals a block can emit, the ones the
+// VM itself gives a meaning to.
 var ReservedSignals = [...]string{
-	SigSuccess, SigFailure, SigTimeout, SigSkipped, SigValidationFail, SigMaxVisits, SigFailDefault,
+	SigSuccess, SigFailure, SigTimeout, SigSkipped, SigValidationFail, SigMaxVisits,
 }
 
-// IsReserved reports whether sig is a reserved signal.
+// IsReserved reports whether sig is one of ReservedSignals.
 func IsReserved(sig string) bool {
 	for _, s := range ReservedSignals {
 		if s == sig {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 )
@@ -69,26 +70,17 @@ func yamlOutcome(signal string) bool {
 
 // lookup selects a transition of t for signal.
 func lookup(t *isa.Table, signal string) (uint32, bool) {
-	find := func(s string) (uint32, bool) {
+	return lang.Dispatch(signal, func(s string) (uint32, bool) {
 		for _, e := range t.Entries {
 			if e.Signal == s {
 				return e.PC, true
 			}
 		}
-		return 0, false
-	}
-	if pc, ok := find(signal); ok {
-		return pc, true
-	}
-	if signal == SigTimeout {
-		if pc, ok := find(SigFailure); ok {
-			return pc, true
+		if s == SigFailDefault {
+			return t.Default, t.HasDefault
 		}
-	}
-	if t.HasDefault {
-		return t.Default, true
-	}
-	return 0, false
+		return 0, false
+	})
 }
 
 // when evaluates block a's condition: true goes on at next; false records

@@ -7,14 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"smith/lang"
 	"smith/source"
 )
 
 // Signals every worker may return.
 const (
-	SignalSuccess = "SIGNAL:SUCCESS"
-	SignalFailure = "SIGNAL:FAILURE"
-	SignalTimeout = "SIGNAL:TIMEOUT"
+	SignalSuccess = lang.SigSuccess
+	SignalFailure = lang.SigFailure
+	SignalTimeout = lang.SigTimeout
 )
 
 const (

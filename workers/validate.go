@@ -12,6 +12,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -20,7 +21,7 @@ import (
 const ValidationFailPrefix = "Output failed validation. Fix this: "
 
 // SignalValidationFail is the signal of a reply that failed its schema.
-const SignalValidationFail = "SIGNAL:VALIDATION_FAIL"
+const SignalValidationFail = lang.SigValidationFail
 
 // schemaBaseURL is the base of the URLs the schemas are compiled under; it
 // is never fetched.

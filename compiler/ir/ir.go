@@ -36,17 +36,6 @@ func (f Format) String() string {
 	return "Format(?)"
 }
 
-// Reserved signals.
-const (
-	SigSuccess        = "SIGNAL:SUCCESS"
-	SigFailure        = "SIGNAL:FAILURE"
-	SigTimeout        = "SIGNAL:TIMEOUT"
-	SigSkipped        = "SIGNAL:SKIPPED"
-	SigValidationFail = "SIGNAL:VALIDATION_FAIL"
-	SigMaxVisits      = "SIGNAL:MAX_VISITS"
-	SigFailDefault    = "SIGNAL:FAIL_DEFAULT"
-)
-
 // A Program is a lowered source document.
 type Program struct {
 	Name   string
