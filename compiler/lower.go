@@ -240,7 +240,7 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 	for _, p := range l.providers {
 		def := isa.ProviderDef{Name: p.Key, Command: rawStrings(p.Command), Defaults: l.fields(p.Defaults.V, &scope{})}
 		l.providerRun(p, &def)
-		known := append(append(templateKeys[:len(templateKeys):len(templateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
+		known := append(append(lang.TemplateKeys[:len(lang.TemplateKeys):len(lang.TemplateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
 		for _, s := range p.Command.V {
 			l.checkTemplateKeys(p.Key, s, known)
 		}
@@ -296,10 +296,10 @@ func (l *lowerer) checkSchema(s manifest.String) string {
 	if !s.Set {
 		return ""
 	}
-	if contains(builtinSchemas[:], s.V) || contains(l.schemas, s.V) {
+	if contains(lang.BuiltinSchemas[:], s.V) || contains(l.schemas, s.V) {
 		return s.V
 	}
-	known := append(builtinSchemas[:len(builtinSchemas):len(builtinSchemas)], l.schemas...)
+	known := append(lang.BuiltinSchemas[:len(lang.BuiltinSchemas):len(lang.BuiltinSchemas)], l.schemas...)
 	l.errorf(s.Pos, source.EUnknownSchema, "validation schema '%s' is neither a built-in schema nor a key of schemas%s",
 		s.V, source.DidYouMean(s.V, known))
 	return s.V
@@ -308,7 +308,7 @@ func (l *lowerer) checkSchema(s manifest.String) string {
 // providerNames returns every provider name a step may use: the presets,
 // then the document's providers.
 func (l *lowerer) providerNames() []string {
-	out := providerPresets[:len(providerPresets):len(providerPresets)]
+	out := lang.ProviderPresets[:len(lang.ProviderPresets):len(lang.ProviderPresets)]
 	for _, p := range l.providers {
 		if !contains(out, p.Key) {
 			out = append(out, p.Key)

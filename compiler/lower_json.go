@@ -259,7 +259,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	// defaults; model and permissions from the worker, then the defaults.
 	layers := []execLayer{{timeout: blk.Timeout}}
 	name := blk.Worker.V
-	if iw := lookupInternal(name); iw != nil {
+	if iw := lang.LookupInternal(name); iw != nil {
 		spec.Kind = isa.KindInternal
 		b.Signals = append([]string(nil), iw.Signals...)
 	} else if ws, ok := m.workers[name]; ok {
@@ -277,7 +277,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			st.ProviderParams = ws.params
 			st.OutputType = w.OutputType.V
 			if st.OutputType == "" {
-				st.OutputType = defaultOutputType
+				st.OutputType = lang.DefaultOutputType
 			}
 			st.PayloadMerge = merge
 		} else {
@@ -285,7 +285,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			st.Command = ws.command
 			st.PayloadIO, st.OutputType = true, w.OutputType.V
 			if st.OutputType == "" {
-				st.OutputType = defaultCommandOutputType
+				st.OutputType = lang.DefaultCommandOutputType
 			}
 			b.AnySignal = true // its last stdout line may name any signal
 		}
@@ -293,7 +293,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		spec.Kind = isa.KindInternal
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 		if blk.Worker.Set {
-			known := append(internalNames(), m.workerKs...)
+			known := append(lang.InternalNames(), m.workerKs...)
 			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
 				name, source.DidYouMean(name, known))
 		}
@@ -313,7 +313,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 // default when it is absent.
 func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 	if !sl.Set {
-		return defaultPayloadMerge[:len(defaultPayloadMerge):len(defaultPayloadMerge)]
+		return lang.DefaultPayloadMerge[:len(lang.DefaultPayloadMerge):len(lang.DefaultPayloadMerge)]
 	}
 	out := make([]string, 0, len(sl.V))
 	for _, s := range sl.V {

@@ -292,14 +292,14 @@ func linkReply(prev, b *ir.Block) {
 		return
 	}
 	switch spec.Step.Worker {
-	case internalPrefix + "FileSystemWriter", internalPrefix + "DocumentationWriter":
+	case lang.InternalPrefix + "FileSystemWriter", lang.InternalPrefix + "DocumentationWriter":
 		spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
 	}
 }
 
 // workerSignals returns the signals of an internal worker (nil if unknown).
 func workerSignals(worker string) []string {
-	if w := lookupInternal(worker); w != nil {
+	if w := lang.LookupInternal(worker); w != nil {
 		return w.Signals
 	}
 	return nil
@@ -315,9 +315,9 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest
 	case skWorker:
 		spec.Kind, b.Worker = isa.KindInternal, s.Worker.V
 		st.Worker = s.Worker.V
-		if lookupInternal(s.Worker.V) == nil {
+		if lang.LookupInternal(s.Worker.V) == nil {
 			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
-				s.Worker.V, source.DidYouMean(s.Worker.V, internalNames()))
+				s.Worker.V, source.DidYouMean(s.Worker.V, lang.InternalNames()))
 		}
 	case skProvider:
 		spec.Kind, b.AI = isa.KindProvider, true
@@ -371,7 +371,7 @@ func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st 
 	}
 	// command_override and argv_template are provider templates: their
 	// template keys are accepted besides the workflow's variables.
-	keys := append(templateKeys[:len(templateKeys):len(templateKeys)], params...)
+	keys := append(lang.TemplateKeys[:len(lang.TemplateKeys):len(lang.TemplateKeys)], params...)
 	for _, p := range y.providers {
 		if contains(st.Providers, p.Key) {
 			keys = append(keys, mapKeys(p.Defaults.V)...)
@@ -699,22 +699,22 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 	msg := fmt.Sprintf("step '%s' failed", name) // on error
 	t.Action, t.Msg, t.MsgTmpl = ir.Fail, msg, litTemplate(msg)
 	switch x {
-	case targetEnd:
+	case lang.TargetEnd:
 		t.Action, t.Msg, t.MsgTmpl = ir.End, "", nil
 		if list.thread {
 			y.badEnd(g.Pos, "goto: _end")
 		}
 		return
-	case targetBranchEnd:
+	case lang.TargetBranchEnd:
 		if !list.inBranch {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed in the step list of a parallel branch", x)
 			return
 		}
 		t.Action, t.Msg, t.MsgTmpl = ir.BranchEnd, "", nil
 		return
-	case targetError:
+	case lang.TargetError:
 		return
-	case targetStart:
+	case lang.TargetStart:
 		if list.inLoop || list.inBranch {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed at the top level, not in the loop body of '%s'", x, name)
 			return
@@ -723,13 +723,13 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 			t.Action, t.Target, t.Msg, t.MsgTmpl = ir.Jump, y.top[0], "", nil
 		}
 		return
-	case targetLoopBreak, targetLoopContinue:
+	case lang.TargetLoopBreak, lang.TargetLoopContinue:
 		if !list.inLoop {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed inside a for_each body", x)
 			return
 		}
 		t.Action, t.Msg, t.MsgTmpl = ir.LoopBreak, "", nil
-		if x == targetLoopContinue {
+		if x == lang.TargetLoopContinue {
 			t.Action = ir.LoopNext
 		}
 		return
@@ -742,14 +742,14 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 		y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not in the same step list as '%s'", x, name)
 		return
 	}
-	known := append([]string{targetEnd, targetError}, list.names...)
+	known := append([]string{lang.TargetEnd, lang.TargetError}, list.names...)
 	switch {
 	case list.inLoop:
-		known = append(known, targetLoopBreak, targetLoopContinue)
+		known = append(known, lang.TargetLoopBreak, lang.TargetLoopContinue)
 	case list.inBranch:
-		known = append(known, targetBranchEnd)
+		known = append(known, lang.TargetBranchEnd)
 	default:
-		known = append(known, targetStart)
+		known = append(known, lang.TargetStart)
 	}
 	y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not a step%s", x, source.DidYouMean(x, known))
 }

@@ -111,8 +111,8 @@ func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EVarMissing, "reference '${%s}' names no field of step '%s' (expected one of exit_code, output, lines, json, duration, status, iterations)", r.Raw, name)
 			return
 		}
-		if !contains(stepFields[:], field) {
-			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, stepFields[:]))
+		if !contains(lang.StepFields[:], field) {
+			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, lang.StepFields[:]))
 			return
 		}
 		if len(r.Path) > 3 {
@@ -145,19 +145,19 @@ func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EEnvNotAllowed, "environment variable '%s' is neither in env_allow nor in secrets", name)
 		}
 	case rootRun:
-		l.checkField(r, runFields[:], "run")
+		l.checkField(r, lang.RunFields[:], "run")
 	case rootAgent:
 		if !sc.agent {
 			l.errorf(r.Pos, source.EVarMissing, "'${%s}' is only available in a step with an agent", r.Raw)
 			return
 		}
-		l.checkField(r, agentFields[:], "agent")
+		l.checkField(r, lang.AgentFields[:], "agent")
 	case rootLoop:
 		if len(sc.loops) == 0 {
 			l.errorf(r.Pos, source.EVarMissing, "'${%s}' is only available inside a for_each body", r.Raw)
 			return
 		}
-		l.checkField(r, loopFields[:], "loop")
+		l.checkField(r, lang.LoopFields[:], "loop")
 	default:
 		hint := source.DidYouMean(root, sc.roots())
 		if hint == "" {

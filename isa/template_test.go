@@ -1,8 +1,9 @@
 package isa
 
 import (
-	"smith/lang"
 	"testing"
+
+	"smith/lang"
 )
 
 func TestTemplateSource(t *testing.T) {

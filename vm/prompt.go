@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 )
@@ -30,17 +31,17 @@ import (
 
 // Layer names of a payload_merge_strategy.
 const (
-	layerPayload  = "PAYLOAD"
-	layerContract = "CONTRACT"
-	layerMemory   = "STATIC_MEMORY"
-	layerArtifact = "ARTIFACT"
-	layerMetadata = "METADATA"
-	layerLast     = "LAST"
+	layerPayload  = lang.LayerPayload
+	layerContract = lang.LayerContract
+	layerMemory   = lang.LayerMemory
+	layerArtifact = lang.LayerArtifact
+	layerMetadata = lang.LayerMetadata
+	layerLast     = lang.LayerLast
 )
 
 // defaultMergeStrategy is the payload_merge_strategy of a block that names
 // none.
-var defaultMergeStrategy = [...]string{layerPayload, layerContract, layerMemory, layerMetadata}
+var defaultMergeStrategy = lang.DefaultPayloadMerge
 
 // Texts of bodies that have nothing to show.
 const (

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 )
@@ -17,7 +18,7 @@ const (
 	SigValidationFail = workers.SignalValidationFail
 	// defaultOutputType is the segment type of an AI worker's reply when
 	// the worker names no output_type.
-	defaultOutputType = "AI_RESPONSE"
+	defaultOutputType = lang.DefaultOutputType
 )
 
 // schemaSet returns the run's SchemaSet (the built-ins and the program's

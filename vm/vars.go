@@ -247,7 +247,7 @@ func (m *Machine) stepVar(rest []lang.PathElem) (any, bool, error) {
 }
 
 // stepFieldResolvers resolve ${steps.NAME.FIELD}, one per field of
-// isa.StepFields (TestStepFieldTable keeps them equal).
+// lang.StepFields (TestStepFieldTable keeps them equal).
 var stepFieldResolvers = map[string]func(m *Machine, name string, res *StepResult) any{
 	"exit_code": func(_ *Machine, _ string, res *StepResult) any { return res.ExitCode },
 	"output":    func(_ *Machine, _ string, res *StepResult) any { return res.Output },

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -18,17 +19,6 @@ import (
 //
 // The worktree path is req.WorktreePath, or WORKSPACE when that is empty; it
 // must lie inside BASE (it is WORKSPACE or BASE/.orchestrator/worktrees/<run>).
-
-// Internal worker names, as a block's worker spells them.
-const (
-	InternalTestRunner          = "Internal:TestRunner"
-	InternalRunLinter           = "Internal:RunLinter"
-	InternalRunBuilder          = "Internal:RunBuilder"
-	InternalFileSystemWriter    = "Internal:FileSystemWriter"
-	InternalDocumentationWriter = "Internal:DocumentationWriter"
-	InternalPreambleValidator   = "Internal:PreambleValidator"
-	InternalUpdateChangePlan    = "Internal:UpdateChangePlan"
-)
 
 // Segment types the internal workers read and write.
 const (
@@ -51,40 +41,23 @@ const (
 	workspacePerm = 0o755
 )
 
+// internalImpls implements each internal worker of lang.InternalWorkers
+// (TestInternalNames fails for a name of either table missing in the other).
+var internalImpls = map[string]InternalFunc{
+	lang.InternalTestRunner:          runTestRunner,
+	lang.InternalRunLinter:           runLinter,
+	lang.InternalRunBuilder:          runBuilder,
+	lang.InternalFileSystemWriter:    runFileSystemWriter,
+	lang.InternalDocumentationWriter: runDocumentationWriter,
+	lang.InternalPreambleValidator:   runPreambleValidator,
+	lang.InternalUpdateChangePlan:    runUpdateChangePlan,
+}
+
 // Internal returns the implementation of the internal worker name
 // ("Internal:TestRunner"), and false for a name that is not one.
 func Internal(name string) (InternalFunc, bool) {
-	switch name {
-	case InternalTestRunner:
-		return runTestRunner, true
-	case InternalRunLinter:
-		return runLinter, true
-	case InternalRunBuilder:
-		return runBuilder, true
-	case InternalFileSystemWriter:
-		return runFileSystemWriter, true
-	case InternalDocumentationWriter:
-		return runDocumentationWriter, true
-	case InternalPreambleValidator:
-		return runPreambleValidator, true
-	case InternalUpdateChangePlan:
-		return runUpdateChangePlan, true
-	}
-	return nil, false
-}
-
-// InternalNames returns every internal worker name, sorted (for did-you-mean
-// suggestions and for filling a Registry).
-func InternalNames() []string {
-	return []string{
-		InternalDocumentationWriter,
-		InternalFileSystemWriter,
-		InternalPreambleValidator,
-		InternalRunBuilder,
-		InternalRunLinter,
-		InternalTestRunner,
-		InternalUpdateChangePlan,
-	}
+	fn, ok := internalImpls[name]
+	return fn, ok
 }
 
 // A segmentList collects the new segments of one internal worker call.

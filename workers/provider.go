@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -371,11 +372,11 @@ type templateVars []Param
 // key ("" unless a param sets it), as for the checker.
 func providerVars(req *Request, pv provider, p paths, prompt, promptFile string) templateVars {
 	vars := templateVars([]Param{
-		{"PROMPT", prompt},
-		{"PROMPT_FILE", promptFile},
-		{"INPUT_FILE", p.input},
-		{"OUTPUT_FILE", p.output},
-		{"model", ""},
+		{lang.KeyPrompt, prompt},
+		{lang.KeyPromptFile, promptFile},
+		{lang.KeyInputFile, p.input},
+		{lang.KeyOutputFile, p.output},
+		{lang.KeyModel, ""},
 	})
 	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
 		for _, kv := range list {

@@ -63,7 +63,7 @@ func NewRegistry(env func(string) (string, bool)) *Registry {
 // internalWorkers returns the table of internal workers (internal.go).
 func internalWorkers() map[string]InternalFunc {
 	table := map[string]InternalFunc{}
-	for _, name := range InternalNames() {
+	for _, name := range lang.InternalNames() {
 		if fn, ok := Internal(name); ok {
 			table[name] = fn
 		}

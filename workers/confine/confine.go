@@ -18,9 +18,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"smith/source"
 	"strings"
 	"syscall"
+
+	"smith/source"
 )
 
 // ErrEscape is wrapped by every path violation, so callers can map it to
