@@ -19,7 +19,7 @@ const (
 )
 
 // signalPattern is the form of every on_signal.
-var signalPattern = regexp.MustCompile(manifest.SignalPattern)
+var signalPattern = regexp.MustCompile(lang.SignalPattern)
 
 // LowerManifest lowers a workflows.json Node/Block manifest to the IR
 // (CONTRACT section 7): one Node per node and one Block per block, in
@@ -39,7 +39,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	l.runWide(data, mf.Secrets, mf.EnvAllow, mf.Env)
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
-		data.Config = isa.Config{
+		data.Config = lang.Config{
 			TestCommand:  rawStrings(c.TestCommand),
 			LintCommand:  rawStrings(c.LintCommand),
 			BuildCommand: rawStrings(c.BuildCommand),

@@ -35,7 +35,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		StrictFlow: y.strict,
 	}
 	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
-	data.Config = isa.Config{
+	data.Config = lang.Config{
 		TestCommand:  rawStrings(wf.TestCommand),
 		LintCommand:  rawStrings(wf.LintCommand),
 		BuildCommand: rawStrings(wf.BuildCommand),

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -43,7 +44,7 @@ type runData struct {
 	Providers  []ProviderDef `json:"providers,omitempty"`
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
-	Config     Config        `json:"config"`
+	Config     lang.Config   `json:"config"`
 }
 
 func specOf(b *Block) blockSpec {

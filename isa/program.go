@@ -41,7 +41,7 @@ type Program struct {
 	Providers  []ProviderDef `json:"providers,omitempty"` // the document's providers, in document order
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
-	Config     Config        `json:"config"`
+	Config     lang.Config   `json:"config"`
 }
 
 // A Node is a context container.
@@ -283,14 +283,6 @@ type AgentDef struct {
 type SchemaDef struct {
 	Name   string `json:"name"`
 	Schema string `json:"schema"`
-}
-
-// Config holds a manifest's project commands and isolation mode.
-type Config struct {
-	TestCommand  []string `json:"test_command,omitempty"`
-	LintCommand  []string `json:"lint_command,omitempty"`
-	BuildCommand []string `json:"build_command,omitempty"`
-	Isolation    string   `json:"isolation,omitempty"`
 }
 
 // CondOp is the predicate or combinator of a condition.

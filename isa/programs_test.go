@@ -198,7 +198,7 @@ func fullProgram() *Program {
 		},
 		Agents:  []AgentDef{{Name: "coder", Providers: []string{"claude"}, Inbox: "inbox/coder"}},
 		Schemas: []SchemaDef{{Name: "Answer", Schema: `{"type":"object"}`}},
-		Config: Config{TestCommand: []string{"go", "test", "./..."}, LintCommand: []string{"go", "vet"},
+		Config: lang.Config{TestCommand: []string{"go", "test", "./..."}, LintCommand: []string{"go", "vet"},
 			BuildCommand: []string{"go", "build"}, Isolation: "worktree"},
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // Step defaults (CONTRACT 3.5).
 const (
-	defaultTimeout = 300 * time.Second
+	defaultTimeout = lang.DefaultTimeout
 	defaultBackoff = 2 * time.Second
 )
 
@@ -236,7 +236,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		Backoff:         defaultBackoff,
 		EnvAllow:        m.p.EnvAllow,
 		OutputType:      s.OutputType,
-		Config:          workers.Config(m.p.Config),
+		Config:          m.p.Config,
 		Payload:         append([]workers.Segment{}, m.st.Payload...),
 		Dirs:            m.cfg.Dirs,
 		RunRoot:         m.cfg.RunRoot,

@@ -34,9 +34,6 @@ const (
 )
 
 const (
-	// internalNotRunExit is the exit code of an internal worker that ran no
-	// process.
-	internalNotRunExit = -1
 	// workspacePerm is the mode of a WORKSPACE created for a worker.
 	workspacePerm = 0o755
 )
@@ -113,7 +110,7 @@ func (l *segmentList) fail(signal, segType string, err error) Result {
 	l.add(segType, err.Error())
 	var se *source.Error
 	if errors.As(err, &se) {
-		return l.result(signal, internalNotRunExit, se)
+		return l.result(signal, exitNotRun, se)
 	}
-	return l.result(signal, internalNotRunExit, nil)
+	return l.result(signal, exitNotRun, nil)
 }

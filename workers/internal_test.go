@@ -301,8 +301,8 @@ func TestTestRunnerCannotStart(t *testing.T) {
 		{"not found", []string{"smith-no-such-test-tool", "run"}, "config.test_command: command 'smith-no-such-test-tool' not found", exitNotFound},
 		{"not executable", []string{"./not-executable"}, "config.test_command: command './not-executable' cannot be started", exitNotFound},
 		{"missing path", []string{"./missing/tool"}, "config.test_command: command './missing/tool' not found", exitNotFound},
-		{"empty", nil, "config.test_command is not set", internalNotRunExit},
-		{"empty name", []string{""}, "config.test_command is not set", internalNotRunExit},
+		{"empty", nil, "config.test_command is not set", exitNotRun},
+		{"empty name", []string{""}, "config.test_command is not set", exitNotRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ const (
 
 const (
 	// defaultTimeout is a step's timeout when it names none (CONTRACT.md 3.5).
-	defaultTimeout = 300 * time.Second
+	defaultTimeout = lang.DefaultTimeout
 	// exitNotRun is the exit code of a step that failed before any process ran
 	// (a path violation, a missing dependency, an unknown template key).
 	exitNotRun = -1

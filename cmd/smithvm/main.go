@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/source"
+	"smith/vm"
 )
 
 func main() {
@@ -192,7 +193,7 @@ func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 		fs.StringVar(&c.runID, "run-id", "", "use `ID` as the run id ([A-Za-z0-9_.-]{1,64}, must not exist yet)")
 	}
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	fs.IntVar(&c.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
 	c.addMaxParallel(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")

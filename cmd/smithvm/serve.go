@@ -14,6 +14,7 @@ import (
 
 	"smith/cmd/smithvm/serve"
 	"smith/source"
+	"smith/vm"
 )
 
 func (e *env) cmdServe(args []string) int {
@@ -78,7 +79,7 @@ func (e *env) serveResume(ctx context.Context, wg *sync.WaitGroup, log io.Writer
 	re := *e
 	re.stdout = io.Discard
 	re.stderr = io.MultiWriter(msgs, log)
-	c := &common{base: base, maxSteps: 10000, signal: signal, note: note}
+	c := &common{base: base, maxSteps: vm.DefaultMaxSteps, signal: signal, note: note}
 	cont, status, err := re.openResume(c, id)
 	msgs.stop()
 	if cont == nil {
