@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"smith/source"
+	"smith/workers/confine"
 )
 
 // mockCursors is the file under RUN_ROOT that remembers which script entries
@@ -166,22 +167,7 @@ func saveCursors(runRoot, name string, cursors any) error {
 	if err != nil {
 		return fmt.Errorf("write cursors: %w", err)
 	}
-	return writeAtomic(filepath.Join(runRoot, name), append(b, '\n'))
-}
-
-// writeAtomic writes path through a temporary file in the same directory.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return confine.WriteFileAtomic(filepath.Join(runRoot, name), append(b, '\n'), 0o644)
 }
 
 // parseScript reads a mock script: a JSON array of entries when its first

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/confine"
 )
 
 // replayCursors is the file under RUN_ROOT that counts, per step, the
@@ -67,7 +68,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep reply, atte
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return writeAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'))
+	return confine.WriteFileAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'), 0o644)
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
