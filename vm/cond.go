@@ -1,10 +1,7 @@
 package vm
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,21 +78,7 @@ func (m *Machine) fileExists(sc scope, c *isa.Cond) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	abs, err := m.cfg.Dirs.Resolve(rel)
-	if err != nil {
-		if source.CodeOf(err, "") == source.EPathEscape {
-			return false, err
-		}
-		return false, fmt.Errorf("file_exists: %w", err)
-	}
-	_, err = os.Stat(abs)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	}
-	return false, fmt.Errorf("file_exists: %w", err)
+	return m.cfg.Host.FileExists(m.cfg.Dirs, rel)
 }
 
 // contains tests whether the needle Y occurs in the haystack X: a

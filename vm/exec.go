@@ -169,7 +169,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		m.appendPayload(m.stamp(res.Segments))
 	}
 	if blk.Step != nil && blk.Step.Worker == lang.InternalUpdateChangePlan && m.cfg.RunRoot != "" {
-		if plan, err := workers.ChangePlan(m.cfg.RunRoot); err == nil {
+		if plan, err := m.cfg.Host.ChangePlan(m.cfg.RunRoot); err == nil {
 			m.st.ChangePlan = plan
 			m.d.SetChangePlan, m.d.ChangePlan = true, plan
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -27,6 +26,10 @@ const DefaultMaxSteps = 10000
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
 	Registry workers.Runner
+	// Host performs every other effect of the run (git worktrees, agents'
+	// folders, file_exists, ARTIFACT: reads, the change plan, capture
+	// files); nil means workers.Local on this machine, with Env.
+	Host Host
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
 	MaxSteps int
@@ -147,6 +150,9 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	}
 	if m.cfg.Now == nil {
 		m.cfg.Now = time.Now
+	}
+	if m.cfg.Host == nil {
+		m.cfg.Host = workers.Local{Env: m.cfg.Env}
 	}
 	var secrets []string
 	for _, name := range p.Secrets {
@@ -559,7 +565,7 @@ func (m *Machine) commit() error {
 	// Capture files the saved state no longer names (a crash before this
 	// leaves a stray file in logs/, never a missing one).
 	for _, f := range m.stale {
-		os.Remove(f)
+		m.cfg.Host.Remove(f)
 	}
 	m.stale = m.stale[:0]
 	for _, e := range m.pending {
@@ -712,12 +718,7 @@ func (m *Machine) worktree(ctx context.Context, runID string) (string, error) {
 	if m.p.Config.Isolation != isolationWorktree || d.Workspace == "" {
 		return "", nil
 	}
-	if fi, err := os.Stat(workers.WorktreePath(d, runID)); err != nil || !fi.IsDir() {
-		if !workers.IsGitRepo(ctx, d.Workspace, m.cfg.Env) {
-			return "", nil
-		}
-	}
-	wt, err := workers.CreateWorktree(ctx, d, runID, m.cfg.Env)
+	wt, err := m.cfg.Host.RunWorktree(ctx, d, runID)
 	if err != nil {
 		return "", &RuntimeError{Code: source.EExec, Msg: err.Error()}
 	}

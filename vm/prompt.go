@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -272,25 +271,7 @@ func (m *Machine) shownWorkdir() string {
 
 // readArtifact reads a file relative to the worktree, confined under it.
 func (m *Machine) readArtifact(path string) (string, error) {
-	dirs := m.cfg.Dirs
-	dirs.Workspace = m.workdir() // the worktree stands in for WORKSPACE
-	abs, err := dirs.ResolveIn(dirs.Workspace, path)
-	if err != nil {
-		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
-	}
-	f, err := dirs.Open(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: %v", path, err)}
-	}
-	return string(b), nil
+	return m.cfg.Host.ReadArtifact(m.cfg.Dirs, m.workdir(), path)
 }
 
 // prompt assembles the prompt of AI worker block blk for its attempt-th

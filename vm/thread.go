@@ -90,7 +90,7 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 		if m.st.Threads[k] == nil {
 			continue
 		}
-		if err := workers.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env); err != nil {
+		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
 			var be *workers.BranchError
 			if errors.As(err, &be) {
 				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}
@@ -100,10 +100,10 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 	}
 	for _, k := range keys {
 		if m.st.Threads[k] != nil {
-			workers.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env)
+			m.cfg.Host.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k)
 		}
 	}
-	head, _ := workers.Head(ctx, m.st.WorktreePath, m.cfg.Env)
+	head, _ := m.cfg.Host.Head(ctx, m.st.WorktreePath)
 	return head, nil
 }
 
@@ -358,7 +358,7 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		g.mu.Unlock()
 		c := m.newThread(g, s.key, loop, par, tst)
 		if m.isolated() {
-			wt, err := workers.CreateUnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed, m.cfg.Env)
+			wt, err := m.cfg.Host.UnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed)
 			if err != nil {
 				<-sem
 				errs[i] = &RuntimeError{Code: source.EExec, Msg: err.Error()}

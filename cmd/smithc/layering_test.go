@@ -1,10 +1,14 @@
 package main
 
 import (
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,4 +104,56 @@ func isAllowed(imp string, allow []string) bool {
 
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
+}
+
+// TestVMDoesNoIO: the VM's only doors are its interfaces (vm.Host for
+// effects, workers.Runner for steps). No file of package vm imports a
+// process or network package or calls a file function of package os.
+func TestVMDoesNoIO(t *testing.T) {
+	forbiddenImports := map[string]bool{"os/exec": true, "net": true, "net/http": true, "io/ioutil": true, "syscall": true, "golang.org/x/sys/unix": true}
+	forbiddenCalls := map[string]bool{
+		"Open": true, "OpenFile": true, "Create": true, "Stat": true, "Lstat": true, "ReadFile": true, "WriteFile": true,
+		"ReadDir": true, "Remove": true, "RemoveAll": true, "Rename": true, "Mkdir": true, "MkdirAll": true, "CreateTemp": true,
+		"StartProcess": true, "Chdir": true, "Chmod": true, "Symlink": true, "Link": true, "Truncate": true,
+	}
+	files, err := filepath.Glob("../../vm/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no vm sources: %v", err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		osName := ""
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if forbiddenImports[path] {
+				t.Errorf("%s imports %s: effects go through vm.Host", fset.Position(imp.Pos()), path)
+			}
+			if path == "os" {
+				osName = "os"
+				if imp.Name != nil {
+					osName = imp.Name.Name
+				}
+			}
+		}
+		if osName == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName && forbiddenCalls[sel.Sel.Name] {
+				t.Errorf("%s: os.%s: the VM does no file I/O of its own; add a vm.Host method", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+	}
 }
