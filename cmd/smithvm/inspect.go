@@ -15,6 +15,7 @@ import (
 	"smith/compiler"
 	"smith/source"
 	"smith/vm"
+	"smith/vm/store"
 )
 
 func (e *env) cmdList(args []string) int {
@@ -64,9 +65,9 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, nil, source.ExitConfig
 	}
-	st, err := serve.ReadState(proj.store, id)
+	st, err := proj.store.ReadState(id)
 	if err == nil {
-		err = stateProblem(id, st)
+		err = store.Problem(id, st)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))

@@ -201,23 +201,7 @@ func (s *session) event(ev vm.Event) {
 	s.console.event(ev)
 }
 
-func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
-	if d.Iteration != nil {
-		if err := s.run.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
-			return err
-		}
-	}
-	for _, it := range d.Iterations {
-		if err := s.run.AppendIteration(it.Loop, it.Record); err != nil {
-			return err
-		}
-	}
-	// The first change of a run and every end of one are snapshotted at
-	// once, so state.json exists from the start and is current at the end;
-	// in between the journal carries each step (flat cost per step).
-	force := d.Start != nil || (d.Status != "" && d.Status != "running")
-	return s.run.Checkpoint(d, func() any { return st }, force)
-}
+func (s *session) checkpoint(d *vm.Delta, st *vm.State) error { return s.run.Save(d, st) }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
 // A nil st means the run never started (a missing secret, a failed
@@ -498,7 +482,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			r.Close()
 		}
 	}()
-	st, err := loadState(r)
+	st, err := r.State()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, exitStatus(err), err
@@ -555,33 +539,4 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
 		return s.finish(final, runErr)
 	}, 0, nil
-}
-
-// loadState rebuilds a run's state: the snapshot plus the journal.
-func loadState(r *store.Run) (*vm.State, error) {
-	var st vm.State
-	err := r.Load(&st, func(line []byte) error {
-		var d vm.Delta
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		st.Apply(&d)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := stateProblem(r.ID(), &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
-
-// stateProblem is the E_STATE_CORRUPT error of a loaded state that is not
-// usable, or nil.
-func stateProblem(id string, st *vm.State) error {
-	if p := st.Problem(id); p != "" {
-		return &source.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
-	}
-	return nil
 }
