@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/lang"
 )
@@ -187,7 +188,7 @@ func TestDOT(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got := dotText(t, tt.p(), tt.opt)
-			if d := firstDiff(got, tt.want); d != "" {
+			if d := goldenfile.FirstDiff(got, tt.want); d != "" {
 				t.Errorf("DOT(%s) differs at %s\ngot:\n%s", tt.name, d, got)
 			}
 			if again := dotText(t, tt.p(), tt.opt); again != got {

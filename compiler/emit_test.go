@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
@@ -357,7 +358,7 @@ func TestGenerateCode(t *testing.T) {
 			p := tt.p()
 			got := render(mustGenerate(t, p))
 			want := strings.TrimPrefix(tt.want, "\n")
-			if d := firstDiff(got, want); d != "" {
+			if d := goldenfile.FirstDiff(got, want); d != "" {
 				t.Errorf("Generate(%s) code differs at %s\ngot:\n%s", tt.name, d, got)
 			}
 		})
@@ -443,7 +444,7 @@ block 4 Fix command node 1 start 0017 dispatch 0018 parent 0 table.block 4
 0020 HALT_AND_FLAG @ t.json:17:3
 `
 	got := b.String()
-	if d := firstDiff(got, want); d != "" {
+	if d := goldenfile.FirstDiff(got, want); d != "" {
 		t.Errorf("Generate pools differ at %s\ngot:\n%s", d, got)
 	}
 	// The input's specs are copied, not changed.

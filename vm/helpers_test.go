@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
@@ -404,7 +405,7 @@ func checkRebuilt(t *testing.T, r *rec) {
 	st := r.rebuilt(t)
 	got, want := jsonOf(t, st), jsonOf(t, r.st)
 	if got != want {
-		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", firstDiff(got, want))
+		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", goldenfile.FirstDiff(got, want))
 	}
 	// Apply is idempotent: replaying the journal again changes nothing.
 	for _, b := range r.deltas {
@@ -415,25 +416,8 @@ func checkRebuilt(t *testing.T, r *rec) {
 		st.Apply(&d)
 	}
 	if again := jsonOf(t, st); again != want {
-		t.Errorf("replaying the deltas twice changed the state:\n%s", firstDiff(again, want))
+		t.Errorf("replaying the deltas twice changed the state:\n%s", goldenfile.FirstDiff(again, want))
 	}
-}
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d: got %q, want %q", i+1, a, b)
-		}
-	}
-	return ""
 }
 
 func codeOf(err error) source.Code {

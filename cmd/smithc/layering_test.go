@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"source":                           {},
 	"lang":                             {"source"},
 	"internal/docgen":                  {},
+	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
