@@ -312,18 +312,9 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 // adding it on first use; equal templates (by canonical JSON) share an
 // entry.
 func (l *layout) template(t *ir.Transition) (uint32, error) {
-	var tm lang.Template
-	switch m := t.MsgTmpl.(type) {
-	case nil:
-		tm = lang.Lit(t.Msg)
-	case *lang.Template:
-		if m == nil {
-			tm = lang.Lit(t.Msg)
-		} else {
-			tm = *m
-		}
-	default:
-		return 0, fmt.Errorf("fail message has type %T, want *lang.Template", t.MsgTmpl)
+	tm := lang.Lit(t.Msg)
+	if t.MsgTmpl != nil {
+		tm = *t.MsgTmpl
 	}
 	key, err := json.Marshal(tm)
 	if err != nil {
@@ -343,14 +334,8 @@ func (l *layout) template(t *ir.Transition) (uint32, error) {
 func blockSpec(fb flatBlock) (isa.Block, error) {
 	b := fb.b
 	var spec isa.Block
-	switch s := b.Spec.(type) {
-	case nil:
-	case *isa.Block:
-		if s != nil {
-			spec = *s
-		}
-	default:
-		return isa.Block{}, fmt.Errorf("block %q has a spec of type %T, want *isa.Block", b.ID, b.Spec)
+	if b.Spec != nil {
+		spec = *b.Spec
 	}
 	spec.ID = b.ID
 	if !spec.Pos.IsValid() {

@@ -50,7 +50,7 @@ func irText(t *testing.T, p *ir.Program) string {
 		}
 	}
 	for _, n := range p.Nodes {
-		if sm, _ := n.StaticMemory.(string); sm != "" {
+		if sm := n.StaticMemory; sm != "" {
 			b.WriteString("node " + n.ID + " static_memory: " + sm + "\n")
 		}
 		walk(n.Blocks)

@@ -286,8 +286,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 // it (CONTRACT 12.5): the writer names the step, and the step keeps its
 // whole reply.
 func linkReply(prev, b *ir.Block) {
-	spec, _ := b.Spec.(*isa.Block)
-	pspec, _ := prev.Spec.(*isa.Block)
+	spec, pspec := b.Spec, prev.Spec
 	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || pspec.Kind != isa.KindProvider {
 		return
 	}

@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
 	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
-	"compiler/ir":                      {"lang", "source"},
+	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
 	"vm":                               {"lang", "isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
