@@ -55,8 +55,8 @@ func TestStaticCodesHaveCheckCase(t *testing.T) {
 var runtimeTestDirs = []string{"../cmd/smithvm", "../vm", "../vm/store", "../workers"}
 
 // TestRuntimeCodesHaveTest checks that every runtime code (Static: false)
-// is named in at least one *_test.go file of cmd/smithvm, vm, vm/store or
-// workers, by its Go constant (source.EWaitTimeout) or its literal
+// is named in at least one *_test.go file (or testdata/script/*.txtar
+// command) of cmd/smithvm, vm, vm/store or workers, by its Go constant (source.EWaitTimeout) or its literal
 // (E_WAIT_TIMEOUT) in the test's code: a name that appears only in a
 // comment does not count (codeTokens drops comments).
 func TestRuntimeCodesHaveTest(t *testing.T) {
@@ -73,6 +73,14 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 				t.Fatal(err)
 			}
 			texts = append(texts, codeTokens(data))
+		}
+		scripts, _ := filepath.Glob(filepath.Join(dir, "testdata", "script", "*.txtar"))
+		for _, f := range scripts {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, scriptCommands(string(data)))
 		}
 	}
 	if len(texts) == 0 {
@@ -105,6 +113,21 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("runtime code %s: no test in %s names it", m, strings.Join(runtimeTestDirs, ", "))
 	}
+}
+
+// scriptCommands returns the commands of a testscript file: its lines
+// before the first file, without # comments.
+func scriptCommands(txtar string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(txtar, "\n") {
+		if strings.HasPrefix(line, "-- ") && strings.HasSuffix(line, " --") {
+			break
+		}
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
 
 // codeTokens returns the Go source src without its comments: identifiers,
