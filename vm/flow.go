@@ -148,7 +148,7 @@ func (m *Machine) setContext(a uint32) error {
 		if err != nil {
 			return m.failStep(blk, err)
 		}
-		setPath(c, f.Key, m.maskValue(v))
+		SetPath(c, f.Key, m.maskValue(v))
 	}
 	if tooDeep(c) {
 		return m.failStep(blk, errTooDeep("the context after set_context"))
@@ -175,9 +175,10 @@ func cloneMap(c map[string]any) map[string]any {
 	return out
 }
 
-// setPath sets a dotted key ("a.b.c"), creating (or replacing non-map
-// values with) maps on the way.
-func setPath(c map[string]any, key string, v any) {
+// SetPath sets a dotted context key ("a.b.c") as set_context does,
+// creating (or replacing non-map values with) maps on the way; cmd uses it
+// for --context a.b=v, so that it satisfies ${context.a.b}.
+func SetPath(c map[string]any, key string, v any) {
 	parts := strings.Split(key, ".")
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := c[p].(map[string]any)

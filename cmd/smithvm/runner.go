@@ -114,24 +114,9 @@ func (c *common) contextValues() (map[string]any, error) {
 		if !ok || k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
 			return nil, fmt.Errorf("--context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)", kv)
 		}
-		setPath(ctx, k, v)
+		vm.SetPath(ctx, k, v)
 	}
 	return ctx, nil
-}
-
-// setPath sets a dotted key (a.b.c) in m, creating nested objects as
-// set_context does, so that --context a.b=v satisfies ${context.a.b}.
-func setPath(m map[string]any, key string, v any) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	m[parts[len(parts)-1]] = v
 }
 
 func keysOf(m map[string]any) []string {
