@@ -416,26 +416,9 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
 	if !m.takeRejoin(blk) {
-		m.executed.Add(1)
-		items, err := m.loopItems(blk)
-		if err != nil {
-			return disp, m.failStep(blk, err)
+		if empty, err := m.openLoop(blk, a, PhaseParallel); empty || err != nil {
+			return disp, err
 		}
-		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-		m.emit(evStepStarted(blk.ID, ""))
-		if len(items) == 0 {
-			m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]})
-			m.noteLast(blk, 0)
-			m.enter(blk.ID, PhaseDispatch, SigSuccess)
-			m.emit(evStepCompleted(blk.ID, "", 0, 0))
-			return disp, m.commit()
-		}
-		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
-		m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
-			Started: m.now().Format(time.RFC3339Nano)})
-		m.pushed = true
-		m.st.Threads = nil
-		m.enter(blk.ID, PhaseParallel, m.st.Signal)
 		if err := m.commit(); err != nil {
 			return 0, err
 		}
