@@ -318,17 +318,20 @@ func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 	out := make([]string, 0, len(sl.V))
 	for _, s := range sl.V {
 		out = append(out, s.V)
-		layer, arg, hasArg := strings.Cut(s.V, ":")
+		layer, arg, _, ok := lang.ParseLayer(s.V)
 		switch {
-		case !hasArg && (layer == "PAYLOAD" || layer == "CONTRACT" || layer == "STATIC_MEMORY" || layer == "METADATA"):
-		case hasArg && arg != "" && (layer == "PAYLOAD" || layer == "STATIC_MEMORY"):
-		case hasArg && arg != "" && layer == "ARTIFACT":
+		case !ok:
+			var plain []string // the forms a did-you-mean can name
+			for _, f := range lang.LayerForms() {
+				if !strings.Contains(f, ":") || strings.HasSuffix(f, ":"+lang.LayerLast) {
+					plain = append(plain, f)
+				}
+			}
+			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' is not one of %s%s",
+				s.V, strings.Join(lang.LayerForms(), ", "), source.DidYouMean(s.V, plain))
+		case layer == lang.LayerArtifact:
 			t := lang.Lit(arg)
 			m.checkPath(&t, s.Pos)
-		default:
-			layers := []string{"PAYLOAD", "PAYLOAD:LAST", "CONTRACT", "STATIC_MEMORY", "METADATA"}
-			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' is not one of PAYLOAD, PAYLOAD:TYPE, PAYLOAD:LAST, CONTRACT, STATIC_MEMORY, STATIC_MEMORY:KEY, ARTIFACT:PATH, METADATA%s",
-				s.V, source.DidYouMean(s.V, layers))
 		}
 	}
 	return out

@@ -1,5 +1,7 @@
 package lang
 
+import "strings"
+
 // An InternalWorker is one Internal:* worker (CONTRACT section 8) with the
 // signals it can emit, in a fixed order. The compiler checks a block's
 // worker and its transitions against this table; workers implements each
@@ -98,6 +100,56 @@ const (
 	LayerMetadata = "METADATA"
 	LayerLast     = "LAST"
 )
+
+// A Layer is one layer of a payload_merge_strategy: Plain says it may
+// stand alone ("CONTRACT"), Arg names the ":<arg>" it may take ("TYPE" for
+// PAYLOAD:CODE_OUTPUT; "" for none).
+type Layer struct {
+	Name  string
+	Plain bool
+	Arg   string
+}
+
+// PayloadLayers are the layers of a payload_merge_strategy, in
+// documentation order. The compiler checks entries with ParseLayer; the VM
+// renders them.
+var PayloadLayers = [...]Layer{
+	{LayerPayload, true, "TYPE"},
+	{LayerContract, true, ""},
+	{LayerMemory, true, "KEY"},
+	{LayerArtifact, false, "PATH"},
+	{LayerMetadata, true, ""},
+}
+
+// ParseLayer splits a payload_merge_strategy entry into its layer name and
+// argument; ok is false when no layer accepts the entry.
+func ParseLayer(entry string) (name, arg string, hasArg, ok bool) {
+	name, arg, hasArg = strings.Cut(entry, ":")
+	for _, l := range PayloadLayers {
+		if l.Name == name {
+			return name, arg, hasArg, hasArg && arg != "" && l.Arg != "" || !hasArg && l.Plain
+		}
+	}
+	return name, arg, hasArg, false
+}
+
+// LayerForms lists every form of a strategy entry for messages:
+// "PAYLOAD", "PAYLOAD:TYPE", "PAYLOAD:LAST", "CONTRACT", ...
+func LayerForms() []string {
+	var out []string
+	for _, l := range PayloadLayers {
+		if l.Plain {
+			out = append(out, l.Name)
+		}
+		if l.Arg != "" {
+			out = append(out, l.Name+":"+l.Arg)
+		}
+		if l.Name == LayerPayload {
+			out = append(out, LayerPayload+":"+LayerLast)
+		}
+	}
+	return out
+}
 
 // DefaultPayloadMerge is the payload_merge_strategy of an AI worker that
 // names none (CONTRACT 7.3).

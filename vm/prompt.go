@@ -95,8 +95,9 @@ func assemblePrompt(in promptInput) (string, error) {
 
 // layer renders the body of one strategy entry.
 func layer(in promptInput, entry string) (string, error) {
-	name, arg, hasArg := strings.Cut(entry, ":")
+	name, arg, hasArg, ok := lang.ParseLayer(entry)
 	switch {
+	case !ok:
 	case name == layerPayload && !hasArg:
 		return segments(in.payload), nil
 	case name == layerPayload && arg == layerLast:
