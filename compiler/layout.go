@@ -3,6 +3,7 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"smith/compiler/ir"
 	"smith/isa"
@@ -381,7 +382,7 @@ func execKind(b *ir.Block) isa.BlockKind {
 	switch {
 	case b.AI:
 		return isa.KindProvider
-	case len(b.Worker) > len("Internal:") && b.Worker[:len("Internal:")] == "Internal:":
+	case len(b.Worker) > len(lang.InternalPrefix) && strings.HasPrefix(b.Worker, lang.InternalPrefix):
 		return isa.KindInternal
 	}
 	return isa.KindCommand
