@@ -28,40 +28,6 @@ func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID string) (st
 	return CreateWorktree(ctx, d, runID, l.Env)
 }
 
-// UnitWorktree is CreateUnitWorktree.
-func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
-	return CreateUnitWorktree(ctx, d, runWT, runID, step, key, fresh, l.Env)
-}
-
-// MergeUnit is MergeUnit.
-func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) error {
-	return MergeUnit(ctx, runWT, runID, step, key, l.Env)
-}
-
-// RemoveUnit is RemoveUnit.
-func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string) {
-	RemoveUnit(ctx, d, runWT, runID, step, key, l.Env)
-}
-
-// Head is Head.
-func (l Local) Head(ctx context.Context, wt string) (string, error) { return Head(ctx, wt, l.Env) }
-
-// CommitStep is CommitStep.
-func (l Local) CommitStep(ctx context.Context, wt, msg string) (string, error) {
-	return CommitStep(ctx, wt, msg, l.Env)
-}
-
-// PrepareAgents is PrepareAgents.
-func (Local) PrepareAgents(d confine.Dir, folders []string) error { return PrepareAgents(d, folders) }
-
-// ConsumeMessages is ConsumeMessages.
-func (Local) ConsumeMessages(d confine.Dir, moves []Move) ([]Move, error) {
-	return ConsumeMessages(d, moves)
-}
-
-// Notices is Notices.
-func (Local) Notices(runRoot string, skip int) ([]Conflict, error) { return Notices(runRoot, skip) }
-
 // FileExists reports whether rel, confined to d's WORKSPACE, names a file
 // (a file_exists condition). A path violation keeps its E_PATH_ESCAPE.
 func (Local) FileExists(d confine.Dir, rel string) (bool, error) {

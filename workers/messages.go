@@ -102,7 +102,7 @@ func consumed(req *Request, matched []string) []Move {
 // done before (a crash cut the list short), so running it again after a
 // crash finishes the list and consumes nothing twice. It returns the moves
 // it made now.
-func ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
+func (Local) ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
 	var done []Move
 	for _, mv := range moves {
 		from, err := dirs.Resolve(mv.From)
@@ -130,7 +130,7 @@ func ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
 
 // PrepareAgents creates every agent's inbox and processed folders
 // (relative to dirs.Workspace) at run start (CONTRACT 12.1).
-func PrepareAgents(dirs confine.Dir, folders []string) error {
+func (Local) PrepareAgents(dirs confine.Dir, folders []string) error {
 	for _, f := range folders {
 		abs, err := dirs.Resolve(f)
 		if err != nil {
