@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // compileForCheck runs what smithc check runs on one document: load (parse,
@@ -76,9 +76,9 @@ func annotations(t *testing.T, src string) []*annotation {
 				t.Fatalf("line %d: bad annotation %s: %v", i+1, it[2], err)
 			}
 			code, substr, _ := strings.Cut(text, ":")
-			a := &annotation{line: i + 1, severity: source.Error, code: source.Code(strings.TrimSpace(code)), substr: strings.TrimSpace(substr)}
+			a := &annotation{line: i + 1, severity: source.SevError, code: source.Code(strings.TrimSpace(code)), substr: strings.TrimSpace(substr)}
 			if it[1] == "WARNING" {
-				a.severity = source.Warning
+				a.severity = source.SevWarning
 			}
 			out = append(out, a)
 		}

@@ -12,7 +12,7 @@ import (
 	"smith/compiler/ir"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A Result is what Compile produced: the IR and, when the document had no

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/multi"
 
-	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 )
 
 // DOTOptions configures DOT. The zero value draws the plain graph.
@@ -249,7 +249,7 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 		for _, e := range t.Entries {
 			// An entry for a reserved signal the block never emits (a YAML
 			// step's skipped handler without a condition) is not drawn.
-			if reservedSignals[e.Signal] && !can[e.Signal] {
+			if lang.IsReserved(e.Signal) && !can[e.Signal] {
 				continue
 			}
 			covered[e.Signal] = true
@@ -273,7 +273,7 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 func emits(b isa.Block) (map[string]bool, bool) {
 	if b.Signals == nil {
 		all := map[string]bool{}
-		for s := range reservedSignals {
+		for _, s := range lang.ReservedSignals {
 			all[s] = true
 		}
 		return all, true
@@ -285,14 +285,14 @@ func emits(b isa.Block) (map[string]bool, bool) {
 	return can, b.AnySignal
 }
 
-// coversAll reports whether every signal in can has an entry, a TIMEOUT
-// counting as covered by a FAILURE entry (the VM's lookup).
+// coversAll reports whether every signal in can has an entry other than the
+// default, by the VM's lookup (lang.Dispatch).
 func coversAll(can, covered map[string]bool) bool {
+	entry := func(s string) (bool, bool) { return true, s != lang.SigFailDefault && covered[s] }
 	for s := range can {
-		if covered[s] || (s == ir.SigTimeout && covered[ir.SigFailure]) {
-			continue
+		if _, ok := lang.Dispatch(s, entry); !ok {
+			return false
 		}
-		return false
 	}
 	return true
 }

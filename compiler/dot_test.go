@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/internal/goldenfile"
 	"smith/isa"
+	"smith/lang"
 )
 
 // dotManifest has every action kind of a manifest.
@@ -186,7 +188,7 @@ func TestDOT(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got := dotText(t, tt.p(), tt.opt)
-			if d := firstDiff(got, tt.want); d != "" {
+			if d := goldenfile.FirstDiff(got, tt.want); d != "" {
 				t.Errorf("DOT(%s) differs at %s\ngot:\n%s", tt.name, d, got)
 			}
 			if again := dotText(t, tt.p(), tt.opt); again != got {
@@ -285,7 +287,7 @@ func ExampleDOT() {
 		ID: "hello", Entry: "Say",
 		Blocks: []*ir.Block{{
 			ID: "Say", Kind: ir.Exec, Worker: "command",
-			Transitions: []*ir.Transition{{Signal: ir.SigSuccess, Action: ir.End}},
+			Transitions: []*ir.Transition{{Signal: lang.SigSuccess, Action: ir.End}},
 		}},
 	}}}
 	prog, err := Generate(p)

@@ -5,7 +5,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Generate compiles a lowered program to bytecode. Every block gets the
@@ -47,11 +47,7 @@ func Generate(p *ir.Program) (*isa.Program, error) {
 		if !ok || fp.blocks[entry].node != i {
 			return nil, fmt.Errorf("node %q has entry block %q, which is not one of its blocks", node.ID, node.Entry)
 		}
-		mem, ok := node.StaticMemory.(string)
-		if node.StaticMemory != nil && !ok {
-			return nil, fmt.Errorf("node %q has static memory of type %T, want string", node.ID, node.StaticMemory)
-		}
-		out.Nodes[i] = isa.Node{ID: node.ID, Entry: uint32(entry), Inherit: node.Inherit, StaticMemory: mem, Pos: node.Pos}
+		out.Nodes[i] = isa.Node{ID: node.ID, Entry: uint32(entry), Inherit: node.Inherit, StaticMemory: node.StaticMemory, Pos: node.Pos}
 	}
 	entry, ok := fp.block(p.Entry)
 	if !ok {
@@ -73,23 +69,17 @@ func Generate(p *ir.Program) (*isa.Program, error) {
 // run-wide data the lowering left in p.Data.
 func programHeader(p *ir.Program) (*isa.Program, error) {
 	out := &isa.Program{}
-	switch d := p.Data.(type) {
-	case nil:
-	case *isa.Program:
-		if d != nil {
-			out.StrictFlow = d.StrictFlow
-			out.Context = d.Context
-			out.Secrets = d.Secrets
-			out.EnvAllow = d.EnvAllow
-			out.Env = d.Env
-			out.Providers = d.Providers
-			out.Agents = d.Agents
-			out.Schemas = d.Schemas
-			out.Config = d.Config
-			out.Name, out.Format, out.Source = d.Name, d.Format, d.Source
-		}
-	default:
-		return nil, fmt.Errorf("program data has type %T, want *isa.Program", p.Data)
+	if d := p.Data; d != nil {
+		out.StrictFlow = d.StrictFlow
+		out.Context = d.Context
+		out.Secrets = d.Secrets
+		out.EnvAllow = d.EnvAllow
+		out.Env = d.Env
+		out.Providers = d.Providers
+		out.Agents = d.Agents
+		out.Schemas = d.Schemas
+		out.Config = d.Config
+		out.Name, out.Format, out.Source = d.Name, d.Format, d.Source
 	}
 	if out.Name == "" {
 		out.Name = p.Name

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/internal/goldenfile"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // Builders of hand-made IR programs. prog assigns positions in document
@@ -44,40 +46,40 @@ func on(s string, a ir.ActionKind, args ...string) *ir.Transition {
 // space and the reference ${ref} (a one-key path).
 func failRef(s, msg, ref string) *ir.Transition {
 	t := on(s, ir.Fail, msg+" ${"+ref+"}")
-	tm := isa.Template{Parts: []isa.TPart{{Lit: msg + " "}, {Ref: &isa.Ref{Raw: ref, Path: []isa.PathElem{{Key: ref}}}}}}
+	tm := lang.Template{Parts: []lang.Part{{Lit: msg + " "}, {Ref: &lang.Ref{Raw: ref, Path: []lang.PathElem{{Key: ref}}}}}}
 	t.MsgTmpl = &tm
 	return t
 }
 
 func cmd(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "command", Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func aiStep(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "provider:mock", AI: true, Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func setCtx(id string, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.SetContext, Worker: "set_context", Transitions: ts,
-		Signals: []string{ir.SigSuccess}}
+		Signals: []string{lang.SigSuccess}}
 }
 
 func loop(id string, body []*ir.Block, ts ...*ir.Transition) *ir.Block {
 	return &ir.Block{ID: id, Kind: ir.Loop, Worker: "for_each", Body: body, Transitions: ts,
-		Signals: []string{ir.SigSuccess, ir.SigFailure}}
+		Signals: []string{lang.SigSuccess, lang.SigFailure}}
 }
 
 func visits(n int, b *ir.Block) *ir.Block {
 	b.MaxVisits = n
-	b.Signals = append(b.Signals, ir.SigMaxVisits)
+	b.Signals = append(b.Signals, lang.SigMaxVisits)
 	return b
 }
 
 func when(b *ir.Block) *ir.Block {
 	b.HasWhen = true
-	b.Signals = append(b.Signals, ir.SigSkipped)
+	b.Signals = append(b.Signals, lang.SigSkipped)
 	return b
 }
 
@@ -107,10 +109,10 @@ func prog(f ir.Format, entry string, nodes ...*ir.Node) *ir.Program {
 			switch b.Kind {
 			case ir.Exec:
 				spec.Kind = isa.KindCommand
-				spec.Step = &isa.Step{Command: []isa.Template{isa.Lit("true")}}
+				spec.Step = &isa.Step{Command: []lang.Template{lang.Lit("true")}}
 				if b.AI {
 					spec.Kind = isa.KindProvider
-					spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &isa.Template{}}
+					spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &lang.Template{}}
 				}
 			case ir.SetContext:
 				spec.Kind = isa.KindSetContext
@@ -356,7 +358,7 @@ func TestGenerateCode(t *testing.T) {
 			p := tt.p()
 			got := render(mustGenerate(t, p))
 			want := strings.TrimPrefix(tt.want, "\n")
-			if d := firstDiff(got, want); d != "" {
+			if d := goldenfile.FirstDiff(got, want); d != "" {
 				t.Errorf("Generate(%s) code differs at %s\ngot:\n%s", tt.name, d, got)
 			}
 		})
@@ -379,7 +381,7 @@ func TestGeneratePools(t *testing.T) {
 	)
 	p.Nodes[1].Inherit = true
 	p.Nodes[1].StaticMemory = `{"rules":"x"}`
-	data := p.Data.(*isa.Program)
+	data := p.Data
 	data.StrictFlow = true
 	data.Secrets = []string{"TOKEN"}
 	data.EnvAllow = []string{"HOME"}
@@ -442,11 +444,11 @@ block 4 Fix command node 1 start 0017 dispatch 0018 parent 0 table.block 4
 0020 HALT_AND_FLAG @ t.json:17:3
 `
 	got := b.String()
-	if d := firstDiff(got, want); d != "" {
+	if d := goldenfile.FirstDiff(got, want); d != "" {
 		t.Errorf("Generate pools differ at %s\ngot:\n%s", d, got)
 	}
 	// The input's specs are copied, not changed.
-	if spec := p.Nodes[0].Blocks[1].Spec.(*isa.Block); spec.Start != 0 || spec.Loop.Steps != nil {
+	if spec := p.Nodes[0].Blocks[1].Spec; spec.Start != 0 || spec.Loop.Steps != nil {
 		t.Errorf("Generate changed the IR's spec of L: start %d, steps %v", spec.Start, spec.Loop.Steps)
 	}
 }
@@ -478,11 +480,6 @@ func TestGenerateErrors(t *testing.T) {
 			p.Entry = "zz"
 			return p
 		}, `entry block "zz" is unknown`},
-		{"bad spec", func() *ir.Program {
-			p := yamlProg(cmd("a", on("SUCCESS", ir.End)))
-			p.Nodes[0].Blocks[0].Spec = "x"
-			return p
-		}, `block "a" has a spec of type string, want *isa.Block`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -637,8 +634,8 @@ func ExampleGenerate() {
 		Blocks: []*ir.Block{{
 			ID: "Say", Kind: ir.Exec, Worker: "command",
 			Transitions: []*ir.Transition{
-				{Signal: ir.SigSuccess, Action: ir.End},
-				{Signal: ir.SigFailDefault, Action: ir.Fail, Msg: "step 'Say' failed"},
+				{Signal: lang.SigSuccess, Action: ir.End},
+				{Signal: lang.SigFailDefault, Action: ir.Fail, Msg: "step 'Say' failed"},
 			},
 		}},
 	}}}

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // fuzzSeedDirs hold the documents that seed FuzzCompile, relative to this
@@ -130,7 +131,7 @@ func roundTrips(t *testing.T, name string, p *isa.Program) {
 		t.Fatalf("Assemble(Disassemble(%s)) error: %v\n%s", name, err, text)
 	}
 	if again, _ := Disassemble(q); again != text {
-		t.Errorf("Disassemble(Assemble(Disassemble(%s))) differs at %s", name, firstDiff(again, text))
+		t.Errorf("Disassemble(Assemble(Disassemble(%s))) differs at %s", name, goldenfile.FirstDiff(again, text))
 	}
 	if b, err := q.MarshalBinary(); err != nil || !bytes.Equal(b, bin) {
 		t.Errorf("MarshalBinary(Assemble(Disassemble(%s))) = %d bytes, %v; want the %d bytes of the original", name, len(b), err, len(bin))
@@ -141,7 +142,7 @@ func roundTrips(t *testing.T, name string, p *isa.Program) {
 		t.Fatalf("Decode(MarshalBinary(%s)) error: %v", name, err)
 	}
 	if again, _ := Disassemble(r); again != text {
-		t.Errorf("Disassemble(Decode(MarshalBinary(%s))) differs at %s", name, firstDiff(again, text))
+		t.Errorf("Disassemble(Decode(MarshalBinary(%s))) differs at %s", name, goldenfile.FirstDiff(again, text))
 	}
 	if b, err := r.MarshalBinary(); err != nil || !bytes.Equal(b, bin) {
 		t.Errorf("MarshalBinary(Decode(MarshalBinary(%s))) = %d bytes, %v; want the %d bytes of the original", name, len(b), err, len(bin))

@@ -3,7 +3,6 @@ package compiler
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,53 +10,19 @@ import (
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 var update = flag.Bool("update", false, "rewrite .golden files in testdata")
 
 // golden compares got with the golden file at path, or rewrites the file
-// with -update. A mismatch reports the first differing line and the
-// command that regenerates the file.
+// with -update.
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatalf("write %s: %v", path, err)
-		}
-		return
-	}
-	regen := fmt.Sprintf("go test ./compiler -run %s -update", strings.SplitN(t.Name(), "/", 2)[0])
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read %s: %v (create it with: %s)", path, err, regen)
-	}
-	if d := firstDiff(got, string(want)); d != "" {
-		t.Errorf("%s differs at %s\n(if the change is intended, regenerate with: %s)", path, d, regen)
-	}
-}
-
-// firstDiff describes the first line where got and want differ, or "".
-func firstDiff(got, want string) string {
-	if got == want {
-		return ""
-	}
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d: got\n\t%q\nwant\n\t%q", i+1, gl, wl)
-		}
-	}
-	return ""
+	goldenfile.Check(t, path, []byte(got), *update, goldenfile.Regen(t, "compiler"))
 }
 
 // goldenInputs returns the NAME.yaml and NAME.json files of a testdata

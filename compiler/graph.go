@@ -10,7 +10,8 @@ import (
 	"gonum.org/v1/gonum/graph/traverse"
 
 	"smith/compiler/ir"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // CheckGraph runs the graph checks on a lowered program and returns their
@@ -121,13 +122,6 @@ func buildFlow(fp *flatProgram, each bool) *flowGraph {
 	return f
 }
 
-// reservedSignals are the signals the VM itself gives meaning to; a block
-// emits one of them only when its Signals say so.
-var reservedSignals = map[string]bool{
-	ir.SigSuccess: true, ir.SigFailure: true, ir.SigTimeout: true,
-	ir.SigSkipped: true, ir.SigValidationFail: true, ir.SigMaxVisits: true,
-}
-
 // liveTransitions returns the transitions of b that the VM's lookup can
 // select: for each signal b can emit, the exact one, else SIGNAL:FAILURE for
 // SIGNAL:TIMEOUT, else SIGNAL:FAIL_DEFAULT. An AI block can also emit any
@@ -144,14 +138,10 @@ func liveTransitions(b *ir.Block) []*ir.Transition {
 	}
 	live := map[*ir.Transition]bool{}
 	for _, s := range b.Signals {
-		t := bySignal[s]
-		if t == nil && s == ir.SigTimeout {
-			t = bySignal[ir.SigFailure]
-		}
-		if t == nil {
-			t = bySignal[ir.SigFailDefault]
-		}
-		if t != nil {
+		if t, ok := lang.Dispatch(s, func(s string) (*ir.Transition, bool) {
+			t := bySignal[s]
+			return t, t != nil
+		}); ok {
 			live[t] = true
 		}
 	}
@@ -163,7 +153,7 @@ func liveTransitions(b *ir.Block) []*ir.Transition {
 	// any of its transitions.
 	if b.AI || b.AnySignal || halts {
 		for _, t := range b.Transitions {
-			if !reservedSignals[t.Signal] {
+			if !lang.IsReserved(t.Signal) {
 				live[t] = true
 			}
 		}
@@ -213,18 +203,18 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 			}
 			return false
 		}
-		if has(ir.SigFailDefault) {
+		if has(lang.SigFailDefault) {
 			continue
 		}
 		if b.AI {
-			ds.Add(b.Pos, source.ENoFallback, "block '%s' runs an AI worker, which can emit any signal, and has no %s", b.ID, ir.SigFailDefault)
+			ds.Add(b.Pos, source.ENoFallback, "block '%s' runs an AI worker, which can emit any signal, and has no %s", b.ID, lang.SigFailDefault)
 			continue
 		}
 		for _, sig := range b.Signals {
-			if has(sig) || sig == ir.SigTimeout && has(ir.SigFailure) {
+			if _, ok := lang.Dispatch(sig, func(s string) (bool, bool) { return true, has(s) }); ok {
 				continue
 			}
-			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s", b.ID, sig, ir.SigFailDefault)
+			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s", b.ID, sig, lang.SigFailDefault)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // TestBlockIDsNameFiles: a manifest's block and node ids name log files and
@@ -21,7 +21,7 @@ func TestBlockIDsNameFiles(t *testing.T) {
 		ds := compileForCheck("m.json", []byte(src))
 		found := false
 		for _, d := range ds {
-			if d.Severity == source.Error && strings.Contains(d.Msg, "block id") {
+			if d.Severity == source.SevError && strings.Contains(d.Msg, "block id") {
 				found = true
 			}
 		}
@@ -39,7 +39,7 @@ func strconvQuote(s string) string {
 // passes smithc check (signal and attempts did not), including stderr,
 // started_at and ended_at (CONTRACT 12.5); an unknown field still fails
 // (issue 8, point 12). vm's TestStepFieldTable checks the VM side of the
-// one table, isa.StepFields.
+// one table, lang.StepFields.
 func TestStepFieldsChecked(t *testing.T) {
 	t.Parallel()
 	for _, f := range []string{"exit_code", "output", "stderr", "lines", "json", "duration", "status", "signal", "attempts", "started_at", "ended_at", "validation_error", "iterations", "nope"} {

@@ -3,10 +3,12 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"smith/compiler/ir"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // flatBlock is one block of a program in layout order: document order,
@@ -229,7 +231,7 @@ func (l *layout) actions(i int) error {
 			}
 			seen = append(seen, emitted{k, pc})
 		}
-		if t.Signal == ir.SigFailDefault {
+		if t.Signal == lang.SigFailDefault {
 			if !tab.HasDefault {
 				tab.Default, tab.HasDefault = pc, true
 			}
@@ -311,18 +313,9 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 // adding it on first use; equal templates (by canonical JSON) share an
 // entry.
 func (l *layout) template(t *ir.Transition) (uint32, error) {
-	var tm isa.Template
-	switch m := t.MsgTmpl.(type) {
-	case nil:
-		tm = isa.Lit(t.Msg)
-	case *isa.Template:
-		if m == nil {
-			tm = isa.Lit(t.Msg)
-		} else {
-			tm = *m
-		}
-	default:
-		return 0, fmt.Errorf("fail message has type %T, want *isa.Template", t.MsgTmpl)
+	tm := lang.Lit(t.Msg)
+	if t.MsgTmpl != nil {
+		tm = *t.MsgTmpl
 	}
 	key, err := json.Marshal(tm)
 	if err != nil {
@@ -342,14 +335,8 @@ func (l *layout) template(t *ir.Transition) (uint32, error) {
 func blockSpec(fb flatBlock) (isa.Block, error) {
 	b := fb.b
 	var spec isa.Block
-	switch s := b.Spec.(type) {
-	case nil:
-	case *isa.Block:
-		if s != nil {
-			spec = *s
-		}
-	default:
-		return isa.Block{}, fmt.Errorf("block %q has a spec of type %T, want *isa.Block", b.ID, b.Spec)
+	if b.Spec != nil {
+		spec = *b.Spec
 	}
 	spec.ID = b.ID
 	if !spec.Pos.IsValid() {
@@ -395,7 +382,7 @@ func execKind(b *ir.Block) isa.BlockKind {
 	switch {
 	case b.AI:
 		return isa.KindProvider
-	case len(b.Worker) > len("Internal:") && b.Worker[:len("Internal:")] == "Internal:":
+	case len(b.Worker) > len(lang.InternalPrefix) && strings.HasPrefix(b.Worker, lang.InternalPrefix):
 		return isa.KindInternal
 	}
 	return isa.KindCommand

@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Options carries what the caller knows beyond the document.
@@ -91,29 +92,9 @@ func dropNil[T any](l []*T) []*T {
 	return out
 }
 
-// convTemplate converts a parsed template to its run-time form.
-func convTemplate(t manifest.Template) isa.Template {
-	if len(t.Parts) == 0 {
-		return isa.Template{}
-	}
-	out := isa.Template{Parts: make([]isa.TPart, len(t.Parts))}
-	for i, p := range t.Parts {
-		if p.Ref == nil {
-			out.Parts[i] = isa.TPart{Lit: p.Lit}
-			continue
-		}
-		r := &isa.Ref{Raw: p.Ref.Raw, Pos: p.Ref.Pos, Path: make([]isa.PathElem, len(p.Ref.Path))}
-		for j, e := range p.Ref.Path {
-			r.Path[j] = isa.PathElem{Key: e.Key, Index: e.Index, IsIndex: e.IsIndex}
-		}
-		out.Parts[i] = isa.TPart{Ref: r}
-	}
-	return out
-}
-
 // parse parses s as a template, reporting its syntax errors. ok is false
 // when s is malformed.
-func (l *lowerer) parse(s string, pos source.Pos) (manifest.Template, bool) {
+func (l *lowerer) parse(s string, pos source.Pos) (lang.Template, bool) {
 	t, ds := manifest.ParseTemplate(s, pos)
 	if len(ds) > 0 {
 		l.diags.Append(ds...)
@@ -124,25 +105,25 @@ func (l *lowerer) parse(s string, pos source.Pos) (manifest.Template, bool) {
 
 // template parses and checks one string value against sc (nil: syntax
 // only) and returns its run-time form.
-func (l *lowerer) template(s manifest.String, sc *scope) isa.Template {
+func (l *lowerer) template(s manifest.String, sc *scope) lang.Template {
 	return l.templateAt(s.V, s.Pos, sc)
 }
 
-func (l *lowerer) templateAt(s string, pos source.Pos, sc *scope) isa.Template {
+func (l *lowerer) templateAt(s string, pos source.Pos, sc *scope) lang.Template {
 	t, ok := l.parse(s, pos)
 	if !ok {
-		return isa.Lit(s)
+		return lang.Lit(s)
 	}
 	if sc != nil {
 		for _, r := range t.Refs() {
 			l.checkRef(r, sc)
 		}
 	}
-	return convTemplate(t)
+	return t
 }
 
 // templatePtr is template for an optional value: nil when s is absent.
-func (l *lowerer) templatePtr(s manifest.String, sc *scope) *isa.Template {
+func (l *lowerer) templatePtr(s manifest.String, sc *scope) *lang.Template {
 	if !s.Set {
 		return nil
 	}
@@ -151,11 +132,11 @@ func (l *lowerer) templatePtr(s manifest.String, sc *scope) *isa.Template {
 }
 
 // templates converts a list of strings (an argv).
-func (l *lowerer) templates(sl manifest.StringList, sc *scope) []isa.Template {
+func (l *lowerer) templates(sl manifest.StringList, sc *scope) []lang.Template {
 	if !sl.Set {
 		return nil
 	}
-	out := make([]isa.Template, len(sl.V))
+	out := make([]lang.Template, len(sl.V))
 	for i, s := range sl.V {
 		out[i] = l.template(s, sc)
 	}
@@ -164,15 +145,15 @@ func (l *lowerer) templates(sl manifest.StringList, sc *scope) []isa.Template {
 
 // scalar converts an equals/contains/number operand: a string is a
 // template, any other scalar its literal text.
-func (l *lowerer) scalar(s manifest.Scalar, sc *scope) *isa.Template {
+func (l *lowerer) scalar(s manifest.Scalar, sc *scope) *lang.Template {
 	if !s.Set {
 		return nil
 	}
-	var t isa.Template
+	var t lang.Template
 	if s.IsString {
 		t = l.templateAt(s.Str, s.Pos, sc)
 	} else {
-		t = isa.Lit(s.Str)
+		t = lang.Lit(s.Str)
 	}
 	return &t
 }
@@ -259,7 +240,7 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 	for _, p := range l.providers {
 		def := isa.ProviderDef{Name: p.Key, Command: rawStrings(p.Command), Defaults: l.fields(p.Defaults.V, &scope{})}
 		l.providerRun(p, &def)
-		known := append(append(templateKeys[:len(templateKeys):len(templateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
+		known := append(append(lang.TemplateKeys[:len(lang.TemplateKeys):len(lang.TemplateKeys)], mapKeys(p.Defaults.V)...), l.paramKeys[p.Key]...)
 		for _, s := range p.Command.V {
 			l.checkTemplateKeys(p.Key, s, known)
 		}
@@ -276,12 +257,12 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 }
 
 // convTemplateLoose parses an already checked provider template element.
-func convTemplateLoose(s manifest.String) isa.Template {
+func convTemplateLoose(s manifest.String) lang.Template {
 	t, ds := manifest.ParseTemplate(s.V, s.Pos)
 	if len(ds) > 0 {
-		return isa.Lit(s.V)
+		return lang.Lit(s.V)
 	}
-	return convTemplate(t)
+	return t
 }
 
 // checkTemplateKeys checks that every ${key} of one element of provider
@@ -315,10 +296,10 @@ func (l *lowerer) checkSchema(s manifest.String) string {
 	if !s.Set {
 		return ""
 	}
-	if contains(builtinSchemas[:], s.V) || contains(l.schemas, s.V) {
+	if contains(lang.BuiltinSchemas[:], s.V) || contains(l.schemas, s.V) {
 		return s.V
 	}
-	known := append(builtinSchemas[:len(builtinSchemas):len(builtinSchemas)], l.schemas...)
+	known := append(lang.BuiltinSchemas[:len(lang.BuiltinSchemas):len(lang.BuiltinSchemas)], l.schemas...)
 	l.errorf(s.Pos, source.EUnknownSchema, "validation schema '%s' is neither a built-in schema nor a key of schemas%s",
 		s.V, source.DidYouMean(s.V, known))
 	return s.V
@@ -327,7 +308,7 @@ func (l *lowerer) checkSchema(s manifest.String) string {
 // providerNames returns every provider name a step may use: the presets,
 // then the document's providers.
 func (l *lowerer) providerNames() []string {
-	out := providerPresets[:len(providerPresets):len(providerPresets)]
+	out := lang.ProviderPresets[:len(lang.ProviderPresets):len(lang.ProviderPresets)]
 	for _, p := range l.providers {
 		if !contains(out, p.Key) {
 			out = append(out, p.Key)

@@ -6,7 +6,7 @@ import (
 
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // This file lowers agents and messages, the same in both formats

@@ -6,8 +6,9 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Reference prefixes of node and block ids; a reference resolves with or
@@ -18,7 +19,7 @@ const (
 )
 
 // signalPattern is the form of every on_signal.
-var signalPattern = regexp.MustCompile(manifest.SignalPattern)
+var signalPattern = regexp.MustCompile(lang.SignalPattern)
 
 // LowerManifest lowers a workflows.json Node/Block manifest to the IR
 // (CONTRACT section 7): one Node per node and one Block per block, in
@@ -38,7 +39,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	l.runWide(data, mf.Secrets, mf.EnvAllow, mf.Env)
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
-		data.Config = isa.Config{
+		data.Config = lang.Config{
 			TestCommand:  rawStrings(c.TestCommand),
 			LintCommand:  rawStrings(c.LintCommand),
 			BuildCommand: rawStrings(c.BuildCommand),
@@ -88,7 +89,7 @@ type workerSpec struct {
 	agent     *manifest.Agent
 	providers []string
 	params    []isa.Field
-	command   []isa.Template
+	command   []lang.Template
 }
 
 // index lists the nodes and blocks in document order and reports
@@ -258,7 +259,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	// defaults; model and permissions from the worker, then the defaults.
 	layers := []execLayer{{timeout: blk.Timeout}}
 	name := blk.Worker.V
-	if iw := lookupInternal(name); iw != nil {
+	if iw := lang.LookupInternal(name); iw != nil {
 		spec.Kind = isa.KindInternal
 		b.Signals = append([]string(nil), iw.Signals...)
 	} else if ws, ok := m.workers[name]; ok {
@@ -268,7 +269,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			spec.Agent = a.Key
 			layers = append(layers, execLayer{model: a.Model, permissions: a.Permissions})
 		}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
 		if ws.providers != nil {
 			spec.Kind, b.AI = isa.KindProvider, true
 			st.Providers = ws.providers
@@ -276,7 +277,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			st.ProviderParams = ws.params
 			st.OutputType = w.OutputType.V
 			if st.OutputType == "" {
-				st.OutputType = defaultOutputType
+				st.OutputType = lang.DefaultOutputType
 			}
 			st.PayloadMerge = merge
 		} else {
@@ -284,25 +285,25 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			st.Command = ws.command
 			st.PayloadIO, st.OutputType = true, w.OutputType.V
 			if st.OutputType == "" {
-				st.OutputType = defaultCommandOutputType
+				st.OutputType = lang.DefaultCommandOutputType
 			}
 			b.AnySignal = true // its last stdout line may name any signal
 		}
 	} else {
 		spec.Kind = isa.KindInternal
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 		if blk.Worker.Set {
-			known := append(internalNames(), m.workerKs...)
+			known := append(lang.InternalNames(), m.workerKs...)
 			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
 				name, source.DidYouMean(name, known))
 		}
 	}
 	m.applyLayers(st, &scope{}, append(layers, defaultsLayer(m.mf.Defaults))...)
-	if st.Validation != "" && !contains(b.Signals, ir.SigValidationFail) {
-		b.Signals = append(b.Signals, ir.SigValidationFail)
+	if st.Validation != "" && !contains(b.Signals, lang.SigValidationFail) {
+		b.Signals = append(b.Signals, lang.SigValidationFail)
 	}
 	if b.MaxVisits > 0 {
-		b.Signals = append(b.Signals, ir.SigMaxVisits)
+		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	b.Transitions = m.transitions(blk)
 	return b
@@ -312,22 +313,25 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 // default when it is absent.
 func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 	if !sl.Set {
-		return defaultPayloadMerge[:len(defaultPayloadMerge):len(defaultPayloadMerge)]
+		return lang.DefaultPayloadMerge[:len(lang.DefaultPayloadMerge):len(lang.DefaultPayloadMerge)]
 	}
 	out := make([]string, 0, len(sl.V))
 	for _, s := range sl.V {
 		out = append(out, s.V)
-		layer, arg, hasArg := strings.Cut(s.V, ":")
+		layer, arg, _, ok := lang.ParseLayer(s.V)
 		switch {
-		case !hasArg && (layer == "PAYLOAD" || layer == "CONTRACT" || layer == "STATIC_MEMORY" || layer == "METADATA"):
-		case hasArg && arg != "" && (layer == "PAYLOAD" || layer == "STATIC_MEMORY"):
-		case hasArg && arg != "" && layer == "ARTIFACT":
-			t := isa.Lit(arg)
+		case !ok:
+			var plain []string // the forms a did-you-mean can name
+			for _, f := range lang.LayerForms() {
+				if !strings.Contains(f, ":") || strings.HasSuffix(f, ":"+lang.LayerLast) {
+					plain = append(plain, f)
+				}
+			}
+			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' is not one of %s%s",
+				s.V, strings.Join(lang.LayerForms(), ", "), source.DidYouMean(s.V, plain))
+		case layer == lang.LayerArtifact:
+			t := lang.Lit(arg)
 			m.checkPath(&t, s.Pos)
-		default:
-			layers := []string{"PAYLOAD", "PAYLOAD:LAST", "CONTRACT", "STATIC_MEMORY", "METADATA"}
-			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' is not one of PAYLOAD, PAYLOAD:TYPE, PAYLOAD:LAST, CONTRACT, STATIC_MEMORY, STATIC_MEMORY:KEY, ARTIFACT:PATH, METADATA%s",
-				s.V, source.DidYouMean(s.V, layers))
 		}
 	}
 	return out

@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // This file lowers what both formats share about how a worker runs
@@ -125,8 +126,8 @@ func (l *lowerer) retry(r *manifest.Retry, st *isa.Step) {
 func (l *lowerer) providerRun(p *manifest.Provider, def *isa.ProviderDef) {
 	def.Env = l.env(p.Env, &scope{})
 	def.Secrets = l.declaredSecrets(p.Secrets, "provider '"+p.Key+"'")
-	if !p.Command.Set && !contains(providerPresets[:], p.Key) {
+	if !p.Command.Set && !contains(lang.ProviderPresets[:], p.Key) {
 		l.errorf(p.Pos, source.ESchema, "provider '%s' is not a built-in preset (%s), so it needs a command",
-			p.Key, strings.Join(providerPresets[:], ", "))
+			p.Key, strings.Join(lang.ProviderPresets[:], ", "))
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"smith/compiler/ir"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // lowerSource loads and lowers one document, returning the IR (nil when the
@@ -50,7 +50,7 @@ func irText(t *testing.T, p *ir.Program) string {
 		}
 	}
 	for _, n := range p.Nodes {
-		if sm, _ := n.StaticMemory.(string); sm != "" {
+		if sm := n.StaticMemory; sm != "" {
 			b.WriteString("node " + n.ID + " static_memory: " + sm + "\n")
 		}
 		walk(n.Blocks)

@@ -9,8 +9,9 @@ import (
 
 	"smith/compiler/ir"
 	"smith/isa"
+	"smith/lang"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // LowerWorkflow lowers a YAML step workflow to the IR (CONTRACT section 3):
@@ -34,7 +35,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		StrictFlow: y.strict,
 	}
 	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
-	data.Config = isa.Config{
+	data.Config = lang.Config{
 		TestCommand:  rawStrings(wf.TestCommand),
 		LintCommand:  rawStrings(wf.LintCommand),
 		BuildCommand: rawStrings(wf.BuildCommand),
@@ -228,7 +229,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
 		spec.Set = y.fields(s.SetContext.V, ssc)
 		// A value whose reference cannot be resolved at run time fails it.
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skLoop:
 		b.Kind, spec.Kind = ir.Loop, isa.KindLoop
 		as := "item"
@@ -240,7 +241,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 			spec.Loop.Parallel = y.intAtLeast(s.ForEach.Parallel, "for_each.parallel", 1)
 		}
 		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as, spec.Loop.Parallel > 1))
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skParallel:
 		b.Kind, spec.Kind = ir.Parallel, isa.KindParallel
 		if sc.thread {
@@ -255,28 +256,28 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		for _, br := range brs {
 			b.Branches = append(b.Branches, &ir.Branch{Name: br.Name, Pos: br.Pos, Body: y.lowerList(br.Steps, sc.branch())})
 		}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skSend:
 		b.Kind, spec.Kind, b.Worker = ir.Exec, isa.KindSend, "send"
 		spec.Step = &isa.Step{AllowMissing: ssc.allow, Send: y.send(s.Send, ssc)}
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure}
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
 	case skInvalid:
 		// The schema reports the step's shape; a no-op keeps the program whole.
 		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
-		b.Signals = []string{ir.SigSuccess}
+		b.Signals = []string{lang.SigSuccess}
 	default:
 		b.Kind = ir.Exec
 		spec.Step = y.lowerExec(s, kind, agent, b, spec, ssc)
-		b.Signals = []string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout}
-		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), ir.SigValidationFail)) {
-			b.Signals = append(b.Signals, ir.SigValidationFail)
+		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
+		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), lang.SigValidationFail)) {
+			b.Signals = append(b.Signals, lang.SigValidationFail)
 		}
 	}
 	if b.HasWhen {
-		b.Signals = append(b.Signals, ir.SigSkipped)
+		b.Signals = append(b.Signals, lang.SigSkipped)
 	}
 	if b.MaxVisits > 0 {
-		b.Signals = append(b.Signals, ir.SigMaxVisits)
+		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	return b, ssc
 }
@@ -285,20 +286,19 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 // it (CONTRACT 12.5): the writer names the step, and the step keeps its
 // whole reply.
 func linkReply(prev, b *ir.Block) {
-	spec, _ := b.Spec.(*isa.Block)
-	pspec, _ := prev.Spec.(*isa.Block)
+	spec, pspec := b.Spec, prev.Spec
 	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || pspec.Kind != isa.KindProvider {
 		return
 	}
 	switch spec.Step.Worker {
-	case internalPrefix + "FileSystemWriter", internalPrefix + "DocumentationWriter":
+	case lang.InternalPrefix + "FileSystemWriter", lang.InternalPrefix + "DocumentationWriter":
 		spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
 	}
 }
 
 // workerSignals returns the signals of an internal worker (nil if unknown).
 func workerSignals(worker string) []string {
-	if w := lookupInternal(worker); w != nil {
+	if w := lang.LookupInternal(worker); w != nil {
 		return w.Signals
 	}
 	return nil
@@ -314,9 +314,9 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest
 	case skWorker:
 		spec.Kind, b.Worker = isa.KindInternal, s.Worker.V
 		st.Worker = s.Worker.V
-		if lookupInternal(s.Worker.V) == nil {
+		if lang.LookupInternal(s.Worker.V) == nil {
 			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
-				s.Worker.V, source.DidYouMean(s.Worker.V, internalNames()))
+				s.Worker.V, source.DidYouMean(s.Worker.V, lang.InternalNames()))
 		}
 	case skProvider:
 		spec.Kind, b.AI = isa.KindProvider, true
@@ -370,7 +370,7 @@ func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st 
 	}
 	// command_override and argv_template are provider templates: their
 	// template keys are accepted besides the workflow's variables.
-	keys := append(templateKeys[:len(templateKeys):len(templateKeys)], params...)
+	keys := append(lang.TemplateKeys[:len(lang.TemplateKeys):len(lang.TemplateKeys)], params...)
 	for _, p := range y.providers {
 		if contains(st.Providers, p.Key) {
 			keys = append(keys, mapKeys(p.Defaults.V)...)
@@ -437,7 +437,7 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 	if v.Kind == manifest.KString {
 		mt, ok := y.parse(v.Str, v.Pos)
 		if !ok {
-			return isa.TValue{Kind: isa.TString, Str: isa.Lit(v.Str)}
+			return isa.TValue{Kind: isa.TString, Str: lang.Lit(v.Str)}
 		}
 		if mt.Whole() == nil {
 			y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, got '%s'", v.Str)
@@ -445,7 +445,7 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		for _, r := range mt.Refs() {
 			y.checkRef(r, sc)
 		}
-		return isa.TValue{Kind: isa.TString, Str: convTemplate(mt)}
+		return isa.TValue{Kind: isa.TString, Str: mt}
 	}
 	return y.tvalue(v, sc)
 }
@@ -600,13 +600,13 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		onFailure = failed
 	}
 	out := []*ir.Transition{
-		with(ir.SigSuccess, onSuccess),
-		with(ir.SigFailure, onFailure),
-		with(ir.SigTimeout, first(timeout, onFailure)),
-		with(ir.SigSkipped, first(skipped, next)),
-		with(ir.SigValidationFail, first(validation, onFailure)),
-		with(ir.SigMaxVisits, first(maxVisits, onFailure)),
-		with(ir.SigFailDefault, first(always, onFailure)),
+		with(lang.SigSuccess, onSuccess),
+		with(lang.SigFailure, onFailure),
+		with(lang.SigTimeout, first(timeout, onFailure)),
+		with(lang.SigSkipped, first(skipped, next)),
+		with(lang.SigValidationFail, first(validation, onFailure)),
+		with(lang.SigMaxVisits, first(maxVisits, onFailure)),
+		with(lang.SigFailDefault, first(always, onFailure)),
 	}
 	// Custom signals, in document order; the VM sends one with no entry
 	// of its own to success or failure by the step's exit code.
@@ -624,7 +624,7 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 
 // yamlOutcomeSignals are the signals of YAML's own outcomes (and the
 // default): on.signals routes only the others.
-var yamlOutcomeSignals = [...]string{ir.SigSuccess, ir.SigFailure, ir.SigTimeout, ir.SigSkipped, ir.SigValidationFail, ir.SigMaxVisits, ir.SigFailDefault}
+var yamlOutcomeSignals = [...]string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout, lang.SigSkipped, lang.SigValidationFail, lang.SigMaxVisits, lang.SigFailDefault}
 
 // first returns the first non-nil transition.
 func first(ts ...*ir.Transition) *ir.Transition {
@@ -650,8 +650,8 @@ func failTransition(msg string, pos source.Pos) *ir.Transition {
 }
 
 // litTemplate is the template of a literal message.
-func litTemplate(msg string) *isa.Template {
-	t := isa.Lit(msg)
+func litTemplate(msg string) *lang.Template {
+	t := lang.Lit(msg)
 	return &t
 }
 
@@ -698,22 +698,22 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 	msg := fmt.Sprintf("step '%s' failed", name) // on error
 	t.Action, t.Msg, t.MsgTmpl = ir.Fail, msg, litTemplate(msg)
 	switch x {
-	case targetEnd:
+	case lang.TargetEnd:
 		t.Action, t.Msg, t.MsgTmpl = ir.End, "", nil
 		if list.thread {
 			y.badEnd(g.Pos, "goto: _end")
 		}
 		return
-	case targetBranchEnd:
+	case lang.TargetBranchEnd:
 		if !list.inBranch {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed in the step list of a parallel branch", x)
 			return
 		}
 		t.Action, t.Msg, t.MsgTmpl = ir.BranchEnd, "", nil
 		return
-	case targetError:
+	case lang.TargetError:
 		return
-	case targetStart:
+	case lang.TargetStart:
 		if list.inLoop || list.inBranch {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed at the top level, not in the loop body of '%s'", x, name)
 			return
@@ -722,13 +722,13 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 			t.Action, t.Target, t.Msg, t.MsgTmpl = ir.Jump, y.top[0], "", nil
 		}
 		return
-	case targetLoopBreak, targetLoopContinue:
+	case lang.TargetLoopBreak, lang.TargetLoopContinue:
 		if !list.inLoop {
 			y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is only allowed inside a for_each body", x)
 			return
 		}
 		t.Action, t.Msg, t.MsgTmpl = ir.LoopBreak, "", nil
-		if x == targetLoopContinue {
+		if x == lang.TargetLoopContinue {
 			t.Action = ir.LoopNext
 		}
 		return
@@ -741,14 +741,14 @@ func (y *yamlLowerer) gotoTarget(t *ir.Transition, g manifest.String, name strin
 		y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not in the same step list as '%s'", x, name)
 		return
 	}
-	known := append([]string{targetEnd, targetError}, list.names...)
+	known := append([]string{lang.TargetEnd, lang.TargetError}, list.names...)
 	switch {
 	case list.inLoop:
-		known = append(known, targetLoopBreak, targetLoopContinue)
+		known = append(known, lang.TargetLoopBreak, lang.TargetLoopContinue)
 	case list.inBranch:
-		known = append(known, targetBranchEnd)
+		known = append(known, lang.TargetBranchEnd)
 	default:
-		known = append(known, targetStart)
+		known = append(known, lang.TargetStart)
 	}
 	y.errorf(g.Pos, source.EUnknownTarget, "goto target '%s' is not a step%s", x, source.DidYouMean(x, known))
 }

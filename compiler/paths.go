@@ -5,15 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers/confine"
 )
 
 // checkPath reports E_PATH_ESCAPE when a literal path (relative to
 // WORKSPACE) is absolute or resolves outside the project. Paths with
 // references are checked at run time; empty paths are left to the schema.
-func (l *lowerer) checkPath(t *isa.Template, pos source.Pos) {
+func (l *lowerer) checkPath(t *lang.Template, pos source.Pos) {
 	if t == nil || !t.IsLiteral() {
 		return
 	}
@@ -26,7 +26,7 @@ func (l *lowerer) checkPath(t *isa.Template, pos source.Pos) {
 
 // checkOutputPath checks an output_file, which is relative to
 // WORKSPACE/artifacts/STEP.
-func (l *lowerer) checkOutputPath(t *isa.Template, step string, pos source.Pos) {
+func (l *lowerer) checkOutputPath(t *lang.Template, step string, pos source.Pos) {
 	if t == nil || !t.IsLiteral() {
 		return
 	}

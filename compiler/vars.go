@@ -3,8 +3,9 @@ package compiler
 import (
 	"fmt"
 
+	"smith/lang"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A scope is what a ${...} reference may name where it occurs
@@ -75,7 +76,7 @@ func (sc *scope) roots() []string {
 // environment variable, run/agent/loop field or loop variable it names
 // exists where it occurs. References listed in allow_missing_vars are
 // exempt.
-func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
+func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 	if contains(sc.allow, r.Raw) {
 		return
 	}
@@ -110,8 +111,8 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EVarMissing, "reference '${%s}' names no field of step '%s' (expected one of exit_code, output, lines, json, duration, status, iterations)", r.Raw, name)
 			return
 		}
-		if !contains(stepFields[:], field) {
-			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, stepFields[:]))
+		if !contains(lang.StepFields[:], field) {
+			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, lang.StepFields[:]))
 			return
 		}
 		if len(r.Path) > 3 {
@@ -144,19 +145,19 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EEnvNotAllowed, "environment variable '%s' is neither in env_allow nor in secrets", name)
 		}
 	case rootRun:
-		l.checkField(r, runFields[:], "run")
+		l.checkField(r, lang.RunFields[:], "run")
 	case rootAgent:
 		if !sc.agent {
 			l.errorf(r.Pos, source.EVarMissing, "'${%s}' is only available in a step with an agent", r.Raw)
 			return
 		}
-		l.checkField(r, agentFields[:], "agent")
+		l.checkField(r, lang.AgentFields[:], "agent")
 	case rootLoop:
 		if len(sc.loops) == 0 {
 			l.errorf(r.Pos, source.EVarMissing, "'${%s}' is only available inside a for_each body", r.Raw)
 			return
 		}
-		l.checkField(r, loopFields[:], "loop")
+		l.checkField(r, lang.LoopFields[:], "loop")
 	default:
 		hint := source.DidYouMean(root, sc.roots())
 		if hint == "" {
@@ -167,7 +168,7 @@ func (l *lowerer) checkRef(r *manifest.Ref, sc *scope) {
 }
 
 // checkField checks a reference of the form ${root.FIELD} against fields.
-func (l *lowerer) checkField(r *manifest.Ref, fields []string, root string) {
+func (l *lowerer) checkField(r *lang.Ref, fields []string, root string) {
 	if len(r.Path) != 2 || r.Path[1].IsIndex {
 		l.errorf(r.Pos, source.EVarMissing, "reference '${%s}' is not of the form ${%s.FIELD}", r.Raw, root)
 		return

@@ -14,7 +14,8 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // The assembly lexer. A comment runs from ';' to the end of the line or to
@@ -326,7 +327,7 @@ func (a *assembler) line(l, prev *asmLine) {
 		p.Strings = append(p.Strings, a.str(tok(l.String.Text)))
 	case l.Tmpl != nil:
 		a.index(tok(l.Tmpl.Index), "template", len(p.Templates))
-		var t Template
+		var t lang.Template
 		a.json(tok(l.Tmpl.Text), &t)
 		p.Templates = append(p.Templates, t)
 	case l.Node != nil && l.Node.Pool != nil:

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 func disasm(t testing.TB, p *Program) string {
@@ -122,7 +123,7 @@ func oneOpProgram(op Op) *Program {
 		Code:      []Instr{in},
 		Pos:       []source.Pos{at("op.yaml", 1, 1)},
 		Strings:   []string{"s"},
-		Templates: []Template{Lit("t")},
+		Templates: []lang.Template{lang.Lit("t")},
 		Nodes:     []Node{{ID: "n", Pos: at("op.yaml", 1, 1)}},
 		Blocks: []Block{{ID: "b", Kind: KindLoop, Pos: at("op.yaml", 1, 1),
 			Loop: &Loop{Items: TValue{Kind: TList}, As: "x"}}},
@@ -144,7 +145,7 @@ func TestAssembleErrors(t *testing.T) {
 		{"jump range", head + "0000  JUMP 0001 @ x.yaml:1:1\n", "t.asm:3:1: error: E_PARSE: pc 0000: JUMP operand A: pc 0001 is out of range: the code has 1 instructions"},
 		{"bad string", head + "string 0 \"\\q\"\n0000 END @ -\n", "t.asm:3:10: error: E_PARSE: bad string \"\\q\""},
 		{"bad position", head + "0000 END @ x.yaml:99999999999999999999:1\n", "t.asm:3:12: error: E_PARSE: bad position x.yaml:99999999999999999999:1"},
-		{"bad template", head + "template 0 {\"parts\":[{\"lit\":1}]}\n0000 END @ -\n", "t.asm:3:29: error: E_PARSE: bad JSON: json: cannot unmarshal number into Go struct field TPart.parts.lit of type string"},
+		{"bad template", head + "template 0 {\"parts\":[{\"lit\":1}]}\n0000 END @ -\n", "t.asm:3:29: error: E_PARSE: bad JSON: json: cannot unmarshal number into Go struct field Part.parts.lit of type string"},
 		{"template order", head + "template 1 {}\n0000 END @ -\n", "t.asm:3:10: error: E_PARSE: template 1 is out of order: the next template is 0"},
 		{"fail range", head + "template 0 {}\n0000 FAIL 1 @ -\n", "t.asm:4:1: error: E_PARSE: pc 0000: FAIL operand A: template 1 is out of range: the program has 1"},
 		{"table default", head + "table 0 block 0 default 0001\n0000 END @ -\n", "t.asm:3:1: error: E_PARSE: table 0: block: block 0 is out of range: the program has 0"},

@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // headerFormat is the first line of every listing; Assemble reads the isa
@@ -43,7 +44,7 @@ type runData struct {
 	Providers  []ProviderDef `json:"providers,omitempty"`
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
-	Config     Config        `json:"config"`
+	Config     lang.Config   `json:"config"`
 }
 
 func specOf(b *Block) blockSpec {

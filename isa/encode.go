@@ -8,7 +8,7 @@ import (
 	"io"
 	"reflect"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The .smbc encoding:

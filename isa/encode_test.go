@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 func marshal(t testing.TB, p *Program) []byte {
@@ -163,7 +164,7 @@ func TestHash(t *testing.T) {
 	}{
 		{"operand", func(p *Program) { p.Code[2].A = 8 }},
 		{"position", func(p *Program) { p.Pos[0].Col++ }},
-		{"pool", func(p *Program) { p.Templates[0] = Lit("Prep broke") }},
+		{"pool", func(p *Program) { p.Templates[0] = lang.Lit("Prep broke") }},
 	}
 	for _, tt := range changed {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 func ExampleProgram_Disassemble() {
@@ -20,10 +21,10 @@ func ExampleProgram_Disassemble() {
 			{Op: isa.OpFail, A: 0},
 		},
 		Pos:       []source.Pos{pos, pos, {File: "hello.yaml", Line: 5, Col: 9}, {File: "hello.yaml", Line: 6, Col: 9}},
-		Templates: []isa.Template{isa.Lit("greeting failed")},
+		Templates: []lang.Template{lang.Lit("greeting failed")},
 		Nodes:     []isa.Node{{ID: "hello", Pos: source.Pos{File: "hello.yaml", Line: 1, Col: 1}}},
 		Blocks: []isa.Block{{ID: "Greet", Kind: isa.KindCommand, Start: 0, Dispatch: 1, Pos: pos,
-			Step: &isa.Step{Command: []isa.Template{isa.Lit("echo"), isa.Lit("hi")}}}},
+			Step: &isa.Step{Command: []lang.Template{lang.Lit("echo"), lang.Lit("hi")}}}},
 		Tables: []isa.Table{{Block: 0, Entries: []isa.TableEntry{{Signal: "SIGNAL:SUCCESS", PC: 2}}, Default: 3, HasDefault: true}},
 	}
 	if err := p.Disassemble(os.Stdout); err != nil {

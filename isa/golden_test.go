@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/internal/goldenfile"
+	"smith/source"
 )
 
 var update = flag.Bool("update", false, "rewrite .golden files in testdata")
@@ -17,32 +18,7 @@ var update = flag.Bool("update", false, "rewrite .golden files in testdata")
 // golden compares got with the golden file path, or writes it with -update.
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file: %v (run: go test ./isa -update)", err)
-	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w || i >= len(gl) || i >= len(wl) {
-			t.Fatalf("%s:%d differs:\ngot:  %q\nwant: %q\n(regenerate with: go test ./isa -update)", path, i+1, g, w)
-		}
-	}
+	goldenfile.Check(t, path, got, *update, goldenfile.Regen(t, "isa"))
 }
 
 // TestGoldenAsm assembles every testdata/asm/NAME.asm and compares its

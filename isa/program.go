@@ -1,6 +1,9 @@
 package isa
 
-import "smith/manifest/source"
+import (
+	"smith/lang"
+	"smith/source"
+)
 
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
@@ -24,10 +27,10 @@ type Program struct {
 	Strings []string `json:"strings"`
 	// Templates are messages with ${...} references that the VM substitutes
 	// (FAIL's operand).
-	Templates []Template `json:"templates,omitempty"`
-	Nodes     []Node     `json:"nodes"`
-	Blocks    []Block    `json:"blocks"`
-	Tables    []Table    `json:"tables"`
+	Templates []lang.Template `json:"templates,omitempty"`
+	Nodes     []Node          `json:"nodes"`
+	Blocks    []Block         `json:"blocks"`
+	Tables    []Table         `json:"tables"`
 
 	// Run-wide data.
 	StrictFlow bool          `json:"strict_flow,omitempty"`
@@ -38,7 +41,7 @@ type Program struct {
 	Providers  []ProviderDef `json:"providers,omitempty"` // the document's providers, in document order
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
-	Config     Config        `json:"config"`
+	Config     lang.Config   `json:"config"`
 }
 
 // A Node is a context container.
@@ -168,35 +171,35 @@ type TableEntry struct {
 // A Step is the run-time spec of a block that runs a worker. Templates are
 // pre-parsed by the compiler; the VM substitutes them.
 type Step struct {
-	Command         []Template `json:"command,omitempty"`
-	Providers       []string   `json:"providers,omitempty"`
-	Worker          string     `json:"worker,omitempty"` // Internal:NAME, or the workers key of a manifest block
-	AI              *AIWorker  `json:"ai,omitempty"`
-	Send            *Send      `json:"send,omitempty"`        // KindSend
-	Model           *Template  `json:"model,omitempty"`       // step over agent over defaults; nil = the CLI's default
-	Permissions     string     `json:"permissions,omitempty"` // read|edit|full; "" = edit
-	Prompt          *Template  `json:"prompt,omitempty"`
-	PromptFile      *Template  `json:"prompt_file,omitempty"`
-	ProviderParams  []Field    `json:"provider_params,omitempty"`
-	CommandOverride []Template `json:"command_override,omitempty"`
-	Transport       *Transport `json:"prompt_transport,omitempty"`
-	InputFile       *Template  `json:"input_file,omitempty"`
-	OutputFile      *Template  `json:"output_file,omitempty"`
-	OutputCapture   string     `json:"output_capture,omitempty"` // text|lines|json ("" = text)
-	AllowParseError bool       `json:"allow_parse_error,omitempty"`
-	Validation      string     `json:"validation_schema,omitempty"`
-	Timeout         float64    `json:"timeout,omitempty"` // seconds; 0 = the default 300
-	Attempts        int        `json:"attempts,omitempty"`
-	BackoffSec      float64    `json:"backoff_sec,omitempty"`
-	HasBackoff      bool       `json:"has_backoff,omitempty"` // BackoffSec was given (0 is a valid value)
-	Env             []EnvVar   `json:"env,omitempty"`
-	Secrets         []string   `json:"secrets,omitempty"`
-	HasSecrets      bool       `json:"has_secrets,omitempty"` // the step lists its own secrets (else all)
-	WaitFor         *WaitFor   `json:"wait_for,omitempty"`
-	DependsOn       *DependsOn `json:"depends_on,omitempty"`
-	AllowMissing    []string   `json:"allow_missing_vars,omitempty"`
-	PayloadMerge    []string   `json:"payload_merge_strategy,omitempty"`
-	OutputType      string     `json:"output_type,omitempty"`
+	Command         []lang.Template `json:"command,omitempty"`
+	Providers       []string        `json:"providers,omitempty"`
+	Worker          string          `json:"worker,omitempty"` // Internal:NAME, or the workers key of a manifest block
+	AI              *AIWorker       `json:"ai,omitempty"`
+	Send            *Send           `json:"send,omitempty"`        // KindSend
+	Model           *lang.Template  `json:"model,omitempty"`       // step over agent over defaults; nil = the CLI's default
+	Permissions     string          `json:"permissions,omitempty"` // read|edit|full; "" = edit
+	Prompt          *lang.Template  `json:"prompt,omitempty"`
+	PromptFile      *lang.Template  `json:"prompt_file,omitempty"`
+	ProviderParams  []Field         `json:"provider_params,omitempty"`
+	CommandOverride []lang.Template `json:"command_override,omitempty"`
+	Transport       *Transport      `json:"prompt_transport,omitempty"`
+	InputFile       *lang.Template  `json:"input_file,omitempty"`
+	OutputFile      *lang.Template  `json:"output_file,omitempty"`
+	OutputCapture   string          `json:"output_capture,omitempty"` // text|lines|json ("" = text)
+	AllowParseError bool            `json:"allow_parse_error,omitempty"`
+	Validation      string          `json:"validation_schema,omitempty"`
+	Timeout         float64         `json:"timeout,omitempty"` // seconds; 0 = the default 300
+	Attempts        int             `json:"attempts,omitempty"`
+	BackoffSec      float64         `json:"backoff_sec,omitempty"`
+	HasBackoff      bool            `json:"has_backoff,omitempty"` // BackoffSec was given (0 is a valid value)
+	Env             []EnvVar        `json:"env,omitempty"`
+	Secrets         []string        `json:"secrets,omitempty"`
+	HasSecrets      bool            `json:"has_secrets,omitempty"` // the step lists its own secrets (else all)
+	WaitFor         *WaitFor        `json:"wait_for,omitempty"`
+	DependsOn       *DependsOn      `json:"depends_on,omitempty"`
+	AllowMissing    []string        `json:"allow_missing_vars,omitempty"`
+	PayloadMerge    []string        `json:"payload_merge_strategy,omitempty"`
+	OutputType      string          `json:"output_type,omitempty"`
 	// PayloadIO: a manifest command worker gets the payload on stdin, and
 	// its stdout (less a last SIGNAL: line) becomes a segment of
 	// OutputType (CONTRACT 12.5).
@@ -219,41 +222,41 @@ type AIWorker struct {
 
 // A Transport says how a prompt reaches a provider.
 type Transport struct {
-	Mode         string     `json:"mode"`
-	ArgvTemplate []Template `json:"argv_template,omitempty"`
+	Mode         string          `json:"mode"`
+	ArgvTemplate []lang.Template `json:"argv_template,omitempty"`
 }
 
 // An EnvVar is one env: entry of a step.
 type EnvVar struct {
-	Name string   `json:"name"`
-	Val  Template `json:"val"`
+	Name string        `json:"name"`
+	Val  lang.Template `json:"val"`
 }
 
 // A WaitFor blocks until MinCount files match Glob.
 type WaitFor struct {
-	Glob       Template `json:"glob"`
-	TimeoutSec float64  `json:"timeout_sec,omitempty"`
-	PollMs     int      `json:"poll_ms,omitempty"`
-	MinCount   int      `json:"min_count,omitempty"`
-	Consume    bool     `json:"consume,omitempty"` // move the matches to the agent's processed folder on completion
+	Glob       lang.Template `json:"glob"`
+	TimeoutSec float64       `json:"timeout_sec,omitempty"`
+	PollMs     int           `json:"poll_ms,omitempty"`
+	MinCount   int           `json:"min_count,omitempty"`
+	Consume    bool          `json:"consume,omitempty"` // move the matches to the agent's processed folder on completion
 }
 
 // A Send delivers Content (or the content of File) into agent To's inbox
 // as NNNN-<Name>.
 type Send struct {
-	To      string    `json:"to"`
-	File    *Template `json:"file,omitempty"`
-	Content *Template `json:"content,omitempty"`
-	Name    *Template `json:"name,omitempty"` // "" = the base name of File, or message.md
+	To      string         `json:"to"`
+	File    *lang.Template `json:"file,omitempty"`
+	Content *lang.Template `json:"content,omitempty"`
+	Name    *lang.Template `json:"name,omitempty"` // "" = the base name of File, or message.md
 }
 
 // A DependsOn lists required and optional globs and how to inject them.
 type DependsOn struct {
-	Required    []Template `json:"required,omitempty"`
-	Optional    []Template `json:"optional,omitempty"`
-	Inject      string     `json:"inject,omitempty"` // "" (none), list, content
-	Instruction string     `json:"instruction,omitempty"`
-	Position    string     `json:"position,omitempty"` // prepend|append
+	Required    []lang.Template `json:"required,omitempty"`
+	Optional    []lang.Template `json:"optional,omitempty"`
+	Inject      string          `json:"inject,omitempty"` // "" (none), list, content
+	Instruction string          `json:"instruction,omitempty"`
+	Position    string          `json:"position,omitempty"` // prepend|append
 }
 
 // A ProviderDef is a workflow's override of, or addition to, the presets.
@@ -282,14 +285,6 @@ type SchemaDef struct {
 	Schema string `json:"schema"`
 }
 
-// Config holds a manifest's project commands and isolation mode.
-type Config struct {
-	TestCommand  []string `json:"test_command,omitempty"`
-	LintCommand  []string `json:"lint_command,omitempty"`
-	BuildCommand []string `json:"build_command,omitempty"`
-	Isolation    string   `json:"isolation,omitempty"`
-}
-
 // CondOp is the predicate or combinator of a condition.
 type CondOp uint8
 
@@ -315,13 +310,13 @@ const (
 //	exit_code: Name Cmp Num                      number: X Cmp Y
 //	all/any/not: Sub
 type Cond struct {
-	Op    CondOp     `json:"op"`
-	Name  string     `json:"name,omitempty"`
-	X     *Template  `json:"x,omitempty"`
-	Y     *Template  `json:"y,omitempty"`
-	Cmp   string     `json:"cmp,omitempty"`
-	Num   float64    `json:"num,omitempty"`
-	Flags string     `json:"flags,omitempty"`
-	Sub   []Cond     `json:"sub,omitempty"`
-	Pos   source.Pos `json:"pos"`
+	Op    CondOp         `json:"op"`
+	Name  string         `json:"name,omitempty"`
+	X     *lang.Template `json:"x,omitempty"`
+	Y     *lang.Template `json:"y,omitempty"`
+	Cmp   string         `json:"cmp,omitempty"`
+	Num   float64        `json:"num,omitempty"`
+	Flags string         `json:"flags,omitempty"`
+	Sub   []Cond         `json:"sub,omitempty"`
+	Pos   source.Pos     `json:"pos"`
 }

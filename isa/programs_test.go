@@ -3,20 +3,21 @@ package isa
 import (
 	"fmt"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // Test programs, built by hand in canonical form (empty slices are nil).
 
 func at(file string, line, col int) source.Pos { return source.Pos{File: file, Line: line, Col: col} }
 
-func ref(raw string, pos source.Pos, path ...PathElem) *Ref {
-	return &Ref{Path: path, Raw: raw, Pos: pos}
+func ref(raw string, pos source.Pos, path ...lang.PathElem) *lang.Ref {
+	return &lang.Ref{Path: path, Raw: raw, Pos: pos}
 }
 
-func tmpl(parts ...TPart) Template { return Template{Parts: parts} }
+func tmpl(parts ...lang.Part) lang.Template { return lang.Template{Parts: parts} }
 
-func tlit(s string) *Template { t := Lit(s); return &t }
+func tlit(s string) *lang.Template { t := lang.Lit(s); return &t }
 
 // demoProgram is a small YAML workflow: Prep, then Report, failing or
 // halting at Review.
@@ -42,15 +43,15 @@ func demoProgram() *Program {
 			at(f, 20, 5), at(f, 20, 5), at(f, 21, 11),
 			at(f, 30, 5), at(f, 30, 5), at(f, 31, 11),
 		},
-		Templates: []Template{Lit("Prep failed")},
+		Templates: []lang.Template{lang.Lit("Prep failed")},
 		Nodes:     []Node{{ID: "demo", Entry: 0, Pos: at(f, 2, 7)}},
 		Blocks: []Block{
 			{ID: "Prep", Node: 0, Kind: KindCommand, Start: 0, Dispatch: 1, Pos: at(f, 10, 5),
-				Step: &Step{Command: []Template{Lit("make"), Lit("prep")}}},
+				Step: &Step{Command: []lang.Template{lang.Lit("make"), lang.Lit("prep")}}},
 			{ID: "Report", Node: 0, Kind: KindCommand, Start: 5, Dispatch: 6, Pos: at(f, 20, 5),
-				Step: &Step{Command: []Template{Lit("echo"), Lit("done")}}},
+				Step: &Step{Command: []lang.Template{lang.Lit("echo"), lang.Lit("done")}}},
 			{ID: "Review", Node: 0, Kind: KindCommand, Start: 8, Dispatch: 9, Pos: at(f, 30, 5),
-				Step: &Step{Command: []Template{Lit("true")}}},
+				Step: &Step{Command: []lang.Template{lang.Lit("true")}}},
 		},
 		Tables: []Table{
 			{Block: 0, Entries: []TableEntry{{"SIGNAL:SUCCESS", 2}, {"SIGNAL:FAILURE", 3}}, Default: 4, HasDefault: true},
@@ -66,8 +67,8 @@ func demoProgram() *Program {
 func fullProgram() *Program {
 	f := "flow.json"
 	p := func(line int) source.Pos { return at(f, line, 3) }
-	ctxRef := tmpl(TPart{Lit: "dir-"}, TPart{Ref: ref("context.dir", at(f, 4, 12), PathElem{Key: "context"}, PathElem{Key: "dir"})})
-	itemsRef := tmpl(TPart{Ref: ref("context.files[2]", at(f, 30, 14), PathElem{Key: "context"}, PathElem{Key: "files"}, PathElem{Index: 2, IsIndex: true})})
+	ctxRef := tmpl(lang.Part{Lit: "dir-"}, lang.Part{Ref: ref("context.dir", at(f, 4, 12), lang.PathElem{Key: "context"}, lang.PathElem{Key: "dir"})})
+	itemsRef := tmpl(lang.Part{Ref: ref("context.files[2]", at(f, 30, 14), lang.PathElem{Key: "context"}, lang.PathElem{Key: "files"}, lang.PathElem{Index: 2, IsIndex: true})})
 	return &Program{
 		Name: "full", Format: "manifest", Source: f, Entry: 0,
 		Code: []Instr{
@@ -106,9 +107,9 @@ func fullProgram() *Program {
 			p(50), p(50), {},
 		},
 		Strings: []string{"prep failed: see 'log'"},
-		Templates: []Template{
-			tmpl(TPart{Lit: "prep failed in "}, TPart{Ref: ref("context.dir", at(f, 14, 20), PathElem{Key: "context"}, PathElem{Key: "dir"})},
-				TPart{Lit: ": costs $5, see ${{log}} and ${{open"}),
+		Templates: []lang.Template{
+			tmpl(lang.Part{Lit: "prep failed in "}, lang.Part{Ref: ref("context.dir", at(f, 14, 20), lang.PathElem{Key: "context"}, lang.PathElem{Key: "dir"})},
+				lang.Part{Lit: ": costs $5, see ${{log}} and ${{open"}),
 		},
 		Nodes: []Node{
 			{ID: "Main", Entry: 0, Pos: at(f, 2, 5)},
@@ -129,14 +130,14 @@ func fullProgram() *Program {
 					}},
 				}},
 				Step: &Step{
-					Command:    []Template{Lit("go"), Lit("test"), ctxRef},
+					Command:    []lang.Template{lang.Lit("go"), lang.Lit("test"), ctxRef},
 					Timeout:    12.5,
 					Attempts:   3,
 					BackoffSec: 0, HasBackoff: true,
 					Env:     []EnvVar{{Name: "DIR", Val: ctxRef}, {Name: "EMPTY"}},
 					Secrets: []string{"TOKEN"}, HasSecrets: true,
-					WaitFor: &WaitFor{Glob: Lit("out/*.txt"), TimeoutSec: 2, PollMs: 50, MinCount: 2},
-					DependsOn: &DependsOn{Required: []Template{Lit("a.txt")}, Optional: []Template{ctxRef},
+					WaitFor: &WaitFor{Glob: lang.Lit("out/*.txt"), TimeoutSec: 2, PollMs: 50, MinCount: 2},
+					DependsOn: &DependsOn{Required: []lang.Template{lang.Lit("a.txt")}, Optional: []lang.Template{ctxRef},
 						Inject: "content", Instruction: "read these", Position: "append"},
 					InputFile:       tlit("in.txt"),
 					OutputFile:      &ctxRef,
@@ -152,7 +153,7 @@ func fullProgram() *Program {
 					{Key: "m", Val: TValue{Kind: TMap, Map: []Field{
 						{Key: "t", Val: TValue{Kind: TBool, Bool: true}},
 						{Key: "z", Val: TValue{Kind: TNull}},
-						{Key: "l", Val: TValue{Kind: TList, List: []TValue{{Kind: TNumber, Num: "-2.5"}, {Kind: TString, Str: Lit("s")}}}},
+						{Key: "l", Val: TValue{Kind: TList, List: []TValue{{Kind: TNumber, Num: "-2.5"}, {Kind: TString, Str: lang.Lit("s")}}}},
 					}}},
 				}},
 			{ID: "Each", Node: 0, Kind: KindLoop, Start: 10, Dispatch: 17, Pos: p(30),
@@ -162,9 +163,9 @@ func fullProgram() *Program {
 					Providers:       []string{"claude", "mock"},
 					Prompt:          &itemsRef,
 					PromptFile:      tlit("prompt.md"),
-					ProviderParams:  []Field{{Key: "model", Val: TValue{Kind: TString, Str: Lit("opus")}}},
-					CommandOverride: []Template{Lit("claude"), Lit("-p")},
-					Transport:       &Transport{Mode: "argv", ArgvTemplate: []Template{Lit("--prompt"), Lit("${PROMPT}")}},
+					ProviderParams:  []Field{{Key: "model", Val: TValue{Kind: TString, Str: lang.Lit("opus")}}},
+					CommandOverride: []lang.Template{lang.Lit("claude"), lang.Lit("-p")},
+					Transport:       &Transport{Mode: "argv", ArgvTemplate: []lang.Template{lang.Lit("--prompt"), lang.Lit("${PROMPT}")}},
 					Validation:      "Answer",
 					OutputType:      "json",
 				}},
@@ -184,20 +185,20 @@ func fullProgram() *Program {
 		},
 		StrictFlow: true,
 		Context: &TValue{Kind: TMap, Map: []Field{
-			{Key: "dir", Val: TValue{Kind: TString, Str: Lit("src")}},
-			{Key: "files", Val: TValue{Kind: TList, List: []TValue{{Kind: TString, Str: Lit("a")}}}},
+			{Key: "dir", Val: TValue{Kind: TString, Str: lang.Lit("src")}},
+			{Key: "files", Val: TValue{Kind: TList, List: []TValue{{Kind: TString, Str: lang.Lit("a")}}}},
 		}},
 		Secrets:  []string{"TOKEN"},
 		EnvAllow: []string{"HOME", "PATH"},
 		Providers: []ProviderDef{
 			{Name: "claude", Command: []string{"claude", "-p", "${PROMPT}", "--model", "${model}"},
-				Defaults:  []Field{{Key: "model", Val: TValue{Kind: TString, Str: Lit("sonnet")}}},
+				Defaults:  []Field{{Key: "model", Val: TValue{Kind: TString, Str: lang.Lit("sonnet")}}},
 				Transport: &Transport{Mode: "stdin"}},
 			{Name: "mock", Command: []string{"mock"}},
 		},
 		Agents:  []AgentDef{{Name: "coder", Providers: []string{"claude"}, Inbox: "inbox/coder"}},
 		Schemas: []SchemaDef{{Name: "Answer", Schema: `{"type":"object"}`}},
-		Config: Config{TestCommand: []string{"go", "test", "./..."}, LintCommand: []string{"go", "vet"},
+		Config: lang.Config{TestCommand: []string{"go", "test", "./..."}, LintCommand: []string{"go", "vet"},
 			BuildCommand: []string{"go", "build"}, Isolation: "worktree"},
 	}
 }
@@ -223,10 +224,10 @@ func oddProgram() *Program {
 			{Line: -1, Col: 4},
 		},
 		Strings:   []string{"line1\nline2 \"q\" @ here ; semi", "ünï\tcode\x00"},
-		Templates: []Template{Lit("line1\nline2 \"q\" @ here ; semi"), Lit("ünï\tcode\x00")},
+		Templates: []lang.Template{lang.Lit("line1\nline2 \"q\" @ here ; semi"), lang.Lit("ünï\tcode\x00")},
 		Nodes:     []Node{{ID: "n;@\"", Entry: 0, StaticMemory: "{ \"spaced\": 1 }", Pos: at("a:1:2", 1, 1)}},
 		Blocks: []Block{{ID: "b @ ; \"x\"", Node: 0, Kind: KindCommand, Start: 1, Dispatch: 2, Pos: at("odd.yaml", 3, 1),
-			Step: &Step{Command: []Template{Lit("echo"), Lit("a\nb")}}}},
+			Step: &Step{Command: []lang.Template{lang.Lit("echo"), lang.Lit("a\nb")}}}},
 		Tables: []Table{{Block: 0, Entries: []TableEntry{{"SIGNAL:SUCCESS", 3}, {"odd signal \"@\";", 4}}}},
 	}
 }
@@ -247,7 +248,7 @@ func bigProgram(n int) *Program {
 		}
 		p.Pos = append(p.Pos, pos, pos, pos)
 		p.Blocks = append(p.Blocks, Block{ID: fmt.Sprintf("step%d", i), Kind: KindCommand, Start: pc, Dispatch: pc + 1, Pos: pos,
-			Step: &Step{Command: []Template{Lit("echo"), Lit(fmt.Sprint(i))}}})
+			Step: &Step{Command: []lang.Template{lang.Lit("echo"), lang.Lit(fmt.Sprint(i))}}})
 		p.Tables = append(p.Tables, Table{Block: uint32(i), Entries: []TableEntry{{"SIGNAL:SUCCESS", pc + 2}}, Default: pc + 2, HasDefault: true})
 	}
 	return p

@@ -1,22 +1,26 @@
 package isa
 
-import "testing"
+import (
+	"testing"
+
+	"smith/lang"
+)
 
 func TestTemplateSource(t *testing.T) {
 	t.Parallel()
-	r := ref("context.k", at("f.yaml", 1, 1), PathElem{Key: "context"}, PathElem{Key: "k"})
+	r := ref("context.k", at("f.yaml", 1, 1), lang.PathElem{Key: "context"}, lang.PathElem{Key: "k"})
 	tests := []struct {
 		name string
-		t    Template
+		t    lang.Template
 		want string
 	}{
-		{"empty", Template{}, ""},
-		{"literal", Lit("step 'S' failed"), "step 'S' failed"},
-		{"reference", tmpl(TPart{Lit: "key "}, TPart{Ref: r}, TPart{Lit: " rejected"}), "key ${context.k} rejected"},
-		{"dollar", Lit("costs $5 or ${x}"), "costs $$5 or $${x}"},
-		{"passthrough", Lit("a ${{ raw }} b"), "a ${{ raw }} b"},
-		{"unterminated passthrough", Lit("a ${{raw} b"), "a $${{raw} b"},
-		{"passthrough then dollar", tmpl(TPart{Lit: "${{x}}$"}, TPart{Ref: r}), "${{x}}$$${context.k}"},
+		{"empty", lang.Template{}, ""},
+		{"literal", lang.Lit("step 'S' failed"), "step 'S' failed"},
+		{"reference", tmpl(lang.Part{Lit: "key "}, lang.Part{Ref: r}, lang.Part{Lit: " rejected"}), "key ${context.k} rejected"},
+		{"dollar", lang.Lit("costs $5 or ${x}"), "costs $$5 or $${x}"},
+		{"passthrough", lang.Lit("a ${{ raw }} b"), "a ${{ raw }} b"},
+		{"unterminated passthrough", lang.Lit("a ${{raw} b"), "a $${{raw} b"},
+		{"passthrough then dollar", tmpl(lang.Part{Lit: "${{x}}$"}, lang.Part{Ref: r}), "${{x}}$$${context.k}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

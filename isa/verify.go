@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"strconv"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A fault is one verification failure: the pool it concerns ("code",

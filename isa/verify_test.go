@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func TestVerify(t *testing.T) {

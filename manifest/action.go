@@ -9,7 +9,7 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // An ActionKind says what a transition's action does (CONTRACT 7.2).

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // dumpDecoded prints a decoded document: every set field with its value and

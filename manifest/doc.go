@@ -25,6 +25,6 @@
 //
 // manifest makes no semantic checks (unknown targets, duplicate steps,
 // graph properties): those belong to the compiler. It imports only
-// manifest/source, participle, the YAML library and the two JSON Schema
+// source, participle, the YAML library and the two JSON Schema
 // libraries.
 package manifest

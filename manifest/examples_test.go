@@ -16,7 +16,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // exampleDirs hold the shared example workflows and manifests, relative to

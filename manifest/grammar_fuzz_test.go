@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 var fuzzPos = source.Pos{File: "fuzz.json", Line: 2, Col: 7}
@@ -84,7 +85,7 @@ func FuzzParseTemplate(f *testing.F) {
 
 // renderTemplate prints a template back: literal '$' as "$$" except inside
 // a ${{...}} passthrough, references as ${Raw}.
-func renderTemplate(tm Template) string {
+func renderTemplate(tm lang.Template) string {
 	var b strings.Builder
 	for _, p := range tm.Parts {
 		if p.Ref != nil {
@@ -112,7 +113,7 @@ func renderTemplate(tm Template) string {
 }
 
 // showParts prints parts without positions.
-func showParts(tm Template) string {
+func showParts(tm lang.Template) string {
 	var b strings.Builder
 	for _, p := range tm.Parts {
 		if p.Ref != nil {

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // at is the position of a string value's first character in most cases:
@@ -118,7 +119,7 @@ func TestActionKindString(t *testing.T) {
 }
 
 // showTemplate prints a template's parts or its diagnostics.
-func showTemplate(tm Template, ds source.Diagnostics) string {
+func showTemplate(tm lang.Template, ds source.Diagnostics) string {
 	if len(ds) > 0 {
 		return ds.Error()
 	}
@@ -216,7 +217,7 @@ func TestParseTemplate(t *testing.T) {
 				t.Errorf("ParseTemplate(%q) =\n%s\nwant\n%s", tt.in, got, tt.want)
 			}
 			for _, d := range ds {
-				if d.Code != source.EParse || d.Severity != source.Error {
+				if d.Code != source.EParse || d.Severity != source.SevError {
 					t.Errorf("ParseTemplate(%q) diagnostic %s, want an E_PARSE error", tt.in, d.Format())
 				}
 			}

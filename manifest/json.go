@@ -8,7 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // ParseJSON reads a JSON document into a Value tree. A value's position is

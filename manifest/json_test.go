@@ -15,7 +15,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 const positionsJSON = `{

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // LoadWorkflow reads a YAML step workflow: parse, validate against the
@@ -19,17 +19,7 @@ func LoadWorkflow(name string, src []byte) (*Workflow, source.Diagnostics) {
 
 // loadWorkflow is LoadWorkflow with a compiled schema (nil: compile one).
 func loadWorkflow(vr *Validator, name string, src []byte) (*Workflow, source.Diagnostics) {
-	v, ds := ParseYAML(name, src)
-	if v == nil || v.Kind != KMap {
-		ds.Sort()
-		return nil, ds
-	}
-	if vr == nil {
-		vr = mustValidator(NewWorkflowValidator())
-	}
-	ds = append(ds, vr.Validate(v)...)
-	ds.Sort()
-	return DecodeWorkflow(name, v), ds
+	return load(vr, name, src, ParseYAML, NewWorkflowValidator, DecodeWorkflow)
 }
 
 // LoadManifest reads a workflows.json manifest: parse, validate against the
@@ -40,17 +30,28 @@ func LoadManifest(name string, src []byte) (*Manifest, source.Diagnostics) {
 
 // loadManifest is LoadManifest with a compiled schema (nil: compile one).
 func loadManifest(vr *Validator, name string, src []byte) (*Manifest, source.Diagnostics) {
-	v, ds := ParseJSON(name, src)
+	return load(vr, name, src, ParseJSON, NewManifestValidator, DecodeManifest)
+}
+
+// load parses src, validates it against its format's schema (vr, or one
+// newValidator compiles) and decodes it: nil when the document has no
+// usable shape, decoded even when validation reported errors. The
+// diagnostics are sorted.
+func load[T any](vr *Validator, name string, src []byte,
+	parse func(string, []byte) (*Value, source.Diagnostics),
+	newValidator func() (*Validator, error),
+	decode func(string, *Value) *T) (*T, source.Diagnostics) {
+	v, ds := parse(name, src)
 	if v == nil || v.Kind != KMap {
 		ds.Sort()
 		return nil, ds
 	}
 	if vr == nil {
-		vr = mustValidator(NewManifestValidator())
+		vr = mustValidator(newValidator())
 	}
 	ds = append(ds, vr.Validate(v)...)
 	ds.Sort()
-	return DecodeManifest(name, v), ds
+	return decode(name, v), ds
 }
 
 // Load reads a workflow or a manifest, chosen by the file name's extension

@@ -12,94 +12,9 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
-
-// A PathElem is one step of a reference path: a key (".name") or an
-// integer index ("[n]").
-type PathElem struct {
-	Key     string // the key; empty when IsIndex
-	Index   int    // the index; 0 unless IsIndex
-	IsIndex bool
-}
-
-// A Ref is one ${...} reference, or one allow_missing_vars entry.
-type Ref struct {
-	// Path[0] is the root (item, the loop's as name, loop, steps, context,
-	// env, run, agent); it is never an index. Path is never empty.
-	Path []PathElem
-	// Raw is the canonical text of the path without ${}: keys joined by
-	// '.', indexes as [n] in decimal ("steps.S.json.files[0]"). Two
-	// references to the same value have the same Raw, which is how
-	// allow_missing_vars entries are matched.
-	Raw string
-	// Pos is the position of the '$' (of the first character for ParseRef).
-	Pos source.Pos
-}
-
-// Root returns the first element of the path ("steps" for ${steps.S.output}).
-func (r *Ref) Root() string { return r.Path[0].Key }
-
-// A Part is one piece of a template: exactly one of Lit and Ref is set.
-// A literal part already has $$ unescaped and ${{...}} kept verbatim.
-type Part struct {
-	Lit string
-	Ref *Ref
-}
-
-// A Template is a string value split into literal text and ${...}
-// references (CONTRACT section 3.1). Literal parts are never empty and
-// never adjacent; an empty string has no parts.
-type Template struct {
-	Parts []Part
-}
-
-// IsLiteral reports whether t has no references.
-func (t Template) IsLiteral() bool {
-	for _, p := range t.Parts {
-		if p.Ref != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// Literal returns the concatenated literal text of t: the string's value
-// when t.IsLiteral().
-func (t Template) Literal() string {
-	switch len(t.Parts) {
-	case 0:
-		return ""
-	case 1:
-		return t.Parts[0].Lit
-	}
-	var b strings.Builder
-	for _, p := range t.Parts {
-		b.WriteString(p.Lit)
-	}
-	return b.String()
-}
-
-// Refs returns the references of t in source order.
-func (t Template) Refs() []*Ref {
-	var refs []*Ref
-	for _, p := range t.Parts {
-		if p.Ref != nil {
-			refs = append(refs, p.Ref)
-		}
-	}
-	return refs
-}
-
-// Whole returns the reference when t is exactly one reference and nothing
-// else, so that a typed value (a list for for_each.items) can be
-// substituted; otherwise nil.
-func (t Template) Whole() *Ref {
-	if len(t.Parts) == 1 {
-		return t.Parts[0].Ref
-	}
-	return nil
-}
 
 // The template lexer. In Root, "$$" is an escaped '$', "${{" opens a
 // passthrough that ends at the first "}}" (state Pass), "${" opens a
@@ -201,17 +116,17 @@ const maxTemplateDiags = 10
 // diagnostics, the Template is the zero value.
 //
 // A string without '$' is one literal part and never reaches the parser.
-func ParseTemplate(s string, pos source.Pos) (Template, source.Diagnostics) {
+func ParseTemplate(s string, pos source.Pos) (lang.Template, source.Diagnostics) {
 	if strings.IndexByte(s, '$') < 0 {
 		if s == "" {
-			return Template{}, nil
+			return lang.Template{}, nil
 		}
-		return Template{Parts: []Part{{Lit: s}}}, nil
+		return lang.Template{Parts: []lang.Part{{Lit: s}}}, nil
 	}
 	if ast, ok := fastTemplate(s); ok {
 		t, ds := buildTemplate(s, ast, pos)
 		if len(ds) > 0 {
-			return Template{}, ds
+			return lang.Template{}, ds
 		}
 		return t, nil
 	}
@@ -223,7 +138,7 @@ func ParseTemplate(s string, pos source.Pos) (Template, source.Diagnostics) {
 			if off == 0 {
 				t, ds := buildTemplate(s, ast, pos)
 				if len(ds) > 0 {
-					return Template{}, ds
+					return lang.Template{}, ds
 				}
 				return t, nil
 			}
@@ -239,15 +154,15 @@ func ParseTemplate(s string, pos source.Pos) (Template, source.Diagnostics) {
 		base.Advance(s[off:next])
 		off = next
 	}
-	return Template{}, diags
+	return lang.Template{}, diags
 }
 
 // buildTemplate turns a parsed template into parts, merging adjacent
 // literal text, and reports roots that are not names and indexes too
 // large for an int.
-func buildTemplate(s string, ast *templateAST, pos source.Pos) (Template, source.Diagnostics) {
+func buildTemplate(s string, ast *templateAST, pos source.Pos) (lang.Template, source.Diagnostics) {
 	var (
-		t     Template
+		t     lang.Template
 		diags source.Diagnostics
 		lit   strings.Builder
 		first string // the pending literal while it is a single token
@@ -258,9 +173,9 @@ func buildTemplate(s string, ast *templateAST, pos source.Pos) (Template, source
 		case 0:
 			return
 		case 1:
-			t.Parts = append(t.Parts, Part{Lit: first})
+			t.Parts = append(t.Parts, lang.Part{Lit: first})
 		default:
-			t.Parts = append(t.Parts, Part{Lit: lit.String()})
+			t.Parts = append(t.Parts, lang.Part{Lit: lit.String()})
 		}
 		lit.Reset()
 		first, n = "", 0
@@ -298,7 +213,7 @@ func buildTemplate(s string, ast *templateAST, pos source.Pos) (Template, source
 				continue
 			}
 			ref.Pos = grammarPos(pos, lexer.Position{Line: 1, Column: 1}, p.Ref.Open.Pos)
-			t.Parts = append(t.Parts, Part{Ref: ref})
+			t.Parts = append(t.Parts, lang.Part{Ref: ref})
 		}
 	}
 	flush()
@@ -307,22 +222,22 @@ func buildTemplate(s string, ast *templateAST, pos source.Pos) (Template, source
 
 // buildRef checks a parsed path and makes its Ref. s[start:] is the text
 // of the reference (for messages), open is "${" in templates.
-func buildRef(p *pathAST, pos source.Pos, base lexer.Position, open, s string, start int) (*Ref, *source.Diagnostic) {
+func buildRef(p *pathAST, pos source.Pos, base lexer.Position, open, s string, start int) (*lang.Ref, *source.Diagnostic) {
 	if r, _ := utf8.DecodeRuneInString(p.Root.Value); r != '_' && !isASCIILetter(r) {
 		d := source.New(grammarPos(pos, base, p.Root.Pos), source.EParse,
 			"malformed reference %s: %s, found '%s'",
 			showText(refText(s, start)), pathReason("", open, lexer.Token{}, false), p.Root.Value)
 		return nil, &d
 	}
-	ref := &Ref{Path: make([]PathElem, 0, 1+len(p.Elems))}
-	ref.Path = append(ref.Path, PathElem{Key: p.Root.Value})
+	ref := &lang.Ref{Path: make([]lang.PathElem, 0, 1+len(p.Elems))}
+	ref.Path = append(ref.Path, lang.PathElem{Key: p.Root.Value})
 	raw := p.Root.Value
 	if len(p.Elems) > 0 {
 		var b strings.Builder
 		b.WriteString(p.Root.Value)
 		for _, e := range p.Elems {
 			if e.Key != nil {
-				ref.Path = append(ref.Path, PathElem{Key: e.Key.Value})
+				ref.Path = append(ref.Path, lang.PathElem{Key: e.Key.Value})
 				b.WriteByte('.')
 				b.WriteString(e.Key.Value)
 				continue
@@ -334,7 +249,7 @@ func buildRef(p *pathAST, pos source.Pos, base lexer.Position, open, s string, s
 					showText(refText(s, start)), e.Index.Value)
 				return nil, &d
 			}
-			ref.Path = append(ref.Path, PathElem{Index: i, IsIndex: true})
+			ref.Path = append(ref.Path, lang.PathElem{Index: i, IsIndex: true})
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(i))
 			b.WriteByte(']')
@@ -432,7 +347,7 @@ func refText(s string, start int) string {
 // "steps.S.json.files[0]" (an allow_missing_vars entry); the ${...} form is
 // accepted too. pos is the position of raw's first character. Errors have
 // code E_PARSE.
-func ParseRef(raw string, pos source.Pos) (*Ref, *source.Diagnostic) {
+func ParseRef(raw string, pos source.Pos) (*lang.Ref, *source.Diagnostic) {
 	s, open, base := raw, "", lexer.Position{Line: 1, Column: 1}
 	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && !strings.HasPrefix(s, "${{") {
 		s, open = s[2:len(s)-1], "${"

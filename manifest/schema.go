@@ -14,7 +14,8 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // Schema identifiers ($id) of the two formats.
@@ -31,9 +32,6 @@ var handlerKinds = []string{"goto", "end", "error", "halt"}
 
 // isolationModes are the values of isolation: (CONTRACT 12.4).
 var isolationModes = []string{"none", "git-worktree"}
-
-// SignalPattern is the form of every signal a document names.
-const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
 
 // Permissions are the values of permissions: (CONTRACT 5), least first.
 var Permissions = []string{"read", "edit", "full"}
@@ -96,7 +94,7 @@ func refine(defs jsonschema.Definitions) {
 	if s := defs["On"]; s != nil {
 		s.Properties.Set("signals", &jsonschema.Schema{
 			Type:                 "object",
-			PropertyNames:        &jsonschema.Schema{Pattern: SignalPattern},
+			PropertyNames:        &jsonschema.Schema{Pattern: lang.SignalPattern},
 			AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Handler"},
 		})
 		delete(defs, "SignalHandler")

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func TestSchemaGolden(t *testing.T) {

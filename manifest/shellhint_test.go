@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // TestShellSyntaxHint: a reference written in shell syntax is an E_PARSE

@@ -1,6 +1,6 @@
 package manifest
 
-import "smith/manifest/source"
+import "smith/source"
 
 // The types in this file mirror the two source documents field for field.
 // Every value keeps its position. Scalars are wrapped (String, Number, Bool)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A Kind is the kind of a document value.

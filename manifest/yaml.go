@@ -12,7 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Limits on alias expansion: a document whose aliases expand to more nodes,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // lookupPath follows a dotted path with [n] indexes ("context.list[1]")

@@ -2,9 +2,7 @@ package vm
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,7 +36,7 @@ func (m *Machine) capCapture(step string, r *StepResult) error {
 		return c
 	}, step) + "-" + strconv.Itoa(m.st.Seq+1) + "-capture.json"
 	path := filepath.Join(dir, name)
-	if err := writeDurable(dir, name, b); err != nil {
+	if err := m.cfg.Host.WriteFile(path, b); err != nil {
 		return fmt.Errorf("keep the capture of step '%s': %w", step, err)
 	}
 	r.CapturePath, r.Truncated = path, true
@@ -62,36 +60,6 @@ func (m *Machine) capCapture(step string, r *StepResult) error {
 	return nil
 }
 
-// writeDurable writes data to dir/name through a temporary file, fsyncs it,
-// renames it into place and fsyncs dir.
-func writeDurable(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	serr = d.Sync()
-	d.Close()
-	return serr
-}
-
 // capture returns the whole capture of step's result res: from its capture
 // file when state.json holds only an excerpt (read once, then cached).
 func (m *Machine) capture(step string, res *StepResult) captureFile {
@@ -102,7 +70,7 @@ func (m *Machine) capture(step string, res *StepResult) captureFile {
 		return c.file
 	}
 	var c captureFile
-	if b, err := os.ReadFile(res.CapturePath); err == nil {
+	if b, err := m.cfg.Host.ReadFile(res.CapturePath); err == nil {
 		json.Unmarshal(b, &c)
 	}
 	m.captures[step] = &cachedCapture{path: res.CapturePath, file: c}

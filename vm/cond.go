@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // cond evaluates a condition in block b's scope. An error (an unresolved
@@ -72,13 +72,13 @@ func (m *Machine) condXY(sc scope, c *isa.Cond) (string, string, error) {
 	return x, y, err
 }
 
-// fileExists checks X, a path relative to WORKSPACE, through Files.
+// fileExists checks X, a path relative to WORKSPACE, through the Host.
 func (m *Machine) fileExists(sc scope, c *isa.Cond) (bool, error) {
 	rel, err := m.substOpt(sc, c.X)
 	if err != nil {
 		return false, err
 	}
-	return m.files().Exists(rel)
+	return m.cfg.Host.FileExists(m.cfg.Dirs, rel)
 }
 
 // contains tests whether the needle Y occurs in the haystack X: a
@@ -117,7 +117,7 @@ func (m *Machine) regex(sc scope, c *isa.Cond) (bool, error) {
 	}
 	re, err := regexp.Compile(pat)
 	if err != nil {
-		return false, &codedError{source.EStepFailed, fmt.Sprintf("regex: pattern '%s': %v", pat, err)}
+		return false, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("regex: pattern '%s': %v", pat, err)}
 	}
 	return re.MatchString(text), nil
 }
@@ -143,7 +143,7 @@ func (m *Machine) number(sc scope, c *isa.Cond) (bool, error) {
 func parseNumber(s string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, &codedError{source.EStepFailed, fmt.Sprintf("number: '%s' is not a number", s)}
+		return 0, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("number: '%s' is not a number", s)}
 	}
 	return f, nil
 }
@@ -164,5 +164,5 @@ func compare(x float64, op string, y float64) (bool, error) {
 	case ">=", "ge":
 		return x >= y, nil
 	}
-	return false, &codedError{source.EStepFailed, fmt.Sprintf("comparison '%s' is not one of ==, !=, <, <=, >, >=", op)}
+	return false, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("comparison '%s' is not one of ==, !=, <, <=, >, >=", op)}
 }

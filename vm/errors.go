@@ -3,7 +3,7 @@ package vm
 import (
 	"errors"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // ErrHalted is wrapped by the error Run and Resume return when a
@@ -34,27 +34,11 @@ func (e *RuntimeError) ErrCode() source.Code { return e.Code }
 // Unwrap returns the wrapped cause.
 func (e *RuntimeError) Unwrap() error { return e.Err }
 
-// A codedError is a step failure the machine found itself (E_VAR_MISSING,
-// E_ENV_NOT_ALLOWED, E_PATH_ESCAPE, E_EXEC, ...): it fails the step, not the
-// run.
-type codedError struct {
-	code source.Code
-	msg  string
-}
-
-func (e *codedError) Error() string        { return e.msg }
-func (e *codedError) ErrCode() source.Code { return e.code }
-
 // stepErrorOf returns the code and message of err for a StepResult; an
 // error without a code is E_STEP_FAILED.
 func stepErrorOf(err error, mask func(string) string) *StepError {
 	if err == nil {
 		return nil
 	}
-	code := source.EStepFailed
-	var c source.Coded
-	if errors.As(err, &c) {
-		code = c.ErrCode()
-	}
-	return &StepError{Code: string(code), Message: mask(err.Error())}
+	return &StepError{Code: string(source.CodeOf(err, source.EStepFailed)), Message: mask(err.Error())}
 }

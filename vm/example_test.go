@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )
@@ -25,7 +26,7 @@ func Example() {
 		Name:  "demo",
 		Nodes: []isa.Node{{ID: "main"}},
 		Blocks: []isa.Block{{ID: "Build", Kind: isa.KindCommand, Start: 0, Dispatch: 1,
-			Step: &isa.Step{Command: []isa.Template{isa.Lit("make")}}}},
+			Step: &isa.Step{Command: []lang.Template{lang.Lit("make")}}}},
 		Tables: []isa.Table{{Block: 0, Entries: []isa.TableEntry{{Signal: "SIGNAL:SUCCESS", PC: 2}}}},
 		Code: []isa.Instr{
 			{Op: isa.OpExec, A: 0},

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers"
 )
 
 // Step defaults (CONTRACT 3.5).
 const (
-	defaultTimeout = 300 * time.Second
+	defaultTimeout = lang.DefaultTimeout
 	defaultBackoff = 2 * time.Second
 )
 
@@ -70,7 +71,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	case err != nil:
 		res = workers.Result{Signal: SigFailure, Err: err}
 	case m.cfg.Registry == nil:
-		res = workers.Result{Signal: SigFailure, Err: &codedError{source.EExec, "no worker registry"}}
+		res = workers.Result{Signal: SigFailure, Err: &source.Error{Code: source.EExec, Msg: "no worker registry"}}
 	default:
 		req.AttemptID = attemptID
 		req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
@@ -157,7 +158,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	}
 	if err := m.capCapture(blk.ID, &r); err != nil {
 		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
-		r.Error = stepErrorOf(&codedError{source.EExec, err.Error()}, m.mask.String)
+		r.Error = stepErrorOf(&source.Error{Code: source.EExec, Msg: err.Error()}, m.mask.String)
 		sig = SigFailure
 	}
 	if res.Tokens != 0 || res.LinesWritten != 0 {
@@ -168,8 +169,8 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	if len(res.Segments) > 0 {
 		m.appendPayload(m.stamp(res.Segments))
 	}
-	if blk.Step != nil && blk.Step.Worker == workers.InternalUpdateChangePlan && m.cfg.RunRoot != "" {
-		if plan, err := workers.ChangePlan(m.cfg.RunRoot); err == nil {
+	if blk.Step != nil && blk.Step.Worker == lang.InternalUpdateChangePlan && m.cfg.RunRoot != "" {
+		if plan, err := m.cfg.Host.ChangePlan(m.cfg.RunRoot); err == nil {
 			m.st.ChangePlan = plan
 			m.d.SetChangePlan, m.d.ChangePlan = true, plan
 		}
@@ -237,7 +238,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		Backoff:         defaultBackoff,
 		EnvAllow:        m.p.EnvAllow,
 		OutputType:      s.OutputType,
-		Config:          workers.Config(m.p.Config),
+		Config:          m.p.Config,
 		Payload:         append([]workers.Segment{}, m.st.Payload...),
 		Dirs:            m.cfg.Dirs,
 		RunRoot:         m.cfg.RunRoot,
@@ -265,7 +266,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		}
 	}
 	var err error
-	sub := func(t *isa.Template) string {
+	sub := func(t *lang.Template) string {
 		if err != nil {
 			return ""
 		}
@@ -273,7 +274,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, err = m.substOpt(sc, t)
 		return v
 	}
-	subAll := func(sc scope, ts []isa.Template) []string {
+	subAll := func(sc scope, ts []lang.Template) []string {
 		if err != nil {
 			return nil
 		}
@@ -287,7 +288,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	req.InputFile = sub(s.InputFile)
 	req.OutputFile = sub(s.OutputFile)
 	if s.OutputFile != nil && req.OutputFile == "" && err == nil {
-		err = &codedError{source.EPathEscape, "output_file: path '' is empty: it names no file"}
+		err = &source.Error{Code: source.EPathEscape, Msg: "output_file: path '' is empty: it names no file"}
 	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/vm"
 	"smith/workers"
 )
@@ -22,7 +23,7 @@ func TestRequest(t *testing.T) {
 	s.Prompt = tp("hi ${agent.name}")
 	s.OutputFile = tp("${run.id}.txt")
 	s.ProviderParams = []isa.Field{{Key: "model", Val: str("m-${context.who}")}}
-	s.Transport = &isa.Transport{Mode: "argv", ArgvTemplate: []isa.Template{tpl("--p=${PROMPT}")}}
+	s.Transport = &isa.Transport{Mode: "argv", ArgvTemplate: []lang.Template{tpl("--p=${PROMPT}")}}
 	s.WaitFor = &isa.WaitFor{Glob: tpl("${agent.inbox}/*.md"), TimeoutSec: 2, PollMs: 50, MinCount: 1}
 	p := build(t, N{ID: "main", Blocks: []B{
 		{ID: "Ask", Kind: isa.KindProvider, Agent: "eng", Step: s, On: ok},

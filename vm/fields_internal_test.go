@@ -4,18 +4,18 @@ import (
 	"slices"
 	"testing"
 
-	"smith/isa"
+	"smith/lang"
 )
 
 // TestStepFieldTable: the VM resolves exactly the step fields smithc check
-// accepts, one table (isa.StepFields) for both (issue 8, point 12).
+// accepts, one table (lang.StepFields) for both (issue 8, point 12).
 func TestStepFieldTable(t *testing.T) {
 	var have []string
 	for f := range stepFieldResolvers {
 		have = append(have, f)
 	}
 	slices.Sort(have)
-	want := slices.Clone(isa.StepFields[:])
+	want := slices.Clone(lang.StepFields[:])
 	slices.Sort(want)
 	if !slices.Equal(have, want) {
 		t.Fatalf("VM resolvers %v, checker's table %v: they must be the same", have, want)
@@ -23,13 +23,13 @@ func TestStepFieldTable(t *testing.T) {
 	m := &Machine{st: &State{Steps: map[string]*StepResult{"S": {Status: StepCompleted, Output: "o", Stderr: "e",
 		Signal: SigSuccess, Attempts: 2, StartedAt: "t0", EndedAt: "t1", Lines: []string{"a"}, JSON: map[string]any{"k": 1.0}}}},
 		captures: map[string]*cachedCapture{}}
-	for _, f := range isa.StepFields {
-		if _, ok, err := m.stepVar([]isa.PathElem{{Key: "S"}, {Key: f}}); !ok || err != nil {
+	for _, f := range lang.StepFields {
+		if _, ok, err := m.stepVar([]lang.PathElem{{Key: "S"}, {Key: f}}); !ok || err != nil {
 			t.Errorf("${steps.S.%s} does not resolve (%v)", f, err)
 		}
 	}
 	for f, want := range map[string]any{"signal": SigSuccess, "attempts": 2, "stderr": "e", "started_at": "t0", "ended_at": "t1"} {
-		if v, _, _ := m.stepVar([]isa.PathElem{{Key: "S"}, {Key: f}}); v != want {
+		if v, _, _ := m.stepVar([]lang.PathElem{{Key: "S"}, {Key: f}}); v != want {
 			t.Errorf("${steps.S.%s} = %v, want %v", f, v, want)
 		}
 	}

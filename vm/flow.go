@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers"
 )
 
@@ -69,26 +70,17 @@ func yamlOutcome(signal string) bool {
 
 // lookup selects a transition of t for signal.
 func lookup(t *isa.Table, signal string) (uint32, bool) {
-	find := func(s string) (uint32, bool) {
+	return lang.Dispatch(signal, func(s string) (uint32, bool) {
 		for _, e := range t.Entries {
 			if e.Signal == s {
 				return e.PC, true
 			}
 		}
-		return 0, false
-	}
-	if pc, ok := find(signal); ok {
-		return pc, true
-	}
-	if signal == SigTimeout {
-		if pc, ok := find(SigFailure); ok {
-			return pc, true
+		if s == SigFailDefault {
+			return t.Default, t.HasDefault
 		}
-	}
-	if t.HasDefault {
-		return t.Default, true
-	}
-	return 0, false
+		return 0, false
+	})
 }
 
 // when evaluates block a's condition: true goes on at next; false records
@@ -156,7 +148,7 @@ func (m *Machine) setContext(a uint32) error {
 		if err != nil {
 			return m.failStep(blk, err)
 		}
-		setPath(c, f.Key, m.maskValue(v))
+		SetPath(c, f.Key, m.maskValue(v))
 	}
 	if tooDeep(c) {
 		return m.failStep(blk, errTooDeep("the context after set_context"))
@@ -183,9 +175,10 @@ func cloneMap(c map[string]any) map[string]any {
 	return out
 }
 
-// setPath sets a dotted key ("a.b.c"), creating (or replacing non-map
-// values with) maps on the way.
-func setPath(c map[string]any, key string, v any) {
+// SetPath sets a dotted context key ("a.b.c") as set_context does,
+// creating (or replacing non-map values with) maps on the way; cmd uses it
+// for --context a.b=v, so that it satisfies ${context.a.b}.
+func SetPath(c map[string]any, key string, v any) {
 	parts := strings.Split(key, ".")
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := c[p].(map[string]any)

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )
@@ -280,7 +281,7 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := jsonOf(t, &back), jsonOf(t, r.st); got != want {
-		t.Errorf("State JSON round trip differs: %s", firstDiff(got, want))
+		t.Errorf("State JSON round trip differs: %s", goldenfile.FirstDiff(got, want))
 	}
 	for _, key := range []string{`"run_id"`, `"workflow_name"`, `"program_hash"`, `"isHalted": true`, `"halted_block"`, `"totalTokensUsed": 7`,
 		`"iterations_total"`, `"return_stack"`, `"loop_stack"`, `"event_seq"`, `"phase": "start"`} {

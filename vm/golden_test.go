@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/vm"
 	"smith/workers"
@@ -19,23 +19,7 @@ var update = flag.Bool("update", false, "rewrite .golden files in testdata")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run: go test ./vm -run %s -update)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs: %s\nregenerate: go test ./vm -run %s -update", path, firstDiff(string(got), string(want)), t.Name())
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, goldenfile.Regen(t, "vm"))
 }
 
 // TestGolden runs hand-built scenarios and compares their events.jsonl

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )
@@ -224,42 +226,42 @@ func (a *asm) action(act string, i uint32, next string) uint32 {
 var ok = [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "fail:step failed"}}
 
 // tpl parses a template with ${...} references.
-func tpl(s string) isa.Template {
-	var t isa.Template
+func tpl(s string) lang.Template {
+	var t lang.Template
 	for s != "" {
 		i := strings.Index(s, "${")
 		if i < 0 {
-			t.Parts = append(t.Parts, isa.TPart{Lit: s})
+			t.Parts = append(t.Parts, lang.Part{Lit: s})
 			break
 		}
 		if i > 0 {
-			t.Parts = append(t.Parts, isa.TPart{Lit: s[:i]})
+			t.Parts = append(t.Parts, lang.Part{Lit: s[:i]})
 		}
 		j := strings.Index(s[i:], "}")
-		t.Parts = append(t.Parts, isa.TPart{Ref: ref(s[i+2 : i+j])})
+		t.Parts = append(t.Parts, lang.Part{Ref: ref(s[i+2 : i+j])})
 		s = s[i+j+1:]
 	}
 	return t
 }
 
-func ref(raw string) *isa.Ref {
-	r := &isa.Ref{Raw: raw}
+func ref(raw string) *lang.Ref {
+	r := &lang.Ref{Raw: raw}
 	for _, seg := range strings.Split(raw, ".") {
 		key, rest, _ := strings.Cut(seg, "[")
 		if key != "" {
-			r.Path = append(r.Path, isa.PathElem{Key: key})
+			r.Path = append(r.Path, lang.PathElem{Key: key})
 		}
 		for rest != "" {
 			n, after, _ := strings.Cut(rest, "]")
 			k, _ := strconv.Atoi(n)
-			r.Path = append(r.Path, isa.PathElem{Index: k, IsIndex: true})
+			r.Path = append(r.Path, lang.PathElem{Index: k, IsIndex: true})
 			rest = strings.TrimPrefix(after, "[")
 		}
 	}
 	return r
 }
 
-func tp(s string) *isa.Template { t := tpl(s); return &t }
+func tp(s string) *lang.Template { t := tpl(s); return &t }
 
 func str(s string) isa.TValue { return isa.TValue{Kind: isa.TString, Str: tpl(s)} }
 
@@ -403,7 +405,7 @@ func checkRebuilt(t *testing.T, r *rec) {
 	st := r.rebuilt(t)
 	got, want := jsonOf(t, st), jsonOf(t, r.st)
 	if got != want {
-		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", firstDiff(got, want))
+		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", goldenfile.FirstDiff(got, want))
 	}
 	// Apply is idempotent: replaying the journal again changes nothing.
 	for _, b := range r.deltas {
@@ -414,25 +416,8 @@ func checkRebuilt(t *testing.T, r *rec) {
 		st.Apply(&d)
 	}
 	if again := jsonOf(t, st); again != want {
-		t.Errorf("replaying the deltas twice changed the state:\n%s", firstDiff(again, want))
+		t.Errorf("replaying the deltas twice changed the state:\n%s", goldenfile.FirstDiff(again, want))
 	}
-}
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d: got %q, want %q", i+1, a, b)
-		}
-	}
-	return ""
 }
 
 func codeOf(err error) source.Code {

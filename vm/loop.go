@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // loopBegin evaluates loop a's items and pushes its frame at iteration 0;
@@ -16,10 +16,23 @@ func (m *Machine) loopBegin(ctx context.Context, a, next, b uint32) (uint32, err
 	if blk.Loop.Parallel > 1 && m.thr == nil {
 		return m.parLoop(ctx, a, b)
 	}
+	if empty, err := m.openLoop(blk, a, PhaseBody); empty || err != nil {
+		return b, err
+	}
+	return next, m.commit()
+}
+
+// openLoop is the start of LOOP_BEGIN for loop block blk (index a), serial
+// or parallel: the step counts, its items are read, its body reset and its
+// start reported. A loop with no items completes at once and is committed
+// (empty); otherwise its frame is pushed at iteration 0 and the block is
+// entered in phase, uncommitted. err is the step's failure (already
+// recorded) or the commit's.
+func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, err error) {
 	m.executed.Add(1)
 	items, err := m.loopItems(blk)
 	if err != nil {
-		return b, m.failStep(blk, err)
+		return true, m.failStep(blk, err)
 	}
 	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
 	m.emit(evStepStarted(blk.ID, ""))
@@ -28,14 +41,17 @@ func (m *Machine) loopBegin(ctx context.Context, a, next, b uint32) (uint32, err
 		m.noteLast(blk, 0)
 		m.enter(blk.ID, PhaseDispatch, SigSuccess)
 		m.emit(evStepCompleted(blk.ID, "", 0, 0))
-		return b, m.commit()
+		return true, m.commit()
 	}
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
 	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
 		Started: m.now().Format(time.RFC3339Nano)})
 	m.pushed = true
-	m.enter(blk.ID, PhaseBody, m.st.Signal)
-	return next, m.commit()
+	if phase == PhaseParallel {
+		m.st.Threads = nil
+	}
+	m.enter(blk.ID, phase, m.st.Signal)
+	return false, nil
 }
 
 // loopItems evaluates a loop's items: a literal list, or one reference to
@@ -50,8 +66,7 @@ func (m *Machine) loopItems(blk *isa.Block) ([]any, error) {
 	}
 	items, ok := m.maskValue(v).([]any)
 	if !ok {
-		return nil, &codedError{source.EStepFailed,
-			fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}
+		return nil, &source.Error{Code: source.EStepFailed, Msg: fmt.Sprintf("for_each items of '%s' is %s, not a list", blk.ID, render(v))}
 	}
 	return items, nil
 }

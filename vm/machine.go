@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 	"smith/workers/confine"
 )
@@ -27,6 +26,10 @@ const DefaultMaxSteps = 10000
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
 	Registry workers.Runner
+	// Host performs every other effect of the run (git worktrees, agents'
+	// folders, file_exists, ARTIFACT: reads, the change plan, capture
+	// files); nil means workers.Local on this machine, with Env.
+	Host Host
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
 	MaxSteps int
@@ -70,11 +73,6 @@ type Config struct {
 	// MaxParallel caps the threads of a parallel step that run at once
 	// (--max-parallel); 0 means the number of CPUs.
 	MaxParallel int
-	// Files performs the VM's own reads of the project's files
-	// (file_exists conditions, ARTIFACT: prompt layers); nil reads them
-	// here (LocalFiles over Dirs). smith-temporal makes each read an
-	// activity, so that its workflow code touches no file.
-	Files Files
 }
 
 // ResumeOptions are resume's --signal and --note.
@@ -152,6 +150,9 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	}
 	if m.cfg.Now == nil {
 		m.cfg.Now = time.Now
+	}
+	if m.cfg.Host == nil {
+		m.cfg.Host = workers.Local{Env: m.cfg.Env}
 	}
 	var secrets []string
 	for _, name := range p.Secrets {
@@ -309,7 +310,7 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	if m.p.Context != nil {
 		v, err := m.tvalue(scope{}, *m.p.Context)
 		if err != nil {
-			return nil, &RuntimeError{Code: codeOf(err), Msg: "context: " + err.Error()}
+			return nil, &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: "context: " + err.Error()}
 		}
 		if mv, ok := v.(map[string]any); ok {
 			c = mv
@@ -320,7 +321,7 @@ func (m *Machine) initialContext() (map[string]any, error) {
 	}
 	if tooDeep(c) {
 		err := errTooDeep("the context")
-		return nil, &RuntimeError{Code: codeOf(err), Msg: err.Error()}
+		return nil, &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: err.Error()}
 	}
 	return m.maskValue(c).(map[string]any), nil
 }
@@ -564,7 +565,7 @@ func (m *Machine) commit() error {
 	// Capture files the saved state no longer names (a crash before this
 	// leaves a stray file in logs/, never a missing one).
 	for _, f := range m.stale {
-		os.Remove(f)
+		m.cfg.Host.Remove(f)
 	}
 	m.stale = m.stale[:0]
 	for _, e := range m.pending {
@@ -705,15 +706,6 @@ func sortedKeys(c map[string]any) []string {
 	return keys
 }
 
-// codeOf returns the code of err, E_STEP_FAILED when it has none.
-func codeOf(err error) source.Code {
-	var c source.Coded
-	if errors.As(err, &c) {
-		return c.ErrCode()
-	}
-	return source.EStepFailed
-}
-
 // Isolation modes (config.isolation).
 const isolationWorktree = "git-worktree"
 
@@ -726,12 +718,7 @@ func (m *Machine) worktree(ctx context.Context, runID string) (string, error) {
 	if m.p.Config.Isolation != isolationWorktree || d.Workspace == "" {
 		return "", nil
 	}
-	if fi, err := os.Stat(workers.WorktreePath(d, runID)); err != nil || !fi.IsDir() {
-		if !workers.IsGitRepo(ctx, d.Workspace, m.cfg.Env) {
-			return "", nil
-		}
-	}
-	wt, err := workers.CreateWorktree(ctx, d, runID, m.cfg.Env)
+	wt, err := m.cfg.Host.RunWorktree(ctx, d, runID)
 	if err != nil {
 		return "", &RuntimeError{Code: source.EExec, Msg: err.Error()}
 	}

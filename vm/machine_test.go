@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"smith/compiler"
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/vm"
 	"smith/workers"
@@ -166,7 +167,7 @@ func (h *mfHarness) checkRebuilt(t *testing.T, st *vm.State) {
 		re.Apply(&d)
 	}
 	if got, want := jsonOf(t, re), jsonOf(t, st); got != want {
-		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", firstDiff(got, want))
+		t.Errorf("state rebuilt from deltas differs from the final state:\n%s", goldenfile.FirstDiff(got, want))
 	}
 }
 

@@ -3,7 +3,7 @@ package vm
 import (
 	"fmt"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // maskValue returns a copy of the JSON-like value v (maps, lists, strings,
@@ -77,5 +77,5 @@ func depthOver(v any, limit int) bool {
 // errTooDeep is the E_LIMIT error of a value named what that nests too
 // deep to enter the run.
 func errTooDeep(what string) error {
-	return &codedError{source.ELimit, fmt.Sprintf("%s nests deeper than %d levels", what, source.MaxDepth)}
+	return &source.Error{Code: source.ELimit, Msg: fmt.Sprintf("%s nests deeper than %d levels", what, source.MaxDepth)}
 }

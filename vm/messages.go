@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 
 	"smith/isa"
 	"smith/workers"
@@ -61,7 +61,7 @@ func (m *Machine) consume(id, agent string, moves []workers.Move) {
 	if m.st.WorktreePath != "" {
 		dirs.Workspace = m.st.WorktreePath // the inboxes of an isolated run are in its worktree
 	}
-	done, err := workers.ConsumeMessages(dirs, moves)
+	done, err := m.cfg.Host.ConsumeMessages(dirs, moves)
 	for _, mv := range done {
 		m.emit(evMessage(EvMessageConsumed, id, agent, mv.From))
 	}
@@ -118,8 +118,8 @@ func (m *Machine) prepareAgents() error {
 	if m.st != nil && m.st.WorktreePath != "" {
 		dirs.Workspace = m.st.WorktreePath
 	}
-	if err := workers.PrepareAgents(dirs, agentFolders(m.p)); err != nil {
-		return &RuntimeError{Code: codeOf(err), Msg: "create the agents' inbox folders: " + err.Error()}
+	if err := m.cfg.Host.PrepareAgents(dirs, agentFolders(m.p)); err != nil {
+		return &RuntimeError{Code: source.CodeOf(err, source.EStepFailed), Msg: "create the agents' inbox folders: " + err.Error()}
 	}
 	return nil
 }
@@ -134,9 +134,9 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *workers.R
 		return ""
 	}
 	msg := workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1))
-	hash, err := workers.CommitStep(ctx, m.st.WorktreePath, msg, m.cfg.Env)
+	hash, err := m.cfg.Host.CommitStep(ctx, m.st.WorktreePath, msg)
 	if err != nil && res.Err == nil {
-		res.Signal, res.Err = SigFailure, &codedError{source.EExec, "commit the changes of step '" + blk.ID + "': " + err.Error()}
+		res.Signal, res.Err = SigFailure, &source.Error{Code: source.EExec, Msg: "commit the changes of step '" + blk.ID + "': " + err.Error()}
 		if res.ExitCode == 0 {
 			res.ExitCode = 1
 		}
@@ -151,7 +151,7 @@ func (m *Machine) takeNotices(blk *isa.Block) {
 	if m.cfg.RunRoot == "" {
 		return
 	}
-	ns, err := workers.Notices(m.cfg.RunRoot, m.st.ConflictNotices)
+	ns, err := m.cfg.Host.Notices(m.cfg.RunRoot, m.st.ConflictNotices)
 	if err != nil || len(ns) == 0 {
 		return
 	}

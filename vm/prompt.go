@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers"
-	"smith/workers/confine"
 )
 
 // The prompt of an AI worker block (CONTRACT 7.3, docs/prompts.md) is
@@ -30,17 +30,17 @@ import (
 
 // Layer names of a payload_merge_strategy.
 const (
-	layerPayload  = "PAYLOAD"
-	layerContract = "CONTRACT"
-	layerMemory   = "STATIC_MEMORY"
-	layerArtifact = "ARTIFACT"
-	layerMetadata = "METADATA"
-	layerLast     = "LAST"
+	layerPayload  = lang.LayerPayload
+	layerContract = lang.LayerContract
+	layerMemory   = lang.LayerMemory
+	layerArtifact = lang.LayerArtifact
+	layerMetadata = lang.LayerMetadata
+	layerLast     = lang.LayerLast
 )
 
 // defaultMergeStrategy is the payload_merge_strategy of a block that names
 // none.
-var defaultMergeStrategy = [...]string{layerPayload, layerContract, layerMemory, layerMetadata}
+var defaultMergeStrategy = lang.DefaultPayloadMerge
 
 // Texts of bodies that have nothing to show.
 const (
@@ -95,8 +95,9 @@ func assemblePrompt(in promptInput) (string, error) {
 
 // layer renders the body of one strategy entry.
 func layer(in promptInput, entry string) (string, error) {
-	name, arg, hasArg := strings.Cut(entry, ":")
+	name, arg, hasArg, ok := lang.ParseLayer(entry)
 	switch {
+	case !ok:
 	case name == layerPayload && !hasArg:
 		return segments(in.payload), nil
 	case name == layerPayload && arg == layerLast:
@@ -127,7 +128,7 @@ func layer(in promptInput, entry string) (string, error) {
 		return canonical(v)
 	case name == layerArtifact && hasArg:
 		if in.artifact == nil {
-			return "", &codedError{source.EExec, fmt.Sprintf("ARTIFACT:%s: the run has no workspace", arg)}
+			return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: the run has no workspace", arg)}
 		}
 		text, err := in.artifact(arg)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -141,7 +142,7 @@ func layer(in promptInput, entry string) (string, error) {
 		return "run_id: " + in.runID + "\nnode: " + in.node + "\nblock: " + in.block +
 			"\nworktree_path: " + in.worktree + "\nattempt: " + strconv.Itoa(in.attempt), nil
 	}
-	return "", &codedError{source.EExec, fmt.Sprintf("payload_merge_strategy entry '%s' is not a layer", entry)}
+	return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("payload_merge_strategy entry '%s' is not a layer", entry)}
 }
 
 // segments renders segments in order, each as a "[TYPE id]" line followed
@@ -271,15 +272,7 @@ func (m *Machine) shownWorkdir() string {
 
 // readArtifact reads a file relative to the worktree, through Files.
 func (m *Machine) readArtifact(path string) (string, error) {
-	return m.files().Read(m.workdir(), path)
-}
-
-// codeOfPath is E_PATH_ESCAPE for a confinement error, else E_EXEC.
-func codeOfPath(err error) source.Code {
-	if errors.Is(err, confine.ErrEscape) {
-		return source.EPathEscape
-	}
-	return source.EExec
+	return m.cfg.Host.ReadArtifact(m.cfg.Dirs, m.workdir(), path)
 }
 
 // prompt assembles the prompt of AI worker block blk for its attempt-th
@@ -288,7 +281,7 @@ func (m *Machine) prompt(blk *isa.Block, attempt int) (string, error) {
 	s := blk.Step
 	mem, err := m.staticMemory(blk)
 	if err != nil {
-		return "", &codedError{source.EExec, err.Error()}
+		return "", &source.Error{Code: source.EExec, Msg: err.Error()}
 	}
 	in := promptInput{
 		strategy: s.PayloadMerge,
@@ -313,7 +306,7 @@ func (m *Machine) prompt(blk *isa.Block, attempt int) (string, error) {
 		}
 		text, ok := set.Schema(name)
 		if !ok {
-			return "", &codedError{source.EUnknownSchema, fmt.Sprintf("validation schema '%s' is not defined%s",
+			return "", &source.Error{Code: source.EUnknownSchema, Msg: fmt.Sprintf("validation schema '%s' is not defined%s",
 				name, source.DidYouMean(name, set.Names()))}
 		}
 		in.schemaName, in.schemaText = name, text

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/vm"
 	"smith/workers"
@@ -37,7 +38,7 @@ func TestPromptGolden(t *testing.T) {
 				prompts = append(prompts, promptOf(t, prog, stateFile))
 			}
 			if prompts[0] != prompts[1] {
-				t.Fatalf("two assemblies differ:\n%s", firstDiff(prompts[0], prompts[1]))
+				t.Fatalf("two assemblies differ:\n%s", goldenfile.FirstDiff(prompts[0], prompts[1]))
 			}
 			golden(t, "prompts/"+name+".prompt.golden", []byte(prompts[0]))
 		})

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"smith/lang"
 	"smith/workers"
 )
 
@@ -48,12 +49,12 @@ const (
 
 // Signals the machine itself produces or looks up.
 const (
-	SigSuccess     = "SIGNAL:SUCCESS"
-	SigFailure     = "SIGNAL:FAILURE"
-	SigTimeout     = "SIGNAL:TIMEOUT"
-	SigSkipped     = "SIGNAL:SKIPPED"
-	SigMaxVisits   = "SIGNAL:MAX_VISITS"
-	SigFailDefault = "SIGNAL:FAIL_DEFAULT"
+	SigSuccess     = lang.SigSuccess
+	SigFailure     = lang.SigFailure
+	SigTimeout     = lang.SigTimeout
+	SigSkipped     = lang.SigSkipped
+	SigMaxVisits   = lang.SigMaxVisits
+	SigFailDefault = lang.SigFailDefault
 )
 
 // MaxInlineIterations is how many iteration records of a loop State keeps

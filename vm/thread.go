@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 
@@ -90,7 +90,7 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 		if m.st.Threads[k] == nil {
 			continue
 		}
-		if err := workers.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env); err != nil {
+		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
 			var be *workers.BranchError
 			if errors.As(err, &be) {
 				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}
@@ -100,10 +100,10 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 	}
 	for _, k := range keys {
 		if m.st.Threads[k] != nil {
-			workers.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k, m.cfg.Env)
+			m.cfg.Host.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k)
 		}
 	}
-	head, _ := workers.Head(ctx, m.st.WorktreePath, m.cfg.Env)
+	head, _ := m.cfg.Host.Head(ctx, m.st.WorktreePath)
 	return head, nil
 }
 
@@ -358,7 +358,7 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		g.mu.Unlock()
 		c := m.newThread(g, s.key, loop, par, tst)
 		if m.isolated() {
-			wt, err := workers.CreateUnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed, m.cfg.Env)
+			wt, err := m.cfg.Host.UnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed)
 			if err != nil {
 				<-sem
 				errs[i] = &RuntimeError{Code: source.EExec, Msg: err.Error()}
@@ -416,26 +416,9 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
 	if !m.takeRejoin(blk) {
-		m.executed.Add(1)
-		items, err := m.loopItems(blk)
-		if err != nil {
-			return disp, m.failStep(blk, err)
+		if empty, err := m.openLoop(blk, a, PhaseParallel); empty || err != nil {
+			return disp, err
 		}
-		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-		m.emit(evStepStarted(blk.ID, ""))
-		if len(items) == 0 {
-			m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]})
-			m.noteLast(blk, 0)
-			m.enter(blk.ID, PhaseDispatch, SigSuccess)
-			m.emit(evStepCompleted(blk.ID, "", 0, 0))
-			return disp, m.commit()
-		}
-		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
-		m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
-			Started: m.now().Format(time.RFC3339Nano)})
-		m.pushed = true
-		m.st.Threads = nil
-		m.enter(blk.ID, PhaseParallel, m.st.Signal)
 		if err := m.commit(); err != nil {
 			return 0, err
 		}

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"smith/compiler"
+	"smith/internal/goldenfile"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 )
@@ -245,14 +246,14 @@ func TestParallelDeterministic(t *testing.T) {
 		}
 		got := timingFree(t, st)
 		if rb := timingFree(t, r.rebuilt(t)); rb != got {
-			t.Fatalf("seed %d: the journal rebuilds another state:\n%s", seed, firstDiff(rb, got))
+			t.Fatalf("seed %d: the journal rebuilds another state:\n%s", seed, goldenfile.FirstDiff(rb, got))
 		}
 		if want == "" {
 			want = got
 			continue
 		}
 		if got != want {
-			t.Fatalf("seed %d: state differs from seed 1:\n%s", seed, firstDiff(got, want))
+			t.Fatalf("seed %d: state differs from seed 1:\n%s", seed, goldenfile.FirstDiff(got, want))
 		}
 		if peak := w.peak.Load(); peak > 3 {
 			t.Errorf("seed %d: %d calls in flight, want at most 3 (parallel: 3)", seed, peak)
@@ -297,7 +298,7 @@ func TestParallelSameAsSequential(t *testing.T) {
 		}
 	}
 	if a, b := jsonOf(t, par.Context), jsonOf(t, seq.Context); a != b {
-		t.Errorf("context differs:\n%s", firstDiff(a, b))
+		t.Errorf("context differs:\n%s", goldenfile.FirstDiff(a, b))
 	}
 	a, b := par.Steps["Each"].Iterations, seq.Steps["Each"].Iterations
 	for i := range a {
@@ -480,7 +481,7 @@ func TestParallelCrashResume(t *testing.T) {
 		if got := timingFree(t, st); got != wantJSON {
 			// seq and event_seq count the resume's own changes.
 			if stripSeq(got) != stripSeq(wantJSON) {
-				t.Fatalf("kill at %d: resumed state differs:\n%s", kill, firstDiff(stripSeq(got), stripSeq(wantJSON)))
+				t.Fatalf("kill at %d: resumed state differs:\n%s", kill, goldenfile.FirstDiff(stripSeq(got), stripSeq(wantJSON)))
 			}
 		}
 		for k := range done {

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers"
 )
 
@@ -17,7 +18,7 @@ const (
 	SigValidationFail = workers.SignalValidationFail
 	// defaultOutputType is the segment type of an AI worker's reply when
 	// the worker names no output_type.
-	defaultOutputType = "AI_RESPONSE"
+	defaultOutputType = lang.DefaultOutputType
 )
 
 // schemaSet returns the run's SchemaSet (the built-ins and the program's
@@ -30,7 +31,7 @@ func (m *Machine) schemaSet() (*workers.SchemaSet, error) {
 		}
 		m.schemas, m.schemaErr = workers.NewSchemaSet(defs)
 		if m.schemaErr != nil {
-			m.schemaErr = &codedError{source.EUnknownSchema, fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
+			m.schemaErr = &source.Error{Code: source.EUnknownSchema, Msg: fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
 		}
 	}
 	return m.schemas, m.schemaErr
@@ -86,7 +87,7 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 			}
 		} else {
 			sig, problem = SigValidationFail, p
-			res.Err = &workers.StepError{Code: source.EValidation, Msg: p}
+			res.Err = &source.Error{Code: source.EValidation, Msg: p}
 		}
 	}
 	res.Output = text

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // A scope is where a template is substituted: the block whose step it
@@ -30,7 +31,7 @@ func blockScope(b *isa.Block) scope { return scope{b: b} }
 const timestampLayout = "20060102T150405Z"
 
 // subst substitutes every reference of t and returns the string.
-func (m *Machine) subst(sc scope, t isa.Template) (string, error) {
+func (m *Machine) subst(sc scope, t lang.Template) (string, error) {
 	if len(t.Parts) == 1 && t.Parts[0].Ref == nil {
 		return t.Parts[0].Lit, nil
 	}
@@ -50,7 +51,7 @@ func (m *Machine) subst(sc scope, t isa.Template) (string, error) {
 }
 
 // substAll substitutes every template of ts.
-func (m *Machine) substAll(sc scope, ts []isa.Template) ([]string, error) {
+func (m *Machine) substAll(sc scope, ts []lang.Template) ([]string, error) {
 	if ts == nil {
 		return nil, nil
 	}
@@ -66,7 +67,7 @@ func (m *Machine) substAll(sc scope, ts []isa.Template) ([]string, error) {
 }
 
 // substOpt substitutes t, or returns "" when t is nil.
-func (m *Machine) substOpt(sc scope, t *isa.Template) (string, error) {
+func (m *Machine) substOpt(sc scope, t *lang.Template) (string, error) {
 	if t == nil {
 		return "", nil
 	}
@@ -75,7 +76,7 @@ func (m *Machine) substOpt(sc scope, t *isa.Template) (string, error) {
 
 // typed substitutes t: a template that is one whole reference gives the
 // referenced value itself (a list stays a list), anything else a string.
-func (m *Machine) typed(sc scope, t isa.Template) (any, error) {
+func (m *Machine) typed(sc scope, t lang.Template) (any, error) {
 	if r := t.Whole(); r != nil {
 		return m.resolve(sc, r)
 	}
@@ -146,7 +147,7 @@ func render(v any) string {
 // resolve returns the value of reference r, "" for a missing reference
 // that the step lists in allow_missing_vars, or an E_VAR_MISSING or
 // E_ENV_NOT_ALLOWED error.
-func (m *Machine) resolve(sc scope, r *isa.Ref) (any, error) {
+func (m *Machine) resolve(sc scope, r *lang.Ref) (any, error) {
 	v, ok, err := m.lookup(sc, r)
 	switch {
 	case err != nil:
@@ -159,12 +160,12 @@ func (m *Machine) resolve(sc scope, r *isa.Ref) (any, error) {
 	case sc.b != nil && sc.b.Step != nil && slices.Contains(sc.b.Step.AllowMissing, r.Raw):
 		return "", nil
 	}
-	return nil, &codedError{source.EVarMissing, fmt.Sprintf("reference '${%s}' cannot be resolved", r.Raw)}
+	return nil, &source.Error{Code: source.EVarMissing, Msg: fmt.Sprintf("reference '${%s}' cannot be resolved", r.Raw)}
 }
 
 // lookup finds the value of r by its root namespace. ok is false when it
 // does not exist.
-func (m *Machine) lookup(sc scope, r *isa.Ref) (v any, ok bool, err error) {
+func (m *Machine) lookup(sc scope, r *lang.Ref) (v any, ok bool, err error) {
 	if len(r.Path) == 0 {
 		return nil, false, nil
 	}
@@ -213,7 +214,7 @@ func (m *Machine) loopFrameFor(name string) *LoopFrame {
 }
 
 // loopVar resolves ${loop.index} and ${loop.total} in the innermost loop.
-func (m *Machine) loopVar(rest []isa.PathElem) (any, bool, error) {
+func (m *Machine) loopVar(rest []lang.PathElem) (any, bool, error) {
 	n := len(m.st.LoopStack)
 	if n == 0 || len(rest) != 1 {
 		return nil, false, nil
@@ -229,7 +230,7 @@ func (m *Machine) loopVar(rest []isa.PathElem) (any, bool, error) {
 }
 
 // stepVar resolves ${steps.NAME.FIELD...}.
-func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
+func (m *Machine) stepVar(rest []lang.PathElem) (any, bool, error) {
 	if len(rest) < 2 || rest[0].IsIndex || rest[1].IsIndex {
 		return nil, false, nil
 	}
@@ -246,7 +247,7 @@ func (m *Machine) stepVar(rest []isa.PathElem) (any, bool, error) {
 }
 
 // stepFieldResolvers resolve ${steps.NAME.FIELD}, one per field of
-// isa.StepFields (TestStepFieldTable keeps them equal).
+// lang.StepFields (TestStepFieldTable keeps them equal).
 var stepFieldResolvers = map[string]func(m *Machine, name string, res *StepResult) any{
 	"exit_code": func(_ *Machine, _ string, res *StepResult) any { return res.ExitCode },
 	"output":    func(_ *Machine, _ string, res *StepResult) any { return res.Output },
@@ -290,21 +291,20 @@ func plainJSON(x any) any {
 }
 
 // envVar resolves ${env.NAME}: only names in env_allow or secrets.
-func (m *Machine) envVar(r *isa.Ref, rest []isa.PathElem) (any, bool, error) {
+func (m *Machine) envVar(r *lang.Ref, rest []lang.PathElem) (any, bool, error) {
 	if len(rest) != 1 || rest[0].IsIndex {
 		return nil, false, nil
 	}
 	name := rest[0].Key
 	if !slices.Contains(m.p.EnvAllow, name) && !slices.Contains(m.p.Secrets, name) {
-		return nil, false, &codedError{source.EEnvNotAllowed,
-			fmt.Sprintf("'${%s}': '%s' is neither in env_allow nor in secrets", r.Raw, name)}
+		return nil, false, &source.Error{Code: source.EEnvNotAllowed, Msg: fmt.Sprintf("'${%s}': '%s' is neither in env_allow nor in secrets", r.Raw, name)}
 	}
 	v, ok := m.env(name)
 	return v, ok, nil
 }
 
 // runVar resolves ${run.id} and ${run.timestamp_utc}.
-func (m *Machine) runVar(rest []isa.PathElem) (any, bool, error) {
+func (m *Machine) runVar(rest []lang.PathElem) (any, bool, error) {
 	if len(rest) != 1 {
 		return nil, false, nil
 	}
@@ -323,7 +323,7 @@ func (m *Machine) runVar(rest []isa.PathElem) (any, bool, error) {
 
 // agentVar resolves ${agent.name} and ${agent.inbox} for a step with an
 // agent.
-func (m *Machine) agentVar(sc scope, rest []isa.PathElem) (any, bool, error) {
+func (m *Machine) agentVar(sc scope, rest []lang.PathElem) (any, bool, error) {
 	if len(rest) != 1 || sc.b == nil || sc.b.Agent == "" {
 		return nil, false, nil
 	}
@@ -359,7 +359,7 @@ func (m *Machine) agent(name string) isa.AgentDef {
 }
 
 // navigate follows keys and indexes into v.
-func navigate(v any, path []isa.PathElem) (any, bool) {
+func navigate(v any, path []lang.PathElem) (any, bool) {
 	for _, e := range path {
 		switch x := v.(type) {
 		case map[string]any:

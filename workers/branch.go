@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 
@@ -27,18 +27,18 @@ func BaseRef(runID string) string { return "refs/smith-base/" + runID }
 // CommitStep commits every change in the worktree wt (added, changed and
 // removed files) on its branch with msg, and returns the new commit's hash;
 // "" when nothing changed.
-func CommitStep(ctx context.Context, wt, msg string, lookup func(string) (string, bool)) (string, error) {
-	if r := git(ctx, wt, lookup, "add", "-A", "--", "."); r.err != nil {
+func (l Local) CommitStep(ctx context.Context, wt, msg string) (string, error) {
+	if r := git(ctx, wt, l.Env, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	if git(ctx, wt, lookup, "diff", "--cached", "--quiet").err == nil {
+	if git(ctx, wt, l.Env, "diff", "--cached", "--quiet").err == nil {
 		return "", nil // nothing staged
 	}
 	args := append(append([]string(nil), smithAuthor...), "commit", "-q", "--no-verify", "-m", msg)
-	if r := git(ctx, wt, lookup, args...); r.err != nil {
+	if r := git(ctx, wt, l.Env, args...); r.err != nil {
 		return "", fmt.Errorf("git commit: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	r := git(ctx, wt, lookup, "rev-parse", "HEAD")
+	r := git(ctx, wt, l.Env, "rev-parse", "HEAD")
 	if r.err != nil {
 		return "", fmt.Errorf("git rev-parse: %v", r.err)
 	}

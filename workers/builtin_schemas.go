@@ -5,12 +5,8 @@ import (
 	"fmt"
 
 	"github.com/invopop/jsonschema"
-)
 
-// Names of the built-in validation schemas (CONTRACT.md section 9).
-const (
-	SchemaCodeAndExplanation = "CodeAndExplanation"
-	SchemaCodeOnly           = "CodeOnly"
+	"smith/lang"
 )
 
 // A CodeAndExplanation is the reply the CodeAndExplanation schema asks for:
@@ -31,7 +27,7 @@ type preambleFields struct {
 // BuiltinSchemaNames returns the names of the built-in validation schemas,
 // sorted.
 func BuiltinSchemaNames() []string {
-	return []string{SchemaCodeAndExplanation, SchemaCodeOnly}
+	return lang.BuiltinSchemas[:]
 }
 
 // builtinSchemaText returns the JSON Schema text of a built-in schema, or
@@ -39,9 +35,9 @@ func BuiltinSchemaNames() []string {
 // types; CodeOnly is a non-empty string.
 func builtinSchemaText(name string) (string, bool) {
 	switch name {
-	case SchemaCodeAndExplanation:
+	case lang.SchemaCodeAndExplanation:
 		return reflectSchema(&CodeAndExplanation{}), true
-	case SchemaCodeOnly:
+	case lang.SchemaCodeOnly:
 		one := uint64(1)
 		return printSchema(&jsonschema.Schema{
 			Version:   jsonschema.Version,

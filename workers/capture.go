@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // Output capture modes (output_capture).
@@ -52,18 +52,18 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 			}
 			if res.Signal == SignalSuccess && !req.AllowParseError {
 				res.Signal = SignalValidationFail
-				res.Err = stepErr(source.EValidation, "%sthe reply holds no JSON value (%s)", ValidationFailPrefix, jsonErrText(err, whole))
+				res.Err = source.Errorf(source.EValidation, "%sthe reply holds no JSON value (%s)", ValidationFailPrefix, jsonErrText(err, whole))
 			}
 			return
 		}
 		if res.Signal == SignalSuccess && !req.AllowParseError {
 			res.Signal = SignalFailure
-			res.Err = stepErr(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))
+			res.Err = source.Errorf(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))
 		}
 	default:
 		if res.Signal == SignalSuccess {
 			res.Signal = SignalFailure
-			res.Err = stepErr(source.EInternal, "internal error: step '%s' has output_capture '%s'", req.Step, req.OutputCapture)
+			res.Err = source.Errorf(source.EInternal, "internal error: step '%s' has output_capture '%s'", req.Step, req.OutputCapture)
 		}
 	}
 }

@@ -161,27 +161,8 @@ func writePlan(root string, plan []string) error {
 	if err != nil {
 		return fmt.Errorf("save change plan: %w", err)
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := confine.WriteFileAtomic(filepath.Join(root, changePlanFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("save change plan: %w", err)
-	}
-	f, err := os.CreateTemp(root, "."+changePlanFile+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save change plan: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, filepath.Join(root, changePlanFile))
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("save change plan: %w", werr)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"smith/lang"
 )
 
 // A fakePlanner records what UpdateChangePlan hands to the change plan
@@ -132,7 +134,7 @@ func TestUpdateChangePlanConflicts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runsDir, "stray-file"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	req := p.request(InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["b.go", "./a.go", "dir/../a.go", "b.go"]`})
+	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["b.go", "./a.go", "dir/../a.go", "b.go"]`})
 	res := runIW(t, req)
 	if got, want := segmentsText(res.Segments), "CONFLICT: {\"paths\":[\"b.go\",\"old.go\"],\"runs\":[\"r2\",\"r4\"]}\n"; res.Signal != SignalSuccess || got != want {
 		t.Errorf("UpdateChangePlan = %s, segments %q, want %s, %q", res.Signal, got, SignalSuccess, want)
@@ -184,7 +186,7 @@ func TestChangePlanStore(t *testing.T) {
 func TestUpdateChangePlanWithoutRunRoot(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["a"]`})
+	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["a"]`})
 	req.RunRoot = ""
 	res := runIW(t, req)
 	if res.Signal != SignalSuccess || len(res.Segments) != 1 || res.Segments[0].Type != SegError {

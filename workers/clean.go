@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"smith/lang"
 )
 
 // The heuristic cleaner of AI replies (CONTRACT.md section 9, seed 003). The
@@ -18,7 +20,7 @@ import (
 // as truncated replies are common.
 
 // signalLine is a signal on a line of its own (CONTRACT.md 7.1).
-var signalLine = regexp.MustCompile(`^SIGNAL:[A-Z0-9_]+$`)
+var signalLine = regexp.MustCompile(lang.SignalPattern)
 
 // chattyInterjections start a conversational preamble line when a
 // punctuation mark follows them ("Sure! ...", "Of course, ...").

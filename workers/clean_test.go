@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"smith/lang"
 )
 
 // corpusSchemas are the document schemas the reply corpus uses besides the
@@ -22,9 +24,9 @@ var corpusSchemas = []SchemaDoc{
 func corpusSchema(stem string) string {
 	switch {
 	case strings.HasPrefix(stem, "cae_"):
-		return SchemaCodeAndExplanation
+		return lang.SchemaCodeAndExplanation
 	case strings.HasPrefix(stem, "codeonly_"):
-		return SchemaCodeOnly
+		return lang.SchemaCodeOnly
 	case strings.HasPrefix(stem, "filelist_"):
 		return "FileList"
 	case strings.HasPrefix(stem, "plan_"):

@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check
@@ -20,7 +20,7 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 		return failed(exitNotRun, serr)
 	}
 	if len(req.Argv) == 0 {
-		return failed(exitNotRun, stepErr(source.EExec, "step '%s' has an empty command", req.Step))
+		return failed(exitNotRun, source.Errorf(source.EExec, "step '%s' has an empty command", req.Step))
 	}
 	if _, res, ok := r.preconditions(ctx, req, p); !ok {
 		return res
@@ -29,7 +29,7 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 	if req.PayloadStdin {
 		f, err := payloadFile(req, p)
 		if err != nil {
-			return failed(exitNotRun, stepErr(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+			return failed(exitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
 		}
 		defer os.Remove(f)
 		stdin = f
@@ -79,7 +79,7 @@ func payloadFile(req *Request, p paths) (string, error) {
 func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]string, Result, bool) {
 	if p.input != "" {
 		if _, err := os.Stat(p.input); err != nil {
-			return nil, failed(exitNotRun, stepErr(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
+			return nil, failed(exitNotRun, source.Errorf(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
 		}
 	}
 	if res, ok := r.waitFor(ctx, req); !ok {
@@ -154,17 +154,17 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 	if pr.StartErr != nil {
 		res.Signal, res.ExitCode, res.Err = SignalFailure, exitNotFound, startErr(req.Argv[0], pr.StartErr)
 		if ctx.Err() != nil {
-			res.ExitCode, res.Err = exitNotRun, stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+			res.ExitCode, res.Err = exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		}
 		return res
 	}
 	res.Signal = signalFor(pr.ExitCode)
 	switch {
 	case pr.TimedOut:
-		res.Err = stepErr(source.ETimeout, "step '%s' timed out after %s", req.Step, timeoutOf(req))
+		res.Err = source.Errorf(source.ETimeout, "step '%s' timed out after %s", req.Step, timeoutOf(req))
 	case ctx.Err() != nil:
 		res.Signal = SignalFailure
-		res.Err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+		res.Err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
 	res.Output = trimOutput(string(pr.Stdout))
 	res.Stderr = trimOutput(string(pr.Stderr))
@@ -176,17 +176,17 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 	}
 	applyCapture(req, &res, whole)
 	if outErr != nil && res.Signal == SignalSuccess {
-		res.Signal, res.Err = SignalFailure, stepErr(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
+		res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}
 	return res
 }
 
 // startErr describes a process that could not be started.
-func startErr(name string, err error) *StepError {
+func startErr(name string, err error) *source.Error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return stepErr(source.EExec, "command '%s' not found%s", name, notFoundHint(name))
+		return source.Errorf(source.EExec, "command '%s' not found%s", name, notFoundHint(name))
 	}
-	return stepErr(source.EExec, "command '%s' cannot be started: %v", name, err)
+	return source.Errorf(source.EExec, "command '%s' cannot be started: %v", name, err)
 }
 
 // osErrText is the reason of a file system error without the path, which

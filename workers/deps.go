@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 const (
@@ -56,12 +56,12 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 			return Result{
 				Signal:   SignalTimeout,
 				ExitCode: exitTimeout,
-				Err: stepErr(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
+				Err: source.Errorf(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
 					wf.Glob, len(matches), minCount, timeout),
 			}, false
 		}
 		if err := r.sleep(ctx, poll); err != nil {
-			return failed(exitNotRun, stepErr(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
+			return failed(exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
 		}
 	}
 }
@@ -69,7 +69,7 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 // dependsOn checks depends_on: every required glob must match at least one
 // file. It returns every matched file (required globs first, then optional
 // ones, each glob's matches sorted, without repeats) as absolute paths.
-func dependsOn(req *Request) ([]string, *StepError) {
+func dependsOn(req *Request) ([]string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return nil, nil
@@ -88,7 +88,7 @@ func dependsOn(req *Request) ([]string, *StepError) {
 			return nil, serr
 		}
 		if len(ms) == 0 {
-			return nil, stepErr(source.EDepMissing, "depends_on: required '%s' matches no file", g)
+			return nil, source.Errorf(source.EDepMissing, "depends_on: required '%s' matches no file", g)
 		}
 		add(ms)
 	}
@@ -107,27 +107,27 @@ func dependsOn(req *Request) ([]string, *StepError) {
 // (absolute, ".." out of BASE, and symlinks along its literal components are
 // E_PATH_ESCAPE), and then every match, so a wildcard cannot lead through a
 // symlink either.
-func globFiles(req *Request, pattern string) ([]string, *StepError) {
+func globFiles(req *Request, pattern string) ([]string, *source.Error) {
 	abs, err := req.Dirs.Resolve(pattern)
 	if err != nil {
 		return nil, escapeErr("glob", err)
 	}
 	if _, err := filepath.Match(pattern, ""); err != nil {
-		return nil, stepErr(source.EExec, "glob '%s' is malformed: %v", pattern, err)
+		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
 	}
 	rel, err := filepath.Rel(req.Dirs.Base, abs)
 	if err != nil {
-		return nil, stepErr(source.EExec, "glob '%s': %v", pattern, err)
+		return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 	}
 	matches, err := filepath.Glob(filepath.Join(escapeGlob(req.Dirs.Base), rel))
 	if err != nil {
-		return nil, stepErr(source.EExec, "glob '%s' is malformed: %v", pattern, err)
+		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
 	}
 	slices.Sort(matches)
 	for _, m := range matches {
 		mrel, err := filepath.Rel(req.Dirs.Workspace, m)
 		if err != nil {
-			return nil, stepErr(source.EExec, "glob '%s': %v", pattern, err)
+			return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 		}
 		if _, err := req.Dirs.Resolve(mrel); err != nil {
 			return nil, escapeErr("glob '"+pattern+"'", err)
@@ -154,7 +154,7 @@ func escapeGlob(s string) string {
 // instruction line when there is one. The block goes before the prompt
 // (position prepend, the default) or after it (append), separated from it by
 // one empty line.
-func injectDeps(req *Request, files []string, prompt string) (string, *StepError) {
+func injectDeps(req *Request, files []string, prompt string) (string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return prompt, nil
@@ -188,7 +188,7 @@ func injectDeps(req *Request, files []string, prompt string) (string, *StepError
 			}
 		}
 	default:
-		return "", stepErr(source.EExec, "depends_on inject mode '%s' is not list, content or none", d.Inject)
+		return "", source.Errorf(source.EExec, "depends_on inject mode '%s' is not list, content or none", d.Inject)
 	}
 	block := strings.TrimRight(b.String(), "\n")
 	switch {

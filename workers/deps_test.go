@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func TestWaitFor(t *testing.T) {

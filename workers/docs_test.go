@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"smith/lang"
 )
 
 // TestWorkersDocumented: docs/workers.md has a row for every internal
@@ -18,7 +20,7 @@ func TestWorkersDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	for _, name := range InternalNames() {
+	for _, name := range lang.InternalNames() {
 		if !strings.Contains(doc, "| `"+name+"` |") {
 			t.Errorf("docs/workers.md has no table row for %s", name)
 		}

@@ -6,7 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // The internal workers (CONTRACT.md section 8, seed 001). Each reads the
@@ -18,17 +19,6 @@ import (
 //
 // The worktree path is req.WorktreePath, or WORKSPACE when that is empty; it
 // must lie inside BASE (it is WORKSPACE or BASE/.orchestrator/worktrees/<run>).
-
-// Internal worker names, as a block's worker spells them.
-const (
-	InternalTestRunner          = "Internal:TestRunner"
-	InternalRunLinter           = "Internal:RunLinter"
-	InternalRunBuilder          = "Internal:RunBuilder"
-	InternalFileSystemWriter    = "Internal:FileSystemWriter"
-	InternalDocumentationWriter = "Internal:DocumentationWriter"
-	InternalPreambleValidator   = "Internal:PreambleValidator"
-	InternalUpdateChangePlan    = "Internal:UpdateChangePlan"
-)
 
 // Segment types the internal workers read and write.
 const (
@@ -44,47 +34,27 @@ const (
 )
 
 const (
-	// internalNotRunExit is the exit code of an internal worker that ran no
-	// process.
-	internalNotRunExit = -1
 	// workspacePerm is the mode of a WORKSPACE created for a worker.
 	workspacePerm = 0o755
 )
 
+// internalImpls implements each internal worker of lang.InternalWorkers
+// (TestInternalNames fails for a name of either table missing in the other).
+var internalImpls = map[string]InternalFunc{
+	lang.InternalTestRunner:          runTestRunner,
+	lang.InternalRunLinter:           runLinter,
+	lang.InternalRunBuilder:          runBuilder,
+	lang.InternalFileSystemWriter:    runFileSystemWriter,
+	lang.InternalDocumentationWriter: runDocumentationWriter,
+	lang.InternalPreambleValidator:   runPreambleValidator,
+	lang.InternalUpdateChangePlan:    runUpdateChangePlan,
+}
+
 // Internal returns the implementation of the internal worker name
 // ("Internal:TestRunner"), and false for a name that is not one.
 func Internal(name string) (InternalFunc, bool) {
-	switch name {
-	case InternalTestRunner:
-		return runTestRunner, true
-	case InternalRunLinter:
-		return runLinter, true
-	case InternalRunBuilder:
-		return runBuilder, true
-	case InternalFileSystemWriter:
-		return runFileSystemWriter, true
-	case InternalDocumentationWriter:
-		return runDocumentationWriter, true
-	case InternalPreambleValidator:
-		return runPreambleValidator, true
-	case InternalUpdateChangePlan:
-		return runUpdateChangePlan, true
-	}
-	return nil, false
-}
-
-// InternalNames returns every internal worker name, sorted (for did-you-mean
-// suggestions and for filling a Registry).
-func InternalNames() []string {
-	return []string{
-		InternalDocumentationWriter,
-		InternalFileSystemWriter,
-		InternalPreambleValidator,
-		InternalRunBuilder,
-		InternalRunLinter,
-		InternalTestRunner,
-		InternalUpdateChangePlan,
-	}
+	fn, ok := internalImpls[name]
+	return fn, ok
 }
 
 // A segmentList collects the new segments of one internal worker call.
@@ -115,10 +85,10 @@ func worktreePath(req *Request) (string, error) {
 	if wt == "" {
 		wt = req.Dirs.Workspace
 		if wt == "" {
-			return "", &StepError{Code: source.EInternal, Msg: fmt.Sprintf("internal error: step '%s' has no workspace", req.Step)}
+			return "", &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: step '%s' has no workspace", req.Step)}
 		}
 		if err := os.MkdirAll(wt, workspacePerm); err != nil {
-			return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
+			return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
 		}
 	}
 	// The worktree stands in for WORKSPACE: paths are confined to it.
@@ -126,21 +96,21 @@ func worktreePath(req *Request) (string, error) {
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
 		if isEscape(err) {
-			return "", &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
+			return "", &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
 		}
-		return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
+		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
 	}
 	return abs, nil
 }
 
 // fail adds a segment of type segType holding err's message and returns a
 // result with signal; err becomes the Result's error when it is a
-// *StepError (it carries a code the user should see).
+// *source.Error (it carries a code the user should see).
 func (l *segmentList) fail(signal, segType string, err error) Result {
 	l.add(segType, err.Error())
-	var se *StepError
+	var se *source.Error
 	if errors.As(err, &se) {
-		return l.result(signal, internalNotRunExit, se)
+		return l.result(signal, exitNotRun, se)
 	}
-	return l.result(signal, internalNotRunExit, nil)
+	return l.result(signal, exitNotRun, nil)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -116,7 +116,7 @@ func toolJSON(v any) string {
 // segment and false.
 func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []string, l *segmentList) (toolRun, Result, bool) {
 	if len(argv) == 0 || argv[0] == "" {
-		return toolRun{}, l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
+		return toolRun{}, l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
 	}
 	p, serr := prepare(req)
 	if serr != nil {
@@ -166,10 +166,10 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 	switch {
 	case pr.TimedOut:
 		res.Signal = SignalTimeout
-		res.Err = &StepError{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
+		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
 	case ctx.Err() != nil:
 		res.Signal = SignalFailure
-		res.Err = &StepError{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
+		res.Err = &source.Error{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
 	}
 	return toolRun{proc: pr, log: log.String()}, res, true
 }

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // The file workers: Internal:FileSystemWriter, Internal:DocumentationWriter
@@ -105,12 +105,12 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 			abs, err := req.Dirs.ResolveIn(wt, *e.FilePath)
 			if err != nil {
 				if isEscape(err) {
-					return l.fail(SignalFailure, SegError, &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
+					return l.fail(SignalFailure, SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
 				}
-				return l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
+				return l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
 			}
 			if rel, rerr := filepath.Rel(wt, abs); rerr != nil || !filepath.IsLocal(rel) {
-				return l.fail(SignalFailure, SegError, &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
+				return l.fail(SignalFailure, SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
 			}
 			writes = append(writes, fileWrite{rel: *e.FilePath, abs: abs, content: clean(*e.FilePath, *e.FileContent)})
 		}
@@ -123,12 +123,12 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 		}
 		if err := req.Dirs.WriteFile(w.abs, []byte(data), filePerm); err != nil {
 			if isEscape(err) { // a link appeared after the check
-				err = &StepError{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
+				err = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
 				res := l.fail(SignalFailure, SegError, err)
 				res.LinesWritten = lines
 				return res
 			}
-			res := l.fail(SignalFailure, SegError, &StepError{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))})
+			res := l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))})
 			res.LinesWritten = lines
 			return res
 		}
@@ -216,7 +216,7 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	if err != nil {
 		if isEscape(err) {
 			res := invalid("%v", err)
-			res.Err = &StepError{Code: source.EPathEscape, Msg: err.Error()}
+			res.Err = &source.Error{Code: source.EPathEscape, Msg: err.Error()}
 			return res
 		}
 		return invalid("file '%s': %v", rel, err)
@@ -236,7 +236,7 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	}
 	sch, err := compileSchema("Preamble", preambleSchemaText())
 	if err != nil {
-		return l.fail(SignalValidationFail, SegValidationError, &StepError{Code: source.EInternal, Msg: fmt.Sprintf("internal error: preamble schema: %v", err)})
+		return l.fail(SignalValidationFail, SegValidationError, &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: preamble schema: %v", err)})
 	}
 	if p := validateValue(sch, fields); p != "" {
 		return invalid("preamble of '%s': %s", rel, p)

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // fileSeg returns a write segment of type typ for the given path/content
@@ -61,7 +62,7 @@ func readTree(t *testing.T, dir string) string {
 func TestFileSystemWriterPathsInWorktree(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalFileSystemWriter, fileSeg(t, SegCodeOutput, "src/deep/main.go", "package main\n"))
+	req := p.request(lang.InternalFileSystemWriter, fileSeg(t, SegCodeOutput, "src/deep/main.go", "package main\n"))
 	res := runIW(t, req)
 	if res.Signal != SignalSuccess || len(res.Segments) != 0 || res.LinesWritten != 1 {
 		t.Fatalf("FileSystemWriter = %s, segments %q, lines %d, want %s, none, 1", res.Signal, segmentsText(res.Segments), res.LinesWritten, SignalSuccess)
@@ -152,7 +153,7 @@ func TestFileSystemWriterContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := newIWProject(t)
-			res := runIW(t, p.request(InternalFileSystemWriter, tt.segs(t)...))
+			res := runIW(t, p.request(lang.InternalFileSystemWriter, tt.segs(t)...))
 			if tt.wantFail != "" {
 				if res.Signal != SignalFailure || len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.HasPrefix(res.Segments[0].Content, tt.wantFail) {
 					t.Errorf("FileSystemWriter = %s, segments %q, want %s and an ERROR starting %q", res.Signal, segmentsText(res.Segments), SignalFailure, tt.wantFail)
@@ -184,7 +185,7 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p.worktree, "blocker"), []byte("file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	req := p.request(InternalFileSystemWriter,
+	req := p.request(lang.InternalFileSystemWriter,
 		fileSeg(t, SegCodeOutput, "first.go", "one", "blocker/x.go", "two"),
 		fileSeg(t, SegCodeOutput, "later.go", "three"))
 	res := runIW(t, req)
@@ -195,7 +196,7 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
 	}
 	// The I/O failure carries a code (issue 8, point 11).
-	if se, ok := res.Err.(*StepError); !ok || se.Code != source.EExec {
+	if se, ok := res.Err.(*source.Error); !ok || se.Code != source.EExec {
 		t.Errorf("Err = %v, want E_EXEC", res.Err)
 	}
 	if got, want := readTree(t, p.worktree), "blocker: file\n|\nfirst.go: one\n|\n"; got != want {
@@ -227,7 +228,7 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 			if err := os.Symlink(outside, filepath.Join(p.worktree, "link")); err != nil {
 				t.Fatal(err)
 			}
-			req := p.request(InternalFileSystemWriter,
+			req := p.request(lang.InternalFileSystemWriter,
 				fileSeg(t, SegCodeOutput, "good.go", "package good"),
 				fileSeg(t, SegCodeOutput, tt.path, "evil"))
 			res := runIW(t, req)
@@ -250,7 +251,7 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 func TestDocumentationWriter(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalDocumentationWriter,
+	req := p.request(lang.InternalDocumentationWriter,
 		fileSeg(t, SegDocOutput, "docs/api.md", "Of course, here is the documentation for the module.\n\nIt covers everything:\n\n## API\n\nCall `Run`.\n\nLet me know if you need more!"),
 		fileSeg(t, SegDocOutput, "docs/fm.md", "```markdown\n---\nid: fm\n---\n# FM\n```"),
 		fileSeg(t, SegCodeOutput, "code.go", "package code"))
@@ -308,7 +309,7 @@ func TestPreambleValidator(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := runIW(t, p.request(InternalPreambleValidator, Segment{Type: "X", Content: "ignored.md"}, Segment{Type: "FILE", Content: tt.content}))
+			res := runIW(t, p.request(lang.InternalPreambleValidator, Segment{Type: "X", Content: "ignored.md"}, Segment{Type: "FILE", Content: tt.content}))
 			if res.Signal != tt.signal || codeOf(res.Err) != tt.code {
 				t.Errorf("PreambleValidator(%q) = %s, err %v, want %s, code %q", tt.content, res.Signal, res.Err, tt.signal, tt.code)
 			}
@@ -328,7 +329,7 @@ func TestPreambleValidator(t *testing.T) {
 func TestPreambleValidatorEmptyPayload(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	res := runIW(t, p.request(InternalPreambleValidator))
+	res := runIW(t, p.request(lang.InternalPreambleValidator))
 	if res.Signal != SignalValidationFail || len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError {
 		t.Errorf("PreambleValidator() = %s, segments %q, want %s and a VALIDATION_ERROR", res.Signal, segmentsText(res.Segments), SignalValidationFail)
 	}

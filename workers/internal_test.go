@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers/confine"
 )
 
@@ -167,14 +168,16 @@ func codeOf(err error) source.Code {
 
 func TestInternalNames(t *testing.T) {
 	t.Parallel()
-	names := InternalNames()
-	if !slices.IsSorted(names) {
-		t.Errorf("InternalNames() = %v, want sorted", names)
+	// lang.InternalWorkers is the one catalog: every entry has an
+	// implementation here, and every implementation an entry there.
+	names := lang.InternalNames()
+	if len(internalImpls) != len(names) {
+		t.Errorf("%d internal worker implementations for %d names in lang.InternalWorkers", len(internalImpls), len(names))
 	}
-	want := []string{"Internal:DocumentationWriter", "Internal:FileSystemWriter", "Internal:PreambleValidator",
-		"Internal:RunBuilder", "Internal:RunLinter", "Internal:TestRunner", "Internal:UpdateChangePlan"}
-	if !slices.Equal(names, want) {
-		t.Errorf("InternalNames() = %v, want %v", names, want)
+	for n := range internalImpls {
+		if lang.LookupInternal(n) == nil {
+			t.Errorf("internal worker %q is implemented but not in lang.InternalWorkers", n)
+		}
 	}
 	for _, n := range names {
 		if fn, ok := Internal(n); !ok || fn == nil {
@@ -191,7 +194,7 @@ func TestInternalNames(t *testing.T) {
 func TestSegmentIDs(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalUpdateChangePlan, Segment{Type: "X"}, Segment{Type: SegNewFiles, Content: `["/abs", "../../../out"]`})
+	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: "X"}, Segment{Type: SegNewFiles, Content: `["/abs", "../../../out"]`})
 	res := runIW(t, req)
 	var ids []string
 	for _, s := range res.Segments {
@@ -218,7 +221,7 @@ func TestTestRunnerCwdIsWorktree(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(p.worktree, "smith-tool")); err != nil {
 		t.Fatal(err)
 	}
-	req := p.request(InternalTestRunner)
+	req := p.request(lang.InternalTestRunner)
 	req.Config.TestCommand = toolArgv(t, "./smith-tool", "pwd")
 	res := runIW(t, req)
 	if res.Signal != SignalSuccess || res.Output != p.worktree {
@@ -232,7 +235,7 @@ func TestTestRunnerCwdIsWorktree(t *testing.T) {
 func TestTestRunnerDefaultsToWorkspace(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalTestRunner)
+	req := p.request(lang.InternalTestRunner)
 	req.WorktreePath = ""
 	req.Config.TestCommand = toolArgv(t, "", "pwd")
 	res := runIW(t, req)
@@ -252,7 +255,7 @@ func TestTestRunnerFailureHasCompleteLog(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
 	const lines = 3000
-	req := p.request(InternalTestRunner)
+	req := p.request(lang.InternalTestRunner)
 	req.Config.TestCommand = toolArgv(t, "", "log", strconv.Itoa(lines), "3")
 	res := runIW(t, req)
 	if res.Signal != SignalFailure || res.ExitCode != 3 || len(res.Segments) != 1 || res.Segments[0].Type != SegTestResult {
@@ -298,13 +301,13 @@ func TestTestRunnerCannotStart(t *testing.T) {
 		{"not found", []string{"smith-no-such-test-tool", "run"}, "config.test_command: command 'smith-no-such-test-tool' not found", exitNotFound},
 		{"not executable", []string{"./not-executable"}, "config.test_command: command './not-executable' cannot be started", exitNotFound},
 		{"missing path", []string{"./missing/tool"}, "config.test_command: command './missing/tool' not found", exitNotFound},
-		{"empty", nil, "config.test_command is not set", internalNotRunExit},
-		{"empty name", []string{""}, "config.test_command is not set", internalNotRunExit},
+		{"empty", nil, "config.test_command is not set", exitNotRun},
+		{"empty name", []string{""}, "config.test_command is not set", exitNotRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := p.request(InternalTestRunner)
+			req := p.request(lang.InternalTestRunner)
 			req.Config.TestCommand = tt.argv
 			res := runIW(t, req)
 			if res.Signal != SignalFailure || res.ExitCode != tt.exit || codeOf(res.Err) != source.EExec {
@@ -320,7 +323,7 @@ func TestTestRunnerCannotStart(t *testing.T) {
 func TestTestRunnerTimeout(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalTestRunner)
+	req := p.request(lang.InternalTestRunner)
 	req.Config.TestCommand = toolArgv(t, "", "sleep", "60s")
 	req.Timeout = 200 * time.Millisecond
 	res := runIW(t, req)
@@ -335,7 +338,7 @@ func TestTestRunnerTimeout(t *testing.T) {
 func TestTestRunnerWorktreeOutsideBase(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(InternalTestRunner)
+	req := p.request(lang.InternalTestRunner)
 	req.WorktreePath = t.TempDir()
 	req.Config.TestCommand = toolArgv(t, "", "pwd")
 	res := runIW(t, req)
@@ -365,7 +368,7 @@ func TestRunLinter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := p.request(InternalRunLinter)
+			req := p.request(lang.InternalRunLinter)
 			req.Config.LintCommand = tt.argv
 			res := runIW(t, req)
 			if got := segmentsText(res.Segments); res.Signal != tt.signal || got != tt.segments {
@@ -390,7 +393,7 @@ func TestRunBuilder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := p.request(InternalRunBuilder)
+			req := p.request(lang.InternalRunBuilder)
 			req.Config.BuildCommand = tt.argv
 			res := runIW(t, req)
 			if res.Signal != tt.signal {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 
@@ -37,7 +37,7 @@ func MessageName(seq int, name string) string { return fmt.Sprintf("%04d-%s", se
 func (r *Registry) runSend(req *Request) Result {
 	s := req.Send
 	if s == nil {
-		return failed(exitNotRun, stepErr(source.EInternal, "internal error: send step '%s' has no send", req.Step))
+		return failed(exitNotRun, source.Errorf(source.EInternal, "internal error: send step '%s' has no send", req.Step))
 	}
 	data := []byte(s.Content)
 	name := s.Name
@@ -59,7 +59,7 @@ func (r *Registry) runSend(req *Request) Result {
 		name = defaultMessageName
 	}
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
-		return failed(exitNotRun, stepErr(source.EPathEscape, "send.name '%s' is not a plain file name", name))
+		return failed(exitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
 	}
 	rel := path.Join(s.Inbox, MessageName(s.Seq, name))
 	dst, err := req.Dirs.Resolve(rel)
@@ -79,11 +79,8 @@ func (r *Registry) runSend(req *Request) Result {
 	return Result{Signal: SignalSuccess, Output: rel}
 }
 
-func sendErr(s *Send, err error) *StepError {
-	if isEscape(err) {
-		return escapeErr("send to '"+s.To+"'", err)
-	}
-	return stepErr(source.EExec, "send to '%s': %v", s.To, err)
+func sendErr(s *Send, err error) *source.Error {
+	return escapeErr("send to '"+s.To+"'", err)
 }
 
 // consumed returns the moves of the files that satisfied req's wait_for:
@@ -105,7 +102,7 @@ func consumed(req *Request, matched []string) []Move {
 // done before (a crash cut the list short), so running it again after a
 // crash finishes the list and consumes nothing twice. It returns the moves
 // it made now.
-func ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
+func (Local) ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
 	var done []Move
 	for _, mv := range moves {
 		from, err := dirs.Resolve(mv.From)
@@ -133,7 +130,7 @@ func ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
 
 // PrepareAgents creates every agent's inbox and processed folders
 // (relative to dirs.Workspace) at run start (CONTRACT 12.1).
-func PrepareAgents(dirs confine.Dir, folders []string) error {
+func (Local) PrepareAgents(dirs confine.Dir, folders []string) error {
 	for _, f := range folders {
 		abs, err := dirs.Resolve(f)
 		if err != nil {

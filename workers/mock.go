@@ -14,7 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"smith/manifest/source"
+	"smith/source"
+	"smith/workers/confine"
 )
 
 // mockCursors is the file under RUN_ROOT that remembers which script entries
@@ -60,14 +61,14 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 	}
 	entries, err := parseScript(data)
 	if err != nil {
-		return reply{exit: exitNotRun, err: stepErr(source.EParse, "mock script '%s': %v", script, err)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
 	}
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	cursors := map[string]*mockCursor{}
 	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
-		return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 	}
 	cur := cursors[key]
 	if cur == nil {
@@ -94,7 +95,7 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 			cur.Calls[call] = pick
 		}
 		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EExec, "mock: %v", err)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 		}
 	}
 	e := entries[pick]
@@ -166,22 +167,7 @@ func saveCursors(runRoot, name string, cursors any) error {
 	if err != nil {
 		return fmt.Errorf("write cursors: %w", err)
 	}
-	return writeAtomic(filepath.Join(runRoot, name), append(b, '\n'))
-}
-
-// writeAtomic writes path through a temporary file in the same directory.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return confine.WriteFileAtomic(filepath.Join(runRoot, name), append(b, '\n'), 0o644)
 }
 
 // parseScript reads a mock script: a JSON array of entries when its first

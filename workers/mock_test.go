@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // TestParseScriptGolden parses every testdata/mock script and compares the

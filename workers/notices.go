@@ -47,7 +47,7 @@ func appendNotice(root string, c Conflict) error {
 
 // Notices returns the conflict notices of the run whose RUN_ROOT is root
 // after the first skip ones, in the order they came.
-func Notices(root string, skip int) ([]Conflict, error) {
+func (Local) Notices(root string, skip int) ([]Conflict, error) {
 	f, err := os.Open(filepath.Join(root, noticesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"smith/lang"
 )
 
 // A replyFormat says how a provider's stdout is read.
@@ -200,12 +202,9 @@ type provider struct {
 	secrets   []EnvVar  // the provider entry's secrets, with values
 }
 
-// presetNames lists the built-in presets, in documentation order.
-var presetNames = [...]string{"claude", "gemini", "codex", "mock"}
-
 // preset returns a built-in preset (a fresh value each time).
 func preset(name string) (provider, bool) {
-	if name == "mock" {
+	if name == lang.PresetMock {
 		return provider{name: name, mock: true}, true
 	}
 	f, ok := clis[name]
@@ -240,7 +239,7 @@ func lookupProvider(req *Request, name string) (provider, bool) {
 // providerNames returns every provider name req can use: the presets, then the
 // workflow's own.
 func providerNames(req *Request) []string {
-	names := append([]string(nil), presetNames[:]...)
+	names := append([]string(nil), lang.ProviderPresets[:]...)
 	for _, d := range req.ProviderDefs {
 		if _, ok := preset(d.Name); !ok {
 			names = append(names, d.Name)

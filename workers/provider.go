@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -24,7 +25,7 @@ type reply struct {
 	exit        int
 	signal      string // "" = from exit
 	tokens      int
-	err         *StepError
+	err         *source.Error
 	truncated   bool   // the raw stdout passed the in-memory cap
 	spill       string // its spill file
 	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
@@ -41,13 +42,13 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 		return failed(exitNotRun, serr)
 	}
 	if len(req.Providers) == 0 {
-		return failed(exitNotRun, stepErr(source.EUnknownProv, "step '%s' names no provider", req.Step))
+		return failed(exitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
 	}
 	provs := make([]provider, 0, len(req.Providers))
 	for _, name := range req.Providers {
 		pv, ok := lookupProvider(req, name)
 		if !ok {
-			return failed(exitNotRun, stepErr(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
+			return failed(exitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
 				name, source.DidYouMean(name, providerNames(req))))
 		}
 		provs = append(provs, pv)
@@ -95,7 +96,7 @@ func failureReason(res Result) string {
 // there is nothing before it), so both reach the model (CONTRACT 5;
 // fromInput: the file is in the prompt, not on stdin); then the depends_on
 // injection.
-func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *StepError) {
+func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
 	switch {
 	case req.Prompt != "":
 		prompt = req.Prompt
@@ -146,11 +147,11 @@ func joinParagraphs(a, b string) string {
 }
 
 // fileErr describes a file that cannot be read.
-func fileErr(key, rel string, err error) *StepError {
+func fileErr(key, rel string, err error) *source.Error {
 	if isEscape(err) {
 		return escapeErr(key, err)
 	}
-	return stepErr(source.EExec, "%s '%s' cannot be read: %s", key, rel, osErrText(err))
+	return source.Errorf(source.EExec, "%s '%s' cannot be read: %s", key, rel, osErrText(err))
 }
 
 // callProvider makes one provider call (try n): from the replay directory, the
@@ -170,7 +171,7 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 	}
 	if r.Record != "" {
 		if err := r.record(req, pv.name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
-			rep.err = stepErr(source.EExec, "record provider call of step '%s': %v", req.Step, err)
+			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = exitInvalid
 			}
@@ -221,7 +222,7 @@ func finishReply(req *Request, p paths, rep reply) Result {
 	applyCapture(req, &res, []byte(rep.text))
 	if req.KeepReply && res.Err == nil {
 		if err := keepReply(req, rep.text); err != nil {
-			res.Signal, res.Err = SignalFailure, stepErr(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
+			res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
 		}
 	}
 	return res
@@ -260,14 +261,14 @@ func (inv *invocation) cleanup() {
 // path). stdin and temp_file modes write the prompt to a file under
 // RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
 // input_file, unless the prompt is that file's content.
-func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInput bool) (*invocation, *StepError) {
+func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInput bool) (*invocation, *source.Error) {
 	inv := &invocation{}
 	tmpl := pv.command
 	if len(req.CommandOverride) > 0 {
 		tmpl = req.CommandOverride
 	}
 	if len(tmpl) == 0 {
-		return inv, stepErr(source.EExec, "provider '%s' has no command", pv.name)
+		return inv, source.Errorf(source.EExec, "provider '%s' has no command", pv.name)
 	}
 	uses := func(key string) bool {
 		return slices.ContainsFunc(tmpl, func(s string) bool { return templateUses(s, key) })
@@ -298,15 +299,15 @@ func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInpu
 	switch mode {
 	case transportArgv, transportStdin, transportFile:
 	default:
-		return inv, stepErr(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
+		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
 	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return templateUses(s, "PROMPT_FILE") }) {
 		if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-			return inv, stepErr(source.EExec, "create %s: %v", p.tmpDir, err)
+			return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
 		}
 		f, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
 		if err != nil {
-			return inv, stepErr(source.EExec, "write prompt file: %v", err)
+			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 		}
 		inv.tmp = f.Name()
 		_, werr := f.WriteString(prompt)
@@ -314,16 +315,16 @@ func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInpu
 			werr = cerr
 		}
 		if werr != nil {
-			return inv, stepErr(source.EExec, "write prompt file: %v", werr)
+			return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
 		}
 	}
 	vars := providerVars(req, pv, p, prompt, inv.tmp)
-	sub := func(elems []string) ([]string, *StepError) {
+	sub := func(elems []string) ([]string, *source.Error) {
 		out := make([]string, 0, len(elems))
 		for _, s := range elems {
 			v, err := substTemplate(s, vars)
 			if err != nil {
-				return nil, stepErr(source.ETemplateKey, "provider '%s' uses template key '%s' that neither its defaults nor provider_params define%s",
+				return nil, source.Errorf(source.ETemplateKey, "provider '%s' uses template key '%s' that neither its defaults nor provider_params define%s",
 					pv.name, err.key, source.DidYouMean(err.key, vars.names()))
 			}
 			out = append(out, v)
@@ -371,11 +372,11 @@ type templateVars []Param
 // key ("" unless a param sets it), as for the checker.
 func providerVars(req *Request, pv provider, p paths, prompt, promptFile string) templateVars {
 	vars := templateVars([]Param{
-		{"PROMPT", prompt},
-		{"PROMPT_FILE", promptFile},
-		{"INPUT_FILE", p.input},
-		{"OUTPUT_FILE", p.output},
-		{"model", ""},
+		{lang.KeyPrompt, prompt},
+		{lang.KeyPromptFile, promptFile},
+		{lang.KeyInputFile, p.input},
+		{lang.KeyOutputFile, p.output},
+		{lang.KeyModel, ""},
 	})
 	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
 		for _, kv := range list {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
@@ -33,7 +33,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	if p.output != "" {
 		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
 		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EExec, "create the directory of output_file: %v", err)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
 	spec := ProcSpec{
@@ -62,7 +62,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	if pv.cli != nil && pv.cli.stdoutFile {
 		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
 		if err != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		f.Close()
 		spec.StdoutFile = f.Name()
@@ -71,7 +71,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	pr := RunProc(ctx, spec)
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
 		}
 		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
 	}
@@ -87,7 +87,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	case spec.StdoutFile != "":
 		b, err := os.ReadFile(spec.StdoutFile)
 		if err != nil {
-			return reply{exit: exitNotRun, err: stepErr(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
 		if req.Live != nil {
@@ -100,12 +100,12 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	switch {
 	case pr.TimedOut:
-		rep.err = stepErr(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
+		rep.err = source.Errorf(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
 			pv.name, req.Step, timeoutOf(req))
 		return rep
 	case ctx.Err() != nil:
 		rep.signal = SignalFailure
-		rep.err = stepErr(source.EInterrupted, "step '%s' was interrupted", req.Step)
+		rep.err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		return rep
 	}
 	if pv.format == formatRaw {
@@ -124,7 +124,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	rep.exit = out.exit
 	if out.reason != "" {
-		rep.err = stepErr(source.EExec, "provider '%s' failed: %s", pv.name, req.Mask.String(out.reason))
+		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.name, req.Mask.String(out.reason))
 	}
 	return rep
 }
@@ -142,7 +142,7 @@ func permissionsOf(req *Request) string {
 // variables, the document's and step's env, then the provider entry's env.
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *StepError) {
+func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.Error) {
 	secrets := append(append([]EnvVar(nil), req.Secrets...), pv.secrets...)
 	var vars []EnvVar
 	if f := pv.cli; f != nil {
@@ -171,23 +171,23 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *StepErr
 		}
 		path := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
 		}
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			return nil, stepErr(source.EExec, "write the settings of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.name, err)
 		}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+		return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
 	}
 	if ours && pv.own && f.keyNeeded && given[f.keyVar] == "" {
-		return nil, stepErr(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
+		return nil, source.Errorf(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
 			pv.name, f.keyVar, f.home)
 	}
 	if f.tmpInHome {
 		tmp := filepath.Join(home, "tmp")
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, stepErr(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
 		}
 		vars = append([]EnvVar{{"TMPDIR", tmp}}, vars...)
 	}
@@ -207,23 +207,23 @@ func envMap(env []string) map[string]string {
 // presetInvocation is a preset's own command: the prompt on stdin (never in
 // argv, so any prompt, whatever it starts with, arrives whole), the model
 // and permission flags from the table.
-func presetInvocation(req *Request, p paths, pv provider, prompt string, env map[string]string) (*invocation, *StepError) {
+func presetInvocation(req *Request, p paths, pv provider, prompt string, env map[string]string) (*invocation, *source.Error) {
 	inv := &invocation{}
 	f := pv.cli
 	perms := permissionsOf(req)
 	if _, ok := f.perms[perms]; !ok {
-		return inv, stepErr(source.EExec, "permissions '%s' of step '%s' is not read, edit or full", perms, req.Step)
+		return inv, source.Errorf(source.EExec, "permissions '%s' of step '%s' is not read, edit or full", perms, req.Step)
 	}
 	if f.maxPrompt > 0 && len(prompt) > f.maxPrompt {
-		return inv, stepErr(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
+		return inv, source.Errorf(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
 			req.Step, len(prompt), pv.name, f.maxPrompt)
 	}
 	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-		return inv, stepErr(source.EExec, "create %s: %v", p.tmpDir, err)
+		return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
 	}
 	file, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
 	if err != nil {
-		return inv, stepErr(source.EExec, "write prompt file: %v", err)
+		return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 	}
 	inv.tmp = file.Name()
 	_, werr := file.WriteString(prompt)
@@ -231,7 +231,7 @@ func presetInvocation(req *Request, p paths, pv provider, prompt string, env map
 		werr = cerr
 	}
 	if werr != nil {
-		return inv, stepErr(source.EExec, "write prompt file: %v", werr)
+		return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
 	}
 	inv.stdin = inv.tmp
 	model, _ := providerVars(req, pv, p, "", "").get("model")

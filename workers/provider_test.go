@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 func TestSubstTemplate(t *testing.T) {

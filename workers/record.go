@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
+	"smith/workers/confine"
 )
 
 // replayCursors is the file under RUN_ROOT that counts, per step, the
@@ -67,7 +68,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep reply, atte
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return writeAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'))
+	return confine.WriteFileAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'), 0o644)
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
@@ -103,7 +104,7 @@ func lastRecording(dir, step string) (int, error) {
 // recording or a different prompt is E_REPLAY_MISS.
 func (r *Registry) replay(req *Request, prompt, call string) reply {
 	miss := func(format string, args ...any) reply {
-		return reply{exit: exitNotRun, err: stepErr(source.EReplayMiss, format, args...)}
+		return reply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
@@ -156,7 +157,7 @@ func (r *Registry) replay(req *Request, prompt, call string) reply {
 	}
 	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
 	if rec.ErrorCode != "" {
-		rep.err = &StepError{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
+		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}
 	return rep
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and

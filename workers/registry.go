@@ -2,27 +2,26 @@ package workers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"smith/manifest/source"
-	"smith/workers/confine"
+	"smith/lang"
+	"smith/source"
 )
 
 // Signals every worker may return.
 const (
-	SignalSuccess = "SIGNAL:SUCCESS"
-	SignalFailure = "SIGNAL:FAILURE"
-	SignalTimeout = "SIGNAL:TIMEOUT"
+	SignalSuccess = lang.SigSuccess
+	SignalFailure = lang.SigFailure
+	SignalTimeout = lang.SigTimeout
 )
 
 const (
 	// defaultTimeout is a step's timeout when it names none (CONTRACT.md 3.5).
-	defaultTimeout = 300 * time.Second
+	defaultTimeout = lang.DefaultTimeout
 	// exitNotRun is the exit code of a step that failed before any process ran
 	// (a path violation, a missing dependency, an unknown template key).
 	exitNotRun = -1
@@ -65,7 +64,7 @@ func NewRegistry(env func(string) (string, bool)) *Registry {
 // internalWorkers returns the table of internal workers (internal.go).
 func internalWorkers() map[string]InternalFunc {
 	table := map[string]InternalFunc{}
-	for _, name := range InternalNames() {
+	for _, name := range lang.InternalNames() {
 		if fn, ok := Internal(name); ok {
 			table[name] = fn
 		}
@@ -74,26 +73,6 @@ func internalWorkers() map[string]InternalFunc {
 }
 
 var _ Runner = (*Registry)(nil)
-
-// A StepError is a failure of one step that the user sees, with its code
-// (E_PATH_ESCAPE, E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_EXEC, ...).
-type StepError struct {
-	Code source.Code
-	Msg  string
-}
-
-// Error returns the message.
-func (e *StepError) Error() string { return e.Msg }
-
-// ErrCode returns the code.
-func (e *StepError) ErrCode() source.Code { return e.Code }
-
-var _ source.Coded = (*StepError)(nil)
-
-// stepErr returns a *StepError.
-func stepErr(code source.Code, format string, args ...any) *StepError {
-	return &StepError{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
 
 // failed returns a failure result with exit code exit and err.
 func failed(exit int, err error) Result {
@@ -117,7 +96,7 @@ func (r *Registry) Run(ctx context.Context, req *Request) Result {
 	case KindSend:
 		res = r.runSend(req)
 	default:
-		res = failed(exitNotRun, stepErr(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
+		res = failed(exitNotRun, source.Errorf(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
 	}
 	res.Duration = r.now().Sub(start)
 	if res.Attempts == 0 {
@@ -133,7 +112,7 @@ func (r *Registry) Run(ctx context.Context, req *Request) Result {
 func (r *Registry) runInternal(ctx context.Context, req *Request) Result {
 	fn, ok := r.Internal[req.Worker]
 	if !ok || fn == nil {
-		return failed(exitNotRun, stepErr(source.EExec, "internal worker '%s' is not available yet", req.Worker))
+		return failed(exitNotRun, source.Errorf(source.EExec, "internal worker '%s' is not available yet", req.Worker))
 	}
 	return fn(ctx, r, req)
 }
@@ -177,13 +156,13 @@ type paths struct {
 // prepare creates WORKSPACE and confines every path of req. A violation is
 // E_PATH_ESCAPE; nothing is created for the step's files before every path has
 // passed.
-func prepare(req *Request) (paths, *StepError) {
+func prepare(req *Request) (paths, *source.Error) {
 	var p paths
 	if req.Step == "" || req.Step == "." || req.Step == ".." || strings.ContainsAny(req.Step, `/\`) {
-		return p, stepErr(source.EPathEscape, "step name '%s' cannot name a directory", req.Step)
+		return p, source.Errorf(source.EPathEscape, "step name '%s' cannot name a directory", req.Step)
 	}
 	if req.Dirs.Workspace == "" {
-		return p, stepErr(source.EInternal, "internal error: step '%s' has no workspace", req.Step)
+		return p, source.Errorf(source.EInternal, "internal error: step '%s' has no workspace", req.Step)
 	}
 	var err error
 	if req.InputFile != "" {
@@ -198,7 +177,7 @@ func prepare(req *Request) (paths, *StepError) {
 	}
 	if req.OutputFile != "" {
 		if filepath.Clean(req.OutputFile) == "." || strings.HasSuffix(req.OutputFile, "/") {
-			return p, stepErr(source.EPathEscape, "output_file: path '%s' names no file", req.OutputFile)
+			return p, source.Errorf(source.EPathEscape, "output_file: path '%s' names no file", req.OutputFile)
 		}
 		dir := filepath.Join(req.Dirs.Workspace, "artifacts", req.Step)
 		if p.output, err = req.Dirs.ResolveIn(dir, req.OutputFile); err != nil {
@@ -206,13 +185,13 @@ func prepare(req *Request) (paths, *StepError) {
 		}
 	}
 	if err := os.MkdirAll(req.Dirs.Workspace, 0o755); err != nil {
-		return p, stepErr(source.EExec, "create workspace: %v", err)
+		return p, source.Errorf(source.EExec, "create workspace: %v", err)
 	}
 	p.tmpDir = os.TempDir()
 	if req.RunRoot != "" {
 		logs := filepath.Join(req.RunRoot, "logs")
 		if err := os.MkdirAll(logs, 0o755); err != nil {
-			return p, stepErr(source.EExec, "create log directory: %v", err)
+			return p, source.Errorf(source.EExec, "create log directory: %v", err)
 		}
 		p.spill = filepath.Join(logs, req.Step+"-stdout.log")
 		p.stderrLog = filepath.Join(logs, req.Step+"-stderr.log")
@@ -222,15 +201,12 @@ func prepare(req *Request) (paths, *StepError) {
 }
 
 // isEscape reports whether err is a path violation.
-func isEscape(err error) bool { return errors.Is(err, confine.ErrEscape) }
+func isEscape(err error) bool { return source.CodeOf(err, "") == source.EPathEscape }
 
-// escapeErr turns a confinement error into E_PATH_ESCAPE. Other errors (an
-// unreadable directory) are E_EXEC.
-func escapeErr(key string, err error) *StepError {
-	if isEscape(err) {
-		return stepErr(source.EPathEscape, "%s: %v", key, err)
-	}
-	return stepErr(source.EExec, "%s: %v", key, err)
+// escapeErr is "key: err" with err's code: E_PATH_ESCAPE for a confinement
+// error, E_EXEC for others (an unreadable directory).
+func escapeErr(key string, err error) *source.Error {
+	return source.Wrap(source.EExec, key, err)
 }
 
 // timeoutOf returns the step's timeout with its default.

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 	"smith/workers/confine"
 )
 
@@ -490,7 +491,7 @@ func TestRunCancelled(t *testing.T) {
 func TestNewRegistryKnowsInternalWorkers(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(nil)
-	for _, name := range InternalNames() {
+	for _, name := range lang.InternalNames() {
 		if reg.Internal[name] == nil {
 			t.Errorf("NewRegistry(nil).Internal[%q] = nil, want the worker", name)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"smith/lang"
 	"smith/workers/confine"
 )
 
@@ -103,7 +104,7 @@ type Request struct {
 	Prompted     string // the assembled prompt for AI workers (the VM assembles layers)
 	Instructions string
 	OutputType   string
-	Config       Config
+	Config       lang.Config
 	WorktreePath string // "" = WORKSPACE
 
 	Dirs    confine.Dir
@@ -178,14 +179,6 @@ type DependsOn struct {
 	Inject      string
 	Instruction string
 	Position    string // prepend|append
-}
-
-// Config is a manifest's project configuration.
-type Config struct {
-	TestCommand  []string
-	LintCommand  []string
-	BuildCommand []string
-	Isolation    string
 }
 
 // A Segment is one element of the execution payload.

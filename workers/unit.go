@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 
@@ -30,27 +30,27 @@ func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
 	return filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID, step, key)
 }
 
-// CreateUnitWorktree gives thread key of step its own worktree, branched
+// UnitWorktree gives thread key of step its own worktree, branched
 // from the current commit of the run's worktree runWT, and returns its path.
 // With fresh, an old worktree and branch of the same thread (a step run
 // again) are replaced; otherwise an existing one is reused (a thread that
 // continues after a crash).
-func CreateUnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool, lookup func(string) (string, bool)) (string, error) {
+func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
 	path := UnitWorktreePath(d, runID, step, key)
 	branch := UnitBranch(runID, step, key)
 	if isDir(path) {
 		if !fresh {
 			return path, nil
 		}
-		if r := git(ctx, runWT, lookup, "worktree", "remove", "--force", path); r.err != nil {
+		if r := git(ctx, runWT, l.Env, "worktree", "remove", "--force", path); r.err != nil {
 			return "", fmt.Errorf("git worktree remove %s: %v: %s", path, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	_ = git(ctx, runWT, lookup, "worktree", "prune")
+	_ = git(ctx, runWT, l.Env, "worktree", "prune")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("create unit worktree directory: %w", err)
 	}
-	if r := git(ctx, runWT, lookup, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
+	if r := git(ctx, runWT, l.Env, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
 		return "", fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 	}
 	return path, nil
@@ -61,22 +61,22 @@ func CreateUnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, 
 // exist (the thread never started) or is merged already is nothing to do.
 // On a conflict the run's worktree is left as it was and the error is
 // E_MERGE_CONFLICT naming the files; the unit's branch is kept.
-func MergeUnit(ctx context.Context, runWT, runID, step, key string, lookup func(string) (string, bool)) error {
+func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) error {
 	branch := UnitBranch(runID, step, key)
-	if git(ctx, runWT, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
+	if git(ctx, runWT, l.Env, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
 		return nil
 	}
 	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m",
 		fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID), branch)
-	r := git(ctx, runWT, lookup, args...)
+	r := git(ctx, runWT, l.Env, args...)
 	if r.err == nil {
 		return nil
 	}
-	files := splitNonEmpty(runGitOut(ctx, runWT, lookup, "diff", "--name-only", "--diff-filter=U").out)
+	files := splitNonEmpty(runGitOut(ctx, runWT, l.Env, "diff", "--name-only", "--diff-filter=U").out)
 	if len(files) == 0 {
 		return fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 	}
-	if a := git(ctx, runWT, lookup, "merge", "--abort"); a.err != nil {
+	if a := git(ctx, runWT, l.Env, "merge", "--abort"); a.err != nil {
 		return fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
 	}
 	sort.Strings(files)
@@ -85,8 +85,8 @@ func MergeUnit(ctx context.Context, runWT, runID, step, key string, lookup func(
 }
 
 // Head returns the commit checked out in the worktree wt.
-func Head(ctx context.Context, wt string, lookup func(string) (string, bool)) (string, error) {
-	r := git(ctx, wt, lookup, "rev-parse", "HEAD")
+func (l Local) Head(ctx context.Context, wt string) (string, error) {
+	r := git(ctx, wt, l.Env, "rev-parse", "HEAD")
 	if r.err != nil {
 		return "", fmt.Errorf("git rev-parse HEAD: %v", r.err)
 	}
@@ -95,11 +95,11 @@ func Head(ctx context.Context, wt string, lookup func(string) (string, bool)) (s
 
 // RemoveUnit removes thread key's worktree and branch after a join that
 // merged it (best effort: what is left is only clutter).
-func RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string, lookup func(string) (string, bool)) {
+func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string) {
 	if path := UnitWorktreePath(d, runID, step, key); isDir(path) {
-		_ = git(ctx, runWT, lookup, "worktree", "remove", "--force", path)
+		_ = git(ctx, runWT, l.Env, "worktree", "remove", "--force", path)
 	}
-	_ = git(ctx, runWT, lookup, "branch", "-D", UnitBranch(runID, step, key))
+	_ = git(ctx, runWT, l.Env, "branch", "-D", UnitBranch(runID, step, key))
 }
 
 // RemoveUnits removes every thread worktree and branch of run runID (those

@@ -12,7 +12,8 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"smith/manifest/source"
+	"smith/lang"
+	"smith/source"
 )
 
 // ValidationFailPrefix starts every validation problem (CONTRACT.md
@@ -20,7 +21,7 @@ import (
 const ValidationFailPrefix = "Output failed validation. Fix this: "
 
 // SignalValidationFail is the signal of a reply that failed its schema.
-const SignalValidationFail = "SIGNAL:VALIDATION_FAIL"
+const SignalValidationFail = lang.SigValidationFail
 
 // schemaBaseURL is the base of the URLs the schemas are compiled under; it
 // is never fetched.

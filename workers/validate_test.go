@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"smith/lang"
 )
 
 func TestNewSchemaSetErrors(t *testing.T) {
@@ -127,9 +129,9 @@ func TestValidateIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	reply := `{"code": 1, "explanation": 2, "z": {"b": 1, "a": 2}}`
-	first, firstProblem, _ := set.Validate(SchemaCodeAndExplanation, reply)
+	first, firstProblem, _ := set.Validate(lang.SchemaCodeAndExplanation, reply)
 	for range 20 {
-		got, problem, _ := set.Validate(SchemaCodeAndExplanation, reply)
+		got, problem, _ := set.Validate(lang.SchemaCodeAndExplanation, reply)
 		if got != first || problem != firstProblem {
 			t.Fatalf("Validate(%q) = %q, %q, then %q, %q", reply, first, firstProblem, got, problem)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers/confine"
 )
 

@@ -25,7 +25,7 @@ import (
 
 	"smith/cmd/smith-temporal/engine"
 	"smith/compiler"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers/confine"

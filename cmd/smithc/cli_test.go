@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest/source"
+	"smith/internal/goldenfile"
+	"smith/source"
 )
 
 // These tests state properties that the goldens only record. None of them
@@ -50,7 +51,7 @@ func TestBuildThenDisasm(t *testing.T) {
 			if fromSrc.stdout == "" {
 				t.Fatalf("smithc disasm %s printed nothing", tt.src)
 			}
-			if d := firstDiff(fromBin.stdout, fromSrc.stdout); d != "" {
+			if d := goldenfile.FirstDiff(fromBin.stdout, fromSrc.stdout); d != "" {
 				t.Errorf("disasm %s differs from disasm %s at %s", tt.smbc, tt.src, d)
 			}
 			if fromBin.stderr != "" {

@@ -11,7 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
+	"smith/workers/confine"
 )
 
 func fmtFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
@@ -62,7 +63,7 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 			}
 		case v.write:
 			if !bytes.Equal(out, src) {
-				if err := writeAtomic(f, out); err != nil {
+				if err := confine.WriteFileAtomic(f, out, 0o644); err != nil {
 					fmt.Fprintf(stderr, "smithc fmt: %v\n", err)
 					status = source.ExitExec
 				}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,28 +18,30 @@ import (
 // "/" allows its sub-packages too. New entries need a note in
 // docs/dependencies.md.
 var allowed = map[string][]string{
-	"cmd/smithc":  {"compiler", "isa", "manifest", "manifest/source", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "manifest/source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "github.com/spf13/pflag"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
-	"cmd/smithvm/serve":                {"compiler", "isa", "vm", "vm/store", "workers/confine", "manifest/source", "gonum.org/v1/gonum/"},
-	"compiler":                         {"manifest", "compiler/ir", "isa", "manifest/source", "workers/confine", "gonum.org/v1/gonum/"},
-	"compiler/ir":                      {"manifest/source"},
-	"manifest":                         {"manifest/source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
-	"isa":                              {"manifest/source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"isa", "workers", "workers/confine", "manifest/source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
-	"vm/store":                         {"vm", "manifest/source", "github.com/tidwall/gjson"},
-	"workers":                          {"workers/confine", "manifest/source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
-	"workers/confine":                  {"golang.org/x/sys/unix"},
-	"manifest/source":                  {},
+	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
+	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
+	"compiler/ir":                      {"lang", "isa", "source"},
+	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
+	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
+	"workers":                          {"lang", "workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
+	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
+	"source":                           {},
+	"lang":                             {"source"},
 	"internal/docgen":                  {},
+	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
-	"bench":                            {"compiler", "isa", "manifest", "manifest/source", "vm", "vm/store", "workers", "workers/confine"},
+	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
-	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "manifest/source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "manifest/source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
+	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 }
 
 const module = "smith"
@@ -103,4 +109,56 @@ func isAllowed(imp string, allow []string) bool {
 
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
+}
+
+// TestVMDoesNoIO: the VM's only doors are its interfaces (vm.Host for
+// effects, workers.Runner for steps). No file of package vm imports a
+// process or network package or calls a file function of package os.
+func TestVMDoesNoIO(t *testing.T) {
+	forbiddenImports := map[string]bool{"os/exec": true, "net": true, "net/http": true, "io/ioutil": true, "syscall": true, "golang.org/x/sys/unix": true}
+	forbiddenCalls := map[string]bool{
+		"Open": true, "OpenFile": true, "Create": true, "Stat": true, "Lstat": true, "ReadFile": true, "WriteFile": true,
+		"ReadDir": true, "Remove": true, "RemoveAll": true, "Rename": true, "Mkdir": true, "MkdirAll": true, "CreateTemp": true,
+		"StartProcess": true, "Chdir": true, "Chmod": true, "Symlink": true, "Link": true, "Truncate": true,
+	}
+	files, err := filepath.Glob("../../vm/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no vm sources: %v", err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		osName := ""
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if forbiddenImports[path] {
+				t.Errorf("%s imports %s: effects go through vm.Host", fset.Position(imp.Pos()), path)
+			}
+			if path == "os" {
+				osName = "os"
+				if imp.Name != nil {
+					osName = imp.Name.Name
+				}
+			}
+		}
+		if osName == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName && forbiddenCalls[sel.Sel.Name] {
+				t.Errorf("%s: os.%s: the VM does no file I/O of its own; add a vm.Host method", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+	}
 }

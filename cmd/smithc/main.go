@@ -17,7 +17,8 @@ import (
 	"smith/compiler"
 	"smith/isa"
 	"smith/manifest"
-	"smith/manifest/source"
+	"smith/source"
+	"smith/workers/confine"
 )
 
 func main() {
@@ -241,7 +242,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 	if dst == "" {
 		dst = strings.TrimSuffix(file, filepath.Ext(file)) + ".smbc"
 	}
-	if err := writeAtomic(dst, data); err != nil {
+	if err := confine.WriteFileAtomic(dst, data, 0o644); err != nil {
 		fmt.Fprintf(stderr, "smithc build: %v\n", err)
 		return source.ExitExec
 	}
@@ -296,7 +297,7 @@ func cmdDot(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(b.Bytes())
 		return 0
 	}
-	if err := writeAtomic(*out, b.Bytes()); err != nil {
+	if err := confine.WriteFileAtomic(*out, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(stderr, "smithc dot: %v\n", err)
 		return source.ExitExec
 	}

@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"sort"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // summary is check's last line on stderr: ok: 2 files, 0 errors, 1 warning.
 func summary(files int, ds source.Diagnostics) string {
 	var errs, warns int
 	for _, d := range ds {
-		if d.Severity == source.Error {
+		if d.Severity == source.SevError {
 			errs++
 		} else {
 			warns++
@@ -120,7 +120,7 @@ func writeSARIF(w io.Writer, ds source.Diagnostics) error {
 	results := make([]sarifResult, 0, len(ds))
 	for _, d := range ds {
 		level := "error"
-		if d.Severity != source.Error {
+		if d.Severity != source.SevError {
 			level = "warning"
 		}
 		loc := sarifPhysical{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(d.Pos.File)}}

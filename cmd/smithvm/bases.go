@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm/store"
 )
 
@@ -151,7 +151,7 @@ func shellQuote(s string) string {
 
 // notFoundHint says where to look when a run id is not under BASE.
 func notFoundHint(err error, p *project) string {
-	if codeOf(err) != source.EStateNotFound {
+	if source.CodeOf(err, source.EInternal) != source.EStateNotFound {
 		return ""
 	}
 	return " (smithvm list --base " + shellQuote(p.base) + " lists its runs; a run started elsewhere needs that folder's --base)"

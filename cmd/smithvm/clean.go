@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm/store"
 	"smith/workers"
 )

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"smith/vm"
+
 	"github.com/spf13/pflag"
 )
 
@@ -56,8 +58,7 @@ func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c.addBase(fs)
 	c.addWorkspace(fs)
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
-	c.addMaxParallel(fs)
+	c.addLimits(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
 	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
@@ -74,7 +75,7 @@ func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
 	c.addWorkspace(fs)
 	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
 	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail a run with E_STEP_BUDGET after `N` executed steps")
+	fs.IntVar(&c.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail a run with E_STEP_BUDGET after `N` executed steps")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	c.addLogLevel(fs)
 	return fs

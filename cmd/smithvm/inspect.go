@@ -13,8 +13,9 @@ import (
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
+	"smith/vm/store"
 )
 
 func (e *env) cmdList(args []string) int {
@@ -64,12 +65,12 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, nil, source.ExitConfig
 	}
-	st, err := serve.ReadState(proj.store, id)
+	st, err := proj.store.ReadState(id)
 	if err == nil {
-		err = stateProblem(id, st)
+		err = store.Problem(id, st)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
 		return nil, nil, exitStatus(err)
 	}
 	return proj, st, 0

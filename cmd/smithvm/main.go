@@ -11,7 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"smith/manifest/source"
+	"smith/source"
+	"smith/vm"
 )
 
 func main() {
@@ -178,6 +179,12 @@ func (c *common) addMaxParallel(fs *pflag.FlagSet) {
 	fs.IntVar(&c.maxPar, "max-parallel", runtime.NumCPU(), "run at most `N` iterations or branches of a parallel step at once")
 }
 
+// addLimits adds --max-steps and --max-parallel (run, resume).
+func (c *common) addLimits(fs *pflag.FlagSet) {
+	fs.IntVar(&c.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	c.addMaxParallel(fs)
+}
+
 // addWorkspace adds --workspace (run, resume, run-step, watch; CONTRACT 2).
 func (c *common) addWorkspace(fs *pflag.FlagSet) {
 	fs.StringVar(&c.wsDir, "workspace", "", "run inside `DIR` (an existing repository) instead of BASE/workspace; BASE defaults to DIR")
@@ -192,8 +199,7 @@ func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 		fs.StringVar(&c.runID, "run-id", "", "use `ID` as the run id ([A-Za-z0-9_.-]{1,64}, must not exist yet)")
 	}
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	fs.IntVar(&c.maxSteps, "max-steps", 10000, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
-	c.addMaxParallel(fs)
+	c.addLimits(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")

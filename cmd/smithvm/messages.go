@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"smith/compiler"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers"
@@ -114,24 +114,9 @@ func (c *common) contextValues() (map[string]any, error) {
 		if !ok || k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
 			return nil, fmt.Errorf("--context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)", kv)
 		}
-		setPath(ctx, k, v)
+		vm.SetPath(ctx, k, v)
 	}
 	return ctx, nil
-}
-
-// setPath sets a dotted key (a.b.c) in m, creating nested objects as
-// set_context does, so that --context a.b=v satisfies ${context.a.b}.
-func setPath(m map[string]any, key string, v any) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	m[parts[len(parts)-1]] = v
 }
 
 func keysOf(m map[string]any) []string {
@@ -201,30 +186,14 @@ func (s *session) event(ev vm.Event) {
 	s.console.event(ev)
 }
 
-func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
-	if d.Iteration != nil {
-		if err := s.run.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
-			return err
-		}
-	}
-	for _, it := range d.Iterations {
-		if err := s.run.AppendIteration(it.Loop, it.Record); err != nil {
-			return err
-		}
-	}
-	// The first change of a run and every end of one are snapshotted at
-	// once, so state.json exists from the start and is current at the end;
-	// in between the journal carries each step (flat cost per step).
-	force := d.Start != nil || (d.Status != "" && d.Status != "running")
-	return s.run.Checkpoint(d, func() any { return st }, force)
-}
+func (s *session) checkpoint(d *vm.Delta, st *vm.State) error { return s.run.Save(d, st) }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
 // A nil st means the run never started (a missing secret, a failed
 // worktree): no event told the user why, so finish prints the error.
 func (s *session) finish(st *vm.State, runErr error) int {
 	if st == nil && runErr != nil {
-		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", codeOf(runErr), runErr)
+		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", source.CodeOf(runErr, source.EInternal), runErr)
 	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
@@ -489,7 +458,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}
 	r, err := proj.store.Open(id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", codeOf(err), err, notFoundHint(err, proj))
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
 		return nil, exitStatus(err), err
 	}
 	done := false
@@ -498,9 +467,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			r.Close()
 		}
 	}()
-	st, err := loadState(r)
+	st, err := r.State()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, exitStatus(err), err
 	}
 	// What an attempt cut off by a crash left running dies before anything
@@ -555,41 +524,4 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
 		return s.finish(final, runErr)
 	}, 0, nil
-}
-
-// loadState rebuilds a run's state: the snapshot plus the journal.
-func loadState(r *store.Run) (*vm.State, error) {
-	var st vm.State
-	err := r.Load(&st, func(line []byte) error {
-		var d vm.Delta
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		st.Apply(&d)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := stateProblem(r.ID(), &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
-
-// stateProblem is the E_STATE_CORRUPT error of a loaded state that is not
-// usable, or nil.
-func stateProblem(id string, st *vm.State) error {
-	if p := st.Problem(id); p != "" {
-		return &store.Error{Code: source.EStateCorrupt, Msg: "state of run '" + id + "' is corrupt: " + p, Hint: store.CorruptHint}
-	}
-	return nil
-}
-
-func codeOf(err error) source.Code {
-	var c source.Coded
-	if errors.As(err, &c) {
-		return c.ErrCode()
-	}
-	return source.EInternal
 }

@@ -5,14 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"net"
 	"strings"
 	"sync"
 
+	"github.com/spf13/pflag"
+
 	"smith/cmd/smithvm/serve"
-	"smith/manifest/source"
+	"smith/source"
+	"smith/vm"
 )
 
 func (e *env) cmdServe(args []string) int {
@@ -28,7 +30,7 @@ func (e *env) cmdServe(args []string) int {
 		}
 	}
 	if err := serve.CheckAddr(*addr, *token); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", codeOf(err), err)
+		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return source.ExitConfig
 	}
 	proj, err := e.project(c.base)
@@ -77,7 +79,7 @@ func (e *env) serveResume(ctx context.Context, wg *sync.WaitGroup, log io.Writer
 	re := *e
 	re.stdout = io.Discard
 	re.stderr = io.MultiWriter(msgs, log)
-	c := &common{base: base, maxSteps: 10000, signal: signal, note: note}
+	c := &common{base: base, maxSteps: vm.DefaultMaxSteps, signal: signal, note: note}
 	cont, status, err := re.openResume(c, id)
 	msgs.stop()
 	if cont == nil {
@@ -86,7 +88,7 @@ func (e *env) serveResume(ctx context.Context, wg *sync.WaitGroup, log io.Writer
 		}
 		text := strings.TrimSpace(msgs.String())
 		if err != nil {
-			return &resumeError{code: codeOf(err), msg: text}
+			return &resumeError{code: source.CodeOf(err, source.EInternal), msg: text}
 		}
 		return errors.New(text)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // debounce is how long changes must be quiet before a re-run (CONTRACT 6).

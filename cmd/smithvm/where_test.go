@@ -188,3 +188,11 @@ func TestRecentBasesIndex(t *testing.T) {
 		t.Errorf("the index has %d lines (%v), want at most %d", strings.Count(string(data), "\n"), err, 4*maxRecentBases)
 	}
 }
+
+const okSteps = `steps:
+  - name: Hello
+    command: ["echo", "hello"]
+    on: {success: {end: true}, failure: {error: "echo failed"}}
+`
+
+const okFlow = "version: \"1.0\"\nname: t\n" + okSteps

@@ -14,7 +14,11 @@
 // Block; its fallbacks are resolved at run time.
 package ir
 
-import "smith/manifest/source"
+import (
+	"smith/isa"
+	"smith/lang"
+	"smith/source"
+)
 
 // Format is the source format a program was lowered from.
 type Format uint8
@@ -36,17 +40,6 @@ func (f Format) String() string {
 	return "Format(?)"
 }
 
-// Reserved signals.
-const (
-	SigSuccess        = "SIGNAL:SUCCESS"
-	SigFailure        = "SIGNAL:FAILURE"
-	SigTimeout        = "SIGNAL:TIMEOUT"
-	SigSkipped        = "SIGNAL:SKIPPED"
-	SigValidationFail = "SIGNAL:VALIDATION_FAIL"
-	SigMaxVisits      = "SIGNAL:MAX_VISITS"
-	SigFailDefault    = "SIGNAL:FAIL_DEFAULT"
-)
-
 // A Program is a lowered source document.
 type Program struct {
 	Name   string
@@ -57,8 +50,9 @@ type Program struct {
 	EntryPos source.Pos
 	Nodes    []*Node
 	// Data is the program-wide run-time data (context, secrets, providers,
-	// config, schemas), opaque to the IR; the code generator copies it.
-	Data any
+	// config, schemas) as the program will carry it; the code generator
+	// copies it. nil is none.
+	Data *isa.Program
 }
 
 // A Node is a context container: a list of blocks in document order.
@@ -67,8 +61,9 @@ type Node struct {
 	Pos     source.Pos
 	Entry   string // ID of the entry block
 	Inherit bool   // context_inheritance
-	// StaticMemory is opaque run-time data (canonical JSON text or nil).
-	StaticMemory any
+	// StaticMemory is the node's static memory as canonical JSON text
+	// ("" = none).
+	StaticMemory string
 	Blocks       []*Block
 }
 
@@ -124,8 +119,9 @@ type Block struct {
 	// Parallel).
 	Branches    []*Branch
 	Transitions []*Transition
-	// Spec is the block's run-time specification, opaque to the IR.
-	Spec any
+	// Spec is the block's run-time specification; the code generator
+	// copies it and applies the IR's own facts. nil is an empty one.
+	Spec *isa.Block
 }
 
 // A Branch is one named step list of a parallel block.
@@ -195,8 +191,8 @@ type Transition struct {
 	ReturnTo string
 	// Msg is the Fail message as the source spells it (raw text).
 	Msg string
-	// MsgTmpl is the Fail message parsed and checked as a template, opaque
-	// to the IR (*isa.Template); nil means the literal Msg.
-	MsgTmpl any
+	// MsgTmpl is the Fail message parsed and checked as a template; nil
+	// means the literal Msg.
+	MsgTmpl *lang.Template
 	Pos     source.Pos
 }

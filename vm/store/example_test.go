@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm/store"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // TestCreateAfterStillbornRun: a run killed before anything of it was

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // lockRun opens RUN_ROOT/lock and takes an exclusive flock on it without
@@ -37,7 +37,7 @@ func lockRun(id, root string) (*os.File, error) {
 			if pid := holderPid(path); pid > 0 {
 				msg += " (pid " + strconv.Itoa(pid) + ")"
 			}
-			return nil, &Error{Code: source.ERunLocked, Msg: msg}
+			return nil, &source.Error{Code: source.ERunLocked, Msg: msg}
 		}
 		return nil, fmt.Errorf("lock run '%s': %w", id, err)
 	}

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"smith/manifest/source"
+	"smith/source"
 
 	"errors"
 	"fmt"
@@ -16,12 +16,12 @@ import (
 // is every delta made durable so far.
 func (s *Store) Read(runID string, state any, apply func(delta []byte) error) error {
 	if !ValidRunID(runID) {
-		return &Error{Code: source.EUsage, Msg: fmt.Sprintf("invalid run id %q", runID)}
+		return &source.Error{Code: source.EUsage, Msg: fmt.Sprintf("invalid run id %q", runID)}
 	}
 	root := filepath.Join(s.RunsDir(), runID)
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return &Error{Code: source.EStateNotFound, Msg: fmt.Sprintf("no run '%s' under %s", runID, s.Base)}
+			return &source.Error{Code: source.EStateNotFound, Msg: fmt.Sprintf("no run '%s' under %s", runID, s.Base)}
 		}
 		return fmt.Errorf("read run '%s': %w", runID, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // File and directory names inside RUN_ROOT.
@@ -526,7 +526,7 @@ func (r *Run) Close() error {
 const maxStateDepth = 1000
 
 // errTooDeep is the error of a state that would be too deep to read back.
-var errTooDeep = &Error{Code: source.ELimit, Msg: fmt.Sprintf("state nests deeper than %d levels and could not be read back; not written", maxStateDepth)}
+var errTooDeep = &source.Error{Code: source.ELimit, Msg: fmt.Sprintf("state nests deeper than %d levels and could not be read back; not written", maxStateDepth)}
 
 // JSONDepth is the deepest nesting of arrays and objects in the JSON text b
 // (brackets inside strings do not count).

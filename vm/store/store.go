@@ -13,7 +13,7 @@ import (
 	"sort"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // A Store is the set of runs under one BASE.
@@ -110,7 +110,7 @@ func NewRunID() string {
 
 // invalidID is the error for a run id that ValidRunID rejects.
 func invalidID(id string) error {
-	return &Error{Code: source.EUsage, Msg: fmt.Sprintf("invalid run id %q: want 1 to 64 characters from [A-Za-z0-9_.-]", id)}
+	return &source.Error{Code: source.EUsage, Msg: fmt.Sprintf("invalid run id %q: want 1 to 64 characters from [A-Za-z0-9_.-]", id)}
 }
 
 // Create makes RUN_ROOT of a new run with its logs and iterations
@@ -153,7 +153,7 @@ func (s *Store) Create(runID string) (*Run, error) {
 // no complete journal line): such a run has nothing to resume, so its id is
 // free again. Any other existing run is an EUsage error.
 func (s *Store) reuseStillborn(runID, root string) (*Run, error) {
-	exists := &Error{Code: source.EUsage, Msg: "run '" + runID + "' already exists"}
+	exists := &source.Error{Code: source.EUsage, Msg: "run '" + runID + "' already exists"}
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return nil, exists
 	}
@@ -162,7 +162,7 @@ func (s *Store) reuseStillborn(runID, root string) (*Run, error) {
 	}
 	r, err := open(runID, root, s.Policy)
 	if err != nil {
-		if e := (*Error)(nil); errors.As(err, &e) && e.Code == source.ERunLocked {
+		if e := (*source.Error)(nil); errors.As(err, &e) && e.Code == source.ERunLocked {
 			return nil, exists
 		}
 		return nil, err
@@ -205,7 +205,7 @@ func (s *Store) Open(runID string) (*Run, error) {
 	fi, err := os.Stat(root)
 	if err != nil || !fi.IsDir() {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{Code: source.EStateNotFound, Msg: "no run '" + runID + "' under " + s.Base}
+			return nil, &source.Error{Code: source.EStateNotFound, Msg: "no run '" + runID + "' under " + s.Base}
 		}
 		return nil, fmt.Errorf("open run '%s': %w", runID, err)
 	}

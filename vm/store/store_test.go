@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 )
 
 // codeOf returns the code carried by err, or "" when it has none.

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"smith/source"
 )
 
 // ErrEscape is wrapped by every path violation, so callers can map it to
@@ -37,6 +39,10 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("path '%s' %s", e.Path, e.Reason)
 }
+
+// ErrCode returns E_PATH_ESCAPE: every path violation carries that code,
+// which source.CodeOf reads back.
+func (e *Error) ErrCode() source.Code { return source.EPathEscape }
 
 // Unwrap returns ErrEscape.
 func (e *Error) Unwrap() error { return ErrEscape }

@@ -112,3 +112,50 @@ func (d Dir) Open(abs string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// WriteFileAtomic writes data to path, one of Smith's own files (under
+// RUN_ROOT or BASE/.orchestrator, or an output smithc was told to write),
+// never a user's or a model's path (those go through Dir.WriteFile). It is
+// the one atomic write: the parent directories are created, the data goes
+// to a fresh temporary file in the same directory, which is fsynced,
+// given mode perm and renamed over path, and the directory is fsynced, so
+// after a crash path holds the old data or the new, never a mix, and a
+// completed write survives.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+tempSuffix+rand.Text())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", path, err)
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", path, err)
+	}
+	return nil
+}

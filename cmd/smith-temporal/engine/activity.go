@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"smith/lang"
 	"syscall"
 	"time"
 
@@ -92,7 +93,7 @@ func startsProcess(r *workers.Request) bool {
 		return true
 	case workers.KindInternal:
 		switch r.Worker {
-		case workers.InternalTestRunner, workers.InternalRunLinter, workers.InternalRunBuilder:
+		case lang.InternalTestRunner, lang.InternalRunLinter, lang.InternalRunBuilder:
 			return true
 		}
 		return false

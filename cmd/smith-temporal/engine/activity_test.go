@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"smith/lang"
 	"testing"
 
 	"smith/workers"
@@ -13,8 +14,8 @@ func TestStartsProcess(t *testing.T) {
 		want bool
 	}{
 		{"command", workers.Request{Kind: workers.KindCommand}, true},
-		{"test runner", workers.Request{Kind: workers.KindInternal, Worker: workers.InternalTestRunner}, true},
-		{"file writer", workers.Request{Kind: workers.KindInternal, Worker: workers.InternalFileSystemWriter}, false},
+		{"test runner", workers.Request{Kind: workers.KindInternal, Worker: lang.InternalTestRunner}, true},
+		{"file writer", workers.Request{Kind: workers.KindInternal, Worker: lang.InternalFileSystemWriter}, false},
 		{"mock", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock"}}, false},
 		{"mock then claude", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock", "claude"}}, true},
 		{"a custom provider named mock", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock"},

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"smith/workers"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers/confine"
 )
@@ -31,19 +32,19 @@ type FilesOutput struct {
 	ErrMsg   string `json:",omitempty"`
 }
 
-// Files answers a read in the worker's BASE, confined there (vm.LocalFiles).
+// Files answers a read in the worker's BASE, confined there (workers.Local).
 func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, error) {
 	dirs, err := confine.New(a.Base)
 	if err != nil {
 		return FilesOutput{}, err
 	}
-	l := vm.LocalFiles{Dirs: dirs}
+	var l workers.Local
 	var out FilesOutput
 	switch in.Op {
 	case "exists":
-		out.Exists, err = l.Exists(in.Rel)
+		out.Exists, err = l.FileExists(dirs, in.Rel)
 	case "read":
-		out.Content, err = l.Read(filepath.Join(dirs.Base, filepath.FromSlash(in.Dir)), in.Rel)
+		out.Content, err = l.ReadArtifact(dirs, filepath.Join(dirs.Base, filepath.FromSlash(in.Dir)), in.Rel)
 	default:
 		return out, fmt.Errorf("files: unknown op %q", in.Op)
 	}
@@ -57,9 +58,12 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 	return out, nil
 }
 
-// workflowFiles is vm.Files in workflow code: every read is the
-// FilesActivity, so the workflow touches no file and replays the answers.
+// workflowFiles is the vm.Host of workflow code: its reads of the
+// project's files (file_exists, ARTIFACT:) are the FilesActivity, so the
+// workflow touches no file and replays the answers; its other effects are
+// this machine's (workers.Local).
 type workflowFiles struct {
+	vm.Host
 	ctx  workflow.Context
 	base string
 }
@@ -83,14 +87,14 @@ func (o FilesOutput) err() error {
 	return nil
 }
 
-// Exists implements vm.Files.
-func (f *workflowFiles) Exists(rel string) (bool, error) {
+// FileExists implements vm.Host.
+func (f *workflowFiles) FileExists(_ confine.Dir, rel string) (bool, error) {
 	out := f.call(FilesInput{Op: "exists", Rel: rel})
 	return out.Exists, out.err()
 }
 
-// Read implements vm.Files.
-func (f *workflowFiles) Read(dir, rel string) (string, error) {
+// ReadArtifact implements vm.Host.
+func (f *workflowFiles) ReadArtifact(_ confine.Dir, dir, rel string) (string, error) {
 	d, err := filepath.Rel(f.base, dir)
 	if err != nil {
 		return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: %v", rel, err)}

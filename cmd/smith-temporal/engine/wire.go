@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/workers"
 )
 

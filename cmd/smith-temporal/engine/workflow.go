@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/workers"
 	"smith/workers/confine"
@@ -134,7 +134,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Files:        &workflowFiles{ctx: ctx, base: w.Dirs.Base},
+			Host:         &workflowFiles{Host: workers.Local{}, ctx: ctx, base: w.Dirs.Base},
 			WorkflowPath: in.WorkflowPath,
 			RunID:        in.RunID,
 			Context:      in.Context,

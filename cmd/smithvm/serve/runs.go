@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers/confine"
@@ -73,26 +73,7 @@ func (s *Server) readState(id string) (*vm.State, error) {
 	if _, err := s.resolveRun(id); err != nil {
 		return nil, err
 	}
-	return ReadState(s.cfg.Store, id)
-}
-
-// ReadState reads run id's state from the store without taking its lock:
-// the snapshot plus the journal (store.Read), as `smithvm status` and the
-// viewer show it.
-func ReadState(s *store.Store, id string) (*vm.State, error) {
-	var st vm.State
-	err := s.Read(id, &st, func(line []byte) error {
-		var d vm.Delta
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		st.Apply(&d)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return s.cfg.Store.ReadState(id)
 }
 
 // stateProgram is the run's program, recompiled from its workflow_path

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers/confine"
@@ -238,7 +238,7 @@ func TestResumeChecks(t *testing.T) {
 		defer mu.Unlock()
 		calls = append(calls, id+"|"+signal+"|"+note)
 		if note == "locked" {
-			return &store.Error{Code: source.ERunLocked, Msg: "run 'h1' is being driven by another smithvm process (pid 7)"}
+			return &source.Error{Code: source.ERunLocked, Msg: "run 'h1' is being driven by another smithvm process (pid 7)"}
 		}
 		return nil
 	}
@@ -383,7 +383,7 @@ func TestReadsLeaveTheLock(t *testing.T) {
 			t.Errorf("GET %s while locked = %d %s", target, w.Code, w.Body)
 		}
 	}
-	var se *store.Error
+	var se *source.Error
 	if _, err := f.store.Open("r1"); !errors.As(err, &se) || se.Code != source.ERunLocked {
 		t.Errorf("the run's lock was released by a read: Open = %v, want E_RUN_LOCKED", err)
 	}

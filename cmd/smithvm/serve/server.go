@@ -18,7 +18,7 @@ import (
 
 	"smith/compiler"
 	"smith/isa"
-	"smith/manifest/source"
+	"smith/source"
 	"smith/vm/store"
 	"smith/workers/confine"
 )

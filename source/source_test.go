@@ -84,9 +84,9 @@ func TestCodeTable(t *testing.T) {
 			t.Errorf("code %s listed twice", ci.Code)
 		}
 		seen[ci.Code] = true
-		wantSev := Error
+		wantSev := SevError
 		if ci.Code[0] == 'W' {
-			wantSev = Warning
+			wantSev = SevWarning
 		}
 		if ci.Severity != wantSev {
 			t.Errorf("code %s has severity %s", ci.Code, ci.Severity)

@@ -13,7 +13,7 @@ import (
 // TestCodesDocumented checks that every code has a section in
 // docs/diagnostics.md, and that the doc names no code the table lacks.
 func TestCodesDocumented(t *testing.T) {
-	data, err := os.ReadFile("../../docs/diagnostics.md")
+	data, err := os.ReadFile("../docs/diagnostics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,8 @@ var exitMeaning = map[int]string{
 }
 
 // TestExitCodesDoc: the tables of docs/exit-codes.md are generated from
-// the code table (manifest/source/codes.go), the one source of exit
-// statuses. Regenerate: go test ./manifest/source -run TestExitCodesDoc -update.
+// the code table (source/codes.go), the one source of exit
+// statuses. Regenerate: go test ./source -run TestExitCodesDoc -update.
 func TestExitCodesDoc(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| exit | meaning | codes |\n| --- | --- | --- |\n")
@@ -74,5 +74,5 @@ func TestExitCodesDoc(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| [`%s`](diagnostics.md#%s) | %s | %d | %s | %s |\n", ci.Code, strings.ToLower(string(ci.Code)), ci.Severity, ci.Exit, when, strings.ReplaceAll(ci.Summary, "|", `\|`))
 	}
-	docgen.Region(t, "../../docs/exit-codes.md", "codes", b.String(), *update, "go test ./manifest/source -run TestExitCodesDoc -update")
+	docgen.Region(t, "../docs/exit-codes.md", "codes", b.String(), *update, "go test ./source -run TestExitCodesDoc -update")
 }

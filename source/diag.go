@@ -15,16 +15,16 @@ type Severity int
 
 // Severities, in increasing order of gravity.
 const (
-	Warning Severity = iota + 1
-	Error
+	SevWarning Severity = iota + 1
+	SevError
 )
 
 // String returns "warning" or "error".
 func (s Severity) String() string {
 	switch s {
-	case Warning:
+	case SevWarning:
 		return "warning"
-	case Error:
+	case SevError:
 		return "error"
 	}
 	return fmt.Sprintf("Severity(%d)", int(s))
@@ -70,7 +70,7 @@ func (ds *Diagnostics) Append(more ...Diagnostic) { *ds = append(*ds, more...) }
 // HasErrors reports whether any diagnostic is an error.
 func (ds Diagnostics) HasErrors() bool {
 	for _, d := range ds {
-		if d.Severity == Error {
+		if d.Severity == SevError {
 			return true
 		}
 	}
@@ -133,7 +133,7 @@ func (ds Diagnostics) Error() string {
 func (ds Diagnostics) ExitStatus() int {
 	st := 0
 	for _, d := range ds {
-		if d.Severity != Error {
+		if d.Severity != SevError {
 			continue
 		}
 		if e := d.Code.ExitStatus(); e > st {

@@ -1,0 +1,20 @@
+package lang
+
+import "time"
+
+// SignalPattern is the form of every signal: a document's transition keys
+// (the JSON Schema pattern), a signal the compiler accepts and a signal
+// line a worker reads from a reply.
+const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
+
+// DefaultTimeout is a step's timeout when it names none (CONTRACT 3.5).
+const DefaultTimeout = 300 * time.Second
+
+// Config holds a workflow's project commands and isolation mode: compiled
+// into the program, handed to the internal workers as it is.
+type Config struct {
+	TestCommand  []string `json:"test_command,omitempty"`
+	LintCommand  []string `json:"lint_command,omitempty"`
+	BuildCommand []string `json:"build_command,omitempty"`
+	Isolation    string   `json:"isolation,omitempty"`
+}

@@ -1,0 +1,59 @@
+package vm
+
+import (
+	"context"
+
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// A Host performs every effect of a run besides running its steps
+// (Config.Registry): git worktrees, the agents' folders and messages, the
+// files a condition or a prompt reads, the change plan and the run's own
+// capture files. The VM itself does no file or process I/O
+// (TestVMDoesNoIO in cmd/smithc checks its imports and calls), so another
+// Host can record, replay or move a run's effects elsewhere.
+// workers.Local is the Host of this machine, and the default.
+type Host interface {
+	// RunWorktree returns the run's git worktree (isolation:
+	// git-worktree), creating it on first use, or "" when WORKSPACE is not
+	// a git repository and no worktree exists.
+	RunWorktree(ctx context.Context, d confine.Dir, runID string) (string, error)
+	// UnitWorktree returns the worktree of one thread of a parallel step,
+	// created from runWT (fresh: start it again).
+	UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error)
+	// MergeUnit merges a thread's branch into the run's; RemoveUnit drops
+	// its worktree; Head returns the commit of a worktree.
+	MergeUnit(ctx context.Context, runWT, runID, step, key string) error
+	RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string)
+	Head(ctx context.Context, wt string) (string, error)
+	// CommitStep commits a step's changes in wt and returns the commit
+	// ("" when nothing changed).
+	CommitStep(ctx context.Context, wt, msg string) (string, error)
+
+	// PrepareAgents creates the agents' folders; ConsumeMessages carries
+	// out the moves of consumed messages; Notices returns the conflict
+	// notices under runRoot after the first skip.
+	PrepareAgents(d confine.Dir, folders []string) error
+	ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error)
+	Notices(runRoot string, skip int) ([]workers.Conflict, error)
+
+	// FileExists reports whether rel (confined to d) names a file:
+	// file_exists conditions.
+	FileExists(d confine.Dir, rel string) (bool, error)
+	// ReadArtifact returns the text of path relative to workdir, confined
+	// under it (ARTIFACT: layers); an error wrapping fs.ErrNotExist for a
+	// missing file.
+	ReadArtifact(d confine.Dir, workdir, path string) (string, error)
+	// ChangePlan returns the change plan Internal:UpdateChangePlan saved
+	// under runRoot.
+	ChangePlan(runRoot string) ([]string, error)
+
+	// WriteFile writes one of the run's own files durably; ReadFile reads
+	// one back; Remove removes one.
+	WriteFile(path string, data []byte) error
+	ReadFile(path string) ([]byte, error)
+	Remove(path string) error
+}
+
+var _ Host = workers.Local{}

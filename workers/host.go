@@ -1,0 +1,86 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"smith/source"
+	"smith/workers/confine"
+)
+
+// Local performs a run's effects on this machine: it is the VM's Host
+// (vm.Host) unless the caller gives another. Env is the parent environment
+// that git runs with (nil is empty).
+type Local struct {
+	Env func(string) (string, bool)
+}
+
+// RunWorktree returns the run's git worktree, creating it, or "" when
+// WORKSPACE is not a git repository and the worktree does not exist.
+func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID string) (string, error) {
+	if !isDir(WorktreePath(d, runID)) && !IsGitRepo(ctx, d.Workspace, l.Env) {
+		return "", nil
+	}
+	return CreateWorktree(ctx, d, runID, l.Env)
+}
+
+// FileExists reports whether rel, confined to d's WORKSPACE, names a file
+// (a file_exists condition). A path violation keeps its E_PATH_ESCAPE.
+func (Local) FileExists(d confine.Dir, rel string) (bool, error) {
+	abs, err := d.Resolve(rel)
+	if err != nil {
+		if source.CodeOf(err, "") == source.EPathEscape {
+			return false, err
+		}
+		return false, fmt.Errorf("file_exists: %w", err)
+	}
+	_, err = os.Stat(abs)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("file_exists: %w", err)
+}
+
+// ReadArtifact reads path relative to workdir (the run's worktree or
+// WORKSPACE), confined under it, at the moment of use.
+func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
+	d.Workspace = workdir // the worktree stands in for WORKSPACE
+	abs, err := d.ResolveIn(d.Workspace, path)
+	if err != nil {
+		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
+	}
+	f, err := d.Open(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
+	}
+	return string(b), nil
+}
+
+// ChangePlan is ChangePlan.
+func (Local) ChangePlan(runRoot string) ([]string, error) { return ChangePlan(runRoot) }
+
+// WriteFile writes one of the run's own files with confine.WriteFileAtomic.
+func (Local) WriteFile(path string, data []byte) error {
+	return confine.WriteFileAtomic(path, data, 0o600)
+}
+
+// ReadFile is os.ReadFile.
+func (Local) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// Remove is os.Remove.
+func (Local) Remove(path string) error { return os.Remove(path) }
