@@ -127,6 +127,55 @@ func processes() []procInfo {
 	return out
 }
 
+// children lists this process's live children: the pids named in
+// /proc/self/task/<tid>/children of every thread (a child belongs to the
+// thread that forked it, or that it was reparented to). That is a handful
+// of small reads, where a scan of /proc reads every process on the
+// machine. ok is false when the kernel does not offer the children files
+// (CONFIG_PROC_CHILDREN); then the caller scans /proc.
+func children() (out []procInfo, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil || len(tasks) == 0 {
+		return nil, false
+	}
+	self := os.Getpid()
+	buf := make([]byte, 0, 256)
+	for _, t := range tasks {
+		f, err := os.Open("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				if _, serr := os.Stat("/proc/self/task/" + t.Name()); serr == nil {
+					return nil, false // no children files in this kernel
+				}
+				continue // the thread exited meanwhile
+			}
+			return nil, false
+		}
+		buf = buf[:0]
+		for {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
+			}
+			n, err := f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err != nil || n == 0 {
+				break
+			}
+		}
+		f.Close()
+		for _, field := range strings.Fields(string(buf)) {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				continue
+			}
+			if p, ok := readProc(pid); ok && p.ppid == self {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, true
+}
+
 // reapOrphans kills and reaps the processes that were reparented to this
 // process (its subreaper) and run in a process group of their own: the
 // leftovers of steps that left their group. Steps running now and this
@@ -137,7 +186,11 @@ func reapOrphans() {
 	defer starting.Unlock()
 	leaders.Lock()
 	defer leaders.Unlock()
-	for _, p := range processes() {
+	procs, ok := children()
+	if !ok {
+		procs = processes()
+	}
+	for _, p := range procs {
 		if p.ppid != self || p.pgrp == own || leaders.m[p.pid] || leaders.m[p.pgrp] {
 			continue
 		}
@@ -151,31 +204,38 @@ func reapOrphans() {
 // procsDir is RUN_ROOT/procs: one file per step process group running now.
 func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 
+// procsMade remembers the RUN_ROOT/procs directories already created, so a
+// step costs no mkdir.
+var procsMade sync.Map
+
 // recordGroup writes RUN_ROOT/procs/<pgid> (the group and its leader's start
-// time) and makes it durable, so a resume after a crash finds the group.
+// time), so a resume after a crash of smithvm finds the group. It is not
+// fsynced, on purpose: the record only matters while the machine keeps
+// running (a crash of the operating system ends the group with it), and a
+// file written before smithvm is SIGKILLed stays in the page cache, where
+// the resume reads it.
 func recordGroup(runRoot string, pgid int) (string, error) {
 	p, ok := readProc(pgid)
 	if !ok {
 		return "", nil // the leader is gone already
 	}
 	dir := procsDir(runRoot)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	if _, made := procsMade.Load(dir); !made {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		procsMade.Store(dir, true)
 	}
 	path := filepath.Join(dir, strconv.Itoa(pgid))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		procsMade.Delete(dir) // perhaps the directory was removed: make it again next time
 		return "", err
 	}
-	_, werr := fmt.Fprintf(f, "%d %d\n", pgid, p.start)
-	serr := f.Sync()
+	_, werr := f.Write([]byte(strconv.Itoa(pgid) + " " + strconv.FormatUint(p.start, 10) + "\n"))
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		return "", err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return path, nil
 }
