@@ -42,7 +42,7 @@ type ProcSpec struct {
 	KillGrace   time.Duration // SIGTERM to the group, SIGKILL after this; 0 means 10s
 	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
 	StdoutSpill string        // created only when stdout exceeds MemCap; it then holds the whole stream
-	StderrLog   string        // when set, always created and holds the whole of stderr
+	StderrLog   string        // when set, holds the whole of stderr; created at the first byte (a stale one is removed when there is none)
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
@@ -109,13 +109,13 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		}
 		defer stdin.Close()
 	}
-	var stderrLog *os.File
+	// The stderr log is created at the first byte of stderr: most steps
+	// write none, and a file created per step costs more than the step's
+	// bookkeeping otherwise does.
+	var stderrLog *lazyLog
 	if spec.StderrLog != "" {
-		stderrLog, err = createLog(spec.StderrLog)
-		if err != nil {
-			return fail(fmt.Errorf("create stderr log: %w", err))
-		}
-		defer stderrLog.Close()
+		stderrLog = &lazyLog{path: spec.StderrLog}
+		defer stderrLog.finish(spec.StderrLog)
 	}
 
 	var stdoutFile *os.File
@@ -158,7 +158,9 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		WaitDelay:   pipeDrainDelay,
 	}
 	if stdin != nil {
-		cmd.Stdin = stdin // nil means /dev/null
+		cmd.Stdin = stdin
+	} else if dn := devNull(); dn != nil {
+		cmd.Stdin = dn // opened once, not by exec for every step
 	}
 	if stdoutFile != nil {
 		cmd.Stdout = stdoutFile
@@ -227,6 +229,17 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	res.IOErr = errs.get()
 	return res
 }
+
+// devNull is /dev/null, open for reading for the life of the process and
+// given to every step without input as its stdin (nil if it cannot be
+// opened: exec then opens it itself).
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil
+	}
+	return f
+})
 
 // hurry is closed by Hurry.
 var (
@@ -312,6 +325,36 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", notFound
+}
+
+// A lazyLog is a log file created (or truncated) at its first write.
+type lazyLog struct {
+	path string
+	f    *os.File
+}
+
+func (l *lazyLog) Write(p []byte) (int, error) {
+	if l.f == nil {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		f, err := createLog(l.path)
+		if err != nil {
+			return 0, fmt.Errorf("create stderr log: %w", err)
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+// finish closes the log, or, when nothing was written, removes a log left
+// by an earlier attempt, so the file always holds this attempt's stderr.
+func (l *lazyLog) finish(path string) {
+	if l.f != nil {
+		l.f.Close()
+		return
+	}
+	_ = os.Remove(path)
 }
 
 // createLog creates (or truncates) a log file, with its directory.
