@@ -70,6 +70,9 @@ func runStored(tb testing.TB, base string, p *isa.Program, runner workers.Runner
 				}
 			}
 			final := d.Status != "" && d.Status != "running"
+			if d.Deferred && !final {
+				return r.Stage(d)
+			}
 			return r.Checkpoint(d, func() any { return s }, final)
 		},
 	}

@@ -216,6 +216,9 @@ func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
 	// once, so state.json exists from the start and is current at the end;
 	// in between the journal carries each step (flat cost per step).
 	force := d.Start != nil || (d.Status != "" && d.Status != "running")
+	if d.Deferred && !force {
+		return s.run.Stage(d) // synced with the step's result (vm.Delta.Deferred)
+	}
 	return s.run.Checkpoint(d, func() any { return st }, force)
 }
 

@@ -166,6 +166,12 @@ func (r *Run) AppendJournal(delta any) error {
 
 // appendJournal is AppendJournal with r.mu held.
 func (r *Run) appendJournal(delta any) error {
+	return r.appendJournalSync(delta, true)
+}
+
+// appendJournalSync appends delta and, when sync is set, fdatasyncs the
+// journal (which makes every earlier append durable too).
+func (r *Run) appendJournalSync(delta any, sync bool) error {
 	if err := r.usable(true); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
@@ -185,8 +191,10 @@ func (r *Run) appendJournal(delta any) error {
 	if _, err := r.journal.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
-	if err := datasync(r.journal); err != nil {
-		return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+	if sync {
+		if err := datasync(r.journal); err != nil {
+			return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+		}
 	}
 	r.seq++
 	r.since++
@@ -280,6 +288,18 @@ func (r *Run) Checkpoint(delta any, state func() any, force bool) error {
 		return r.writeSnapshot(state())
 	}
 	return nil
+}
+
+// Stage appends delta to the journal like Checkpoint but without the
+// fdatasync: it becomes durable with the next Checkpoint (an fdatasync of
+// the journal covers every earlier append), and a crash of this process
+// alone cannot lose it (it is in the page cache). Use it only for a change
+// that a crash of the machine may lose: one that the next synced change
+// follows before anything depends on it. It never writes a snapshot.
+func (r *Run) Stage(delta any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.appendJournalSync(delta, false)
 }
 
 // AppendIteration appends rec as one line to iterations/<loop>.jsonl. loop
