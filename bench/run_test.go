@@ -69,7 +69,7 @@ func runStored(tb testing.TB, base string, p *isa.Program, runner workers.Runner
 					return err
 				}
 			}
-			final := d.Status != "" && d.Status != "running"
+			final := d.Thread == "" && d.Status != "" && d.Status != "running"
 			if d.Deferred && !final {
 				return r.Stage(d)
 			}
