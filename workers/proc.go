@@ -181,29 +181,20 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 			defer os.Remove(rec)
 		}
 	}
+	// The watcher stops the group on timeout or cancellation. It is no
+	// goroutine of its own: a timer and a context callback start the stop
+	// only when it is needed, so the common step pays no extra wake-up.
+	w := newWatcher(ctx, pgid, spec.Timeout, grace)
+	defer reapOrphans()
 	// Nothing the step started outlives it: once the leader has exited
 	// (success included), the rest of its group is killed, which also
-	// closes the pipes a background child held; then the orphans that left
-	// the group are killed too.
-	leaderDone := make(chan struct{})
-	go func() {
-		waitExit(pgid)
-		killGroup(pgid)
-		close(leaderDone)
-	}()
-	defer reapOrphans()
-
-	// The watcher stops the group on timeout or cancellation. exited is closed
-	// once Wait has returned; the watcher is joined before RunProc returns.
-	exited := make(chan struct{})
-	watcherDone := make(chan bool, 1) // reports whether the group was stopped for the timeout
-	go func() {
-		watcherDone <- watch(ctx, pgid, spec.Timeout, grace, exited)
-	}()
+	// closes the pipes a background child held; then Wait collects the
+	// leader and the output, and the orphans that left the group are
+	// killed too.
+	waitExit(pgid)
+	killGroup(pgid)
 	waitErr := cmd.Wait()
-	close(exited)
-	timedOut := <-watcherDone
-	<-leaderDone
+	timedOut := w.done()
 	killGroup(pgid)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
@@ -252,35 +243,72 @@ var (
 // SIGKILL at once.
 func Hurry() { hurryOnce.Do(func() { close(hurry) }) }
 
-// watch waits for the timeout, ctx or exited. On timeout or cancellation it
-// sends SIGTERM to the group, then SIGKILL after grace or, if the leader exits
-// sooner, once Wait has returned, so that no member of the group outlives
-// RunProc. It reports whether the timeout fired.
-func watch(ctx context.Context, pgid int, timeout, grace time.Duration, exited <-chan struct{}) bool {
-	var expired <-chan time.Time
+// A watcher stops a step's process group when its timeout expires or its
+// context is done: SIGTERM to the group, then SIGKILL after the grace
+// period, at Hurry, or once the step is done, so that no member of the
+// group outlives RunProc.
+type watcher struct {
+	pgid    int
+	grace   time.Duration
+	stopCtx func() bool
+	timer   *time.Timer
+
+	mu       sync.Mutex
+	finished bool          // done was called: a late timer or cancellation does nothing
+	timedOut bool          // the timeout fired (not the context)
+	exited   chan struct{} // closed by done
+	killer   chan struct{} // closed when the SIGKILL goroutine ends; nil if none started
+}
+
+func newWatcher(ctx context.Context, pgid int, timeout, grace time.Duration) *watcher {
+	w := &watcher{pgid: pgid, grace: grace, exited: make(chan struct{})}
+	w.stopCtx = context.AfterFunc(ctx, func() { w.stop(false) })
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
+		w.timer = time.AfterFunc(timeout, func() { w.stop(true) })
 	}
-	timedOut := false
-	select {
-	case <-exited:
-		return false
-	case <-expired:
-		timedOut = true
-	case <-ctx.Done():
+	return w
+}
+
+// stop sends SIGTERM to the group and starts the goroutine that sends
+// SIGKILL, unless the step is done or being stopped already.
+func (w *watcher) stop(timedOut bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished || w.killer != nil {
+		return
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	g := time.NewTimer(grace)
-	defer g.Stop()
-	select {
-	case <-exited:
-	case <-g.C:
-	case <-hurry:
+	w.timedOut = timedOut
+	_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
+	w.killer = make(chan struct{})
+	go func() {
+		defer close(w.killer)
+		g := time.NewTimer(w.grace)
+		defer g.Stop()
+		select {
+		case <-w.exited:
+		case <-g.C:
+		case <-hurry:
+		}
+		// ESRCH here just means the whole group is gone already.
+		_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
+	}()
+}
+
+// done ends the watch once Wait has returned, joins the SIGKILL goroutine if
+// one was started, and reports whether the timeout fired.
+func (w *watcher) done() bool {
+	w.stopCtx()
+	if w.timer != nil {
+		w.timer.Stop()
 	}
-	// ESRCH here just means the whole group is gone already.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	w.mu.Lock()
+	w.finished = true
+	close(w.exited)
+	killer, timedOut := w.killer, w.timedOut
+	w.mu.Unlock()
+	if killer != nil {
+		<-killer
+	}
 	return timedOut
 }
 
