@@ -178,7 +178,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
 		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
-			defer os.Remove(rec)
+			defer forgetGroup(rec)
 		}
 	}
 	// The watcher stops the group on timeout or cancellation. It is no
@@ -382,7 +382,7 @@ func (l *lazyLog) finish(path string) {
 		l.f.Close()
 		return
 	}
-	_ = os.Remove(path)
+	_ = syscall.Unlink(path) // one call: os.Remove would try rmdir too
 }
 
 // createLog creates (or truncates) a log file, with its directory.

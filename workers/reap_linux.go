@@ -84,9 +84,37 @@ type procInfo struct {
 	start           uint64 // clock ticks after boot
 }
 
+// readSmall reads a small file (of /proc) with plain system calls: an
+// os.File would register it with the poller, which costs more calls than
+// the read itself.
+func readSmall(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
 // readProc reads /proc/<pid>/stat.
 func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readSmall("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procInfo{}, false
 	}
@@ -127,50 +155,26 @@ func processes() []procInfo {
 	return out
 }
 
-// children lists this process's live children: the pids named in
-// /proc/self/task/<tid>/children of every thread (a child belongs to the
-// thread that forked it, or that it was reparented to). That is a handful
-// of small reads, where a scan of /proc reads every process on the
-// machine. ok is false when the kernel does not offer the children files
-// (CONFIG_PROC_CHILDREN); then the caller scans /proc.
+// children lists the live children of this process's main thread, from
+// /proc/self/task/<pid>/children. A process orphaned below a subreaper is
+// reparented to the subreaper's first live thread, the main thread (Go's
+// never exits), so every orphan is there: one small read, where a scan of
+// /proc reads every process on the machine. ok is false when the kernel
+// does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
+// scans /proc.
 func children() (out []procInfo, ok bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil || len(tasks) == 0 {
+	self := os.Getpid()
+	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
+	if err != nil {
 		return nil, false
 	}
-	self := os.Getpid()
-	buf := make([]byte, 0, 256)
-	for _, t := range tasks {
-		f, err := os.Open("/proc/self/task/" + t.Name() + "/children")
+	for _, field := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(field)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				if _, serr := os.Stat("/proc/self/task/" + t.Name()); serr == nil {
-					return nil, false // no children files in this kernel
-				}
-				continue // the thread exited meanwhile
-			}
-			return nil, false
+			continue
 		}
-		buf = buf[:0]
-		for {
-			if len(buf) == cap(buf) {
-				buf = append(buf, 0)[:len(buf)]
-			}
-			n, err := f.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err != nil || n == 0 {
-				break
-			}
-		}
-		f.Close()
-		for _, field := range strings.Fields(string(buf)) {
-			pid, err := strconv.Atoi(field)
-			if err != nil {
-				continue
-			}
-			if p, ok := readProc(pid); ok && p.ppid == self {
-				out = append(out, p)
-			}
+		if p, ok := readProc(pid); ok && p.ppid == self {
+			out = append(out, p)
 		}
 	}
 	return out, true
@@ -227,18 +231,22 @@ func recordGroup(runRoot string, pgid int) (string, error) {
 		procsMade.Store(dir, true)
 	}
 	path := filepath.Join(dir, strconv.Itoa(pgid))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// Plain system calls: this is once per step.
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		procsMade.Delete(dir) // perhaps the directory was removed: make it again next time
-		return "", err
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	_, werr := f.Write([]byte(strconv.Itoa(pgid) + " " + strconv.FormatUint(p.start, 10) + "\n"))
-	cerr := f.Close()
+	_, werr := syscall.Write(fd, []byte(strconv.Itoa(pgid)+" "+strconv.FormatUint(p.start, 10)+"\n"))
+	cerr := syscall.Close(fd)
 	if err := errors.Join(werr, cerr); err != nil {
-		return "", err
+		return "", &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	return path, nil
 }
+
+// forgetGroup removes the record of a group whose step is over.
+func forgetGroup(path string) { _ = syscall.Unlink(path) }
 
 // KillLeftovers kills every process of the step process groups that
 // RUN_ROOT/procs records (an attempt cut off by a crash of smithvm) and
