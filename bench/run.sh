@@ -218,8 +218,8 @@ if want 3; then
 fi
 
 if want 4; then
-  echo "== 4. the VM alone (Go benchmarks in vm)"
-  (cd "$REPO" && go test ./vm -run '^$' -bench 'BenchmarkVM' -count 3) >vmbench.txt 2>&1 || { cat vmbench.txt; exit 1; }
+  echo "== 4. the VM alone (Go benchmarks BenchmarkVMPersisted, BenchmarkVMNoPersistence in bench)"
+  (cd "$REPO" && go test ./bench -run '^$' -bench 'BenchmarkVM' -count 3) >vmbench.txt 2>&1 || { cat vmbench.txt; exit 1; }
   grep Benchmark vmbench.txt | sed 's/^/    /'
   bps=$(awk '/BenchmarkVMPersisted/ {for (i = 1; i < NF; i++) if ($(i+1) == "blocks/s") print $i}' vmbench.txt | median)
   ips=$(awk '/BenchmarkVMNoPersistence/ {for (i = 1; i < NF; i++) if ($(i+1) == "instr/s") print $i}' vmbench.txt | median)
