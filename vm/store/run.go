@@ -46,6 +46,10 @@ type Run struct {
 	// since counts the deltas appended since the last snapshot (or Load).
 	since    int
 	lastSnap time.Time
+	// snapText is the text of the last snapshot this Run wrote: writing
+	// the same text again with no delta since (a run's end, then its
+	// final save) is skipped.
+	snapText []byte
 }
 
 // open creates the run's directories and files under an existing root and
@@ -240,6 +244,10 @@ func (r *Run) writeSnapshot(state any) error {
 		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
 	}
 	out.WriteByte('\n')
+	if r.since == 0 && bytes.Equal(out.Bytes(), r.snapText) {
+		r.lastSnap = r.policy.Now()
+		return nil // state.json holds exactly this already, durably
+	}
 
 	tmp := filepath.Join(r.root, stateTmp)
 	if err := writeSynced(tmp, out.Bytes()); err != nil {
@@ -258,6 +266,7 @@ func (r *Run) writeSnapshot(state any) error {
 	}
 	r.since = 0
 	r.lastSnap = r.policy.Now()
+	r.snapText = out.Bytes()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -512,6 +513,52 @@ func TestStage(t *testing.T) {
 		t.Errorf("Checkpoint after staged deltas wrote %d snapshots, want 1 (Every 1)", calls)
 	}
 	r.Close()
+}
+
+// TestSnapshotUnchangedNotRewritten: the same state with no delta since the
+// last snapshot is not written again (a run's last change, then its final
+// save); a changed state or a delta since is.
+func TestSnapshotUnchangedNotRewritten(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	r, err := s.Create("same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inode := func() uint64 {
+		st, err := os.Stat(filepath.Join(r.Root(), "state.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	first := inode()
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if inode() != first {
+		t.Errorf("an unchanged snapshot was written again")
+	}
+	if err := r.AppendJournal(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	second := inode()
+	if second == first {
+		t.Errorf("a snapshot after a delta was not written")
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if inode() == second {
+		t.Errorf("a changed snapshot was not written")
+	}
 }
 
 func TestTornTailThenAppend(t *testing.T) {
