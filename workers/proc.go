@@ -196,6 +196,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	waitErr := cmd.Wait()
 	timedOut := w.done()
 	killGroup(pgid)
+	settleGroup(pgid)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,6 +78,32 @@ func waitExit(pid int) {
 
 // killGroup sends SIGKILL to process group pgid (nothing when it is gone).
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// settleGroup waits, at most groupSettle, until every member of the
+// killed group pgid is gone, reaping those that were reparented here, so
+// that the grandchildren they leave are orphans already when reapOrphans
+// looks (SIGKILL is delivered asynchronously: a member still exiting
+// would hand its children over only after the scan). An empty group, the
+// common case, costs one system call.
+func settleGroup(pgid int) {
+	deadline := time.Now().Add(groupSettle)
+	for {
+		var ws syscall.WaitStatus
+		for {
+			pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// groupSettle bounds settleGroup.
+const groupSettle = 200 * time.Millisecond
 
 // A procInfo is what /proc/<pid>/stat tells about one process.
 type procInfo struct {
