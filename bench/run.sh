@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
-# bench/run.sh: the real-binary numbers of bench/README.md.
+# bench/run.sh: the real-binary figures of issue 11 (docs/performance.md).
 #
 # Builds smithc and smithvm, writes the generated documents (the same ones
-# the Go benchmarks use) into a temporary directory and times:
-#   1. smithc check / smithc build of manifest10k.json and workflow5k.yaml
-#   2. smithvm run of chain1k.yaml (1,000 `true` steps, durable state)
-#      against bash running the same 1,000 processes
-#   3. smithvm run of loop10k.yaml (a 10,000-iteration for_each, items from
-#      --context-file): mean time per body step over the first and the last
-#      1,000 iterations, from events.jsonl, and the ratio
-# Each command runs RUNS times (default 10; FLAT_RUNS, default 3, for the
-# 10,000-iteration loop); the medians of wall time and peak RSS
-# (/usr/bin/time) and the median CPU time (user+sys) are printed. Needs
-# bash, GNU time and jq.
+# the Go benchmarks use, plus a few written here) into a temporary
+# directory, and measures every target. Comparisons run side by side,
+# A B A B ..., so that the load of the machine hits both alike; each prints
+# the medians and their ratio. Each target ends with one line:
+#   TARGET n: <figure>   target <target>   PASS|SHORT
+# and the last lines repeat them all. Needs bash, GNU time
+# (/usr/bin/time), jq and date with nanoseconds.
 #
 # Usage: bench/run.sh [RUNS]        (run from anywhere inside the repo)
+#   RUNS       runs per side of each comparison (default 5)
+#   FLAT_RUNS  runs of each 10,000-step run (default 1)
+#   ONLY       a list of target numbers to run, e.g. ONLY="1 7"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+REPO=$PWD
 
-RUNS=${1:-${RUNS:-10}}
-FLAT_RUNS=${FLAT_RUNS:-3}
+RUNS=${1:-${RUNS:-5}}
+FLAT_RUNS=${FLAT_RUNS:-1}
+ONLY=${ONLY:-1 2 3 4 5 6 7}
 for tool in /usr/bin/time jq; do
   command -v "$tool" >/dev/null || { echo "run.sh: needs $tool" >&2; exit 2; }
 done
+want() { [[ " $ONLY " == *" $1 "* ]]; }
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 go build -o "$W/bin/" ./cmd/smithc ./cmd/smithvm
@@ -32,64 +35,118 @@ go test ./bench -count=1 -run '^TestGenerate$' -args -gendir "$W" >/dev/null
 SMITHC=$W/bin/smithc
 SMITHVM=$W/bin/smithvm
 cd "$W"
+RESULTS=()
 
 # median reads numbers, one a line, and prints their median.
 median() {
-  sort -n | awk '{a[NR]=$1} END {if (NR == 0) exit 1; if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
+  sort -g | awk '{a[NR]=$1} END {if (NR == 0) exit 1; if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
 }
-
-# fresh makes an empty project directory $W/base (outside the timing).
-fresh() { rm -rf "$W/base"; mkdir "$W/base"; }
-
-# measure LABEL N PREP CMD...: runs PREP then CMD (timed) N times; prints the
-# median wall time (ms), median CPU time (user+sys, ms: less sensitive to
-# other load on the machine) and median peak RSS (MB). The medians are also
-# left in MED_MS and MED_MB.
-measure() {
-  local label=$1 n=$2 prep=$3
-  shift 3
-  local ms="" mb="" cpu="" i t0 t1 rss u s
-  for ((i = 0; i < n; i++)); do
-    $prep
-    t0=$(date +%s%N)
-    if ! /usr/bin/time -f '%M %U %S' -o "$W/rss" "$@" >"$W/out" 2>&1; then
-      echo "run.sh: $label: $* failed:" >&2
-      tail -5 "$W/out" >&2
-      exit 1
-    fi
-    t1=$(date +%s%N)
-    ms+="$(((t1 - t0) / 1000))"$'\n'
-    read -r rss u s < <(tail -1 "$W/rss")
-    mb+="$rss"$'\n'
-    cpu+="$(awk -v u="$u" -v s="$s" 'BEGIN {print (u + s) * 1000}')"$'\n'
-  done
-  MED_MS=$(printf '%s' "$ms" | awk '{print $1/1000}' | median)
-  MED_MB=$(printf '%s' "$mb" | awk '{print $1/1024}' | median)
-  local med_cpu
-  med_cpu=$(printf '%s' "$cpu" | median)
-  printf '%-36s median %8.1f ms wall %8.1f ms cpu   peak RSS %6.1f MB   (%d runs)\n' "$label" "$MED_MS" "$med_cpu" "$MED_MB" "$n"
+# verdict N FIGURE TARGET OK: prints and keeps the target's line.
+verdict() {
+  local v=SHORT
+  [ "$4" = 1 ] && v=PASS
+  local l
+  l=$(printf 'TARGET %s: %-58s target %-22s %s' "$1" "$2" "$3" "$v")
+  echo "$l"
+  RESULTS+=("$l")
 }
+le() { awk -v a="$1" -v b="$2" 'BEGIN {print (a <= b) ? 1 : 0}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
+# fresh makes an empty project directory $W/base.
+fresh() { rm -rf "$W/base"; mkdir -p "$W/base/workspace"; }
 nothing() { :; }
 
-echo "== 1. compile speed (target: < 300 ms, < 200 MB each)"
-for f in manifest10k.json workflow5k.yaml; do
-  measure "smithc check $f" "$RUNS" nothing "$SMITHC" check "$f"
-  measure "smithc build $f" "$RUNS" nothing "$SMITHC" build "$f" -o "$W/out.smbc"
-done
+# timed PREP CMD...: runs PREP, then CMD under /usr/bin/time; sets T_MS (wall),
+# T_CPU (user+sys ms) and T_MB (peak RSS).
+timed() {
+  local prep=$1
+  shift
+  $prep
+  local t0 t1 rss u s
+  t0=$(date +%s%N)
+  if ! /usr/bin/time -f '%M %U %S' -o "$W/rss" "$@" >"$W/out" 2>&1; then
+    echo "run.sh: $* failed:" >&2
+    tail -5 "$W/out" >&2
+    exit 1
+  fi
+  t1=$(date +%s%N)
+  T_MS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print (b - a) / 1e6}')
+  read -r rss u s < <(tail -1 "$W/rss")
+  T_MB=$(awk -v r="$rss" 'BEGIN {print r / 1024}')
+  T_CPU=$(awk -v u="$u" -v s="$s" 'BEGIN {print (u + s) * 1000}')
+}
 
-echo "== 2. run speed: 1,000 true steps"
-measure "smithvm run chain1k.yaml" "$RUNS" fresh "$SMITHVM" run chain1k.yaml --base "$W/base"
-smith_ms=$MED_MS
-measure "bash loop of 1,000 /bin/true" "$RUNS" nothing bash -c 'for i in $(seq 1000); do /bin/true; done'
-bash_ms=$MED_MS
-awk -v s="$smith_ms" -v b="$bash_ms" 'BEGIN {printf "ratio smithvm/bash: %.2f\n", s/b}'
+# abab N LABEL_A PREP_A CMD_A LABEL_B PREP_B CMD_B: runs A and B alternately
+# N times each (CMD_* are strings, word-split); prints the medians and sets
+# A_MS, B_MS, A_MB and RATIO (A/B of the medians of wall time).
+abab() {
+  local n=$1 la=$2 pa=$3 ca=$4 lb=$5 pb=$6 cb=$7 i
+  local ams="" bms="" acpu="" bcpu="" amb=""
+  for ((i = 0; i < n; i++)); do
+    # shellcheck disable=SC2086
+    timed "$pa" $ca
+    ams+="$T_MS"$'\n'
+    acpu+="$T_CPU"$'\n'
+    amb+="$T_MB"$'\n'
+    # shellcheck disable=SC2086
+    timed "$pb" $cb
+    bms+="$T_MS"$'\n'
+    bcpu+="$T_CPU"$'\n'
+  done
+  A_MS=$(printf '%s' "$ams" | median)
+  B_MS=$(printf '%s' "$bms" | median)
+  A_MB=$(printf '%s' "$amb" | median)
+  RATIO=$(ratio "$A_MS" "$B_MS")
+  printf '    %-34s median %9.1f ms wall %9.1f ms cpu  %6.1f MB\n' "$la" "$A_MS" "$(printf '%s' "$acpu" | median)" "$A_MB"
+  printf '    %-34s median %9.1f ms wall %9.1f ms cpu\n' "$lb" "$B_MS" "$(printf '%s' "$bcpu" | median)"
+  printf '    ratio %s (%d runs each, A B A B)\n' "$RATIO" "$n"
+}
 
-echo "== 3. flat persistence: 10,000-iteration for_each (target: last/first <= 1.2, < 100 MB)"
-# window EVENTS: the mean time per body step (ms) over iterations 1-1000 and
-# 9001-10000, each the span from the first step_started to the last
-# step_completed of the window divided by 1,000, so it includes the
-# persistence between steps.
+# chain N: a YAML workflow of N `true` steps chained by goto.
+chain() {
+  printf 'version: "1.0"\nname: chain\nsteps:\n'
+  local i
+  for ((i = 0; i < $1; i++)); do
+    local next="{goto: T$((i + 1))}"
+    ((i == $1 - 1)) && next="{end: true}"
+    printf '  - name: T%d\n    command: ["true"]\n    on: {success: %s, failure: {error: "T%d failed"}}\n' "$i" "$next" "$i"
+  done
+}
+chain 100 >chain100.yaml
+cat >cycle.yaml <<'EOF'
+version: "1.0"
+name: cycle
+steps:
+  - name: Body
+    command: ["true"]
+    max_visits: VISITS
+    on: {success: {goto: Body}, failure: {error: "Body failed"}, max_visits: {end: true}}
+EOF
+sed 's/VISITS/10000/' cycle.yaml >cycle10k.yaml
+sed 's/VISITS/1000/' cycle.yaml >cycle1k.yaml
+jq '{items: .items[:1000]}' items10k.json >items1k.json
+
+# ms_of TIMESTAMP: an events.jsonl timestamp in ms since the epoch.
+ms_of() { echo $(($(date -d "$1" +%s%N) / 1000000)); }
+
+printf 'for i in $(seq 1000); do /bin/true; done\n' >bash1k.sh
+printf 'for i in $(seq 100); do /bin/true; done\n' >bash100.sh
+
+if want 1; then
+  echo "== 1. sequential true steps with full durability, against a bash loop of the same processes"
+  abab "$RUNS" "smithvm run chain1k.yaml" fresh "$SMITHVM run chain1k.yaml --base $W/base" \
+    "bash loop of 1,000 /bin/true" nothing "bash bash1k.sh"
+  verdict 1 "1,000 steps: smith/bash $RATIO ($A_MS ms / $B_MS ms)" "<= 1.4" "$(le "$RATIO" 1.4)"
+  abab "$((RUNS * 2))" "smithvm run chain100.yaml" fresh "$SMITHVM run chain100.yaml --base $W/base" \
+    "bash loop of 100 /bin/true" nothing "bash bash100.sh"
+  verdict 1b "100 steps: smith/bash $RATIO ($A_MS ms / $B_MS ms)" "<= 1.6" "$(le "$RATIO" 1.6)"
+fi
+
+# window EVENTS: the mean time per Body step (ms) over its first and its last
+# 1,000 runs, each the span from the first step_started to the last
+# step_completed of the window divided by 1,000 (so it includes the
+# persistence between steps).
 window() {
   jq -r 'select(.step == "Body" and (.event == "step_started" or .event == "step_completed"))
          | [.event, (.timestamp | split("T") | ((.[0] + "T00:00:00Z") | fromdateiso8601)
@@ -101,16 +158,142 @@ window() {
            printf "%.4f %.4f\n", (c[1000] - s[1]) / 1000 * 1000, (c[10000] - s[9001]) / 1000 * 1000
          }'
 }
-firsts="" lasts="" ratios="" rss=""
-for ((r = 0; r < FLAT_RUNS; r++)); do
-  measure "smithvm run loop10k.yaml (run $((r + 1)))" 1 fresh "$SMITHVM" run loop10k.yaml --base "$W/base" \
-    --context-file items10k.json --max-steps 30000 --run-id flat
-  read -r f l < <(window "$W/base/.orchestrator/runs/flat/logs/events.jsonl")
-  printf '    first 1k %.3f ms/step   last 1k %.3f ms/step   last/first %.3f\n' "$f" "$l" "$(awk -v f="$f" -v l="$l" 'BEGIN {print l/f}')"
-  firsts+="$f"$'\n'
-  lasts+="$l"$'\n'
-  ratios+="$(awk -v f="$f" -v l="$l" 'BEGIN {print l/f}')"$'\n'
-  rss+="$MED_MB"$'\n'
-done
-printf 'median over %d runs: first 1k %.3f ms/step, last 1k %.3f ms/step, last/first %.3f, peak RSS %.1f MB\n' "$FLAT_RUNS" \
-  "$(printf '%s' "$firsts" | median)" "$(printf '%s' "$lasts" | median)" "$(printf '%s' "$ratios" | median)" "$(printf '%s' "$rss" | median)"
+# sizeof FILE: bytes.
+sizeof() { stat -c %s "$1"; }
+
+if want 2; then
+  echo "== 2. flat in run length: 10,000-iteration for_each, 10,000-visit goto cycle"
+  for wf in loop cycle; do
+    ratios="" rss=""
+    for ((r = 0; r < FLAT_RUNS; r++)); do
+      if [ $wf = loop ]; then
+        timed fresh "$SMITHVM" run loop10k.yaml --base "$W/base" --context-file items10k.json --max-steps 30000 --run-id flat
+      else
+        timed fresh "$SMITHVM" run cycle10k.yaml --base "$W/base" --max-steps 30000 --run-id flat
+      fi
+      read -r f l < <(window "$W/base/.orchestrator/runs/flat/logs/events.jsonl")
+      q=$(ratio "$l" "$f")
+      st10k=$(sizeof "$W/base/.orchestrator/runs/flat/state.json")
+      printf '    %s run %d: %.0f ms, first 1k %.3f ms/step, last 1k %.3f ms/step, last/first %s, peak RSS %.1f MB, state.json %d B\n' \
+        $wf $((r + 1)) "$T_MS" "$f" "$l" "$q" "$T_MB" "$st10k"
+      ratios+="$q"$'\n'
+      rss+="$T_MB"$'\n'
+    done
+    q=$(printf '%s' "$ratios" | median)
+    mb=$(printf '%s' "$rss" | median)
+    # The same workflow over 1,000 steps: state.json must not grow with the run.
+    if [ $wf = loop ]; then
+      timed fresh "$SMITHVM" run loop10k.yaml --base "$W/base" --context-file items1k.json --run-id flat
+      # the items are input, not run: they are in state.json twice (the
+      # context, and the loop's frame until the loop ends): count them out
+      ctx=$((2 * ($(sizeof items10k.json) - $(sizeof items1k.json))))
+    else
+      timed fresh "$SMITHVM" run cycle1k.yaml --base "$W/base" --run-id flat
+      ctx=0
+    fi
+    st1k=$(sizeof "$W/base/.orchestrator/runs/flat/state.json")
+    growth=$(awk -v a="$st10k" -v b="$st1k" -v c="$ctx" 'BEGIN {printf "%.2f", (a - c) / b}')
+    printf '    %s state.json: %d B after 10,000 steps, %d B after 1,000 (%d B of the difference: the 9,000 more items, in the context and the loop frame)\n' $wf "$st10k" "$st1k" "$ctx"
+    verdict "2$wf" "last/first $q, peak $(printf %.1f "$mb") MB, state.json x$growth (10k/1k)" "<= 1.1, < 40 MB, x1" \
+      "$(awk -v q="$q" -v m="$mb" -v g="$growth" 'BEGIN {print (q <= 1.1 && m < 40 && g <= 1.1) ? 1 : 0}')"
+  done
+fi
+
+if want 3; then
+  echo "== 3. resume after SIGKILL near the end of a 10,000-step run: time to its first new step"
+  fresh
+  "$SMITHVM" run cycle10k.yaml --base "$W/base" --max-steps 30000 --run-id kill >/dev/null 2>&1 &
+  pid=$!
+  ev=$W/base/.orchestrator/runs/kill/logs/events.jsonl
+  until [ -f "$ev" ] && [ "$(grep -c step_completed "$ev")" -ge 9900 ]; do sleep 0.2; done
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  lines=$(wc -l <"$ev")
+  done_before=$(grep -c step_completed "$ev")
+  t0=$(date +%s%N)
+  "$SMITHVM" resume kill --base "$W/base" --max-steps 30000 >/dev/null 2>&1
+  first=$(tail -n +$((lines + 1)) "$ev" | jq -r 'select(.event == "step_started") | .timestamp' | head -1)
+  ms=$(($(ms_of "$first") - t0 / 1000000))
+  echo "    killed after $done_before of 10,000 steps; the resume's first step_started came $ms ms after it was launched"
+  verdict 3 "resume to its first new step: $ms ms" "< 100 ms" "$(le "$ms" 99)"
+fi
+
+if want 4; then
+  echo "== 4. the VM alone (Go benchmarks BenchmarkVMPersisted, BenchmarkVMNoPersistence in bench)"
+  (cd "$REPO" && go test ./bench -run '^$' -bench 'BenchmarkVM' -count 3) >vmbench.txt 2>&1 || { cat vmbench.txt; exit 1; }
+  grep Benchmark vmbench.txt | sed 's/^/    /'
+  bps=$(awk '/BenchmarkVMPersisted/ {for (i = 1; i < NF; i++) if ($(i+1) == "blocks/s") print $i}' vmbench.txt | median)
+  ips=$(awk '/BenchmarkVMNoPersistence/ {for (i = 1; i < NF; i++) if ($(i+1) == "instr/s") print $i}' vmbench.txt | median)
+  verdict 4a "persisted to tmpfs: $(printf %.0f "$bps") blocks/s" ">= 200,000" "$(le 200000 "$bps")"
+  verdict 4b "persistence off: $(printf %.0f "$ips") instructions/s" ">= 5,000,000" "$(le 5000000 "$ips")"
+fi
+
+if want 5; then
+  echo "== 5. compiler: check of the 10,000-block manifest, a 100-step start, .smbc size"
+  ms="" mb=""
+  for ((i = 0; i < RUNS; i++)); do
+    timed nothing "$SMITHC" check manifest10k.json
+    ms+="$T_MS"$'\n'
+    mb+="$T_MB"$'\n'
+  done
+  ms=$(printf '%s' "$ms" | median)
+  mb=$(printf '%s' "$mb" | median)
+  verdict 5a "smithc check manifest10k.json: $ms ms, $(printf %.1f "$mb") MB" "< 150 ms, < 80 MB" \
+    "$(awk -v a="$ms" -v b="$mb" 'BEGIN {print (a < 150 && b < 80) ? 1 : 0}')"
+  starts=""
+  for ((i = 0; i < RUNS; i++)); do
+    fresh
+    t0=$(date +%s%N)
+    "$SMITHVM" run chain100.yaml --base "$W/base" --run-id s >/dev/null 2>&1
+    first=$(jq -r 'select(.event == "step_started") | .timestamp' "$W/base/.orchestrator/runs/s/logs/events.jsonl" | head -1)
+    starts+="$(($(ms_of "$first") - t0 / 1000000))"$'\n'
+  done
+  s=$(printf '%s' "$starts" | median)
+  verdict 5b "smithvm run chain100.yaml: first step after $s ms" "< 10 ms" "$(le "$s" 9.99)"
+  worst=0
+  for f in manifest10k.json workflow5k.yaml chain1k.yaml; do
+    "$SMITHC" build "$f" -o out.smbc >/dev/null
+    q=$(ratio "$(sizeof out.smbc)" "$(sizeof "$f")")
+    echo "    $f: $(sizeof "$f") B source, $(sizeof out.smbc) B .smbc, x$q"
+    worst=$(awk -v a="$worst" -v b="$q" 'BEGIN {print (b > a) ? b : a}')
+  done
+  verdict 5c ".smbc size / source size: at most x$worst" "<= 2" "$(le "$worst" 2)"
+fi
+
+if want 6; then
+  echo "== 6. a step writing 100 MB to stdout, against cat to a file"
+  head -c 75000000 /dev/urandom | base64 -w 100 >big.txt # 101 MB
+  printf 'version: "1.0"\nname: big\nsteps:\n  - name: Big\n    command: ["cat", "%s"]\n    on: {success: {end: true}, failure: {error: "Big failed"}}\n' "$W/big.txt" >big.yaml
+  printf 'cat %s >%s\n' "$W/big.txt" "$W/catout" >cat.sh
+  abab "$RUNS" "smithvm run big.yaml" fresh "$SMITHVM run big.yaml --base $W/base" \
+    "bash: cat big.txt > file" nothing "bash cat.sh"
+  verdict 6 "100 MB step: smith/cat $RATIO, peak RSS $(printf %.1f "$A_MB") MB" "<= 1.3, flat" \
+    "$(awk -v r="$RATIO" -v m="$A_MB" 'BEGIN {print (r <= 1.3 && m < 40) ? 1 : 0}')"
+  rm -f big.txt catout
+fi
+
+if want 7; then
+  echo "== 7. parallel steps"
+  {
+    printf 'version: "1.0"\nname: par8\nsteps:\n  - name: P\n    parallel:\n      branches:\n'
+    for i in 1 2 3 4 5 6 7 8; do
+      printf '        b%d: [{name: S%d, command: ["sleep", "1"], on: {success: {goto: _branch_end}, failure: {error: "S%d failed"}}}]\n' $i $i $i
+    done
+    printf '    on: {success: {end: true}, failure: {error: "P failed"}}\n'
+  } >par8.yaml
+  ms=""
+  for ((i = 0; i < RUNS; i++)); do
+    timed fresh "$SMITHVM" run par8.yaml --base "$W/base" --max-parallel 8
+    ms+="$T_MS"$'\n'
+  done
+  ms=$(printf '%s' "$ms" | median)
+  verdict 7a "8 parallel branches of sleep 1 (--max-parallel 8): $ms ms" "< 1300 ms" "$(le "$ms" 1299)"
+  sed 's/as: it/as: it\n      parallel: 8/' loop10k.yaml >ploop.yaml
+  abab "$RUNS" "1,000 iterations, parallel: 8" fresh "$SMITHVM run ploop.yaml --base $W/base --context-file items1k.json --max-parallel 8" \
+    "1,000 iterations, sequential" fresh "$SMITHVM run loop10k.yaml --base $W/base --context-file items1k.json"
+  verdict 7b "1,000 no-op iterations: parallel 8 / sequential $RATIO" "<= 1.0" "$(le "$RATIO" 1.0)"
+fi
+
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== summary"
+printf '%s\n' "${RESULTS[@]}"

@@ -53,6 +53,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.emit(evStepStarted(blk.ID, attemptID(1)))
+	m.d.Deferred = true // made durable by the sync of the step's result
 	if err := m.commit(); err != nil {
 		return err
 	}

@@ -323,6 +323,16 @@ type Delta struct {
 	Iterations  []IterationChange `json:"iterations,omitempty"`
 	Visits      map[string]int    `json:"visits,omitempty"`
 	DropThreads bool              `json:"drop_threads,omitempty"`
+
+	// Deferred (never saved) says the change may become durable with the
+	// next one instead of on its own: a step's running record, written
+	// just before the step's process starts. Config.Checkpoint may append
+	// it without a sync; the sync of the step's result makes both durable
+	// before the next step starts. A crash of smithvm loses nothing (the
+	// append is in the page cache); a crash of the machine may lose the
+	// running record only, and the resume then starts the step from the
+	// state before it, as it would have repeated it anyway.
+	Deferred bool `json:"-"`
 }
 
 // A RunStart is the identity of a run, set once.

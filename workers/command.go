@@ -169,7 +169,9 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 	res.Output = trimOutput(string(pr.Stdout))
 	res.Stderr = trimOutput(string(pr.Stderr))
 	whole := pr.Stdout
-	if pr.StdoutTruncated && pr.StdoutSpill != "" {
+	// Only a lines or json capture needs the whole stream: a text capture
+	// keeps the spill file on disk and memory flat, whatever the size.
+	if pr.StdoutTruncated && pr.StdoutSpill != "" && (req.OutputCapture == captureLines || req.OutputCapture == captureJSON) {
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
 			whole = b
 		}

@@ -42,7 +42,7 @@ type ProcSpec struct {
 	KillGrace   time.Duration // SIGTERM to the group, SIGKILL after this; 0 means 10s
 	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
 	StdoutSpill string        // created only when stdout exceeds MemCap; it then holds the whole stream
-	StderrLog   string        // when set, always created and holds the whole of stderr
+	StderrLog   string        // when set, holds the whole of stderr; created at the first byte (a stale one is removed when there is none)
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
@@ -113,13 +113,13 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		}
 		defer stdin.Close()
 	}
-	var stderrLog *os.File
+	// The stderr log is created at the first byte of stderr: most steps
+	// write none, and a file created per step costs more than the step's
+	// bookkeeping otherwise does.
+	var stderrLog *lazyLog
 	if spec.StderrLog != "" {
-		stderrLog, err = appendLog(spec.StderrLog, spec.StderrHeader)
-		if err != nil {
-			return fail(fmt.Errorf("create stderr log: %w", err))
-		}
-		defer stderrLog.Close()
+		stderrLog = &lazyLog{path: spec.StderrLog, header: spec.StderrHeader}
+		defer stderrLog.close()
 	}
 
 	var stdoutFile *os.File
@@ -162,7 +162,9 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 		WaitDelay:   pipeDrainDelay,
 	}
 	if stdin != nil {
-		cmd.Stdin = stdin // nil means /dev/null
+		cmd.Stdin = stdin
+	} else if dn := devNull(); dn != nil {
+		cmd.Stdin = dn // opened once, not by exec for every step
 	}
 	if stdoutFile != nil {
 		cmd.Stdout = stdoutFile
@@ -180,33 +182,25 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
 		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
-			defer os.Remove(rec)
+			defer forgetGroup(rec)
 		}
 	}
+	// The watcher stops the group on timeout or cancellation. It is no
+	// goroutine of its own: a timer and a context callback start the stop
+	// only when it is needed, so the common step pays no extra wake-up.
+	w := newWatcher(ctx, pgid, spec.Timeout, grace)
+	defer reapOrphans()
 	// Nothing the step started outlives it: once the leader has exited
 	// (success included), the rest of its group is killed, which also
-	// closes the pipes a background child held; then the orphans that left
-	// the group are killed too.
-	leaderDone := make(chan struct{})
-	go func() {
-		waitExit(pgid)
-		killGroup(pgid)
-		close(leaderDone)
-	}()
-	defer reapOrphans()
-
-	// The watcher stops the group on timeout or cancellation. exited is closed
-	// once Wait has returned; the watcher is joined before RunProc returns.
-	exited := make(chan struct{})
-	watcherDone := make(chan bool, 1) // reports whether the group was stopped for the timeout
-	go func() {
-		watcherDone <- watch(ctx, pgid, spec.Timeout, grace, exited)
-	}()
-	waitErr := cmd.Wait()
-	close(exited)
-	timedOut := <-watcherDone
-	<-leaderDone
+	// closes the pipes a background child held; then Wait collects the
+	// leader and the output, and the orphans that left the group are
+	// killed too.
+	waitExit(pgid)
 	killGroup(pgid)
+	waitErr := cmd.Wait()
+	timedOut := w.done()
+	killGroup(pgid)
+	settleGroup(pgid)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {
@@ -232,6 +226,17 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	return res
 }
 
+// devNull is /dev/null, open for reading for the life of the process and
+// given to every step without input as its stdin (nil if it cannot be
+// opened: exec then opens it itself).
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil
+	}
+	return f
+})
+
 // hurry is closed by Hurry.
 var (
 	hurry     = make(chan struct{})
@@ -243,35 +248,72 @@ var (
 // SIGKILL at once.
 func Hurry() { hurryOnce.Do(func() { close(hurry) }) }
 
-// watch waits for the timeout, ctx or exited. On timeout or cancellation it
-// sends SIGTERM to the group, then SIGKILL after grace or, if the leader exits
-// sooner, once Wait has returned, so that no member of the group outlives
-// RunProc. It reports whether the timeout fired.
-func watch(ctx context.Context, pgid int, timeout, grace time.Duration, exited <-chan struct{}) bool {
-	var expired <-chan time.Time
+// A watcher stops a step's process group when its timeout expires or its
+// context is done: SIGTERM to the group, then SIGKILL after the grace
+// period, at Hurry, or once the step is done, so that no member of the
+// group outlives RunProc.
+type watcher struct {
+	pgid    int
+	grace   time.Duration
+	stopCtx func() bool
+	timer   *time.Timer
+
+	mu       sync.Mutex
+	finished bool          // done was called: a late timer or cancellation does nothing
+	timedOut bool          // the timeout fired (not the context)
+	exited   chan struct{} // closed by done
+	killer   chan struct{} // closed when the SIGKILL goroutine ends; nil if none started
+}
+
+func newWatcher(ctx context.Context, pgid int, timeout, grace time.Duration) *watcher {
+	w := &watcher{pgid: pgid, grace: grace, exited: make(chan struct{})}
+	w.stopCtx = context.AfterFunc(ctx, func() { w.stop(false) })
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
+		w.timer = time.AfterFunc(timeout, func() { w.stop(true) })
 	}
-	timedOut := false
-	select {
-	case <-exited:
-		return false
-	case <-expired:
-		timedOut = true
-	case <-ctx.Done():
+	return w
+}
+
+// stop sends SIGTERM to the group and starts the goroutine that sends
+// SIGKILL, unless the step is done or being stopped already.
+func (w *watcher) stop(timedOut bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished || w.killer != nil {
+		return
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	g := time.NewTimer(grace)
-	defer g.Stop()
-	select {
-	case <-exited:
-	case <-g.C:
-	case <-hurry:
+	w.timedOut = timedOut
+	_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
+	w.killer = make(chan struct{})
+	go func() {
+		defer close(w.killer)
+		g := time.NewTimer(w.grace)
+		defer g.Stop()
+		select {
+		case <-w.exited:
+		case <-g.C:
+		case <-hurry:
+		}
+		// ESRCH here just means the whole group is gone already.
+		_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
+	}()
+}
+
+// done ends the watch once Wait has returned, joins the SIGKILL goroutine if
+// one was started, and reports whether the timeout fired.
+func (w *watcher) done() bool {
+	w.stopCtx()
+	if w.timer != nil {
+		w.timer.Stop()
 	}
-	// ESRCH here just means the whole group is gone already.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	w.mu.Lock()
+	w.finished = true
+	close(w.exited)
+	killer, timedOut := w.killer, w.timedOut
+	w.mu.Unlock()
+	if killer != nil {
+		<-killer
+	}
 	return timedOut
 }
 
@@ -316,6 +358,36 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", notFound
+}
+
+// A lazyLog is a log file opened for appending, with its header, at its
+// first write: a step with no stderr adds nothing to it.
+type lazyLog struct {
+	path, header string
+	f            *os.File
+}
+
+func (l *lazyLog) Write(p []byte) (int, error) {
+	if l.f == nil {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		f, err := appendLog(l.path, l.header)
+		if err != nil {
+			return 0, fmt.Errorf("create stderr log: %w", err)
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+// close closes the log if a byte of stderr opened it. The log keeps the
+// tries before this one: each try that wrote stderr has its part, under
+// its header line (CONTRACT 12.5).
+func (l *lazyLog) close() {
+	if l.f != nil {
+		l.f.Close()
+	}
 }
 
 // createLog creates (or truncates) a log file, with its directory.

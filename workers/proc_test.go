@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -60,6 +61,7 @@ func helperMain(args []string) int {
 	switch arg(0) {
 	case "exit":
 		n, _ := strconv.Atoi(arg(1))
+		os.Stderr.WriteString(arg(2))
 		return n
 	case "print":
 		os.Stdout.WriteString(arg(1))
@@ -316,7 +318,6 @@ func TestRunProcStartErrors(t *testing.T) {
 		{"empty argv", ProcSpec{}, false},
 		{"missing stdin file", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, StdinPath: filepath.Join(dir, "nope")}, false},
 		{"missing working directory", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, Dir: filepath.Join(dir, "nodir")}, false},
-		{"stderr log cannot be created", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, StderrLog: filepath.Join(noExec, "err.log")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,8 +370,46 @@ func TestRunProcSpill(t *testing.T) {
 	if !bytes.Equal(sink.Bytes(), want) {
 		t.Errorf("Stdout sink got %d bytes, want the whole %d-byte stream", sink.Len(), size)
 	}
-	if logged, err := os.ReadFile(stderrLog); err != nil || len(logged) != 0 {
-		t.Errorf("stderr log = %q, %v, want an existing empty file", logged, err)
+	if _, err := os.Stat(stderrLog); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stderr log of a step with no stderr: Stat = %v, want no file (created at the first byte)", err)
+	}
+}
+
+// TestRunProcStderrLogLazy: the stderr log is created at the first byte of
+// stderr, a stale one from an earlier attempt is removed when the step
+// writes none, and a log that cannot be created is an IOErr, not a start
+// error (the step still ran).
+func TestRunProcStderrLogLazy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "logs", "Step-stderr.log")
+	// A try with no stderr creates no log.
+	argv, env := helper(t, "print", "out", "")
+	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 1 ---\n"})
+	if res.ExitCode != 0 || res.IOErr != nil {
+		t.Fatalf("RunProc(print) = exit %d, IOErr %v, want 0, nil", res.ExitCode, res.IOErr)
+	}
+	if _, err := os.Stat(logPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stderr log after a try with no stderr: Stat = %v, want none", err)
+	}
+	// Tries with stderr append under their header; a try without adds
+	// nothing.
+	argv, env = helper(t, "print", "", "oops")
+	RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 2 ---\n"})
+	quiet, qenv := helper(t, "print", "out", "")
+	RunProc(context.Background(), ProcSpec{Argv: quiet, Env: qenv, StderrLog: logPath, StderrHeader: "--- attempt 3 ---\n"})
+	RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 4 ---\n"})
+	want := "--- attempt 2 ---\noops--- attempt 4 ---\noops"
+	if got, err := os.ReadFile(logPath); err != nil || string(got) != want {
+		t.Errorf("stderr log = %q, %v, want %q", got, err, want)
+	}
+	noDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(noDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: filepath.Join(noDir, "err.log")})
+	if res.StartErr != nil || res.ExitCode != 0 || res.IOErr == nil {
+		t.Errorf("RunProc(uncreatable stderr log) = exit %d, StartErr %v, IOErr %v, want 0, nil, an error", res.ExitCode, res.StartErr, res.IOErr)
 	}
 }
 

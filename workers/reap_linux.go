@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,15 +79,69 @@ func waitExit(pid int) {
 // killGroup sends SIGKILL to process group pgid (nothing when it is gone).
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
+// settleGroup waits, at most groupSettle, until every member of the
+// killed group pgid is gone, reaping those that were reparented here, so
+// that the grandchildren they leave are orphans already when reapOrphans
+// looks (SIGKILL is delivered asynchronously: a member still exiting
+// would hand its children over only after the scan). An empty group, the
+// common case, costs one system call.
+func settleGroup(pgid int) {
+	deadline := time.Now().Add(groupSettle)
+	for {
+		var ws syscall.WaitStatus
+		for {
+			pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// groupSettle bounds settleGroup.
+const groupSettle = 200 * time.Millisecond
+
 // A procInfo is what /proc/<pid>/stat tells about one process.
 type procInfo struct {
 	pid, ppid, pgrp int
 	start           uint64 // clock ticks after boot
 }
 
+// readSmall reads a small file (of /proc) with plain system calls: an
+// os.File would register it with the poller, which costs more calls than
+// the read itself.
+func readSmall(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
 // readProc reads /proc/<pid>/stat.
 func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readSmall("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procInfo{}, false
 	}
@@ -127,6 +182,31 @@ func processes() []procInfo {
 	return out
 }
 
+// children lists the live children of this process's main thread, from
+// /proc/self/task/<pid>/children. A process orphaned below a subreaper is
+// reparented to the subreaper's first live thread, the main thread (Go's
+// never exits), so every orphan is there: one small read, where a scan of
+// /proc reads every process on the machine. ok is false when the kernel
+// does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
+// scans /proc.
+func children() (out []procInfo, ok bool) {
+	self := os.Getpid()
+	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
+	if err != nil {
+		return nil, false
+	}
+	for _, field := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(field)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok && p.ppid == self {
+			out = append(out, p)
+		}
+	}
+	return out, true
+}
+
 // reapOrphans kills and reaps the processes that were reparented to this
 // process (its subreaper) and run in a process group of their own: the
 // leftovers of steps that left their group. Steps running now and this
@@ -137,7 +217,11 @@ func reapOrphans() {
 	defer starting.Unlock()
 	leaders.Lock()
 	defer leaders.Unlock()
-	for _, p := range processes() {
+	procs, ok := children()
+	if !ok {
+		procs = processes()
+	}
+	for _, p := range procs {
 		if p.ppid != self || p.pgrp == own || leaders.m[p.pid] || leaders.m[p.pgrp] {
 			continue
 		}
@@ -151,34 +235,45 @@ func reapOrphans() {
 // procsDir is RUN_ROOT/procs: one file per step process group running now.
 func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 
+// procsMade remembers the RUN_ROOT/procs directories already created, so a
+// step costs no mkdir.
+var procsMade sync.Map
+
 // recordGroup writes RUN_ROOT/procs/<pgid> (the group and its leader's start
-// time) and makes it durable, so a resume after a crash finds the group.
+// time), so a resume after a crash of smithvm finds the group. It is not
+// fsynced, on purpose: the record only matters while the machine keeps
+// running (a crash of the operating system ends the group with it), and a
+// file written before smithvm is SIGKILLed stays in the page cache, where
+// the resume reads it.
 func recordGroup(runRoot string, pgid int) (string, error) {
 	p, ok := readProc(pgid)
 	if !ok {
 		return "", nil // the leader is gone already
 	}
 	dir := procsDir(runRoot)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	if _, made := procsMade.Load(dir); !made {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		procsMade.Store(dir, true)
 	}
 	path := filepath.Join(dir, strconv.Itoa(pgid))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// Plain system calls: this is once per step.
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		return "", err
+		procsMade.Delete(dir) // perhaps the directory was removed: make it again next time
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	_, werr := fmt.Fprintf(f, "%d %d\n", pgid, p.start)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return "", err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	_, werr := syscall.Write(fd, []byte(strconv.Itoa(pgid)+" "+strconv.FormatUint(p.start, 10)+"\n"))
+	cerr := syscall.Close(fd)
+	if err := errors.Join(werr, cerr); err != nil {
+		return "", &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	return path, nil
 }
+
+// forgetGroup removes the record of a group whose step is over.
+func forgetGroup(path string) { _ = syscall.Unlink(path) }
 
 // KillLeftovers kills every process of the step process groups that
 // RUN_ROOT/procs records (an attempt cut off by a crash of smithvm) and

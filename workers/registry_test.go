@@ -356,14 +356,15 @@ func TestRunStderrLog(t *testing.T) {
 	f := newFixture(t)
 	want := filepath.Join(f.runRoot, "logs", "Logged-stderr.log")
 	// Two runs of the step (iterations 0 and 1 of a loop), the second
-	// retried once: the log keeps every try under its header.
+	// retried once: the log keeps every try that wrote stderr under its
+	// header.
 	for i, attempts := range []int{1, 2} {
 		r := f.req(KindCommand, "Logged")
 		r.Iteration = fmt.Sprint(i)
 		r.Attempts = attempts
 		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
 		if attempts > 1 {
-			r.Argv = exe(t, "exit", "1")
+			r.Argv = exe(t, "exit", "1", "failed\n")
 		}
 		got := f.reg.Run(context.Background(), r)
 		if got.StderrLog != want {
@@ -371,7 +372,7 @@ func TestRunStderrLog(t *testing.T) {
 		}
 	}
 	b, err := os.ReadFile(want)
-	wantLog := "--- attempt 1, iteration 0 ---\nerror 0\n--- attempt 1, iteration 1 ---\n--- attempt 2, iteration 1 ---\n"
+	wantLog := "--- attempt 1, iteration 0 ---\nerror 0\n--- attempt 1, iteration 1 ---\nfailed\n--- attempt 2, iteration 1 ---\nfailed\n"
 	if err != nil || string(b) != wantLog {
 		t.Errorf("stderr log = %q (%v), want %q", b, err, wantLog)
 	}

@@ -450,15 +450,9 @@ steps:
 `)
 	p.write("workspace/go-a", "")
 	run := p.start("run", wf, "--run-id", "f", "--max-parallel", "2")
-	// A thread's end is snapshotted at once: state.json shows it.
+	// A thread's end is journalled at once: status (snapshot + journal) shows it.
 	waitFor(t, 20*time.Second, "iteration 0 to end and iteration 1 to start", func() bool {
-		var st struct {
-			Threads map[string]struct {
-				Status string `json:"status"`
-			} `json:"threads"`
-		}
-		b, _ := os.ReadFile(filepath.Join(p.runRoot("f"), "state.json"))
-		return json.Unmarshal(b, &st) == nil && st.Threads["0"].Status == "completed" && p.count("b.cnt") == 1
+		return p.count("b.cnt") == 1 && strings.Contains(p.vm("status", "f").stdout, "[0]  completed")
 	})
 	run.cmd.Process.Signal(syscall.SIGKILL)
 	run.wait(t)

@@ -46,6 +46,10 @@ type Run struct {
 	// since counts the deltas appended since the last snapshot (or Load).
 	since    int
 	lastSnap time.Time
+	// snapText is the text of the last snapshot this Run wrote: writing
+	// the same text again with no delta since (a run's end, then its
+	// final save) is skipped.
+	snapText []byte
 }
 
 // open creates the run's directories and files under an existing root and
@@ -166,6 +170,12 @@ func (r *Run) AppendJournal(delta any) error {
 
 // appendJournal is AppendJournal with r.mu held.
 func (r *Run) appendJournal(delta any) error {
+	return r.appendJournalSync(delta, true)
+}
+
+// appendJournalSync appends delta and, when sync is set, fdatasyncs the
+// journal (which makes every earlier append durable too).
+func (r *Run) appendJournalSync(delta any, sync bool) error {
 	if err := r.usable(true); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
@@ -185,8 +195,10 @@ func (r *Run) appendJournal(delta any) error {
 	if _, err := r.journal.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
-	if err := datasync(r.journal); err != nil {
-		return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+	if sync {
+		if err := datasync(r.journal); err != nil {
+			return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+		}
 	}
 	r.seq++
 	r.since++
@@ -232,6 +244,10 @@ func (r *Run) writeSnapshot(state any) error {
 		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
 	}
 	out.WriteByte('\n')
+	if r.since == 0 && bytes.Equal(out.Bytes(), r.snapText) {
+		r.lastSnap = r.policy.Now()
+		return nil // state.json holds exactly this already, durably
+	}
 
 	tmp := filepath.Join(r.root, stateTmp)
 	if err := writeSynced(tmp, out.Bytes()); err != nil {
@@ -250,6 +266,7 @@ func (r *Run) writeSnapshot(state any) error {
 	}
 	r.since = 0
 	r.lastSnap = r.policy.Now()
+	r.snapText = out.Bytes()
 	return nil
 }
 
@@ -280,6 +297,18 @@ func (r *Run) Checkpoint(delta any, state func() any, force bool) error {
 		return r.writeSnapshot(state())
 	}
 	return nil
+}
+
+// Stage appends delta to the journal like Checkpoint but without the
+// fdatasync: it becomes durable with the next Checkpoint (an fdatasync of
+// the journal covers every earlier append), and a crash of this process
+// alone cannot lose it (it is in the page cache). Use it only for a change
+// that a crash of the machine may lose: one that the next synced change
+// follows before anything depends on it. It never writes a snapshot.
+func (r *Run) Stage(delta any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.appendJournalSync(delta, false)
 }
 
 // AppendIteration appends rec as one line to iterations/<loop>.jsonl. loop

@@ -73,6 +73,14 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 			return err
 		}
 	}
-	force := d.Start != nil || (d.Status != "" && d.Status != vm.StatusRunning)
+	// The first change of a run and every end of one are snapshotted at
+	// once, so state.json exists from the start and is current at the end;
+	// in between the journal carries each step (flat cost per step). A
+	// thread's status (a parallel iteration or branch ending) is not the
+	// run's: it goes to the journal like any step.
+	force := d.Start != nil || (d.Thread == "" && d.Status != "" && d.Status != vm.StatusRunning)
+	if d.Deferred && !force {
+		return r.Stage(d) // synced with the step's result (vm.Delta.Deferred)
+	}
 	return r.Checkpoint(d, func() any { return st }, force)
 }

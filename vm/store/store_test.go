@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -473,6 +474,90 @@ func TestRoundTrip(t *testing.T) {
 	r.Close()
 	if got, want := strings.Join(deltas, ","), "2,3,4"; got != want {
 		t.Errorf("applied deltas after reopen = %q, want %q", got, want)
+	}
+}
+
+// TestStage: a staged delta takes its place in the sequence like any
+// other, a Load reads it whether or not a synced append followed, and it
+// never writes a snapshot (the unsynced running record of a step, vm.Delta.Deferred).
+func TestStage(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	s.Policy = Policy{Every: 1, Interval: time.Hour}
+	r, err := s.Create("stage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Stage(1); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Root(), "state.json")); err != nil || !strings.Contains(string(b), `"journal_seq": 0`) {
+		t.Errorf("state.json after Stage = %s (%v), want the snapshot before it (journal_seq 0)", b, err)
+	}
+	if err := r.Stage(2); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	r, _, deltas := loadAll(t, s, "stage")
+	if got, want := strings.Join(deltas, ","), "1,2"; got != want {
+		t.Errorf("applied deltas = %q, want %q", got, want)
+	}
+	calls := 0
+	if err := r.Checkpoint(3, func() any { calls++; return map[string]any{"n": 3} }, false); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("Checkpoint after staged deltas wrote %d snapshots, want 1 (Every 1)", calls)
+	}
+	r.Close()
+}
+
+// TestSnapshotUnchangedNotRewritten: the same state with no delta since the
+// last snapshot is not written again (a run's last change, then its final
+// save); a changed state or a delta since is.
+func TestSnapshotUnchangedNotRewritten(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	r, err := s.Create("same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inode := func() uint64 {
+		st, err := os.Stat(filepath.Join(r.Root(), "state.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	first := inode()
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if inode() != first {
+		t.Errorf("an unchanged snapshot was written again")
+	}
+	if err := r.AppendJournal(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	second := inode()
+	if second == first {
+		t.Errorf("a snapshot after a delta was not written")
+	}
+	if err := r.WriteSnapshot(map[string]any{"n": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if inode() == second {
+		t.Errorf("a changed snapshot was not written")
 	}
 }
 
