@@ -2,6 +2,7 @@ package vm
 
 import (
 	"errors"
+	"strings"
 
 	"smith/source"
 )
@@ -41,4 +42,16 @@ func stepErrorOf(err error, mask func(string) string) *StepError {
 		return nil
 	}
 	return &StepError{Code: string(source.CodeOf(err, source.EStepFailed)), Message: mask(err.Error())}
+}
+
+// atPos is the message of a failed step or run with the source position of
+// the failing instruction appended, "... (at flow.yaml:12:5)", so the
+// console line and the event's message name where in the workflow it
+// failed (docs/diagnostics.md). Other events, a step failure that its exit
+// code says all about, and an unknown position leave the message as is.
+func atPos(e Event, p source.Pos) string {
+	if (e.Kind != EvStepFailed && e.Kind != EvRunFailed) || e.Msg == "" || !p.IsValid() {
+		return e.Msg
+	}
+	return strings.TrimRight(strings.TrimSpace(e.Msg), ".") + " (at " + p.String() + ")"
 }

@@ -345,8 +345,11 @@ func TestFailMessage(t *testing.T) {
 				t.Fatalf("Run() = %v, want %s %q", r.err, tt.code, tt.want)
 			}
 			last := r.events[len(r.events)-1]
-			if last.Kind != vm.EvRunFailed || last.Msg != tt.want {
-				t.Errorf("last event = %s %q, want %s %q", last.Kind, last.Msg, vm.EvRunFailed, tt.want)
+			// The event's message names where the run failed (the FAIL's
+			// source position); the RuntimeError keeps it in Pos.
+			wantEv := tt.want + " (at " + re.Pos.String() + ")"
+			if !re.Pos.IsValid() || last.Kind != vm.EvRunFailed || last.Msg != wantEv {
+				t.Errorf("last event = %s %q (pos %s), want %s %q", last.Kind, last.Msg, re.Pos, vm.EvRunFailed, wantEv)
 			}
 			for _, c := range r.console {
 				if strings.Contains(c, secret) {

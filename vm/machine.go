@@ -534,7 +534,7 @@ func (m *Machine) emit(e Event) {
 		e.Time = m.now()
 	}
 	e.RunID = m.st.RunID
-	e.Msg = m.mask.String(e.Msg)
+	e.Msg = m.mask.String(atPos(e, m.pos()))
 	for i, t := range e.Traceback {
 		e.Traceback[i] = m.mask.String(t)
 	}

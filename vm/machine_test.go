@@ -324,8 +324,8 @@ func TestFail(t *testing.T) {
 		code source.Code
 		line string
 	}{
-		{"failure", fail(1), source.EStepFailed, "ERROR: Run r1 failed: Prep failed."},
-		{"timeout", workers.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout, "ERROR: Run r1 failed: E_TIMEOUT: Prep failed."},
+		{"failure", fail(1), source.EStepFailed, "ERROR: Run r1 failed: Prep failed (at flow.yaml:4:1)."},
+		{"timeout", workers.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout, "ERROR: Run r1 failed: E_TIMEOUT: Prep failed (at flow.yaml:4:1)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -248,7 +248,7 @@ steps:
 		r := p.vmEnv(baseEnv("MY_KEY="+secret), "run", wf)
 		want(t, r, 1)
 		id := r.runID()
-		if line := "ERROR: Run " + id + " failed: key *** rejected."; !r.has(line) || strings.Contains(r.stderr, secret) {
+		if line := "ERROR: Run " + id + " failed: key *** rejected (at " + wf + ":7:42)."; !r.has(line) || strings.Contains(r.stderr, secret) {
 			t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
 		}
 		// CONTRACT 3.3: error: MSG prints ERROR: MSG.
@@ -380,8 +380,9 @@ steps:
 		if st := p.state(id); st.Status != "failed" || st.CurrentStep != "B" {
 			t.Errorf("after the failure: status %q current_step %q, want failed B", st.Status, st.CurrentStep)
 		}
-		if !r.has("ERROR: Run " + id + " failed: B failed.") {
-			t.Errorf("stderr lacks %q:\n%s", "ERROR: Run "+id+" failed: B failed.", r.stderr)
+		// The run's failure names the failure: handler's source position.
+		if line := "ERROR: Run " + id + " failed: B failed (at " + wf + ":10:39)."; !r.has(line) {
+			t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
 		}
 		p.write("resume.yaml", strings.Replace(text, "BEXIT", "0", 1))
 		r = p.vm("resume", id)
@@ -440,7 +441,7 @@ steps:
 			`INFO: Step 'R' skipped \(condition false\)\.`,
 			`INFO: Step 'Z' starting\.`,
 			`ERROR: Step 'Z' failed with exit code 3 in ` + durationRE + `\.`,
-			`ERROR: Run track-1 failed: Z broke\.`,
+			`ERROR: Run track-1 failed: Z broke \(at ` + regexp.QuoteMeta(wf) + `:16:42\)\.`,
 		}
 		got := r.lines()
 		// The contract's lines, in order; other lines may come between.
