@@ -302,8 +302,8 @@ func peakHeap(f func()) uint64 {
 // the heap, during the load and after it, stays within a small multiple of
 // the input. Not parallel: it measures the heap.
 func TestLoadLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("50 MB documents: skipped with -short")
+	if os.Getenv("SMITH_LARGE") != "1" || testing.Short() {
+		t.Skip("50 MB documents: run with SMITH_LARGE=1 (docs/testing.md)")
 	}
 	const size = 50 << 20
 	const maxLive = 8 // live heap growth after the load, per input byte

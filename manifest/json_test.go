@@ -148,8 +148,8 @@ func bigJSON(size int) []byte {
 }
 
 func TestParseJSONLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("50 MB document: skipped with -short")
+	if os.Getenv("SMITH_LARGE") != "1" || testing.Short() {
+		t.Skip("50 MB document: runs with SMITH_LARGE=1 (docs/testing.md)")
 	}
 	src := bigJSON(50 << 20)
 	v, ds := ParseJSON("big.json", src)
