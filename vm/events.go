@@ -2,6 +2,7 @@ package vm
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -83,19 +84,95 @@ type Event struct {
 	Thread string `json:"thread,omitempty"`
 }
 
-// MarshalJSON writes the event with duration only where it applies.
+// MarshalJSON writes the event with duration only where it applies. It is
+// written by hand (one is encoded per event of every run): the keys in the
+// order of the fields, duration last, and the bytes of json.Marshal of the
+// same fields (TestEventMarshalJSONMatchesReflection checks both).
 func (e Event) MarshalJSON() ([]byte, error) {
-	type plain Event
-	var out struct {
-		plain
-		Duration *float64 `json:"duration,omitempty"`
+	b := make([]byte, 0, 192)
+	b = append(b, `{"timestamp":`...)
+	t, err := e.Time.MarshalJSON()
+	if err != nil {
+		return nil, err
 	}
-	out.plain = plain(e)
+	b = append(b, t...)
+	b = appendKey(b, "run_id", e.RunID)
+	b = append(b, `,"event_seq":`...)
+	b = strconv.AppendInt(b, int64(e.Seq), 10)
+	b = appendKey(b, "level", e.Level)
+	b = appendOmit(b, "step", e.Step)
+	b = appendOmit(b, "attempt_id", e.AttemptID)
+	b = appendKey(b, "event", e.Kind)
+	if e.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
+	}
+	b = appendOmit(b, "message", e.Msg)
+	if len(e.Traceback) > 0 {
+		tb, err := json.Marshal(e.Traceback)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"traceback":`...), tb...)
+	}
+	b = appendOmit(b, "workflow", e.Workflow)
+	b = appendOmit(b, "code", e.Code)
+	b = appendOmit(b, "signal", e.Signal)
+	if e.Attempt != 0 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	}
+	if e.Wait != 0 {
+		if b, err = appendFloat(b, "wait", e.Wait); err != nil {
+			return nil, err
+		}
+	}
+	if e.Visits != 0 {
+		b = append(b, `,"max_visits":`...)
+		b = strconv.AppendInt(b, int64(e.Visits), 10)
+	}
+	b = appendOmit(b, "provider", e.Provider)
+	b = appendOmit(b, "next_provider", e.Next)
+	b = appendOmit(b, "agent", e.Agent)
+	b = appendOmit(b, "path", e.Path)
+	b = appendOmit(b, "thread", e.Thread)
 	if e.HasDuration {
-		d := e.Duration
-		out.Duration = &d
+		if b, err = appendFloat(b, "duration", e.Duration); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(out)
+	return append(b, '}'), nil
+}
+
+// appendOmit appends ,"key":value unless value is empty (omitempty).
+func appendOmit(b []byte, key, value string) []byte {
+	if value == "" {
+		return b
+	}
+	return appendKey(b, key, value)
+}
+
+// appendKey appends ,"key":value with value encoded as json.Marshal
+// encodes a string: written as it is when it holds only printable ASCII
+// that needs no escape, else by json.Marshal itself.
+func appendKey(b []byte, key, value string) []byte {
+	b = append(append(append(b, `,"`...), key...), `":`...)
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(value) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), value...), '"')
+}
+
+// appendFloat appends ,"key":f as json.Marshal encodes f.
+func appendFloat(b []byte, key string, f float64) ([]byte, error) {
+	q, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(append(b, `,"`...), key...), `":`...), q...), nil
 }
 
 // The constructors below make one event kind each; Console prints them.

@@ -556,7 +556,15 @@ func (m *Machine) commit() error {
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
 	d.WorktreePath, d.ConflictNotices = st.WorktreePath, st.ConflictNotices
 	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
-	m.d, m.pushed, m.revisit = &Delta{}, false, ""
+	m.pushed, m.revisit = false, ""
+	if m.cfg.Checkpoint == nil {
+		// Nothing keeps the change: reuse it and the arrays of its lists.
+		clear(d.Steps)
+		*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0]}
+		m.d = d
+	} else {
+		m.d = &Delta{}
+	}
 	if m.cfg.Checkpoint != nil {
 		if err := m.cfg.Checkpoint(d, st); err != nil {
 			return fmt.Errorf("save state of run %s: %w", st.RunID, err)

@@ -187,7 +187,7 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 		return fmt.Errorf("encode delta of run '%s': %w", r.id, err)
 	}
 	buf.WriteString("}\n")
-	if JSONDepth(buf.Bytes()) > maxStateDepth {
+	if buf.Len() > maxStateDepth && JSONDepth(buf.Bytes()) > maxStateDepth {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, errTooDeep)
 	}
 	// One write: O_APPEND makes it land at the end as a whole, or a crash
@@ -227,7 +227,7 @@ func (r *Run) writeSnapshot(state any) error {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
 	}
-	if JSONDepth(b) > maxStateDepth {
+	if len(b) > maxStateDepth && JSONDepth(b) > maxStateDepth {
 		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
 	}
 	// Add journal_seq as the last key.
@@ -558,7 +558,8 @@ const maxStateDepth = 1000
 var errTooDeep = &source.Error{Code: source.ELimit, Msg: fmt.Sprintf("state nests deeper than %d levels and could not be read back; not written", maxStateDepth)}
 
 // JSONDepth is the deepest nesting of arrays and objects in the JSON text b
-// (brackets inside strings do not count).
+// (brackets inside strings do not count). It is at most len(b), so callers
+// skip the scan of a text no longer than the limit.
 func JSONDepth(b []byte) int {
 	depth, deepest, inStr, esc := 0, 0, false, false
 	for _, c := range b {
