@@ -98,29 +98,11 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
 func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr ProcResult, outErr, err error) {
-	spec := ProcSpec{
-		Argv:         argv,
-		Dir:          req.Dirs.Workspace,
-		Env:          BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env),
-		StdinPath:    stdinPath,
-		Timeout:      timeoutOf(req),
-		StdoutSpill:  p.spill,
-		StderrLog:    p.stderrLog,
-		StderrHeader: stderrHeader(req),
-		Mask:         req.Mask,
-		Live:         req.Live,
-		RunRoot:      req.RunRoot,
+	spec, closeStdin, err := stepSpec(req, p, argv, BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
+	if err != nil {
+		return ProcResult{}, nil, err
 	}
-	if stdinPath != "" && stdinPath == p.input {
-		// The user's input_file is opened now, through the project, never
-		// following a link: a link swapped in after the checks is refused.
-		f, err := req.Dirs.Open(stdinPath)
-		if err != nil {
-			return ProcResult{}, nil, &inputErr{err}
-		}
-		defer f.Close()
-		spec.Stdin = f
-	}
+	defer closeStdin()
 	var sink *errWriter
 	if output != "" {
 		f, err := req.Dirs.Create(output)
@@ -140,6 +122,37 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 		outErr = sink.err
 	}
 	return pr, outErr, nil
+}
+
+// stepSpec is the ProcSpec of one try of a step's process (command or
+// provider CLI): cwd WORKSPACE, env, the step's timeout, stdout spill and
+// stderr log under RUN_ROOT/logs, its process group recorded under
+// RUN_ROOT. When stdinPath is the user's input_file it is opened now,
+// through the project, never following a link (a link swapped in after the
+// checks is refused: an *inputErr); closeStdin closes it.
+func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec ProcSpec, closeStdin func(), err error) {
+	spec = ProcSpec{
+		Argv:         argv,
+		Dir:          req.Dirs.Workspace,
+		Env:          env,
+		StdinPath:    stdinPath,
+		Timeout:      timeoutOf(req),
+		StdoutSpill:  p.spill,
+		StderrLog:    p.stderrLog,
+		StderrHeader: stderrHeader(req),
+		Mask:         req.Mask,
+		Live:         req.Live,
+		RunRoot:      req.RunRoot,
+	}
+	closeStdin = func() {}
+	if stdinPath != "" && stdinPath == p.input {
+		f, err := req.Dirs.Open(stdinPath)
+		if err != nil {
+			return spec, closeStdin, &inputErr{err}
+		}
+		spec.Stdin, closeStdin = f, func() { f.Close() }
+	}
+	return spec, closeStdin, nil
 }
 
 // processResult turns one finished process into a Result and applies the

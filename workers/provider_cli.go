@@ -36,29 +36,11 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
-	spec := ProcSpec{
-		Argv:         inv.argv,
-		Dir:          req.Dirs.Workspace,
-		Env:          env,
-		StdinPath:    inv.stdin,
-		Timeout:      timeoutOf(req),
-		StdoutSpill:  p.spill,
-		StderrLog:    p.stderrLog,
-		StderrHeader: stderrHeader(req),
-		Mask:         req.Mask,
-		Live:         req.Live,
-		RunRoot:      req.RunRoot,
+	spec, closeStdin, err := stepSpec(req, p, inv.argv, env, inv.stdin)
+	if err != nil {
+		return reply{exit: exitNotRun, err: escapeErr("input_file", err)}
 	}
-	if inv.stdin != "" && inv.stdin == p.input {
-		// The user's input_file is opened now, through the project, never
-		// following a link: a link swapped in after the checks is refused.
-		f, err := req.Dirs.Open(inv.stdin)
-		if err != nil {
-			return reply{exit: exitNotRun, err: escapeErr("input_file", err)}
-		}
-		defer f.Close()
-		spec.Stdin = f
-	}
+	defer closeStdin()
 	if pv.cli != nil && pv.cli.stdoutFile {
 		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
 		if err != nil {
