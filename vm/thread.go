@@ -469,17 +469,7 @@ func (m *Machine) joinLoop(ctx context.Context, blk *isa.Block, a uint32) error 
 		}
 	}
 	st.LoopStack = slices.Clone(st.LoopStack[:len(st.LoopStack)-1])
-	var se *StepError
-	if failed != "" {
-		se = &StepError{Code: string(source.EStepFailed), Message: "iteration " + failed + " failed"}
-		if t := st.Threads[failed]; t.Error != nil {
-			se.Message += ": " + t.Error.Message
-		}
-	}
-	commit, merr := m.mergeUnits(ctx, blk, keys)
-	if se == nil {
-		se = merr
-	}
+	se, commit := m.joinOutcome(ctx, blk, keys, failed, "iteration "+failed)
 	return m.finishPar(blk, f.Started, se, commit)
 }
 
@@ -615,10 +605,18 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 			}
 		}
 	}
+	se, commit := m.joinOutcome(ctx, blk, keys, failed, "branch '"+failed+"'")
+	return disp, m.finishPar(blk, started, se, commit)
+}
+
+// joinOutcome is the error of a join (the thread failed, named by what, or
+// else a merge conflict of the threads' worktrees) and the commit the
+// threads' work was merged into.
+func (m *Machine) joinOutcome(ctx context.Context, blk *isa.Block, keys []string, failed, what string) (*StepError, string) {
 	var se *StepError
 	if failed != "" {
-		se = &StepError{Code: string(source.EStepFailed), Message: "branch '" + failed + "' failed"}
-		if t := st.Threads[failed]; t.Error != nil {
+		se = &StepError{Code: string(source.EStepFailed), Message: what + " failed"}
+		if t := m.st.Threads[failed]; t != nil && t.Error != nil {
 			se.Message += ": " + t.Error.Message
 		}
 	}
@@ -626,5 +624,5 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	if se == nil {
 		se = merr
 	}
-	return disp, m.finishPar(blk, started, se, commit)
+	return se, commit
 }
