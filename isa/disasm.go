@@ -45,6 +45,7 @@ type runData struct {
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
 	Config     lang.Config   `json:"config"`
+	RunStep    string        `json:"run_step,omitempty"`
 }
 
 func specOf(b *Block) blockSpec {
@@ -59,12 +60,12 @@ func (s blockSpec) apply(b *Block) {
 }
 
 func dataOf(p *Program) runData {
-	return runData{p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Env, p.Providers, p.Agents, p.Schemas, p.Config}
+	return runData{p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Env, p.Providers, p.Agents, p.Schemas, p.Config, p.RunStep}
 }
 
 func (d runData) apply(p *Program) {
 	p.StrictFlow, p.Context, p.Secrets, p.EnvAllow, p.Env = d.StrictFlow, d.Context, d.Secrets, d.EnvAllow, d.Env
-	p.Providers, p.Agents, p.Schemas, p.Config = d.Providers, d.Agents, d.Schemas, d.Config
+	p.Providers, p.Agents, p.Schemas, p.Config, p.RunStep = d.Providers, d.Agents, d.Schemas, d.Config, d.RunStep
 }
 
 // barePosFile is a file name that a listing prints without quotes.

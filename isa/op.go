@@ -27,6 +27,7 @@ const (
 	OpParBegin              // A = block (parallel), B = pc; run the block's branches as threads, join them, set the signal, jump to B
 	OpBranchEnd             // A = block (parallel); end the current thread's branch of A in success
 	OpBranchFail            // A = block (parallel); end the current thread's branch of A in failure
+	OpEndStep               // A = block; end the run with block A's outcome: success for SIGNAL:SUCCESS or SIGNAL:SKIPPED, else failure (Program.Only)
 	opCount
 )
 
@@ -81,6 +82,7 @@ var opTable = [opCount]OpInfo{
 	OpParBegin:    {"PAR_BEGIN", BlockIdx, PC, "run the branches of parallel block A as threads (at most its max at once), join them in branch-name order, set the signal to SIGNAL:SUCCESS (every branch succeeded) or SIGNAL:FAILURE and jump to B"},
 	OpBranchEnd:   {"BRANCH_END", BlockIdx, NoOperand, "end the current thread (a branch of parallel block A) in success"},
 	OpBranchFail:  {"BRANCH_FAIL", BlockIdx, NoOperand, "end the current thread (a branch of parallel block A) in failure"},
+	OpEndStep:     {"END_STEP", BlockIdx, NoOperand, "end the run with block A's outcome (Program.Only, smithvm run-step): in success when the signal register is SIGNAL:SUCCESS or SIGNAL:SKIPPED, else in failure with \"step 'A' ended with SIGNAL\", exit as for FAIL"},
 }
 
 // NumOps is the number of defined opcodes, OpInvalid included.

@@ -42,6 +42,9 @@ type Program struct {
 	Agents     []AgentDef    `json:"agents,omitempty"`
 	Schemas    []SchemaDef   `json:"schemas,omitempty"`
 	Config     lang.Config   `json:"config"`
+	// RunStep is the block a program made by Only runs alone ("" for a
+	// whole workflow); the VM records it in the run's state.
+	RunStep string `json:"run_step,omitempty"`
 }
 
 // A Node is a context container.

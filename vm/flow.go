@@ -17,13 +17,6 @@ import (
 // then the default; none is E_NO_TRANSITION.
 func (m *Machine) dispatch(a uint32) (uint32, error) {
 	t := &m.p.Tables[a]
-	if m.cfg.Only != "" && m.p.Blocks[t.Block].ID == m.cfg.Only {
-		// run-step: the block's outcome is the run's.
-		if m.st.Signal == SigSuccess || m.st.Signal == SigSkipped {
-			return 0, m.end()
-		}
-		return 0, m.failRun(fmt.Sprintf("step '%s' ended with %s", m.cfg.Only, m.st.Signal))
-	}
 	sig := m.customFallback(t, m.st.Signal)
 	if pc, ok := lookup(t, sig); ok {
 		if m.cfg.Debug {
@@ -271,6 +264,15 @@ func (m *Machine) end() error {
 		return err
 	}
 	return errEnd
+}
+
+// endStep is END_STEP: the run ends with block a's outcome (a program
+// made by isa's Only, smithvm run-step).
+func (m *Machine) endStep(a uint32) error {
+	if m.st.Signal == SigSuccess || m.st.Signal == SigSkipped {
+		return m.end()
+	}
+	return m.failRun(fmt.Sprintf("step '%s' ended with %s", m.p.Blocks[a].ID, m.st.Signal))
 }
 
 // failTemplate is FAIL: it ends the run in failure with template a of the

@@ -59,10 +59,6 @@ type Config struct {
 	Verbose io.Writer
 	// NewID makes segment and attempt ids; nil is a deterministic counter.
 	NewID func() string
-	// Only, when set, runs just the block with this id (smithvm run-step):
-	// the run starts at it and ends with its outcome instead of taking a
-	// transition. It must be a top-level block.
-	Only string
 	// Replaying says provider calls are answered from recordings (--replay):
 	// no CLI runs, so a secret missing from the environment does not stop
 	// the run; only a step that lists it in its own secrets: fails.
@@ -254,7 +250,7 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		Status:       StatusRunning,
 		StartedAt:    start.Format(time.RFC3339),
 		Phase:        PhaseStart,
-		RunStep:      m.cfg.Only,
+		RunStep:      m.p.RunStep,
 		Workspace:    m.customWorkspace(),
 	}
 	if st.RunID == "" {
@@ -274,18 +270,11 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		return nil, err
 	}
 	entry := m.p.Entry
-	if m.cfg.Only != "" {
-		blk := m.block(m.cfg.Only)
-		if blk == nil || blk.Parent != 0 {
-			return nil, &RuntimeError{Code: source.EUsage, Msg: fmt.Sprintf("no top-level step '%s' to run alone", m.cfg.Only)}
-		}
-		entry = blk.Start
-	}
 	if e, ok := m.entryAt[entry]; ok {
 		st.CurrentStep = m.p.Blocks[e.block].ID
 	}
 	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
-		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: m.cfg.Only, Workspace: st.Workspace}
+		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: st.RunStep, Workspace: st.Workspace}
 	m.emit(evRunStarted(m.p.Name))
 	if err := m.commit(); err != nil {
 		return st, err
@@ -330,9 +319,6 @@ func (m *Machine) initialContext() (map[string]any, error) {
 // machine's program, which may have been recompiled: re-entry is by the
 // names in st. A completed run returns at once.
 func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*State, error) {
-	if st != nil && st.RunStep != "" {
-		m.cfg.Only = st.RunStep // a run-step run stays one step
-	}
 	if st == nil {
 		return nil, &RuntimeError{Code: source.EStateCorrupt, Msg: "no state to resume"}
 	}
@@ -503,6 +489,8 @@ run:
 			err = m.branchEnd(in.A, ThreadCompleted)
 		case isa.OpBranchFail:
 			err = m.branchEnd(in.A, ThreadFailed)
+		case isa.OpEndStep:
+			err = m.endStep(in.A)
 		default:
 			err = m.internal(fmt.Sprintf("unknown opcode %s", in.Op))
 		}

@@ -452,18 +452,23 @@ func TestDeltaItemsOnlyOnPush(t *testing.T) {
 	checkRebuilt(t, r)
 }
 
-// TestRunStep: Config.Only runs one top-level block and ends the run with its
-// outcome; resuming that run runs the same block again, and only it.
+// TestRunStep: a program made by isa's Only runs one top-level block and
+// ends the run with its outcome (no error: action line); resuming that run
+// in the same program runs the same block again, and only it.
 func TestRunStep(t *testing.T) {
 	p := build(t, N{ID: "main", Blocks: []B{
 		{ID: "A", Step: cmd("echo", "a"), On: ok},
 		{ID: "B", Step: cmd("make"), On: ok},
 		{ID: "C", Step: cmd("echo", "c"), On: ok},
 	}})
+	p, err := p.Only("B")
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fake{script: map[string][]workers.Result{"B": {fail(2)}}}
-	r := run(t, p, f, func(c *vm.Config) { c.Only = "B" })
-	if r.err == nil || codeOf(r.err) != source.EStepFailed {
-		t.Fatalf("Run(Only B) error = %v, want E_STEP_FAILED", r.err)
+	r := run(t, p, f, nil)
+	if r.err == nil || codeOf(r.err) != source.EStepFailed || !strings.HasPrefix(r.err.Error(), "step 'B' ended with SIGNAL:FAILURE") {
+		t.Fatalf("Run(Only B) error = %v, want E_STEP_FAILED: step 'B' ended with SIGNAL:FAILURE", r.err)
 	}
 	if got := strings.Join(f.calls, ","); got != "B" {
 		t.Errorf("calls = %s, want B", got)

@@ -345,6 +345,10 @@ func (e *env) runFile(c *common, file, step string) int {
 			fmt.Fprintf(e.stderr, "smithvm run-step: %s\n", msg)
 			return source.ExitConfig
 		}
+		if prog, err = prog.Only(step); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm run-step: %v\n", err)
+			return exitStatus(err)
+		}
 	}
 	firstRun := e.gitignoreCheck(proj)
 	_ = firstRun
@@ -369,9 +373,7 @@ func (e *env) runFile(c *common, file, step string) int {
 	}
 	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	defer s.console.close()
-	cfg := s.config(abs, ctxVals)
-	cfg.Only = step
-	m, err := vm.New(prog, cfg)
+	m, err := vm.New(prog, s.config(abs, ctxVals))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return exitStatus(err)
@@ -505,6 +507,13 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {
 		return nil, code, nil
+	}
+	if st.RunStep != "" {
+		// A run-step run stays one step.
+		if prog, err = prog.Only(st.RunStep); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+			return nil, exitStatus(err), err
+		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)

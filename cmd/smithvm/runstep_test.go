@@ -43,6 +43,29 @@ steps:
 			t.Errorf("run-step of a loop step left %d run(s) behind", len(runs))
 		}
 	})
+	t.Run("a failed run-step resumes as one step", func(t *testing.T) {
+		t.Parallel()
+		p := newProj(t)
+		wf := p.write("gate.yaml", `version: "1.0"
+name: gate
+steps:
+  - name: Gate
+    command: ["HELPER", "count:gate.cnt", "once:gate.once", "exit:1"]
+    on: {success: {goto: Next}, failure: {error: "gate failed"}}
+  - name: Next
+    command: ["HELPER", "count:next.cnt"]
+    on: {success: {goto: _end}, failure: {error: "next failed"}}
+`)
+		r := p.vm("run-step", wf, "Gate")
+		want(t, r, 1)
+		if !strings.Contains(r.stderr, "failed: step 'Gate' ended with SIGNAL:FAILURE") || strings.Contains(r.stderr, "ERROR: step 'Gate'") {
+			t.Errorf("stderr: want the run's failure with the step's signal and no error: action line:\n%s", r.stderr)
+		}
+		want(t, p.vm("resume", r.runID()), 0)
+		if g, n := p.count("gate.cnt"), p.count("next.cnt"); g != 2 || n != 0 {
+			t.Errorf("Gate ran %d times, Next %d; want 2 and 0 (a resumed run-step run stays one step)", g, n)
+		}
+	})
 	t.Run("dotted --context", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
