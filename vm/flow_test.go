@@ -142,9 +142,7 @@ func TestHaltAndResume(t *testing.T) {
 			st = r.rebuilt(t)
 			f2 := &fake{}
 			r2 := &rec{}
-			cfg := r2.config(f2)
-			cfg.NewID = func() string { return "note1" }
-			m, err := vm.New(p, cfg)
+			m, err := vm.New(p, r2.config(f2))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,13 +153,15 @@ func TestHaltAndResume(t *testing.T) {
 			if got := r2.events[0].Seq; got <= r.events[len(r.events)-1].Seq {
 				t.Errorf("first resumed event seq = %d, want > %d", got, r.events[len(r.events)-1].Seq)
 			}
+			noteID := ""
 			hasNote := slices.ContainsFunc(st.Payload, func(s workers.Segment) bool {
-				return s.Type == "USER_NOTE" && s.Content == "use v2" && s.ID == "note1"
+				noteID = s.ID
+				return s.Type == "USER_NOTE" && s.Content == "use v2" && s.ID != ""
 			})
 			if hasNote != tt.note {
 				t.Errorf("payload %v: has note = %v, want %v", st.Payload, hasNote, tt.note)
 			}
-			if tt.note && ids(f2.req(t, "Review").Payload) != "note1" {
+			if tt.note && ids(f2.req(t, "Review").Payload) != noteID {
 				t.Errorf("Review saw payload %v, want the note", f2.req(t, "Review").Payload)
 			}
 		})

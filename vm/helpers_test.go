@@ -336,11 +336,19 @@ func clock() func() time.Time {
 	return func() time.Time { t = t.Add(time.Second); return t }
 }
 
+// clocked is this machine's Host with a test clock.
+type clocked struct {
+	workers.Local
+	now func() time.Time
+}
+
+func (h clocked) Now() time.Time { return h.now() }
+
 // config returns a Config wired to r and f.
 func (r *rec) config(f *fake) vm.Config {
 	return vm.Config{
 		Registry: f,
-		Now:      clock(),
+		Host:     clocked{now: clock()},
 		RunID:    "r1",
 		Events: func(e vm.Event) {
 			r.events = append(r.events, e)

@@ -2,19 +2,24 @@ package vm
 
 import (
 	"context"
+	"time"
 
 	"smith/workers"
 	"smith/workers/confine"
 )
 
 // A Host performs every effect of a run besides running its steps
-// (Config.Registry): git worktrees, the agents' folders and messages, the
-// files a condition or a prompt reads, the change plan and the run's own
-// capture files. The VM itself does no file or process I/O
-// (TestVMDoesNoIO in cmd/smithc checks its imports and calls), so another
-// Host can record, replay or move a run's effects elsewhere.
-// workers.Local is the Host of this machine, and the default.
+// (Config.Registry): the clock, git worktrees, the agents' folders and
+// messages, the files a condition or a prompt reads, the change plan and
+// the run's own capture files. The VM itself does no file or process I/O
+// and reads no clock (TestVMDoesNoIO in cmd/smithc checks its imports and
+// calls), so another Host can record, replay or move a run's effects
+// elsewhere. workers.Local is the Host of this machine, and the default.
 type Host interface {
+	// Now is the clock: the times of the run, its steps and events, and
+	// the id of a fresh run given none.
+	Now() time.Time
+
 	// RunWorktree returns the run's git worktree (isolation:
 	// git-worktree), creating it on first use, or "" when WORKSPACE is not
 	// a git repository and no worktree exists.

@@ -21,20 +21,20 @@ import (
 const DefaultMaxSteps = 10000
 
 // Config holds everything a run needs besides the Program. The zero value
-// works: no workers (every EXEC fails with E_EXEC), the real clock, no
-// events, no checkpoints, an empty environment.
+// works: no workers (every EXEC fails with E_EXEC), this machine's effects
+// and clock (workers.Local), no events, no checkpoints, an empty
+// environment.
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
 	Registry workers.Runner
-	// Host performs every other effect of the run (git worktrees, agents'
-	// folders, file_exists, ARTIFACT: reads, the change plan, capture
-	// files); nil means workers.Local on this machine, with Env.
+	// Host performs every other effect of the run (the clock, git
+	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
+	// plan, capture files); nil means workers.Local on this machine, with
+	// Env.
 	Host Host
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
 	MaxSteps int
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 	// Events receives every event (the console and events.jsonl); nil
 	// drops them.
 	Events func(Event)
@@ -57,8 +57,6 @@ type Config struct {
 	Context map[string]any
 	// Verbose receives each step's live output, masked; nil is off.
 	Verbose io.Writer
-	// NewID makes segment and attempt ids; nil is a deterministic counter.
-	NewID func() string
 	// Replaying says provider calls are answered from recordings (--replay):
 	// no CLI runs, so a secret missing from the environment does not stop
 	// the run; only a step that lists it in its own secrets: fails.
@@ -99,7 +97,7 @@ type Machine struct {
 	pending  []Event       // events waiting for the commit that covers their seq
 	executed *atomic.Int64 // blocks executed by this Run or Resume, every thread's included
 	at       uint32        // pc of the instruction being executed
-	ids      int           // NewID counter
+	ids      int           // newID counter
 	idBase   int           // State.Seq when this machine started (id prefix)
 	lateErr  error         // a checkpoint error inside a worker callback
 	// revisit is the block a resume re-enters whose visit was already
@@ -143,9 +141,6 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, executed: new(atomic.Int64), captures: map[string]*cachedCapture{}}
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
-	}
-	if m.cfg.Now == nil {
-		m.cfg.Now = time.Now
 	}
 	if m.cfg.Host == nil {
 		m.cfg.Host = workers.Local{Env: m.cfg.Env}
@@ -191,11 +186,9 @@ func (m *Machine) env(name string) (string, bool) {
 	return m.cfg.Env(name)
 }
 
-// newID returns a fresh segment or attempt id.
+// newID returns a fresh segment or attempt id: not an effect but a count,
+// unique in the run because it starts from State.Seq and names the thread.
 func (m *Machine) newID() string {
-	if m.cfg.NewID != nil {
-		return m.cfg.NewID()
-	}
 	m.ids++
 	if m.thr != nil {
 		return "id-" + strconv.Itoa(m.idBase) + "-" + m.thr.key + "-" + strconv.Itoa(m.ids)
@@ -203,8 +196,8 @@ func (m *Machine) newID() string {
 	return "id-" + strconv.Itoa(m.idBase) + "-" + strconv.Itoa(m.ids)
 }
 
-// now returns the clock's time in UTC.
-func (m *Machine) now() time.Time { return m.cfg.Now().UTC() }
+// now returns the Host's time in UTC.
+func (m *Machine) now() time.Time { return m.cfg.Host.Now().UTC() }
 
 // block returns the block named id, or nil.
 func (m *Machine) block(id string) *isa.Block {

@@ -118,7 +118,7 @@ func newMfHarness(t *testing.T, ws string) *mfHarness {
 func (h *mfHarness) config(runner workers.Runner) vm.Config {
 	return vm.Config{
 		Registry: runner,
-		Now:      h.now,
+		Host:     clocked{now: h.now},
 		RunID:    "r1",
 		Dirs:     h.dirs,
 		RunRoot:  filepath.Join(h.base, ".orchestrator", "runs", "r1"),

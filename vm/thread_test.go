@@ -92,12 +92,12 @@ func (r *parRec) config(w workers.Runner) vm.Config {
 	return vm.Config{
 		Registry: w,
 		RunID:    "r1",
-		Now: func() time.Time {
+		Host: clocked{now: func() time.Time {
 			clockMu.Lock()
 			defer clockMu.Unlock()
 			t = t.Add(time.Second)
 			return t
-		},
+		}},
 		Events: func(e vm.Event) {
 			r.mu.Lock()
 			r.events = append(r.events, e)

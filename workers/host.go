@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"smith/source"
 	"smith/workers/confine"
@@ -18,6 +19,9 @@ import (
 type Local struct {
 	Env func(string) (string, bool)
 }
+
+// Now returns the wall clock's time.
+func (Local) Now() time.Time { return time.Now() }
 
 // RunWorktree returns the run's git worktree, creating it, or "" when
 // WORKSPACE is not a git repository and the worktree does not exist.

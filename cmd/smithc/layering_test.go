@@ -112,15 +112,20 @@ func TestMain(m *testing.M) {
 }
 
 // TestVMDoesNoIO: the VM's only doors are its interfaces (vm.Host for
-// effects, workers.Runner for steps). No file of package vm imports a
-// process or network package or calls a file function of package os.
+// effects and the clock, workers.Runner for steps). No file of package vm
+// imports a process, network or random package, calls a file function of
+// package os or reads the wall clock (time.Now, time.Since, time.Until).
 func TestVMDoesNoIO(t *testing.T) {
-	forbiddenImports := map[string]bool{"os/exec": true, "net": true, "net/http": true, "io/ioutil": true, "syscall": true, "golang.org/x/sys/unix": true}
-	forbiddenCalls := map[string]bool{
-		"Open": true, "OpenFile": true, "Create": true, "Stat": true, "Lstat": true, "ReadFile": true, "WriteFile": true,
-		"ReadDir": true, "Remove": true, "RemoveAll": true, "Rename": true, "Mkdir": true, "MkdirAll": true, "CreateTemp": true,
-		"StartProcess": true, "Chdir": true, "Chmod": true, "Symlink": true, "Link": true, "Truncate": true,
+	forbiddenImports := map[string]bool{"os/exec": true, "net": true, "net/http": true, "io/ioutil": true, "syscall": true,
+		"golang.org/x/sys/unix": true, "math/rand": true, "math/rand/v2": true, "crypto/rand": true}
+	forbiddenCalls := map[string]map[string]bool{
+		"os": {"Open": true, "OpenFile": true, "Create": true, "Stat": true, "Lstat": true, "ReadFile": true, "WriteFile": true,
+			"ReadDir": true, "Remove": true, "RemoveAll": true, "Rename": true, "Mkdir": true, "MkdirAll": true, "CreateTemp": true,
+			"StartProcess": true, "Chdir": true, "Chmod": true, "Symlink": true, "Link": true, "Truncate": true},
+		"time": {"Now": true, "Since": true, "Until": true},
 	}
+	why := map[string]string{"os": "the VM does no file I/O of its own; add a vm.Host method",
+		"time": "the VM reads no clock of its own; use vm.Host's Now"}
 	files, err := filepath.Glob("../../vm/*.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no vm sources: %v", err)
@@ -134,29 +139,27 @@ func TestVMDoesNoIO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		osName := ""
+		local := map[string]string{} // the file's name of os or time -> its path
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if forbiddenImports[path] {
 				t.Errorf("%s imports %s: effects go through vm.Host", fset.Position(imp.Pos()), path)
 			}
-			if path == "os" {
-				osName = "os"
+			if forbiddenCalls[path] != nil {
+				n := path
 				if imp.Name != nil {
-					osName = imp.Name.Name
+					n = imp.Name.Name
 				}
+				local[n] = path
 			}
-		}
-		if osName == "" {
-			continue
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
 				return true
 			}
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName && forbiddenCalls[sel.Sel.Name] {
-				t.Errorf("%s: os.%s: the VM does no file I/O of its own; add a vm.Host method", fset.Position(sel.Pos()), sel.Sel.Name)
+			if x, ok := sel.X.(*ast.Ident); ok && forbiddenCalls[local[x.Name]][sel.Sel.Name] {
+				t.Errorf("%s: %s.%s: %s", fset.Position(sel.Pos()), local[x.Name], sel.Sel.Name, why[local[x.Name]])
 			}
 			return true
 		})

@@ -68,6 +68,9 @@ type workflowFiles struct {
 	base string
 }
 
+// Now implements vm.Host: workflow time, which a replay reads back.
+func (f *workflowFiles) Now() time.Time { return workflow.Now(f.ctx) }
+
 func (f *workflowFiles) call(in FilesInput) FilesOutput {
 	ctx := workflow.WithActivityOptions(f.ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	var out FilesOutput

@@ -121,7 +121,6 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		cfg := vm.Config{
 			Registry: &stepRunner{ctx: ctx, secrets: prog.Secrets},
 			MaxSteps: in.MaxSteps,
-			Now:      func() time.Time { return workflow.Now(ctx) },
 			Env:      in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
