@@ -219,6 +219,22 @@ func evStepFailed(step, attemptID, signal string, exitCode *int, dur float64, co
 		ExitCode: exitCode, Duration: dur, HasDuration: true, Code: code, Msg: msg}
 }
 
+// evOutcome is the event of step's result r (attemptID's): completed for
+// SIGNAL:SUCCESS, failed for an error, a failure or a timeout, else the
+// signal it finished with.
+func evOutcome(step, attemptID string, r StepResult) Event {
+	code := r.ExitCode
+	switch {
+	case r.Signal == SigSuccess:
+		return evStepCompleted(step, attemptID, r.ExitCode, r.Duration)
+	case r.Error != nil:
+		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, r.Error.Code, r.Error.Message)
+	case r.Signal == SigFailure || r.Signal == SigTimeout:
+		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, "", "")
+	}
+	return evStepSignal(step, attemptID, r.Signal, r.ExitCode, r.Duration)
+}
+
 func evStepSignal(step, attemptID, signal string, exitCode int, dur float64) Event {
 	return Event{Kind: EvStepSignal, Level: LevelInfo, Step: step, AttemptID: attemptID, Signal: signal,
 		ExitCode: &exitCode, Duration: dur, HasDuration: true}

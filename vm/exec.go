@@ -52,9 +52,8 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.takeNotices(blk)
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
-	m.emit(evStepStarted(blk.ID, attemptID(1)))
 	m.d.Deferred = true // made durable by the sync of the step's result
-	if err := m.commit(); err != nil {
+	if err := m.finish(evStepStarted(blk.ID, attemptID(1))); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
@@ -76,14 +75,12 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	default:
 		req.AttemptID = attemptID
 		req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
-			m.emit(evStepRetry(blk.ID, attemptID(attempt), attempt, exitCode, wait))
-			if err := m.commit(); err != nil && m.lateErr == nil {
+			if err := m.finish(evStepRetry(blk.ID, attemptID(attempt), attempt, exitCode, wait)); err != nil && m.lateErr == nil {
 				m.lateErr = err
 			}
 		}
 		req.OnFallback = func(from, to, reason string) {
-			m.emit(evProviderFallback(blk.ID, from, to, reason))
-			if err := m.commit(); err != nil && m.lateErr == nil {
+			if err := m.finish(evProviderFallback(blk.ID, from, to, reason)); err != nil && m.lateErr == nil {
 				m.lateErr = err
 			}
 		}
@@ -160,7 +157,6 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	if err := m.capCapture(blk.ID, &r); err != nil {
 		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
 		r.Error = stepErrorOf(&source.Error{Code: source.EExec, Msg: err.Error()}, m.mask.String)
-		sig = SigFailure
 	}
 	if res.Tokens != 0 || res.LinesWritten != 0 {
 		m.st.Stats.TotalTokensUsed += res.Tokens
@@ -176,30 +172,14 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 			m.d.SetChangePlan, m.d.ChangePlan = true, plan
 		}
 	}
-	m.enter(blk.ID, PhaseDispatch, sig)
 	// The step's end is the time of its event (one clock reading).
 	ended := m.now()
 	r.StartedAt = ended.Add(-res.Duration).Format(time.RFC3339Nano)
 	r.EndedAt = ended.Format(time.RFC3339Nano)
-	m.setStep(blk.ID, r)
-	m.noteLast(blk, dur)
-	var ev Event
-	switch {
-	case sig == SigSuccess:
-		ev = evStepCompleted(blk.ID, attemptID, res.ExitCode, dur)
-	case r.Error != nil:
-		code := res.ExitCode
-		ev = evStepFailed(blk.ID, attemptID, sig, &code, dur, r.Error.Code, r.Error.Message)
-	case sig == SigFailure || sig == SigTimeout:
-		code := res.ExitCode
-		ev = evStepFailed(blk.ID, attemptID, sig, &code, dur, "", "")
-	default:
-		ev = evStepSignal(blk.ID, attemptID, sig, res.ExitCode, dur)
-	}
+	ev := evOutcome(blk.ID, attemptID, r)
 	ev.Provider = res.Provider
 	ev.Time = ended // the step's ended_at
-	m.emit(ev)
-	return m.commit()
+	return m.done(blk, r, true, ev)
 }
 
 // stepSucceeded reports whether a step that produced sig completed: a

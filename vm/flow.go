@@ -92,10 +92,7 @@ func (m *Machine) when(a, next, b uint32) (uint32, error) {
 		return next, nil
 	}
 	m.executed.Add(1)
-	m.setStep(blk.ID, StepResult{Status: StepSkipped, Signal: SigSkipped, Visits: m.st.Visits[blk.ID]})
-	m.enter(blk.ID, PhaseDispatch, SigSkipped)
-	m.emit(evStepSkipped(blk.ID))
-	return b, m.commit()
+	return b, m.done(blk, StepResult{Status: StepSkipped, Signal: SigSkipped, Visits: m.st.Visits[blk.ID]}, false, evStepSkipped(blk.ID))
 }
 
 // visit counts a visit of block a; past its max_visits it jumps to b (its
@@ -115,8 +112,7 @@ func (m *Machine) visit(a, next, b uint32) (uint32, error) {
 		return next, nil
 	}
 	m.enter(blk.ID, PhaseDispatch, SigMaxVisits)
-	m.emit(evStepMaxVisits(blk.ID, blk.MaxVisits))
-	return b, m.commit()
+	return b, m.finish(evStepMaxVisits(blk.ID, blk.MaxVisits))
 }
 
 // failStep records block blk as failed before it ran (an unresolved
@@ -124,10 +120,8 @@ func (m *Machine) visit(a, next, b uint32) (uint32, error) {
 // SIGNAL:FAILURE for its dispatch.
 func (m *Machine) failStep(blk *isa.Block, err error) error {
 	se := stepErrorOf(err, m.mask.String)
-	m.setStep(blk.ID, StepResult{Status: StepFailed, Error: se, Signal: SigFailure, Visits: m.st.Visits[blk.ID]})
-	m.enter(blk.ID, PhaseDispatch, SigFailure)
-	m.emit(evStepFailed(blk.ID, "", SigFailure, nil, 0, se.Code, se.Message))
-	return m.commit()
+	return m.done(blk, StepResult{Status: StepFailed, Error: se, Signal: SigFailure, Visits: m.st.Visits[blk.ID]}, false,
+		evStepFailed(blk.ID, "", SigFailure, nil, 0, se.Code, se.Message))
 }
 
 // setContext merges block a's values into the context.
@@ -147,12 +141,8 @@ func (m *Machine) setContext(a uint32) error {
 		return m.failStep(blk, errTooDeep("the context after set_context"))
 	}
 	m.setContextMap(c)
-	m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]})
-	m.noteLast(blk, 0)
-	m.enter(blk.ID, PhaseDispatch, SigSuccess)
-	m.emit(evStepStarted(blk.ID, ""))
-	m.emit(evStepCompleted(blk.ID, "", 0, 0))
-	return m.commit()
+	return m.done(blk, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]}, true,
+		evStepStarted(blk.ID, ""), evStepCompleted(blk.ID, "", 0, 0))
 }
 
 // cloneMap copies the maps of a context (lists and scalars are never
@@ -204,7 +194,7 @@ func (m *Machine) call(a, b uint32) (uint32, error) {
 	m.d.SetReturn, m.d.ReturnStack = true, m.st.ReturnStack
 	entry := &m.p.Blocks[node.Entry]
 	m.enter(entry.ID, PhaseStart, m.st.Signal)
-	return entry.Start, m.commit()
+	return entry.Start, m.finish()
 }
 
 // ret pops a return frame and goes back to its block (restoring a saved
@@ -231,10 +221,10 @@ func (m *Machine) ret() (uint32, error) {
 	blk := m.block(f.ReturnBlock)
 	if f.ReturnPhase == PhaseDispatch {
 		m.enter(blk.ID, PhaseDispatch, m.st.Signal)
-		return blk.Dispatch, m.commit()
+		return blk.Dispatch, m.finish()
 	}
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
-	return blk.Start, m.commit()
+	return blk.Start, m.finish()
 }
 
 // halt saves the state halted at block a and stops the run.
@@ -246,8 +236,7 @@ func (m *Machine) halt(a uint32) error {
 	st := m.st
 	st.Status, st.IsHalted, st.HaltedBlock = StatusHalted, true, blk.ID
 	m.enter(blk.ID, PhaseStart, st.Signal)
-	m.emit(evRunHalted(blk.ID))
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunHalted(blk.ID)); err != nil {
 		return err
 	}
 	return fmt.Errorf("run %s halted at '%s': %w", st.RunID, blk.ID, ErrHalted)
@@ -259,8 +248,7 @@ func (m *Machine) end() error {
 		return m.internal("END inside a thread")
 	}
 	m.st.Status, m.st.EndedAt = StatusCompleted, m.now().Format(time.RFC3339)
-	m.emit(evRunCompleted())
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunCompleted()); err != nil {
 		return err
 	}
 	return errEnd

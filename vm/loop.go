@@ -19,15 +19,14 @@ func (m *Machine) loopBegin(ctx context.Context, a, next, b uint32) (uint32, err
 	if empty, err := m.openLoop(blk, a, PhaseBody); empty || err != nil {
 		return b, err
 	}
-	return next, m.commit()
+	return next, nil
 }
 
 // openLoop is the start of LOOP_BEGIN for loop block blk (index a), serial
 // or parallel: the step counts, its items are read, its body reset and its
-// start reported. A loop with no items completes at once and is committed
-// (empty); otherwise its frame is pushed at iteration 0 and the block is
-// entered in phase, uncommitted. err is the step's failure (already
-// recorded) or the commit's.
+// start reported. A loop with no items completes at once (empty);
+// otherwise its frame is pushed at iteration 0 and the block is entered in
+// phase. err is the step's failure (already recorded) or the finish's.
 func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, err error) {
 	m.executed.Add(1)
 	items, err := m.loopItems(blk)
@@ -37,11 +36,8 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
 	m.emit(evStepStarted(blk.ID, ""))
 	if len(items) == 0 {
-		m.setStep(blk.ID, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]})
-		m.noteLast(blk, 0)
-		m.enter(blk.ID, PhaseDispatch, SigSuccess)
-		m.emit(evStepCompleted(blk.ID, "", 0, 0))
-		return true, m.commit()
+		return true, m.done(blk, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]}, true,
+			evStepCompleted(blk.ID, "", 0, 0))
 	}
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
 	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
@@ -51,7 +47,7 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 		m.st.Threads = nil
 	}
 	m.enter(blk.ID, phase, m.st.Signal)
-	return false, nil
+	return false, m.finish()
 }
 
 // loopItems evaluates a loop's items: a literal list, or one reference to
@@ -95,7 +91,7 @@ func (m *Machine) loopNext(a, next, b uint32) (uint32, error) {
 		f.Last = ""
 		m.reset(m.bodyAll[a])
 		m.enter(blk.ID, PhaseBody, m.st.Signal)
-		return b, m.commit()
+		return b, m.finish()
 	}
 	return next, m.finishLoop(blk, StepCompleted, SigSuccess)
 }
@@ -154,29 +150,5 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
-	m.setStep(blk.ID, r)
-	m.noteLast(blk, dur)
-	m.enter(blk.ID, PhaseDispatch, signal)
-	if status == StepFailed {
-		code := 1
-		m.emit(evStepFailed(blk.ID, "", signal, &code, dur, r.Error.Code, r.Error.Message))
-	} else {
-		m.emit(evStepCompleted(blk.ID, "", 0, dur))
-	}
-	return m.commit()
-}
-
-// noteLast records that block blk ran for dur seconds in the iteration of
-// its loop, if it is in one.
-func (m *Machine) noteLast(blk *isa.Block, dur float64) {
-	n := len(m.st.LoopStack)
-	if n == 0 || blk.Parent == 0 {
-		return
-	}
-	f := &m.st.LoopStack[n-1]
-	if f.Loop != m.p.Blocks[blk.Parent-1].ID {
-		return
-	}
-	f.Last = blk.ID
-	f.Elapsed += dur
+	return m.done(blk, r, true, evOutcome(blk.ID, "", r))
 }

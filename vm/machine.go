@@ -94,18 +94,18 @@ type Machine struct {
 	st       *State
 	d        *Delta        // the change being built; commit hands it on
 	pushed   bool          // d pushes the top loop frame
-	pending  []Event       // events waiting for the commit that covers their seq
+	pending  []Event       // events waiting for the finish that saves their seq
 	executed *atomic.Int64 // blocks executed by this Run or Resume, every thread's included
 	at       uint32        // pc of the instruction being executed
 	ids      int           // newID counter
 	idBase   int           // State.Seq when this machine started (id prefix)
 	lateErr  error         // a checkpoint error inside a worker callback
 	// revisit is the block a resume re-enters whose visit was already
-	// counted (it was cut off while running); cleared by the next commit.
+	// counted (it was cut off while running); cleared by the next finish.
 	revisit string
 
 	// captures caches the capture files read, by step; stale are capture
-	// files to remove once the next commit is durable.
+	// files to remove once the next finish is durable.
 	captures map[string]*cachedCapture
 	stale    []string
 
@@ -268,8 +268,7 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 	}
 	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
 		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: st.RunStep, Workspace: st.Workspace}
-	m.emit(evRunStarted(m.p.Name))
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunStarted(m.p.Name)); err != nil {
 		return st, err
 	}
 	return m.loop(ctx, entry)
@@ -345,8 +344,7 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 			Timestamp: m.now().Format(time.RFC3339)}})
 	}
 	st.Status, st.IsHalted, st.HaltedBlock, st.EndedAt = StatusRunning, false, "", ""
-	m.emit(evRunResumed(st.CurrentStep))
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunResumed(st.CurrentStep)); err != nil {
 		return st, err
 	}
 	// A step found running was cut off (a crash, an interrupt): its visit
@@ -503,7 +501,7 @@ func counted(op isa.Op) bool {
 	return op == isa.OpExec || op == isa.OpSetContext || op == isa.OpLoopBegin || op == isa.OpParBegin
 }
 
-// emit queues e for the commit that follows; its seq is reserved now.
+// emit queues e for the finish that follows; its seq is reserved now.
 func (m *Machine) emit(e Event) {
 	if m.thr == nil {
 		m.st.EventSeq++
@@ -522,22 +520,26 @@ func (m *Machine) emit(e Event) {
 	m.pending = append(m.pending, e)
 }
 
-// commit finishes the change being built: it numbers it, copies the
-// registers, hands it to Config.Checkpoint and then sends the events it
-// covers (an event is sent only once the state that reserved its seq is
-// saved, so seqs never repeat after a crash).
-func (m *Machine) commit() error {
-	if m.thr != nil {
-		return m.thr.commit(m)
+// finish ends a handler's change: it queues evs after the events queued
+// before, numbers the change, copies the registers into it and saves it.
+// Every handler's change ends here (a thread's in thread.commit), and its
+// events leave the machine only through save, after the change's
+// Checkpoint.
+func (m *Machine) finish(evs ...Event) error {
+	for _, e := range evs {
+		m.emit(e)
 	}
 	d, st := m.d, m.st
+	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
+	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(st.LoopStack, m.pushed)
+	m.pushed, m.revisit = false, ""
+	if m.thr != nil {
+		return m.thr.commit(m, d)
+	}
 	st.Seq++
 	d.Seq = st.Seq
-	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
-	d.WorktreePath, d.ConflictNotices = st.WorktreePath, st.ConflictNotices
-	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
-	m.pushed, m.revisit = false, ""
+	d.ConflictNotices = st.ConflictNotices
 	if m.cfg.Checkpoint == nil {
 		// Nothing keeps the change: reuse it and the arrays of its lists.
 		clear(d.Steps)
@@ -546,10 +548,8 @@ func (m *Machine) commit() error {
 	} else {
 		m.d = &Delta{}
 	}
-	if m.cfg.Checkpoint != nil {
-		if err := m.cfg.Checkpoint(d, st); err != nil {
-			return fmt.Errorf("save state of run %s: %w", st.RunID, err)
-		}
+	if err := m.save(d, st); err != nil {
+		return err
 	}
 	// Capture files the saved state no longer names (a crash before this
 	// leaves a stray file in logs/, never a missing one).
@@ -557,13 +557,41 @@ func (m *Machine) commit() error {
 		m.cfg.Host.Remove(f)
 	}
 	m.stale = m.stale[:0]
-	for _, e := range m.pending {
-		if m.cfg.Events != nil {
+	return nil
+}
+
+// save hands change d of st to Config.Checkpoint and only then sends the
+// queued events, whose seqs the change records (so a seq is never sent
+// twice after a crash); the events of a change that was not saved are
+// dropped. It is the one place where events leave the machine.
+func (m *Machine) save(d *Delta, st *State) error {
+	if m.cfg.Checkpoint != nil {
+		if err := m.cfg.Checkpoint(d, st); err != nil {
+			m.pending = m.pending[:0]
+			return fmt.Errorf("save state of run %s: %w", st.RunID, err)
+		}
+	}
+	if m.cfg.Events != nil {
+		for _, e := range m.pending {
 			m.cfg.Events(e)
 		}
 	}
 	m.pending = m.pending[:0]
 	return nil
+}
+
+// done ends block blk's step with result r, r.Signal in the signal
+// register and the block in its dispatch phase, and finishes with evs;
+// ran says the step ran: in a loop body it is then the iteration's last
+// step, and its r.Duration counts in the iteration's time.
+func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) error {
+	m.setStep(blk.ID, r)
+	if n := len(m.st.LoopStack); ran && n > 0 && blk.Parent != 0 && m.st.LoopStack[n-1].Loop == m.p.Blocks[blk.Parent-1].ID {
+		f := &m.st.LoopStack[n-1]
+		f.Last, f.Elapsed = blk.ID, f.Elapsed+r.Duration
+	}
+	m.enter(blk.ID, PhaseDispatch, r.Signal)
+	return m.finish(evs...)
 }
 
 // setStep records the result of a step.
@@ -646,8 +674,7 @@ func (m *Machine) abort(code source.Code, msg string) error {
 	}
 	tb := m.traceback()
 	m.st.Status, m.st.EndedAt = StatusFailed, m.now().Format(time.RFC3339)
-	m.emit(evRunFailed(m.st.CurrentStep, string(code), msg, slices.Clone(tb)))
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunFailed(m.st.CurrentStep, string(code), msg, slices.Clone(tb))); err != nil {
 		return err
 	}
 	return &RuntimeError{Code: code, Msg: m.mask.String(msg), Pos: m.pos(), Traceback: tb}
@@ -677,8 +704,7 @@ func (m *Machine) interrupted() error {
 		return &RuntimeError{Code: source.EInterrupted, Msg: fmt.Sprintf("run %s interrupted", m.st.RunID)}
 	}
 	m.st.Status = StatusInterrupted
-	m.emit(evRunInterrupted(m.st.CurrentStep))
-	if err := m.commit(); err != nil {
+	if err := m.finish(evRunInterrupted(m.st.CurrentStep)); err != nil {
 		return err
 	}
 	return &RuntimeError{Code: source.EInterrupted, Msg: fmt.Sprintf("run %s interrupted", m.st.RunID),

@@ -3,8 +3,10 @@ package vm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"smith/isa"
@@ -501,5 +503,48 @@ func TestRunStep(t *testing.T) {
 	}
 	if final.Status != vm.StatusCompleted {
 		t.Errorf("status after resume = %q, want completed", final.Status)
+	}
+}
+
+// TestEventsAfterTheirCheckpoint: an event reaches Config.Events only after
+// the Checkpoint of the change that records it (whose event_seq covers the
+// event's seq), on the main machine and on the threads of a parallel loop
+// and a parallel step alike; the events of a change whose Checkpoint fails
+// never reach it.
+func TestEventsAfterTheirCheckpoint(t *testing.T) {
+	p := compileYAML(t, parWorkflow)
+	for _, killAt := range []int{0, 2, 5, 12, 25} {
+		t.Run(fmt.Sprintf("checkpoint fails at seq %d", killAt), func(t *testing.T) {
+			var mu sync.Mutex
+			saved, sent := 0, 0
+			_, _, err := runPar(t, p, &parWorker{seed: int64(killAt), maxMs: 3}, func(c *vm.Config) {
+				save, events := c.Checkpoint, c.Events
+				c.Checkpoint = func(d *vm.Delta, st *vm.State) error {
+					if killAt > 0 && d.Seq >= killAt {
+						return errors.New("killed")
+					}
+					if err := save(d, st); err != nil {
+						return err
+					}
+					mu.Lock()
+					saved = max(saved, d.EventSeq)
+					mu.Unlock()
+					return nil
+				}
+				c.Events = func(e vm.Event) {
+					mu.Lock()
+					sent++
+					if e.Seq > saved {
+						t.Errorf("event %d (%s, step %q, thread %q) reached Events before a Checkpoint recorded it (saved event_seq %d)",
+							e.Seq, e.Kind, e.Step, e.Thread, saved)
+					}
+					mu.Unlock()
+					events(e)
+				}
+			})
+			if (err != nil) != (killAt > 0) || sent == 0 {
+				t.Errorf("Run() error = %v, %d events sent; want an error only when a Checkpoint fails, and events", err, sent)
+			}
+		})
 	}
 }

@@ -48,7 +48,7 @@ func (m *Machine) afterStep(blk *isa.Block, res workers.Result) error {
 		m.consume(blk.ID, blk.Agent, r.Consumed)
 	}
 	if len(m.pending) > 0 {
-		return m.commit()
+		return m.finish()
 	}
 	return nil
 }

@@ -165,18 +165,14 @@ func (m *Machine) threadLoop(a uint32) bool {
 	return t != nil && t.loop == int(a) && len(m.st.LoopStack) == t.depth
 }
 
-// commit is a thread's commit: under the group's lock it numbers the
-// thread's events from the run's event_seq, tags the change with the
-// thread's key, applies it to the run's State (to State.Threads[key]),
-// hands it to Config.Checkpoint and sends the events. The journal's order
-// of thread changes depends on timing; each thread's sub-state does not.
-func (t *thread) commit(m *Machine) error {
-	d, st := m.d, m.st
-	d.Thread = t.key
-	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
-	d.WorktreePath = st.WorktreePath
-	d.LoopStack = loopStackDelta(st.LoopStack, m.pushed)
-	m.d, m.pushed = &Delta{}, false
+// commit ends a thread's finish (d holds its registers): under the
+// group's lock it numbers the thread's events from the run's event_seq,
+// tags the change with the thread's key, applies it to the run's State (to
+// State.Threads[key]) and saves it (Machine.save: the Checkpoint, then the
+// events). The journal's order of thread changes depends on timing; each
+// thread's sub-state does not.
+func (t *thread) commit(m *Machine, d *Delta) error {
+	d.Thread, m.d = t.key, &Delta{}
 	g := t.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -191,19 +187,7 @@ func (t *thread) commit(m *Machine) error {
 	if d.Status == ThreadFailed || d.Status == ThreadBroken {
 		g.stop = true // set with the change, so nothing starts after it
 	}
-	if m.cfg.Checkpoint != nil {
-		if err := m.cfg.Checkpoint(d, root); err != nil {
-			m.pending = m.pending[:0]
-			return fmt.Errorf("save state of run %s: %w", root.RunID, err)
-		}
-	}
-	for _, e := range m.pending {
-		if m.cfg.Events != nil {
-			m.cfg.Events(e)
-		}
-	}
-	m.pending = m.pending[:0]
-	return nil
+	return m.save(d, root)
 }
 
 // loopStackDelta copies a loop stack for a Delta: items only in the top
@@ -242,7 +226,7 @@ func (m *Machine) threadEnd(status string, se *StepError) error {
 	}
 	m.st.Status = status
 	m.d.ThreadError = se
-	if err := m.commit(); err != nil {
+	if err := m.finish(); err != nil {
 		return err
 	}
 	return errThreadEnd
@@ -419,9 +403,6 @@ func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
 		if empty, err := m.openLoop(blk, a, PhaseParallel); empty || err != nil {
 			return disp, err
 		}
-		if err := m.commit(); err != nil {
-			return 0, err
-		}
 	}
 	f, err := m.top(blk)
 	if err != nil {
@@ -461,13 +442,7 @@ func (m *Machine) joinLoop(ctx context.Context, blk *isa.Block, a uint32) error 
 			m.d.Iterations = append(m.d.Iterations, IterationChange{Loop: blk.ID, Record: *t.Record})
 		}
 	}
-	if t := st.Threads[last]; t != nil {
-		for _, name := range m.bodyAll[a] {
-			if r := t.Steps[name]; r != nil {
-				m.setStep(name, *r)
-			}
-		}
-	}
+	m.keepSteps(a, last)
 	st.LoopStack = slices.Clone(st.LoopStack[:len(st.LoopStack)-1])
 	se, commit := m.joinOutcome(ctx, blk, keys, failed, "iteration "+failed)
 	return m.finishPar(blk, f.Started, se, commit)
@@ -521,6 +496,20 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 	return last, failed
 }
 
+// keepSteps records the results of the steps in block a's body that the
+// threads keys left, in that order.
+func (m *Machine) keepSteps(a uint32, keys ...string) {
+	for _, k := range keys {
+		if t := m.st.Threads[k]; t != nil {
+			for _, name := range m.bodyAll[a] {
+				if r := t.Steps[name]; r != nil {
+					m.setStep(name, *r)
+				}
+			}
+		}
+	}
+}
+
 // sameMap reports whether a and b are the same map (not equal ones).
 func sameMap(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
@@ -544,18 +533,9 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	for _, t := range st.Threads {
 		r.Message = max(r.Message, maxMessage(t.Steps))
 	}
-	m.setStep(blk.ID, r)
-	m.noteLast(blk, dur)
 	st.Threads = nil
 	m.d.DropThreads = true
-	m.enter(blk.ID, PhaseDispatch, r.Signal)
-	if se != nil {
-		code := 1
-		m.emit(evStepFailed(blk.ID, "", r.Signal, &code, dur, se.Code, se.Message))
-	} else {
-		m.emit(evStepCompleted(blk.ID, "", 0, dur))
-	}
-	return m.commit()
+	return m.done(blk, r, true, evOutcome(blk.ID, "", r))
 }
 
 // parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one
@@ -575,7 +555,7 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 			StartedAt: m.now().Format(time.RFC3339Nano)})
 		m.st.Threads = nil
 		m.enter(blk.ID, PhaseParallel, m.st.Signal)
-		if err := m.commit(); err != nil {
+		if err := m.finish(); err != nil {
 			return 0, err
 		}
 	}
@@ -592,19 +572,8 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	if err := m.runThreads(ctx, blk, specs, -1, int(a), m.maxParallel(blk.Par.Max, len(specs))); err != nil {
 		return 0, err
 	}
-	st := m.st
 	_, failed := m.mergeThreads(keys)
-	for _, k := range keys {
-		t := st.Threads[k]
-		if t == nil {
-			continue
-		}
-		for _, name := range m.bodyAll[a] {
-			if r := t.Steps[name]; r != nil {
-				m.setStep(name, *r)
-			}
-		}
-	}
+	m.keepSteps(a, keys...)
 	se, commit := m.joinOutcome(ctx, blk, keys, failed, "branch '"+failed+"'")
 	return disp, m.finishPar(blk, started, se, commit)
 }
