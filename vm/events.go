@@ -222,15 +222,16 @@ func evStepFailed(step, attemptID, signal string, exitCode *int, dur float64, co
 // evOutcome is the event of step's result r (attemptID's): completed for
 // SIGNAL:SUCCESS, failed for an error, a failure or a timeout, else the
 // signal it finished with.
-func evOutcome(step, attemptID string, r StepResult) Event {
-	code := r.ExitCode
+func evOutcome(step, attemptID string, r *StepResult) Event {
 	switch {
 	case r.Signal == SigSuccess:
 		return evStepCompleted(step, attemptID, r.ExitCode, r.Duration)
-	case r.Error != nil:
-		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, r.Error.Code, r.Error.Message)
-	case r.Signal == SigFailure || r.Signal == SigTimeout:
-		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, "", "")
+	case r.Error != nil || r.Signal == SigFailure || r.Signal == SigTimeout:
+		code, e := r.ExitCode, StepError{}
+		if r.Error != nil {
+			e = *r.Error
+		}
+		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, e.Code, e.Message)
 	}
 	return evStepSignal(step, attemptID, r.Signal, r.ExitCode, r.Duration)
 }

@@ -176,7 +176,7 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	ended := m.now()
 	r.StartedAt = ended.Add(-res.Duration).Format(time.RFC3339Nano)
 	r.EndedAt = ended.Format(time.RFC3339Nano)
-	ev := evOutcome(blk.ID, attemptID, r)
+	ev := evOutcome(blk.ID, attemptID, &r)
 	ev.Provider = res.Provider
 	ev.Time = ended // the step's ended_at
 	return m.done(blk, r, true, ev)

@@ -150,5 +150,5 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
-	return m.done(blk, r, true, evOutcome(blk.ID, "", r))
+	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
 }

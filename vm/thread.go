@@ -535,7 +535,7 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	}
 	st.Threads = nil
 	m.d.DropThreads = true
-	return m.done(blk, r, true, evOutcome(blk.ID, "", r))
+	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
 }
 
 // parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one
