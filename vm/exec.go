@@ -9,6 +9,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers"
+	"smith/workers/proc"
 )
 
 // Step defaults (CONTRACT 3.5).
@@ -128,8 +129,8 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		}
 	}
 	sig = m.reply(blk, &res, sig)
-	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
-	stderr, _ := workers.Excerpt([]byte(res.Stderr), outputExcerpt, false)
+	out, cut := proc.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
+	stderr, _ := proc.Excerpt([]byte(res.Stderr), outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
@@ -313,7 +314,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	for _, list := range [][]isa.EnvVar{m.p.Env, s.Env} {
 		for _, e := range list {
 			v := sub(&e.Val)
-			req.Env = append(req.Env, workers.EnvVar{Name: e.Name, Value: v})
+			req.Env = append(req.Env, proc.EnvVar{Name: e.Name, Value: v})
 		}
 	}
 	names := m.p.Secrets
@@ -324,7 +325,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, ok := m.env(n)
 		switch {
 		case ok:
-			req.Secrets = append(req.Secrets, workers.EnvVar{Name: n, Value: v})
+			req.Secrets = append(req.Secrets, proc.EnvVar{Name: n, Value: v})
 		case s.HasSecrets && err == nil:
 			// Only possible with --replay, which checks no secret up front.
 			err = errSecretMissing(n)
@@ -379,11 +380,11 @@ func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Env = append(pd.Env, workers.EnvVar{Name: e.Name, Value: v})
+			pd.Env = append(pd.Env, proc.EnvVar{Name: e.Name, Value: v})
 		}
 		for _, n := range d.Secrets {
 			if v, ok := m.env(n); ok {
-				pd.Secrets = append(pd.Secrets, workers.EnvVar{Name: n, Value: v})
+				pd.Secrets = append(pd.Secrets, proc.EnvVar{Name: n, Value: v})
 			}
 		}
 		if d.Transport != nil {

@@ -11,6 +11,7 @@ import (
 	"smith/lang"
 	"smith/vm"
 	"smith/workers"
+	"smith/workers/proc"
 )
 
 func TestRequest(t *testing.T) {
@@ -52,8 +53,8 @@ func TestRequest(t *testing.T) {
 		{"timeout", q.Timeout, 1500 * time.Millisecond},
 		{"attempts", q.Attempts, 3},
 		{"backoff", q.Backoff, time.Duration(0)},
-		{"env", q.Env, []workers.EnvVar{{Name: "WHO", Value: "bob"}}},
-		{"secrets", q.Secrets, []workers.EnvVar{{Name: "B", Value: "vB"}}},
+		{"env", q.Env, []proc.EnvVar{{Name: "WHO", Value: "bob"}}},
+		{"secrets", q.Secrets, []proc.EnvVar{{Name: "B", Value: "vB"}}},
 		{"env allow", q.EnvAllow, []string{"GOPATH"}},
 		{"prompt", q.Prompt, "hi eng"},
 		{"output file", q.OutputFile, "r1.txt"},
@@ -80,8 +81,8 @@ func equal(a, b any) bool {
 	switch x := a.(type) {
 	case []string:
 		return slices.Equal(x, b.([]string))
-	case []workers.EnvVar:
-		return slices.Equal(x, b.([]workers.EnvVar))
+	case []proc.EnvVar:
+		return slices.Equal(x, b.([]proc.EnvVar))
 	case []workers.Param:
 		return slices.Equal(x, b.([]workers.Param))
 	}

@@ -9,6 +9,7 @@ import (
 	"smith/isa"
 	"smith/vm"
 	"smith/workers"
+	"smith/workers/proc"
 )
 
 // compileDoc compiles a YAML workflow or a manifest with the real compiler.
@@ -21,7 +22,7 @@ func compileDoc(t *testing.T, file, src string) *isa.Program {
 	return res.Prog
 }
 
-func envOf(vs []workers.EnvVar) string {
+func envOf(vs []proc.EnvVar) string {
 	var b []string
 	for _, v := range vs {
 		b = append(b, v.Name+"="+v.Value)

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"smith/workers/confine"
+	"smith/workers/reply"
 )
 
 // Change plans (Internal:UpdateChangePlan, CONTRACT.md section 8). A run's
@@ -247,7 +248,7 @@ func parsePathList(content string) ([]string, error) {
 	text := strings.TrimSpace(content)
 	if !json.Valid([]byte(text)) {
 		var ok bool
-		if text, ok = ExtractJSON(CleanReply(content)); !ok {
+		if text, ok = reply.ExtractJSON(reply.Clean(content)); !ok {
 			return nil, errors.New("content is not a JSON array of paths")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check
@@ -97,17 +98,17 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr ProcResult, outErr, err error) {
-	spec, closeStdin, err := stepSpec(req, p, argv, BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
+func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+	spec, closeStdin, err := stepSpec(req, p, argv, proc.BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
-		return ProcResult{}, nil, err
+		return proc.Result{}, nil, err
 	}
 	defer closeStdin()
 	var sink *errWriter
 	if output != "" {
 		f, err := req.Dirs.Create(output)
 		if err != nil {
-			return ProcResult{}, nil, err
+			return proc.Result{}, nil, err
 		}
 		defer func() {
 			if err := f.Close(); err != nil && outErr == nil {
@@ -117,7 +118,7 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 		sink = &errWriter{w: f}
 		spec.Stdout = sink
 	}
-	pr = RunProc(ctx, spec)
+	pr = proc.Run(ctx, spec)
 	if sink != nil {
 		outErr = sink.err
 	}
@@ -130,8 +131,8 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 // RUN_ROOT. When stdinPath is the user's input_file it is opened now,
 // through the project, never following a link (a link swapped in after the
 // checks is refused: an *inputErr); closeStdin closes it.
-func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec ProcSpec, closeStdin func(), err error) {
-	spec = ProcSpec{
+func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
+	spec = proc.Spec{
 		Argv:         argv,
 		Dir:          req.Dirs.Workspace,
 		Env:          env,
@@ -157,7 +158,7 @@ func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec
 
 // processResult turns one finished process into a Result and applies the
 // output capture.
-func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, outErr error) Result {
+func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, outErr error) Result {
 	res := Result{
 		ExitCode:    pr.ExitCode,
 		Truncated:   pr.StdoutTruncated,

@@ -38,7 +38,7 @@ type mockEntry struct {
 // consumed. When no entry is left, or there is no script, the reply is the
 // prompt itself. Tokens are the number of whitespace-separated words of the
 // prompt plus those of the reply.
-func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply {
+func (r *Registry) runMock(req *Request, pv provider, prompt, call string) callReply {
 	script := ""
 	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
 		for _, kv := range list {
@@ -47,28 +47,28 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 			}
 		}
 	}
-	echo := reply{text: req.Mask.String(prompt), tokens: 2 * len(strings.Fields(prompt))}
+	echo := callReply{text: req.Mask.String(prompt), tokens: 2 * len(strings.Fields(prompt))}
 	if script == "" {
 		return echo
 	}
 	abs, err := req.Dirs.Resolve(script)
 	if err != nil {
-		return reply{exit: exitNotRun, err: escapeErr("mock script", err)}
+		return callReply{exit: exitNotRun, err: escapeErr("mock script", err)}
 	}
 	data, err := readConfined(req, abs)
 	if err != nil {
-		return reply{exit: exitNotRun, err: fileErr("mock script", script, err)}
+		return callReply{exit: exitNotRun, err: fileErr("mock script", script, err)}
 	}
 	entries, err := parseScript(data)
 	if err != nil {
-		return reply{exit: exitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
+		return callReply{exit: exitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
 	}
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	cursors := map[string]*mockCursor{}
 	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
-		return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
+		return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 	}
 	cur := cursors[key]
 	if cur == nil {
@@ -95,11 +95,11 @@ func (r *Registry) runMock(req *Request, pv provider, prompt, call string) reply
 			cur.Calls[call] = pick
 		}
 		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 		}
 	}
 	e := entries[pick]
-	rep := reply{
+	rep := callReply{
 		text:   req.Mask.String(e.Reply),
 		exit:   e.ExitCode,
 		tokens: len(strings.Fields(prompt)) + len(strings.Fields(e.Reply)),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // TestParseScriptGolden parses every testdata/mock script and compares the
@@ -181,7 +182,7 @@ func TestMockEcho(t *testing.T) {
 	f := newFixture(t)
 	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *Request) {
 		r.OutputFile = "reply.md"
-		r.Mask = NewMasker([]string{"secret"})
+		r.Mask = proc.NewMasker([]string{"secret"})
 	})
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
 		t.Errorf("Run(mock echo) = %s", describe(got))

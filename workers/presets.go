@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"smith/lang"
+	"smith/workers/proc"
 )
 
 // A replyFormat says how a provider's stdout is read.
@@ -50,7 +51,7 @@ type cliFacts struct {
 	files map[string]string
 	// env are fixed variables (retries off, ...); the step's and the
 	// provider's env override them.
-	env []EnvVar
+	env []proc.EnvVar
 	// tmpInHome points TMPDIR into the home (the CLI writes error reports,
 	// with the request, into its temporary directory).
 	tmpInHome bool
@@ -81,9 +82,9 @@ var clis = map[string]*cliFacts{
 		},
 		format: formatClaude,
 		home:   "CLAUDE_CONFIG_DIR",
-		env: []EnvVar{
-			{"CLAUDE_CODE_MAX_RETRIES", "0"},
-			{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},
+		env: []proc.EnvVar{
+			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
+			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
 		},
 		keyVar:  "ANTHROPIC_API_KEY",
 		baseVar: "ANTHROPIC_BASE_URL",
@@ -106,7 +107,7 @@ var clis = map[string]*cliFacts{
 		},
 		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
 		// process of itself with a bigger heap, which costs a second start.
-		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}, {"GEMINI_CLI_NO_RELAUNCH", "true"}},
+		env:       []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"}},
 		tmpInHome: true,
 		keyVar:    "GEMINI_API_KEY",
 		baseVar:   "GOOGLE_GEMINI_BASE_URL",
@@ -195,11 +196,11 @@ type provider struct {
 	defaults  []Param
 	transport *Transport
 	format    replyFormat
-	mock      bool      // the built-in mock: no process
-	cli       *cliFacts // a preset's facts (nil for a workflow's own provider)
-	own       bool      // the preset's own command (not overridden): model and permission flags are added
-	env       []EnvVar  // the provider entry's env (substituted)
-	secrets   []EnvVar  // the provider entry's secrets, with values
+	mock      bool          // the built-in mock: no process
+	cli       *cliFacts     // a preset's facts (nil for a workflow's own provider)
+	own       bool          // the preset's own command (not overridden): model and permission flags are added
+	env       []proc.EnvVar // the provider entry's env (substituted)
+	secrets   []proc.EnvVar // the provider entry's secrets, with values
 }
 
 // preset returns a built-in preset (a fresh value each time).

@@ -40,12 +40,3 @@ func TestTemplateKeyCatalog(t *testing.T) {
 		}
 	}
 }
-
-// TestBuiltinSchemaCatalog: every built-in schema name has its text.
-func TestBuiltinSchemaCatalog(t *testing.T) {
-	for _, name := range lang.BuiltinSchemas {
-		if _, ok := builtinSchemaText(name); !ok {
-			t.Errorf("built-in schema %q of lang.BuiltinSchemas has no text in workers", name)
-		}
-	}
-}

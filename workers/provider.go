@@ -9,6 +9,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -18,9 +19,9 @@ const (
 	transportFile  = "temp_file"
 )
 
-// A reply is what one provider call produced, before the output capture. It
+// A callReply is what one provider call produced, before the output capture. It
 // is also what record/replay stores.
-type reply struct {
+type callReply struct {
 	text        string // the whole reply (masked): the model's text, or the raw stdout
 	exit        int
 	signal      string // "" = from exit
@@ -84,7 +85,7 @@ func failureReason(res Result) string {
 	if res.Err != nil {
 		return firstLine(res.Err.Error())
 	}
-	if res.ExitCode == exitTimeout {
+	if res.ExitCode == proc.ExitTimeout {
 		return "timed out"
 	}
 	return fmt.Sprintf("exit code %d", res.ExitCode)
@@ -163,7 +164,7 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 		return finishReply(req, p, rep)
 	}
 	start := r.now()
-	var rep reply
+	var rep callReply
 	if pv.mock {
 		rep = r.runMock(req, pv, prompt, call)
 	} else {
@@ -192,7 +193,7 @@ func callID(req *Request, provider string, try int) string {
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory
 // cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *Request, p paths, rep reply) Result {
+func finishReply(req *Request, p paths, rep callReply) Result {
 	res := Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
@@ -209,8 +210,8 @@ func finishReply(req *Request, p paths, rep reply) Result {
 		res.Signal = signalFor(rep.exit)
 	}
 	out := rep.text
-	if rep.truncated && len(out) > defaultMemCap {
-		out = out[:defaultMemCap]
+	if rep.truncated && len(out) > proc.DefaultMemCap {
+		out = out[:proc.DefaultMemCap]
 	}
 	res.Output = trimOutput(out)
 	if p.output != "" && !rep.wroteOutput {

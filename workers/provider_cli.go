@@ -9,16 +9,17 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
-func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
+func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) callReply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
-		return reply{exit: exitInvalid, err: serr}
+		return callReply{exit: exitInvalid, err: serr}
 	}
 	var inv *invocation
 	if pv.own && len(req.CommandOverride) == 0 {
@@ -28,36 +29,36 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	defer inv.cleanup()
 	if serr != nil {
-		return reply{exit: exitNotRun, err: serr}
+		return callReply{exit: exitNotRun, err: serr}
 	}
 	if p.output != "" {
 		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
 		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
 	spec, closeStdin, err := stepSpec(req, p, inv.argv, env, inv.stdin)
 	if err != nil {
-		return reply{exit: exitNotRun, err: escapeErr("input_file", err)}
+		return callReply{exit: exitNotRun, err: escapeErr("input_file", err)}
 	}
 	defer closeStdin()
 	if pv.cli != nil && pv.cli.stdoutFile {
 		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
 		if err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		f.Close()
 		spec.StdoutFile = f.Name()
 		defer os.Remove(f.Name())
 	}
-	pr := RunProc(ctx, spec)
+	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
 		}
-		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+		return callReply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
 	}
-	rep := reply{
+	rep := callReply{
 		text:        string(pr.Stdout),
 		exit:        pr.ExitCode,
 		truncated:   pr.StdoutTruncated,
@@ -69,7 +70,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	case spec.StdoutFile != "":
 		b, err := os.ReadFile(spec.StdoutFile)
 		if err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
 		if req.Live != nil {
@@ -125,8 +126,8 @@ func permissionsOf(req *Request) string {
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
 func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.Error) {
-	secrets := append(append([]EnvVar(nil), req.Secrets...), pv.secrets...)
-	var vars []EnvVar
+	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.secrets...)
+	var vars []proc.EnvVar
 	if f := pv.cli; f != nil {
 		vars = append(vars, f.env...)
 	}
@@ -134,9 +135,9 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.
 	vars = append(vars, pv.env...)
 	f := pv.cli
 	if f == nil || f.home == "" {
-		return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+		return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
 	}
-	given := envMap(BuildEnv(r.Env, req.EnvAllow, secrets, vars))
+	given := envMap(proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars))
 	home, ours := given[f.home], false
 	if home == "" {
 		ours = true
@@ -145,7 +146,7 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.
 			base = p.tmpDir
 		}
 		home = filepath.Join(base, "providers", pv.name)
-		vars = append([]EnvVar{{f.home, home}}, vars...)
+		vars = append([]proc.EnvVar{{Name: f.home, Value: home}}, vars...)
 	}
 	for rel, content := range f.files {
 		if !ours {
@@ -171,9 +172,9 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
 			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
 		}
-		vars = append([]EnvVar{{"TMPDIR", tmp}}, vars...)
+		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+	return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
 }
 
 // envMap turns "K=V" strings into a map.

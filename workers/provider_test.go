@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 func TestSubstTemplate(t *testing.T) {
@@ -257,7 +258,7 @@ func TestProviderReplies(t *testing.T) {
 			r.ProviderDefs = []ProviderDef{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
 			r.Attempts = 2
-			r.Mask = NewMasker([]string{"secret"})
+			r.Mask = proc.NewMasker([]string{"secret"})
 			got := f.reg.Run(context.Background(), r)
 			tt.want.check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {

@@ -39,7 +39,7 @@ type recording struct {
 }
 
 // record writes one provider call to the --record directory.
-func (r *Registry) record(req *Request, provider, prompt string, rep reply, attempt int, d time.Duration) error {
+func (r *Registry) record(req *Request, provider, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
@@ -102,9 +102,9 @@ func lastRecording(dir, step string) (int, error) {
 // replay answers a provider call from the --replay directory: the step's next
 // recording, whose prompt must equal this call's (masked) prompt. A missing
 // recording or a different prompt is E_REPLAY_MISS.
-func (r *Registry) replay(req *Request, prompt, call string) reply {
-	miss := func(format string, args ...any) reply {
-		return reply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
+func (r *Registry) replay(req *Request, prompt, call string) callReply {
+	miss := func(format string, args ...any) callReply {
+		return callReply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
@@ -155,7 +155,7 @@ func (r *Registry) replay(req *Request, prompt, call string) reply {
 			return miss("replay: %v", err)
 		}
 	}
-	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
+	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
 	if rec.ErrorCode != "" {
 		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}

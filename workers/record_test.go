@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and
@@ -19,7 +20,7 @@ func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *Reque
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []ProviderDef{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
-	r.Mask = NewMasker([]string{"hunter2"})
+	r.Mask = proc.NewMasker([]string{"hunter2"})
 	r.Attempts = 2
 	r.OutputFile = "answer.txt"
 	return r

@@ -10,6 +10,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // Signals every worker may return.
@@ -17,6 +18,8 @@ const (
 	SignalSuccess = lang.SigSuccess
 	SignalFailure = lang.SigFailure
 	SignalTimeout = lang.SigTimeout
+	// SignalValidationFail is the signal of a reply that failed its schema.
+	SignalValidationFail = lang.SigValidationFail
 )
 
 const (
@@ -218,14 +221,14 @@ func timeoutOf(req *Request) time.Duration {
 }
 
 // retryable reports whether a try that ended with exit may be tried again.
-func retryable(exit int) bool { return exit == exitRetryable || exit == exitTimeout }
+func retryable(exit int) bool { return exit == exitRetryable || exit == proc.ExitTimeout }
 
 // signalFor maps an exit code to its signal.
 func signalFor(exit int) string {
 	switch exit {
 	case 0:
 		return SignalSuccess
-	case exitTimeout:
+	case proc.ExitTimeout:
 		return SignalTimeout
 	}
 	return SignalFailure

@@ -7,6 +7,7 @@ import (
 
 	"smith/lang"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // Kind says what a Request runs.
@@ -71,9 +72,9 @@ type Request struct {
 	Attempts int           // all tries (0 or 1 = one)
 	Backoff  time.Duration // between tries
 
-	EnvAllow []string // names children inherit (and ${env.X} may read)
-	Secrets  []EnvVar // this step's secrets with their values
-	Env      []EnvVar // the step's env:, substituted
+	EnvAllow []string      // names children inherit (and ${env.X} may read)
+	Secrets  []proc.EnvVar // this step's secrets with their values
+	Env      []proc.EnvVar // the step's env:, substituted
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
@@ -109,7 +110,7 @@ type Request struct {
 
 	Dirs    confine.Dir
 	RunRoot string
-	Mask    *Masker
+	Mask    *proc.Masker
 	Live    io.Writer // -v: live step output (masked); nil = none
 	// OnRetry is called before each retry (attempt is the try that failed,
 	// counting from 1) so the caller can log it.
@@ -138,8 +139,8 @@ type ProviderDef struct {
 	Transport *Transport
 	// Env and Secrets reach only this provider's processes, on top of the
 	// step's environment (CONTRACT 5): Env substituted, Secrets with values.
-	Env     []EnvVar
-	Secrets []EnvVar
+	Env     []proc.EnvVar
+	Secrets []proc.EnvVar
 }
 
 // A WaitFor blocks until MinCount files match Glob (relative to WORKSPACE).

@@ -1,4 +1,4 @@
-package workers
+package reply
 
 import (
 	"encoding/json"
@@ -48,9 +48,20 @@ func builtinSchemaText(name string) (string, bool) {
 	return "", false
 }
 
-// preambleSchemaText is the JSON Schema of preambleFields.
-func preambleSchemaText() string {
+// PreambleSchemaText is the JSON Schema of preambleFields.
+func PreambleSchemaText() string {
 	return reflectSchema(&preambleFields{})
+}
+
+// ValidatePreamble validates the fields of a file's preamble against
+// PreambleSchemaText and returns "" or the failures (as SchemaSet.Validate
+// words them, without ValidationFailPrefix); err is an internal error.
+func ValidatePreamble(fields map[string]any) (problem string, err error) {
+	sch, err := compileSchema("Preamble", PreambleSchemaText())
+	if err != nil {
+		return "", err
+	}
+	return validateValue(sch, fields), nil
 }
 
 // reflectSchema returns the schema of v's type: inline (no $defs), every
