@@ -10,6 +10,7 @@ import (
 	"smith/source"
 	"smith/workers"
 	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Step defaults (CONTRACT 3.5).
@@ -294,7 +295,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {
-		req.Transport = &workers.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
+		req.Transport = &provider.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
 	}
 	if s.AI != nil {
 		req.Instructions = s.AI.Instructions
@@ -354,8 +355,8 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 
 // params substitutes provider_params into strings; the first error is
 // kept in *errp.
-func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []workers.Param {
-	var out []workers.Param
+func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []provider.Param {
+	var out []provider.Param
 	for _, f := range fs {
 		if *errp != nil {
 			return nil
@@ -365,16 +366,16 @@ func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []workers.Param 
 			*errp = err
 			return nil
 		}
-		out = append(out, workers.Param{Key: f.Key, Value: render(v)})
+		out = append(out, provider.Param{Key: f.Key, Value: render(v)})
 	}
 	return out
 }
 
 // providerDefs converts the program's providers.
-func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
-	var out []workers.ProviderDef
+func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
+	var out []provider.Def
 	for _, d := range m.p.Providers {
-		pd := workers.ProviderDef{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
+		pd := provider.Def{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
 		for _, e := range d.Env {
 			v, err := m.subst(scope{}, e.Val)
 			if err != nil && *errp == nil {
@@ -392,7 +393,7 @@ func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Transport = &workers.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
+			pd.Transport = &provider.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
 		}
 		out = append(out, pd)
 	}

@@ -12,6 +12,7 @@ import (
 	"smith/vm"
 	"smith/workers"
 	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 func TestRequest(t *testing.T) {
@@ -58,11 +59,11 @@ func TestRequest(t *testing.T) {
 		{"env allow", q.EnvAllow, []string{"GOPATH"}},
 		{"prompt", q.Prompt, "hi eng"},
 		{"output file", q.OutputFile, "r1.txt"},
-		{"params", q.ProviderParams, []workers.Param{{Key: "model", Value: "m-bob"}}},
+		{"params", q.ProviderParams, []provider.Param{{Key: "model", Value: "m-bob"}}},
 		{"transport", q.Transport.ArgvTemplate, []string{"--p=${PROMPT}"}},
 		{"wait glob", q.WaitFor.Glob, "in/eng/*.md"},
 		{"wait poll", q.WaitFor.Poll, 50 * time.Millisecond},
-		{"provider defs", q.ProviderDefs[0].Defaults, []workers.Param{{Key: "model", Value: "x"}}},
+		{"provider defs", q.ProviderDefs[0].Defaults, []provider.Param{{Key: "model", Value: "x"}}},
 		{"run id", q.RunID, "r1"},
 		{"node", q.Node, "main"},
 	}
@@ -83,8 +84,8 @@ func equal(a, b any) bool {
 		return slices.Equal(x, b.([]string))
 	case []proc.EnvVar:
 		return slices.Equal(x, b.([]proc.EnvVar))
-	case []workers.Param:
-		return slices.Equal(x, b.([]workers.Param))
+	case []provider.Param:
+		return slices.Equal(x, b.([]provider.Param))
 	}
 	return a == b
 }

@@ -11,6 +11,7 @@ import (
 
 	"smith/source"
 	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check
@@ -200,7 +201,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, o
 // startErr describes a process that could not be started.
 func startErr(name string, err error) *source.Error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return source.Errorf(source.EExec, "command '%s' not found%s", name, notFoundHint(name))
+		return source.Errorf(source.EExec, "command '%s' not found%s", name, provider.InstallHint(name))
 	}
 	return source.Errorf(source.EExec, "command '%s' cannot be started: %v", name, err)
 }

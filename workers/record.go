@@ -39,7 +39,7 @@ type recording struct {
 }
 
 // record writes one provider call to the --record directory.
-func (r *Registry) record(req *Request, provider, prompt string, rep callReply, attempt int, d time.Duration) error {
+func (r *Registry) record(req *Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
@@ -53,7 +53,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep callReply, 
 		Step:     req.Step,
 		RunID:    req.RunID,
 		Attempt:  attempt,
-		Provider: provider,
+		Provider: name,
 		Prompt:   req.Mask.String(prompt),
 		Reply:    rep.text,
 		ExitCode: rep.exit,

@@ -11,6 +11,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Signals every worker may return.
@@ -30,9 +31,6 @@ const (
 	exitNotRun = -1
 	// exitNotFound is the exit code of a command that could not be started.
 	exitNotFound = 127
-	// exitRetryable and exitInvalid are the provider exit codes of CONTRACT.md 5.
-	exitRetryable = 1
-	exitInvalid   = 2
 )
 
 // A Registry executes requests: processes, providers (the presets, a
@@ -221,7 +219,7 @@ func timeoutOf(req *Request) time.Duration {
 }
 
 // retryable reports whether a try that ended with exit may be tried again.
-func retryable(exit int) bool { return exit == exitRetryable || exit == proc.ExitTimeout }
+func retryable(exit int) bool { return exit == provider.ExitRetryable || exit == proc.ExitTimeout }
 
 // signalFor maps an exit code to its signal.
 func signalFor(exit int) string {

@@ -22,19 +22,17 @@ var allowed = map[string][]string{
 	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
-	"cmd/smithvm/serve": {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
-	"compiler":          {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
-	"compiler/ir":       {"lang", "isa", "source"},
-	"manifest":          {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
-	"isa":               {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/reply", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
-	"vm/store":          {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":           {"lang", "workers/confine", "workers/proc", "workers/reply", "source", "github.com/tidwall/gjson"},
-	"workers/confine":   {"source", "golang.org/x/sys/unix"},
-	// The process runner: the standard library and system calls only; it
-	// knows nothing of steps, providers or signals (TestProcIsStandalone).
-	"workers/proc": {"golang.org/x/sys/unix"},
-	// Cleaning and validating AI replies: no files, no processes.
+	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
+	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
+	"compiler/ir":                      {"lang", "isa", "source"},
+	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
+	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
+	"workers":                          {"lang", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson"},
+	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
+	"workers/proc":                     {"golang.org/x/sys/unix"},
+	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"source":                           {},
 	"lang":                             {"source"},

@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import (
 	"testing"
@@ -22,21 +22,6 @@ func TestPresetCatalog(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("CLI %q has facts in workers but is not in lang.ProviderPresets", name)
-		}
-	}
-}
-
-// TestTemplateKeyCatalog: the keys a provider template may use without
-// declaring them (lang.TemplateKeys, what the checker accepts) are exactly
-// the keys workers fills.
-func TestTemplateKeyCatalog(t *testing.T) {
-	vars := providerVars(&Request{}, provider{}, paths{}, "p", "f")
-	if len(vars) != len(lang.TemplateKeys) {
-		t.Fatalf("workers fills %d template keys, lang.TemplateKeys has %d", len(vars), len(lang.TemplateKeys))
-	}
-	for i, k := range lang.TemplateKeys {
-		if vars[i].Key != k {
-			t.Errorf("template key %d: workers fills %q, lang.TemplateKeys says %q", i, vars[i].Key, k)
 		}
 	}
 }
