@@ -57,14 +57,21 @@ func payloadFile(req *Request, p paths) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return writeTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
+}
+
+// writeTemp writes data to a new file under RUN_ROOT/tmp named after
+// pattern (as os.CreateTemp) and returns its path; the caller removes it.
+// Nothing is left behind when it fails.
+func writeTemp(p paths, pattern string, data []byte) (string, error) {
 	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(p.tmpDir, req.Step+"-payload-*.json")
+	f, err := os.CreateTemp(p.tmpDir, pattern)
 	if err != nil {
 		return "", err
 	}
-	_, werr := f.Write(req.Mask.Bytes(data))
+	_, werr := f.Write(data)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

@@ -304,21 +304,11 @@ func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string,
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
 	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
-		if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-			return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
-		}
-		f, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+		tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 		}
-		inv.tmp = f.Name()
-		_, werr := f.WriteString(prompt)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
-		}
+		inv.tmp = tmp
 	}
 	vars := providerVars(req, pv, p, prompt, inv.tmp)
 	sub := func(elems []string) ([]string, *source.Error) {

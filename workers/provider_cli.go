@@ -43,13 +43,12 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {
-		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
+		f, err := writeTemp(p, req.Step+"-stdout-*.txt", nil)
 		if err != nil {
 			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
-		f.Close()
-		spec.StdoutFile = f.Name()
-		defer os.Remove(f.Name())
+		spec.StdoutFile = f
+		defer os.Remove(f)
 	}
 	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
@@ -201,21 +200,11 @@ func presetInvocation(req *Request, p paths, pv provider.Provider, prompt string
 		return inv, source.Errorf(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
 			req.Step, len(prompt), pv.Name, f.MaxPrompt)
 	}
-	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-		return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
-	}
-	file, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+	tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 	if err != nil {
 		return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 	}
-	inv.tmp = file.Name()
-	_, werr := file.WriteString(prompt)
-	if cerr := file.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
-	}
+	inv.tmp = tmp
 	inv.stdin = inv.tmp
 	model, _ := providerVars(req, pv, p, "", "").Get("model")
 	inv.argv = f.Command(model, perms, env)
