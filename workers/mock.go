@@ -55,14 +55,9 @@ func (r *Registry) runMock(req *Request, pv provider.Provider, prompt, call stri
 	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
-	cursors := map[string]*mockCursor{}
-	if err := loadCursors(req.RunRoot, mockCursors, &cursors); err != nil {
+	cursors, cur, err := loadCursor[mockCursor](req.RunRoot, mockCursors, key)
+	if err != nil {
 		return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
-	}
-	cur := cursors[key]
-	if cur == nil {
-		cur = &mockCursor{}
-		cursors[key] = cur
 	}
 	pick, seen := cur.Calls[call]
 	if !seen || call == "" {
@@ -125,26 +120,30 @@ type mockCursor struct {
 	Calls map[string]int `json:"calls,omitempty"`
 }
 
-// loadCursors reads a cursor file RUN_ROOT/name (mock-cursors.json: for
+// loadCursor reads a cursor file RUN_ROOT/name (mock-cursors.json: for
 // each "script#step", the indexes of the entries consumed, in order;
-// replay-cursors.json: per step, the number of recordings used) into
-// cursors. Without a RUN_ROOT, or before the first save, it leaves cursors
-// empty.
-func loadCursors[T any](runRoot, name string, cursors *T) error {
-	if runRoot == "" {
-		return nil
+// replay-cursors.json: per step, the number of recordings used) and returns
+// it with the cursor of key, created empty when it has none. Without a
+// RUN_ROOT, or before the first save, the file is empty.
+func loadCursor[C any](runRoot, name, key string) (map[string]*C, *C, error) {
+	cursors := map[string]*C{}
+	if runRoot != "" {
+		b, err := os.ReadFile(filepath.Join(runRoot, name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("read cursors: %w", err)
+		}
+		if err == nil {
+			if err := json.Unmarshal(b, &cursors); err != nil {
+				return nil, nil, fmt.Errorf("read cursors %s: %w", name, err)
+			}
+		}
 	}
-	b, err := os.ReadFile(filepath.Join(runRoot, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	cur := cursors[key]
+	if cur == nil {
+		cur = new(C)
+		cursors[key] = cur
 	}
-	if err != nil {
-		return fmt.Errorf("read cursors: %w", err)
-	}
-	if err := json.Unmarshal(b, cursors); err != nil {
-		return fmt.Errorf("read cursors %s: %w", name, err)
-	}
-	return nil
+	return cursors, cur, nil
 }
 
 // saveCursors writes a cursor file atomically (json.Marshal sorts the keys).

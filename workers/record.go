@@ -108,15 +108,10 @@ func (r *Registry) replay(req *Request, prompt, call string) callReply {
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
-	cursors := map[string]*replayCursor{}
-	if err := loadCursors(req.RunRoot, replayCursors, &cursors); err != nil {
-		return miss("replay: %v", err)
-	}
 	key := req.callKey()
-	cur := cursors[key]
-	if cur == nil {
-		cur = &replayCursor{}
-		cursors[key] = cur
+	cursors, cur, err := loadCursor[replayCursor](req.RunRoot, replayCursors, key)
+	if err != nil {
+		return miss("replay: %v", err)
 	}
 	n, seen := cur.Calls[call]
 	if !seen || call == "" {
