@@ -140,12 +140,9 @@ func ioErrText(err error) string {
 // parseFileEntries reads a write segment's content: one {filePath,
 // fileContent} object or a list of them.
 func parseFileEntries(content string) ([]fileEntry, error) {
-	text := strings.TrimSpace(content)
-	if !json.Valid([]byte(text)) {
-		var ok bool
-		if text, ok = reply.ExtractJSON(reply.Clean(content)); !ok {
-			return nil, errors.New("content is not JSON: want {\"filePath\": ..., \"fileContent\": ...} or a list of them")
-		}
+	text, ok := reply.JSONText(content)
+	if !ok {
+		return nil, errors.New("content is not JSON: want {\"filePath\": ..., \"fileContent\": ...} or a list of them")
 	}
 	var entries []fileEntry
 	switch text[0] {

@@ -352,6 +352,16 @@ func matchJSONBrackets(s string, start int) (end, used int) {
 	return 0, len(s) - start
 }
 
+// JSONText returns s trimmed when it is one JSON value as a whole, else
+// the first JSON value of the cleaned reply (ExtractJSON(Clean(s))), and
+// whether there is one.
+func JSONText(s string) (string, bool) {
+	if text := strings.TrimSpace(s); json.Valid([]byte(text)) {
+		return text, true
+	}
+	return ExtractJSON(Clean(s))
+}
+
 // ExtractCode returns the contents of the first fenced code block of s, or,
 // when s has none, s without its leading blank lines and trailing white
 // space. Indentation of the first line is kept.
