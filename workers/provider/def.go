@@ -11,7 +11,7 @@ type Transport struct {
 	ArgvTemplate []string
 }
 
-// A ProviderDef is a workflow's own provider (or an override of a preset).
+// A Def is a workflow's own provider (or an override of a preset).
 type Def struct {
 	Name      string
 	Command   []string

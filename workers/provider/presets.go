@@ -191,16 +191,11 @@ func (f *CLI) Command(model, perms string, env map[string]string) []string {
 // a workflow's override of a preset (which keeps the preset's reply format,
 // environment and stdout handling).
 type Provider struct {
-	Name      string
-	Command   []string
-	Defaults  []Param
-	Transport *Transport
-	format    replyFormat
-	Mock      bool          // the built-in mock: no process
-	CLI       *CLI          // a preset's facts (nil for a workflow's own provider)
-	Own       bool          // the preset's own command (not overridden): model and permission flags are added
-	Env       []proc.EnvVar // the provider entry's env (substituted)
-	Secrets   []proc.EnvVar // the provider entry's secrets, with values
+	Def    // Name, Command, Defaults, Transport; Env and Secrets of the provider entry
+	format replyFormat
+	Mock   bool // the built-in mock: no process
+	CLI    *CLI // a preset's facts (nil for a workflow's own provider)
+	Own    bool // the preset's own command (not overridden): model and permission flags are added
 }
 
 // RawReply reports whether the provider's stdout is its reply as it is (a
@@ -210,13 +205,13 @@ func (p Provider) RawReply() bool { return p.format == formatRaw }
 // preset returns a built-in preset (a fresh value each time).
 func preset(name string) (Provider, bool) {
 	if name == lang.PresetMock {
-		return Provider{Name: name, Mock: true}, true
+		return Provider{Def: Def{Name: name}, Mock: true}, true
 	}
 	f, ok := clis[name]
 	if !ok {
 		return Provider{}, false
 	}
-	return Provider{Name: name, Command: f.argv, format: f.format, CLI: f, Own: true}, true
+	return Provider{Def: Def{Name: name, Command: f.argv}, format: f.format, CLI: f, Own: true}, true
 }
 
 // Lookup resolves name: a workflow's Def of that name (defs)
@@ -229,13 +224,15 @@ func Lookup(defs []Def, name string) (Provider, bool) {
 		if d.Name != name {
 			continue
 		}
-		if len(d.Command) > 0 {
-			p.Command, p.Mock, p.Own = d.Command, false, false
-		} else if !isPreset {
+		switch {
+		case len(d.Command) > 0:
+			p.Mock, p.Own = false, false
+		case !isPreset:
 			return Provider{}, false
+		default:
+			d.Command = p.Command
 		}
-		p.Name, p.Defaults, p.Transport = name, d.Defaults, d.Transport
-		p.Env, p.Secrets = d.Env, d.Secrets
+		p.Def = d
 		return p, true
 	}
 	return p, isPreset

@@ -24,12 +24,6 @@ type preambleFields struct {
 	Description string `json:"description" jsonschema:"minLength=1"`
 }
 
-// BuiltinSchemaNames returns the names of the built-in validation schemas,
-// sorted.
-func BuiltinSchemaNames() []string {
-	return lang.BuiltinSchemas[:]
-}
-
 // builtinSchemaText returns the JSON Schema text of a built-in schema, or
 // false for another name. The object schemas are reflected from the Go
 // types; CodeOnly is a non-empty string.

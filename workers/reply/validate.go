@@ -12,6 +12,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"smith/lang"
 	"smith/source"
 )
 
@@ -57,7 +58,7 @@ type schemaEntry struct {
 // other documents are not loaded: a $ref may only point inside its schema.
 func NewSchemaSet(defs []SchemaDoc) (*SchemaSet, error) {
 	s := &SchemaSet{entries: map[string]*schemaEntry{}}
-	for _, name := range BuiltinSchemaNames() {
+	for _, name := range lang.BuiltinSchemas {
 		text, _ := builtinSchemaText(name)
 		e, err := compileSchemaEntry(name, text)
 		if err != nil {
