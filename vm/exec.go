@@ -9,6 +9,8 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Step defaults (CONTRACT 3.5).
@@ -125,8 +127,8 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 		}
 	}
 	sig = m.reply(blk, &res, sig)
-	out, cut := workers.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
-	stderr, _ := workers.Excerpt([]byte(res.Stderr), outputExcerpt, false)
+	out, cut := proc.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
+	stderr, _ := proc.Excerpt([]byte(res.Stderr), outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
@@ -273,7 +275,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {
-		req.Transport = &workers.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
+		req.Transport = &provider.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
 	}
 	if s.AI != nil {
 		req.Instructions = s.AI.Instructions
@@ -293,7 +295,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	for _, list := range [][]isa.EnvVar{m.p.Env, s.Env} {
 		for _, e := range list {
 			v := sub(&e.Val)
-			req.Env = append(req.Env, workers.EnvVar{Name: e.Name, Value: v})
+			req.Env = append(req.Env, proc.EnvVar{Name: e.Name, Value: v})
 		}
 	}
 	names := m.p.Secrets
@@ -304,7 +306,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, ok := m.env(n)
 		switch {
 		case ok:
-			req.Secrets = append(req.Secrets, workers.EnvVar{Name: n, Value: v})
+			req.Secrets = append(req.Secrets, proc.EnvVar{Name: n, Value: v})
 		case s.HasSecrets && err == nil:
 			// Only possible with --replay, which checks no secret up front.
 			err = errSecretMissing(n)
@@ -333,8 +335,8 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 
 // params substitutes provider_params into strings; the first error is
 // kept in *errp.
-func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []workers.Param {
-	var out []workers.Param
+func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []provider.Param {
+	var out []provider.Param
 	for _, f := range fs {
 		if *errp != nil {
 			return nil
@@ -344,26 +346,26 @@ func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []workers.Param 
 			*errp = err
 			return nil
 		}
-		out = append(out, workers.Param{Key: f.Key, Value: render(v)})
+		out = append(out, provider.Param{Key: f.Key, Value: render(v)})
 	}
 	return out
 }
 
 // providerDefs converts the program's providers.
-func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
-	var out []workers.ProviderDef
+func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
+	var out []provider.Def
 	for _, d := range m.p.Providers {
-		pd := workers.ProviderDef{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
+		pd := provider.Def{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
 		for _, e := range d.Env {
 			v, err := m.subst(scope{}, e.Val)
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Env = append(pd.Env, workers.EnvVar{Name: e.Name, Value: v})
+			pd.Env = append(pd.Env, proc.EnvVar{Name: e.Name, Value: v})
 		}
 		for _, n := range d.Secrets {
 			if v, ok := m.env(n); ok {
-				pd.Secrets = append(pd.Secrets, workers.EnvVar{Name: n, Value: v})
+				pd.Secrets = append(pd.Secrets, proc.EnvVar{Name: n, Value: v})
 			}
 		}
 		if d.Transport != nil {
@@ -371,7 +373,7 @@ func (m *Machine) providerDefs(sc scope, errp *error) []workers.ProviderDef {
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Transport = &workers.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
+			pd.Transport = &provider.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
 		}
 		out = append(out, pd)
 	}

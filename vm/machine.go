@@ -14,6 +14,8 @@ import (
 	"smith/source"
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/proc"
+	"smith/workers/reply"
 )
 
 // DefaultMaxSteps bounds the executed blocks of a run when Config.MaxSteps
@@ -84,7 +86,7 @@ type Machine struct {
 	p    *isa.Program
 	cfg  Config
 	max  int
-	mask *workers.Masker
+	mask *proc.Masker
 	hash string
 
 	blockIdx map[string]int   // block id -> index
@@ -117,7 +119,7 @@ type Machine struct {
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
-	schemas   *workers.SchemaSet
+	schemas   *reply.SchemaSet
 	schemaErr error
 }
 
@@ -151,7 +153,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 			secrets = append(secrets, v)
 		}
 	}
-	m.mask = workers.NewMasker(secrets)
+	m.mask = proc.NewMasker(secrets)
 	m.hash = p.Hash()
 	m.index()
 	return m, nil

@@ -9,6 +9,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers"
+	"smith/workers/reply"
 )
 
 // Signals and segment types of AI replies (CONTRACT 7.1, 9).
@@ -23,13 +24,13 @@ const (
 
 // schemaSet returns the run's SchemaSet (the built-ins and the program's
 // schemas), compiling it on first use.
-func (m *Machine) schemaSet() (*workers.SchemaSet, error) {
+func (m *Machine) schemaSet() (*reply.SchemaSet, error) {
 	if m.schemas == nil && m.schemaErr == nil {
-		defs := make([]workers.SchemaDoc, len(m.p.Schemas))
+		defs := make([]reply.SchemaDoc, len(m.p.Schemas))
 		for i, s := range m.p.Schemas {
-			defs[i] = workers.SchemaDoc{Name: s.Name, JSON: s.Schema}
+			defs[i] = reply.SchemaDoc{Name: s.Name, JSON: s.Schema}
 		}
-		m.schemas, m.schemaErr = workers.NewSchemaSet(defs)
+		m.schemas, m.schemaErr = reply.NewSchemaSet(defs)
 		if m.schemaErr != nil {
 			m.schemaErr = &source.Error{Code: source.EUnknownSchema, Msg: fmt.Sprintf("compile the program's schemas: %v", m.schemaErr)}
 		}
@@ -65,7 +66,7 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 	if provider {
 		// An AI reply may name its signal in its last line (CONTRACT 7.1;
 		// YAML routes it with on.signals).
-		if named, rest, ok := workers.LastLineSignal(text); ok {
+		if named, rest, ok := reply.LastLineSignal(text); ok {
 			sig, text = named, rest
 		}
 	}

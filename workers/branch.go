@@ -9,6 +9,7 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -147,7 +148,7 @@ func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(stri
 
 // runGitOut is git with its stdout alone (diffs must not mix in stderr).
 func runGitOut(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := RunProc(ctx, ProcSpec{Argv: append([]string{"git"}, args...), Dir: dir, Env: BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
+	res := proc.Run(ctx, proc.Spec{Argv: append([]string{"git"}, args...), Dir: dir, Env: proc.BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
 	switch {
 	case res.StartErr != nil:
 		return gitResult{string(res.Stderr), res.StartErr}

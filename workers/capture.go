@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/reply"
 )
 
 // Output capture modes (output_capture).
@@ -46,13 +47,13 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 			// A model's reply is cleaned before it is parsed, and one with no
 			// JSON value is a validation failure the fix loop can mend
 			// (CONTRACT 9), not E_JSON_PARSE.
-			if text, ok := ExtractJSON(CleanReply(string(whole))); ok && json.Unmarshal([]byte(text), &v) == nil {
+			if text, ok := reply.ExtractJSON(reply.Clean(string(whole))); ok && json.Unmarshal([]byte(text), &v) == nil {
 				res.JSON, res.HasJSON = v, true
 				return
 			}
 			if res.Signal == SignalSuccess && !req.AllowParseError {
 				res.Signal = SignalValidationFail
-				res.Err = source.Errorf(source.EValidation, "%sthe reply holds no JSON value (%s)", ValidationFailPrefix, jsonErrText(err, whole))
+				res.Err = source.Errorf(source.EValidation, "%sthe reply holds no JSON value (%s)", reply.ValidationFailPrefix, jsonErrText(err, whole))
 			}
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"smith/workers/confine"
+	"smith/workers/reply"
 )
 
 // Change plans (Internal:UpdateChangePlan, CONTRACT.md section 8). A run's
@@ -244,12 +245,9 @@ func updateChangePlan(req *Request, runID string, planner changePlanner) Result 
 // parsePathList reads a JSON array of strings, through the cleaner when the
 // content is not JSON as a whole.
 func parsePathList(content string) ([]string, error) {
-	text := strings.TrimSpace(content)
-	if !json.Valid([]byte(text)) {
-		var ok bool
-		if text, ok = ExtractJSON(CleanReply(content)); !ok {
-			return nil, errors.New("content is not a JSON array of paths")
-		}
+	text, ok := reply.JSONText(content)
+	if !ok {
+		return nil, errors.New("content is not a JSON array of paths")
 	}
 	var list []string
 	if err := json.Unmarshal([]byte(text), &list); err != nil {

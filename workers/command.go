@@ -10,6 +10,8 @@ import (
 	"os/exec"
 
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check
@@ -55,14 +57,21 @@ func payloadFile(req *Request, p paths) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return writeTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
+}
+
+// writeTemp writes data to a new file under RUN_ROOT/tmp named after
+// pattern (as os.CreateTemp) and returns its path; the caller removes it.
+// Nothing is left behind when it fails.
+func writeTemp(p paths, pattern string, data []byte) (string, error) {
 	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(p.tmpDir, req.Step+"-payload-*.json")
+	f, err := os.CreateTemp(p.tmpDir, pattern)
 	if err != nil {
 		return "", err
 	}
-	_, werr := f.Write(req.Mask.Bytes(data))
+	_, werr := f.Write(data)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -97,17 +106,17 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr ProcResult, outErr, err error) {
-	spec, closeStdin, err := stepSpec(req, p, argv, BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
+func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+	spec, closeStdin, err := stepSpec(req, p, argv, proc.BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
-		return ProcResult{}, nil, err
+		return proc.Result{}, nil, err
 	}
 	defer closeStdin()
 	var sink *errWriter
 	if output != "" {
 		f, err := req.Dirs.Create(output)
 		if err != nil {
-			return ProcResult{}, nil, err
+			return proc.Result{}, nil, err
 		}
 		defer func() {
 			if err := f.Close(); err != nil && outErr == nil {
@@ -117,7 +126,7 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 		sink = &errWriter{w: f}
 		spec.Stdout = sink
 	}
-	pr = RunProc(ctx, spec)
+	pr = proc.Run(ctx, spec)
 	if sink != nil {
 		outErr = sink.err
 	}
@@ -130,8 +139,8 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 // RUN_ROOT. When stdinPath is the user's input_file it is opened now,
 // through the project, never following a link (a link swapped in after the
 // checks is refused: an *inputErr); closeStdin closes it.
-func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec ProcSpec, closeStdin func(), err error) {
-	spec = ProcSpec{
+func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
+	spec = proc.Spec{
 		Argv:         argv,
 		Dir:          req.Dirs.Workspace,
 		Env:          env,
@@ -157,7 +166,7 @@ func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec
 
 // processResult turns one finished process into a Result and applies the
 // output capture.
-func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, outErr error) Result {
+func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, outErr error) Result {
 	res := Result{
 		ExitCode:    pr.ExitCode,
 		Truncated:   pr.StdoutTruncated,
@@ -199,7 +208,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr ProcResult, ou
 // startErr describes a process that could not be started.
 func startErr(name string, err error) *source.Error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return source.Errorf(source.EExec, "command '%s' not found%s", name, notFoundHint(name))
+		return source.Errorf(source.EExec, "command '%s' not found%s", name, provider.InstallHint(name))
 	}
 	return source.Errorf(source.EExec, "command '%s' cannot be started: %v", name, err)
 }

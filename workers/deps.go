@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 const (
@@ -55,7 +56,7 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 		if !r.now().Before(deadline) {
 			return Result{
 				Signal:   SignalTimeout,
-				ExitCode: exitTimeout,
+				ExitCode: proc.ExitTimeout,
 				Err: source.Errorf(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
 					wf.Glob, len(matches), minCount, timeout),
 			}, false

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"smith/lang"
+	"smith/workers/reply"
 )
 
 // TestWorkersDocumented: docs/workers.md has a row for every internal
@@ -36,7 +37,7 @@ func TestWorkersDocumented(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &shown); err != nil {
 		t.Fatalf("the preamble schema in docs/workers.md is not JSON: %v", err)
 	}
-	if err := json.Unmarshal([]byte(preambleSchemaText()), &real); err != nil {
+	if err := json.Unmarshal([]byte(reply.PreambleSchemaText()), &real); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(shown.Required, real.Required) || len(shown.Properties) != len(real.Properties) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"smith/source"
+	"smith/workers/proc"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -36,7 +37,7 @@ const (
 
 // A toolRun is one finished tool process.
 type toolRun struct {
-	proc ProcResult
+	proc proc.Result
 	log  string // stdout and stderr as they arrived, masked
 }
 
@@ -130,12 +131,12 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 	if r != nil {
 		lookup = r.Env
 	}
-	env := BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
+	env := proc.BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
 	if !hasEnvName(env, "PATH") {
 		env = append(env, "PATH="+defaultToolPath)
 	}
 	log := &toolLog{live: req.Live}
-	pr := RunProc(ctx, ProcSpec{
+	pr := proc.Run(ctx, proc.Spec{
 		Argv:         argv,
 		Dir:          wt,
 		Env:          env,
@@ -213,6 +214,6 @@ func (t *toolLog) Write(p []byte) (int, error) {
 func (t *toolLog) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s, _ := Excerpt(t.buf.Bytes(), t.buf.Len(), t.truncated)
+	s, _ := proc.Excerpt(t.buf.Bytes(), t.buf.Len(), t.truncated)
 	return s
 }

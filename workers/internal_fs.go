@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"smith/source"
+	"smith/workers/reply"
 )
 
 // The file workers: Internal:FileSystemWriter, Internal:DocumentationWriter
@@ -57,7 +57,7 @@ func runFileSystemWriter(_ context.Context, _ *Registry, req *Request) Result {
 	if res, ok := replyPayload(req, SegCodeOutput); !ok {
 		return res
 	}
-	return writeSegments(req, []string{SegCodeOutput, SegDocOutput}, cleanCodeFile)
+	return writeSegments(req, []string{SegCodeOutput, SegDocOutput}, reply.CleanFile)
 }
 
 // runDocumentationWriter is Internal:DocumentationWriter: like
@@ -68,21 +68,8 @@ func runDocumentationWriter(_ context.Context, _ *Registry, req *Request) Result
 		return res
 	}
 	return writeSegments(req, []string{SegDocOutput}, func(_, s string) string {
-		return CleanPreamble(CleanReply(s))
+		return reply.CleanPreamble(reply.Clean(s))
 	})
-}
-
-// cleanCodeFile strips the fences around a file's content.
-func cleanCodeFile(rel, s string) string {
-	switch strings.ToLower(path.Ext(rel)) {
-	case ".md", ".markdown", ".mdx":
-		lines := trimBlankLines(splitReplyLines(s))
-		if body, ok := unwrapWholeFence(lines); ok {
-			return strings.Join(body, "\n")
-		}
-		return strings.Join(lines, "\n")
-	}
-	return ExtractCode(s)
 }
 
 // writeSegments writes the files of every segment whose type is in types.
@@ -153,12 +140,9 @@ func ioErrText(err error) string {
 // parseFileEntries reads a write segment's content: one {filePath,
 // fileContent} object or a list of them.
 func parseFileEntries(content string) ([]fileEntry, error) {
-	text := strings.TrimSpace(content)
-	if !json.Valid([]byte(text)) {
-		var ok bool
-		if text, ok = ExtractJSON(CleanReply(content)); !ok {
-			return nil, errors.New("content is not JSON: want {\"filePath\": ..., \"fileContent\": ...} or a list of them")
-		}
+	text, ok := reply.JSONText(content)
+	if !ok {
+		return nil, errors.New("content is not JSON: want {\"filePath\": ..., \"fileContent\": ...} or a list of them")
 	}
 	var entries []fileEntry
 	switch text[0] {
@@ -196,7 +180,7 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	l := &segmentList{req: req}
 	invalid := func(format string, args ...any) Result {
-		l.add(SegValidationError, ValidationFailPrefix+fmt.Sprintf(format, args...))
+		l.add(SegValidationError, reply.ValidationFailPrefix+fmt.Sprintf(format, args...))
 		return l.result(SignalValidationFail, 0, nil)
 	}
 	wt, err := worktreePath(req)
@@ -234,11 +218,11 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	if !found {
 		return invalid("file '%s' has no preamble (front matter between '---' lines, or a leading comment block)", rel)
 	}
-	sch, err := compileSchema("Preamble", preambleSchemaText())
+	p, err := reply.ValidatePreamble(fields)
 	if err != nil {
 		return l.fail(SignalValidationFail, SegValidationError, &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: preamble schema: %v", err)})
 	}
-	if p := validateValue(sch, fields); p != "" {
+	if p != "" {
 		return invalid("preamble of '%s': %s", rel, p)
 	}
 	res := l.result(SignalSuccess, 0, nil)
@@ -259,7 +243,7 @@ func namedFile(content string) (string, bool) {
 		default:
 			return "", false
 		}
-	} else if j, ok := ExtractJSON(CleanReply(content)); ok {
+	} else if j, ok := reply.ExtractJSON(reply.Clean(content)); ok {
 		var obj struct {
 			FilePath string `json:"filePath"`
 		}
@@ -292,7 +276,7 @@ var preambleField = regexp.MustCompile(`^(?:@?([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(
 // joined with a space; a blank line ends it. found is false when the file has
 // no preamble at all.
 func extractPreamble(s string) (fields map[string]any, found bool) {
-	lines := splitReplyLines(strings.TrimPrefix(s, "\ufeff"))
+	lines := reply.SplitLines(strings.TrimPrefix(s, "\ufeff"))
 	i := 0
 	skipBlank := func() {
 		for i < len(lines) && strings.TrimSpace(lines[i]) == "" {

@@ -9,6 +9,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/reply"
 )
 
 // fileSeg returns a write segment of type typ for the given path/content
@@ -319,8 +320,8 @@ func TestPreambleValidator(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError || !strings.HasPrefix(res.Segments[0].Content, ValidationFailPrefix+tt.problem) {
-				t.Errorf("PreambleValidator(%q) segments = %q, want a VALIDATION_ERROR %q", tt.content, segmentsText(res.Segments), ValidationFailPrefix+tt.problem)
+			if len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError || !strings.HasPrefix(res.Segments[0].Content, reply.ValidationFailPrefix+tt.problem) {
+				t.Errorf("PreambleValidator(%q) segments = %q, want a VALIDATION_ERROR %q", tt.content, segmentsText(res.Segments), reply.ValidationFailPrefix+tt.problem)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // internalHelperVar makes the test binary, run with
@@ -134,7 +135,7 @@ func (p iwProject) request(worker string, payload ...Segment) *Request {
 		WorktreePath: p.worktree,
 		Dirs:         p.dirs,
 		RunRoot:      p.runRoot,
-		Env:          []EnvVar{{Name: internalHelperVar, Value: "1"}},
+		Env:          []proc.EnvVar{{Name: internalHelperVar, Value: "1"}},
 	}
 }
 

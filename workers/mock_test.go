@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,54 +9,16 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
-
-// TestParseScriptGolden parses every testdata/mock script and compares the
-// entries (or the error) with NAME.entries.golden.
-func TestParseScriptGolden(t *testing.T) {
-	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("testdata", "mock", "*.*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, file := range files {
-		if strings.HasSuffix(file, ".golden") {
-			continue
-		}
-		n++
-		stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		t.Run(stem, func(t *testing.T) {
-			t.Parallel()
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got string
-			entries, err := parseScript(string(src))
-			if err != nil {
-				got = "error: " + err.Error() + "\n"
-			} else {
-				b, err := json.MarshalIndent(entries, "", "  ")
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = string(b) + "\n"
-			}
-			golden(t, filepath.Join("testdata", "mock", stem+".entries.golden"), got)
-		})
-	}
-	if n == 0 {
-		t.Fatal("no mock scripts in testdata/mock")
-	}
-}
 
 // mockRun runs a mock provider step with prompt and returns its result.
 func mockRun(f *fixture, step, script, prompt string, edit func(r *Request)) Result {
 	r := f.req(KindProvider, step)
 	r.Providers = []string{"mock"}
 	if script != "" {
-		r.ProviderParams = []Param{{"script", script}}
+		r.ProviderParams = []provider.Param{{Key: "script", Value: script}}
 	}
 	r.Prompt = prompt
 	if edit != nil {
@@ -181,7 +142,7 @@ func TestMockEcho(t *testing.T) {
 	f := newFixture(t)
 	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *Request) {
 		r.OutputFile = "reply.md"
-		r.Mask = NewMasker([]string{"secret"})
+		r.Mask = proc.NewMasker([]string{"secret"})
 	})
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
 		t.Errorf("Run(mock echo) = %s", describe(got))
@@ -196,7 +157,7 @@ func TestMockDefaultsFromProviderDef(t *testing.T) {
 	f := newFixture(t)
 	f.write("s.yaml", "- reply: from defaults\n")
 	got := mockRun(f, "Ask", "", "p", func(r *Request) {
-		r.ProviderDefs = []ProviderDef{{Name: "mock", Defaults: []Param{{"script", "s.yaml"}}}}
+		r.ProviderDefs = []provider.Def{{Name: "mock", Defaults: []provider.Param{{Key: "script", Value: "s.yaml"}}}}
 	})
 	if got.Output != "from defaults" {
 		t.Errorf("Run(mock with defaults.script) = %s, want output \"from defaults\"", describe(got))

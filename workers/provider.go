@@ -9,6 +9,8 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -18,9 +20,9 @@ const (
 	transportFile  = "temp_file"
 )
 
-// A reply is what one provider call produced, before the output capture. It
+// A callReply is what one provider call produced, before the output capture. It
 // is also what record/replay stores.
-type reply struct {
+type callReply struct {
 	text        string // the whole reply (masked): the model's text, or the raw stdout
 	exit        int
 	signal      string // "" = from exit
@@ -44,12 +46,12 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 	if len(req.Providers) == 0 {
 		return failed(exitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
 	}
-	provs := make([]provider, 0, len(req.Providers))
+	provs := make([]provider.Provider, 0, len(req.Providers))
 	for _, name := range req.Providers {
-		pv, ok := lookupProvider(req, name)
+		pv, ok := provider.Lookup(req.ProviderDefs, name)
 		if !ok {
 			return failed(exitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
-				name, source.DidYouMean(name, providerNames(req))))
+				name, source.DidYouMean(name, provider.Names(req.ProviderDefs))))
 		}
 		provs = append(provs, pv)
 	}
@@ -67,12 +69,12 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
 		})
 		tries = res.Attempts
-		res.Provider = pv.name
+		res.Provider = pv.Name
 		if !retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
 			break
 		}
 		if req.OnFallback != nil {
-			req.OnFallback(pv.name, provs[i+1].name, strings.TrimPrefix(failureReason(res), "provider '"+pv.name+"' failed: "))
+			req.OnFallback(pv.Name, provs[i+1].Name, strings.TrimPrefix(failureReason(res), "provider '"+pv.Name+"' failed: "))
 		}
 	}
 	return res
@@ -84,7 +86,7 @@ func failureReason(res Result) string {
 	if res.Err != nil {
 		return firstLine(res.Err.Error())
 	}
-	if res.ExitCode == exitTimeout {
+	if res.ExitCode == proc.ExitTimeout {
 		return "timed out"
 	}
 	return fmt.Sprintf("exit code %d", res.ExitCode)
@@ -156,24 +158,24 @@ func fileErr(key, rel string, err error) *source.Error {
 
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
-func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool, n int) Result {
-	call := callID(req, pv.name, n)
+func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool, n int) Result {
+	call := callID(req, pv.Name, n)
 	if r.Replay != "" {
 		rep := r.replay(req, prompt, call)
 		return finishReply(req, p, rep)
 	}
 	start := r.now()
-	var rep reply
-	if pv.mock {
+	var rep callReply
+	if pv.Mock {
 		rep = r.runMock(req, pv, prompt, call)
 	} else {
 		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
 	}
 	if r.Record != "" {
-		if err := r.record(req, pv.name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
-				rep.exit = exitInvalid
+				rep.exit = provider.ExitInvalid
 			}
 		}
 	}
@@ -183,16 +185,16 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 // callID identifies one provider call of a numbered execution (execution,
 // provider, try), so that a call repeated after a crash can be answered as
 // before; "" for an unnumbered one.
-func callID(req *Request, provider string, try int) string {
+func callID(req *Request, name string, try int) string {
 	if req.Execution <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d/%s/%d", req.Execution, provider, try)
+	return fmt.Sprintf("%d/%s/%d", req.Execution, name, try)
 }
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory
 // cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *Request, p paths, rep reply) Result {
+func finishReply(req *Request, p paths, rep callReply) Result {
 	res := Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
@@ -209,8 +211,8 @@ func finishReply(req *Request, p paths, rep reply) Result {
 		res.Signal = signalFor(rep.exit)
 	}
 	out := rep.text
-	if rep.truncated && len(out) > defaultMemCap {
-		out = out[:defaultMemCap]
+	if rep.truncated && len(out) > proc.DefaultMemCap {
+		out = out[:proc.DefaultMemCap]
 	}
 	res.Output = trimOutput(out)
 	if p.output != "" && !rep.wroteOutput {
@@ -261,21 +263,21 @@ func (inv *invocation) cleanup() {
 // path). stdin and temp_file modes write the prompt to a file under
 // RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
 // input_file, unless the prompt is that file's content.
-func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInput bool) (*invocation, *source.Error) {
+func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
 	inv := &invocation{}
-	tmpl := pv.command
+	tmpl := pv.Command
 	if len(req.CommandOverride) > 0 {
 		tmpl = req.CommandOverride
 	}
 	if len(tmpl) == 0 {
-		return inv, source.Errorf(source.EExec, "provider '%s' has no command", pv.name)
+		return inv, source.Errorf(source.EExec, "provider '%s' has no command", pv.Name)
 	}
 	uses := func(key string) bool {
-		return slices.ContainsFunc(tmpl, func(s string) bool { return templateUses(s, key) })
+		return slices.ContainsFunc(tmpl, func(s string) bool { return provider.Uses(s, key) })
 	}
 	mode := ""
 	var argvTmpl []string
-	for _, t := range []*Transport{pv.transport, req.Transport} {
+	for _, t := range []*provider.Transport{pv.Transport, req.Transport} {
 		if t == nil {
 			continue
 		}
@@ -301,31 +303,21 @@ func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInpu
 	default:
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
-	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return templateUses(s, "PROMPT_FILE") }) {
-		if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-			return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
-		}
-		f, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
+		tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 		}
-		inv.tmp = f.Name()
-		_, werr := f.WriteString(prompt)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
-		}
+		inv.tmp = tmp
 	}
 	vars := providerVars(req, pv, p, prompt, inv.tmp)
 	sub := func(elems []string) ([]string, *source.Error) {
 		out := make([]string, 0, len(elems))
 		for _, s := range elems {
-			v, err := substTemplate(s, vars)
+			v, err := provider.Subst(s, vars)
 			if err != nil {
 				return nil, source.Errorf(source.ETemplateKey, "provider '%s' uses template key '%s' that neither its defaults nor provider_params define%s",
-					pv.name, err.key, source.DidYouMean(err.key, vars.names()))
+					pv.Name, err.Key, source.DidYouMean(err.Key, vars.Names()))
 			}
 			out = append(out, v)
 		}
@@ -360,119 +352,27 @@ func buildInvocation(req *Request, p paths, pv provider, prompt string, fromInpu
 	case !fromInput:
 		inv.stdin = p.input
 	}
-	inv.wroteOutput = p.output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return templateUses(s, "OUTPUT_FILE") }))
+	inv.wroteOutput = p.output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "OUTPUT_FILE") }))
 	return inv, nil
 }
 
-// templateVars are a provider template's keys: the built-in ones, then the
-// provider's defaults, with the step's provider_params over them.
-type templateVars []Param
-
 // providerVars returns the values of every template key. model is always a
 // key ("" unless a param sets it), as for the checker.
-func providerVars(req *Request, pv provider, p paths, prompt, promptFile string) templateVars {
-	vars := templateVars([]Param{
-		{lang.KeyPrompt, prompt},
-		{lang.KeyPromptFile, promptFile},
-		{lang.KeyInputFile, p.input},
-		{lang.KeyOutputFile, p.output},
-		{lang.KeyModel, ""},
+func providerVars(req *Request, pv provider.Provider, p paths, prompt, promptFile string) provider.Vars {
+	vars := provider.Vars([]provider.Param{
+		{Key: lang.KeyPrompt, Value: prompt},
+		{Key: lang.KeyPromptFile, Value: promptFile},
+		{Key: lang.KeyInputFile, Value: p.input},
+		{Key: lang.KeyOutputFile, Value: p.output},
+		{Key: lang.KeyModel, Value: ""},
 	})
-	for _, list := range [][]Param{pv.defaults, req.ProviderParams} {
+	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {
 		for _, kv := range list {
-			vars = vars.set(kv.Key, kv.Value)
+			vars = vars.Set(kv.Key, kv.Value)
 		}
 	}
 	if req.Model != "" {
-		vars = vars.set("model", req.Model) // model: wins over provider_params and defaults
+		vars = vars.Set("model", req.Model) // model: wins over provider_params and defaults
 	}
 	return vars
-}
-
-// set sets key, keeping its first position.
-func (v templateVars) set(key, value string) templateVars {
-	for i := range v {
-		if v[i].Key == key {
-			v[i].Value = value
-			return v
-		}
-	}
-	return append(v, Param{key, value})
-}
-
-func (v templateVars) get(key string) (string, bool) {
-	for _, kv := range v {
-		if kv.Key == key {
-			return kv.Value, true
-		}
-	}
-	return "", false
-}
-
-func (v templateVars) names() []string {
-	out := make([]string, len(v))
-	for i, kv := range v {
-		out[i] = kv.Key
-	}
-	return out
-}
-
-// A keyError is an unknown template key.
-type keyError struct{ key string }
-
-func (e *keyError) Error() string { return fmt.Sprintf("unknown template key '%s'", e.key) }
-
-// substTemplate substitutes one template element: "${KEY}" is the key's value,
-// "$$" is "$", "${{" passes through untouched, and any other "$" is literal.
-// These are provider template keys, not the VM's variables.
-func substTemplate(s string, vars templateVars) (string, *keyError) {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c != '$' || i+1 == len(s):
-			b.WriteByte(c)
-			i++
-		case s[i+1] == '$':
-			b.WriteByte('$')
-			i += 2
-		case s[i+1] == '{' && i+2 < len(s) && s[i+2] == '{':
-			b.WriteString("${{")
-			i += 3
-		case s[i+1] == '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				b.WriteString(s[i:])
-				i = len(s)
-				continue
-			}
-			key := s[i+2 : i+2+end]
-			v, ok := vars.get(key)
-			if !ok {
-				return "", &keyError{key}
-			}
-			b.WriteString(v)
-			i += end + 3
-		default:
-			b.WriteByte(c)
-			i++
-		}
-	}
-	return b.String(), nil
-}
-
-// templateUses reports whether the template element s names ${key}.
-func templateUses(s, key string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] != '$' {
-			continue
-		}
-		switch {
-		case s[i+1] == '$':
-			i++
-		case s[i+1] == '{' && strings.HasPrefix(s[i+2:], key+"}"):
-			return true
-		}
-	}
-	return false
 }

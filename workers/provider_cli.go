@@ -2,62 +2,62 @@ package workers
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
-func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider, prompt string, fromInput bool) reply {
+func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) callReply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
-		return reply{exit: exitInvalid, err: serr}
+		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
 	var inv *invocation
-	if pv.own && len(req.CommandOverride) == 0 {
+	if pv.Own && len(req.CommandOverride) == 0 {
 		inv, serr = presetInvocation(req, p, pv, prompt, envMap(env))
 	} else {
 		inv, serr = buildInvocation(req, p, pv, prompt, fromInput)
 	}
 	defer inv.cleanup()
 	if serr != nil {
-		return reply{exit: exitNotRun, err: serr}
+		return callReply{exit: exitNotRun, err: serr}
 	}
 	if p.output != "" {
 		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
 		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
 	spec, closeStdin, err := stepSpec(req, p, inv.argv, env, inv.stdin)
 	if err != nil {
-		return reply{exit: exitNotRun, err: escapeErr("input_file", err)}
+		return callReply{exit: exitNotRun, err: escapeErr("input_file", err)}
 	}
 	defer closeStdin()
-	if pv.cli != nil && pv.cli.stdoutFile {
-		f, err := os.CreateTemp(p.tmpDir, req.Step+"-stdout-*.txt")
+	if pv.CLI != nil && pv.CLI.StdoutFile {
+		f, err := writeTemp(p, req.Step+"-stdout-*.txt", nil)
 		if err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
-		f.Close()
-		spec.StdoutFile = f.Name()
-		defer os.Remove(f.Name())
+		spec.StdoutFile = f
+		defer os.Remove(f)
 	}
-	pr := RunProc(ctx, spec)
+	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
 		}
-		return reply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+		return callReply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
 	}
-	rep := reply{
+	rep := callReply{
 		text:        string(pr.Stdout),
 		exit:        pr.ExitCode,
 		truncated:   pr.StdoutTruncated,
@@ -69,7 +69,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	case spec.StdoutFile != "":
 		b, err := os.ReadFile(spec.StdoutFile)
 		if err != nil {
-			return reply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
 		if req.Live != nil {
@@ -83,14 +83,14 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	switch {
 	case pr.TimedOut:
 		rep.err = source.Errorf(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
-			pv.name, req.Step, timeoutOf(req))
+			pv.Name, req.Step, timeoutOf(req))
 		return rep
 	case ctx.Err() != nil:
 		rep.signal = SignalFailure
 		rep.err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		return rep
 	}
-	if pv.format == formatRaw {
+	if pv.RawReply() {
 		return rep
 	}
 	stderr := string(pr.Stderr)
@@ -99,14 +99,14 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 			stderr = string(b)
 		}
 	}
-	out := readReply(pv, permissionsOf(req), rep.text, stderr, pr.ExitCode)
-	if out.parsed {
+	out := provider.ReadReply(pv, permissionsOf(req), rep.text, stderr, pr.ExitCode)
+	if out.Parsed {
 		// A secret that JSON escaped is masked only once decoded.
-		rep.text, rep.tokens = req.Mask.String(out.text), out.tokens
+		rep.text, rep.tokens = req.Mask.String(out.Text), out.Tokens
 	}
-	rep.exit = out.exit
-	if out.reason != "" {
-		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.name, req.Mask.String(out.reason))
+	rep.exit = out.Exit
+	if out.Reason != "" {
+		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.Name, req.Mask.String(out.Reason))
 	}
 	return rep
 }
@@ -114,7 +114,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 // permissionsOf returns the step's permissions ("" = edit).
 func permissionsOf(req *Request) string {
 	if req.Permissions == "" {
-		return permEdit
+		return provider.PermEdit
 	}
 	return req.Permissions
 }
@@ -124,56 +124,56 @@ func permissionsOf(req *Request) string {
 // variables, the document's and step's env, then the provider entry's env.
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Registry, req *Request, p paths, pv provider) ([]string, *source.Error) {
-	secrets := append(append([]EnvVar(nil), req.Secrets...), pv.secrets...)
-	var vars []EnvVar
-	if f := pv.cli; f != nil {
-		vars = append(vars, f.env...)
+func cliEnv(r *Registry, req *Request, p paths, pv provider.Provider) ([]string, *source.Error) {
+	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
+	var vars []proc.EnvVar
+	if f := pv.CLI; f != nil {
+		vars = append(vars, f.Env...)
 	}
 	vars = append(vars, req.Env...)
-	vars = append(vars, pv.env...)
-	f := pv.cli
-	if f == nil || f.home == "" {
-		return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+	vars = append(vars, pv.Env...)
+	f := pv.CLI
+	if f == nil || f.Home == "" {
+		return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
 	}
-	given := envMap(BuildEnv(r.Env, req.EnvAllow, secrets, vars))
-	home, ours := given[f.home], false
+	given := envMap(proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars))
+	home, ours := given[f.Home], false
 	if home == "" {
 		ours = true
 		base := req.RunRoot
 		if base == "" {
 			base = p.tmpDir
 		}
-		home = filepath.Join(base, "providers", pv.name)
-		vars = append([]EnvVar{{f.home, home}}, vars...)
+		home = filepath.Join(base, "providers", pv.Name)
+		vars = append([]proc.EnvVar{{Name: f.Home, Value: home}}, vars...)
 	}
-	for rel, content := range f.files {
+	for rel, content := range f.Files {
 		if !ours {
 			break // a home the user chose keeps its own settings
 		}
 		path := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			return nil, source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
 		}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+		return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 	}
-	if ours && pv.own && f.keyNeeded && given[f.keyVar] == "" {
+	if ours && pv.Own && f.KeyNeeded && given[f.KeyVar] == "" {
 		return nil, source.Errorf(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
-			pv.name, f.keyVar, f.home)
+			pv.Name, f.KeyVar, f.Home)
 	}
-	if f.tmpInHome {
+	if f.TmpInHome {
 		tmp := filepath.Join(home, "tmp")
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.name, err)
+			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
-		vars = append([]EnvVar{{"TMPDIR", tmp}}, vars...)
+		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+	return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
 }
 
 // envMap turns "K=V" strings into a map.
@@ -189,43 +189,24 @@ func envMap(env []string) map[string]string {
 // presetInvocation is a preset's own command: the prompt on stdin (never in
 // argv, so any prompt, whatever it starts with, arrives whole), the model
 // and permission flags from the table.
-func presetInvocation(req *Request, p paths, pv provider, prompt string, env map[string]string) (*invocation, *source.Error) {
+func presetInvocation(req *Request, p paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
 	inv := &invocation{}
-	f := pv.cli
+	f := pv.CLI
 	perms := permissionsOf(req)
-	if _, ok := f.perms[perms]; !ok {
+	if _, ok := f.Perms[perms]; !ok {
 		return inv, source.Errorf(source.EExec, "permissions '%s' of step '%s' is not read, edit or full", perms, req.Step)
 	}
-	if f.maxPrompt > 0 && len(prompt) > f.maxPrompt {
+	if f.MaxPrompt > 0 && len(prompt) > f.MaxPrompt {
 		return inv, source.Errorf(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
-			req.Step, len(prompt), pv.name, f.maxPrompt)
+			req.Step, len(prompt), pv.Name, f.MaxPrompt)
 	}
-	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
-		return inv, source.Errorf(source.EExec, "create %s: %v", p.tmpDir, err)
-	}
-	file, err := os.CreateTemp(p.tmpDir, req.Step+"-prompt-*.txt")
+	tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 	if err != nil {
 		return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 	}
-	inv.tmp = file.Name()
-	_, werr := file.WriteString(prompt)
-	if cerr := file.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return inv, source.Errorf(source.EExec, "write prompt file: %v", werr)
-	}
+	inv.tmp = tmp
 	inv.stdin = inv.tmp
-	model, _ := providerVars(req, pv, p, "", "").get("model")
-	inv.argv = f.command(model, perms, env)
+	model, _ := providerVars(req, pv, p, "", "").Get("model")
+	inv.argv = f.Command(model, perms, env)
 	return inv, nil
-}
-
-// deniedReason says which permission a denied tool call lacked.
-func deniedReason(perms, what string) string {
-	need := permEdit
-	if perms != permRead {
-		need = permFull
-	}
-	return fmt.Sprintf("the agent was denied %s with permissions: %s; set permissions: %s to allow it", what, perms, need)
 }

@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 func TestSubstTemplate(t *testing.T) {
 	t.Parallel()
-	vars := templateVars{{"PROMPT", "hi $x"}, {"model", "m1"}, {"max_tokens", "100"}}
+	vars := provider.Vars{{Key: "PROMPT", Value: "hi $x"}, {Key: "model", Value: "m1"}, {Key: "max_tokens", Value: "100"}}
 	tests := []struct {
 		name, in, want, wantKey string
 	}{
@@ -32,22 +35,22 @@ func TestSubstTemplate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := substTemplate(tt.in, vars)
+			got, err := provider.Subst(tt.in, vars)
 			gotKey := ""
 			if err != nil {
-				gotKey = err.key
+				gotKey = err.Key
 			}
 			if got != tt.want || gotKey != tt.wantKey {
-				t.Errorf("substTemplate(%q) = %q, key %q, want %q, key %q", tt.in, got, gotKey, tt.want, tt.wantKey)
+				t.Errorf("provider.Subst(%q) = %q, key %q, want %q, key %q", tt.in, got, gotKey, tt.want, tt.wantKey)
 			}
 		})
 	}
 }
 
-// fake returns a ProviderDef named name whose command runs the test binary in
+// fake returns a provider.Def named name whose command runs the test binary in
 // a helper mode.
-func fake(t *testing.T, name string, args ...string) ProviderDef {
-	return ProviderDef{Name: name, Command: exe(t, args...)}
+func fake(t *testing.T, name string, args ...string) provider.Def {
+	return provider.Def{Name: name, Command: exe(t, args...)}
 }
 
 func TestProviderTransport(t *testing.T) {
@@ -60,75 +63,75 @@ func TestProviderTransport(t *testing.T) {
 		cat    bool   // needs the system's cat
 	}{
 		{"argv from ${PROMPT}", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "<${PROMPT}>")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "<${PROMPT}>")}
 		}, "<Say hi>", false},
 		{"stdin by default", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "Say hi", false},
 		{"temp_file from ${PROMPT_FILE}", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${PROMPT_FILE}")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${PROMPT_FILE}")}
 		}, "@tmp", false},
 		{"temp_file content", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"cat", "${PROMPT_FILE}"}}}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"cat", "${PROMPT_FILE}"}}}
 		}, "Say hi", true},
 		{"step transport argv appends the prompt", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print")}
-			r.Transport = &Transport{Mode: "argv"}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print")}
+			r.Transport = &provider.Transport{Mode: "argv"}
 		}, "Say hi", false},
 		{"argv_template", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print")}
-			r.Transport = &Transport{Mode: "argv", ArgvTemplate: []string{"[${PROMPT}|${model}]"}}
-			r.ProviderParams = []Param{{"model", "big"}}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print")}
+			r.Transport = &provider.Transport{Mode: "argv", ArgvTemplate: []string{"[${PROMPT}|${model}]"}}
+			r.ProviderParams = []provider.Param{{Key: "model", Value: "big"}}
 		}, "[Say hi|big]", false},
 		{"provider transport temp_file appends the path", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: exe(f.t, "print"), Transport: &Transport{Mode: "temp_file"}}}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "print"), Transport: &provider.Transport{Mode: "temp_file"}}}
 		}, "@tmp", false},
 		{"step overrides provider transport", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: exe(f.t, "cat"), Transport: &Transport{Mode: "argv"}}}
-			r.Transport = &Transport{Mode: "stdin"}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "cat"), Transport: &provider.Transport{Mode: "argv"}}}
+			r.Transport = &provider.Transport{Mode: "stdin"}
 		}, "Say hi", false},
 		{"params over defaults", func(f *fixture, r *Request) {
 			d := fake(f.t, "echo", "print", "${model}:${max_tokens}")
-			d.Defaults = []Param{{"model", "small"}, {"max_tokens", "10"}}
-			r.ProviderDefs = []ProviderDef{d}
-			r.ProviderParams = []Param{{"max_tokens", "99"}}
+			d.Defaults = []provider.Param{{Key: "model", Value: "small"}, {Key: "max_tokens", Value: "10"}}
+			r.ProviderDefs = []provider.Def{d}
+			r.ProviderParams = []provider.Param{{Key: "max_tokens", Value: "99"}}
 		}, "small:99", false},
 		{"command_override", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "template")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "template")}
 			r.CommandOverride = exe(f.t, "print", "override ${PROMPT}")
 		}, "override Say hi", false},
 		{"input_file as prompt on stdin", func(f *fixture, r *Request) {
 			f.write("in.txt", "from file\n")
 			r.Prompt, r.InputFile = "", "in.txt"
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "from file", false},
 		{"prompt and input_file both reach the model", func(f *fixture, r *Request) {
 			f.write("in.txt", "file data")
 			r.InputFile = "in.txt"
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "Say hi\n\nfile data", false},
 		{"input_file is not on stdin beside an argv prompt", func(f *fixture, r *Request) {
 			f.write("in.txt", "file data")
 			r.InputFile = "in.txt"
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "stdin")}
-			r.Transport = &Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "stdin")}
+			r.Transport = &provider.Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
 		}, "devnull\n0", false},
 		{"model: over provider_params and defaults", func(f *fixture, r *Request) {
 			d := fake(f.t, "echo", "print", "${model}")
-			d.Defaults = []Param{{"model", "small"}}
-			r.ProviderDefs = []ProviderDef{d}
-			r.ProviderParams = []Param{{"model", "big"}}
+			d.Defaults = []provider.Param{{Key: "model", Value: "small"}}
+			r.ProviderDefs = []provider.Def{d}
+			r.ProviderParams = []provider.Param{{Key: "model", Value: "big"}}
 			r.Model = "opus"
 		}, "opus", false},
 		{"prompt_file", func(f *fixture, r *Request) {
 			f.write("prompts/p.md", "from prompt file")
 			r.Prompt, r.PromptFile = "", "prompts/p.md"
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${PROMPT}")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${PROMPT}")}
 		}, "from prompt file", false},
 		{"${INPUT_FILE} and ${OUTPUT_FILE}", func(f *fixture, r *Request) {
 			f.write("in.txt", "x")
 			r.InputFile = "in.txt"
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${INPUT_FILE} ${OUTPUT_FILE}")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${INPUT_FILE} ${OUTPUT_FILE}")}
 			r.OutputFile = "o.txt"
 		}, "@paths", false},
 	}
@@ -176,27 +179,27 @@ func TestProviderErrors(t *testing.T) {
 		want  want
 	}{
 		{"unknown template key", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "print", "${modle}")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${modle}")}
 		}, want{signal: SignalFailure, exit: -1, code: source.ETemplateKey,
 			errHas: "provider 'echo' uses template key 'modle' that neither its defaults nor provider_params define (did you mean 'model'?)"}},
 		{"unknown provider", func(f *fixture, r *Request) {
 			r.Providers = []string{"cluade"}
 		}, want{signal: SignalFailure, exit: -1, code: source.EUnknownProv, errHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
 		{"bad transport", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "cat")}
-			r.Transport = &Transport{Mode: "pipe"}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
+			r.Transport = &provider.Transport{Mode: "pipe"}
 		}, want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "prompt_transport mode 'pipe'"}},
 		{"cli not found", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"smith-no-such-cli"}}}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"smith-no-such-cli"}}}
 		}, want{signal: SignalFailure, exit: 127, code: source.EExec, errHas: "command 'smith-no-such-cli' not found"}},
 		{"exit 2 not retried", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "exit", "2")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "2")}
 		}, want{signal: SignalFailure, exit: 2, attempts: 1}},
 		{"exit 1 retried", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "exit", "1")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "1")}
 		}, want{signal: SignalFailure, exit: 1, attempts: 3}},
 		{"timeout", func(f *fixture, r *Request) {
-			r.ProviderDefs = []ProviderDef{fake(f.t, "echo", "sleep", "20s")}
+			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "sleep", "20s")}
 			r.Timeout = 50 * time.Millisecond
 			r.Attempts = 1
 		}, want{signal: SignalTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "provider 'echo' of step 'Ask' timed out"}},
@@ -254,10 +257,10 @@ func TestProviderReplies(t *testing.T) {
 			f := newFixture(t)
 			r := f.req(KindProvider, "Ask")
 			r.Providers = []string{tt.provider}
-			r.ProviderDefs = []ProviderDef{fake(t, tt.provider, "print", tt.stdout)}
+			r.ProviderDefs = []provider.Def{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
 			r.Attempts = 2
-			r.Mask = NewMasker([]string{"secret"})
+			r.Mask = proc.NewMasker([]string{"secret"})
 			got := f.reg.Run(context.Background(), r)
 			tt.want.check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {
@@ -272,7 +275,7 @@ func TestProviderFallback(t *testing.T) {
 	f := newFixture(t)
 	r := f.req(KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
-	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "capital of France?"
 	r.Attempts, r.Backoff = 2, time.Second
 	r.OutputFile = "answer.txt"
@@ -297,7 +300,7 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	f := newFixture(t)
 	r := f.req(KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
-	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "q"
 	got := f.reg.Run(context.Background(), r)
 	if got.Provider != "claude" || got.ExitCode != 2 {
@@ -311,7 +314,7 @@ func TestProviderOutputFileByCLI(t *testing.T) {
 	r := f.req(KindProvider, "Ask")
 	r.Providers = []string{"echo"}
 	// The CLI is told where the file is; Smith must not overwrite it with stdout.
-	r.ProviderDefs = []ProviderDef{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
+	r.ProviderDefs = []provider.Def{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
 	r.OutputFile = "o.txt"
 	f.write("artifacts/Ask/o.txt", "by the cli")
 	got := f.reg.Run(context.Background(), r)
@@ -325,10 +328,25 @@ func TestProviderJSONCapture(t *testing.T) {
 	f := newFixture(t)
 	r := f.req(KindProvider, "Ask")
 	r.Providers = []string{"claude"}
-	r.ProviderDefs = []ProviderDef{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
 	r.OutputCapture = "json"
 	got := f.reg.Run(context.Background(), r)
 	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
 		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
+	}
+}
+
+// TestTemplateKeyCatalog: the keys a provider template may use without
+// declaring them (lang.TemplateKeys, what the checker accepts) are exactly
+// the keys workers fills.
+func TestTemplateKeyCatalog(t *testing.T) {
+	vars := providerVars(&Request{}, provider.Provider{}, paths{}, "p", "f")
+	if len(vars) != len(lang.TemplateKeys) {
+		t.Fatalf("workers fills %d template keys, lang.TemplateKeys has %d", len(vars), len(lang.TemplateKeys))
+	}
+	for i, k := range lang.TemplateKeys {
+		if vars[i].Key != k {
+			t.Errorf("template key %d: workers fills %q, lang.TemplateKeys says %q", i, vars[i].Key, k)
+		}
 	}
 }

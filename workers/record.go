@@ -39,7 +39,7 @@ type recording struct {
 }
 
 // record writes one provider call to the --record directory.
-func (r *Registry) record(req *Request, provider, prompt string, rep reply, attempt int, d time.Duration) error {
+func (r *Registry) record(req *Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
@@ -53,7 +53,7 @@ func (r *Registry) record(req *Request, provider, prompt string, rep reply, atte
 		Step:     req.Step,
 		RunID:    req.RunID,
 		Attempt:  attempt,
-		Provider: provider,
+		Provider: name,
 		Prompt:   req.Mask.String(prompt),
 		Reply:    rep.text,
 		ExitCode: rep.exit,
@@ -102,21 +102,16 @@ func lastRecording(dir, step string) (int, error) {
 // replay answers a provider call from the --replay directory: the step's next
 // recording, whose prompt must equal this call's (masked) prompt. A missing
 // recording or a different prompt is E_REPLAY_MISS.
-func (r *Registry) replay(req *Request, prompt, call string) reply {
-	miss := func(format string, args ...any) reply {
-		return reply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
+func (r *Registry) replay(req *Request, prompt, call string) callReply {
+	miss := func(format string, args ...any) callReply {
+		return callReply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
-	cursors := map[string]*replayCursor{}
-	if err := loadCursors(req.RunRoot, replayCursors, &cursors); err != nil {
-		return miss("replay: %v", err)
-	}
 	key := req.callKey()
-	cur := cursors[key]
-	if cur == nil {
-		cur = &replayCursor{}
-		cursors[key] = cur
+	cursors, cur, err := loadCursor[replayCursor](req.RunRoot, replayCursors, key)
+	if err != nil {
+		return miss("replay: %v", err)
 	}
 	n, seen := cur.Calls[call]
 	if !seen || call == "" {
@@ -155,7 +150,7 @@ func (r *Registry) replay(req *Request, prompt, call string) reply {
 			return miss("replay: %v", err)
 		}
 	}
-	rep := reply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
+	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
 	if rec.ErrorCode != "" {
 		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}

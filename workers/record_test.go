@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and
@@ -17,9 +19,9 @@ import (
 func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *Request {
 	r := f.req(KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
-	r.ProviderDefs = []ProviderDef{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
+	r.ProviderDefs = []provider.Def{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
-	r.Mask = NewMasker([]string{"hunter2"})
+	r.Mask = proc.NewMasker([]string{"hunter2"})
 	r.Attempts = 2
 	r.OutputFile = "answer.txt"
 	return r
@@ -120,7 +122,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 	rec.reg.Record = dir
 	r := rec.req(KindProvider, "Slow")
 	r.Providers = []string{"echo"}
-	r.ProviderDefs = []ProviderDef{fake(t, "echo", "sleep", "20s")}
+	r.ProviderDefs = []provider.Def{fake(t, "echo", "sleep", "20s")}
 	r.Timeout = 50 * time.Millisecond
 	recorded := rec.reg.Run(context.Background(), r)
 
@@ -128,7 +130,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 	rep.reg.Replay = dir
 	r2 := rep.req(KindProvider, "Slow")
 	r2.Providers = []string{"echo"}
-	r2.ProviderDefs = []ProviderDef{{Name: "echo", Command: []string{"x"}}}
+	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
 	replayed := rep.reg.Run(context.Background(), r2)
 	if describe(replayed) != describe(recorded) || recorded.Signal != SignalTimeout {
 		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))

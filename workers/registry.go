@@ -10,6 +10,8 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Signals every worker may return.
@@ -17,6 +19,8 @@ const (
 	SignalSuccess = lang.SigSuccess
 	SignalFailure = lang.SigFailure
 	SignalTimeout = lang.SigTimeout
+	// SignalValidationFail is the signal of a reply that failed its schema.
+	SignalValidationFail = lang.SigValidationFail
 )
 
 const (
@@ -27,9 +31,6 @@ const (
 	exitNotRun = -1
 	// exitNotFound is the exit code of a command that could not be started.
 	exitNotFound = 127
-	// exitRetryable and exitInvalid are the provider exit codes of CONTRACT.md 5.
-	exitRetryable = 1
-	exitInvalid   = 2
 )
 
 // A Registry executes requests: processes, providers (the presets, a
@@ -218,14 +219,14 @@ func timeoutOf(req *Request) time.Duration {
 }
 
 // retryable reports whether a try that ended with exit may be tried again.
-func retryable(exit int) bool { return exit == exitRetryable || exit == exitTimeout }
+func retryable(exit int) bool { return exit == provider.ExitRetryable || exit == proc.ExitTimeout }
 
 // signalFor maps an exit code to its signal.
 func signalFor(exit int) string {
 	switch exit {
 	case 0:
 		return SignalSuccess
-	case exitTimeout:
+	case proc.ExitTimeout:
 		return SignalTimeout
 	}
 	return SignalFailure

@@ -10,10 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/testchild"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
+
+func TestMain(m *testing.M) {
+	testchild.Main()
+	os.Exit(m.Run())
+}
 
 // A fixture is one project (BASE, WORKSPACE, a RUN_ROOT) and a Registry with a
 // fake clock and pause.
@@ -64,7 +71,7 @@ func (f *fixture) req(kind Kind, step string) *Request {
 		Kind:    kind,
 		Dirs:    f.dirs,
 		RunRoot: f.runRoot,
-		Env:     []EnvVar{{helperVar, "1"}},
+		Env:     []proc.EnvVar{{Name: testchild.Var, Value: "1"}},
 		Timeout: 30 * time.Second,
 	}
 }
@@ -92,7 +99,7 @@ func (f *fixture) read(rel string) string {
 
 // exe returns the argv that runs the test binary in a helper mode.
 func exe(t *testing.T, args ...string) []string {
-	argv, _ := helper(t, args...)
+	argv, _ := testchild.Argv(t, args...)
 	return argv
 }
 
@@ -222,7 +229,7 @@ func TestRunCommand(t *testing.T) {
 			name: "secrets masked",
 			setup: func(f *fixture, r *Request) {
 				r.Argv = exe(f.t, "print", "token=hunter2\n")
-				r.Mask = NewMasker([]string{"hunter2"})
+				r.Mask = proc.NewMasker([]string{"hunter2"})
 			},
 			want: want{signal: SignalSuccess, attempts: 1, output: "token=***", checkOut: true},
 		},
@@ -328,12 +335,12 @@ func TestRunOutputFile(t *testing.T) {
 			r := f.req(KindCommand, "Gen")
 			r.Argv = exe(t, tt.argv...)
 			r.OutputFile = tt.output
-			r.Mask = NewMasker(tt.mask)
+			r.Mask = proc.NewMasker(tt.mask)
 			got := f.reg.Run(context.Background(), r)
 			content := f.read("artifacts/Gen/" + tt.output)
 			wantContent := tt.want
 			if wantContent == "" {
-				wantContent = string(pattern(big))
+				wantContent = string(testchild.Pattern(big))
 			}
 			if got.Signal != SignalSuccess || content != wantContent || got.Truncated != tt.truncated {
 				t.Errorf("Run(%v) = %s truncated=%v, output_file %q, want success truncated=%v, file %q",
@@ -342,9 +349,9 @@ func TestRunOutputFile(t *testing.T) {
 			if tt.truncated {
 				spill := filepath.Join(f.runRoot, "logs", "Gen-stdout.log")
 				b, _ := os.ReadFile(spill)
-				if got.SpillStdout != spill || len(b) != big || len(got.Output) != defaultMemCap {
+				if got.SpillStdout != spill || len(b) != big || len(got.Output) != proc.DefaultMemCap {
 					t.Errorf("Run(%v): spill %q (%d bytes), output %d bytes, want %q with %d bytes and %d in memory",
-						tt.argv, got.SpillStdout, len(b), len(got.Output), spill, big, defaultMemCap)
+						tt.argv, got.SpillStdout, len(b), len(got.Output), spill, big, proc.DefaultMemCap)
 				}
 			}
 		})

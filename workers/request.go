@@ -7,6 +7,8 @@ import (
 
 	"smith/lang"
 	"smith/workers/confine"
+	"smith/workers/proc"
+	"smith/workers/provider"
 )
 
 // Kind says what a Request runs.
@@ -48,12 +50,12 @@ type Request struct {
 	Providers []string // KindProvider: provider names, tried in order on retryable failure
 	Worker    string   // KindInternal: Internal:NAME; manifests: the workers key
 
-	Prompt          string     // the prompt text (prompt:), when given inline
-	PromptFile      string     // prompt_file: a path relative to WORKSPACE
-	ProviderParams  []Param    // step provider_params over provider defaults
-	CommandOverride []string   // replaces the provider template entirely
-	Transport       *Transport // prompt_transport override
-	ProviderDefs    []ProviderDef
+	Prompt          string              // the prompt text (prompt:), when given inline
+	PromptFile      string              // prompt_file: a path relative to WORKSPACE
+	ProviderParams  []provider.Param    // step provider_params over provider defaults
+	CommandOverride []string            // replaces the provider template entirely
+	Transport       *provider.Transport // prompt_transport override
+	ProviderDefs    []provider.Def
 	// Model is the model to ask for (step, agent or defaults model:, or
 	// provider_params.model); "" = the CLI's default. Presets pass it with
 	// the CLI's own model flag.
@@ -71,9 +73,9 @@ type Request struct {
 	Attempts int           // all tries (0 or 1 = one)
 	Backoff  time.Duration // between tries
 
-	EnvAllow []string // names children inherit (and ${env.X} may read)
-	Secrets  []EnvVar // this step's secrets with their values
-	Env      []EnvVar // the step's env:, substituted
+	EnvAllow []string      // names children inherit (and ${env.X} may read)
+	Secrets  []proc.EnvVar // this step's secrets with their values
+	Env      []proc.EnvVar // the step's env:, substituted
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
@@ -109,7 +111,7 @@ type Request struct {
 
 	Dirs    confine.Dir
 	RunRoot string
-	Mask    *Masker
+	Mask    *proc.Masker
 	Live    io.Writer // -v: live step output (masked); nil = none
 	// OnRetry is called before each retry (attempt is the try that failed,
 	// counting from 1) so the caller can log it.
@@ -119,27 +121,6 @@ type Request struct {
 	// OnFallback is called when provider from failed retryably (after its
 	// own retries) and the next one, to, is tried, so the caller can log it.
 	OnFallback func(from, to, reason string)
-}
-
-// A Param is one provider template key and its value.
-type Param struct{ Key, Value string }
-
-// A Transport says how a prompt reaches a provider: argv, stdin or temp_file.
-type Transport struct {
-	Mode         string
-	ArgvTemplate []string
-}
-
-// A ProviderDef is a workflow's own provider (or an override of a preset).
-type ProviderDef struct {
-	Name      string
-	Command   []string
-	Defaults  []Param
-	Transport *Transport
-	// Env and Secrets reach only this provider's processes, on top of the
-	// step's environment (CONTRACT 5): Env substituted, Secrets with values.
-	Env     []EnvVar
-	Secrets []EnvVar
 }
 
 // A WaitFor blocks until MinCount files match Glob (relative to WORKSPACE).

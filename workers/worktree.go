@@ -10,6 +10,7 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // WorktreePath is where the git worktree of a run lives (CONTRACT 8):
@@ -128,10 +129,10 @@ type gitResult struct {
 
 // git runs git with argv in dir, with the child environment of CONTRACT 3.5.
 func git(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := RunProc(ctx, ProcSpec{
+	res := proc.Run(ctx, proc.Spec{
 		Argv:    append([]string{"git"}, args...),
 		Dir:     dir,
-		Env:     BuildEnv(lookup, nil, nil, nil),
+		Env:     proc.BuildEnv(lookup, nil, nil, nil),
 		Timeout: gitTimeout,
 	})
 	out := string(res.Stdout) + string(res.Stderr)

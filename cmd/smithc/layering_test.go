@@ -19,7 +19,7 @@ import (
 // docs/dependencies.md.
 var allowed = map[string][]string{
 	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
@@ -27,21 +27,25 @@ var allowed = map[string][]string{
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers", "workers/confine", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "workers/confine", "source", "golang.org/x/sys/unix", "github.com/tidwall/gjson", "github.com/tidwall/sjson", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
+	"workers":                          {"lang", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
+	"workers/proc":                     {"golang.org/x/sys/unix"},
+	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson"},
+	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"source":                           {},
 	"lang":                             {"source"},
 	"internal/docgen":                  {},
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
+	"internal/testchild":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "workers/proc", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 }
 
 const module = "smith"
@@ -105,6 +109,25 @@ func isAllowed(imp string, allow []string) bool {
 		}
 	}
 	return false
+}
+
+// TestProcIsStandalone: the process runner imports the standard library
+// and golang.org/x/sys/unix only, none of Smith's packages (tests may use
+// internal/testchild), so it cannot learn about steps, providers or signals.
+func TestProcIsStandalone(t *testing.T) {
+	pkg, err := build.ImportDir("../../workers/proc", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.GoFiles) == 0 {
+		t.Fatal("workers/proc has no Go files")
+	}
+	for _, imp := range pkg.Imports {
+		first := strings.SplitN(imp, "/", 2)[0]
+		if imp != "golang.org/x/sys/unix" && (strings.Contains(first, ".") || first == module) {
+			t.Errorf("workers/proc imports %s: it may import the standard library and golang.org/x/sys/unix only", imp)
+		}
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -19,6 +19,7 @@ import (
 	"smith/vm/store"
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // project is BASE with its directories.
@@ -288,7 +289,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 				if n == 1 {
 					cancel()
 				} else {
-					workers.Hurry()
+					proc.Hurry()
 				}
 			case <-done:
 				return
@@ -476,7 +477,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}
 	// What an attempt cut off by a crash left running dies before anything
 	// runs again (its process groups are recorded under RUN_ROOT/procs).
-	workers.KillLeftovers(r.Root())
+	proc.KillLeftovers(r.Root())
 	// And the temporary files a kill in the middle of a write left.
 	workers.CleanTemps(r.Root(), proj.dirs)
 	if st.WorktreePath != "" {

@@ -9,14 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"smith/lang"
 	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
+	"smith/lang"
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/proc"
 )
 
 // Activities are the effects of a Smith run, executed by workers.
@@ -202,7 +203,7 @@ func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(strin
 	if err != nil {
 		return fail(err)
 	}
-	mask := workers.NewMasker(values)
+	mask := proc.NewMasker(values)
 	dirs, err := confine.New(base)
 	if err != nil {
 		return fail(err)

@@ -1,8 +1,10 @@
 package engine
 
 import (
-	"smith/lang"
 	"testing"
+
+	"smith/lang"
+	"smith/workers/provider"
 
 	"smith/workers"
 )
@@ -19,7 +21,7 @@ func TestStartsProcess(t *testing.T) {
 		{"mock", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock"}}, false},
 		{"mock then claude", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock", "claude"}}, true},
 		{"a custom provider named mock", workers.Request{Kind: workers.KindProvider, Providers: []string{"mock"},
-			ProviderDefs: []workers.ProviderDef{{Name: "mock", Command: []string{"x"}}}}, true},
+			ProviderDefs: []provider.Def{{Name: "mock", Command: []string{"x"}}}}, true},
 		{"default provider", workers.Request{Kind: workers.KindProvider}, true},
 		{"send", workers.Request{Kind: workers.KindSend}, false},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"smith/source"
 	"smith/workers"
+	"smith/workers/proc"
 )
 
 // WireRequest is a workers.Request as it travels to an activity: the
@@ -71,7 +72,7 @@ func localOnly(f reflect.StructField) bool {
 	case reflect.Func, reflect.Interface, reflect.Chan:
 		return true
 	}
-	return f.Type == reflect.TypeOf((*workers.Masker)(nil))
+	return f.Type == reflect.TypeOf((*proc.Masker)(nil))
 }
 
 // A Call is one callback of the request the activity saw (AttemptID,

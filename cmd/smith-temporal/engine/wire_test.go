@@ -7,12 +7,13 @@ import (
 
 	"smith/source"
 	"smith/workers"
+	"smith/workers/proc"
 )
 
 func TestWireRequestRoundTrip(t *testing.T) {
 	in := WireRequest{Request: workers.Request{RunID: "r", Step: "S", Argv: []string{"echo", "hi"},
-		Timeout: 3 * time.Second, Secrets: []workers.EnvVar{{Name: "TOKEN", Value: Placeholder("TOKEN")}},
-		Mask: workers.NewMasker([]string{"x"}), OnRetry: func(int, int, time.Duration) {}},
+		Timeout: 3 * time.Second, Secrets: []proc.EnvVar{{Name: "TOKEN", Value: Placeholder("TOKEN")}},
+		Mask: proc.NewMasker([]string{"x"}), OnRetry: func(int, int, time.Duration) {}},
 		SecretNames: []string{"TOKEN"}}
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import (
 	"fmt"
@@ -9,15 +9,23 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// A cliReply is what Smith read from one CLI call: the model's text and
+// The exit codes of a failed provider call (CONTRACT.md 5): whatever the
+// CLI's own code, a failure is retryable (ExitRetryable: tried again, then
+// the next provider) or not (ExitInvalid: invalid input or configuration).
+const (
+	ExitRetryable = 1
+	ExitInvalid   = 2
+)
+
+// A CLIReply is what Smith read from one CLI call: the model's text and
 // tokens, and the call's exit code with, for a failure, a one-line reason a
 // user can act on.
-type cliReply struct {
-	parsed bool // stdout was in the CLI's format (text and tokens are from it)
-	text   string
-	tokens int
-	exit   int
-	reason string
+type CLIReply struct {
+	Parsed bool // stdout was in the CLI's format (text and tokens are from it)
+	Text   string
+	Tokens int
+	Exit   int
+	Reason string
 }
 
 // A cliError is an error the CLI reported: an HTTP status when it gave one
@@ -27,14 +35,14 @@ type cliError struct {
 	msg    string
 }
 
-// readReply reads a preset's stdout, stderr and exit code (CONTRACT 5): the
+// ReadReply reads a preset's stdout, stderr and exit code (CONTRACT 5): the
 // reply and tokens from stdout; an error from stdout's JSON, from the JSON
 // at the end of stderr (gemini) or from stderr's text; a tool call refused
 // for lack of permission. A failure's exit code is 1 (retryable) or 2
 // (invalid input or configuration), never the CLI's raw code.
-func readReply(pv provider, perms, stdout, stderr string, exit int) cliReply {
+func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 	var (
-		out  cliReply
+		out  CLIReply
 		cerr *cliError
 	)
 	switch pv.format {
@@ -45,12 +53,12 @@ func readReply(pv provider, perms, stdout, stderr string, exit int) cliReply {
 	case formatCodex:
 		out, cerr = readCodex(stdout)
 	}
-	out.exit = exit
+	out.Exit = exit
 	if cerr == nil && exit != 0 && exit < 128 {
 		// No error in the CLI's JSON: its stderr (or a stdout that is not
 		// JSON) says what happened.
 		cerr = &cliError{msg: lastLine(stderr)}
-		if cerr.msg == "" && !out.parsed {
+		if cerr.msg == "" && !out.Parsed {
 			cerr.msg = lastLine(stdout)
 		}
 		if cerr.msg == "" {
@@ -61,17 +69,17 @@ func readReply(pv provider, perms, stdout, stderr string, exit int) cliReply {
 		if cerr.status == 0 {
 			cerr.status = statusIn(cerr.msg)
 		}
-		out.exit = classify(cerr.status, cerr.msg)
-		out.reason = failureText(pv, cerr, out.exit)
+		out.Exit = classify(cerr.status, cerr.msg)
+		out.Reason = failureText(pv, cerr, out.Exit)
 		return out
 	}
 	if exit != 0 {
-		out.reason = fmt.Sprintf("killed by signal %d", exit-128)
+		out.Reason = fmt.Sprintf("killed by signal %d", exit-128)
 		return out
 	}
-	if f := pv.cli; f != nil && f.denied != nil {
+	if f := pv.CLI; f != nil && f.denied != nil {
 		if what := f.denied(stdout, stderr); what != "" {
-			out.exit, out.reason = exitInvalid, deniedReason(perms, what)
+			out.Exit, out.Reason = ExitInvalid, deniedReason(perms, what)
 		}
 	}
 	return out
@@ -102,13 +110,13 @@ func statusIn(msg string) int {
 func classify(status int, msg string) int {
 	switch {
 	case status == 429 || status >= 500 && status <= 599:
-		return exitRetryable
+		return ExitRetryable
 	case status >= 400 && status <= 499:
-		return exitInvalid
+		return ExitInvalid
 	case retryablePattern.MatchString(msg):
-		return exitRetryable
+		return ExitRetryable
 	}
-	return exitInvalid
+	return ExitInvalid
 }
 
 var (
@@ -118,17 +126,17 @@ var (
 )
 
 // failureText is the one-line reason of a failed call, saying what to fix.
-func failureText(pv provider, e *cliError, exit int) string {
+func failureText(pv Provider, e *cliError, exit int) string {
 	msg := oneLine(e.msg)
 	keyVar, baseVar := "the key", "the server address"
-	if f := pv.cli; f != nil {
-		keyVar, baseVar = f.keyVar, f.baseVar
+	if f := pv.CLI; f != nil {
+		keyVar, baseVar = f.KeyVar, f.baseVar
 	}
 	code := ""
 	if e.status != 0 {
 		code = fmt.Sprintf(" (HTTP %d)", e.status)
 	}
-	if exit == exitRetryable {
+	if exit == ExitRetryable {
 		switch {
 		case e.status == 429:
 			return "rate limited by the model server" + code + ": " + msg + " (retryable: retry: and a provider list take over)"
@@ -216,17 +224,17 @@ func claudeResult(stdout string) gjson.Result {
 // "subtype":"success","is_error":false,"result":"...","usage":{...},
 // "permission_denials":[...],"api_error_status":N}. Tokens are input +
 // output + cache creation + cache read tokens.
-func readClaude(stdout string) (cliReply, *cliError) {
+func readClaude(stdout string) (CLIReply, *cliError) {
 	v := claudeResult(stdout)
 	if !v.Exists() {
-		return cliReply{text: stdout}, nil
+		return CLIReply{Text: stdout}, nil
 	}
 	u := v.Get("usage")
-	out := cliReply{parsed: true, text: v.Get("result").String(),
-		tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
+	out := CLIReply{Parsed: true, Text: v.Get("result").String(),
+		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
 	if v.Get("is_error").Bool() || strings.HasPrefix(v.Get("subtype").String(), "error") {
-		msg := out.text
+		msg := out.Text
 		if msg == "" {
 			msg = v.Get("subtype").String()
 		}
@@ -241,17 +249,17 @@ func readClaude(stdout string) (cliReply, *cliError) {
 // older versions, in stdout). An empty response with "warnings" (gemini's
 // loop detection stopped the model) is an error too, though gemini exits 0.
 // Tokens are the sum of every model's total.
-func readGemini(stdout, stderr string) (cliReply, *cliError) {
-	out := cliReply{text: stdout}
+func readGemini(stdout, stderr string) (CLIReply, *cliError) {
+	out := CLIReply{Text: stdout}
 	s := strings.TrimSpace(stdout)
 	var v gjson.Result
 	if gjson.Valid(s) {
 		v = gjson.Parse(s)
 	}
 	if v.IsObject() && (v.Get("response").Exists() || v.Get("stats").Exists()) {
-		out.parsed, out.text = true, v.Get("response").String()
+		out.Parsed, out.Text = true, v.Get("response").String()
 		v.Get("stats.models").ForEach(func(_, m gjson.Result) bool {
-			out.tokens += int(m.Get("tokens.total").Int())
+			out.Tokens += int(m.Get("tokens.total").Int())
 			return true
 		})
 	}
@@ -260,7 +268,7 @@ func readGemini(stdout, stderr string) (cliReply, *cliError) {
 		e = lastJSONObject(stderr).Get("error")
 	}
 	if !e.IsObject() {
-		if w := v.Get("warnings"); out.parsed && out.text == "" && len(w.Array()) > 0 {
+		if w := v.Get("warnings"); out.Parsed && out.Text == "" && len(w.Array()) > 0 {
 			// gemini stopped the model without a reply ("Loop detected,
 			// stopping execution") and still exits 0.
 			var msgs []string
@@ -312,8 +320,8 @@ func lastJSONObject(s string) gjson.Result {
 // tokens of every turn.completed; a turn.failed (or, with no agent message,
 // an error event) is the error. Item errors (warnings) and "Reconnecting"
 // errors are not.
-func readCodex(stdout string) (cliReply, *cliError) {
-	out := cliReply{text: stdout}
+func readCodex(stdout string) (CLIReply, *cliError) {
+	out := CLIReply{Text: stdout}
 	var (
 		seen, got bool
 		failed    string
@@ -325,33 +333,33 @@ func readCodex(stdout string) (cliReply, *cliError) {
 			continue
 		}
 		if !gjson.Valid(line) {
-			return cliReply{text: stdout}, nil
+			return CLIReply{Text: stdout}, nil
 		}
 		ev := gjson.Parse(line)
 		switch ev.Get("type").String() {
 		case "item.completed":
 			if it := ev.Get("item"); it.Get("type").String() == "agent_message" {
-				out.text, got = it.Get("text").String(), true
+				out.Text, got = it.Get("text").String(), true
 			}
 		case "turn.completed":
-			out.tokens += int(ev.Get("usage.input_tokens").Int() + ev.Get("usage.output_tokens").Int())
+			out.Tokens += int(ev.Get("usage.input_tokens").Int() + ev.Get("usage.output_tokens").Int())
 		case "turn.failed":
 			failed = ev.Get("error.message").String()
 		case "error":
 			lastErr = ev.Get("message").String()
 		case "":
 			if m := ev.Get("msg"); m.Get("type").String() == "agent_message" {
-				out.text, got = m.Get("message").String(), true
+				out.Text, got = m.Get("message").String(), true
 			} else if !m.Exists() {
-				return cliReply{text: stdout}, nil
+				return CLIReply{Text: stdout}, nil
 			}
 		}
 		seen = true
 	}
 	if !seen {
-		return cliReply{text: stdout}, nil
+		return CLIReply{Text: stdout}, nil
 	}
-	out.parsed = true
+	out.Parsed = true
 	switch {
 	case failed != "":
 		return out, &cliError{msg: failed}
@@ -359,4 +367,13 @@ func readCodex(stdout string) (cliReply, *cliError) {
 		return out, &cliError{msg: lastErr}
 	}
 	return out, nil
+}
+
+// deniedReason says which permission a denied tool call lacked.
+func deniedReason(perms, what string) string {
+	need := PermEdit
+	if perms != PermRead {
+		need = PermFull
+	}
+	return fmt.Sprintf("the agent was denied %s with permissions: %s; set permissions: %s to allow it", what, perms, need)
 }

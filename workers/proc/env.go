@@ -1,4 +1,4 @@
-package workers
+package proc
 
 // inheritedEnv lists the variables of the parent's environment that every child
 // receives when they are set, in this order (CONTRACT.md section 3.5).

@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"smith/lang"
+	"smith/workers/proc"
 )
 
 // A replyFormat says how a provider's stdout is read.
@@ -20,95 +21,95 @@ const (
 
 // Permission levels (permissions:).
 const (
-	permRead = "read"
-	permEdit = "edit"
-	permFull = "full"
+	PermRead = "read"
+	PermEdit = "edit"
+	PermFull = "full"
 )
 
-// A cliFacts is everything Smith knows about one agent CLI, proven against
+// A CLI is everything Smith knows about one agent CLI, proven against
 // the pinned versions (docs/providers.md). It is the one table of preset
 // facts: argv, flags, environment, settings files and reply format.
-type cliFacts struct {
+type CLI struct {
 	argv []string // the command; the prompt always goes on stdin
 	tail []string // arguments after every flag (codex: "-", read stdin)
 	// modelFlag passes model:, added only when a model is set.
 	modelFlag string
-	// perms maps permissions: to the CLI's flags.
-	perms  map[string][]string
+	// Perms maps permissions: to the CLI's flags.
+	Perms  map[string][]string
 	format replyFormat
-	// stdoutFile reads stdout through a file: node cuts writes to a pipe
+	// StdoutFile reads stdout through a file: node cuts writes to a pipe
 	// short when the CLI exits, so a pipe loses the end of a long reply.
-	stdoutFile bool
-	// maxPrompt is the most the CLI reads from stdin (0 = no limit); a
+	StdoutFile bool
+	// MaxPrompt is the most the CLI reads from stdin (0 = no limit); a
 	// longer prompt fails the step instead of being cut silently.
-	maxPrompt int
-	// home is the variable naming the CLI's config home; unless the step's
+	MaxPrompt int
+	// Home is the variable naming the CLI's config home; unless the step's
 	// environment sets it, it is RUN_ROOT/providers/<name>, so sessions,
 	// settings and keys never land under the user's HOME.
-	home string
-	// files are written into that home before each call (its settings).
-	files map[string]string
-	// env are fixed variables (retries off, ...); the step's and the
+	Home string
+	// Files are written into that home before each call (its settings).
+	Files map[string]string
+	// Env are fixed variables (retries off, ...); the step's and the
 	// provider's env override them.
-	env []EnvVar
-	// tmpInHome points TMPDIR into the home (the CLI writes error reports,
+	Env []proc.EnvVar
+	// TmpInHome points TMPDIR into the home (the CLI writes error reports,
 	// with the request, into its temporary directory).
-	tmpInHome bool
+	TmpInHome bool
 	// args adds arguments from the child's environment (codex: a model
 	// provider with retries off).
 	args func(env map[string]string) []string
-	// keyNeeded: with a config home of Smith's (no login there) the CLI
-	// cannot work without keyVar, and does not say so quickly (codex
+	// KeyNeeded: with a config home of Smith's (no login there) the CLI
+	// cannot work without KeyVar, and does not say so quickly (codex
 	// retries its connection for minutes): the step fails at once.
-	keyNeeded bool
-	// keyVar and baseVar are the variables a user sets for a key and a
+	KeyNeeded bool
+	// KeyVar and baseVar are the variables a user sets for a key and a
 	// server; error reasons name them.
-	keyVar, baseVar string
+	KeyVar, baseVar string
 	// denied finds, in stdout and stderr, a tool call the CLI refused for
 	// lack of permission; it returns what was denied.
 	denied func(stdout, stderr string) string
 }
 
 // clis are the built-in agent CLIs.
-var clis = map[string]*cliFacts{
+var clis = map[string]*CLI{
 	"claude": {
 		argv:      []string{"claude", "-p", "--output-format", "json", "--no-session-persistence"},
 		modelFlag: "--model",
-		perms: map[string][]string{
-			permRead: {"--permission-mode", "dontAsk"},
-			permEdit: {"--permission-mode", "acceptEdits"},
-			permFull: {"--permission-mode", "bypassPermissions"},
+		Perms: map[string][]string{
+			PermRead: {"--permission-mode", "dontAsk"},
+			PermEdit: {"--permission-mode", "acceptEdits"},
+			PermFull: {"--permission-mode", "bypassPermissions"},
 		},
 		format: formatClaude,
-		home:   "CLAUDE_CONFIG_DIR",
-		env: []EnvVar{
-			{"CLAUDE_CODE_MAX_RETRIES", "0"},
-			{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},
+		Home:   "CLAUDE_CONFIG_DIR",
+		Env: []proc.EnvVar{
+			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
+			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
 		},
-		keyVar:  "ANTHROPIC_API_KEY",
+		KeyVar:  "ANTHROPIC_API_KEY",
 		baseVar: "ANTHROPIC_BASE_URL",
 		denied:  claudeDenied,
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "json"},
 		modelFlag: "-m",
-		perms: map[string][]string{
-			permRead: {"--approval-mode", "default"},
-			permEdit: {"--approval-mode", "auto_edit"},
-			permFull: {"--approval-mode", "yolo"},
+		Perms: map[string][]string{
+			PermRead: {"--approval-mode", "default"},
+			PermEdit: {"--approval-mode", "auto_edit"},
+			PermFull: {"--approval-mode", "yolo"},
 		},
 		format:     formatGemini,
-		stdoutFile: true,
-		maxPrompt:  8 << 20,
-		home:       "GEMINI_CLI_HOME",
-		files: map[string]string{
+		StdoutFile: true,
+		MaxPrompt:  8 << 20,
+		Home:       "GEMINI_CLI_HOME",
+		Files: map[string]string{
 			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
 		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
 		// process of itself with a bigger heap, which costs a second start.
-		env:       []EnvVar{{"GEMINI_CLI_TRUST_WORKSPACE", "true"}, {"GEMINI_CLI_NO_RELAUNCH", "true"}},
-		tmpInHome: true,
-		keyVar:    "GEMINI_API_KEY",
+		Env:       []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"}},
+		TmpInHome: true,
+		KeyVar:    "GEMINI_API_KEY",
 		baseVar:   "GOOGLE_GEMINI_BASE_URL",
 		denied:    geminiDenied,
 	},
@@ -116,16 +117,16 @@ var clis = map[string]*cliFacts{
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
 		tail:      []string{"-"},
 		modelFlag: "-m",
-		perms: map[string][]string{
-			permRead: {"--sandbox", "read-only"},
-			permEdit: {"--sandbox", "workspace-write"},
-			permFull: {"--dangerously-bypass-approvals-and-sandbox"},
+		Perms: map[string][]string{
+			PermRead: {"--sandbox", "read-only"},
+			PermEdit: {"--sandbox", "workspace-write"},
+			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
 		format:    formatCodex,
-		home:      "CODEX_HOME",
-		keyNeeded: true,
+		Home:      "CODEX_HOME",
+		KeyNeeded: true,
 		args:      codexProvider,
-		keyVar:    "OPENAI_API_KEY",
+		KeyVar:    "OPENAI_API_KEY",
 		baseVar:   "OPENAI_BASE_URL",
 		denied:    codexDenied,
 	},
@@ -172,75 +173,76 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// command returns the preset's argv for model and permissions (already
+// Command returns the preset's argv for model and permissions (already
 // checked) and the child's environment.
-func (f *cliFacts) command(model, perms string, env map[string]string) []string {
+func (f *CLI) Command(model, perms string, env map[string]string) []string {
 	argv := append([]string(nil), f.argv...)
 	if model != "" {
 		argv = append(argv, f.modelFlag, model)
 	}
-	argv = append(argv, f.perms[perms]...)
+	argv = append(argv, f.Perms[perms]...)
 	if f.args != nil {
 		argv = append(argv, f.args(env)...)
 	}
 	return append(argv, f.tail...)
 }
 
-// A provider is a resolved provider: a preset, a workflow's own provider, or
+// A Provider is a resolved provider: a preset, a workflow's own provider, or
 // a workflow's override of a preset (which keeps the preset's reply format,
 // environment and stdout handling).
-type provider struct {
-	name      string
-	command   []string
-	defaults  []Param
-	transport *Transport
-	format    replyFormat
-	mock      bool      // the built-in mock: no process
-	cli       *cliFacts // a preset's facts (nil for a workflow's own provider)
-	own       bool      // the preset's own command (not overridden): model and permission flags are added
-	env       []EnvVar  // the provider entry's env (substituted)
-	secrets   []EnvVar  // the provider entry's secrets, with values
+type Provider struct {
+	Def    // Name, Command, Defaults, Transport; Env and Secrets of the provider entry
+	format replyFormat
+	Mock   bool // the built-in mock: no process
+	CLI    *CLI // a preset's facts (nil for a workflow's own provider)
+	Own    bool // the preset's own command (not overridden): model and permission flags are added
 }
 
+// RawReply reports whether the provider's stdout is its reply as it is (a
+// workflow's own provider), not a CLI's format that ReadReply reads.
+func (p Provider) RawReply() bool { return p.format == formatRaw }
+
 // preset returns a built-in preset (a fresh value each time).
-func preset(name string) (provider, bool) {
+func preset(name string) (Provider, bool) {
 	if name == lang.PresetMock {
-		return provider{name: name, mock: true}, true
+		return Provider{Def: Def{Name: name}, Mock: true}, true
 	}
 	f, ok := clis[name]
 	if !ok {
-		return provider{}, false
+		return Provider{}, false
 	}
-	return provider{name: name, command: f.argv, format: f.format, cli: f, own: true}, true
+	return Provider{Def: Def{Name: name, Command: f.argv}, format: f.format, CLI: f, Own: true}, true
 }
 
-// lookupProvider resolves name: a workflow's ProviderDef of that name
+// Lookup resolves name: a workflow's Def of that name (defs)
 // overrides the preset (its command replaces the preset's; a def without a
 // command keeps the preset's command, so `mock: {defaults: {script: x}}` stays
 // the built-in mock), otherwise the preset.
-func lookupProvider(req *Request, name string) (provider, bool) {
+func Lookup(defs []Def, name string) (Provider, bool) {
 	p, isPreset := preset(name)
-	for _, d := range req.ProviderDefs {
+	for _, d := range defs {
 		if d.Name != name {
 			continue
 		}
-		if len(d.Command) > 0 {
-			p.command, p.mock, p.own = d.Command, false, false
-		} else if !isPreset {
-			return provider{}, false
+		switch {
+		case len(d.Command) > 0:
+			p.Mock, p.Own = false, false
+		case !isPreset:
+			return Provider{}, false
+		default:
+			d.Command = p.Command
 		}
-		p.name, p.defaults, p.transport = name, d.Defaults, d.Transport
-		p.env, p.secrets = d.Env, d.Secrets
+		p.Def = d
 		return p, true
 	}
 	return p, isPreset
 }
 
-// providerNames returns every provider name req can use: the presets, then the
-// workflow's own.
-func providerNames(req *Request) []string {
+// Names returns every provider name a step can use: the presets, then the
+// workflow's own (defs).
+func Names(defs []Def) []string {
 	names := append([]string(nil), lang.ProviderPresets[:]...)
-	for _, d := range req.ProviderDefs {
+	for _, d := range defs {
 		if _, ok := preset(d.Name); !ok {
 			names = append(names, d.Name)
 		}

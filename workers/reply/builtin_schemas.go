@@ -1,4 +1,4 @@
-package workers
+package reply
 
 import (
 	"encoding/json"
@@ -24,12 +24,6 @@ type preambleFields struct {
 	Description string `json:"description" jsonschema:"minLength=1"`
 }
 
-// BuiltinSchemaNames returns the names of the built-in validation schemas,
-// sorted.
-func BuiltinSchemaNames() []string {
-	return lang.BuiltinSchemas[:]
-}
-
 // builtinSchemaText returns the JSON Schema text of a built-in schema, or
 // false for another name. The object schemas are reflected from the Go
 // types; CodeOnly is a non-empty string.
@@ -48,9 +42,20 @@ func builtinSchemaText(name string) (string, bool) {
 	return "", false
 }
 
-// preambleSchemaText is the JSON Schema of preambleFields.
-func preambleSchemaText() string {
+// PreambleSchemaText is the JSON Schema of preambleFields.
+func PreambleSchemaText() string {
 	return reflectSchema(&preambleFields{})
+}
+
+// ValidatePreamble validates the fields of a file's preamble against
+// PreambleSchemaText and returns "" or the failures (as SchemaSet.Validate
+// words them, without ValidationFailPrefix); err is an internal error.
+func ValidatePreamble(fields map[string]any) (problem string, err error) {
+	sch, err := compileSchema("Preamble", PreambleSchemaText())
+	if err != nil {
+		return "", err
+	}
+	return validateValue(sch, fields), nil
 }
 
 // reflectSchema returns the schema of v's type: inline (no $defs), every

@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import "fmt"
 
@@ -11,7 +11,7 @@ var cliInstall = map[string]string{
 }
 
 // notFoundHint says what to do about a program that is not on PATH.
-func notFoundHint(name string) string {
+func InstallHint(name string) string {
 	if how, ok := cliInstall[name]; ok {
 		return fmt.Sprintf(": it is not on PATH; install %s (or try the workflow offline first with provider: mock)", how)
 	}

@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import (
 	"os"
@@ -57,12 +57,12 @@ func TestReadReplyRealCLIs(t *testing.T) {
 				return string(b)
 			}
 			pv, _ := preset(tt.cli)
-			got := readReply(pv, tt.perms, read("stdout"), read("stderr"), tt.exit)
-			if got.exit != tt.wantExit || !strings.Contains(got.reason, tt.reason) || (tt.reason == "") != (got.reason == "") {
-				t.Errorf("exit %d reason %q, want %d and %q", got.exit, got.reason, tt.wantExit, tt.reason)
+			got := ReadReply(pv, tt.perms, read("stdout"), read("stderr"), tt.exit)
+			if got.Exit != tt.wantExit || !strings.Contains(got.Reason, tt.reason) || (tt.reason == "") != (got.Reason == "") {
+				t.Errorf("exit %d reason %q, want %d and %q", got.Exit, got.Reason, tt.wantExit, tt.reason)
 			}
-			if tt.text != "" && (got.text != tt.text || got.tokens != tt.tokens) {
-				t.Errorf("text %q tokens %d, want %q %d", got.text, got.tokens, tt.text, tt.tokens)
+			if tt.text != "" && (got.Text != tt.text || got.Tokens != tt.tokens) {
+				t.Errorf("text %q tokens %d, want %q %d", got.Text, got.Tokens, tt.text, tt.tokens)
 			}
 		})
 	}
@@ -90,7 +90,7 @@ func TestPresetCommand(t *testing.T) {
 			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
 	}
 	for _, tt := range tests {
-		got := strings.Join(clis[tt.cli].command(tt.model, tt.perms, tt.env), " ")
+		got := strings.Join(clis[tt.cli].Command(tt.model, tt.perms, tt.env), " ")
 		if got != tt.want {
 			t.Errorf("%s model %q %s:\n got %s\nwant %s", tt.cli, tt.model, tt.perms, got, tt.want)
 		}

@@ -1,4 +1,4 @@
-package workers
+package reply
 
 import (
 	"bytes"
@@ -19,9 +19,6 @@ import (
 // ValidationFailPrefix starts every validation problem (CONTRACT.md
 // section 9); the text after it says what failed, with its JSON path.
 const ValidationFailPrefix = "Output failed validation. Fix this: "
-
-// SignalValidationFail is the signal of a reply that failed its schema.
-const SignalValidationFail = lang.SigValidationFail
 
 // schemaBaseURL is the base of the URLs the schemas are compiled under; it
 // is never fetched.
@@ -61,7 +58,7 @@ type schemaEntry struct {
 // other documents are not loaded: a $ref may only point inside its schema.
 func NewSchemaSet(defs []SchemaDoc) (*SchemaSet, error) {
 	s := &SchemaSet{entries: map[string]*schemaEntry{}}
-	for _, name := range BuiltinSchemaNames() {
+	for _, name := range lang.BuiltinSchemas {
 		text, _ := builtinSchemaText(name)
 		e, err := compileSchemaEntry(name, text)
 		if err != nil {
@@ -109,8 +106,8 @@ func (s *SchemaSet) Schema(name string) (string, bool) {
 
 // Validate cleans reply and validates it against the schema name. For a
 // string schema (CodeOnly, or "type": "string") the cleaned value is
-// ExtractCode(CleanReply(reply)); for any other schema it is the first JSON
-// value in CleanReply(reply) (ExtractJSON, or the whole text when it is a
+// ExtractCode(Clean(reply)); for any other schema it is the first JSON
+// value in Clean(reply) (ExtractJSON, or the whole text when it is a
 // JSON scalar), printed as compact JSON with sorted keys. ok reports whether
 // it passed; otherwise problem is "Output failed validation. Fix this: "
 // followed by every failure as "<JSON path>: <what>", sorted and joined with
@@ -122,13 +119,13 @@ func (s *SchemaSet) Validate(name, reply string) (cleaned, problem string, ok bo
 		return "", ValidationFailPrefix + fmt.Sprintf("unknown validation schema '%s'%s", name, source.DidYouMean(name, s.names)), false
 	}
 	if e.string {
-		cleaned = ExtractCode(CleanReply(reply))
+		cleaned = ExtractCode(Clean(reply))
 		if p := validateValue(e.sch, cleaned); p != "" {
 			return cleaned, ValidationFailPrefix + p, false
 		}
 		return cleaned, "", true
 	}
-	text, p := findJSON(CleanReply(reply), e.text)
+	text, p := findJSON(Clean(reply), e.text)
 	if p != "" {
 		return "", ValidationFailPrefix + p, false
 	}
@@ -168,7 +165,7 @@ func findJSON(reply, schemaText string) (string, string) {
 	}
 	// Say what is wrong with the first candidate, preferring a json fence.
 	cand := reply[i:]
-	for _, b := range fencedBlocks(splitReplyLines(reply)) {
+	for _, b := range fencedBlocks(SplitLines(reply)) {
 		if b.info == "json" {
 			cand = strings.TrimSpace(b.body)
 			break

@@ -1,4 +1,4 @@
-package workers
+package reply
 
 import (
 	"encoding/json"
@@ -98,7 +98,7 @@ func TestReplyCorpus(t *testing.T) {
 	}
 }
 
-func TestCleanReply(t *testing.T) {
+func TestClean(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, in, want string
@@ -128,8 +128,8 @@ func TestCleanReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := CleanReply(tt.in); got != tt.want {
-				t.Errorf("CleanReply(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := Clean(tt.in); got != tt.want {
+				t.Errorf("Clean(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -275,7 +275,7 @@ func FuzzExtractJSON(f *testing.F) {
 	})
 }
 
-func FuzzCleanReply(f *testing.F) {
+func FuzzClean(f *testing.F) {
 	for _, s := range []string{
 		"Sure! Here's the code:\n```go\nx\n```\nLet me know!", "```", "~~~json\n{}\n~~~", "\r\n\r\n",
 		"Of course.\n\n# Title", "```x```", "SIGNAL:DONE", "````\n```\n````", "Here\u2019s it:\n[1]",
@@ -283,12 +283,12 @@ func FuzzCleanReply(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := CleanReply(s)
+		got := Clean(s)
 		if len(got) > len(s) {
-			t.Errorf("CleanReply(%q) = %q, longer than its input", s, got)
+			t.Errorf("Clean(%q) = %q, longer than its input", s, got)
 		}
 		if strings.TrimRightFunc(got, unicode.IsSpace) != got {
-			t.Errorf("CleanReply(%q) = %q, with trailing white space", s, got)
+			t.Errorf("Clean(%q) = %q, with trailing white space", s, got)
 		}
 		_ = ExtractCode(s)
 		_ = CleanPreamble(s)
@@ -296,8 +296,8 @@ func FuzzCleanReply(f *testing.F) {
 	})
 }
 
-func ExampleCleanReply() {
-	fmt.Println(CleanReply("Sure! Here's the code:\n\n```go\nfmt.Println(42)\n```\n\nHope this helps!"))
+func ExampleClean() {
+	fmt.Println(Clean("Sure! Here's the code:\n\n```go\nfmt.Println(42)\n```\n\nHope this helps!"))
 	// Output: fmt.Println(42)
 }
 

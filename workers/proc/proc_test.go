@@ -1,15 +1,13 @@
-package workers
+package proc
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,138 +15,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"smith/internal/testchild"
 )
 
-// helperVar selects the helper-process mode of the test binary: with it set,
-// TestMain runs helperMain instead of the tests.
-const helperVar = "SMITH_TEST_HELPER"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(helperVar) == "1" {
-		os.Exit(helperMain(os.Args[1:]))
-	}
+	testchild.Main()
 	os.Exit(m.Run())
-}
-
-// helperMain is the child process. args[0] is the mode:
-//
-//	exit K              exit with status K
-//	print OUT ERR       write OUT to stdout and ERR to stderr
-//	out N               write N bytes of pattern(N) to stdout
-//	cat                 copy stdin to stdout
-//	stdin               print "devnull" or "other" for fd 0, then the number of bytes read
-//	env                 print os.Environ, one per line
-//	sleep D             sleep D
-//	ignoreterm D        ignore SIGTERM, sleep D
-//	kill                SIGKILL itself
-//	grandchild D        start "sleep D" sharing stdout, print its pid, sleep D
-//	orphan D            start "sleep D" sharing stdout, print its pid, exit 0
-//	split SECRET PAD    write SECRET in pieces (with pauses) to both streams, then PAD bytes to stdout
-func helperMain(args []string) int {
-	arg := func(i int) string {
-		if i < len(args) {
-			return args[i]
-		}
-		return ""
-	}
-	dur := func(s string) time.Duration {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			panic(err)
-		}
-		return d
-	}
-	switch arg(0) {
-	case "exit":
-		n, _ := strconv.Atoi(arg(1))
-		os.Stderr.WriteString(arg(2))
-		return n
-	case "print":
-		os.Stdout.WriteString(arg(1))
-		os.Stderr.WriteString(arg(2))
-	case "out":
-		n, _ := strconv.Atoi(arg(1))
-		p := pattern(n)
-		for len(p) > 0 {
-			k := min(len(p), 4096)
-			os.Stdout.Write(p[:k])
-			p = p[k:]
-		}
-	case "cat":
-		io.Copy(os.Stdout, os.Stdin)
-	case "stdin":
-		in, err1 := os.Stdin.Stat()
-		null, err2 := os.Stat(os.DevNull)
-		if err1 == nil && err2 == nil && os.SameFile(in, null) {
-			fmt.Println("devnull")
-		} else {
-			fmt.Println("other")
-		}
-		b, _ := io.ReadAll(os.Stdin)
-		fmt.Println(len(b))
-	case "env":
-		for _, kv := range os.Environ() {
-			fmt.Println(kv)
-		}
-	case "sleep":
-		time.Sleep(dur(arg(1)))
-	case "ignoreterm":
-		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(dur(arg(1)))
-	case "kill":
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		time.Sleep(time.Minute)
-	case "grandchild", "orphan":
-		exe, _ := os.Executable()
-		c := exec.Command(exe, "sleep", arg(1))
-		c.Stdout, c.Stderr = os.Stdout, os.Stderr
-		if err := c.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 99
-		}
-		fmt.Println(c.Process.Pid)
-		if f := arg(2); f != "" {
-			// Tell the test the grandchild runs (it waits for this file
-			// instead of guessing how long starting takes).
-			os.WriteFile(f, []byte("started"), 0o644)
-		}
-		if arg(0) == "grandchild" {
-			time.Sleep(dur(arg(1)))
-		}
-	case "split":
-		s := arg(1)
-		for _, w := range []*os.File{os.Stdout, os.Stderr} {
-			w.WriteString("before " + s[:3])
-			time.Sleep(50 * time.Millisecond)
-			w.WriteString(s[3:] + " after\n")
-		}
-		n, _ := strconv.Atoi(arg(2))
-		os.Stdout.Write(pattern(n))
-	default:
-		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", arg(0))
-		return 98
-	}
-	return 0
-}
-
-// pattern returns n deterministic printable bytes.
-func pattern(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('a' + i%26)
-	}
-	return b
-}
-
-// helper returns the argv that runs the test binary in a helper mode, and the
-// environment that selects helper mode.
-func helper(t *testing.T, args ...string) ([]string, []string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append([]string{exe}, args...), []string{helperVar + "=1"}
 }
 
 // gone waits up to 10 s for pid to disappear (or become a zombie) and reports
@@ -201,8 +74,8 @@ func TestRunProcExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			argv, env := helper(t, tt.args...)
-			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env})
+			argv, env := testchild.Argv(t, tt.args...)
+			res := Run(context.Background(), Spec{Argv: argv, Env: env})
 			if res.StartErr != nil {
 				t.Fatalf("RunProc(%v).StartErr = %v", tt.args, res.StartErr)
 			}
@@ -239,8 +112,8 @@ func TestRunProcStdin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			argv, env := helper(t, tt.mode)
-			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StdinPath: tt.stdin, Timeout: time.Minute})
+			argv, env := testchild.Argv(t, tt.mode)
+			res := Run(context.Background(), Spec{Argv: argv, Env: env, StdinPath: tt.stdin, Timeout: time.Minute})
 			if res.TimedOut || res.ExitCode != 0 || string(res.Stdout) != tt.want {
 				t.Errorf("RunProc(%s, stdin %q) = exit %d stdout %q, want exit 0 stdout %q", tt.mode, tt.stdin, res.ExitCode, res.Stdout, tt.want)
 			}
@@ -251,9 +124,9 @@ func TestRunProcStdin(t *testing.T) {
 func TestRunProcEnvIsExact(t *testing.T) {
 	// Not parallel: t.Setenv changes the parent's environment.
 	t.Setenv("SMITH_PARENT_ONLY", "leak") // must not reach the child
-	argv, env := helper(t, "env")
+	argv, env := testchild.Argv(t, "env")
 	env = append(env, "FOO=bar", "EMPTY=", "WITH_EQ=a=b")
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Dir: t.TempDir()})
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, Dir: t.TempDir()})
 	want := strings.Join(env, "\n") + "\n"
 	if res.ExitCode != 0 || string(res.Stdout) != want {
 		t.Errorf("RunProc(env) = exit %d, stdout %q, want exit 0, stdout %q", res.ExitCode, res.Stdout, want)
@@ -266,8 +139,8 @@ func TestRunProcDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "here.txt"), []byte("in dir"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	argv, env := helper(t, "cat")
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Dir: dir, StdinPath: filepath.Join(dir, "here.txt")})
+	argv, env := testchild.Argv(t, "cat")
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, Dir: dir, StdinPath: filepath.Join(dir, "here.txt")})
 	if res.ExitCode != 0 || string(res.Stdout) != "in dir" {
 		t.Errorf("RunProc(cat) = exit %d stdout %q, want 0 %q", res.ExitCode, res.Stdout, "in dir")
 	}
@@ -285,8 +158,8 @@ func TestRunProcChildPath(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(bin, "smith-test-helper")); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{helperVar + "=1", "PATH=relative/dir:" + t.TempDir() + ":" + bin}
-	res := RunProc(context.Background(), ProcSpec{Argv: []string{"smith-test-helper", "print", "found", ""}, Env: env})
+	env := []string{testchild.Var + "=1", "PATH=relative/dir:" + t.TempDir() + ":" + bin}
+	res := Run(context.Background(), Spec{Argv: []string{"smith-test-helper", "print", "found", ""}, Env: env})
 	if res.StartErr != nil || res.ExitCode != 0 || string(res.Stdout) != "found" {
 		t.Errorf("RunProc(smith-test-helper) = exit %d, stdout %q, StartErr %v, want 0, %q, nil", res.ExitCode, res.Stdout, res.StartErr, "found")
 	}
@@ -306,23 +179,23 @@ func TestRunProcStartErrors(t *testing.T) {
 	exeName := filepath.Base(exe)
 	tests := []struct {
 		name     string
-		spec     ProcSpec
+		spec     Spec
 		notFound bool
 	}{
-		{"not in child PATH", ProcSpec{Argv: []string{"smith-no-such-command"}, Env: []string{"PATH=" + dir}}, true},
-		{"only in parent PATH", ProcSpec{Argv: []string{exeName}, Env: []string{"PATH=" + dir}}, true},
-		{"no PATH at all", ProcSpec{Argv: []string{"ls"}}, true},
-		{"not executable in PATH", ProcSpec{Argv: []string{"noexec"}, Env: []string{"PATH=" + dir}}, true},
-		{"not executable by path", ProcSpec{Argv: []string{noExec}}, false},
-		{"missing absolute path", ProcSpec{Argv: []string{filepath.Join(dir, "missing")}}, false},
-		{"empty argv", ProcSpec{}, false},
-		{"missing stdin file", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, StdinPath: filepath.Join(dir, "nope")}, false},
-		{"missing working directory", ProcSpec{Argv: []string{exe}, Env: []string{helperVar + "=1"}, Dir: filepath.Join(dir, "nodir")}, false},
+		{"not in child PATH", Spec{Argv: []string{"smith-no-such-command"}, Env: []string{"PATH=" + dir}}, true},
+		{"only in parent PATH", Spec{Argv: []string{exeName}, Env: []string{"PATH=" + dir}}, true},
+		{"no PATH at all", Spec{Argv: []string{"ls"}}, true},
+		{"not executable in PATH", Spec{Argv: []string{"noexec"}, Env: []string{"PATH=" + dir}}, true},
+		{"not executable by path", Spec{Argv: []string{noExec}}, false},
+		{"missing absolute path", Spec{Argv: []string{filepath.Join(dir, "missing")}}, false},
+		{"empty argv", Spec{}, false},
+		{"missing stdin file", Spec{Argv: []string{exe}, Env: []string{testchild.Var + "=1"}, StdinPath: filepath.Join(dir, "nope")}, false},
+		{"missing working directory", Spec{Argv: []string{exe}, Env: []string{testchild.Var + "=1"}, Dir: filepath.Join(dir, "nodir")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := RunProc(context.Background(), tt.spec)
+			res := Run(context.Background(), tt.spec)
 			if res.StartErr == nil || res.ExitCode != -1 {
 				t.Fatalf("RunProc(%v) = exit %d, StartErr %v, want -1 and an error", tt.spec.Argv, res.ExitCode, res.StartErr)
 			}
@@ -337,8 +210,8 @@ func TestRunProcCancelledBeforeStart(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	argv, env := helper(t, "exit", "0")
-	res := RunProc(ctx, ProcSpec{Argv: argv, Env: env})
+	argv, env := testchild.Argv(t, "exit", "0")
+	res := Run(ctx, Spec{Argv: argv, Env: env})
 	if !errors.Is(res.StartErr, context.Canceled) || res.ExitCode != -1 {
 		t.Errorf("RunProc(cancelled) = exit %d, StartErr %v, want -1, context.Canceled", res.ExitCode, res.StartErr)
 	}
@@ -351,9 +224,9 @@ func TestRunProcSpill(t *testing.T) {
 	spill := filepath.Join(dir, "logs", "Step-stdout.log")
 	stderrLog := filepath.Join(dir, "logs", "Step-stderr.log")
 	var sink bytes.Buffer
-	argv, env := helper(t, "out", strconv.Itoa(size))
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StdoutSpill: spill, StderrLog: stderrLog, Stdout: &sink})
-	want := pattern(size)
+	argv, env := testchild.Argv(t, "out", strconv.Itoa(size))
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, StdoutSpill: spill, StderrLog: stderrLog, Stdout: &sink})
+	want := testchild.Pattern(size)
 	if res.ExitCode != 0 || res.IOErr != nil {
 		t.Fatalf("RunProc(out %d) = exit %d, IOErr %v, want 0, nil", size, res.ExitCode, res.IOErr)
 	}
@@ -384,8 +257,8 @@ func TestRunProcStderrLogLazy(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "logs", "Step-stderr.log")
 	// A try with no stderr creates no log.
-	argv, env := helper(t, "print", "out", "")
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 1 ---\n"})
+	argv, env := testchild.Argv(t, "print", "out", "")
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 1 ---\n"})
 	if res.ExitCode != 0 || res.IOErr != nil {
 		t.Fatalf("RunProc(print) = exit %d, IOErr %v, want 0, nil", res.ExitCode, res.IOErr)
 	}
@@ -394,11 +267,11 @@ func TestRunProcStderrLogLazy(t *testing.T) {
 	}
 	// Tries with stderr append under their header; a try without adds
 	// nothing.
-	argv, env = helper(t, "print", "", "oops")
-	RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 2 ---\n"})
-	quiet, qenv := helper(t, "print", "out", "")
-	RunProc(context.Background(), ProcSpec{Argv: quiet, Env: qenv, StderrLog: logPath, StderrHeader: "--- attempt 3 ---\n"})
-	RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 4 ---\n"})
+	argv, env = testchild.Argv(t, "print", "", "oops")
+	Run(context.Background(), Spec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 2 ---\n"})
+	quiet, qenv := testchild.Argv(t, "print", "out", "")
+	Run(context.Background(), Spec{Argv: quiet, Env: qenv, StderrLog: logPath, StderrHeader: "--- attempt 3 ---\n"})
+	Run(context.Background(), Spec{Argv: argv, Env: env, StderrLog: logPath, StderrHeader: "--- attempt 4 ---\n"})
 	want := "--- attempt 2 ---\noops--- attempt 4 ---\noops"
 	if got, err := os.ReadFile(logPath); err != nil || string(got) != want {
 		t.Errorf("stderr log = %q, %v, want %q", got, err, want)
@@ -407,7 +280,7 @@ func TestRunProcStderrLogLazy(t *testing.T) {
 	if err := os.WriteFile(noDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res = RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, StderrLog: filepath.Join(noDir, "err.log")})
+	res = Run(context.Background(), Spec{Argv: argv, Env: env, StderrLog: filepath.Join(noDir, "err.log")})
 	if res.StartErr != nil || res.ExitCode != 0 || res.IOErr == nil {
 		t.Errorf("RunProc(uncreatable stderr log) = exit %d, StartErr %v, IOErr %v, want 0, nil, an error", res.ExitCode, res.StartErr, res.IOErr)
 	}
@@ -430,13 +303,13 @@ func TestRunProcCaptureLimits(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			spill := filepath.Join(dir, "out.log")
-			argv, env := helper(t, "out", strconv.Itoa(tt.size))
-			res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, MemCap: tt.memCap, StdoutSpill: spill})
+			argv, env := testchild.Argv(t, "out", strconv.Itoa(tt.size))
+			res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: tt.memCap, StdoutSpill: spill})
 			_, statErr := os.Stat(spill)
 			if gotSpill := statErr == nil; gotSpill != tt.wantSpill || res.StdoutTruncated != tt.wantSpill || (res.StdoutSpill != "") != tt.wantSpill {
 				t.Errorf("RunProc(out %d, cap %d): spill file %v, truncated %v, StdoutSpill %q, want %v", tt.size, tt.memCap, gotSpill, res.StdoutTruncated, res.StdoutSpill, tt.wantSpill)
 			}
-			if want := pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
+			if want := testchild.Pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
 				t.Errorf("RunProc(out %d, cap %d).Stdout = %q, want %q", tt.size, tt.memCap, res.Stdout, want)
 			}
 		})
@@ -448,8 +321,8 @@ func TestRunProcStderrLog(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "Step-stderr.log")
 	long := strings.Repeat("e", 50)
-	argv, env := helper(t, "print", "o", long)
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, MemCap: 10, StderrLog: logPath})
+	argv, env := testchild.Argv(t, "print", "o", long)
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 10, StderrLog: logPath})
 	got, err := os.ReadFile(logPath)
 	if err != nil || string(got) != long {
 		t.Errorf("stderr log = %q, %v, want %q", got, err, long)
@@ -461,9 +334,9 @@ func TestRunProcStderrLog(t *testing.T) {
 
 func TestRunProcTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
-	argv, env := helper(t, "grandchild", "60s")
+	argv, env := testchild.Argv(t, "grandchild", "60s")
 	begin := time.Now()
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 3 * time.Second, KillGrace: 2 * time.Second}) // long enough for the grandchild to start on a loaded machine
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, Timeout: 3 * time.Second, KillGrace: 2 * time.Second}) // long enough for the grandchild to start on a loaded machine
 	elapsed := time.Since(begin)
 	if !res.TimedOut || res.ExitCode != 124 {
 		t.Errorf("RunProc(grandchild) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
@@ -479,9 +352,9 @@ func TestRunProcTimeoutKillsGroup(t *testing.T) {
 
 func TestRunProcKillAfterGrace(t *testing.T) {
 	t.Parallel()
-	argv, env := helper(t, "ignoreterm", "60s")
+	argv, env := testchild.Argv(t, "ignoreterm", "60s")
 	begin := time.Now()
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env, Timeout: 300 * time.Millisecond, KillGrace: 500 * time.Millisecond})
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, Timeout: 300 * time.Millisecond, KillGrace: 500 * time.Millisecond})
 	if elapsed := time.Since(begin); elapsed > 20*time.Second {
 		t.Errorf("RunProc(ignoreterm) returned after %v, want SIGKILL after the grace period", elapsed)
 	}
@@ -494,7 +367,7 @@ func TestRunProcCancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := filepath.Join(t.TempDir(), "started")
-	argv, env := helper(t, "grandchild", "60s", started)
+	argv, env := testchild.Argv(t, "grandchild", "60s", started)
 	go func() {
 		// Cancel once the grandchild runs, however loaded the machine is.
 		for {
@@ -506,7 +379,7 @@ func TestRunProcCancel(t *testing.T) {
 		}
 	}()
 	begin := time.Now()
-	res := RunProc(ctx, ProcSpec{Argv: argv, Env: env, Timeout: time.Hour})
+	res := Run(ctx, Spec{Argv: argv, Env: env, Timeout: time.Hour})
 	if elapsed := time.Since(begin); elapsed > 20*time.Second {
 		t.Errorf("RunProc(cancelled) returned after %v, want promptly", elapsed)
 	}
@@ -522,9 +395,9 @@ func TestRunProcCancel(t *testing.T) {
 // keeps stdout open after the child exited.
 func TestRunProcOrphanHoldsPipe(t *testing.T) {
 	t.Parallel()
-	argv, env := helper(t, "orphan", "60s")
+	argv, env := testchild.Argv(t, "orphan", "60s")
 	begin := time.Now()
-	res := RunProc(context.Background(), ProcSpec{Argv: argv, Env: env})
+	res := Run(context.Background(), Spec{Argv: argv, Env: env})
 	elapsed := time.Since(begin)
 	firstPID(t, res.Stdout) // killed at cleanup
 	if elapsed > 20*time.Second {
@@ -561,8 +434,8 @@ func TestRunProcMasking(t *testing.T) {
 	stderrLog := filepath.Join(dir, "err.log")
 	var live syncBuffer
 	var sink bytes.Buffer
-	argv, env := helper(t, "split", secret, "40")
-	res := RunProc(context.Background(), ProcSpec{
+	argv, env := testchild.Argv(t, "split", secret, "40")
+	res := Run(context.Background(), Spec{
 		Argv: argv, Env: env, MemCap: 32, StdoutSpill: spill, StderrLog: stderrLog,
 		Mask: NewMasker([]string{secret, "other"}), Live: &live, Stdout: &sink,
 	})
@@ -578,7 +451,7 @@ func TestRunProcMasking(t *testing.T) {
 		t.Fatal(err)
 	}
 	const masked = "before *** after\n"
-	wantOut := masked + string(pattern(40))
+	wantOut := masked + string(testchild.Pattern(40))
 	tests := []struct {
 		name string
 		got  string

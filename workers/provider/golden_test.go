@@ -1,4 +1,4 @@
-package workers
+package provider
 
 import (
 	"flag"
@@ -12,5 +12,5 @@ var update = flag.Bool("update", false, "rewrite .golden files in testdata")
 // golden compares got with the golden file path, or rewrites it with -update.
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	goldenfile.Check(t, path, []byte(got), *update, goldenfile.Regen(t, "workers"))
+	goldenfile.Check(t, path, []byte(got), *update, goldenfile.Regen(t, "workers/provider"))
 }

@@ -1,4 +1,4 @@
-package workers
+package reply
 
 import (
 	"fmt"
@@ -151,4 +151,13 @@ func ExampleSchemaSet_Validate() {
 	// Output:
 	// {"code":"x++","explanation":""} Output failed validation. Fix this: /explanation: minLength: got 0, want 1 false
 	// ["a.go","b.go"]  true
+}
+
+// TestBuiltinSchemaCatalog: every built-in schema name has its text.
+func TestBuiltinSchemaCatalog(t *testing.T) {
+	for _, name := range lang.BuiltinSchemas {
+		if _, ok := builtinSchemaText(name); !ok {
+			t.Errorf("built-in schema %q of lang.BuiltinSchemas has no text in reply", name)
+		}
+	}
 }

@@ -1,7 +1,8 @@
-package workers
+package reply
 
 import (
 	"encoding/json"
+	"path"
 	"regexp"
 	"strings"
 	"unicode"
@@ -61,8 +62,8 @@ type fenceBlock struct {
 	closed     bool
 }
 
-// splitReplyLines splits s into lines, dropping the "\r" of "\r\n".
-func splitReplyLines(s string) []string {
+// SplitLines splits s into lines, dropping the "\r" of "\r\n".
+func SplitLines(s string) []string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
@@ -254,14 +255,14 @@ func unwrapWholeFence(lines []string) ([]string, bool) {
 	return lines, false
 }
 
-// CleanReply removes the chat around an AI reply: surrounding whitespace,
+// Clean removes the chat around an AI reply: surrounding whitespace,
 // conversational preamble lines ("Sure! Here is the code:", "Of course.")
 // and postscript lines ("Let me know if ...", "Hope this helps"), and then
 // one markdown fence when the rest is exactly one fenced block. Everything
 // else is kept as it is, including a trailing SIGNAL: line (see
 // LastLineSignal).
-func CleanReply(s string) string {
-	lines := stripChatter(splitReplyLines(s))
+func Clean(s string) string {
+	lines := stripChatter(SplitLines(s))
 	if body, ok := unwrapWholeFence(lines); ok {
 		lines = trimBlankLines(body)
 	}
@@ -276,7 +277,7 @@ func CleanReply(s string) string {
 // skipped only when it is not valid JSON. The text is returned as it appears
 // in s.
 func ExtractJSON(s string) (string, bool) {
-	for _, b := range fencedBlocks(splitReplyLines(s)) {
+	for _, b := range fencedBlocks(SplitLines(s)) {
 		if b.info == "json" || b.info == "jsonc" || b.info == "json5" {
 			if v, ok := firstJSONValue(b.body); ok {
 				return v, true
@@ -351,11 +352,21 @@ func matchJSONBrackets(s string, start int) (end, used int) {
 	return 0, len(s) - start
 }
 
+// JSONText returns s trimmed when it is one JSON value as a whole, else
+// the first JSON value of the cleaned reply (ExtractJSON(Clean(s))), and
+// whether there is one.
+func JSONText(s string) (string, bool) {
+	if text := strings.TrimSpace(s); json.Valid([]byte(text)) {
+		return text, true
+	}
+	return ExtractJSON(Clean(s))
+}
+
 // ExtractCode returns the contents of the first fenced code block of s, or,
 // when s has none, s without its leading blank lines and trailing white
 // space. Indentation of the first line is kept.
 func ExtractCode(s string) string {
-	lines := splitReplyLines(s)
+	lines := SplitLines(s)
 	if blocks := fencedBlocks(lines); len(blocks) > 0 {
 		lines = strings.Split(blocks[0].body, "\n")
 	}
@@ -368,7 +379,7 @@ func ExtractCode(s string) string {
 // where chatty models start the real document. Without such a line it
 // returns s trimmed.
 func CleanPreamble(s string) string {
-	lines := splitReplyLines(s)
+	lines := SplitLines(s)
 	for i, l := range lines {
 		if strings.HasPrefix(l, "#") || strings.TrimRight(l, " \t") == "---" {
 			lines = lines[i:]
@@ -397,4 +408,19 @@ func LastLineSignal(s string) (signal, rest string, ok bool) {
 		return "", s, false
 	}
 	return line, strings.TrimRightFunc(body[:start], unicode.IsSpace), true
+}
+
+// CleanFile strips the fences around the content of file rel taken from a
+// reply: a markdown file only loses a fence that wraps all of it (its own
+// fences are content); any other file is ExtractCode of it.
+func CleanFile(rel, s string) string {
+	switch strings.ToLower(path.Ext(rel)) {
+	case ".md", ".markdown", ".mdx":
+		lines := trimBlankLines(SplitLines(s))
+		if body, ok := unwrapWholeFence(lines); ok {
+			return strings.Join(body, "\n")
+		}
+		return strings.Join(lines, "\n")
+	}
+	return ExtractCode(s)
 }

@@ -1,4 +1,4 @@
-package workers
+package proc
 
 import (
 	"context"
@@ -18,21 +18,21 @@ import (
 const (
 	// defaultKillGrace is the time between SIGTERM and SIGKILL (CONTRACT.md 3.5).
 	defaultKillGrace = 10 * time.Second
-	// defaultMemCap is the in-memory cap per captured stream.
-	defaultMemCap = 1 << 20
-	// pipeDrainDelay bounds how long RunProc waits for the output pipes to close
+	// DefaultMemCap is the in-memory cap per captured stream.
+	DefaultMemCap = 1 << 20
+	// pipeDrainDelay bounds how long Run waits for the output pipes to close
 	// after the child has exited; a process that left the group or survived it
 	// may hold them open forever.
 	pipeDrainDelay = 2 * time.Second
-	// exitTimeout is the exit code of a process that ran out of time.
-	exitTimeout = 124
+	// ExitTimeout is the exit code of a process that ran out of time.
+	ExitTimeout = 124
 	// logPerm is the mode of the spill and stderr log files.
 	logPerm = 0o600
 )
 
-// A ProcSpec says how to run one process. The zero values of Timeout, KillGrace
+// A Spec says how to run one process. The zero values of Timeout, KillGrace
 // and MemCap mean the defaults.
-type ProcSpec struct {
+type Spec struct {
 	Argv        []string      // argv only, never a shell; Argv[0] is looked up in the PATH of Env
 	Dir         string        // working directory
 	Env         []string      // the child's whole environment ("K=V"); nil means empty, never the parent's
@@ -60,8 +60,8 @@ type ProcSpec struct {
 	StdoutFile string
 }
 
-// A ProcResult is what RunProc observed. Every captured byte has been masked.
-type ProcResult struct {
+// A Result is what Run observed. Every captured byte has been masked.
+type Result struct {
 	ExitCode        int    // 124 on timeout, 128+signo when killed by a signal, -1 if it could not start
 	TimedOut        bool   // the Timeout expired (never set for a cancelled context)
 	Stdout, Stderr  []byte // the whole stream when it fits in MemCap, else its first MemCap bytes
@@ -73,15 +73,15 @@ type ProcResult struct {
 	IOErr           error // the first error writing a spill file, the stderr log, Stdout or Live; the streams were still drained
 }
 
-// RunProc runs one process to completion and captures its output. The process
+// Run runs one process to completion and captures its output. The process
 // runs in its own process group. When the timeout expires or ctx is done, the
-// whole group gets SIGTERM and, KillGrace later, SIGKILL. RunProc returns only
+// whole group gets SIGTERM and, KillGrace later, SIGKILL. Run returns only
 // when every goroutine it started has finished, and it does not wait forever
 // for pipes that a surviving grandchild holds open.
-func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
+func Run(ctx context.Context, spec Spec) Result {
 	start := time.Now()
-	res := ProcResult{ExitCode: -1}
-	fail := func(err error) ProcResult {
+	res := Result{ExitCode: -1}
+	fail := func(err error) Result {
 		res.StartErr = err
 		res.Duration = time.Since(start)
 		return res
@@ -98,7 +98,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	}
 	memCap := spec.MemCap
 	if memCap <= 0 {
-		memCap = defaultMemCap
+		memCap = DefaultMemCap
 	}
 	grace := spec.KillGrace
 	if grace <= 0 {
@@ -214,7 +214,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	res.Duration = time.Since(start)
 	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
 	if timedOut {
-		res.ExitCode = exitTimeout
+		res.ExitCode = ExitTimeout
 		res.TimedOut = true
 	}
 	res.Stdout, res.StdoutTruncated = out.mem, out.truncated
@@ -251,7 +251,7 @@ func Hurry() { hurryOnce.Do(func() { close(hurry) }) }
 // A watcher stops a step's process group when its timeout expires or its
 // context is done: SIGTERM to the group, then SIGKILL after the grace
 // period, at Hurry, or once the step is done, so that no member of the
-// group outlives RunProc.
+// group outlives Run.
 type watcher struct {
 	pgid    int
 	grace   time.Duration
@@ -421,7 +421,7 @@ func appendLog(path, header string) (*os.File, error) {
 // memory, everything in each sink, and, once the stream passes memCap, all of
 // it in the spill file. A sink that fails is dropped and its error recorded, so
 // the child is never blocked by a broken sink. Only exec's copying goroutine
-// writes to a capture, and only RunProc reads it after Wait.
+// writes to a capture, and only Run reads it after Wait.
 type capture struct {
 	memCap    int
 	mem       []byte
