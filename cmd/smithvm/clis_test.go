@@ -281,59 +281,6 @@ func bigReply(n int) string {
 	return b.String() + "END OF REPLY"
 }
 
-// TestCLIReplyWhole: the reply of each real CLI reaches output_file whole
-// (200 KB) and tokens reach stats; a 300 KB prompt that starts with
-// "--version" reaches the model byte for byte; model: reaches the server;
-// no key lands under HOME.
-func TestCLIReplyWhole(t *testing.T) {
-	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			reply := bigReply(200 << 10)
-			p := newCLIProj(t, fakemodel.Rule{Match: "BIGPROMPT", Reply: fakemodel.Reply{Text: reply}})
-			prompt := bigPrompt("BIGPROMPT", 300<<10)
-			p.put("workspace/prompt.txt", prompt)
-			wf := p.put("wf.yaml", p.header("reply")+`steps:
-  - name: Ask
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt_file: prompt.txt
-    output_file: out/reply.txt
-`)
-			r := p.run("run", wf)
-			if r.code != 0 {
-				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-			}
-			if got := p.read("workspace/artifacts/Ask/out/reply.txt"); got != reply {
-				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
-			}
-			st := p.state(r)
-			if !strings.HasPrefix(st.Steps["Ask"].Output, "reply line 000000") {
-				t.Errorf("output starts %q", head(st.Steps["Ask"].Output))
-			}
-			if st.Stats.Tokens != 15 {
-				t.Errorf("totalTokensUsed = %d, want 15 (10 in + 5 out, as the server reported)", st.Stats.Tokens)
-			}
-			reqs := p.requests(c.proto)
-			found := false
-			for _, l := range reqs {
-				if strings.Contains(l.Prompt, prompt) {
-					found = true
-					if l.Model != c.model {
-						t.Errorf("model %q reached the server, want %q", l.Model, c.model)
-					}
-				}
-			}
-			if !found {
-				t.Errorf("no request of %d carried the whole %d-byte prompt", len(reqs), len(prompt))
-			}
-			p.keysInHome()
-		})
-	}
-}
-
 func head(s string) string { return s[:min(len(s), 60)] }
 func tail(s string) string { return s[max(0, len(s)-60):] }
 
@@ -582,29 +529,36 @@ steps:
 	}
 }
 
-// TestCLIRecordReplay: a run recorded with the real CLI replays with the
-// CLI gone from PATH and no key set, to the same outputs. Its first step
-// has both prompt and input_file: the model gets both.
+// TestCLIRecordReplay: the reply of each real CLI reaches output_file whole
+// (200 KB) and tokens reach stats; a 300 KB prompt that starts with
+// "--version" reaches the model byte for byte; model: reaches the server;
+// a step with both prompt and input_file gives the model both; no key
+// lands under HOME. The run, recorded, then replays with the CLI gone from
+// PATH and no key set, to the same outputs. (One run checks all this, so
+// each CLI starts twice, not three times.)
 func TestCLIRecordReplay(t *testing.T) {
 	t.Parallel()
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			needCLIs(t, c.name)
+			reply := bigReply(200 << 10)
 			p := newCLIProj(t,
-				fakemodel.Rule{Match: "first", Reply: fakemodel.Reply{Text: "ONE from " + c.name}},
+				fakemodel.Rule{Match: "BIGPROMPT", Reply: fakemodel.Reply{Text: reply}},
 				fakemodel.Rule{Match: "second", Reply: fakemodel.Reply{Text: "TWO after ONE"}})
+			prompt := bigPrompt("BIGPROMPT", 300<<10)
+			p.put("workspace/prompt.txt", prompt)
 			wf := p.put("wf.yaml", p.header("rec")+`steps:
   - name: First
     provider: `+c.name+`
     model: `+c.model+`
-    prompt: "the first question"
-    input_file: notes.txt
-    output_file: first.txt
+    prompt_file: prompt.txt
+    output_file: out/reply.txt
   - name: Second
     provider: `+c.name+`
     model: `+c.model+`
     prompt: "the second question, after: ${steps.First.output}"
+    input_file: notes.txt
 `)
 			p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
 			rec := filepath.Join(p.base, "rec")
@@ -612,13 +566,37 @@ func TestCLIRecordReplay(t *testing.T) {
 			if r1.code != 0 {
 				t.Fatalf("record: exit %d\n%s", r1.code, r1.stderr)
 			}
-			both := false
-			for _, l := range p.requests(c.proto) {
-				both = both || strings.Contains(l.Prompt, "the first question\n\nNOTES FROM THE INPUT FILE\n")
+			if got := p.read("workspace/artifacts/First/out/reply.txt"); got != reply {
+				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
+			}
+			s1 := p.state(r1)
+			if !strings.HasPrefix(s1.Steps["First"].Output, "reply line 000000") {
+				t.Errorf("output starts %q", head(s1.Steps["First"].Output))
+			}
+			if s1.Stats.Tokens != 30 {
+				t.Errorf("totalTokensUsed = %d, want 30 (two requests of 10 in + 5 out, as the server reported)", s1.Stats.Tokens)
+			}
+			reqs := p.requests(c.proto)
+			// Second's prompt holds ${steps.First.output}: the excerpt the
+			// state keeps of First's stdout.
+			second := "the second question, after: " + s1.Steps["First"].Output + "\n\nNOTES FROM THE INPUT FILE\n"
+			whole, both := false, false
+			for _, l := range reqs {
+				if strings.Contains(l.Prompt, prompt) {
+					whole = true
+					if l.Model != c.model {
+						t.Errorf("model %q reached the server, want %q", l.Model, c.model)
+					}
+				}
+				both = both || strings.Contains(l.Prompt, second)
+			}
+			if !whole {
+				t.Errorf("no request of %d carried the whole %d-byte prompt", len(reqs), len(prompt))
 			}
 			if !both {
-				t.Errorf("no request carried the prompt, an empty line and the input_file: %+v", p.requests(c.proto))
+				t.Errorf("no request carried the prompt, an empty line and the input_file")
 			}
+			p.keysInHome()
 			before := len(p.srv.Requests())
 			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home} // no CLIs, no keys
 			if _, err := exec.LookPath(c.name); err == nil && !strings.Contains(os.Getenv("PATH"), clisDir()) {
@@ -631,10 +609,10 @@ func TestCLIRecordReplay(t *testing.T) {
 			if after := len(p.srv.Requests()); after != before {
 				t.Errorf("replay made %d requests", after-before)
 			}
-			s1, s2 := p.state(r1), p.state(r2)
+			s2 := p.state(r2)
 			for _, step := range []string{"First", "Second"} {
 				if s1.Steps[step].Output != s2.Steps[step].Output || s1.Steps[step].Output == "" {
-					t.Errorf("%s: recorded %q, replayed %q", step, s1.Steps[step].Output, s2.Steps[step].Output)
+					t.Errorf("%s: recorded %q, replayed %q", step, head(s1.Steps[step].Output), head(s2.Steps[step].Output))
 				}
 			}
 			if s1.Stats.Tokens != s2.Stats.Tokens {

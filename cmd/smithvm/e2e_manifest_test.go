@@ -16,8 +16,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"smith/compiler"
 )
 
 // An mfBase is one BASE for a manifest test.
@@ -346,39 +344,6 @@ func TestManifestE2EValidationFix(t *testing.T) {
 	}
 	if st.Stats.TotalTokensUsed == 0 {
 		t.Errorf("totalTokensUsed = 0, want the mock's usage")
-	}
-}
-
-// TestManifestE2ENoTransition runs a hand-cut .smbc whose table has no
-// entry for the signal the block produces: E_NO_TRANSITION, exit 1.
-func TestManifestE2ENoTransition(t *testing.T) {
-	b := newMfBase(t)
-	b.write(map[string]string{"flow.json": `{
-  "version": "1", "entry": "N",
-  "workers": {"Command:Fail": {"command": ["false"]}},
-  "nodes": {"N": {"entry_block": "A", "blocks": {"A": {"worker": "Command:Fail", "transitions": [
-    {"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}]}}}}
-}`})
-	res, ds := compiler.CompileFile(filepath.Join(b.base, "flow.json"), compiler.Options{})
-	if res.Prog == nil {
-		t.Fatalf("CompileFile: %v", ds)
-	}
-	for i := range res.Prog.Tables {
-		res.Prog.Tables[i].HasDefault, res.Prog.Tables[i].Default = false, 0
-	}
-	data, err := res.Prog.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(b.base, "cut.smbc"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := b.vm(1, "run", "cut.smbc", "--run-id", "n1")
-	if !strings.Contains(r.stderr, "has no transition for signal 'SIGNAL:FAILURE'") {
-		t.Errorf("stderr lacks the E_NO_TRANSITION reason:\n%s", r.stderr)
-	}
-	if st := b.state("n1"); st.Status != "failed" {
-		t.Errorf("status = %s, want failed", st.Status)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,8 +33,11 @@ import (
 // chromiumPath is Debian's chromium package's launcher.
 const chromiumPath = "/usr/bin/chromium"
 
-// browser returns a chromedp context on a fresh headless Chromium, closed
-// when the test ends.
+// browser returns a chromedp context on a new tab, in a browser context of
+// its own (its own cookies and storage, as a fresh browser would have),
+// of the one headless Chromium the package's tests share; the tab and its
+// browser context are closed when the test ends. Sharing saves a Chromium
+// start-up (several processes) per test.
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := chromiumPath
@@ -46,29 +50,68 @@ func browser(t testing.TB) context.Context {
 		}
 		t.Skipf("skipping: no Chromium at %s (apt-get install chromium; with CI=true this test fails)", path)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
+	bctx, err := sharedChromium.start(path)
+	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
+	ctx, cancelB := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelB() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab in chromium: %v", err)
+	}
 	return ctx
+}
+
+// sharedChromium is the one Chromium of the browser tests, started by the
+// first test that needs it and stopped by TestMain.
+var sharedChromium chromium
+
+// chromium is a headless Chromium started once.
+type chromium struct {
+	once   sync.Once
+	ctx    context.Context // the browser's chromedp context
+	cancel func()
+	err    error
+}
+
+// start starts Chromium at path the first time and returns its context.
+func (c *chromium) start(path string) (context.Context, error) {
+	c.once.Do(func() {
+		dir, err := os.MkdirTemp("", "smithvm-chromium-")
+		if err != nil {
+			c.err = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.UserDataDir(dir),
+			chromedp.Flag("headless", true),
+			chromedp.Flag("no-sandbox", true),
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("no-first-run", true),
+			chromedp.Flag("no-default-browser-check", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.WindowSize(1400, 1000),
+		}
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelB := chromedp.NewContext(actx)
+		c.ctx, c.cancel = ctx, func() { cancelB(); cancelA(); os.RemoveAll(dir) }
+		c.err = chromedp.Do(ctx) // starts the browser
+	})
+	return c.ctx, c.err
+}
+
+// stop stops Chromium if it was started.
+func (c *chromium) stop() {
+	c.once.Do(func() {})
+	if c.cancel != nil {
+		c.cancel()
+	}
 }
 
 // served is a running `smithvm serve`.

@@ -23,6 +23,8 @@
 //	exit:K           exit with status K
 //	cat              copy stdin to stdout
 //	ignoreterm       ignore SIGTERM (and SIGINT) from here on
+//	sigparent:SIG    send SIG (INT or TERM) to the parent process (smithvm),
+//	                 as Ctrl-C or kill would
 //	daemon:FILE:SECS start a double-forked grandchild (its own session, no
 //	                 parent left) that writes its pid to FILE and sleeps
 //	forks:N:SECS     start N children that each sleep SECS (a bounded fork loop)
@@ -150,6 +152,14 @@ func main() {
 			os.Exit(k)
 		case "cat":
 			if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+				fail(err)
+			}
+		case "sigparent":
+			sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[arg]
+			if sig == 0 {
+				fail(fmt.Errorf("sigparent: unknown signal %q", arg))
+			}
+			if err := syscall.Kill(os.Getppid(), sig); err != nil {
 				fail(err)
 			}
 		case "ignoreterm":
