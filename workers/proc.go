@@ -181,7 +181,7 @@ func RunProc(ctx context.Context, spec ProcSpec) ProcResult {
 	pgid := cmd.Process.Pid
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
-		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
+		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != nil {
 			defer forgetGroup(rec)
 		}
 	}
