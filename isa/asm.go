@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
@@ -194,11 +195,14 @@ type (
 	}
 )
 
-// asmParser is the compiled grammar: constant after package initialisation.
-var asmParser = participle.MustBuild[asmFile](
-	participle.Lexer(asmLexer),
-	participle.Elide("Comment", "Space"),
-)
+// asmParser returns the compiled grammar, built at its first use (not at
+// package initialisation: smithvm never assembles).
+var asmParser = sync.OnceValue(func() *participle.Parser[asmFile] {
+	return participle.MustBuild[asmFile](
+		participle.Lexer(asmLexer),
+		participle.Elide("Comment", "Space"),
+	)
+})
 
 // An assembler holds the state of one Assemble call.
 type assembler struct {
@@ -229,7 +233,7 @@ func Assemble(name string, r io.Reader) (*Program, error) {
 		src = append(src, '\n')
 	}
 	a := &assembler{name: name, p: &Program{}}
-	file, err := asmParser.ParseBytes(name, src)
+	file, err := asmParser().ParseBytes(name, src)
 	if err != nil {
 		var perr participle.Error
 		if errors.As(err, &perr) {

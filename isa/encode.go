@@ -3,10 +3,10 @@ package isa
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
+	"math"
 	"reflect"
+	"unicode/utf8"
 
 	"smith/source"
 )
@@ -18,70 +18,71 @@ import (
 //	flags    uint16, little endian (0; other values are refused)
 //	sections, each: id byte, payload length uvarint, payload; in this
 //	order, each exactly once, nothing after the last:
-//	  1 code       per instruction: op byte, A uint32 LE, B uint32 LE
-//	  2 positions  file count uvarint, per file: length uvarint, bytes;
-//	               then per instruction: file index uvarint, line varint,
-//	               col varint
-//	  3 pools      the Program as encoding/json writes it (Code and Pos
-//	               are not part of it)
+//	  1 strings    count uvarint; per string: length uvarint, bytes
+//	  2 code       count uvarint; per instruction: op byte, A uvarint,
+//	               B uvarint
+//	  3 positions  per instruction: file (string index) uvarint, line
+//	               minus the line before varint, col uvarint
+//	  4 pools      the rest of the Program (see pools.go)
 //
-// File names are in order of first use. The same Program always encodes to
-// the same bytes.
+// Strings are in order of first use: the pools, then the positions' file
+// names. The same Program always encodes to the same bytes.
 const magic = "SMBC"
 
 // Section ids, in file order.
 const (
-	secCode byte = iota + 1
+	secStrings byte = iota + 1
+	secCode
 	secPos
 	secPools
 )
 
-var secNames = [...]string{secCode: "code", secPos: "positions", secPools: "pools"}
+var secNames = [...]string{secStrings: "strings", secCode: "code", secPos: "positions", secPools: "pools"}
 
-// instrSize is the encoded size of one instruction.
-const instrSize = 9
-
-// MarshalBinary encodes p as a .smbc file. It fails only when the pools
-// cannot be encoded as JSON (a NaN or infinite number).
+// MarshalBinary encodes p as a .smbc file. It fails only when a number in
+// the pools is NaN or infinite.
 func (p *Program) MarshalBinary() ([]byte, error) {
-	var out bytes.Buffer
+	w := newPoolWriter()
+	w.value(reflect.ValueOf(p).Elem())
+	if w.err != nil {
+		return nil, fmt.Errorf("encode program %q: %w", p.Name, w.err)
+	}
+	pools := w.b
+
+	code := binary.AppendUvarint(make([]byte, 0, 4*len(p.Code)+8), uint64(len(p.Code)))
+	for _, in := range p.Code {
+		code = append(code, byte(in.Op))
+		code = binary.AppendUvarint(code, uint64(in.A))
+		code = binary.AppendUvarint(code, uint64(in.B))
+	}
+
+	pos := make([]byte, 0, 4*len(p.Pos))
+	line := 0
+	for _, ps := range p.Pos {
+		pos = binary.AppendUvarint(pos, w.str(ps.File))
+		pos = binary.AppendVarint(pos, int64(ps.Line)-int64(line))
+		pos = binary.AppendVarint(pos, int64(ps.Col))
+		line = ps.Line
+	}
+
+	n := 0
+	for _, s := range w.strs {
+		n += len(s) + 2
+	}
+	strs := binary.AppendUvarint(make([]byte, 0, n+8), uint64(len(w.strs)))
+	for _, s := range w.strs {
+		strs = binary.AppendUvarint(strs, uint64(len(s)))
+		strs = append(strs, s...)
+	}
+
+	out := bytes.NewBuffer(make([]byte, 0, 8+len(strs)+len(code)+len(pos)+len(pools)+40))
 	out.WriteString(magic)
 	out.Write(binary.LittleEndian.AppendUint16(nil, Version))
 	out.Write(binary.LittleEndian.AppendUint16(nil, 0))
-
-	code := make([]byte, 0, instrSize*len(p.Code))
-	for _, in := range p.Code {
-		code = append(code, byte(in.Op))
-		code = binary.LittleEndian.AppendUint32(code, in.A)
-		code = binary.LittleEndian.AppendUint32(code, in.B)
-	}
-	writeSection(&out, secCode, code)
-
-	var files []string
-	fileIdx := map[string]int{}
-	for _, ps := range p.Pos {
-		if _, ok := fileIdx[ps.File]; !ok {
-			fileIdx[ps.File] = len(files)
-			files = append(files, ps.File)
-		}
-	}
-	pos := binary.AppendUvarint(nil, uint64(len(files)))
-	for _, f := range files {
-		pos = binary.AppendUvarint(pos, uint64(len(f)))
-		pos = append(pos, f...)
-	}
-	for _, ps := range p.Pos {
-		pos = binary.AppendUvarint(pos, uint64(fileIdx[ps.File]))
-		pos = binary.AppendVarint(pos, int64(ps.Line))
-		pos = binary.AppendVarint(pos, int64(ps.Col))
-	}
-	writeSection(&out, secPos, pos)
-
-	pools, err := marshalJSON(p)
-	if err != nil {
-		return nil, fmt.Errorf("encode program %q: %w", p.Name, err)
-	}
-	writeSection(&out, secPools, pools)
+	writeSection(out, secStrings, strs)
+	writeSection(out, secCode, code)
+	writeSection(out, secPos, pos)
+	writeSection(out, secPools, pools)
 	return out.Bytes(), nil
 }
 
@@ -155,7 +156,7 @@ func Decode(data []byte) (*Program, error) {
 	}
 	r := &reader{b: data[8:]}
 	var sec [secPools + 1][]byte
-	for id := secCode; id <= secPools; id++ {
+	for id := secStrings; id <= secPools; id++ {
 		r.what = "section " + secNames[id]
 		if len(r.b) == 0 {
 			return nil, badCode("%s is missing", r.what)
@@ -176,60 +177,103 @@ func Decode(data []byte) (*Program, error) {
 		return nil, badCode("%d bytes after the last section", len(r.b))
 	}
 
-	p := &Program{}
-	dec := json.NewDecoder(bytes.NewReader(sec[secPools]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, badCode("section pools: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, badCode("section pools: extra data after the JSON value")
-	}
-
-	code := sec[secCode]
-	if len(code)%instrSize != 0 {
-		return nil, badCode("section code: %d bytes is not a whole number of %d-byte instructions", len(code), instrSize)
-	}
-	if n := len(code) / instrSize; n > 0 {
-		p.Code = make([]Instr, n)
-		for i := range p.Code {
-			c := code[i*instrSize:]
-			p.Code[i] = Instr{Op: Op(c[0]), A: binary.LittleEndian.Uint32(c[1:]), B: binary.LittleEndian.Uint32(c[5:])}
-		}
-	}
-	var err error
-	if p.Pos, err = decodePos(sec[secPos], len(p.Code)); err != nil {
+	strs, err := decodeStrings(sec[secStrings])
+	if err != nil {
 		return nil, err
 	}
-	canonicalize(reflect.ValueOf(p))
+	p := &Program{}
+	pr := &poolReader{reader: reader{b: sec[secPools], what: "section pools"}, strs: strs, fields: map[reflect.Type][]int{}}
+	if err := pr.value(reflect.ValueOf(p).Elem(), 0); err != nil {
+		return nil, err
+	}
+	if len(pr.b) > 0 {
+		return nil, badCode("section pools: %d bytes after the program", len(pr.b))
+	}
+	if p.Code, err = decodeCode(sec[secCode]); err != nil {
+		return nil, err
+	}
+	if p.Pos, err = decodePos(sec[secPos], strs, len(p.Code)); err != nil {
+		return nil, err
+	}
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// decodePos reads the positions section for n instructions.
-func decodePos(b []byte, n int) ([]source.Pos, error) {
-	r := &reader{b: b, what: "section positions"}
-	nf, err := r.uvarint()
+// decodeStrings reads the strings section; every string must be valid
+// UTF-8 (MarshalBinary writes no other).
+func decodeStrings(b []byte) ([]string, error) {
+	r := &reader{b: b, what: "section strings"}
+	n, err := r.uvarint()
 	if err != nil {
 		return nil, err
 	}
-	if nf > uint64(len(r.b)) { // every name takes at least one byte
-		return nil, badCode("%s: %d file names in %d bytes", r.what, nf, len(r.b))
+	if n > uint64(len(r.b)) { // every string takes at least one byte
+		return nil, badCode("%s: %d strings in %d bytes", r.what, n, len(r.b))
 	}
-	files := make([]string, nf)
-	for i := range files {
+	strs := make([]string, n)
+	for i := range strs {
 		l, err := r.uvarint()
 		if err != nil {
 			return nil, err
 		}
-		f, err := r.bytes(l)
+		s, err := r.bytes(l)
 		if err != nil {
 			return nil, err
 		}
-		files[i] = string(f)
+		if !utf8.Valid(s) {
+			return nil, badCode("%s: string %d is not valid UTF-8", r.what, i)
+		}
+		strs[i] = string(s)
 	}
+	if len(r.b) > 0 {
+		return nil, badCode("%s: %d bytes after the last string", r.what, len(r.b))
+	}
+	return strs, nil
+}
+
+// decodeCode reads the code section.
+func decodeCode(b []byte) ([]Instr, error) {
+	r := &reader{b: b, what: "section code"}
+	n, err := r.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(r.b))/3 { // every instruction takes at least three bytes
+		return nil, badCode("%s: %d instructions in %d bytes", r.what, n, len(r.b))
+	}
+	var code []Instr
+	if n > 0 {
+		code = make([]Instr, n)
+	}
+	for i := range code {
+		op, err := r.bytes(1)
+		if err != nil {
+			return nil, err
+		}
+		a, err := r.uvarint()
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.uvarint()
+		if err != nil {
+			return nil, err
+		}
+		if a > math.MaxUint32 || b > math.MaxUint32 {
+			return nil, badCode("%s: instruction %d: operand too large", r.what, i)
+		}
+		code[i] = Instr{Op: Op(op[0]), A: uint32(a), B: uint32(b)}
+	}
+	if len(r.b) > 0 {
+		return nil, badCode("%s: %d bytes after the last instruction", r.what, len(r.b))
+	}
+	return code, nil
+}
+
+// decodePos reads the positions section for n instructions.
+func decodePos(b []byte, strs []string, n int) ([]source.Pos, error) {
+	r := &reader{b: b, what: "section positions"}
 	if uint64(n)*3 > uint64(len(r.b)) { // every position takes at least three bytes
 		return nil, badCode("%s: %d positions in %d bytes", r.what, n, len(r.b))
 	}
@@ -240,15 +284,16 @@ func decodePos(b []byte, n int) ([]source.Pos, error) {
 		return nil, nil
 	}
 	pos := make([]source.Pos, n)
+	line := 0
 	for i := range pos {
 		fi, err := r.uvarint()
 		if err != nil {
 			return nil, err
 		}
-		if fi >= nf {
-			return nil, badCode("%s: file index %d is out of range: %d files", r.what, fi, nf)
+		if fi >= uint64(len(strs)) {
+			return nil, badCode("%s: file index %d is out of range: %d strings", r.what, fi, len(strs))
 		}
-		line, err := r.varint()
+		dl, err := r.varint()
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +301,8 @@ func decodePos(b []byte, n int) ([]source.Pos, error) {
 		if err != nil {
 			return nil, err
 		}
-		pos[i] = source.Pos{File: files[fi], Line: line, Col: col}
+		line += dl
+		pos[i] = source.Pos{File: strs[fi], Line: line, Col: col}
 	}
 	if len(r.b) > 0 {
 		return nil, badCode("%s: %d bytes after the last position", r.what, len(r.b))

@@ -89,10 +89,10 @@ func TestDecodeErrors(t *testing.T) {
 		}
 		return b
 	}
-	code := make([]byte, 9)
-	code[0] = byte(OpEnd)
-	pools := []byte(`{"name":"x","format":"workflow","source":"x","entry":0,"strings":null,"nodes":null,"blocks":null,"tables":null,"config":{}}`)
-	pos := []byte{1, 0, 0, 0, 0} // one file "", one position {"" 0 0}
+	strs := []byte{2, 1, 'x', 8, 'w', 'o', 'r', 'k', 'f', 'l', 'o', 'w'} // "x", "workflow"
+	code := []byte{1, byte(OpEnd), 0, 0}                                 // one END
+	pos := []byte{0, 0, 0}                                               // one position {"x" 0 0}
+	pools := []byte{7, 0, 1, 0}                                          // name "x", format "workflow", source "x"
 
 	tests := []struct {
 		name string
@@ -100,33 +100,48 @@ func TestDecodeErrors(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "not a .smbc file"},
-		{"bad magic", []byte("SMBX\x01\x00\x00\x00"), "not a .smbc file"},
+		{"bad magic", []byte("SMBX\x02\x00\x00\x00"), "not a .smbc file"},
 		{"yaml", []byte("version: 1\n"), "not a .smbc file"},
 		{"short header", []byte("SMBC\x01"), "truncated .smbc header"},
-		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads version 1"},
+		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads version 2"},
 		{"flags", with(func(b []byte) []byte { b[6] = 4; return b }), "unknown .smbc flags 0x0004"},
-		{"no sections", good[:8], "section code is missing"},
+		{"no sections", good[:8], "section strings is missing"},
 		{"trailing", append(append([]byte(nil), good...), 0), "1 bytes after the last section"},
-		{"section order", with(func(b []byte) []byte { b[8] = 2; return b }), "found section id 2 where section code belongs"},
-		{"truncated length", section([]byte{}, nil, nil)[:9], "section code: truncated or bad number"},
-		{"length past end", append(good[:8:8], 1, 0xff, 0xff, 0xff, 0xff, 0x0f), "section code: length 4294967295 exceeds the 0 bytes left"},
-		{"partial instr", section(code[:5], pos, pools), "section code: 5 bytes is not a whole number of 9-byte instructions"},
-		{"bad json", section(code, pos, []byte(`{"name":`)), "section pools: unexpected EOF"},
-		{"unknown field", section(code, pos, []byte(`{"name":"x","code":[]}`)), `section pools: json: unknown field "code"`},
-		{"json trailing", section(code, pos, append(append([]byte(nil), pools...), '1')), "section pools: extra data after the JSON value"},
-		{"too many files", section(code, []byte{0xff, 0x01, 0}, pools), "section positions: 255 file names in 1 bytes"},
-		{"file past end", section(code, []byte{1, 9, 'a'}, pools), "section positions: length 9 exceeds the 1 bytes left"},
-		{"too few positions", section(append(code, code...), pos, pools), "section positions: 2 positions in 3 bytes"},
-		{"file index", section(code, []byte{1, 0, 3, 0, 0}, pools), "section positions: file index 3 is out of range: 1 files"},
-		{"extra positions", section(code, append(pos, 0), pools), "section positions: 1 bytes after the last position"},
-		{"bad varint", section(code, []byte{1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, pools), "section positions: truncated or bad number"},
-		{"verify", section(append(code[:0:0], byte(OpJump), 5, 0, 0, 0, 0, 0, 0, 0), pos, pools), "pc 0000: JUMP operand A: pc 0005 is out of range"},
-		{"no code", section(nil, []byte{0}, pools), "the program has no code"},
+		{"section order", with(func(b []byte) []byte { b[8] = 2; return b }), "found section id 2 where section strings belongs"},
+		{"truncated length", section([]byte{}, nil, nil)[:9], "section strings: truncated or bad number"},
+		{"length past end", append(good[:8:8], 1, 0xff, 0xff, 0xff, 0xff, 0x0f), "section strings: length 4294967295 exceeds the 0 bytes left"},
+		{"good", section(strs, code, pos, pools), ""},
+		{"too many strings", section([]byte{0xff, 0x01, 0}, code, pos, pools), "section strings: 255 strings in 1 bytes"},
+		{"string past end", section([]byte{1, 9, 'a'}, code, pos, pools), "section strings: length 9 exceeds the 1 bytes left"},
+		{"bad utf-8", section([]byte{1, 1, 0xff}, code, pos, pools), "section strings: string 0 is not valid UTF-8"},
+		{"extra strings", section(append(strs[:len(strs):len(strs)], 0), code, pos, pools), "section strings: 1 bytes after the last string"},
+		{"too many instrs", section(strs, []byte{2, byte(OpEnd), 0, 0}, pos, pools), "section code: 2 instructions in 3 bytes"},
+		{"partial instr", section(strs, []byte{1, byte(OpEnd), 0, 0x80}, pos, pools), "section code: truncated or bad number"},
+		{"big operand", section(strs, []byte{1, byte(OpEnd), 0xff, 0xff, 0xff, 0xff, 0x1f, 0}, pos, pools), "section code: instruction 0: operand too large"},
+		{"extra code", section(strs, append(code[:4:4], 0), pos, pools), "section code: 1 bytes after the last instruction"},
+		{"too few positions", section(strs, []byte{2, byte(OpEnd), 0, 0, byte(OpEnd), 0, 0}, pos, pools), "section positions: 2 positions in 3 bytes"},
+		{"file index", section(strs, code, []byte{3, 0, 0}, pools), "section positions: file index 3 is out of range: 2 strings"},
+		{"extra positions", section(strs, code, append(pos[:3:3], 0), pools), "section positions: 1 bytes after the last position"},
+		{"bad varint", section(strs, code, []byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, pools), "section positions: truncated or bad number"},
+		{"pools truncated", section(strs, code, pos, pools[:2]), "section pools: truncated or bad number"},
+		{"pools trailing", section(strs, code, pos, append(pools[:4:4], 0)), "section pools: 1 bytes after the program"},
+		{"string index", section(strs, code, pos, []byte{1, 9}), "section pools: string index 9 is out of range: 2 strings"},
+		{"unknown field", section(strs, code, pos, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}), "section pools: field bitmap"},
+		{"empty list", section(strs, code, pos, []byte{1 << 4, 0}), "section pools: 0 elements in 0 bytes"},
+		{"long list", section(strs, code, pos, []byte{1 << 4, 5, 0}), "section pools: 5 elements in 1 bytes"},
+		{"verify", section(strs, []byte{1, byte(OpJump), 5, 0}, pos, pools), "pc 0000: JUMP operand A: pc 0005 is out of range"},
+		{"no code", section(strs, []byte{0}, nil, pools), "the program has no code"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p, err := Decode(tt.data)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Decode(%x) = %v, want a program", tt.data, err)
+				}
+				return
+			}
 			ds := source.AsDiagnostics(err)
 			if p != nil || len(ds) == 0 {
 				t.Fatalf("Decode(%x) = %v, %v, want E_BYTECODE %q", tt.data, p, err, tt.want)

@@ -8,7 +8,7 @@ import (
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
 // refused, naming both versions.
-const Version = 1
+const Version = 2
 
 // A Program is a compiled workflow: code, a source position per
 // instruction, and pools of plain data that operands index. It carries

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/alecthomas/participle/v2"
@@ -97,9 +98,11 @@ type actionAST struct {
 	Ident  *lexer.Token `parser:"     @Ident? )? )"`
 }
 
-// actionParser is the compiled action grammar: constant after package
-// initialisation.
-var actionParser = participle.MustBuild[actionAST](participle.Lexer(actionLexer))
+// actionParser returns the compiled action grammar, built at its first use
+// (most actions need only the fast path, fastpath.go).
+var actionParser = sync.OnceValue(func() *participle.Parser[actionAST] {
+	return participle.MustBuild[actionAST](participle.Lexer(actionLexer))
+})
 
 // ParseAction parses a transition action (CONTRACT 7.2): JUMP:Target,
 // CALL:Target, RETURN, HALT_AND_FLAG, END or FAIL:message. Keywords are
@@ -126,7 +129,7 @@ func ParseAction(s string, pos source.Pos) (Action, *source.Diagnostic) {
 	ast, ok := fastAction(text)
 	var err error
 	if !ok {
-		ast, err = actionParser.ParseString("", text)
+		ast, err = actionParser().ParseString("", text)
 	}
 	var errTok *lexer.Token // the token the grammar did not expect
 	if err != nil {

@@ -62,7 +62,7 @@ func checkFastTemplate(t *testing.T, s string, got *templateAST, ok bool) {
 	if !ok {
 		return
 	}
-	want, err := templateParser.ParseString("", s)
+	want, err := templateParser().ParseString("", s)
 	if err != nil {
 		t.Fatalf("fastTemplate(%q) accepted what the grammar rejects: %v", s, err)
 	}
@@ -119,7 +119,7 @@ func checkFastAction(t *testing.T, s string, got *actionAST, ok bool) {
 	if !ok {
 		return
 	}
-	want, err := actionParser.ParseString("", s)
+	want, err := actionParser().ParseString("", s)
 	if err != nil {
 		t.Fatalf("fastAction(%q) accepted what the grammar rejects: %v", s, err)
 	}

@@ -19,7 +19,7 @@ func LoadWorkflow(name string, src []byte) (*Workflow, source.Diagnostics) {
 
 // loadWorkflow is LoadWorkflow with a compiled schema (nil: compile one).
 func loadWorkflow(vr *Validator, name string, src []byte) (*Workflow, source.Diagnostics) {
-	return load(vr, name, src, ParseYAML, NewWorkflowValidator, DecodeWorkflow)
+	return load(vr, name, src, ParseYAML, newLazyWorkflowValidator, DecodeWorkflow)
 }
 
 // LoadManifest reads a workflows.json manifest: parse, validate against the
@@ -30,7 +30,7 @@ func LoadManifest(name string, src []byte) (*Manifest, source.Diagnostics) {
 
 // loadManifest is LoadManifest with a compiled schema (nil: compile one).
 func loadManifest(vr *Validator, name string, src []byte) (*Manifest, source.Diagnostics) {
-	return load(vr, name, src, ParseJSON, NewManifestValidator, DecodeManifest)
+	return load(vr, name, src, ParseJSON, newLazyManifestValidator, DecodeManifest)
 }
 
 // load parses src, validates it against its format's schema (vr, or one

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -97,10 +98,15 @@ type elemAST struct {
 	Index *lexer.Token `parser:"| LBrack @Int RBrack"`
 }
 
-// The compiled parsers: constant after package initialisation.
+// The compiled parsers, built at their first use (most documents need only
+// the fast paths, fastpath.go).
 var (
-	templateParser = participle.MustBuild[templateAST](participle.Lexer(templateLexer))
-	pathParser     = participle.MustBuild[pathAST](participle.Lexer(pathLexer))
+	templateParser = sync.OnceValue(func() *participle.Parser[templateAST] {
+		return participle.MustBuild[templateAST](participle.Lexer(templateLexer))
+	})
+	pathParser = sync.OnceValue(func() *participle.Parser[pathAST] {
+		return participle.MustBuild[pathAST](participle.Lexer(pathLexer))
+	})
 
 	tokRefOpen = templateLexer.Symbols()["RefOpen"]
 )
@@ -133,7 +139,7 @@ func ParseTemplate(s string, pos source.Pos) (lang.Template, source.Diagnostics)
 	var diags source.Diagnostics
 	off, base := 0, lexer.Position{Line: 1, Column: 1}
 	for {
-		ast, err := templateParser.ParseString("", s[off:])
+		ast, err := templateParser().ParseString("", s[off:])
 		if err == nil {
 			if off == 0 {
 				t, ds := buildTemplate(s, ast, pos)
@@ -296,7 +302,7 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	}
 	next := start + len(text)
 	path := text[2 : len(text)-1]
-	_, err = pathParser.ParseString("", path)
+	_, err = pathParser().ParseString("", path)
 	if !errors.As(err, &perr) {
 		// The path alone parses: report what the template grammar saw.
 		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
@@ -353,7 +359,7 @@ func ParseRef(raw string, pos source.Pos) (*lang.Ref, *source.Diagnostic) {
 		s, open = s[2:len(s)-1], "${"
 		base.Advance(open)
 	}
-	ast, err := pathParser.ParseString("", s)
+	ast, err := pathParser().ParseString("", s)
 	if err != nil {
 		var perr participle.Error
 		if !errors.As(err, &perr) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -211,42 +212,83 @@ func (SchemaDef) JSONSchema() *jsonschema.Schema {
 // Make one with NewWorkflowValidator or NewManifestValidator and keep it to
 // validate many documents; it is safe for concurrent use.
 type Validator struct {
-	format string // "workflow" or "manifest": the noun of the top level
-	doc    any    // the schema document, for property lookups
-	sch    *jsv.Schema
+	format string      // "workflow" or "manifest": the noun of the top level
+	doc    any         // the schema document, for property lookups
+	fast   *fastSchema // judges the valid documents (fastschema.go)
+	// sch compiles the schema with the validation library, once, at the
+	// first document fast does not accept.
+	sch func() (*jsv.Schema, error)
 }
 
 // NewWorkflowValidator compiles WorkflowSchema.
 func NewWorkflowValidator() (*Validator, error) {
-	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema())
+	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), true)
 }
 
 // NewManifestValidator compiles ManifestSchema.
 func NewManifestValidator() (*Validator, error) {
-	return newValidator("manifest", ManifestSchemaID, ManifestSchema())
+	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), true)
 }
 
-func newValidator(format, id string, text []byte) (*Validator, error) {
+// newLazyWorkflowValidator and newLazyManifestValidator leave the
+// library's compilation of the schema to the first document that needs it:
+// loading one valid document needs none.
+func newLazyWorkflowValidator() (*Validator, error) {
+	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), false)
+}
+
+func newLazyManifestValidator() (*Validator, error) {
+	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), false)
+}
+
+// newValidator reads the schema text; eager compiles it with the library
+// at once (else at the first document the fast validator does not accept).
+func newValidator(format, id string, text []byte, eager bool) (*Validator, error) {
 	doc, err := jsv.UnmarshalJSON(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("read %s schema: %w", format, err)
 	}
-	c := jsv.NewCompiler()
-	if err := c.AddResource(id, doc); err != nil {
-		return nil, fmt.Errorf("add %s schema: %w", format, err)
-	}
-	sch, err := c.Compile(id)
+	fast, err := compileFast(doc)
 	if err != nil {
-		return nil, fmt.Errorf("compile %s schema: %w", format, err)
+		return nil, fmt.Errorf("compile %s schema for the fast validator: %w", format, err)
 	}
-	return &Validator{format: format, doc: doc, sch: sch}, nil
+	vr := &Validator{format: format, doc: doc, fast: fast}
+	vr.sch = sync.OnceValues(func() (*jsv.Schema, error) {
+		c := jsv.NewCompiler()
+		if err := c.AddResource(id, doc); err != nil {
+			return nil, fmt.Errorf("add %s schema: %w", format, err)
+		}
+		sch, err := c.Compile(id)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s schema: %w", format, err)
+		}
+		return sch, nil
+	})
+	if eager {
+		if _, err := vr.sch(); err != nil {
+			return nil, err
+		}
+	}
+	return vr, nil
 }
 
 // Validate checks the tree v and returns one E_SCHEMA diagnostic per
 // problem, positioned at the offending value (at the key for an unknown
 // key, at the object for a missing one), sorted.
 func (vr *Validator) Validate(v *Value) source.Diagnostics {
-	err := vr.sch.Validate(v.Interface())
+	if vr.fast.valid(v) {
+		return nil
+	}
+	return vr.validateSlow(v)
+}
+
+// validateSlow is Validate by the validation library alone.
+func (vr *Validator) validateSlow(v *Value) source.Diagnostics {
+	sch, err := vr.sch()
+	if err != nil {
+		panic("internal error: " + err.Error()) // a generated schema that does not compile
+	}
+	err = sch.Validate(v.Interface())
 	if err == nil {
 		return nil
 	}

@@ -89,7 +89,12 @@ type Event struct {
 // order of the fields, duration last, and the bytes of json.Marshal of the
 // same fields (TestEventMarshalJSONMatchesReflection checks both).
 func (e Event) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 192)
+	return e.AppendJSON(make([]byte, 0, 192))
+}
+
+// AppendJSON appends what MarshalJSON returns to b: the store writes it
+// as it is, compact JSON, without compacting it again.
+func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"timestamp":`...)
 	t, err := e.Time.MarshalJSON()
 	if err != nil {

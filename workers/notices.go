@@ -48,6 +48,15 @@ func appendNotice(root string, c Conflict) error {
 // Notices returns the conflict notices of the run whose RUN_ROOT is root
 // after the first skip ones, in the order they came.
 func (Local) Notices(root string, skip int) ([]Conflict, error) {
+	if unchangedNotices(root, skip) {
+		return nil, nil
+	}
+	return readNotices(root, skip)
+}
+
+// readNotices reads the notices file of root and returns the notices after
+// the first skip ones.
+func readNotices(root string, skip int) ([]Conflict, error) {
 	f, err := os.Open(filepath.Join(root, noticesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -74,7 +83,11 @@ func (Local) Notices(root string, skip int) ([]Conflict, error) {
 			out = append(out, Conflict{Run: c.Run, Paths: c.Paths})
 		}
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	noticesRead(root, n)
+	return out, nil
 }
 
 // NoticeText is the content of the CONFLICT segment of a notice.

@@ -19,7 +19,7 @@
 //	  logs/<Step>-stderr.log stderr of a step (written by the caller)
 //	  iterations/<Loop>.jsonl one record per line, as given to AppendIteration
 //	  logs/<Step>-<seq>-capture.json a lines/json capture too large for state.json (package vm)
-//	  procs/<pgid>           a step's process group while it runs (package workers)
+//	  procs/slot-<pid>-<n>   a step's process group while it runs, "0 0" after (package workers)
 //	  tmp/                   temporary files of steps (package workers)
 //
 // state.json is the caller's state, which must encode as a JSON object,

@@ -50,6 +50,9 @@ type Run struct {
 	// the same text again with no delta since (a run's end, then its
 	// final save) is skipped.
 	snapText []byte
+	// scratch is the buffer a journal or event line is built in (reused;
+	// guarded by mu).
+	scratch []byte
 }
 
 // open creates the run's directories and files under an existing root and
@@ -131,14 +134,29 @@ func (r *Run) usable(needLoad bool) error {
 	return nil
 }
 
+// A jsonAppender appends itself to b as compact JSON text (vm.Event,
+// vm.Delta): encoded by hand, the bytes encoding/json would write, which
+// need no compaction.
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
 // encode appends v to buf as compact JSON with no newline. []byte and
-// json.RawMessage are taken as JSON text and compacted.
+// json.RawMessage are taken as JSON text and compacted; a jsonAppender
+// writes itself.
 func encode(buf *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case []byte:
 		return json.Compact(buf, x)
 	case json.RawMessage:
 		return json.Compact(buf, x)
+	case jsonAppender:
+		b, err := x.AppendJSON(buf.AvailableBuffer())
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		return nil
 	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -147,6 +165,27 @@ func encode(buf *bytes.Buffer, v any) error {
 	}
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 	return nil
+}
+
+// keepScratch keeps b for the next line, unless it grew large (one big
+// delta should not stay allocated for the rest of the run).
+func (r *Run) keepScratch(b []byte) {
+	if cap(b) > 64<<10 {
+		b = nil
+	}
+	r.scratch = b
+}
+
+// appendEncoded appends v to b as encode writes it.
+func appendEncoded(b []byte, v any) ([]byte, error) {
+	if x, ok := v.(jsonAppender); ok {
+		return x.AppendJSON(b)
+	}
+	buf := bytes.NewBuffer(b)
+	if err := encode(buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // line returns v encoded as one JSON line.
@@ -179,20 +218,22 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 	if err := r.usable(true); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"seq":`)
-	buf.WriteString(strconv.FormatInt(r.seq+1, 10))
-	buf.WriteString(`,"delta":`)
-	if err := encode(&buf, delta); err != nil {
+	// r.scratch is reused: a step's line costs no allocation of its own.
+	b := append(r.scratch[:0], `{"seq":`...)
+	b = strconv.AppendInt(b, r.seq+1, 10)
+	b = append(b, `,"delta":`...)
+	b, err := appendEncoded(b, delta)
+	if err != nil {
 		return fmt.Errorf("encode delta of run '%s': %w", r.id, err)
 	}
-	buf.WriteString("}\n")
-	if buf.Len() > maxStateDepth && JSONDepth(buf.Bytes()) > maxStateDepth {
+	b = append(b, "}\n"...)
+	r.keepScratch(b)
+	if len(b) > maxStateDepth && JSONDepth(b) > maxStateDepth {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, errTooDeep)
 	}
 	// One write: O_APPEND makes it land at the end as a whole, or a crash
 	// tears it and Load drops the unterminated tail.
-	if _, err := r.journal.Write(buf.Bytes()); err != nil {
+	if _, err := r.journal.Write(b); err != nil {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
 	if sync {
@@ -361,15 +402,17 @@ func validLoop(name string) bool {
 // AppendEvent appends ev as one line to logs/events.jsonl with one write,
 // unbuffered and not fsynced.
 func (r *Run) AppendEvent(ev any) error {
-	b, err := line(ev)
-	if err != nil {
-		return fmt.Errorf("encode event of run '%s': %w", r.id, err)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(false); err != nil {
 		return fmt.Errorf("append event of run '%s': %w", r.id, err)
 	}
+	b, err := appendEncoded(r.scratch[:0], ev)
+	if err != nil {
+		return fmt.Errorf("encode event of run '%s': %w", r.id, err)
+	}
+	b = append(b, '\n')
+	r.keepScratch(b)
 	if _, err := r.events.Write(b); err != nil {
 		return fmt.Errorf("append event of run '%s': %w", r.id, err)
 	}

@@ -131,6 +131,15 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
+// ReadFrom lets io.Copy hand the stream to w's own ReadFrom (a capture's
+// large reads).
+func (n nopCloser) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := n.Writer.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{n.Writer}, r)
+}
+
 // A maskWriter is the streaming form of a Masker. pending holds the tail that
 // could still be the start of a secret.
 type maskWriter struct {

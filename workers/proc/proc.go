@@ -181,7 +181,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	pgid := cmd.Process.Pid
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
-		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != "" {
+		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != nil {
 			defer forgetGroup(rec)
 		}
 	}
@@ -458,6 +458,39 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.sinks[i].write(p, c.errs)
 	}
 	return len(p), nil
+}
+
+// copyBuf is the size of the reads of a captured stream: exec's copy
+// reads 32 KiB at a time; a large stream costs an eighth of the reads and
+// spill writes with this.
+const copyBuf = 256 << 10
+
+// ReadFrom copies r (exec's pipe from the child) into c: small reads
+// first (most steps write little), then, once the stream passes them,
+// large reads from an enlarged pipe (pipeGrow), so the child blocks less
+// often.
+func (c *capture) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	var buf []byte
+	for {
+		if buf == nil {
+			buf = make([]byte, 4096) // most steps write little: grow only for a large stream
+		} else if len(buf) < copyBuf && total >= int64(len(buf)) {
+			buf = make([]byte, copyBuf)
+			pipeGrow(r)
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			total += int64(n)
+			c.Write(buf[:n])
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // startSpill creates the spill file, if there is one, and copies what is in

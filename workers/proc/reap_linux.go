@@ -2,7 +2,6 @@ package proc
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,48 +231,38 @@ func reapOrphans() {
 	}
 }
 
-// procsDir is RUN_ROOT/procs: one file per step process group running now.
+// procsDir is RUN_ROOT/procs: the records of the step process groups
+// running now (groupslot_linux.go).
 func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 
 // procsMade remembers the RUN_ROOT/procs directories already created, so a
 // step costs no mkdir.
 var procsMade sync.Map
 
-// recordGroup writes RUN_ROOT/procs/<pgid> (the group and its leader's start
-// time), so a resume after a crash of smithvm finds the group. It is not
-// fsynced, on purpose: the record only matters while the machine keeps
-// running (a crash of the operating system ends the group with it), and a
-// file written before smithvm is SIGKILLed stays in the page cache, where
-// the resume reads it.
-func recordGroup(runRoot string, pgid int) (string, error) {
+// recordGroup records the group pgid and its leader's start time in a slot
+// of RUN_ROOT/procs (groupslot_linux.go), so a resume after a crash of
+// smithvm finds the group. It is not fsynced, on purpose: the record only
+// matters while the machine keeps running (a crash of the operating system
+// ends the group with it), and a record written before smithvm is
+// SIGKILLed stays in the page cache, where the resume reads it.
+func recordGroup(runRoot string, pgid int) (*groupSlot, error) {
 	p, ok := readProc(pgid)
 	if !ok {
-		return "", nil // the leader is gone already
+		return nil, nil // the leader is gone already
 	}
-	dir := procsDir(runRoot)
-	if _, made := procsMade.Load(dir); !made {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-		procsMade.Store(dir, true)
-	}
-	path := filepath.Join(dir, strconv.Itoa(pgid))
-	// Plain system calls: this is once per step.
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	s, err := takeSlot(runRoot)
 	if err != nil {
-		procsMade.Delete(dir) // perhaps the directory was removed: make it again next time
-		return "", &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	_, werr := syscall.Write(fd, []byte(strconv.Itoa(pgid)+" "+strconv.FormatUint(p.start, 10)+"\n"))
-	cerr := syscall.Close(fd)
-	if err := errors.Join(werr, cerr); err != nil {
-		return "", &os.PathError{Op: "write", Path: path, Err: err}
+	if err := s.write(pgid, p.start); err != nil {
+		s.drop()
+		return nil, err
 	}
-	return path, nil
+	return s, nil
 }
 
-// forgetGroup removes the record of a group whose step is over.
-func forgetGroup(path string) { _ = syscall.Unlink(path) }
+// forgetGroup blanks the record of a group whose step is over.
+func forgetGroup(s *groupSlot) { releaseSlot(s) }
 
 // KillLeftovers kills every process of the step process groups that
 // RUN_ROOT/procs records (an attempt cut off by a crash of smithvm) and
@@ -281,6 +270,7 @@ func forgetGroup(path string) { _ = syscall.Unlink(path) }
 // started no earlier than the group's leader, so a reused pid is spared.
 // It reports how many processes it killed.
 func KillLeftovers(runRoot string) int {
+	dropSlots(runRoot)
 	dir := procsDir(runRoot)
 	ents, err := os.ReadDir(dir)
 	if err != nil {

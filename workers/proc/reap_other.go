@@ -13,10 +13,13 @@ func startStep(start func() (int, error)) error {
 	_, err := start()
 	return err
 }
-func reapOrphans()                            {}
-func recordGroup(string, int) (string, error) { return "", nil }
-func forgetGroup(string)                      {}
-func settleGroup(int)                         {}
+func reapOrphans()                                {}
+func recordGroup(string, int) (*groupSlot, error) { return nil, nil }
+func forgetGroup(*groupSlot)                      {}
+
+type groupSlot struct{}
+
+func settleGroup(int) {}
 
 // KillLeftovers does nothing where /proc is missing.
 func KillLeftovers(string) int { return 0 }

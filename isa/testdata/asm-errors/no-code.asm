@@ -1,2 +1,2 @@
-; smith program, isa 1
+; smith program, isa 2
 program "x" format "workflow" source "x.yaml" entry 0000

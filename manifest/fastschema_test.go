@@ -1,0 +1,120 @@
+package manifest
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFastSchemaAgrees checks the fast validator against the validation
+// library on every workflow and manifest of the repository and on
+// variants of the rich inputs with one value removed or replaced: the fast
+// validator must never accept what the library rejects, and should accept
+// what the library accepts (else a valid document takes the slow path).
+func TestFastSchemaAgrees(t *testing.T) {
+	t.Parallel()
+	wv := mustValidator(NewWorkflowValidator())
+	mv := mustValidator(NewManifestValidator())
+	var docs []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		switch filepath.Ext(path) {
+		case ".yaml", ".yml", ".json":
+			if !strings.Contains(path, "schema") {
+				docs = append(docs, path)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(docs) < 50 {
+		t.Fatalf("found %d documents: %v", len(docs), err)
+	}
+	accepted, variants := 0, 0
+	check := func(name string, vr *Validator, v *Value) bool {
+		fast := vr.fast.valid(v)
+		slow := len(vr.validateSlow(v)) == 0
+		if fast && !slow {
+			t.Errorf("%s: the fast validator accepts it, the library does not: %v", name, vr.validateSlow(v))
+		}
+		if slow && !fast {
+			t.Errorf("%s: the library accepts it, the fast validator does not", name)
+		}
+		return fast
+	}
+	for _, path := range docs {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parse, vr := ParseYAML, wv
+		if IsManifest(path, src) {
+			parse, vr = ParseJSON, mv
+		}
+		v, _ := parse(path, src)
+		if v == nil || v.Kind != KMap {
+			continue
+		}
+		if check(path, vr, v) {
+			accepted++
+		}
+		if !strings.Contains(path, "_rich.") {
+			continue
+		}
+		// variants: every value in turn removed (from its object), set to a
+		// number, to a string, to an empty object
+		for _, edit := range []func(m *MapEntry) (undo func()){
+			func(m *MapEntry) func() {
+				old := m.Val
+				m.Val = &Value{Kind: KNumber, Num: 7, Str: "7"}
+				return func() { m.Val = old }
+			},
+			func(m *MapEntry) func() {
+				old := m.Val
+				m.Val = &Value{Kind: KString, Str: "x"}
+				return func() { m.Val = old }
+			},
+			func(m *MapEntry) func() {
+				old := m.Val
+				m.Val = &Value{Kind: KMap}
+				return func() { m.Val = old }
+			},
+			func(m *MapEntry) func() {
+				old := m.Key
+				m.Key = "zz" + old
+				return func() { m.Key = old }
+			},
+		} {
+			walkEntries(v, func(m *MapEntry) {
+				undo := edit(m)
+				check(path+" variant at '"+m.Key+"'", vr, v)
+				variants++
+				undo()
+			})
+		}
+	}
+	t.Logf("%d documents, %d accepted; %d variants", len(docs), accepted, variants)
+	if accepted < 20 || variants < 100 {
+		t.Errorf("the fast validator accepted %d documents, checked %d variants; want at least 20 and 100", accepted, variants)
+	}
+}
+
+// walkEntries calls f for every object entry of the tree v.
+func walkEntries(v *Value, f func(m *MapEntry)) {
+	if v == nil {
+		return
+	}
+	for i := range v.Map {
+		f(&v.Map[i])
+		walkEntries(v.Map[i].Val, f)
+	}
+	for _, e := range v.List {
+		walkEntries(e, f)
+	}
+}

@@ -1,0 +1,312 @@
+package vm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// AppendJSON appends d to b as the store writes it: the bytes of an
+// encoding/json Encoder with HTML escaping off, without its newline. It is
+// written by hand because a delta is encoded for every step of every run,
+// and reflection over its many empty fields was the largest part of the
+// VM's own CPU per step; the fields that are rare or of free shape
+// (context, payloads, items, iteration records) still go through
+// encoding/json. TestDeltaAppendJSONMatchesReflection compares both on
+// deltas with every field set.
+func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, int64(d.Seq), 10)
+	b = jsonKeyString(b, "current_step", d.CurrentStep)
+	b = jsonKeyString(b, "phase", d.Phase)
+	b = jsonOmitString(b, "signal", d.Signal)
+	b = jsonKeyString(b, "status", d.Status)
+	b = jsonOmitBool(b, "isHalted", d.IsHalted)
+	b = jsonOmitString(b, "halted_block", d.HaltedBlock)
+	b = jsonOmitString(b, "ended_at", d.EndedAt)
+	b = jsonKeyInt(b, "event_seq", d.EventSeq)
+	b = jsonOmitString(b, "worktree_path", d.WorktreePath)
+	b = jsonOmitInt(b, "conflict_notices", d.ConflictNotices)
+	b = append(b, `,"loop_stack":`...)
+	if d.LoopStack == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range d.LoopStack {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = d.LoopStack[i].appendJSON(b); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	b = jsonOmitBool(b, "set_return", d.SetReturn)
+	if len(d.ReturnStack) > 0 {
+		if b, err = jsonKeyValue(b, "return_stack", d.ReturnStack); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Reset) > 0 {
+		b = append(b, `,"reset":`...)
+		b = jsonStrings(b, d.Reset)
+	}
+	if len(d.Steps) > 0 {
+		b = append(b, `,"steps":[`...)
+		for i := range d.Steps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = jsonString(b, d.Steps[i].Name)
+			b = append(b, `,"result":`...)
+			if b, err = d.Steps[i].Result.appendJSON(b); err != nil {
+				return nil, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if d.Iteration != nil {
+		if b, err = jsonKeyValue(b, "iteration", d.Iteration); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Context) > 0 {
+		if b, err = jsonKeyValue(b, "context", d.Context); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Payload) > 0 {
+		if b, err = jsonKeyValue(b, "payload", d.Payload); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitBool(b, "replace_payload", d.ReplacePayload)
+	b = jsonOmitBool(b, "set_change_plan", d.SetChangePlan)
+	if len(d.ChangePlan) > 0 {
+		b = append(b, `,"change_plan":`...)
+		b = jsonStrings(b, d.ChangePlan)
+	}
+	b = append(b, `,"stats":{"totalTokensUsed":`...)
+	b = strconv.AppendInt(b, int64(d.Stats.TotalTokensUsed), 10)
+	b = jsonKeyInt(b, "totalLinesWritten", d.Stats.TotalLinesWritten)
+	b = append(b, '}')
+	if d.Visit != nil {
+		b = append(b, `,"visit":{"block":`...)
+		b = jsonString(b, d.Visit.Block)
+		b = jsonKeyInt(b, "count", d.Visit.Count)
+		b = append(b, '}')
+	}
+	if d.Start != nil {
+		if b, err = jsonKeyValue(b, "start", d.Start); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitString(b, "thread", d.Thread)
+	if d.ThreadRecord != nil {
+		if b, err = jsonKeyValue(b, "thread_record", d.ThreadRecord); err != nil {
+			return nil, err
+		}
+	}
+	if d.ThreadError != nil {
+		b = append(b, `,"thread_error":`...)
+		b = d.ThreadError.appendJSON(b)
+	}
+	if len(d.Iterations) > 0 {
+		if b, err = jsonKeyValue(b, "iterations", d.Iterations); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Visits) > 0 {
+		if b, err = jsonKeyValue(b, "visits", d.Visits); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitBool(b, "drop_threads", d.DropThreads)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the loop frame as encoding/json writes it.
+func (f *LoopFrame) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"loop":`...)
+	b = jsonString(b, f.Loop)
+	b = jsonKeyInt(b, "index", f.Index)
+	b = jsonKeyInt(b, "total", f.Total)
+	if len(f.Items) > 0 {
+		if b, err = jsonKeyValue(b, "items", f.Items); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitString(b, "last", f.Last)
+	if b, err = jsonKeyFloat(b, "elapsed", f.Elapsed); err != nil {
+		return nil, err
+	}
+	b = jsonOmitString(b, "started", f.Started)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the step result as encoding/json writes it.
+func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"status":`...)
+	b = jsonString(b, r.Status)
+	b = jsonKeyInt(b, "exit_code", r.ExitCode)
+	b = jsonKeyString(b, "output", r.Output)
+	b = append(b, `,"lines":`...)
+	if r.Lines == nil {
+		b = append(b, "null"...)
+	} else {
+		b = jsonStrings(b, r.Lines)
+	}
+	if r.JSON == nil {
+		b = append(b, `,"json":null`...)
+	} else if b, err = jsonKeyValue(b, "json", r.JSON); err != nil {
+		return nil, err
+	}
+	if b, err = jsonKeyFloat(b, "duration", r.Duration); err != nil {
+		return nil, err
+	}
+	b = jsonKeyInt(b, "attempts", r.Attempts)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	b = jsonOmitString(b, "spill_stdout_path", r.SpillStdoutPath)
+	if r.Error != nil {
+		b = append(b, `,"error":`...)
+		b = r.Error.appendJSON(b)
+	}
+	b = jsonOmitString(b, "signal", r.Signal)
+	b = jsonOmitInt(b, "visits", r.Visits)
+	b = jsonOmitInt(b, "executions", r.Executions)
+	if len(r.Iterations) > 0 {
+		if b, err = jsonKeyValue(b, "iterations", r.Iterations); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitInt(b, "iterations_total", r.IterationsTotal)
+	b = jsonOmitString(b, "provider", r.Provider)
+	b = jsonOmitInt(b, "message", r.Message)
+	if len(r.Consumed) > 0 {
+		if b, err = jsonKeyValue(b, "consumed", r.Consumed); err != nil {
+			return nil, err
+		}
+	}
+	b = jsonOmitString(b, "feedback", r.Feedback)
+	b = jsonOmitString(b, "commit", r.Commit)
+	b = jsonOmitString(b, "capture_path", r.CapturePath)
+	b = jsonOmitString(b, "stderr", r.Stderr)
+	b = jsonOmitString(b, "started_at", r.StartedAt)
+	b = jsonOmitString(b, "ended_at", r.EndedAt)
+	b = jsonOmitInt(b, "tokens", r.Tokens)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the step error as encoding/json writes it.
+func (e *StepError) appendJSON(b []byte) []byte {
+	b = append(b, `{"code":`...)
+	b = jsonString(b, e.Code)
+	b = jsonKeyString(b, "message", e.Message)
+	return append(b, '}')
+}
+
+// jsonString appends s as a JSON string, as encoding/json writes it with
+// HTML escaping off: as it is when it holds only printable ASCII that needs
+// no escape, else by encoding/json itself.
+func jsonString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			v, _ := jsonValue(nil, s) // a string always encodes
+			return append(b, v...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func jsonStrings(b []byte, l []string) []byte {
+	b = append(b, '[')
+	for i, s := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonString(b, s)
+	}
+	return append(b, ']')
+}
+
+func jsonKeyString(b []byte, key, s string) []byte {
+	b = append(append(append(b, `,"`...), key...), `":`...)
+	return jsonString(b, s)
+}
+
+func jsonOmitString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return jsonKeyString(b, key, s)
+}
+
+func jsonKeyInt(b []byte, key string, n int) []byte {
+	b = append(append(append(b, `,"`...), key...), `":`...)
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+func jsonOmitInt(b []byte, key string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	return jsonKeyInt(b, key, n)
+}
+
+func jsonOmitBool(b []byte, key string, v bool) []byte {
+	if !v {
+		return b
+	}
+	return append(append(append(b, `,"`...), key...), `":true`...)
+}
+
+// jsonKeyFloat appends a float64 as encoding/json formats it: %f, or %e
+// for very small and large magnitudes with a one-digit negative exponent
+// written without its 0; NaN and infinities are an error.
+func jsonKeyFloat(b []byte, key string, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	b = append(append(append(b, `,"`...), key...), `":`...)
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// jsonKeyValue appends ,"key": and v by encoding/json.
+func jsonKeyValue(b []byte, key string, v any) ([]byte, error) {
+	return jsonValue(append(append(append(b, `,"`...), key...), `":`...), v)
+}
+
+// jsonValue appends v as an encoding/json Encoder with HTML escaping off
+// writes it, without the newline.
+func jsonValue(b []byte, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}

@@ -1,0 +1,69 @@
+package workers
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestGroupSlots checks the records of RUN_ROOT/procs: a slot holds the
+// group while its step runs, is blanked and reused after it, and
+// KillLeftovers kills a recorded group, skips a blank slot and removes
+// every record.
+func TestGroupSlots(t *testing.T) {
+	root := t.TempDir()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pgid := cmd.Process.Pid
+
+	s, err := recordGroup(root, pgid)
+	if err != nil || s == nil {
+		t.Fatalf("recordGroup() = %v, %v", s, err)
+	}
+	b, err := os.ReadFile(s.path)
+	if f := strings.Fields(string(b)); err != nil || len(f) != 2 || f[0] != strconv.Itoa(pgid) || len(b) != recordWidth {
+		t.Fatalf("record while the step runs = %q, %v; want %d and its start time, %d bytes", b, err, pgid, recordWidth)
+	}
+	forgetGroup(s)
+	if b, _ := os.ReadFile(s.path); strings.Join(strings.Fields(string(b)), " ") != "0 0" {
+		t.Fatalf("record after the step = %q, want 0 0", b)
+	}
+	again, err := recordGroup(root, pgid)
+	if err != nil || again != s {
+		t.Fatalf("recordGroup() after forgetGroup = %v, %v; want the same slot %v", again, err, s)
+	}
+	// a second slot, blank: KillLeftovers skips it
+	other, err := takeSlot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseSlot(other)
+
+	if n := KillLeftovers(root); n != 1 {
+		t.Errorf("KillLeftovers() = %d, want 1 (the sleep)", n)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the recorded group was not killed")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(root, "procs")); len(ents) != 0 {
+		t.Errorf("RUN_ROOT/procs after KillLeftovers holds %d files, want none", len(ents))
+	}
+	slots.Lock()
+	n := len(slots.free[root])
+	slots.Unlock()
+	if n != 0 {
+		t.Errorf("%d free slots of the run after KillLeftovers, want none", n)
+	}
+}

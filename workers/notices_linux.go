@@ -1,0 +1,81 @@
+package workers
+
+import (
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// A run's VM asks for new conflict notices before every step, and almost
+// always there are none. Opening RUN_ROOT/conflicts.jsonl by its path to
+// find that out (a lookup of every directory of the path, mostly to fail)
+// was a seventh of the VM's own CPU per no-op block. Instead the file is
+// created empty at the first look and kept open: a look is then one fstat,
+// and the notices are read again only when its size differs from what was
+// read last (the file only grows: appendNotice appends whole lines).
+
+// A noticeWatch is the open notices file of one RUN_ROOT.
+type noticeWatch struct {
+	fd    int
+	size  int64 // the size when the file was last read
+	count int   // the notices read then
+	read  bool  // size and count are set
+}
+
+// maxNoticeWatches bounds the files kept open (runs of this process).
+const maxNoticeWatches = 16
+
+var noticeWatches struct {
+	sync.Mutex
+	m map[string]*noticeWatch
+}
+
+// unchangedNotices reports whether root's notices file is known to hold
+// exactly the skip notices read last time: then there is nothing new.
+func unchangedNotices(root string, skip int) bool {
+	noticeWatches.Lock()
+	defer noticeWatches.Unlock()
+	w := noticeWatches.m[root]
+	if w == nil {
+		fd, err := syscall.Open(filepath.Join(root, noticesFile), syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+		if err != nil {
+			return false
+		}
+		if noticeWatches.m == nil {
+			noticeWatches.m = map[string]*noticeWatch{}
+		}
+		if len(noticeWatches.m) >= maxNoticeWatches {
+			for r, old := range noticeWatches.m {
+				_ = syscall.Close(old.fd)
+				delete(noticeWatches.m, r)
+			}
+		}
+		w = &noticeWatch{fd: fd}
+		noticeWatches.m[root] = w
+		return false
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(w.fd, &st); err != nil || st.Nlink == 0 {
+		// the file was removed (its run directory too, perhaps): open
+		// it by its path again next time
+		_ = syscall.Close(w.fd)
+		delete(noticeWatches.m, root)
+		return false
+	}
+	if w.read && st.Size == w.size && skip == w.count {
+		return true
+	}
+	w.read = false
+	w.size = st.Size
+	return false
+}
+
+// noticesRead records that root's notices file, of the size unchangedNotices
+// saw last, held count notices.
+func noticesRead(root string, count int) {
+	noticeWatches.Lock()
+	defer noticeWatches.Unlock()
+	if w := noticeWatches.m[root]; w != nil && !w.read {
+		w.count, w.read = count, true
+	}
+}

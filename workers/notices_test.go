@@ -1,0 +1,44 @@
+package workers
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestNoticesSeenAtOnce checks that a notice appended just before a look
+// is seen by it, also once the file is watched (notices_linux.go), and
+// after the file was removed and written again.
+func TestNoticesSeenAtOnce(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	look := func(skip, want int) {
+		t.Helper()
+		ns, err := Local{}.Notices(root, skip)
+		if err != nil || len(ns) != want {
+			t.Fatalf("Notices(root, %d) = %v, %v; want %d notices", skip, ns, err, want)
+		}
+	}
+	look(0, 0)
+	look(0, 0)
+	if err := appendNotice(root, Conflict{Run: "r1", Paths: []string{"a.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	look(0, 1)
+	look(1, 0)
+	look(1, 0)
+	if err := appendNotice(root, Conflict{Run: "r2", Paths: []string{"b.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	look(1, 1)
+	look(2, 0)
+	look(0, 2) // a resume that counted none sees both
+	if err := os.Remove(filepath.Join(root, noticesFile)); err != nil {
+		t.Fatal(err)
+	}
+	look(0, 0)
+	if err := appendNotice(root, Conflict{Run: "r3", Paths: []string{"c.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	look(0, 1)
+}

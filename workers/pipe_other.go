@@ -1,0 +1,7 @@
+//go:build !linux
+
+package workers
+
+import "io"
+
+func pipeGrow(io.Reader) {}
