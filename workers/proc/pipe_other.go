@@ -1,6 +1,6 @@
 //go:build !linux
 
-package workers
+package proc
 
 import "io"
 
