@@ -14,7 +14,7 @@ import (
 // of the format.
 const (
 	poolLayoutVersion = 2
-	poolLayout        = "b930fe6a671be544d16f491221986eb09a592b9c5093ed5db1d084757354d275"
+	poolLayout        = "154cad1a0f56308e739e97058d184ef7ae4d4dbd4af2f607c819cc2a87e0d8cb"
 )
 
 // layout describes the encoded layout of t: every encoded field's name and
