@@ -60,7 +60,7 @@ func testMain(m *testing.M) int {
 }
 
 // cmdTimeout bounds every smithvm process a test starts.
-const cmdTimeout = 45 * time.Second
+const cmdTimeout = 3 * time.Minute
 
 // proj is one BASE with its WORKSPACE.
 type proj struct {

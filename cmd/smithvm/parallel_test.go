@@ -320,10 +320,19 @@ steps:
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the Check step", func() bool {
-		return p.read("repo/made.txt") != "" && dirHas(filepath.Join(repo, ".orchestrator", "runs", "w2"))
+	// Kill it while Check waits for go.txt: once its step_started event is
+	// written, the run's state is on disk (an event follows its checkpoint).
+	events := filepath.Join(repo, ".orchestrator", "runs", "w2", "logs", "events.jsonl")
+	waitFor(t, cmdTimeout, "the Check step", func() bool {
+		b, _ := os.ReadFile(events)
+		for _, line := range strings.Split(string(b), "\n") {
+			var ev event
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "step_started" && ev.Step == "Check" {
+				return true
+			}
+		}
+		return false
 	})
-	time.Sleep(200 * time.Millisecond)
 	run.Process.Signal(syscall.SIGKILL)
 	run.Wait()
 	p.write("repo/go.txt", "go\n")
@@ -340,11 +349,6 @@ steps:
 	if r := runIn(t, other, "run", wf, "--workspace", repo, "--base", other); r.code != 2 || !strings.Contains(r.stderr, "not inside BASE") {
 		t.Errorf("--workspace outside --base: exit %d\n%s", r.code, r.stderr)
 	}
-}
-
-func dirHas(dir string) bool {
-	_, err := os.Stat(dir)
-	return err == nil
 }
 
 // state2 reads the state.json in runRoot.

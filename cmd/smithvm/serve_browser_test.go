@@ -356,7 +356,9 @@ func TestServeBrowserLive(t *testing.T) {
 	logOf := func(link int, title string) string {
 		t.Helper()
 		if err := chromedp.Do(ctx,
-			chromedp.Click(css(fmt.Sprintf(`#steps tr[data-step="Fetch"] a:nth-of-type(%d)`, link))),
+			// Clicked by script: the live page may re-render the row between a
+			// node's lookup and a synthetic mouse click (a stale node id).
+			waitJS(fmt.Sprintf(`(() => { const a = document.querySelector('#steps tr[data-step="Fetch"] a:nth-of-type(%d)'); if (!a) return false; a.click(); return true })()`, link)),
 			waitJS(fmt.Sprintf(`(document.querySelector("#log h2 span")||{}).textContent === %q`, title)),
 		); err != nil {
 			t.Fatal(err)
