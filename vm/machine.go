@@ -33,6 +33,10 @@ type Config struct {
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
 	MaxSteps int
+	// StepsBefore is how many blocks the Run or Resume this Machine
+	// continues executed before it took over (smith-temporal carries it
+	// across continue-as-new): they count against MaxSteps.
+	StepsBefore int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Events receives every event (the console and events.jsonl); nil
@@ -148,6 +152,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}
+	m.executed.Store(int64(cfg.StepsBefore))
 	if m.cfg.Now == nil {
 		m.cfg.Now = time.Now
 	}
@@ -165,6 +170,10 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	m.index()
 	return m, nil
 }
+
+// Executed returns the blocks executed towards MaxSteps so far, every
+// thread's and StepsBefore included.
+func (m *Machine) Executed() int { return int(m.executed.Load()) }
 
 // index builds the name and pc lookups.
 func (m *Machine) index() {

@@ -123,6 +123,8 @@ type parityCase struct {
 	resumes [][2]string       // --signal, --note of each resume
 	codes   []int             // expected exit codes: run, then each resume
 	context map[string]string // --context
+	flags   []string          // run's flags on both engines
+	tflags  []string          // run's flags on Temporal only
 }
 
 var parityCases = []parityCase{
@@ -201,7 +203,7 @@ func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
 		codes = append(codes, cmd.ProcessState.ExitCode())
 		last = string(out)
 	}
-	do(append([]string{"run", file, "--base", base, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	do(append(append([]string{"run", file, "--base", base, "--run-id", runID, "--json"}, c.contextFlags()...), c.flags...)...)
 	for _, r := range c.resumes {
 		args := []string{"resume", runID, "--base", base, "--json"}
 		if r[0] != "" {
@@ -215,12 +217,13 @@ func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
 	return codes, parseState(t, last)
 }
 
-// temporalRun runs the case on Temporal, with the fleet's workers.
-func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *vm.State) {
+// temporalRun runs the case on Temporal, with the fleet's workers: the
+// exit codes, the final state and the last command's stderr.
+func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *vm.State, string) {
 	t.Helper()
 	file := c.prepare(t, f.base)
 	var codes []int
-	r := f.cli(append([]string{"run", file, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	r := f.cli(append(append(append([]string{"run", file, "--run-id", runID, "--json"}, c.contextFlags()...), c.flags...), c.tflags...)...)
 	codes = append(codes, r.code)
 	last := r
 	for _, rs := range c.resumes {
@@ -242,7 +245,7 @@ func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *v
 	if last.stdout == "" {
 		t.Fatalf("no state printed: %s", last.stderr)
 	}
-	return codes, parseState(t, last.stdout)
+	return codes, parseState(t, last.stdout), r.stderr
 }
 
 // TestParity runs the examples and the acceptance workflows on the local
@@ -258,7 +261,7 @@ func TestParity(t *testing.T) {
 			lc, ls := c.localRun(t, id)
 			f2 := *f
 			f2.t = t
-			tc, ts := c.temporalRun(t, &f2, id)
+			tc, ts, _ := c.temporalRun(t, &f2, id)
 			if !reflect.DeepEqual(lc, c.codes) {
 				t.Errorf("local exit codes %v, want %v", lc, c.codes)
 			}
@@ -348,3 +351,50 @@ func TestStatusQueryAndDetach(t *testing.T) {
 
 var _ = context.Background
 var _ client.Client
+
+// budgetYAML: a 40-iteration loop, more than a --max-steps of 25 allows.
+const budgetYAML = `version: "1.0"
+name: budget
+strict_flow: false
+steps:
+  - name: Gen
+    command: ["seq", "1", "40"]
+    output_capture: lines
+  - name: Loop
+    for_each:
+      items: "${steps.Gen.lines}"
+      as: i
+      steps:
+        - name: Tick
+          provider: mock
+          prompt: "tick ${i}"
+`
+
+// TestStepBudgetAcrossContinueAsNew: --max-steps counts every step of the
+// run, not of each execution: a run that continues as new every few steps
+// (--history-limit 40) fails with E_STEP_BUDGET where smithvm does, in the
+// same state.
+func TestStepBudgetAcrossContinueAsNew(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	c := parityCase{name: "budget", file: "budget.yaml", src: budgetYAML, codes: []int{1},
+		flags: []string{"--max-steps", "25"}, tflags: []string{"--history-limit", "40"}}
+	lc, ls := c.localRun(t, "budget1")
+	tc, ts, stderr := c.temporalRun(t, f, "budget1")
+	if !reflect.DeepEqual(lc, c.codes) || !reflect.DeepEqual(tc, lc) {
+		t.Errorf("exit codes: Temporal %v, local %v, want %v", tc, lc, c.codes)
+	}
+	compareStates(t, ls, ts)
+	if ts.Status != vm.StatusFailed || !strings.Contains(stderr, "E_STEP_BUDGET: step budget exceeded: more than 25 steps") {
+		t.Errorf("Temporal: status %s, stderr %s; want failed with E_STEP_BUDGET", ts.Status, stderr)
+	}
+	renewed := 0
+	for _, ev := range history(t, f.client(), "budget1") {
+		if ev.GetWorkflowExecutionContinuedAsNewEventAttributes() != nil {
+			renewed++
+		}
+	}
+	if renewed < 2 {
+		t.Errorf("the run continued as new %d times, want several (--history-limit 40)", renewed)
+	}
+}

@@ -39,8 +39,8 @@ const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
   smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE]
-  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach]
-  smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT
+  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N]
+  smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
 
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
@@ -197,14 +197,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var runID string
 	var ctxKV []string
 	var detach, asJSON bool
+	var maxSteps, historyLimit int
 	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&runID, "run-id", "", "the run id (default: generated)")
 	fs.StringArrayVar(&ctxKV, "context", nil, "KEY=VALUE overriding a context key (repeatable; KEY may be dotted)")
 	fs.BoolVar(&detach, "detach", false, "print the run id and return at once")
 	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	fs.IntVar(&historyLimit, "history-limit", 0, "continue the run as new once its history holds `N` events (default 3000)")
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
+	}
+	if maxSteps < 1 || historyLimit < 0 {
+		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1 and --history-limit at least 0\n")
+		return source.ExitConfig
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
@@ -260,7 +267,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals}
+	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals,
+		MaxSteps: maxSteps, HistoryLimit: historyLimit}
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
@@ -344,14 +352,20 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	var c conn
 	var sig, note string
 	var detach, asJSON bool
+	var maxSteps int
 	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
 	fs.StringVar(&note, "note", "", "append a USER_NOTE segment with TEXT first")
 	fs.BoolVar(&detach, "detach", false, "send the resume and return at once")
 	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps of this resume")
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
+	}
+	if maxSteps < 1 {
+		fmt.Fprintf(stderr, "smith-temporal resume: --max-steps must be at least 1\n")
+		return source.ExitConfig
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
@@ -386,7 +400,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, status)
 		return source.ExitConfig
 	}
-	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note}); err != nil {
+	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
 		return source.ExitExec
 	}

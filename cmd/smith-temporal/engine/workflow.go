@@ -39,7 +39,9 @@ type Input struct {
 	ProgramRef string `json:",omitempty"`
 	Program    []byte `json:",omitempty"`
 	Context    map[string]any
-	MaxSteps   int `json:",omitempty"`
+	// MaxSteps bounds the executed blocks of the run and of each resume,
+	// as smithvm's --max-steps; 0 means vm.DefaultMaxSteps.
+	MaxSteps int `json:",omitempty"`
 	// HistoryLimit is the history length after which the run continues as
 	// new at the next step boundary; 0 means 3,000 events.
 	HistoryLimit int `json:",omitempty"`
@@ -50,12 +52,18 @@ type Input struct {
 	Resume  *vm.ResumeOptions `json:",omitempty"`
 	Halted  bool              `json:",omitempty"`
 	Renewed int               `json:",omitempty"` // how many times the run continued as new
+	// Executed is how many blocks the Run or Resume that continued as
+	// new had executed: they count against MaxSteps in the next execution.
+	Executed int `json:",omitempty"`
 }
 
 // ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
 type ResumeRequest struct {
 	Signal string `json:",omitempty"`
 	Note   string `json:",omitempty"`
+	// MaxSteps bounds this resume's executed blocks (--max-steps); 0
+	// keeps the run's.
+	MaxSteps int `json:",omitempty"`
 }
 
 // Output is how a run ended.
@@ -111,18 +119,22 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	}
 	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
 	st, opts := in.State, in.Resume
+	// before is what this Run or Resume executed in earlier executions.
+	before := in.Executed
 	if in.Halted {
 		// Continued as new while halted: wait for the resume first.
-		opts = waitResume(ctx, resumeCh)
+		opts = waitResume(ctx, resumeCh, &in)
+		before = 0
 	}
 	for {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
 		cfg := vm.Config{
-			Registry: &stepRunner{ctx: ctx, secrets: prog.Secrets},
-			MaxSteps: in.MaxSteps,
-			Now:      func() time.Time { return workflow.Now(ctx) },
-			Env:      in.Env.lookup(prog.Secrets),
+			Registry:    &stepRunner{ctx: ctx, secrets: prog.Secrets},
+			MaxSteps:    in.MaxSteps,
+			StepsBefore: before,
+			Now:         func() time.Time { return workflow.Now(ctx) },
+			Env:         in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
 				// Continue as new at a step boundary (the step's result
@@ -162,6 +174,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		if renew && final != nil && final.Status == vm.StatusInterrupted {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
+			next.Executed = m.Executed()
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
@@ -172,16 +185,22 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		if historyFull(ctx, limit) {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
+			next.Executed = 0
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
-		st, opts = final, waitResume(ctx, resumeCh)
+		// A resume is a new Run or Resume: its own step budget.
+		st, opts, before = final, waitResume(ctx, resumeCh, &in), 0
 	}
 }
 
-// waitResume blocks the run (HALT_AND_FLAG) until the resume signal.
-func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel) *vm.ResumeOptions {
+// waitResume blocks the run (HALT_AND_FLAG) until the resume signal; a
+// resume's --max-steps replaces the run's budget from then on.
+func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel, in *Input) *vm.ResumeOptions {
 	var r ResumeRequest
 	ch.Receive(ctx, &r)
+	if r.MaxSteps > 0 {
+		in.MaxSteps = r.MaxSteps
+	}
 	return &vm.ResumeOptions{Signal: r.Signal, Note: r.Note}
 }
 
