@@ -77,6 +77,24 @@ type Config struct {
 	// MaxParallel caps the threads of a parallel step that run at once
 	// (--max-parallel); 0 means the number of CPUs.
 	MaxParallel int
+	// Threads returns the ThreadGroup that runs the threads of one
+	// parallel step, at most limit at once; nil means goroutines.
+	// smith-temporal runs them as workflow coroutines, whose order is
+	// deterministic.
+	Threads func(limit int) ThreadGroup
+}
+
+// A ThreadGroup runs the threads of one parallel step (Config.Threads).
+type ThreadGroup interface {
+	// Acquire waits until fewer than the group's limit of threads run.
+	Acquire()
+	// Release gives back what Acquire took (a thread ended, or was not
+	// started after all).
+	Release()
+	// Go runs f concurrently with its caller.
+	Go(f func())
+	// Wait waits until every f started by Go has returned.
+	Wait()
 }
 
 // ResumeOptions are resume's --signal and --note.

@@ -45,6 +45,37 @@ steps:
     command: ["printf", "%s|%s", "${steps.Prep.output}", "${steps.Ask.output}"]
 `
 
+// parallelYAML: a for_each with parallel: 3 over five items, then a
+// parallel step of two branches, one with two steps.
+const parallelYAML = `version: "1.0"
+name: par
+strict_flow: false
+context: {items: [a, b, c, d, e]}
+steps:
+  - name: Fan
+    for_each:
+      items: "${context.items}"
+      as: it
+      parallel: 3
+      steps:
+        - name: Work
+          command: ["sh", "-c", "sleep 0.$$((5 - $$2)); printf '%s-%s' \"$$1\" \"$$2\"", "work", "${it}", "${loop.index}"]
+        - name: Think
+          provider: mock
+          prompt: "think about ${steps.Work.output}"
+  - name: Review
+    parallel:
+      max: 2
+      branches:
+        security:
+          - {name: SecScan, command: ["printf", "sec-ok"]}
+          - {name: SecReview, provider: mock, prompt: "review ${steps.SecScan.output}"}
+        style:
+          - {name: StyleCheck, command: ["printf", "style-ok"]}
+  - name: After
+    command: ["printf", "%s|%s|%s", "${steps.Work.output}", "${steps.SecReview.output}", "${steps.StyleCheck.output}"]
+`
+
 // callManifest: CALL with return_to, a pure callee, RETURN.
 const callManifest = `{
   "version": "1",
@@ -133,6 +164,7 @@ var parityCases = []parityCase{
 	{name: "loops", file: "loops.yaml", src: loopsYAML, codes: []int{0}},
 	{name: "call", file: "workflows.json", src: callManifest, codes: []int{0}},
 	{name: "halt", file: "workflows.json", src: haltManifest, resumes: [][2]string{{"", "try again"}, {"SIGNAL:APPROVED", "ship it"}}, codes: []int{4, 4, 0}},
+	{name: "parallel", file: "par.yaml", src: parallelYAML, codes: []int{0}},
 	// --context files.0=z makes files an object: the loop fails, on both.
 	{name: "context-fails", file: "loops.yaml", src: loopsYAML, context: map[string]string{"files.0": "z"}, codes: []int{1}},
 }

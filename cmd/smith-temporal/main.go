@@ -39,7 +39,7 @@ const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
   smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE]
-  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N]
+  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
 
@@ -197,7 +197,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var runID string
 	var ctxKV []string
 	var detach, asJSON bool
-	var maxSteps, historyLimit int
+	var maxSteps, historyLimit, maxPar int
 	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&runID, "run-id", "", "the run id (default: generated)")
@@ -205,12 +205,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&detach, "detach", false, "print the run id and return at once")
 	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
 	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	fs.IntVar(&maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: each step's own parallel: or max:)")
 	fs.IntVar(&historyLimit, "history-limit", 0, "continue the run as new once its history holds `N` events (default 3000)")
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
 	}
-	if maxSteps < 1 || historyLimit < 0 {
-		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1 and --history-limit at least 0\n")
+	if maxSteps < 1 || historyLimit < 0 || maxPar < 0 {
+		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1, --history-limit and --max-parallel at least 0\n")
 		return source.ExitConfig
 	}
 	if err := c.resolve(); err != nil {
@@ -268,7 +269,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals,
-		MaxSteps: maxSteps, HistoryLimit: historyLimit}
+		MaxSteps: maxSteps, MaxParallel: maxPar, HistoryLimit: historyLimit}
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)

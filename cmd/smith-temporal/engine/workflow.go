@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -42,6 +43,9 @@ type Input struct {
 	// MaxSteps bounds the executed blocks of the run and of each resume,
 	// as smithvm's --max-steps; 0 means vm.DefaultMaxSteps.
 	MaxSteps int `json:",omitempty"`
+	// MaxParallel caps the threads of a parallel step that run at once
+	// (--max-parallel); 0 leaves each step's own parallelism.
+	MaxParallel int `json:",omitempty"`
 	// HistoryLimit is the history length after which the run continues as
 	// new at the next step boundary; 0 means 3,000 events.
 	HistoryLimit int `json:",omitempty"`
@@ -129,8 +133,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	for {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
+		co := &coroutine{cur: ctx}
 		cfg := vm.Config{
-			Registry:    &stepRunner{ctx: ctx, secrets: prog.Secrets},
+			Registry:    &stepRunner{co: co, secrets: prog.Secrets},
 			MaxSteps:    in.MaxSteps,
 			StepsBefore: before,
 			Now:         func() time.Time { return workflow.Now(ctx) },
@@ -146,7 +151,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Host:         &workflowFiles{Host: workers.Local{}, ctx: ctx, base: w.Dirs.Base},
+			Host:         &workflowFiles{Host: workers.Local{}, co: co, base: w.Dirs.Base},
+			Threads:      co.threads,
+			MaxParallel:  maxParallel(in.MaxParallel),
 			WorkflowPath: in.WorkflowPath,
 			RunID:        in.RunID,
 			Context:      in.Context,
@@ -191,6 +198,16 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		// A resume is a new Run or Resume: its own step budget.
 		st, opts, before = final, waitResume(ctx, resumeCh, &in), 0
 	}
+}
+
+// maxParallel is the VM's --max-parallel on Temporal: n, or no cap but
+// each step's own (the threads' steps run on the whole fleet, not on the
+// CPUs of one machine, and a count read from the machine would not replay).
+func maxParallel(n int) int {
+	if n > 0 {
+		return n
+	}
+	return math.MaxInt32
 }
 
 // waitResume blocks the run (HALT_AND_FLAG) until the resume signal; a
@@ -246,7 +263,7 @@ func outputOf(st *vm.State, err error) *Output {
 // stepRunner is the VM's worker registry in workflow code: every
 // execution is a StepActivity.
 type stepRunner struct {
-	ctx     workflow.Context
+	co      *coroutine
 	secrets []string
 	n       int // executions so far: activity ids are "N:Step"
 }
@@ -276,7 +293,11 @@ func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result
 	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
 	var out WireResult
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, ao), StepActivity, wr).Get(r.ctx, &out); err != nil {
+	var err error
+	r.co.block(func(ctx workflow.Context) {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
+	})
+	if err != nil {
 		return workers.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
 			Err: &StepError{Code: source.EExec, Msg: "step activity: " + err.Error()}}
 	}
