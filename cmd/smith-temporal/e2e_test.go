@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -428,5 +429,54 @@ func TestStepBudgetAcrossContinueAsNew(t *testing.T) {
 	}
 	if renewed < 2 {
 		t.Errorf("the run continued as new %d times, want several (--history-limit 40)", renewed)
+	}
+}
+
+// stepLines are the console's step lines of a run's stderr, durations
+// cut, sorted (threads finish in any order).
+func stepLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.Contains(l, ": Step '") {
+			continue
+		}
+		if i := strings.LastIndex(l, " in "); i > 0 && strings.HasSuffix(l, "s.") {
+			l = l[:i]
+		}
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestConsoleProgressLines: smith-temporal run prints the run's step lines
+// as smithvm run does (from the progress query), for a loop with a retry
+// and for parallel threads.
+func TestConsoleProgressLines(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	for _, c := range []parityCase{
+		{name: "loops", file: "loops.yaml", src: loopsYAML},
+		{name: "parallel", file: "par.yaml", src: parallelYAML},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			file := c.prepare(t, base)
+			cmd := exec.Command(smithvm(t), "run", file, "--base", base, "--run-id", "console-"+c.name)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base}
+			var lerr strings.Builder
+			cmd.Stderr = &lerr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("smithvm: %v\n%s", err, lerr.String())
+			}
+			r := f.cli("run", c.prepare(t, f.base), "--run-id", "console-"+c.name)
+			if r.code != 0 {
+				t.Fatalf("run: %d %s", r.code, r.stderr)
+			}
+			want, got := stepLines(lerr.String()), stepLines(r.stderr)
+			if len(want) == 0 || !slices.Equal(want, got) {
+				t.Errorf("step lines differ:\nsmithvm\n  %s\nsmith-temporal\n  %s", strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+			}
+		})
 	}
 }

@@ -280,11 +280,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, runID)
 		return 0
 	}
-	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+	return wait(ctx, cl, runID, 0, asJSON, stdout, stderr)
 }
 
-// wait follows the run until it ends or halts and returns its exit status.
-func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdout, stderr io.Writer) int {
+// wait follows the run until it ends or halts, printing its console lines
+// after event_seq seen (polled with the progress query), and returns its
+// exit status.
+func wait(ctx context.Context, cl client.Client, runID string, seen int, asJSON bool, stdout, stderr io.Writer) int {
 	done := make(chan struct{})
 	var out engine.Output
 	var gerr error
@@ -292,6 +294,21 @@ func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdo
 		defer close(done)
 		gerr = cl.GetWorkflow(ctx, runID, "").Get(ctx, &out)
 	}()
+	// follow prints the lines not printed yet; it returns the run's status.
+	follow := func(ctx context.Context) string {
+		v, err := cl.QueryWorkflow(ctx, runID, "", engine.ProgressQuery, seen)
+		var p engine.Progress
+		if err != nil || v.Get(&p) != nil {
+			return ""
+		}
+		for _, l := range p.Lines {
+			if l.Seq > seen {
+				fmt.Fprintln(stderr, l.Text)
+				seen = l.Seq
+			}
+		}
+		return p.Status
+	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -301,8 +318,15 @@ func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdo
 				fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
 				return source.ExitExec
 			}
+			// The last lines: the closed workflow answers the query too.
+			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			follow(qctx)
+			cancel()
 			return report(runID, &out, asJSON, stdout, stderr)
 		case <-tick.C:
+			if follow(ctx) != vm.StatusHalted {
+				continue
+			}
 			st, err := queryState(ctx, cl, runID)
 			if err == nil && st != nil && st.Status == vm.StatusHalted {
 				return report(runID, &engine.Output{ExitCode: source.ExitHalted, State: st,
@@ -415,7 +439,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+	return wait(ctx, cl, runID, st.EventSeq, asJSON, stdout, stderr)
 }
 
 func notFound(runID string, err error, stderr io.Writer) int {

@@ -26,6 +26,7 @@ const (
 	FilesActivity  = "smith.Files"
 	ResumeSignal   = "resume"
 	StatusQuery    = "status"
+	ProgressQuery  = "progress"
 	DefaultQueue   = "smith"
 	defaultHistory = 3000 // events before a run continues as new (the server suggests it at 4,096)
 )
@@ -56,6 +57,9 @@ type Input struct {
 	Resume  *vm.ResumeOptions `json:",omitempty"`
 	Halted  bool              `json:",omitempty"`
 	Renewed int               `json:",omitempty"` // how many times the run continued as new
+	// Lines are the last console lines of the execution that continued
+	// as new, for the progress query.
+	Lines []ConsoleLine `json:",omitempty"`
 	// Executed is how many blocks the Run or Resume that continued as
 	// new had executed: they count against MaxSteps in the next execution.
 	Executed int `json:",omitempty"`
@@ -69,6 +73,24 @@ type ResumeRequest struct {
 	// keeps the run's.
 	MaxSteps int `json:",omitempty"`
 }
+
+// A ConsoleLine is the console line of one event of the run (as smithvm
+// prints it), numbered by the event's event_seq.
+type ConsoleLine struct {
+	Seq  int
+	Text string
+}
+
+// Progress answers the progress query: the run's status and its console
+// lines after a given event_seq (the last keepLines at most).
+type Progress struct {
+	Status string        `json:",omitempty"`
+	Lines  []ConsoleLine `json:",omitempty"`
+}
+
+// keepLines is how many console lines the workflow keeps for the
+// progress query (and carries across continue-as-new: carryLines).
+const keepLines, carryLines = 1000, 100
 
 // Output is how a run ended.
 type Output struct {
@@ -109,6 +131,25 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (*vm.State, error) { return cur, nil }); err != nil {
 		return nil, err
 	}
+	lines := in.Lines
+	progress := func(after int) (*Progress, error) {
+		p := &Progress{}
+		if cur != nil {
+			p.Status = cur.Status
+		}
+		i, _ := slices.BinarySearchFunc(lines, after+1, func(l ConsoleLine, seq int) int { return l.Seq - seq })
+		p.Lines = lines[i:]
+		return p, nil
+	}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, progress); err != nil {
+		return nil, err
+	}
+	event := func(e vm.Event) {
+		if len(lines) >= 2*keepLines {
+			lines = slices.Clone(lines[len(lines)-keepLines:])
+		}
+		lines = append(lines, ConsoleLine{Seq: e.Seq, Text: e.Console()})
+	}
 	if in.Env == nil {
 		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		var env EnvOutput
@@ -139,6 +180,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			MaxSteps:    in.MaxSteps,
 			StepsBefore: before,
 			Now:         func() time.Time { return workflow.Now(ctx) },
+			Events:      event,
 			Env:         in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
@@ -182,6 +224,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
 			next.Executed = m.Executed()
+			next.Lines = lastLines(lines)
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
@@ -193,11 +236,17 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
 			next.Executed = 0
+			next.Lines = lastLines(lines)
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		// A resume is a new Run or Resume: its own step budget.
 		st, opts, before = final, waitResume(ctx, resumeCh, &in), 0
 	}
+}
+
+// lastLines are the console lines a run carries across continue-as-new.
+func lastLines(lines []ConsoleLine) []ConsoleLine {
+	return slices.Clone(lines[max(0, len(lines)-carryLines):])
 }
 
 // maxParallel is the VM's --max-parallel on Temporal: n, or no cap but
