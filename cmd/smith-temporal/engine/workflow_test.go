@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"smith/compiler"
 	"smith/vm"
@@ -45,6 +46,10 @@ func newEnv(t *testing.T, lookup func(string) (string, bool)) (*testsuite.TestWo
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The test environment counts a step's activity in the workflow's
+	// time between yields: on a loaded machine a command step can pass
+	// the default 1 s deadlock detection.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	base := t.TempDir()
 	dirs, err := confine.New(base)
 	if err != nil {
