@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
@@ -156,7 +157,7 @@ func (s *fileServer) start() {
 	waitFor(s.t, time.Minute, "the namespace to answer", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err := c.DescribeNamespace(ctx, s.ns)
+		_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.ns})
 		return err == nil
 	})
 	s.started = time.Since(t0)
