@@ -37,6 +37,10 @@ type Config struct {
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
 	MaxSteps int
+	// StepsBefore is how many blocks the Run or Resume this Machine
+	// continues executed before it took over (smith-temporal carries it
+	// across continue-as-new): they count against MaxSteps.
+	StepsBefore int
 	// Events receives every event (the console and events.jsonl); nil
 	// drops them.
 	Events func(Event)
@@ -69,6 +73,24 @@ type Config struct {
 	// MaxParallel caps the threads of a parallel step that run at once
 	// (--max-parallel); 0 means the number of CPUs.
 	MaxParallel int
+	// Threads returns the ThreadGroup that runs the threads of one
+	// parallel step, at most limit at once; nil means goroutines.
+	// smith-temporal runs them as workflow coroutines, whose order is
+	// deterministic.
+	Threads func(limit int) ThreadGroup
+}
+
+// A ThreadGroup runs the threads of one parallel step (Config.Threads).
+type ThreadGroup interface {
+	// Acquire waits until fewer than the group's limit of threads run.
+	Acquire()
+	// Release gives back what Acquire took (a thread ended, or was not
+	// started after all).
+	Release()
+	// Go runs f concurrently with its caller.
+	Go(f func())
+	// Wait waits until every f started by Go has returned.
+	Wait()
 }
 
 // ResumeOptions are resume's --signal and --note.
@@ -144,6 +166,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}
+	m.executed.Store(int64(cfg.StepsBefore))
 	if m.cfg.Host == nil {
 		m.cfg.Host = workers.Local{Env: m.cfg.Env}
 	}
@@ -158,6 +181,10 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	m.index()
 	return m, nil
 }
+
+// Executed returns the blocks executed towards MaxSteps so far, every
+// thread's and StepsBefore included.
+func (m *Machine) Executed() int { return int(m.executed.Load()) }
 
 // index builds the name and pc lookups.
 func (m *Machine) index() {

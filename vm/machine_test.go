@@ -357,6 +357,21 @@ func TestStepBudget(t *testing.T) {
 	}
 }
 
+// TestStepBudgetStepsBefore: the blocks a continued Run or Resume executed
+// before (StepsBefore) count against MaxSteps; Executed counts them too.
+func TestStepBudgetStepsBefore(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "jump:A"}}}}})
+	f := &fake{}
+	r := run(t, p, f, func(c *vm.Config) { c.MaxSteps, c.StepsBefore = 5, 3 })
+	if codeOf(r.err) != source.EStepBudget || len(f.calls) != 2 {
+		t.Errorf("Run() = %v after %d calls; want E_STEP_BUDGET after 2 (3 counted before)", r.err, len(f.calls))
+	}
+	m, err := vm.New(p, vm.Config{StepsBefore: 7})
+	if err != nil || m.Executed() != 7 {
+		t.Errorf("Executed() of a new machine = %d (%v), want StepsBefore 7", m.Executed(), err)
+	}
+}
+
 func TestCancel(t *testing.T) {
 	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: ok}, {ID: "B", On: ok}}})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -320,9 +320,8 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 			g.stop = true
 		}
 	}
-	sem := make(chan struct{}, limit)
+	tg := m.threadGroup(limit)
 	errs := make([]error, len(specs))
-	var wg sync.WaitGroup
 	for i, s := range specs {
 		g.mu.Lock()
 		t := st.Threads[s.key]
@@ -331,11 +330,11 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		if skip {
 			continue
 		}
-		sem <- struct{}{}
+		tg.Acquire()
 		g.mu.Lock()
 		if t == nil && g.stop || ctx.Err() != nil {
 			g.mu.Unlock()
-			<-sem
+			tg.Release()
 			continue
 		}
 		tst, resumed := m.threadState(s.key, slices.Clone(s.base))
@@ -344,7 +343,7 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		if m.isolated() {
 			wt, err := m.cfg.Host.UnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed)
 			if err != nil {
-				<-sem
+				tg.Release()
 				errs[i] = &RuntimeError{Code: source.EExec, Msg: err.Error()}
 				break
 			}
@@ -354,17 +353,15 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		if resumed {
 			var err error
 			if pc, err = c.reentry(); err != nil {
-				<-sem
+				tg.Release()
 				errs[i] = err
 				break
 			}
 		} else if e, ok := m.entryAt[pc]; ok {
 			tst.CurrentStep = m.p.Blocks[e.block].ID
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		tg.Go(func() {
+			defer tg.Release()
 			_, err := c.loop(ctx, pc)
 			errs[i] = err
 			if err != nil || c.st.Status == ThreadFailed || c.st.Status == ThreadBroken {
@@ -372,9 +369,9 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 				g.stop = true
 				g.mu.Unlock()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	tg.Wait()
 	if ctx.Err() != nil {
 		return m.interrupted()
 	}
@@ -393,6 +390,26 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 	}
 	return nil
 }
+
+// threadGroup returns the ThreadGroup of a parallel step that runs at most
+// limit threads at once: Config.Threads's, or goroutines.
+func (m *Machine) threadGroup(limit int) ThreadGroup {
+	if m.cfg.Threads != nil {
+		return m.cfg.Threads(limit)
+	}
+	return &goGroup{sem: make(chan struct{}, limit)}
+}
+
+// goGroup is the local engine's ThreadGroup: a goroutine per thread.
+type goGroup struct {
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+func (g *goGroup) Acquire()    { g.sem <- struct{}{} }
+func (g *goGroup) Release()    { <-g.sem }
+func (g *goGroup) Go(f func()) { g.wg.Go(f) }
+func (g *goGroup) Wait()       { g.wg.Wait() }
 
 // parLoop is LOOP_BEGIN of a parallel for_each: it starts (or, after a
 // resume, continues) one thread per item, joins them, and goes on at disp

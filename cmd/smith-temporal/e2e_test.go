@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,37 @@ steps:
     prompt: "Summarise ${steps.Prep.output} and ${steps.Flaky.exit_code}."
   - name: Last
     command: ["printf", "%s|%s", "${steps.Prep.output}", "${steps.Ask.output}"]
+`
+
+// parallelYAML: a for_each with parallel: 3 over five items, then a
+// parallel step of two branches, one with two steps.
+const parallelYAML = `version: "1.0"
+name: par
+strict_flow: false
+context: {items: [a, b, c, d, e]}
+steps:
+  - name: Fan
+    for_each:
+      items: "${context.items}"
+      as: it
+      parallel: 3
+      steps:
+        - name: Work
+          command: ["sh", "-c", "sleep 0.$$((5 - $$2)); printf '%s-%s' \"$$1\" \"$$2\"", "work", "${it}", "${loop.index}"]
+        - name: Think
+          provider: mock
+          prompt: "think about ${steps.Work.output}"
+  - name: Review
+    parallel:
+      max: 2
+      branches:
+        security:
+          - {name: SecScan, command: ["printf", "sec-ok"]}
+          - {name: SecReview, provider: mock, prompt: "review ${steps.SecScan.output}"}
+        style:
+          - {name: StyleCheck, command: ["printf", "style-ok"]}
+  - name: After
+    command: ["printf", "%s|%s|%s", "${steps.Work.output}", "${steps.SecReview.output}", "${steps.StyleCheck.output}"]
 `
 
 // callManifest: CALL with return_to, a pure callee, RETURN.
@@ -123,6 +155,8 @@ type parityCase struct {
 	resumes [][2]string       // --signal, --note of each resume
 	codes   []int             // expected exit codes: run, then each resume
 	context map[string]string // --context
+	flags   []string          // run's flags on both engines
+	tflags  []string          // run's flags on Temporal only
 }
 
 var parityCases = []parityCase{
@@ -131,6 +165,7 @@ var parityCases = []parityCase{
 	{name: "loops", file: "loops.yaml", src: loopsYAML, codes: []int{0}},
 	{name: "call", file: "workflows.json", src: callManifest, codes: []int{0}},
 	{name: "halt", file: "workflows.json", src: haltManifest, resumes: [][2]string{{"", "try again"}, {"SIGNAL:APPROVED", "ship it"}}, codes: []int{4, 4, 0}},
+	{name: "parallel", file: "par.yaml", src: parallelYAML, codes: []int{0}},
 	// --context files.0=z makes files an object: the loop fails, on both.
 	{name: "context-fails", file: "loops.yaml", src: loopsYAML, context: map[string]string{"files.0": "z"}, codes: []int{1}},
 }
@@ -201,7 +236,7 @@ func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
 		codes = append(codes, cmd.ProcessState.ExitCode())
 		last = string(out)
 	}
-	do(append([]string{"run", file, "--base", base, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	do(append(append([]string{"run", file, "--base", base, "--run-id", runID, "--json"}, c.contextFlags()...), c.flags...)...)
 	for _, r := range c.resumes {
 		args := []string{"resume", runID, "--base", base, "--json"}
 		if r[0] != "" {
@@ -215,12 +250,13 @@ func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
 	return codes, parseState(t, last)
 }
 
-// temporalRun runs the case on Temporal, with the fleet's workers.
-func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *vm.State) {
+// temporalRun runs the case on Temporal, with the fleet's workers: the
+// exit codes, the final state and the last command's stderr.
+func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *vm.State, string) {
 	t.Helper()
 	file := c.prepare(t, f.base)
 	var codes []int
-	r := f.cli(append([]string{"run", file, "--run-id", runID, "--json"}, c.contextFlags()...)...)
+	r := f.cli(append(append(append([]string{"run", file, "--run-id", runID, "--json"}, c.contextFlags()...), c.flags...), c.tflags...)...)
 	codes = append(codes, r.code)
 	last := r
 	for _, rs := range c.resumes {
@@ -242,7 +278,7 @@ func (c parityCase) temporalRun(t *testing.T, f *fleet, runID string) ([]int, *v
 	if last.stdout == "" {
 		t.Fatalf("no state printed: %s", last.stderr)
 	}
-	return codes, parseState(t, last.stdout)
+	return codes, parseState(t, last.stdout), r.stderr
 }
 
 // TestParity runs the examples and the acceptance workflows on the local
@@ -258,7 +294,7 @@ func TestParity(t *testing.T) {
 			lc, ls := c.localRun(t, id)
 			f2 := *f
 			f2.t = t
-			tc, ts := c.temporalRun(t, &f2, id)
+			tc, ts, _ := c.temporalRun(t, &f2, id)
 			if !reflect.DeepEqual(lc, c.codes) {
 				t.Errorf("local exit codes %v, want %v", lc, c.codes)
 			}
@@ -348,3 +384,99 @@ func TestStatusQueryAndDetach(t *testing.T) {
 
 var _ = context.Background
 var _ client.Client
+
+// budgetYAML: a 40-iteration loop, more than a --max-steps of 25 allows.
+const budgetYAML = `version: "1.0"
+name: budget
+strict_flow: false
+steps:
+  - name: Gen
+    command: ["seq", "1", "40"]
+    output_capture: lines
+  - name: Loop
+    for_each:
+      items: "${steps.Gen.lines}"
+      as: i
+      steps:
+        - name: Tick
+          provider: mock
+          prompt: "tick ${i}"
+`
+
+// TestStepBudgetAcrossContinueAsNew: --max-steps counts every step of the
+// run, not of each execution: a run that continues as new every few steps
+// (--history-limit 40) fails with E_STEP_BUDGET where smithvm does, in the
+// same state.
+func TestStepBudgetAcrossContinueAsNew(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	c := parityCase{name: "budget", file: "budget.yaml", src: budgetYAML, codes: []int{1},
+		flags: []string{"--max-steps", "25"}, tflags: []string{"--history-limit", "40"}}
+	lc, ls := c.localRun(t, "budget1")
+	tc, ts, stderr := c.temporalRun(t, f, "budget1")
+	if !reflect.DeepEqual(lc, c.codes) || !reflect.DeepEqual(tc, lc) {
+		t.Errorf("exit codes: Temporal %v, local %v, want %v", tc, lc, c.codes)
+	}
+	compareStates(t, ls, ts)
+	if ts.Status != vm.StatusFailed || !strings.Contains(stderr, "E_STEP_BUDGET: step budget exceeded: more than 25 steps") {
+		t.Errorf("Temporal: status %s, stderr %s; want failed with E_STEP_BUDGET", ts.Status, stderr)
+	}
+	renewed := 0
+	for _, ev := range history(t, f.client(), "budget1") {
+		if ev.GetWorkflowExecutionContinuedAsNewEventAttributes() != nil {
+			renewed++
+		}
+	}
+	if renewed < 2 {
+		t.Errorf("the run continued as new %d times, want several (--history-limit 40)", renewed)
+	}
+}
+
+// stepLines are the console's step lines of a run's stderr, durations
+// cut, sorted (threads finish in any order).
+func stepLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.Contains(l, ": Step '") {
+			continue
+		}
+		if i := strings.LastIndex(l, " in "); i > 0 && strings.HasSuffix(l, "s.") {
+			l = l[:i]
+		}
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestConsoleProgressLines: smith-temporal run prints the run's step lines
+// as smithvm run does (from the progress query), for a loop with a retry
+// and for parallel threads.
+func TestConsoleProgressLines(t *testing.T) {
+	f := newFleet(t)
+	f.worker()
+	for _, c := range []parityCase{
+		{name: "loops", file: "loops.yaml", src: loopsYAML},
+		{name: "parallel", file: "par.yaml", src: parallelYAML},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			file := c.prepare(t, base)
+			cmd := exec.Command(smithvm(t), "run", file, "--base", base, "--run-id", "console-"+c.name)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base}
+			var lerr strings.Builder
+			cmd.Stderr = &lerr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("smithvm: %v\n%s", err, lerr.String())
+			}
+			r := f.cli("run", c.prepare(t, f.base), "--run-id", "console-"+c.name)
+			if r.code != 0 {
+				t.Fatalf("run: %d %s", r.code, r.stderr)
+			}
+			want, got := stepLines(lerr.String()), stepLines(r.stderr)
+			if len(want) == 0 || !slices.Equal(want, got) {
+				t.Errorf("step lines differ:\nsmithvm\n  %s\nsmith-temporal\n  %s", strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+			}
+		})
+	}
+}

@@ -21,30 +21,31 @@ import (
 )
 
 // history returns every event of every run of workflow id (the chain of
-// continue-as-new runs), as protojson text each.
+// continue-as-new runs, first to last).
 func history(t *testing.T, c client.Client, id string) []*historypb.HistoryEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var evs []*historypb.HistoryEvent
-	runID := ""
+	runID := "" // the latest run first, then the one it continued
 	for {
+		var run []*historypb.HistoryEvent
 		it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		next := ""
 		for it.HasNext() {
 			ev, err := it.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
-			evs = append(evs, ev)
-			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
-				next = a.GetNewExecutionRunId()
-			}
+			run = append(run, ev)
 		}
-		if next == "" {
+		evs = append(run, evs...)
+		if len(run) == 0 {
 			return evs
 		}
-		runID = next
+		runID = run[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		if runID == "" {
+			return evs
+		}
 	}
 }
 

@@ -39,8 +39,8 @@ const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
   smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE]
-  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach]
-  smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT
+  smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
+  smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
 
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
@@ -197,14 +197,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var runID string
 	var ctxKV []string
 	var detach, asJSON bool
+	var maxSteps, historyLimit, maxPar int
 	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&runID, "run-id", "", "the run id (default: generated)")
 	fs.StringArrayVar(&ctxKV, "context", nil, "KEY=VALUE overriding a context key (repeatable; KEY may be dotted)")
 	fs.BoolVar(&detach, "detach", false, "print the run id and return at once")
 	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	fs.IntVar(&maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: each step's own parallel: or max:)")
+	fs.IntVar(&historyLimit, "history-limit", 0, "continue the run as new once its history holds `N` events (default 3000)")
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
+	}
+	if maxSteps < 1 || historyLimit < 0 || maxPar < 0 {
+		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1, --history-limit and --max-parallel at least 0\n")
+		return source.ExitConfig
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
@@ -260,7 +268,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals}
+	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals,
+		MaxSteps: maxSteps, MaxParallel: maxPar, HistoryLimit: historyLimit}
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
@@ -271,11 +280,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, runID)
 		return 0
 	}
-	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+	return wait(ctx, cl, runID, 0, asJSON, stdout, stderr)
 }
 
-// wait follows the run until it ends or halts and returns its exit status.
-func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdout, stderr io.Writer) int {
+// wait follows the run until it ends or halts, printing its console lines
+// after event_seq seen (polled with the progress query), and returns its
+// exit status.
+func wait(ctx context.Context, cl client.Client, runID string, seen int, asJSON bool, stdout, stderr io.Writer) int {
 	done := make(chan struct{})
 	var out engine.Output
 	var gerr error
@@ -283,6 +294,21 @@ func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdo
 		defer close(done)
 		gerr = cl.GetWorkflow(ctx, runID, "").Get(ctx, &out)
 	}()
+	// follow prints the lines not printed yet; it returns the run's status.
+	follow := func(ctx context.Context) string {
+		v, err := cl.QueryWorkflow(ctx, runID, "", engine.ProgressQuery, seen)
+		var p engine.Progress
+		if err != nil || v.Get(&p) != nil {
+			return ""
+		}
+		for _, l := range p.Lines {
+			if l.Seq > seen {
+				fmt.Fprintln(stderr, l.Text)
+				seen = l.Seq
+			}
+		}
+		return p.Status
+	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -292,8 +318,15 @@ func wait(ctx context.Context, cl client.Client, runID string, asJSON bool, stdo
 				fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
 				return source.ExitExec
 			}
+			// The last lines: the closed workflow answers the query too.
+			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			follow(qctx)
+			cancel()
 			return report(runID, &out, asJSON, stdout, stderr)
 		case <-tick.C:
+			if follow(ctx) != vm.StatusHalted {
+				continue
+			}
 			st, err := queryState(ctx, cl, runID)
 			if err == nil && st != nil && st.Status == vm.StatusHalted {
 				return report(runID, &engine.Output{ExitCode: source.ExitHalted, State: st,
@@ -344,14 +377,20 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	var c conn
 	var sig, note string
 	var detach, asJSON bool
+	var maxSteps int
 	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
 	fs.StringVar(&note, "note", "", "append a USER_NOTE segment with TEXT first")
 	fs.BoolVar(&detach, "detach", false, "send the resume and return at once")
 	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps of this resume")
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
+	}
+	if maxSteps < 1 {
+		fmt.Fprintf(stderr, "smith-temporal resume: --max-steps must be at least 1\n")
+		return source.ExitConfig
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
@@ -386,7 +425,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, status)
 		return source.ExitConfig
 	}
-	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note}); err != nil {
+	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
 		return source.ExitExec
 	}
@@ -400,7 +439,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return wait(ctx, cl, runID, asJSON, stdout, stderr)
+	return wait(ctx, cl, runID, st.EventSeq, asJSON, stdout, stderr)
 }
 
 func notFound(runID string, err error, stderr io.Writer) int {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +33,10 @@ const mainEnv = "SMITH_TEMPORAL_MAIN"
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv(serverEnv) == "1" && len(os.Args) == 4 {
+		port, _ := strconv.Atoi(os.Args[2])
+		os.Exit(serveSQLite(os.Args[1], port, os.Args[3]))
 	}
 	code := m.Run()
 	if srv != nil {
@@ -82,8 +87,13 @@ type fleet struct {
 
 func newFleet(t testing.TB) *fleet {
 	s := server(t)
+	return newFleetAt(t, s.GetFrontendHostPort(), s.GetDefaultNamespace())
+}
+
+// newFleetAt is a fleet on the server at addr, in namespace ns.
+func newFleetAt(t testing.TB, addr, ns string) *fleet {
 	dir := t.TempDir()
-	f := &fleet{t: t, mu: new(sync.Mutex), addr: s.GetFrontendHostPort(), ns: s.GetDefaultNamespace(),
+	f := &fleet{t: t, mu: new(sync.Mutex), addr: addr, ns: ns,
 		queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"), base: filepath.Join(dir, "base"), blobs: filepath.Join(dir, "blobs")}
 	if err := os.MkdirAll(f.base, 0o755); err != nil {
 		t.Fatal(err)

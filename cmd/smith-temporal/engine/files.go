@@ -64,17 +64,21 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 // this machine's (workers.Local).
 type workflowFiles struct {
 	vm.Host
-	ctx  workflow.Context
+	co   *coroutine
 	base string
 }
 
 // Now implements vm.Host: workflow time, which a replay reads back.
-func (f *workflowFiles) Now() time.Time { return workflow.Now(f.ctx) }
+func (f *workflowFiles) Now() time.Time { return workflow.Now(f.co.cur) }
 
 func (f *workflowFiles) call(in FilesInput) FilesOutput {
-	ctx := workflow.WithActivityOptions(f.ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	var out FilesOutput
-	if err := workflow.ExecuteActivity(ctx, FilesActivity, in).Get(f.ctx, &out); err != nil {
+	var err error
+	f.co.block(func(ctx workflow.Context) {
+		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		err = workflow.ExecuteActivity(ao, FilesActivity, in).Get(ctx, &out)
+	})
+	if err != nil {
 		return FilesOutput{ErrCode: string(source.EExec), ErrMsg: "files activity: " + err.Error()}
 	}
 	return out

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -25,6 +26,7 @@ const (
 	FilesActivity  = "smith.Files"
 	ResumeSignal   = "resume"
 	StatusQuery    = "status"
+	ProgressQuery  = "progress"
 	DefaultQueue   = "smith"
 	defaultHistory = 3000 // events before a run continues as new (the server suggests it at 4,096)
 )
@@ -39,7 +41,12 @@ type Input struct {
 	ProgramRef string `json:",omitempty"`
 	Program    []byte `json:",omitempty"`
 	Context    map[string]any
-	MaxSteps   int `json:",omitempty"`
+	// MaxSteps bounds the executed blocks of the run and of each resume,
+	// as smithvm's --max-steps; 0 means vm.DefaultMaxSteps.
+	MaxSteps int `json:",omitempty"`
+	// MaxParallel caps the threads of a parallel step that run at once
+	// (--max-parallel); 0 leaves each step's own parallelism.
+	MaxParallel int `json:",omitempty"`
 	// HistoryLimit is the history length after which the run continues as
 	// new at the next step boundary; 0 means 3,000 events.
 	HistoryLimit int `json:",omitempty"`
@@ -50,13 +57,40 @@ type Input struct {
 	Resume  *vm.ResumeOptions `json:",omitempty"`
 	Halted  bool              `json:",omitempty"`
 	Renewed int               `json:",omitempty"` // how many times the run continued as new
+	// Lines are the last console lines of the execution that continued
+	// as new, for the progress query.
+	Lines []ConsoleLine `json:",omitempty"`
+	// Executed is how many blocks the Run or Resume that continued as
+	// new had executed: they count against MaxSteps in the next execution.
+	Executed int `json:",omitempty"`
 }
 
 // ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
 type ResumeRequest struct {
 	Signal string `json:",omitempty"`
 	Note   string `json:",omitempty"`
+	// MaxSteps bounds this resume's executed blocks (--max-steps); 0
+	// keeps the run's.
+	MaxSteps int `json:",omitempty"`
 }
+
+// A ConsoleLine is the console line of one event of the run (as smithvm
+// prints it), numbered by the event's event_seq.
+type ConsoleLine struct {
+	Seq  int
+	Text string
+}
+
+// Progress answers the progress query: the run's status and its console
+// lines after a given event_seq (the last keepLines at most).
+type Progress struct {
+	Status string        `json:",omitempty"`
+	Lines  []ConsoleLine `json:",omitempty"`
+}
+
+// keepLines is how many console lines the workflow keeps for the
+// progress query (and carries across continue-as-new: carryLines).
+const keepLines, carryLines = 1000, 100
 
 // Output is how a run ended.
 type Output struct {
@@ -97,6 +131,25 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (*vm.State, error) { return cur, nil }); err != nil {
 		return nil, err
 	}
+	lines := in.Lines
+	progress := func(after int) (*Progress, error) {
+		p := &Progress{}
+		if cur != nil {
+			p.Status = cur.Status
+		}
+		i, _ := slices.BinarySearchFunc(lines, after+1, func(l ConsoleLine, seq int) int { return l.Seq - seq })
+		p.Lines = lines[i:]
+		return p, nil
+	}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, progress); err != nil {
+		return nil, err
+	}
+	event := func(e vm.Event) {
+		if len(lines) >= 2*keepLines {
+			lines = slices.Clone(lines[len(lines)-keepLines:])
+		}
+		lines = append(lines, ConsoleLine{Seq: e.Seq, Text: e.Console()})
+	}
 	if in.Env == nil {
 		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		var env EnvOutput
@@ -111,17 +164,23 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	}
 	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
 	st, opts := in.State, in.Resume
+	// before is what this Run or Resume executed in earlier executions.
+	before := in.Executed
 	if in.Halted {
 		// Continued as new while halted: wait for the resume first.
-		opts = waitResume(ctx, resumeCh)
+		opts = waitResume(ctx, resumeCh, &in)
+		before = 0
 	}
 	for {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
+		co := &coroutine{cur: ctx}
 		cfg := vm.Config{
-			Registry: &stepRunner{ctx: ctx, secrets: prog.Secrets},
-			MaxSteps: in.MaxSteps,
-			Env:      in.Env.lookup(prog.Secrets),
+			Registry:    &stepRunner{co: co, secrets: prog.Secrets},
+			MaxSteps:    in.MaxSteps,
+			StepsBefore: before,
+			Events:      event,
+			Env:         in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
 				// Continue as new at a step boundary (the step's result
@@ -133,7 +192,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Host:         &workflowFiles{Host: workers.Local{}, ctx: ctx, base: w.Dirs.Base},
+			Host:         &workflowFiles{Host: workers.Local{}, co: co, base: w.Dirs.Base},
+			Threads:      co.threads,
+			MaxParallel:  maxParallel(in.MaxParallel),
 			WorkflowPath: in.WorkflowPath,
 			RunID:        in.RunID,
 			Context:      in.Context,
@@ -161,6 +222,8 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		if renew && final != nil && final.Status == vm.StatusInterrupted {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
+			next.Executed = m.Executed()
+			next.Lines = lastLines(lines)
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
@@ -171,16 +234,38 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		if historyFull(ctx, limit) {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
+			next.Executed = 0
+			next.Lines = lastLines(lines)
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
-		st, opts = final, waitResume(ctx, resumeCh)
+		// A resume is a new Run or Resume: its own step budget.
+		st, opts, before = final, waitResume(ctx, resumeCh, &in), 0
 	}
 }
 
-// waitResume blocks the run (HALT_AND_FLAG) until the resume signal.
-func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel) *vm.ResumeOptions {
+// lastLines are the console lines a run carries across continue-as-new.
+func lastLines(lines []ConsoleLine) []ConsoleLine {
+	return slices.Clone(lines[max(0, len(lines)-carryLines):])
+}
+
+// maxParallel is the VM's --max-parallel on Temporal: n, or no cap but
+// each step's own (the threads' steps run on the whole fleet, not on the
+// CPUs of one machine, and a count read from the machine would not replay).
+func maxParallel(n int) int {
+	if n > 0 {
+		return n
+	}
+	return math.MaxInt32
+}
+
+// waitResume blocks the run (HALT_AND_FLAG) until the resume signal; a
+// resume's --max-steps replaces the run's budget from then on.
+func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel, in *Input) *vm.ResumeOptions {
 	var r ResumeRequest
 	ch.Receive(ctx, &r)
+	if r.MaxSteps > 0 {
+		in.MaxSteps = r.MaxSteps
+	}
 	return &vm.ResumeOptions{Signal: r.Signal, Note: r.Note}
 }
 
@@ -226,7 +311,7 @@ func outputOf(st *vm.State, err error) *Output {
 // stepRunner is the VM's worker registry in workflow code: every
 // execution is a StepActivity.
 type stepRunner struct {
-	ctx     workflow.Context
+	co      *coroutine
 	secrets []string
 	n       int // executions so far: activity ids are "N:Step"
 }
@@ -256,7 +341,11 @@ func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result
 	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
 	var out WireResult
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, ao), StepActivity, wr).Get(r.ctx, &out); err != nil {
+	var err error
+	r.co.block(func(ctx workflow.Context) {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
+	})
+	if err != nil {
 		return workers.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
 			Err: &StepError{Code: source.EExec, Msg: "step activity: " + err.Error()}}
 	}

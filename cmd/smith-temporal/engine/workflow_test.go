@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"smith/compiler"
 	"smith/vm"
@@ -43,6 +46,10 @@ func newEnv(t *testing.T, lookup func(string) (string, bool)) (*testsuite.TestWo
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The test environment counts a step's activity in the workflow's
+	// time between yields: on a loaded machine a command step can pass
+	// the default 1 s deadlock detection.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	base := t.TempDir()
 	dirs, err := confine.New(base)
 	if err != nil {
@@ -256,5 +263,79 @@ steps:
 	}
 	if len(asked) != 2 || asked[0] != "exists here.txt" || asked[1] != "exists gone.txt" {
 		t.Errorf("Files activity asked %v", asked)
+	}
+}
+
+const parYAML = `version: "1.0"
+name: par
+strict_flow: false
+context: {items: [a, b, c, d]}
+env_allow: [PATH]
+steps:
+  - name: Fan
+    for_each:
+      items: "${context.items}"
+      as: it
+      parallel: 3
+      steps:
+        - name: Work
+          command: ["sh", "-c", "sleep 0.$$((4 - $$2)); printf '%s-%s' \"$$1\" \"$$2\"", "work", "${it}", "${loop.index}"]
+  - name: Review
+    parallel:
+      branches:
+        security:
+          - {name: SecScan, command: ["sh", "-c", "sleep 0.2; printf sec-ok"]}
+        style:
+          - {name: StyleCheck, command: ["printf", "style-ok"]}
+  - name: After
+    command: ["printf", "%s|%s|%s", "${steps.Work.output}", "${steps.SecScan.output}", "${steps.StyleCheck.output}"]
+`
+
+// TestParallelThreadsAreCoroutines: the threads of a parallel for_each and
+// of a parallel step run as workflow coroutines: their step activities run
+// at once (at most parallel: 3), and the join is the VM's (index and
+// branch order).
+func TestParallelThreadsAreCoroutines(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	var mu sync.Mutex
+	running, most := 0, 0
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == StepActivity {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+		}
+	})
+	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) {
+		if info.ActivityType.Name == StepActivity {
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}
+	})
+	env.ExecuteWorkflow(WorkflowName, Input{RunID: "p1", Program: compile(t, "par.yaml", parYAML)})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	var out Output
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode != 0 || out.State.Status != vm.StatusCompleted {
+		t.Fatalf("exit %d status %s: %s", out.ExitCode, out.State.Status, out.Message)
+	}
+	if got := out.State.Steps["After"].Output; got != "d-3|sec-ok|style-ok" {
+		t.Errorf("After output = %q, want d-3|sec-ok|style-ok (the highest index's Work, both branches)", got)
+	}
+	var order []string
+	for _, it := range out.State.Steps["Fan"].Iterations {
+		order = append(order, strconv.Itoa(it.Index))
+	}
+	if strings.Join(order, ",") != "0,1,2,3" {
+		t.Errorf("Fan iterations in order %v, want index order", order)
+	}
+	if most != 3 {
+		t.Errorf("at most %d step activities ran at once, want 3 (parallel: 3)", most)
 	}
 }
