@@ -146,6 +146,7 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 		StderrHeader: stderrHeader(req),
 		Mask:         req.Mask,
 		Live:         log,
+		RunRoot:      req.RunRoot,
 	})
 	if pr.StartErr != nil {
 		se := startErr(argv[0], pr.StartErr)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,6 +70,18 @@ func TestInternalHelperProcess(t *testing.T) {
 	case "print":
 		fmt.Print(arg(1))
 		os.Exit(num(2))
+	case "recorded":
+		// whether this process's group is recorded in RUN_ROOT/procs (arg 1)
+		ents, _ := os.ReadDir(filepath.Join(arg(1), "procs"))
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(arg(1), "procs", e.Name()))
+			if f := strings.Fields(string(b)); len(f) > 0 && f[0] == strconv.Itoa(syscall.Getpgrp()) {
+				fmt.Print("recorded")
+				os.Exit(0)
+			}
+		}
+		fmt.Print("not recorded")
+		os.Exit(0)
 	case "sleep":
 		d, _ := time.ParseDuration(arg(1))
 		time.Sleep(d)
@@ -230,6 +243,25 @@ func TestTestRunnerCwdIsWorktree(t *testing.T) {
 	}
 	if got, want := segmentsText(res.Segments), "TEST_RESULT: {\"outcome\":\"PASS\"}\n"; got != want {
 		t.Errorf("TestRunner segments = %q, want %q", got, want)
+	}
+}
+
+// TestToolGroupsRecorded: the process group of a TestRunner, RunLinter or
+// RunBuilder run is recorded under RUN_ROOT/procs while it runs, as a
+// command step's is, so a resume after a crash kills what it left.
+func TestToolGroupsRecorded(t *testing.T) {
+	t.Parallel()
+	for _, worker := range []string{lang.InternalTestRunner, lang.InternalRunLinter, lang.InternalRunBuilder} {
+		t.Run(worker, func(t *testing.T) {
+			t.Parallel()
+			p := newIWProject(t)
+			req := p.request(worker)
+			argv := toolArgv(t, "", "recorded", p.runRoot)
+			req.Config.TestCommand, req.Config.LintCommand, req.Config.BuildCommand = argv, argv, argv
+			if res := runIW(t, req); res.Output != "recorded" {
+				t.Errorf("%s: the tool's group in RUN_ROOT/procs: %q (signal %s), want recorded", worker, res.Output, res.Signal)
+			}
+		})
 	}
 }
 
