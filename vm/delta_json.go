@@ -214,19 +214,32 @@ func (e *StepError) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// jsonString appends s as a JSON string, as encoding/json writes it with
-// HTML escaping off: as it is when it holds only printable ASCII that needs
-// no escape, else by encoding/json itself.
-func jsonString(b []byte, s string) []byte {
+// jsonString appends s as an encoding/json Encoder with HTML escaping off
+// writes it.
+func jsonString(b []byte, s string) []byte { return jsonQuote(b, s, false) }
+
+// jsonQuote appends s as a JSON string: as it is when it holds only
+// printable ASCII that needs no escape (with html, not <, > or & either),
+// else as encoding/json writes it (json.Marshal with html, an Encoder with
+// HTML escaping off without).
+func jsonQuote(b []byte, s string, html bool) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			v, _ := jsonValue(nil, s) // a string always encodes
-			return append(b, v...)
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
+			var q []byte
+			if html {
+				q, _ = json.Marshal(s) // a string always encodes
+			} else {
+				q, _ = jsonValue(nil, s)
+			}
+			return append(b, q...)
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// jsonKey appends ,"key":.
+func jsonKey(b []byte, key string) []byte {
+	return append(append(append(b, `,"`...), key...), `":`...)
 }
 
 func jsonStrings(b []byte, l []string) []byte {
@@ -241,7 +254,7 @@ func jsonStrings(b []byte, l []string) []byte {
 }
 
 func jsonKeyString(b []byte, key, s string) []byte {
-	b = append(append(append(b, `,"`...), key...), `":`...)
+	b = jsonKey(b, key)
 	return jsonString(b, s)
 }
 
@@ -253,7 +266,7 @@ func jsonOmitString(b []byte, key, s string) []byte {
 }
 
 func jsonKeyInt(b []byte, key string, n int) []byte {
-	b = append(append(append(b, `,"`...), key...), `":`...)
+	b = jsonKey(b, key)
 	return strconv.AppendInt(b, int64(n), 10)
 }
 
@@ -268,7 +281,7 @@ func jsonOmitBool(b []byte, key string, v bool) []byte {
 	if !v {
 		return b
 	}
-	return append(append(append(b, `,"`...), key...), `":true`...)
+	return append(jsonKey(b, key), "true"...)
 }
 
 // jsonKeyFloat appends a float64 as encoding/json formats it: %f, or %e
@@ -278,7 +291,7 @@ func jsonKeyFloat(b []byte, key string, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
-	b = append(append(append(b, `,"`...), key...), `":`...)
+	b = jsonKey(b, key)
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -296,7 +309,7 @@ func jsonKeyFloat(b []byte, key string, f float64) ([]byte, error) {
 
 // jsonKeyValue appends ,"key": and v by encoding/json.
 func jsonKeyValue(b []byte, key string, v any) ([]byte, error) {
-	return jsonValue(append(append(append(b, `,"`...), key...), `":`...), v)
+	return jsonValue(jsonKey(b, key), v)
 }
 
 // jsonValue appends v as an encoding/json Encoder with HTML escaping off

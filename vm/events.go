@@ -128,7 +128,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 	}
 	if e.Wait != 0 {
-		if b, err = appendFloat(b, "wait", e.Wait); err != nil {
+		if b, err = jsonKeyFloat(b, "wait", e.Wait); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +142,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmit(b, "path", e.Path)
 	b = appendOmit(b, "thread", e.Thread)
 	if e.HasDuration {
-		if b, err = appendFloat(b, "duration", e.Duration); err != nil {
+		if b, err = jsonKeyFloat(b, "duration", e.Duration); err != nil {
 			return nil, err
 		}
 	}
@@ -158,29 +158,10 @@ func appendOmit(b []byte, key, value string) []byte {
 }
 
 // appendKey appends ,"key":value with value encoded as json.Marshal
-// encodes a string: written as it is when it holds only printable ASCII
-// that needs no escape, else by json.Marshal itself.
+// encodes a string.
 func appendKey(b []byte, key, value string) []byte {
-	b = append(append(append(b, `,"`...), key...), `":`...)
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(value) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), value...), '"')
+	return jsonQuote(jsonKey(b, key), value, true)
 }
-
-// appendFloat appends ,"key":f as json.Marshal encodes f.
-func appendFloat(b []byte, key string, f float64) ([]byte, error) {
-	q, err := json.Marshal(f)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(append(append(b, `,"`...), key...), `":`...), q...), nil
-}
-
-// The constructors below make one event kind each; Console prints them.
 
 func evFailAction(step, msg string) Event {
 	return Event{Kind: EvFailAction, Level: LevelError, Step: step, Msg: msg}
