@@ -10,6 +10,16 @@ const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
 // DefaultTimeout is a step's timeout when it names none (CONTRACT 3.5).
 const DefaultTimeout = 300 * time.Second
 
+// The isolation modes (config.isolation): none, or a git worktree and
+// branch of the run's own (and of each thread of a parallel step).
+const (
+	IsolationNone     = "none"
+	IsolationWorktree = "git-worktree"
+)
+
+// IsolationModes are the values isolation: accepts.
+var IsolationModes = []string{IsolationNone, IsolationWorktree}
+
 // Config holds a workflow's project commands and isolation mode: compiled
 // into the program, handed to the internal workers as it is.
 type Config struct {

@@ -31,8 +31,6 @@ var stepKinds = []string{"command", "provider", "worker", "for_each", "set_conte
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error", "halt"}
 
-// isolationModes are the values of isolation: (CONTRACT 12.4).
-var isolationModes = []string{"none", "git-worktree"}
 
 // Permissions are the values of permissions: (CONTRACT 5), least first.
 var Permissions = []string{"read", "edit", "full"}
@@ -63,7 +61,7 @@ func schemaText(v any, id, root string) []byte {
 	s.ID = jsonschema.ID(id)
 	refine(s.Definitions)
 	if _, ok := s.Properties.Get("isolation"); ok {
-		s.Properties.Set("isolation", enumSchema(isolationModes...)) // a workflow's own (the root)
+		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...)) // a workflow's own (the root)
 	}
 	describe(root, s)
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -115,7 +113,7 @@ func refine(defs jsonschema.Definitions) {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
 	}
 	if s := defs["Config"]; s != nil {
-		s.Properties.Set("isolation", enumSchema(isolationModes...))
+		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...))
 	}
 	if s := defs["ExitCodeCond"]; s != nil {
 		s.Properties.Set("op", enumSchema(compareOps...))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 	"smith/workers/confine"
@@ -750,16 +751,13 @@ func sortedKeys(c map[string]any) []string {
 	return keys
 }
 
-// Isolation modes (config.isolation).
-const isolationWorktree = "git-worktree"
-
 // worktree returns the run's worktree path: with config.isolation
 // git-worktree and a WORKSPACE that is a git repository, the run's own git
 // worktree BASE/.orchestrator/worktrees/<run_id> on branch smith/<run_id>,
 // created at the run's start and reused on resume; otherwise "" (WORKSPACE).
 func (m *Machine) worktree(ctx context.Context, runID string) (string, error) {
 	d := m.cfg.Dirs
-	if m.p.Config.Isolation != isolationWorktree || d.Workspace == "" {
+	if m.p.Config.Isolation != lang.IsolationWorktree || d.Workspace == "" {
 		return "", nil
 	}
 	wt, err := m.cfg.Host.RunWorktree(ctx, d, runID)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/workers"
 )
@@ -75,7 +76,7 @@ var errThreadEnd = errors.New("end of thread")
 // isolated reports whether the run has its own worktree (isolation:
 // git-worktree), so that each thread gets one too.
 func (m *Machine) isolated() bool {
-	return m.p.Config.Isolation == isolationWorktree && m.st.WorktreePath != ""
+	return m.p.Config.Isolation == lang.IsolationWorktree && m.st.WorktreePath != ""
 }
 
 // mergeUnits merges the branches of the threads keys that ran into the

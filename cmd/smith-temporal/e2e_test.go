@@ -157,6 +157,17 @@ type parityCase struct {
 	context map[string]string // --context
 	flags   []string          // run's flags on both engines
 	tflags  []string          // run's flags on Temporal only
+	// fromRepo is a workflow file of the repository copied to file.
+	fromRepo string
+	// gitWorkspace is a repository directory copied to BASE/workspace
+	// and committed there as a git repository (isolation: git-worktree).
+	gitWorkspace string
+	// goEnv passes the Go toolchain's caches to the local run (the
+	// workflow runs go test; the workers have the test's environment).
+	goEnv bool
+	// volatile are steps whose output differs between any two runs (a
+	// go test's timing or "(cached)"): their output is not compared.
+	volatile []string
 }
 
 var parityCases = []parityCase{
@@ -168,6 +179,11 @@ var parityCases = []parityCase{
 	{name: "parallel", file: "par.yaml", src: parallelYAML, codes: []int{0}},
 	// --context files.0=z makes files an object: the loop fails, on both.
 	{name: "context-fails", file: "loops.yaml", src: loopsYAML, context: map[string]string{"files.0": "z"}, codes: []int{1}},
+	// The team: messages between agents, two engineers in parallel
+	// worktrees merged at the join, go test, a halt approved by resume.
+	// Last: it makes the fleet's WORKSPACE a git repository.
+	{name: "team", file: "team.yaml", fromRepo: "examples/team/team.yaml", gitWorkspace: "examples/team/project", goEnv: true,
+		resumes: [][2]string{{"SIGNAL:APPROVED", ""}}, codes: []int{4, 0}, volatile: []string{"Test"}},
 }
 
 var (
@@ -202,6 +218,16 @@ func smithvm(t testing.TB) string {
 // prepare lays out a case's BASE and returns the workflow's path in it.
 func (c parityCase) prepare(t *testing.T, base string) string {
 	t.Helper()
+	if c.gitWorkspace != "" {
+		gitWorkspace(t, repo(t, c.gitWorkspace), filepath.Join(base, "workspace"))
+	}
+	if c.fromRepo != "" {
+		b, err := os.ReadFile(repo(t, c.fromRepo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(t, filepath.Join(base, c.file), string(b))
+	}
 	if c.copyDir != "" {
 		cmd := exec.Command("cp", "-r", repo(t, c.copyDir)+"/.", base)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -232,6 +258,9 @@ func (c parityCase) localRun(t *testing.T, runID string) ([]int, *vm.State) {
 	do := func(args ...string) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base}
+		if c.goEnv {
+			cmd.Env = append(cmd.Env, goEnv(t)...)
+		}
 		out, _ := cmd.Output()
 		codes = append(codes, cmd.ProcessState.ExitCode())
 		last = string(out)
@@ -301,7 +330,24 @@ func TestParity(t *testing.T) {
 			if !reflect.DeepEqual(tc, lc) {
 				t.Errorf("exit codes: Temporal %v, local %v", tc, lc)
 			}
+			for _, st := range []*vm.State{ls, ts} {
+				for _, n := range c.volatile {
+					if r := st.Steps[n]; r != nil {
+						r.Output = ""
+					}
+				}
+			}
 			compareStates(t, ls, ts)
+			if c.gitWorkspace != "" {
+				// The threads' branches were merged into the run's, on the
+				// host that holds its worktree (goodbye's by fast-forward).
+				log := gitIn(t, filepath.Join(f.base, "workspace"), "log", "--format=%s", "smith/"+id)
+				for _, want := range []string{"smith: WriteGoodbye (run " + id, "smith: WriteHello (run " + id, "smith: join Build [hello] (run " + id + ")"} {
+					if !strings.Contains(log, want) {
+						t.Errorf("the run's branch on Temporal lacks %q:\n%s", want, log)
+					}
+				}
+			}
 		})
 	}
 }

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,7 +40,7 @@ func main() {
 const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
-  smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE]
+  smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE] [--host-queue Q]
   smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
@@ -156,8 +158,10 @@ func parse(fs *pflag.FlagSet, args []string, nargs int, stdout, stderr io.Writer
 
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	var c conn
-	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n", stderr)
+	var hostQueue string
+	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n\nThe worker also pulls from a queue of its own host and BASE (--host-queue):\na run with isolation: git-worktree keeps its worktree on the host that created\nit and sends every later step there. A worker restarted with the same\n--base and --host-queue takes those runs up again.\n", stderr)
 	c.add(fs)
+	fs.StringVar(&hostQueue, "host-queue", "", "the task queue of this host and BASE (default TASK-QUEUE@HOSTNAME-HASH, HASH from BASE)")
 	if st, done := parse(fs, args, 0, stdout, stderr); done {
 		return st
 	}
@@ -181,15 +185,37 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		return source.ExitConfig
 	}
 	defer cl.Close()
+	if hostQueue == "" {
+		hostQueue = defaultHostQueue(c.queue, c.base)
+	}
+	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue}
 	w := worker.New(cl, c.queue, worker.Options{})
-	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}},
-		&engine.Activities{Base: c.base, Exe: exe})
-	fmt.Fprintf(stdout, "smith-temporal worker: task queue %s on %s, BASE %s\n", c.queue, c.address, c.base)
+	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}}, acts)
+	hw := worker.New(cl, hostQueue, worker.Options{})
+	engine.RegisterHostActivities(hw, acts)
+	if err := hw.Start(); err != nil {
+		fmt.Fprintf(stderr, "smith-temporal worker: host queue %s: %v\n", hostQueue, err)
+		return source.ExitExec
+	}
+	defer hw.Stop()
+	fmt.Fprintf(stdout, "smith-temporal worker: task queue %s on %s, BASE %s, host queue %s\n", c.queue, c.address, c.base, hostQueue)
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
 		return source.ExitExec
 	}
 	return 0
+}
+
+// defaultHostQueue names the queue of this host and BASE: the same for a
+// worker restarted there, different for another BASE on the same host
+// (another project, another worktree directory).
+func defaultHostQueue(queue, base string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	sum := sha256.Sum256([]byte(base))
+	return queue + "@" + host + "-" + hex.EncodeToString(sum[:4])
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -241,10 +267,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ds.WriteText(stderr)
 	if st := ds.ExitStatus(); st != 0 || p == nil {
 		return max(st, source.ExitConfig)
-	}
-	if p.Config.Isolation == "git-worktree" {
-		fmt.Fprintf(stderr, "smith-temporal run: %s: isolation git-worktree is not supported on Temporal yet (the worktree would live on one worker's host); run it with smithvm\n", file)
-		return source.ExitConfig
 	}
 	code, err := p.MarshalBinary()
 	if err != nil {
@@ -494,6 +516,13 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stdout, "run %s: %s (workflow %s), current step %s\n", st.RunID, st.Status, st.WorkflowName, st.CurrentStep)
+	if st.WorktreePath != "" {
+		var q string
+		if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
+			v.Get(&q)
+		}
+		fmt.Fprintf(stdout, "  worktree %s on host queue %s (its steps run only there)\n", st.WorktreePath, q)
+	}
 	for _, name := range sortedSteps(st) {
 		r := st.Steps[name]
 		fmt.Fprintf(stdout, "  %-24s %-9s exit %d\n", name, r.Status, r.ExitCode)

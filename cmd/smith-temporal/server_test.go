@@ -110,6 +110,12 @@ func (f *fleet) flags() []string {
 // worker starts a worker subprocess.
 func (f *fleet) worker() *exec.Cmd {
 	f.t.Helper()
+	return f.workerAt(f.base)
+}
+
+// workerAt starts a worker subprocess on BASE base (another host).
+func (f *fleet) workerAt(base string) *exec.Cmd {
+	f.t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		f.t.Fatal(err)
@@ -117,7 +123,7 @@ func (f *fleet) worker() *exec.Cmd {
 	if f.exe != "" {
 		exe = f.exe
 	}
-	cmd := exec.Command(exe, append([]string{"worker"}, f.flags()...)...)
+	cmd := exec.Command(exe, append(append([]string{"worker"}, f.flags()...), "--base", base)...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -32,6 +32,9 @@ type Activities struct {
 	Exe string
 	// Lookup is the worker's environment; nil means os.LookupEnv.
 	Lookup func(string) (string, bool)
+	// HostQueue is the task queue of this worker's host (and BASE): a
+	// run whose worktree this worker creates sends its activities there.
+	HostQueue string
 	// Heartbeat is how often a running step heartbeats; 0 means 1 s.
 	Heartbeat time.Duration
 }

@@ -58,24 +58,30 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 	return out, nil
 }
 
-// workflowFiles is the vm.Host of workflow code: its reads of the
-// project's files (file_exists, ARTIFACT:) are the FilesActivity, so the
-// workflow touches no file and replays the answers; its other effects are
-// this machine's (workers.Local).
-type workflowFiles struct {
-	vm.Host
-	co   *coroutine
-	base string
+// workflowHost is the vm.Host of workflow code: every effect on the
+// project's files and git is an activity (the FilesActivity for reads,
+// the HostActivity of host.go for the rest) sent to the run's queue, so
+// the workflow touches no file and replays the answers; the clock is
+// workflow time.
+type workflowHost struct {
+	co *coroutine
+	// dirs is this worker's project layout: the VM's paths are in it.
+	dirs confine.Dir
+	// queue is the task queue of the host that holds the run's worktree
+	// ("": the run's own task queue, any worker).
+	queue string
 }
 
-// Now implements vm.Host: workflow time, which a replay reads back.
-func (f *workflowFiles) Now() time.Time { return workflow.Now(f.co.cur) }
+var _ vm.Host = (*workflowHost)(nil)
 
-func (f *workflowFiles) call(in FilesInput) FilesOutput {
+// Now implements vm.Host: workflow time, which a replay reads back.
+func (f *workflowHost) Now() time.Time { return workflow.Now(f.co.cur) }
+
+func (f *workflowHost) call(in FilesInput) FilesOutput {
 	var out FilesOutput
 	var err error
 	f.co.block(func(ctx workflow.Context) {
-		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: f.queue, StartToCloseTimeout: time.Minute})
 		err = workflow.ExecuteActivity(ao, FilesActivity, in).Get(ctx, &out)
 	})
 	if err != nil {
@@ -95,14 +101,14 @@ func (o FilesOutput) err() error {
 }
 
 // FileExists implements vm.Host.
-func (f *workflowFiles) FileExists(_ confine.Dir, rel string) (bool, error) {
+func (f *workflowHost) FileExists(_ confine.Dir, rel string) (bool, error) {
 	out := f.call(FilesInput{Op: "exists", Rel: rel})
 	return out.Exists, out.err()
 }
 
 // ReadArtifact implements vm.Host.
-func (f *workflowFiles) ReadArtifact(_ confine.Dir, dir, rel string) (string, error) {
-	d, err := filepath.Rel(f.base, dir)
+func (f *workflowHost) ReadArtifact(_ confine.Dir, dir, rel string) (string, error) {
+	d, err := filepath.Rel(f.dirs.Base, dir)
 	if err != nil {
 		return "", &StepError{Code: source.EExec, Msg: fmt.Sprintf("ARTIFACT:%s: %v", rel, err)}
 	}

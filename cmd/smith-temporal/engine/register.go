@@ -25,4 +25,16 @@ func Register(r Registry, w *Workflows, a *Activities) {
 	r.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
 	r.RegisterActivityWithOptions(a.Environment, activity.RegisterOptions{Name: EnvActivity})
 	r.RegisterActivityWithOptions(a.Files, activity.RegisterOptions{Name: FilesActivity})
+	r.RegisterActivityWithOptions(a.Host, activity.RegisterOptions{Name: HostActivity})
+	r.RegisterActivityWithOptions(a.Pin, activity.RegisterOptions{Name: PinActivity})
+}
+
+// RegisterHostActivities registers the activities a host queue serves:
+// the effects on this host's files (no workflow, no pin).
+func RegisterHostActivities(r interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}, a *Activities) {
+	r.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
+	r.RegisterActivityWithOptions(a.Files, activity.RegisterOptions{Name: FilesActivity})
+	r.RegisterActivityWithOptions(a.Host, activity.RegisterOptions{Name: HostActivity})
 }

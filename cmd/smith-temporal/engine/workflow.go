@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/vm"
 	"smith/workers"
@@ -24,9 +25,12 @@ const (
 	StepActivity   = "smith.Step"
 	EnvActivity    = "smith.Environment"
 	FilesActivity  = "smith.Files"
+	HostActivity   = "smith.Host"
+	PinActivity    = "smith.Pin"
 	ResumeSignal   = "resume"
 	StatusQuery    = "status"
 	ProgressQuery  = "progress"
+	HostQuery      = "host"
 	DefaultQueue   = "smith"
 	defaultHistory = 3000 // events before a run continues as new (the server suggests it at 4,096)
 )
@@ -50,6 +54,11 @@ type Input struct {
 	// HistoryLimit is the history length after which the run continues as
 	// new at the next step boundary; 0 means 3,000 events.
 	HistoryLimit int `json:",omitempty"`
+
+	// HostQueue is the task queue of the host that holds the run's
+	// worktree (isolation: git-worktree): the PinActivity's answer,
+	// carried across continue-as-new.
+	HostQueue string `json:",omitempty"`
 
 	// Set by the run itself when it continues as new.
 	Env     *EnvOutput        `json:",omitempty"`
@@ -144,6 +153,10 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, progress); err != nil {
 		return nil, err
 	}
+	// host names the queue of the host that holds the run's worktree.
+	if err := workflow.SetQueryHandler(ctx, HostQuery, func() (string, error) { return in.HostQueue, nil }); err != nil {
+		return nil, err
+	}
 	event := func(e vm.Event) {
 		if len(lines) >= 2*keepLines {
 			lines = slices.Clone(lines[len(lines)-keepLines:])
@@ -157,6 +170,16 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			return nil, err
 		}
 		in.Env = &env
+	}
+	if prog.Config.Isolation == lang.IsolationWorktree && in.HostQueue == "" {
+		// The worktree will live on one host: the worker that answers
+		// here names its host's queue, and every later activity of the
+		// run goes there (a host that is gone is waited for: no other
+		// host has the worktree).
+		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		if err := workflow.ExecuteActivity(ao, PinActivity).Get(ctx, &in.HostQueue); err != nil {
+			return nil, err
+		}
 	}
 	limit := in.HistoryLimit
 	if limit <= 0 {
@@ -176,7 +199,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		renew := false
 		co := &coroutine{cur: ctx}
 		cfg := vm.Config{
-			Registry:    &stepRunner{co: co, secrets: prog.Secrets},
+			Registry:    &stepRunner{co: co, secrets: prog.Secrets, queue: in.HostQueue},
 			MaxSteps:    in.MaxSteps,
 			StepsBefore: before,
 			Events:      event,
@@ -192,7 +215,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Host:         &workflowFiles{Host: workers.Local{}, co: co, base: w.Dirs.Base},
+			Host:         &workflowHost{co: co, dirs: w.Dirs, queue: in.HostQueue},
 			Threads:      co.threads,
 			MaxParallel:  maxParallel(in.MaxParallel),
 			WorkflowPath: in.WorkflowPath,
@@ -313,7 +336,8 @@ func outputOf(st *vm.State, err error) *Output {
 type stepRunner struct {
 	co      *coroutine
 	secrets []string
-	n       int // executions so far: activity ids are "N:Step"
+	queue   string // the run's host queue, or "" (workflowHost.queue)
+	n       int    // executions so far: activity ids are "N:Step"
 }
 
 // Run executes req as an activity and replays the callbacks it saw.
@@ -324,6 +348,7 @@ func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result
 	}
 	tries := time.Duration(max(req.Attempts, 1) * max(len(req.Providers), 1))
 	ao := workflow.ActivityOptions{
+		TaskQueue: r.queue,
 		// Room for every try, its backoff and a wait_for.
 		StartToCloseTimeout: tries*(timeout+req.Backoff) + time.Minute,
 		HeartbeatTimeout:    10 * time.Second,

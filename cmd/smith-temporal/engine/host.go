@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"smith/source"
+	"smith/workers"
+	"smith/workers/confine"
+)
+
+// The effects of vm.Host besides the clock and the file reads of
+// files.go: the run's git worktrees and the agents' folders and messages.
+// In workflow code each is the HostActivity, sent to the run's queue
+// (hostQueue: the queue of the host that holds the run's worktree, or
+// the shared queue), so the workflow touches no file and replays them.
+
+// HostInput is one of those effects.
+type HostInput struct {
+	Op string // one of the host* operations below
+	// Workspace, when set, is WORKSPACE for the agents' operations: the
+	// run's worktree (an absolute path on the host that holds it);
+	// otherwise the worker's BASE/workspace.
+	Workspace string         `json:",omitempty"`
+	RunWT     string         `json:",omitempty"` // the run's worktree
+	WT        string         `json:",omitempty"` // a worktree (head, commit-step)
+	RunID     string         `json:",omitempty"`
+	Step      string         `json:",omitempty"`
+	Key       string         `json:",omitempty"` // a thread's key
+	Fresh     bool           `json:",omitempty"`
+	Msg       string         `json:",omitempty"` // a commit message
+	Folders   []string       `json:",omitempty"`
+	Moves     []workers.Move `json:",omitempty"`
+}
+
+// HostOutput is its answer, the error as data.
+type HostOutput struct {
+	Path  string         `json:",omitempty"` // a worktree, a commit
+	Moves []workers.Move `json:",omitempty"`
+	// The error: its code and text; Branch says it was a
+	// workers.BranchError (a merge conflict names its files in Msg).
+	ErrCode string `json:",omitempty"`
+	ErrMsg  string `json:",omitempty"`
+	Branch  bool   `json:",omitempty"`
+}
+
+const (
+	hostRunWorktree     = "run-worktree"
+	hostUnitWorktree    = "unit-worktree"
+	hostMergeUnit       = "merge-unit"
+	hostRemoveUnit      = "remove-unit"
+	hostHead            = "head"
+	hostCommitStep      = "commit-step"
+	hostPrepareAgents   = "prepare-agents"
+	hostConsumeMessages = "consume-messages"
+)
+
+// Host carries out one effect on this worker's host, in its BASE.
+func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error) {
+	dirs, err := confine.New(a.Base)
+	if err != nil {
+		return HostOutput{}, err
+	}
+	if in.Workspace != "" {
+		dirs.Workspace = in.Workspace
+	}
+	l := workers.Local{Env: a.lookup}
+	var out HostOutput
+	switch in.Op {
+	case hostRunWorktree:
+		out.Path, err = l.RunWorktree(ctx, dirs, in.RunID)
+	case hostUnitWorktree:
+		out.Path, err = l.UnitWorktree(ctx, dirs, in.RunWT, in.RunID, in.Step, in.Key, in.Fresh)
+	case hostMergeUnit:
+		err = l.MergeUnit(ctx, in.RunWT, in.RunID, in.Step, in.Key)
+	case hostRemoveUnit:
+		l.RemoveUnit(ctx, dirs, in.RunWT, in.RunID, in.Step, in.Key)
+	case hostHead:
+		out.Path, err = l.Head(ctx, in.WT)
+	case hostCommitStep:
+		out.Path, err = l.CommitStep(ctx, in.WT, in.Msg)
+	case hostPrepareAgents:
+		err = l.PrepareAgents(dirs, in.Folders)
+	case hostConsumeMessages:
+		out.Moves, err = l.ConsumeMessages(dirs, in.Moves)
+	default:
+		return out, fmt.Errorf("host: unknown operation %q", in.Op)
+	}
+	if err != nil {
+		var be *workers.BranchError
+		if errors.As(err, &be) {
+			out.ErrCode, out.ErrMsg, out.Branch = string(be.Code), be.Msg, true
+		} else {
+			out.ErrCode, out.ErrMsg = string(source.CodeOf(err, source.EExec)), err.Error()
+		}
+	}
+	return out, nil
+}
+
+// Pin returns the task queue of this worker's host: a run whose worktree
+// this worker creates sends its later activities there.
+func (a *Activities) Pin(ctx context.Context) (string, error) {
+	if a.HostQueue == "" {
+		return "", errors.New("this worker has no host queue")
+	}
+	return a.HostQueue, nil
+}
+
+func (o HostOutput) err() error {
+	switch {
+	case o.Branch:
+		return &workers.BranchError{Code: source.Code(o.ErrCode), Msg: o.ErrMsg}
+	case o.ErrMsg != "":
+		return &StepError{Code: source.Code(o.ErrCode), Msg: o.ErrMsg}
+	}
+	return nil
+}
+
+// host runs one effect as the HostActivity on the run's queue.
+func (f *workflowHost) host(in HostInput) HostOutput {
+	var out HostOutput
+	var err error
+	f.co.block(func(ctx workflow.Context) {
+		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue: f.queue, StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 0})
+		err = workflow.ExecuteActivity(ao, HostActivity, in).Get(ctx, &out)
+	})
+	if err != nil {
+		return HostOutput{ErrCode: string(source.EExec), ErrMsg: "host activity: " + err.Error()}
+	}
+	return out
+}
+
+// workspace is d's WORKSPACE for the HostActivity: "" (the worker's own)
+// unless the VM gave the run's worktree.
+func (f *workflowHost) workspace(d confine.Dir) string {
+	if d.Workspace == f.dirs.Workspace {
+		return ""
+	}
+	return d.Workspace
+}
+
+// RunWorktree implements vm.Host.
+func (f *workflowHost) RunWorktree(_ context.Context, _ confine.Dir, runID string) (string, error) {
+	out := f.host(HostInput{Op: hostRunWorktree, RunID: runID})
+	return out.Path, out.err()
+}
+
+// UnitWorktree implements vm.Host.
+func (f *workflowHost) UnitWorktree(_ context.Context, _ confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
+	out := f.host(HostInput{Op: hostUnitWorktree, RunWT: runWT, RunID: runID, Step: step, Key: key, Fresh: fresh})
+	return out.Path, out.err()
+}
+
+// MergeUnit implements vm.Host.
+func (f *workflowHost) MergeUnit(_ context.Context, runWT, runID, step, key string) error {
+	return f.host(HostInput{Op: hostMergeUnit, RunWT: runWT, RunID: runID, Step: step, Key: key}).err()
+}
+
+// RemoveUnit implements vm.Host.
+func (f *workflowHost) RemoveUnit(_ context.Context, _ confine.Dir, runWT, runID, step, key string) {
+	f.host(HostInput{Op: hostRemoveUnit, RunWT: runWT, RunID: runID, Step: step, Key: key})
+}
+
+// Head implements vm.Host.
+func (f *workflowHost) Head(_ context.Context, wt string) (string, error) {
+	out := f.host(HostInput{Op: hostHead, WT: wt})
+	return out.Path, out.err()
+}
+
+// CommitStep implements vm.Host.
+func (f *workflowHost) CommitStep(_ context.Context, wt, msg string) (string, error) {
+	out := f.host(HostInput{Op: hostCommitStep, WT: wt, Msg: msg})
+	return out.Path, out.err()
+}
+
+// PrepareAgents implements vm.Host.
+func (f *workflowHost) PrepareAgents(d confine.Dir, folders []string) error {
+	return f.host(HostInput{Op: hostPrepareAgents, Workspace: f.workspace(d), Folders: folders}).err()
+}
+
+// ConsumeMessages implements vm.Host.
+func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error) {
+	out := f.host(HostInput{Op: hostConsumeMessages, Workspace: f.workspace(d), Moves: moves})
+	return out.Moves, out.err()
+}
+
+// errNoRunRoot answers the effects on the run's own files: a run on
+// Temporal has no RUN_ROOT (its state is the workflow's), so the VM never
+// asks for them (captures stay in the state, no change plan or conflict
+// notice is read); if it did, the workflow would fail rather than touch a
+// file.
+var errNoRunRoot = errors.New("a run on Temporal has no RUN_ROOT")
+
+// Notices implements vm.Host: none.
+func (f *workflowHost) Notices(string, int) ([]workers.Conflict, error) { return nil, errNoRunRoot }
+
+// ChangePlan implements vm.Host.
+func (f *workflowHost) ChangePlan(string) ([]string, error) { return nil, errNoRunRoot }
+
+// WriteFile implements vm.Host.
+func (f *workflowHost) WriteFile(string, []byte) error { return errNoRunRoot }
+
+// ReadFile implements vm.Host.
+func (f *workflowHost) ReadFile(string) ([]byte, error) { return nil, errNoRunRoot }
+
+// Remove implements vm.Host.
+func (f *workflowHost) Remove(string) error { return errNoRunRoot }
