@@ -31,7 +31,6 @@ var stepKinds = []string{"command", "provider", "worker", "for_each", "set_conte
 // handlerKinds are the keys of which a handler has exactly one.
 var handlerKinds = []string{"goto", "end", "error", "halt"}
 
-
 // Permissions are the values of permissions: (CONTRACT 5), least first.
 var Permissions = []string{"read", "edit", "full"}
 
