@@ -40,7 +40,7 @@ func main() {
 const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
-  smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE] [--host-queue Q]
+  smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE] [--host-queue Q] [--shared-workspace]
   smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
@@ -159,9 +159,11 @@ func parse(fs *pflag.FlagSet, args []string, nargs int, stdout, stderr io.Writer
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	var c conn
 	var hostQueue string
+	var shared bool
 	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n\nThe worker also pulls from a queue of its own host and BASE (--host-queue):\na run with isolation: git-worktree keeps its worktree on the host that created\nit and sends every later step there. A worker restarted with the same\n--base and --host-queue takes those runs up again.\n", stderr)
 	c.add(fs)
 	fs.StringVar(&hostQueue, "host-queue", "", "the task queue of this host and BASE (default TASK-QUEUE@HOSTNAME-HASH, HASH from BASE)")
+	fs.BoolVar(&shared, "shared-workspace", false, "BASE is one directory shared by every worker of the fleet (the same mount on every host):\nisolated runs are not kept on one host")
 	if st, done := parse(fs, args, 0, stdout, stderr); done {
 		return st
 	}
@@ -189,6 +191,9 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		hostQueue = defaultHostQueue(c.queue, c.base)
 	}
 	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue}
+	if shared {
+		acts.HostQueue = ""
+	}
 	w := worker.New(cl, c.queue, worker.Options{})
 	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}}, acts)
 	hw := worker.New(cl, hostQueue, worker.Options{})
@@ -521,7 +526,11 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
 			v.Get(&q)
 		}
-		fmt.Fprintf(stdout, "  worktree %s on host queue %s (its steps run only there)\n", st.WorktreePath, q)
+		if q != "" {
+			fmt.Fprintf(stdout, "  worktree %s on host queue %s (its steps run only there)\n", st.WorktreePath, q)
+		} else {
+			fmt.Fprintf(stdout, "  worktree %s in the fleet's shared WORKSPACE (its steps run on any worker)\n", st.WorktreePath)
+		}
 	}
 	for _, name := range sortedSteps(st) {
 		r := st.Steps[name]

@@ -113,8 +113,9 @@ func (f *fleet) worker() *exec.Cmd {
 	return f.workerAt(f.base)
 }
 
-// workerAt starts a worker subprocess on BASE base (another host).
-func (f *fleet) workerAt(base string) *exec.Cmd {
+// workerAt starts a worker subprocess on BASE base (another host), with
+// more flags.
+func (f *fleet) workerAt(base string, flags ...string) *exec.Cmd {
 	f.t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -123,7 +124,7 @@ func (f *fleet) workerAt(base string) *exec.Cmd {
 	if f.exe != "" {
 		exe = f.exe
 	}
-	cmd := exec.Command(exe, append(append([]string{"worker"}, f.flags()...), "--base", base)...)
+	cmd := exec.Command(exe, append(append(append([]string{"worker"}, f.flags()...), "--base", base), flags...)...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

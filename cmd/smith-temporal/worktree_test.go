@@ -192,3 +192,46 @@ func TestWorktreeRunStaysOnItsHost(t *testing.T) {
 		t.Errorf("%d activities on the host's queue, want the worktree, the steps and their commits", n)
 	}
 }
+
+// TestSharedWorkspaceNotPinned: workers started with --shared-workspace
+// (one BASE for the fleet) leave an isolated run on the shared queue.
+func TestSharedWorkspaceNotPinned(t *testing.T) {
+	f := newFleet(t)
+	gitWorkspace(t, "", filepath.Join(f.base, "workspace"))
+	f.workerAt(f.base, "--shared-workspace")
+	f.workerAt(f.base, "--shared-workspace")
+	file := write(t, filepath.Join(f.base, "iso.yaml"), `version: "1.0"
+name: iso
+isolation: git-worktree
+strict_flow: false
+steps:
+  - name: Write
+    command: ["sh", "-c", "echo one > one.txt"]
+  - name: Check
+    command: ["cat", "one.txt"]
+`)
+	if r := f.cli("run", file, "--run-id", "shared1"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if r := f.cli("status", "shared1"); !strings.Contains(r.stdout, "in the fleet's shared WORKSPACE") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+	log := gitIn(t, filepath.Join(f.base, "workspace"), "log", "--format=%s", "smith/shared1")
+	if !strings.Contains(log, "smith: Write (run shared1") {
+		t.Errorf("the run's branch lacks Write's commit:\n%s", log)
+	}
+	steps := 0
+	for _, ev := range history(t, f.client(), "shared1") {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			if q := a.GetTaskQueue().GetName(); q != f.queue {
+				t.Errorf("%s went to %q, want the shared queue %q", a.GetActivityType().GetName(), q, f.queue)
+			}
+			if a.GetActivityType().GetName() == engine.StepActivity {
+				steps++
+			}
+		}
+	}
+	if steps != 2 {
+		t.Errorf("%d step activities, want 2", steps)
+	}
+}

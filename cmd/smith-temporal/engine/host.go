@@ -102,11 +102,10 @@ func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error)
 }
 
 // Pin returns the task queue of this worker's host: a run whose worktree
-// this worker creates sends its later activities there.
+// this worker creates sends its later activities there. "" (a worker
+// whose BASE is shared by the fleet: --shared-workspace) leaves the run
+// on the shared queue.
 func (a *Activities) Pin(ctx context.Context) (string, error) {
-	if a.HostQueue == "" {
-		return "", errors.New("this worker has no host queue")
-	}
 	return a.HostQueue, nil
 }
 

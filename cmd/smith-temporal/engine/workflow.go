@@ -59,6 +59,9 @@ type Input struct {
 	// worktree (isolation: git-worktree): the PinActivity's answer,
 	// carried across continue-as-new.
 	HostQueue string `json:",omitempty"`
+	// Pinned says the PinActivity was asked (its answer "" means the
+	// fleet's WORKSPACE is shared: the run's activities go to any worker).
+	Pinned bool `json:",omitempty"`
 
 	// Set by the run itself when it continues as new.
 	Env     *EnvOutput        `json:",omitempty"`
@@ -171,7 +174,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		}
 		in.Env = &env
 	}
-	if prog.Config.Isolation == lang.IsolationWorktree && in.HostQueue == "" {
+	if prog.Config.Isolation == lang.IsolationWorktree && !in.Pinned {
 		// The worktree will live on one host: the worker that answers
 		// here names its host's queue, and every later activity of the
 		// run goes there (a host that is gone is waited for: no other
@@ -180,6 +183,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		if err := workflow.ExecuteActivity(ao, PinActivity).Get(ctx, &in.HostQueue); err != nil {
 			return nil, err
 		}
+		in.Pinned = true
 	}
 	limit := in.HistoryLimit
 	if limit <= 0 {
