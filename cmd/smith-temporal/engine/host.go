@@ -61,6 +61,11 @@ const (
 
 // Host carries out one effect on this worker's host, in its BASE.
 func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error) {
+	// A git operation on a large repository may take long: heartbeats
+	// tell a slow one from a dead worker (whose operation then runs
+	// again, on the same host queue, within the heartbeat timeout).
+	stop := a.heartbeat(ctx)
+	defer stop()
 	dirs, err := confine.New(a.Base)
 	if err != nil {
 		return HostOutput{}, err
@@ -125,7 +130,7 @@ func (f *workflowHost) host(in HostInput) HostOutput {
 	var err error
 	f.co.block(func(ctx workflow.Context) {
 		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue: f.queue, StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 0})
+			TaskQueue: f.queue, StartToCloseTimeout: time.Hour, HeartbeatTimeout: 10 * time.Second})
 		err = workflow.ExecuteActivity(ao, HostActivity, in).Get(ctx, &out)
 	})
 	if err != nil {
