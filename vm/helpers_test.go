@@ -288,7 +288,8 @@ type fake struct {
 
 func (f *fake) Run(ctx context.Context, req *workers.Request) workers.Result {
 	f.calls = append(f.calls, req.Step)
-	f.reqs = append(f.reqs, req)
+	kept := *req // the machine reuses req after Run returns
+	f.reqs = append(f.reqs, &kept)
 	if f.before != nil {
 		f.before(req)
 	}

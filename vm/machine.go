@@ -28,6 +28,8 @@ const DefaultMaxSteps = 10000
 // environment.
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
+	// Its Run must not keep the Request (nor call its callbacks) after it
+	// returns: the machine reuses it for the next step.
 	Registry workers.Runner
 	// Host performs every other effect of the run (the clock, git
 	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
@@ -45,8 +47,9 @@ type Config struct {
 	// drops them.
 	Events func(Event)
 	// Checkpoint is called after every state change that must survive a
-	// crash, with the change and the whole State (which it must not keep
-	// or change). An error stops the run.
+	// crash, with the change and the whole State. It must change neither,
+	// and must not keep the change after it returns: the machine reuses
+	// it. An error stops the run.
 	Checkpoint func(d *Delta, st *State) error
 	// Env is the parent environment (cmd passes os.LookupEnv); nil is
 	// empty.
@@ -143,6 +146,17 @@ type Machine struct {
 	// (schemaErr when the program's schemas do not compile).
 	schemas   *reply.SchemaSet
 	schemaErr error
+
+	// cur is the step being executed and callbacks its Request's callbacks
+	// (exec.go); req is the Request exec hands the Registry, rebuilt for
+	// every step (a Runner keeps no Request after its Run returns).
+	cur       stepCall
+	callbacks stepCallbacks
+	req       workers.Request
+	// visit holds the Delta's visit change (Delta.Visit points here: no
+	// Checkpoint keeps a change); scratch is a buffer for formatting.
+	visitChg VisitChange
+	scratch  []byte
 }
 
 // An entry is a block and the phase that a pc re-enters it in.
@@ -560,7 +574,7 @@ func (m *Machine) finish(evs ...Event) error {
 	}
 	d, st := m.d, m.st
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
-	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(st.LoopStack, m.pushed)
+	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(d.LoopStack[:0], st.LoopStack, m.pushed)
 	m.pushed, m.revisit = false, ""
 	if m.thr != nil {
 		return m.thr.commit(m, d)
@@ -569,15 +583,12 @@ func (m *Machine) finish(evs ...Event) error {
 	d.Seq = st.Seq
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
 	d.ConflictNotices = st.ConflictNotices
-	if m.cfg.Checkpoint == nil {
-		// Nothing keeps the change: reuse it and the arrays of its lists.
-		clear(d.Steps)
-		*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0]}
-		m.d = d
-	} else {
-		m.d = &Delta{}
-	}
-	if err := m.save(d, st); err != nil {
+	err := m.save(d, st)
+	// Nothing keeps the change (Config.Checkpoint may not): reuse it and
+	// the arrays of its lists for the next one.
+	clear(d.Steps)
+	*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0], LoopStack: d.LoopStack[:0]}
+	if err != nil {
 		return err
 	}
 	// Capture files the saved state no longer names (a crash before this
@@ -624,12 +635,25 @@ func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) err
 }
 
 // setStep records the result of a step.
+//
+// A step's running record (exec) is the one result changed in place: the
+// step's result, set next, overwrites it instead of taking new memory.
+// Nothing can share it in between (no iteration record is made and no
+// thread forks while a step runs; a Checkpoint keeps nothing), and any
+// other setStep ends the exception.
 func (m *Machine) setStep(name string, r StepResult) {
-	if old := m.st.Steps[name]; old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
+	old := m.st.Steps[name]
+	if old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
 		m.stale = append(m.stale, old.CapturePath)
 	}
-	m.st.putStep(name, r)
 	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
+	p := m.cur.running
+	m.cur.running = nil
+	if p == nil || p != old {
+		p = new(StepResult)
+	}
+	*p = r
+	m.st.putStep(name, p)
 }
 
 // reset removes step results (a loop body's, at an iteration start).
