@@ -47,7 +47,6 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	}
 	m.takeNotices(blk)
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
-	m.cur.running = m.st.Steps[blk.ID] // the result overwrites it (setStep)
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.d.Deferred = true // made durable by the sync of the step's result
 	if err := m.finish(evStepStarted(blk.ID, m.attemptID(1))); err != nil {
@@ -106,8 +105,6 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 type stepCall struct {
 	blk *isa.Block
 	ids []string
-	// running is the step's running record until the next setStep.
-	running *StepResult
 }
 
 // stepCallbacks are the Request callbacks of a machine, bound once.

@@ -153,6 +153,8 @@ type Machine struct {
 	cur       stepCall
 	callbacks stepCallbacks
 	req       workers.Request
+	// owned are the step results that only m.st.Steps holds (setStep).
+	owned map[string]*StepResult
 	// visit holds the Delta's visit change (Delta.Visit points here: no
 	// Checkpoint keeps a change); scratch is a buffer for formatting.
 	visitChg VisitChange
@@ -233,10 +235,13 @@ func (m *Machine) env(name string) (string, bool) {
 // unique in the run because it starts from State.Seq and names the thread.
 func (m *Machine) newID() string {
 	m.ids++
+	b := strconv.AppendInt(append(m.scratch[:0], "id-"...), int64(m.idBase), 10)
 	if m.thr != nil {
-		return "id-" + strconv.Itoa(m.idBase) + "-" + m.thr.key + "-" + strconv.Itoa(m.ids)
+		b = append(append(b, '-'), m.thr.key...)
 	}
-	return "id-" + strconv.Itoa(m.idBase) + "-" + strconv.Itoa(m.ids)
+	b = strconv.AppendInt(append(b, '-'), int64(m.ids), 10)
+	m.scratch = b
+	return string(b)
 }
 
 // now returns the Host's time in UTC.
@@ -545,7 +550,9 @@ func counted(op isa.Op) bool {
 }
 
 // emit queues e for the finish that follows; its seq is reserved now.
-func (m *Machine) emit(e Event) {
+func (m *Machine) emit(ev Event) {
+	m.pending = append(m.pending, ev)
+	e := &m.pending[len(m.pending)-1] // filled in place: an Event is large
 	if m.thr == nil {
 		m.st.EventSeq++
 		e.Seq = m.st.EventSeq
@@ -560,7 +567,6 @@ func (m *Machine) emit(e Event) {
 	for i, t := range e.Traceback {
 		e.Traceback[i] = m.mask.String(t)
 	}
-	m.pending = append(m.pending, e)
 }
 
 // finish ends a handler's change: it queues evs after the events queued
@@ -569,8 +575,8 @@ func (m *Machine) emit(e Event) {
 // events leave the machine only through save, after the change's
 // Checkpoint.
 func (m *Machine) finish(evs ...Event) error {
-	for _, e := range evs {
-		m.emit(e)
+	for i := range evs {
+		m.emit(evs[i])
 	}
 	d, st := m.d, m.st
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
@@ -612,8 +618,8 @@ func (m *Machine) save(d *Delta, st *State) error {
 		}
 	}
 	if m.cfg.Events != nil {
-		for _, e := range m.pending {
-			m.cfg.Events(e)
+		for i := range m.pending {
+			m.cfg.Events(m.pending[i])
 		}
 	}
 	m.pending = m.pending[:0]
@@ -636,24 +642,41 @@ func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) err
 
 // setStep records the result of a step.
 //
-// A step's running record (exec) is the one result changed in place: the
-// step's result, set next, overwrites it instead of taking new memory.
-// Nothing can share it in between (no iteration record is made and no
-// thread forks while a step runs; a Checkpoint keeps nothing), and any
-// other setStep ends the exception.
+// Results are never changed in place once something else may hold them
+// (an iteration record, a thread's state), but a result that only the
+// state holds is: setStep writes the new result over it instead of taking
+// new memory for every step (a step's running record, then its result).
+// m.owned names those results; iterationRecord and threadState, which
+// share results, take them out of it.
 func (m *Machine) setStep(name string, r StepResult) {
 	old := m.st.Steps[name]
 	if old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
 		m.stale = append(m.stale, old.CapturePath)
 	}
 	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
-	p := m.cur.running
-	m.cur.running = nil
-	if p == nil || p != old {
-		p = new(StepResult)
+	r.keepIterations(old) // as putStep does, before old is overwritten
+	if old != nil && m.owned[name] == old {
+		*old = r
+		return
 	}
+	p := new(StepResult)
 	*p = r
-	m.st.putStep(name, p)
+	if m.st.Steps == nil {
+		m.st.Steps = map[string]*StepResult{}
+	}
+	m.st.Steps[name] = p
+	if m.owned == nil {
+		m.owned = map[string]*StepResult{}
+	}
+	m.owned[name] = p
+}
+
+// share marks the results of names as held by something besides the
+// state: setStep no longer writes over them.
+func (m *Machine) share(names ...string) {
+	for _, n := range names {
+		delete(m.owned, n)
+	}
 }
 
 // reset removes step results (a loop body's, at an iteration start).
@@ -664,6 +687,7 @@ func (m *Machine) reset(names []string) {
 		}
 		delete(m.st.Steps, n)
 	}
+	m.share(names...)
 	m.d.Reset = append(m.d.Reset, names...)
 }
 

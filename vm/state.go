@@ -519,17 +519,22 @@ func mergeLoopStack(old, next []LoopFrame) []LoopFrame {
 
 // putStep stores r, which it owns from now on, as the result of name. A
 // result without iterations keeps those already recorded (a loop's
-// iterations arrive one by one). Results are never changed in place, so an
-// iteration record may share them (the one exception is a step's running
-// record, see Machine.setStep).
+// iterations arrive one by one). Results are not changed in place once
+// shared (an iteration record, a thread's state; see Machine.setStep).
 func (s *State) putStep(name string, r *StepResult) {
 	if s.Steps == nil {
 		s.Steps = map[string]*StepResult{}
 	}
-	if old := s.Steps[name]; old != nil && r.Iterations == nil {
+	r.keepIterations(s.Steps[name])
+	s.Steps[name] = r
+}
+
+// keepIterations gives r, when it has no iterations, those of old (nil:
+// none).
+func (r *StepResult) keepIterations(old *StepResult) {
+	if old != nil && r.Iterations == nil {
 		r.Iterations, r.IterationsTotal = old.Iterations, old.IterationsTotal
 	}
-	s.Steps[name] = r
 }
 
 // appendIteration appends rec to the loop's result, keeping the last

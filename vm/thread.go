@@ -268,6 +268,7 @@ func (m *Machine) newThread(g *group, key string, loop, par int, st *State) *Mac
 // Call with the group's lock held.
 func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
 	root := m.st
+	clear(m.owned) // the thread's state shares every result
 	st := &State{
 		RunID: root.RunID, WorkflowName: root.WorkflowName, WorkflowPath: root.WorkflowPath,
 		ProgramHash: root.ProgramHash, Status: StatusRunning, StartedAt: root.StartedAt, RunStep: root.RunStep,
