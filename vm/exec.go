@@ -247,6 +247,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	sc := blockScope(blk)
 	prov := scope{b: blk, passUnknown: true}
 	req := &m.req
+	argv := req.Argv[:0] // its array is reused too
 	*req = workers.Request{
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
@@ -308,7 +309,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, err = m.substAll(sc, ts)
 		return v
 	}
-	req.Argv = subAll(sc, s.Command)
+	if s.Command != nil && err == nil {
+		req.Argv, err = m.substInto(argv, sc, s.Command)
+	}
 	req.Prompt = sub(s.Prompt)
 	req.PromptFile = sub(s.PromptFile)
 	req.InputFile = sub(s.InputFile)

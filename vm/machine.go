@@ -28,8 +28,9 @@ const DefaultMaxSteps = 10000
 // environment.
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
-	// Its Run must not keep the Request (nor call its callbacks) after it
-	// returns: the machine reuses it for the next step.
+	// Its Run must not keep the Request or its Argv (nor call its
+	// callbacks) after it returns: the machine reuses them for the next
+	// step.
 	Registry workers.Runner
 	// Host performs every other effect of the run (the clock, git
 	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
