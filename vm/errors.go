@@ -49,7 +49,7 @@ func stepErrorOf(err error, mask func(string) string) *StepError {
 // console line and the event's message name where in the workflow it
 // failed (docs/diagnostics.md). Other events, a step failure that its exit
 // code says all about, and an unknown position leave the message as is.
-func atPos(e Event, p source.Pos) string {
+func atPos(e *Event, p source.Pos) string {
 	if (e.Kind != EvStepFailed && e.Kind != EvRunFailed) || e.Msg == "" || !p.IsValid() {
 		return e.Msg
 	}

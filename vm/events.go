@@ -2,7 +2,9 @@ package vm
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -95,12 +97,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // AppendJSON appends what MarshalJSON returns to b: the store writes it
 // as it is, compact JSON, without compacting it again.
 func (e Event) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"timestamp":`...)
-	t, err := e.Time.MarshalJSON()
+	// The bytes of Time.MarshalJSON, appended in place (no buffer of its own).
+	b = append(b, `{"timestamp":"`...)
+	b, err := e.Time.AppendText(b)
 	if err != nil {
-		return nil, err
+		return nil, errors.New("Time.MarshalJSON: " + strings.TrimPrefix(err.Error(), "Time.AppendText: "))
 	}
-	b = append(b, t...)
+	b = append(b, '"')
 	b = appendKey(b, "run_id", e.RunID)
 	b = append(b, `,"event_seq":`...)
 	b = strconv.AppendInt(b, int64(e.Seq), 10)
@@ -163,6 +166,25 @@ func appendKey(b []byte, key, value string) []byte {
 	return jsonQuote(jsonKey(b, key), value, true)
 }
 
+// exitCodes are the exit codes 0-255 for events to point at: an Event's
+// ExitCode is read, never written through, so the usual codes cost no
+// allocation per event.
+var exitCodes = func() (a [256]int) {
+	for i := range a {
+		a[i] = i
+	}
+	return a
+}()
+
+// exitCodeOf returns a pointer to the exit code c.
+func exitCodeOf(c int) *int {
+	if c >= 0 && c < len(exitCodes) {
+		return &exitCodes[c]
+	}
+	n := c // allocated here only: c itself stays on the stack
+	return &n
+}
+
 func evFailAction(step, msg string) Event {
 	return Event{Kind: EvFailAction, Level: LevelError, Step: step, Msg: msg}
 }
@@ -195,7 +217,7 @@ func evStepStarted(step, attemptID string) Event {
 
 func evStepCompleted(step, attemptID string, exitCode int, dur float64) Event {
 	return Event{Kind: EvStepCompleted, Level: LevelInfo, Step: step, AttemptID: attemptID,
-		ExitCode: &exitCode, Duration: dur, HasDuration: true}
+		ExitCode: exitCodeOf(exitCode), Duration: dur, HasDuration: true}
 }
 
 // evStepFailed is a failed step: msg is the error's message ("" when the
@@ -217,19 +239,19 @@ func evOutcome(step, attemptID string, r *StepResult) Event {
 		if r.Error != nil {
 			e = *r.Error
 		}
-		return evStepFailed(step, attemptID, r.Signal, &code, r.Duration, e.Code, e.Message)
+		return evStepFailed(step, attemptID, r.Signal, exitCodeOf(code), r.Duration, e.Code, e.Message)
 	}
 	return evStepSignal(step, attemptID, r.Signal, r.ExitCode, r.Duration)
 }
 
 func evStepSignal(step, attemptID, signal string, exitCode int, dur float64) Event {
 	return Event{Kind: EvStepSignal, Level: LevelInfo, Step: step, AttemptID: attemptID, Signal: signal,
-		ExitCode: &exitCode, Duration: dur, HasDuration: true}
+		ExitCode: exitCodeOf(exitCode), Duration: dur, HasDuration: true}
 }
 
 func evStepRetry(step, attemptID string, attempt, exitCode int, wait time.Duration) Event {
 	return Event{Kind: EvStepRetry, Level: LevelWarning, Step: step, AttemptID: attemptID, Attempt: attempt,
-		ExitCode: &exitCode, Wait: wait.Seconds()}
+		ExitCode: exitCodeOf(exitCode), Wait: wait.Seconds()}
 }
 
 func evProviderFallback(step, from, to, reason string) Event {

@@ -24,13 +24,7 @@ const (
 func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
-	var ids []string
-	attemptID := func(n int) string {
-		for len(ids) < max(n, 1) {
-			ids = append(ids, m.newID())
-		}
-		return ids[max(n, 1)-1]
-	}
+	m.cur = stepCall{blk: blk, ids: m.cur.ids[:0]}
 	// Provider steps number their executions. A step found running was cut
 	// off by a crash: repeating it keeps its number, so the mock and --replay
 	// answer it as before and the resumed run matches an uninterrupted one.
@@ -55,7 +49,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.d.Deferred = true // made durable by the sync of the step's result
-	if err := m.finish(evStepStarted(blk.ID, attemptID(1))); err != nil {
+	if err := m.finish(evStepStarted(blk.ID, m.attemptID(1))); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
@@ -75,17 +69,8 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	case m.cfg.Registry == nil:
 		res = workers.Result{Signal: SigFailure, Err: &source.Error{Code: source.EExec, Msg: "no worker registry"}}
 	default:
-		req.AttemptID = attemptID
-		req.OnRetry = func(attempt, exitCode int, wait time.Duration) {
-			if err := m.finish(evStepRetry(blk.ID, attemptID(attempt), attempt, exitCode, wait)); err != nil && m.lateErr == nil {
-				m.lateErr = err
-			}
-		}
-		req.OnFallback = func(from, to, reason string) {
-			if err := m.finish(evProviderFallback(blk.ID, from, to, reason)); err != nil && m.lateErr == nil {
-				m.lateErr = err
-			}
-		}
+		m.bindCallbacks()
+		req.AttemptID, req.OnRetry, req.OnFallback = m.callbacks.attemptID, m.callbacks.onRetry, m.callbacks.onFallback
 		var live interface{ Close() error }
 		if m.cfg.Verbose != nil {
 			w := m.mask.Writer(m.cfg.Verbose)
@@ -106,10 +91,57 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		return m.lateErr
 	}
 	commit := m.commitStep(ctx, blk, &res)
-	if err := m.record(blk, res, attemptID(max(res.Attempts, 1)), execs, msg, commit); err != nil {
+	if err := m.record(blk, res, m.attemptID(max(res.Attempts, 1)), execs, msg, commit); err != nil {
 		return err
 	}
 	return m.afterStep(blk, res)
+}
+
+// A stepCall is what the callbacks of the step being executed need: its
+// block and the attempt ids given out so far (one per try, made when first
+// asked for). A machine executes one step at a time, so it keeps one,
+// reset by exec, and binds its callbacks once (bindCallbacks) instead of
+// making closures for every step.
+type stepCall struct {
+	blk *isa.Block
+	ids []string
+}
+
+// stepCallbacks are the Request callbacks of a machine, bound once.
+type stepCallbacks struct {
+	attemptID  func(int) string
+	onRetry    func(attempt, exitCode int, wait time.Duration)
+	onFallback func(from, to, reason string)
+}
+
+// bindCallbacks makes the machine's Request callbacks on first use.
+func (m *Machine) bindCallbacks() {
+	if m.callbacks.attemptID == nil {
+		m.callbacks = stepCallbacks{attemptID: m.attemptID, onRetry: m.onRetry, onFallback: m.onFallback}
+	}
+}
+
+// attemptID returns the id of try n (from 1) of the step being executed.
+func (m *Machine) attemptID(n int) string {
+	for len(m.cur.ids) < max(n, 1) {
+		m.cur.ids = append(m.cur.ids, m.newID())
+	}
+	return m.cur.ids[max(n, 1)-1]
+}
+
+// onRetry logs a retry of the step being executed (Request.OnRetry).
+func (m *Machine) onRetry(attempt, exitCode int, wait time.Duration) {
+	if err := m.finish(evStepRetry(m.cur.blk.ID, m.attemptID(attempt), attempt, exitCode, wait)); err != nil && m.lateErr == nil {
+		m.lateErr = err
+	}
+}
+
+// onFallback logs a provider fallback of the step being executed
+// (Request.OnFallback).
+func (m *Machine) onFallback(from, to, reason string) {
+	if err := m.finish(evProviderFallback(m.cur.blk.ID, from, to, reason)); err != nil && m.lateErr == nil {
+		m.lateErr = err
+	}
 }
 
 // record stores the result of block blk's run and sets the signal.
@@ -176,12 +208,22 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 	}
 	// The step's end is the time of its event (one clock reading).
 	ended := m.now()
-	r.StartedAt = ended.Add(-res.Duration).Format(time.RFC3339Nano)
-	r.EndedAt = ended.Format(time.RFC3339Nano)
+	r.StartedAt, r.EndedAt = m.formatSpan(ended.Add(-res.Duration), ended)
 	ev := evOutcome(blk.ID, attemptID, &r)
 	ev.Provider = res.Provider
 	ev.Time = ended // the step's ended_at
 	return m.done(blk, r, true, ev)
+}
+
+// formatSpan returns start and end in RFC 3339 with nanoseconds, both
+// cut from one string (one allocation for the two).
+func (m *Machine) formatSpan(start, end time.Time) (string, string) {
+	b := start.AppendFormat(m.scratch[:0], time.RFC3339Nano)
+	n := len(b)
+	b = end.AppendFormat(b, time.RFC3339Nano)
+	m.scratch = b
+	both := string(b)
+	return both[:n], both[n:]
 }
 
 // stepSucceeded reports whether a step that produced sig completed: a
@@ -204,7 +246,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	}
 	sc := blockScope(blk)
 	prov := scope{b: blk, passUnknown: true}
-	req := &workers.Request{
+	req := &m.req
+	argv := req.Argv[:0] // its array is reused too
+	*req = workers.Request{
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
 		Thread:          m.threadKey(),
@@ -265,7 +309,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		v, err = m.substAll(sc, ts)
 		return v
 	}
-	req.Argv = subAll(sc, s.Command)
+	if s.Command != nil && err == nil {
+		req.Argv, err = m.substInto(argv, sc, s.Command)
+	}
 	req.Prompt = sub(s.Prompt)
 	req.PromptFile = sub(s.PromptFile)
 	req.InputFile = sub(s.InputFile)

@@ -106,7 +106,8 @@ func (m *Machine) visit(a, next, b uint32) (uint32, error) {
 	} else {
 		n++
 		m.st.Visits[blk.ID] = n
-		m.d.Visit = &VisitChange{Block: blk.ID, Count: n}
+		m.visitChg = VisitChange{Block: blk.ID, Count: n}
+		m.d.Visit = &m.visitChg
 	}
 	if blk.MaxVisits <= 0 || n <= blk.MaxVisits {
 		return next, nil

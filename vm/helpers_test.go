@@ -288,7 +288,9 @@ type fake struct {
 
 func (f *fake) Run(ctx context.Context, req *workers.Request) workers.Result {
 	f.calls = append(f.calls, req.Step)
-	f.reqs = append(f.reqs, req)
+	kept := *req // the machine reuses req (and its argv) after Run returns
+	kept.Argv = slices.Clone(req.Argv)
+	f.reqs = append(f.reqs, &kept)
 	if f.before != nil {
 		f.before(req)
 	}

@@ -128,6 +128,7 @@ func (m *Machine) iterationRecord(blk *isa.Block, f *LoopFrame, status string) I
 		id := m.p.Blocks[s].ID
 		if r := m.st.Steps[id]; r != nil {
 			rec.Steps[id] = r
+			m.share(id)
 		}
 	}
 	if last := m.st.Steps[f.Last]; f.Last != "" && last != nil {

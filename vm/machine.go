@@ -29,6 +29,9 @@ const DefaultMaxSteps = 10000
 // environment.
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
+	// Its Run must not keep the Request or its Argv (nor call its
+	// callbacks) after it returns: the machine reuses them for the next
+	// step.
 	Registry workers.Runner
 	// Host performs every other effect of the run (the clock, git
 	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
@@ -46,8 +49,9 @@ type Config struct {
 	// drops them.
 	Events func(Event)
 	// Checkpoint is called after every state change that must survive a
-	// crash, with the change and the whole State (which it must not keep
-	// or change). An error stops the run.
+	// crash, with the change and the whole State. It must change neither,
+	// and must not keep the change after it returns: the machine reuses
+	// it. An error stops the run.
 	Checkpoint func(d *Delta, st *State) error
 	// Env is the parent environment (cmd passes os.LookupEnv); nil is
 	// empty.
@@ -144,6 +148,19 @@ type Machine struct {
 	// (schemaErr when the program's schemas do not compile).
 	schemas   *reply.SchemaSet
 	schemaErr error
+
+	// cur is the step being executed and callbacks its Request's callbacks
+	// (exec.go); req is the Request exec hands the Registry, rebuilt for
+	// every step (a Runner keeps no Request after its Run returns).
+	cur       stepCall
+	callbacks stepCallbacks
+	req       workers.Request
+	// owned are the step results that only m.st.Steps holds (setStep).
+	owned map[string]*StepResult
+	// visit holds the Delta's visit change (Delta.Visit points here: no
+	// Checkpoint keeps a change); scratch is a buffer for formatting.
+	visitChg VisitChange
+	scratch  []byte
 }
 
 // An entry is a block and the phase that a pc re-enters it in.
@@ -220,10 +237,13 @@ func (m *Machine) env(name string) (string, bool) {
 // unique in the run because it starts from State.Seq and names the thread.
 func (m *Machine) newID() string {
 	m.ids++
+	b := strconv.AppendInt(append(m.scratch[:0], "id-"...), int64(m.idBase), 10)
 	if m.thr != nil {
-		return "id-" + strconv.Itoa(m.idBase) + "-" + m.thr.key + "-" + strconv.Itoa(m.ids)
+		b = append(append(b, '-'), m.thr.key...)
 	}
-	return "id-" + strconv.Itoa(m.idBase) + "-" + strconv.Itoa(m.ids)
+	b = strconv.AppendInt(append(b, '-'), int64(m.ids), 10)
+	m.scratch = b
+	return string(b)
 }
 
 // now returns the Host's time in UTC.
@@ -532,7 +552,9 @@ func counted(op isa.Op) bool {
 }
 
 // emit queues e for the finish that follows; its seq is reserved now.
-func (m *Machine) emit(e Event) {
+func (m *Machine) emit(ev Event) {
+	m.pending = append(m.pending, ev)
+	e := &m.pending[len(m.pending)-1] // filled in place: an Event is large
 	if m.thr == nil {
 		m.st.EventSeq++
 		e.Seq = m.st.EventSeq
@@ -547,7 +569,6 @@ func (m *Machine) emit(e Event) {
 	for i, t := range e.Traceback {
 		e.Traceback[i] = m.mask.String(t)
 	}
-	m.pending = append(m.pending, e)
 }
 
 // finish ends a handler's change: it queues evs after the events queued
@@ -556,12 +577,12 @@ func (m *Machine) emit(e Event) {
 // events leave the machine only through save, after the change's
 // Checkpoint.
 func (m *Machine) finish(evs ...Event) error {
-	for _, e := range evs {
-		m.emit(e)
+	for i := range evs {
+		m.emit(evs[i])
 	}
 	d, st := m.d, m.st
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
-	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(st.LoopStack, m.pushed)
+	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(d.LoopStack[:0], st.LoopStack, m.pushed)
 	m.pushed, m.revisit = false, ""
 	if m.thr != nil {
 		return m.thr.commit(m, d)
@@ -570,15 +591,12 @@ func (m *Machine) finish(evs ...Event) error {
 	d.Seq = st.Seq
 	d.IsHalted, d.HaltedBlock, d.EndedAt, d.EventSeq = st.IsHalted, st.HaltedBlock, st.EndedAt, st.EventSeq
 	d.ConflictNotices = st.ConflictNotices
-	if m.cfg.Checkpoint == nil {
-		// Nothing keeps the change: reuse it and the arrays of its lists.
-		clear(d.Steps)
-		*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0]}
-		m.d = d
-	} else {
-		m.d = &Delta{}
-	}
-	if err := m.save(d, st); err != nil {
+	err := m.save(d, st)
+	// Nothing keeps the change (Config.Checkpoint may not): reuse it and
+	// the arrays of its lists for the next one.
+	clear(d.Steps)
+	*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0], LoopStack: d.LoopStack[:0]}
+	if err != nil {
 		return err
 	}
 	// Capture files the saved state no longer names (a crash before this
@@ -602,8 +620,8 @@ func (m *Machine) save(d *Delta, st *State) error {
 		}
 	}
 	if m.cfg.Events != nil {
-		for _, e := range m.pending {
-			m.cfg.Events(e)
+		for i := range m.pending {
+			m.cfg.Events(m.pending[i])
 		}
 	}
 	m.pending = m.pending[:0]
@@ -625,12 +643,42 @@ func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) err
 }
 
 // setStep records the result of a step.
+//
+// Results are never changed in place once something else may hold them
+// (an iteration record, a thread's state), but a result that only the
+// state holds is: setStep writes the new result over it instead of taking
+// new memory for every step (a step's running record, then its result).
+// m.owned names those results; iterationRecord and threadState, which
+// share results, take them out of it.
 func (m *Machine) setStep(name string, r StepResult) {
-	if old := m.st.Steps[name]; old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
+	old := m.st.Steps[name]
+	if old != nil && old.CapturePath != "" && old.CapturePath != r.CapturePath {
 		m.stale = append(m.stale, old.CapturePath)
 	}
-	m.st.putStep(name, r)
 	m.d.Steps = append(m.d.Steps, StepChange{Name: name, Result: r})
+	r.keepIterations(old) // as putStep does, before old is overwritten
+	if old != nil && m.owned[name] == old {
+		*old = r
+		return
+	}
+	p := new(StepResult)
+	*p = r
+	if m.st.Steps == nil {
+		m.st.Steps = map[string]*StepResult{}
+	}
+	m.st.Steps[name] = p
+	if m.owned == nil {
+		m.owned = map[string]*StepResult{}
+	}
+	m.owned[name] = p
+}
+
+// share marks the results of names as held by something besides the
+// state: setStep no longer writes over them.
+func (m *Machine) share(names ...string) {
+	for _, n := range names {
+		delete(m.owned, n)
+	}
 }
 
 // reset removes step results (a loop body's, at an iteration start).
@@ -641,6 +689,7 @@ func (m *Machine) reset(names []string) {
 		}
 		delete(m.st.Steps, n)
 	}
+	m.share(names...)
 	m.d.Reset = append(m.d.Reset, names...)
 }
 

@@ -410,7 +410,7 @@ func (s *State) Apply(d *Delta) {
 		delete(s.Steps, name)
 	}
 	for _, c := range d.Steps {
-		s.putStep(c.Name, c.Result)
+		s.putStep(c.Name, &c.Result)
 	}
 	if it := d.Iteration; it != nil {
 		s.appendIteration(it.Loop, it.Record)
@@ -455,7 +455,7 @@ func (t *Thread) apply(d *Delta) {
 		delete(sub.Steps, name)
 	}
 	for _, c := range d.Steps {
-		sub.putStep(c.Name, c.Result)
+		sub.putStep(c.Name, &c.Result)
 	}
 	if it := d.Iteration; it != nil {
 		sub.appendIteration(it.Loop, it.Record)
@@ -517,18 +517,24 @@ func mergeLoopStack(old, next []LoopFrame) []LoopFrame {
 	return out
 }
 
-// putStep stores a copy of r as the result of name. A result without
-// iterations keeps those already recorded (a loop's iterations arrive one
-// by one). Results are never changed in place, so an iteration record may
-// share them.
-func (s *State) putStep(name string, r StepResult) {
+// putStep stores r, which it owns from now on, as the result of name. A
+// result without iterations keeps those already recorded (a loop's
+// iterations arrive one by one). Results are not changed in place once
+// shared (an iteration record, a thread's state; see Machine.setStep).
+func (s *State) putStep(name string, r *StepResult) {
 	if s.Steps == nil {
 		s.Steps = map[string]*StepResult{}
 	}
-	if old := s.Steps[name]; old != nil && r.Iterations == nil {
+	r.keepIterations(s.Steps[name])
+	s.Steps[name] = r
+}
+
+// keepIterations gives r, when it has no iterations, those of old (nil:
+// none).
+func (r *StepResult) keepIterations(old *StepResult) {
+	if old != nil && r.Iterations == nil {
 		r.Iterations, r.IterationsTotal = old.Iterations, old.IterationsTotal
 	}
-	s.Steps[name] = &r
 }
 
 // appendIteration appends rec to the loop's result, keeping the last

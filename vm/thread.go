@@ -191,11 +191,14 @@ func (t *thread) commit(m *Machine, d *Delta) error {
 	return m.save(d, root)
 }
 
-// loopStackDelta copies a loop stack for a Delta: items only in the top
-// frame, and only when the change pushed it.
-func loopStackDelta(stack []LoopFrame, pushed bool) []LoopFrame {
-	out := make([]LoopFrame, len(stack))
-	copy(out, stack)
+// loopStackDelta copies a loop stack for a Delta into dst (whose array it
+// reuses): items only in the top frame, and only when the change pushed it.
+// The result is never nil (an empty stack is written as []).
+func loopStackDelta(dst, stack []LoopFrame, pushed bool) []LoopFrame {
+	out := append(dst[:0], stack...)
+	if out == nil {
+		out = []LoopFrame{}
+	}
 	for i := range out {
 		if !pushed || i != len(out)-1 {
 			out[i].Items = nil
@@ -266,6 +269,7 @@ func (m *Machine) newThread(g *group, key string, loop, par int, st *State) *Mac
 // Call with the group's lock held.
 func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
 	root := m.st
+	clear(m.owned) // the thread's state shares every result
 	st := &State{
 		RunID: root.RunID, WorkflowName: root.WorkflowName, WorkflowPath: root.WorkflowPath,
 		ProgramHash: root.ProgramHash, Status: StatusRunning, StartedAt: root.StartedAt, RunStep: root.RunStep,

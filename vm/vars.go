@@ -55,15 +55,19 @@ func (m *Machine) substAll(sc scope, ts []lang.Template) ([]string, error) {
 	if ts == nil {
 		return nil, nil
 	}
-	out := make([]string, len(ts))
-	for i, t := range ts {
+	return m.substInto(make([]string, 0, len(ts)), sc, ts)
+}
+
+// substInto appends the substitution of every template of ts to dst.
+func (m *Machine) substInto(dst []string, sc scope, ts []lang.Template) ([]string, error) {
+	for _, t := range ts {
 		s, err := m.subst(sc, t)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = s
+		dst = append(dst, s)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // substOpt substitutes t, or returns "" when t is nil.

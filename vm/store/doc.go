@@ -1,9 +1,11 @@
 // Package store keeps the files of a run under RUN_ROOT, that is
 // BASE/.orchestrator/runs/<run_id>/ (CONTRACT section 2 and 6).
 //
-// The file layer is generic over JSON values: states, deltas, events and
-// iteration records are any value encoding/json can marshal, or raw JSON
-// given as []byte or json.RawMessage. state.go is the typed layer on top:
+// The file layer is generic over JSON values: states, deltas and iteration
+// records are any value encoding/json can marshal, or raw JSON given as
+// []byte or json.RawMessage; events are vm.Event values (one is written per
+// event of every run, so it is not boxed in an interface). state.go is the
+// typed layer on top:
 // Store.ReadState and Run.State replay the journal into a *vm.State and
 // Run.Save holds the snapshot policy, so no command replays a run by hand.
 //

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/vm"
 )
 
 // File and directory names inside RUN_ROOT.
@@ -400,14 +401,16 @@ func validLoop(name string) bool {
 }
 
 // AppendEvent appends ev as one line to logs/events.jsonl with one write,
-// unbuffered and not fsynced.
-func (r *Run) AppendEvent(ev any) error {
+// unbuffered and not fsynced. It takes a vm.Event, not any value: an
+// Event boxed in an interface would cost an allocation of its own per
+// event.
+func (r *Run) AppendEvent(ev vm.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(false); err != nil {
 		return fmt.Errorf("append event of run '%s': %w", r.id, err)
 	}
-	b, err := appendEncoded(r.scratch[:0], ev)
+	b, err := ev.AppendJSON(r.scratch[:0])
 	if err != nil {
 		return fmt.Errorf("encode event of run '%s': %w", r.id, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/vm"
 )
 
 // codeOf returns the code carried by err, or "" when it has none.
@@ -155,7 +156,7 @@ func TestCreateOpenLock(t *testing.T) {
 	if err := r2.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := r2.AppendEvent(map[string]int{"a": 1}); err == nil {
+	if err := r2.AppendEvent(vm.Event{Seq: 1}); err == nil {
 		t.Errorf("AppendEvent after Close = nil, want an error")
 	}
 }
@@ -744,17 +745,17 @@ func TestAppendEventAndIteration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	type event struct {
-		Seq   int    `json:"event_seq"`
-		Event string `json:"event"`
-	}
-	if err := r.AppendEvent(event{1, "run_started"}); err != nil {
+	at := time.Date(2026, 11, 25, 22, 30, 0, 5000, time.UTC)
+	if err := r.AppendEvent(vm.Event{Time: at, RunID: "ev", Seq: 1, Level: vm.LevelInfo, Kind: vm.EvRunStarted, Workflow: "w"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.AppendEvent([]byte("{\n \"event_seq\": 2\n}")); err != nil {
+	code := 0
+	if err := r.AppendEvent(vm.Event{Time: at, RunID: "ev", Seq: 2, Level: vm.LevelInfo, Step: "A", Kind: vm.EvStepCompleted,
+		ExitCode: &code, HasDuration: true, Duration: 0.5}); err != nil {
 		t.Fatal(err)
 	}
-	want := "{\"event_seq\":1,\"event\":\"run_started\"}\n{\"event_seq\":2}\n"
+	want := `{"timestamp":"2026-11-25T22:30:00.000005Z","run_id":"ev","event_seq":1,"level":"INFO","event":"run_started","workflow":"w"}` + "\n" +
+		`{"timestamp":"2026-11-25T22:30:00.000005Z","run_id":"ev","event_seq":2,"level":"INFO","step":"A","event":"step_completed","exit_code":0,"duration":0.5}` + "\n"
 	if got := readFile(t, filepath.Join(r.LogsDir(), "events.jsonl")); got != want {
 		t.Errorf("events.jsonl = %q, want %q", got, want)
 	}
