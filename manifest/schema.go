@@ -1,7 +1,7 @@
 package manifest
 
 import (
-	"bytes"
+	_ "embed" // the generated schemas
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,15 +43,34 @@ const stepNamePattern = `^[A-Za-z_][A-Za-z0-9_-]*$`
 // compareOps are the operators of exit_code and number conditions.
 var compareOps = []string{"==", "!=", ">", "<", ">=", "<="}
 
+// The two schemas as generateWorkflowSchema and generateManifestSchema
+// print them, kept in files so that loading a document does not reflect on
+// the Go types and print the result every time (about a fifth of the
+// compilation of a 100-step workflow). TestSchemaGolden fails when a file
+// differs from its generator; -update rewrites it.
+var (
+	//go:embed workflow.schema.json
+	workflowSchemaText string
+	//go:embed manifest.schema.json
+	manifestSchemaText string
+)
+
 // WorkflowSchema returns the JSON Schema (draft 2020-12) of YAML step
 // workflows, generated from the Go types: indented, deterministic text.
-func WorkflowSchema() []byte {
-	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
-}
+func WorkflowSchema() []byte { return []byte(workflowSchemaText) }
 
 // ManifestSchema returns the JSON Schema (draft 2020-12) of workflows.json
 // manifests, generated from the Go types: indented, deterministic text.
-func ManifestSchema() []byte {
+func ManifestSchema() []byte { return []byte(manifestSchemaText) }
+
+// generateWorkflowSchema and generateManifestSchema generate the schemas
+// from the Go types (what workflow.schema.json and manifest.schema.json
+// hold).
+func generateWorkflowSchema() []byte {
+	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
+}
+
+func generateManifestSchema() []byte {
 	return schemaText(&Manifest{}, ManifestSchemaID, "Manifest")
 }
 
@@ -222,29 +241,29 @@ type Validator struct {
 
 // NewWorkflowValidator compiles WorkflowSchema.
 func NewWorkflowValidator() (*Validator, error) {
-	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), true)
+	return newValidator("workflow", WorkflowSchemaID, workflowSchemaText, true)
 }
 
 // NewManifestValidator compiles ManifestSchema.
 func NewManifestValidator() (*Validator, error) {
-	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), true)
+	return newValidator("manifest", ManifestSchemaID, manifestSchemaText, true)
 }
 
 // newLazyWorkflowValidator and newLazyManifestValidator leave the
 // library's compilation of the schema to the first document that needs it:
 // loading one valid document needs none.
 func newLazyWorkflowValidator() (*Validator, error) {
-	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), false)
+	return newValidator("workflow", WorkflowSchemaID, workflowSchemaText, false)
 }
 
 func newLazyManifestValidator() (*Validator, error) {
-	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), false)
+	return newValidator("manifest", ManifestSchemaID, manifestSchemaText, false)
 }
 
 // newValidator reads the schema text; eager compiles it with the library
 // at once (else at the first document the fast validator does not accept).
-func newValidator(format, id string, text []byte, eager bool) (*Validator, error) {
-	doc, err := jsv.UnmarshalJSON(bytes.NewReader(text))
+func newValidator(format, id, text string, eager bool) (*Validator, error) {
+	doc, err := jsv.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("read %s schema: %w", format, err)
 	}
