@@ -231,9 +231,11 @@ func (SchemaDef) JSONSchema() *jsonschema.Schema {
 // Make one with NewWorkflowValidator or NewManifestValidator and keep it to
 // validate many documents; it is safe for concurrent use.
 type Validator struct {
-	format string      // "workflow" or "manifest": the noun of the top level
-	doc    any         // the schema document, for property lookups
-	fast   *fastSchema // judges the valid documents (fastschema.go)
+	format string // "workflow" or "manifest": the noun of the top level
+	// doc reads the schema document (for the library and for property
+	// lookups), once, at the first document fast does not accept.
+	doc  func() (any, error)
+	fast *fastSchema // judges the valid documents (fastschema.go)
 	// sch compiles the schema with the validation library, once, at the
 	// first document fast does not accept.
 	sch func() (*jsv.Schema, error)
@@ -262,17 +264,32 @@ func newLazyManifestValidator() (*Validator, error) {
 
 // newValidator reads the schema text; eager compiles it with the library
 // at once (else at the first document the fast validator does not accept).
+//
+// The fast validator reads the text with ParseJSON; the library's form of
+// the document (a tree of interfaces, read with encoding/json) is made only
+// for a document the fast validator does not accept.
 func newValidator(format, id, text string, eager bool) (*Validator, error) {
-	doc, err := jsv.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, fmt.Errorf("read %s schema: %w", format, err)
+	sv, ds := ParseJSON(format+".schema.json", []byte(text))
+	if err := ds.Err(); err != nil || sv == nil {
+		return nil, fmt.Errorf("read %s schema: %v", format, ds)
 	}
-	fast, err := compileFast(doc)
+	fast, err := compileFast(sv)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s schema for the fast validator: %w", format, err)
 	}
-	vr := &Validator{format: format, doc: doc, fast: fast}
+	vr := &Validator{format: format, fast: fast}
+	vr.doc = sync.OnceValues(func() (any, error) {
+		doc, err := jsv.UnmarshalJSON(strings.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("read %s schema: %w", format, err)
+		}
+		return doc, nil
+	})
 	vr.sch = sync.OnceValues(func() (*jsv.Schema, error) {
+		doc, err := vr.doc()
+		if err != nil {
+			return nil, err
+		}
 		c := jsv.NewCompiler()
 		if err := c.AddResource(id, doc); err != nil {
 			return nil, fmt.Errorf("add %s schema: %w", format, err)
@@ -604,7 +621,7 @@ func (r *reporter) properties(schemaURL string) []string {
 // document (nil when it does not resolve).
 func (r *reporter) schemaAt(schemaURL string) any {
 	_, frag, _ := strings.Cut(schemaURL, "#")
-	node := r.vr.doc
+	node, _ := r.vr.doc() // read when the library compiled the schema
 	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		if tok == "" {
 			continue
