@@ -44,12 +44,13 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 		ds.Sort()
 		return res, ds
 	}
-	ds.Append(CheckGraph(res.IR)...)
+	fp := flatten(res.IR) // one layout for the graph checks and the code
+	ds.Append(checkGraph(fp)...)
 	ds.Sort()
 	if ds.HasErrors() {
 		return res, ds
 	}
-	prog, err := Generate(res.IR)
+	prog, err := generate(fp)
 	if err == nil {
 		err = prog.Verify()
 	}

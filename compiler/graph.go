@@ -38,7 +38,11 @@ import (
 // References to unknown blocks or nodes add no edge: the lowering reports
 // them.
 func CheckGraph(p *ir.Program) source.Diagnostics {
-	fp := flatten(p)
+	return checkGraph(flatten(p))
+}
+
+// checkGraph is CheckGraph on a program laid out by flatten.
+func checkGraph(fp *flatProgram) source.Diagnostics {
 	var ds source.Diagnostics
 	checkFallbacks(fp, &ds)
 
