@@ -267,7 +267,7 @@ func appendLiveTransitions(out []*ir.Transition, b *ir.Block) []*ir.Transition {
 		return -1, false
 	}
 	var small [16]bool
-	live := small[:0]
+	var live []bool
 	if len(b.Transitions) <= len(small) {
 		live = small[:len(b.Transitions)]
 	} else {
