@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -152,9 +151,6 @@ type session struct {
 	prog    *isa.Program
 	console *console
 	opts    *common
-	// started is called at the run's first step_started event (nil: no
-	// call): it ends startupGC's raised percent.
-	started func()
 }
 
 // config builds the machine's configuration, wired to the store.
@@ -185,10 +181,6 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 }
 
 func (s *session) event(ev vm.Event) {
-	if ev.Kind == vm.EvStepStarted && s.started != nil {
-		s.started()
-		s.started = nil
-	}
 	if err := s.run.AppendEvent(ev); err != nil {
 		s.console.line(fmt.Sprintf("WARNING: cannot write events.jsonl: %v", err))
 	}
@@ -281,23 +273,6 @@ func exitStatus(err error) int {
 	return source.ExitExec
 }
 
-// startupGC raises the garbage collector's percent while a run starts and
-// returns the function that sets it back to the default (100): runFile
-// calls it at the first step_started event (the session's started), and
-// at its end if no step started. Starting allocates a few MB that are
-// garbage at once (package initialisation, the compile): at the default
-// percent the first collection falls in the middle of the compile, about a
-// quarter of the time from smithvm's start to its first step on a busy
-// machine (bench/run.sh target 5b); afterwards it runs while the first
-// step's process does. A GOGC set by the user wins.
-func (e *env) startupGC() (done func()) {
-	if _, set := e.lookup("GOGC"); set {
-		return func() {}
-	}
-	debug.SetGCPercent(400)
-	return func() { debug.SetGCPercent(100) }
-}
-
 // signalContext is cancelled by SIGINT or SIGTERM; a second one kills the
 // running steps at once instead of granting them the grace period.
 func signalContext() (context.Context, context.CancelFunc) {
@@ -348,8 +323,6 @@ func (e *env) cmdRunStep(args []string) int {
 
 // runFile runs FILE (only STEP when step != "").
 func (e *env) runFile(c *common, file, step string) int {
-	gcDone := e.startupGC()
-	defer gcDone()
 	ctxVals, err := c.contextValues()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -399,7 +372,7 @@ func (e *env) runFile(c *common, file, step string) int {
 	if a, err := filepath.Abs(file); err == nil {
 		abs = a
 	}
-	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c, started: gcDone}
+	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	defer s.console.close()
 	m, err := vm.New(prog, s.config(abs, ctxVals))
 	if err != nil {
@@ -465,9 +438,7 @@ func (e *env) cmdResume(args []string) int {
 		}
 		c.base = base
 	}
-	gcDone := e.startupGC()
 	cont, status, _ := e.openResume(&c.common, fs.Arg(0))
-	gcDone()
 	if cont == nil {
 		return status
 	}
