@@ -149,3 +149,47 @@ func TestCheckJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksOnly compiles every document of the compiler's, the shared and
+// the examples' testdata with and without Options.ChecksOnly: the
+// diagnostics are the same, and ChecksOnly generates no program.
+func TestChecksOnly(t *testing.T) {
+	t.Parallel()
+	var files []string
+	for _, pat := range []string{"testdata/*/*.yaml", "testdata/*/*.json", "../testdata/*.yaml", "../testdata/*.json", "../examples/*/*.yaml", "../examples/*/*.json"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	progs := 0
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, fds := Compile(path, src, Options{})
+		res, ds := Compile(path, src, Options{ChecksOnly: true})
+		if got, want := diagText(ds), diagText(fds); got != want {
+			t.Errorf("Compile(%q, ChecksOnly) diagnostics:\n%s\nwant (a full compile):\n%s", path, got, want)
+		}
+		if res.Prog != nil {
+			t.Errorf("Compile(%q, ChecksOnly) generated a program", path)
+		}
+		if full.Prog != nil {
+			progs++
+		}
+	}
+	if progs == 0 {
+		t.Fatalf("no document of %d compiled to a program", len(files))
+	}
+}
+
+func diagText(ds source.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.Format() + "\n")
+	}
+	return b.String()
+}

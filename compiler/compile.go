@@ -24,7 +24,7 @@ type Result struct {
 
 // Compile checks and compiles one source document. name is the file name as
 // the user gave it (diagnostics print it). It returns every diagnostic found;
-// Result.Prog is nil when any of them is an error.
+// Result.Prog is nil when any of them is an error (or opt.ChecksOnly).
 func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics) {
 	var ds source.Diagnostics
 	wf, mf, lds := manifest.Load(name, src)
@@ -44,12 +44,13 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 		ds.Sort()
 		return res, ds
 	}
-	ds.Append(CheckGraph(res.IR)...)
+	fp := flatten(res.IR) // one layout for the graph checks and the code
+	ds.Append(checkGraph(fp)...)
 	ds.Sort()
-	if ds.HasErrors() {
+	if ds.HasErrors() || opt.ChecksOnly {
 		return res, ds
 	}
-	prog, err := Generate(res.IR)
+	prog, err := generate(fp)
 	if err == nil {
 		err = prog.Verify()
 	}

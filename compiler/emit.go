@@ -25,7 +25,12 @@ import (
 // unknown block or node, or a loop action outside a loop, is a compiler bug,
 // returned as an error that starts "internal error:".
 func Generate(p *ir.Program) (*isa.Program, error) {
-	fp := flatten(p)
+	return generate(flatten(p))
+}
+
+// generate is Generate on a program laid out by flatten.
+func generate(fp *flatProgram) (*isa.Program, error) {
+	p := fp.p
 	if len(fp.dups) > 0 {
 		return nil, fmt.Errorf("block %q is defined twice", fp.dups[0])
 	}
@@ -54,7 +59,13 @@ func Generate(p *ir.Program) (*isa.Program, error) {
 		return nil, fmt.Errorf("entry block %q is unknown", p.Entry)
 	}
 
-	l := &layout{fp: fp, e: newEmitter(4*n + 8), out: out, templates: map[string]uint32{}}
+	// Each block has at most VISIT, WHEN, its own instruction, DISPATCH and
+	// one action per transition (a loop or branch end one more).
+	size := 8
+	for _, fb := range fp.blocks {
+		size += 5 + len(fb.b.Transitions) + len(fb.b.Branches)
+	}
+	l := &layout{fp: fp, e: newEmitter(size), out: out, templates: map[string]uint32{}}
 	for i := 0; i < n; {
 		if i, err = l.layoutBlock(i); err != nil {
 			return nil, err
@@ -116,16 +127,18 @@ type pending struct {
 // An emitter collects instructions with symbolic addresses and binds
 // labels to the pc where they are defined.
 type emitter struct {
-	code   []pending
-	pos    []source.Pos
-	labels map[label]uint32
+	code []pending
+	pos  []source.Pos
+	// labels[kind][block] is the address of a bound label plus one (0:
+	// not bound): a label names a block by its index, so a slice per
+	// kind replaces a map of every label.
+	labels [lblBody + 1][]uint32
 }
 
 func newEmitter(capacity int) *emitter {
 	return &emitter{
-		code:   make([]pending, 0, capacity),
-		pos:    make([]source.Pos, 0, capacity),
-		labels: make(map[label]uint32, capacity/2),
+		code: make([]pending, 0, capacity),
+		pos:  make([]source.Pos, 0, capacity),
 	}
 }
 
@@ -134,10 +147,14 @@ func (e *emitter) pc() uint32 { return uint32(len(e.code)) }
 
 // bind defines l as the address of the next instruction.
 func (e *emitter) bind(l label) {
-	if _, ok := e.labels[l]; ok {
+	tab := &e.labels[l.kind]
+	if l.block >= len(*tab) {
+		*tab = append(*tab, make([]uint32, l.block+1-len(*tab))...)
+	}
+	if (*tab)[l.block] != 0 {
 		panic(fmt.Sprintf("internal error: label %v bound twice", l))
 	}
-	e.labels[l] = e.pc()
+	(*tab)[l.block] = e.pc() + 1
 }
 
 // emit appends one instruction. Operand kinds must be the opcode's own.
@@ -166,9 +183,8 @@ func (e *emitter) value(a arg) uint32 {
 	if a.kind != isa.PC {
 		return a.val
 	}
-	pc, ok := e.labels[a.lbl]
-	if !ok {
-		panic(fmt.Sprintf("internal error: label %v is never bound", a.lbl))
+	if tab := e.labels[a.lbl.kind]; a.lbl.block < len(tab) && tab[a.lbl.block] != 0 {
+		return tab[a.lbl.block] - 1
 	}
-	return pc
+	panic(fmt.Sprintf("internal error: label %v is never bound", a.lbl))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/iterator"
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 	"gonum.org/v1/gonum/graph/traverse"
@@ -27,7 +28,7 @@ import (
 //   - W_UNBOUNDED_LOOP: a cycle through an AI block where no block has
 //     max_visits.
 //
-// The flow graph is a gonum simple.DirectedGraph whose node IDs are the
+// The flow graph is a graph.Directed for gonum (flowGraph) whose node IDs are the
 // block indices in layout order (document order, a loop's body after the
 // loop block), plus one exit sink. JUMP goes to its target; CALL to the
 // callee's entry block and to the block that runs after RETURN (return_to,
@@ -37,130 +38,259 @@ import (
 // References to unknown blocks or nodes add no edge: the lowering reports
 // them.
 func CheckGraph(p *ir.Program) source.Diagnostics {
-	fp := flatten(p)
+	return checkGraph(flatten(p))
+}
+
+// checkGraph is CheckGraph on a program laid out by flatten.
+func checkGraph(fp *flatProgram) source.Diagnostics {
 	var ds source.Diagnostics
 	checkFallbacks(fp, &ds)
 
-	full := buildFlow(fp, true)
+	edges := flowEdgesOf(fp)
+	full := buildFlow(fp, edges, true)
 	checkReachable(fp, full, &ds)
 	checkExits(fp, full, &ds)
 	// A for_each body repeats once per item, a bounded number of times: the
 	// loop-to-body edge is left out when looking for unbounded cycles.
-	checkUnbounded(fp, buildFlow(fp, false), &ds)
+	checkUnbounded(fp, buildFlow(fp, edges, false), &ds)
 	ds.Sort()
 	return ds
 }
 
-// flowGraph is the control-flow graph of a program.
+// flowGraph is the control-flow graph of a program, held compactly for
+// gonum's algorithms: node i is block i, node n the exit sink, and each
+// node's successors and predecessors are slices of one shared array. It
+// implements graph.Directed over those slices: gonum's simple.DirectedGraph
+// keeps a map per node and per edge, which for a 10,000-block manifest
+// was most of the time of the graph checks.
 type flowGraph struct {
-	g *simple.DirectedGraph
-	// self[i] is true when block i has an edge to itself (gonum's simple
-	// graphs hold no self edges).
+	// nodes[i] is simple.Node(i), boxed once.
+	nodes []graph.Node
+	// succ[i] and pred[i] are node i's successors and predecessors, each
+	// once, in the order the edges were added.
+	succ, pred [][]graph.Node
+	// self[i] is true when block i has an edge to itself (the graph holds
+	// no self edges, as gonum's simple graphs hold none).
 	self []bool
 	// exit is the ID of the sink that END, FAIL, HALT_AND_FLAG and RETURN
 	// lead to.
 	exit int64
 }
 
-// buildFlow builds the flow graph of fp; each says whether a loop block
-// has an edge to its first body block.
-func buildFlow(fp *flatProgram, each bool) *flowGraph {
+var _ graph.Directed = (*flowGraph)(nil)
+
+// flowEdges are the edges of the flow graph, computed once for both graphs
+// CheckGraph builds: from[k] -> to[k]; each[k] is true for an edge that
+// only exists when a loop block leads to its body (a loop's or a parallel
+// step's first body block).
+type flowEdges struct {
+	from, to []int32
+	each     []bool
+}
+
+// flowEdgesOf lists the edges of fp's flow graph, in block order.
+func flowEdgesOf(fp *flatProgram) *flowEdges {
 	n := len(fp.blocks)
-	f := &flowGraph{g: simple.NewDirectedGraph(), self: make([]bool, n), exit: int64(n)}
-	for i := 0; i <= n; i++ {
-		f.g.AddNode(simple.Node(i))
+	e := &flowEdges{}
+	add := func(from, to int, each bool) {
+		e.from = append(e.from, int32(from))
+		e.to = append(e.to, int32(to))
+		e.each = append(e.each, each)
 	}
-	edge := func(from, to int) {
-		if from == to {
-			f.self[from] = true
-			return
-		}
-		if !f.g.HasEdgeFromTo(int64(from), int64(to)) {
-			f.g.SetEdge(simple.Edge{F: simple.Node(from), T: simple.Node(to)})
-		}
-	}
+	var live []*ir.Transition
 	for i, fb := range fp.blocks {
 		b := fb.b
-		if each && b.Kind == ir.Loop && len(b.Body) > 0 {
-			edge(i, i+1) // the first body block follows its loop in layout order
+		if b.Kind == ir.Loop && len(b.Body) > 0 {
+			add(i, i+1, true) // the first body block follows its loop in layout order
 		}
-		if each && b.Kind == ir.Parallel {
+		if b.Kind == ir.Parallel {
 			for _, br := range b.Branches {
 				if len(br.Body) > 0 {
 					if to, ok := fp.block(br.Body[0].ID); ok {
-						edge(i, to)
+						add(i, to, true)
 					}
 				}
 			}
 		}
-		for _, t := range liveTransitions(b) {
+		live = appendLiveTransitions(live[:0], b)
+		for _, t := range live {
 			switch t.Action {
 			case ir.Jump:
 				if to, ok := fp.block(t.Target); ok {
-					edge(i, to)
+					add(i, to, false)
 				}
 			case ir.Call:
 				if to, ok := fp.nodeEntry(t.Target); ok {
-					edge(i, to)
+					add(i, to, false)
 				}
 				ret, ok := i, true
 				if t.ReturnTo != "" {
 					ret, ok = fp.block(t.ReturnTo)
 				}
 				if ok {
-					edge(i, ret)
+					add(i, ret, false)
 				}
 			case ir.Return, ir.Halt, ir.End, ir.Fail:
-				edge(i, n)
+				add(i, n, false)
 			case ir.LoopNext, ir.LoopBreak, ir.LoopFail, ir.BranchEnd, ir.BranchFail:
 				if fb.parent >= 0 {
-					edge(i, fb.parent)
+					add(i, fb.parent, false)
 				}
 			}
+		}
+	}
+	return e
+}
+
+// buildFlow builds the flow graph of fp from its edges; each says whether
+// a loop block has an edge to its first body block.
+func buildFlow(fp *flatProgram, edges *flowEdges, each bool) *flowGraph {
+	n := len(fp.blocks)
+	f := &flowGraph{
+		nodes: make([]graph.Node, n+1),
+		succ:  make([][]graph.Node, n+1),
+		pred:  make([][]graph.Node, n+1),
+		self:  make([]bool, n),
+		exit:  int64(n),
+	}
+	for i := range f.nodes {
+		f.nodes[i] = simple.Node(i)
+	}
+	// Successors: the edges are in block order, so each block's are
+	// contiguous; a repeated edge is dropped.
+	succ := make([]graph.Node, 0, len(edges.from))
+	nIn := make([]int32, n+1)
+	for k := 0; k < len(edges.from); {
+		from := edges.from[k]
+		start := len(succ)
+		for ; k < len(edges.from) && edges.from[k] == from; k++ {
+			to := edges.to[k]
+			if edges.each[k] && !each {
+				continue
+			}
+			if to == from {
+				f.self[from] = true
+				continue
+			}
+			if slices.Contains(succ[start:], f.nodes[to]) {
+				continue
+			}
+			succ = append(succ, f.nodes[to])
+			nIn[to]++
+		}
+		f.succ[from] = succ[start:len(succ):len(succ)]
+	}
+	// Predecessors, in the order of their sources.
+	pred := make([]graph.Node, len(succ))
+	off := 0
+	for i, c := range nIn {
+		f.pred[i] = pred[off : off : int(c)+off]
+		off += int(c)
+	}
+	for from, ss := range f.succ {
+		for _, to := range ss {
+			id := to.ID()
+			f.pred[id] = append(f.pred[id], f.nodes[from])
 		}
 	}
 	return f
 }
 
-// liveTransitions returns the transitions of b that the VM's lookup can
-// select: for each signal b can emit, the exact one, else SIGNAL:FAILURE for
-// SIGNAL:TIMEOUT, else SIGNAL:FAIL_DEFAULT. An AI block can also emit any
-// custom signal, so its custom-signal transitions and its FAIL_DEFAULT are
-// live too, and so are those of a block that halts (a person resumes it
-// with --signal). A transition for a signal b never emits (SIGNAL:SKIPPED on a
-// step without a condition) is not an edge of the control flow.
-func liveTransitions(b *ir.Block) []*ir.Transition {
-	bySignal := map[string]*ir.Transition{}
-	for _, t := range b.Transitions {
-		if _, dup := bySignal[t.Signal]; !dup {
-			bySignal[t.Signal] = t
+// Node returns the node with the given ID, or nil.
+func (f *flowGraph) Node(id int64) graph.Node {
+	if id < 0 || id >= int64(len(f.nodes)) {
+		return nil
+	}
+	return f.nodes[id]
+}
+
+// Nodes returns every node, in ID order.
+func (f *flowGraph) Nodes() graph.Nodes { return iterator.NewOrderedNodes(f.nodes) }
+
+// From returns the successors of id.
+func (f *flowGraph) From(id int64) graph.Nodes { return f.iter(f.succ, id) }
+
+// To returns the predecessors of id.
+func (f *flowGraph) To(id int64) graph.Nodes { return f.iter(f.pred, id) }
+
+func (f *flowGraph) iter(adj [][]graph.Node, id int64) graph.Nodes {
+	if id < 0 || id >= int64(len(adj)) || len(adj[id]) == 0 {
+		return graph.Empty
+	}
+	return iterator.NewOrderedNodes(adj[id])
+}
+
+// HasEdgeFromTo reports whether there is an edge from uid to vid.
+func (f *flowGraph) HasEdgeFromTo(uid, vid int64) bool {
+	if uid < 0 || uid >= int64(len(f.succ)) {
+		return false
+	}
+	for _, n := range f.succ[uid] {
+		if n.ID() == vid {
+			return true
 		}
 	}
-	live := map[*ir.Transition]bool{}
-	for _, s := range b.Signals {
-		if t, ok := lang.Dispatch(s, func(s string) (*ir.Transition, bool) {
-			t := bySignal[s]
-			return t, t != nil
-		}); ok {
-			live[t] = true
+	return false
+}
+
+// HasEdgeBetween reports whether there is an edge between x and y, in
+// either direction.
+func (f *flowGraph) HasEdgeBetween(xid, yid int64) bool {
+	return f.HasEdgeFromTo(xid, yid) || f.HasEdgeFromTo(yid, xid)
+}
+
+// Edge returns the edge from uid to vid, or nil.
+func (f *flowGraph) Edge(uid, vid int64) graph.Edge {
+	if !f.HasEdgeFromTo(uid, vid) {
+		return nil
+	}
+	return simple.Edge{F: f.nodes[uid], T: f.nodes[vid]}
+}
+
+// appendLiveTransitions appends to out the transitions of b that the VM's
+// lookup can select: for each signal b can emit, the exact one, else
+// SIGNAL:FAILURE for SIGNAL:TIMEOUT, else SIGNAL:FAIL_DEFAULT. An AI block
+// can also emit any custom signal, so its custom-signal transitions and its
+// FAIL_DEFAULT are live too, and so are those of a block that halts (a
+// person resumes it with --signal). A transition for a signal b never
+// emits (SIGNAL:SKIPPED on a step without a condition) is not an edge of
+// the control flow. They are appended in b's order, each once.
+func appendLiveTransitions(out []*ir.Transition, b *ir.Block) []*ir.Transition {
+	// A block has a handful of transitions: a linear search for the first
+	// one of a signal is cheaper than a map.
+	first := func(s string) (int, bool) {
+		for i, t := range b.Transitions {
+			if t.Signal == s {
+				return i, true
+			}
 		}
+		return -1, false
+	}
+	var small [16]bool
+	var live []bool
+	if len(b.Transitions) <= len(small) {
+		live = small[:len(b.Transitions)]
+	} else {
+		live = make([]bool, len(b.Transitions))
 	}
 	halts := false
-	for t := range live {
-		halts = halts || t.Action == ir.Halt
+	for _, s := range b.Signals {
+		if i, ok := lang.Dispatch(s, first); ok {
+			live[i] = true
+			halts = halts || b.Transitions[i].Action == ir.Halt
+		}
 	}
 	// A block that halts is resumed with resume --signal, which can take
 	// any of its transitions.
 	if b.AI || b.AnySignal || halts {
-		for _, t := range b.Transitions {
+		for i, t := range b.Transitions {
 			if !lang.IsReserved(t.Signal) {
-				live[t] = true
+				live[i] = true
 			}
 		}
 	}
-	out := make([]*ir.Transition, 0, len(live))
-	for _, t := range b.Transitions {
-		if live[t] {
+	for i, t := range b.Transitions {
+		if live[i] {
 			out = append(out, t)
 		}
 	}
@@ -183,9 +313,9 @@ func checkReachable(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 		return // the lowering reported the entry
 	}
 	var bfs traverse.BreadthFirst
-	bfs.Walk(f.g, simple.Node(entry), nil)
+	bfs.Walk(f, f.nodes[entry], nil)
 	for i, fb := range fp.blocks {
-		if !bfs.Visited(simple.Node(i)) {
+		if !bfs.Visited(f.nodes[i]) {
 			ds.Add(fb.b.Pos, source.WUnreachable, "%s '%s' is never reached", noun(fp.p), fb.b.ID)
 		}
 	}
@@ -224,7 +354,7 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 // indices in layout order.
 func cycles(f *flowGraph) [][]int {
 	var out [][]int
-	for _, scc := range topo.TarjanSCC(f.g) {
+	for _, scc := range topo.TarjanSCC(f) {
 		if len(scc) == 1 {
 			id := scc[0].ID()
 			if id == f.exit || !f.self[id] {
@@ -254,9 +384,9 @@ func cycleText(fp *flatProgram, c []int) string {
 // checkExits reports cycles from which the exit sink cannot be reached.
 func checkExits(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 	var bfs traverse.BreadthFirst
-	bfs.Walk(reversed{f.g}, simple.Node(f.exit), nil)
+	bfs.Walk(reversed{f}, f.nodes[f.exit], nil)
 	for _, c := range cycles(f) {
-		if bfs.Visited(simple.Node(c[0])) {
+		if bfs.Visited(f.nodes[c[0]]) {
 			continue // every block of a component reaches what one of them reaches
 		}
 		ds.Add(fp.blocks[c[0]].b.Pos, source.ENoExit, "cycle %s has no exit: no END, RETURN, HALT or failure is reachable from it", cycleText(fp, c))
@@ -288,7 +418,7 @@ func checkUnbounded(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 
 // reversed is a directed graph seen with its edges reversed, for walking
 // backwards from the exit sink.
-type reversed struct{ g *simple.DirectedGraph }
+type reversed struct{ g *flowGraph }
 
 // From returns the nodes with an edge to id.
 func (r reversed) From(id int64) graph.Nodes { return r.g.To(id) }

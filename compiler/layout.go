@@ -214,7 +214,8 @@ func (l *layout) actions(i int) error {
 		key actionKey
 		pc  uint32
 	}
-	var seen []emitted // a block has few transitions: a slice beats a map
+	var buf [8]emitted
+	seen := buf[:0] // a block has few transitions: a slice beats a map
 	for _, t := range b.Transitions {
 		k := keyOf(t, b.ID)
 		pc, found := uint32(0), false

@@ -16,6 +16,11 @@ type Options struct {
 	// ContextKeys are the keys given with --context/--context-file; they
 	// count as known context keys for the ${context.KEY} checks.
 	ContextKeys []string
+	// ChecksOnly stops Compile after the checks (smithc check): no code is
+	// generated and Result.Prog stays nil. Code generation reports nothing
+	// about a document the checks accepted (only a compiler bug, as an
+	// internal error), so the diagnostics are the same.
+	ChecksOnly bool
 }
 
 // A lowerer holds what one lowering knows about the document: the names that

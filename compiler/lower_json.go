@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"regexp"
 	"strings"
 
 	"smith/compiler/ir"
@@ -17,9 +16,6 @@ const (
 	nodePrefix  = "Node:"
 	blockPrefix = "Block:"
 )
-
-// signalPattern is the form of every on_signal.
-var signalPattern = regexp.MustCompile(lang.SignalPattern)
 
 // LowerManifest lowers a workflows.json Node/Block manifest to the IR
 // (CONTRACT section 7): one Node per node and one Block per block, in
@@ -257,7 +253,8 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	merge := m.payloadMerge(blk.PayloadMergeStrategy)
 	// How the worker runs: the block's timeout, then the worker's, then the
 	// defaults; model and permissions from the worker, then the defaults.
-	layers := []execLayer{{timeout: blk.Timeout}}
+	var buf [4]execLayer // at most the block's, the worker's, the agent's and the defaults
+	layers := append(buf[:0], execLayer{timeout: blk.Timeout})
 	name := blk.Worker.V
 	if iw := lang.LookupInternal(name); iw != nil {
 		spec.Kind = isa.KindInternal
@@ -298,7 +295,8 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 				name, source.DidYouMean(name, known))
 		}
 	}
-	m.applyLayers(st, &scope{}, append(layers, defaultsLayer(m.mf.Defaults))...)
+	var sc scope
+	m.applyLayers(st, &sc, append(layers, defaultsLayer(m.mf.Defaults))...)
 	if st.Validation != "" && !contains(b.Signals, lang.SigValidationFail) {
 		b.Signals = append(b.Signals, lang.SigValidationFail)
 	}
@@ -350,7 +348,7 @@ func (m *jsonLowerer) transitions(blk *manifest.Block) []*ir.Transition {
 		switch {
 		case !tr.OnSignal.Set:
 			ok = false // the schema reports it
-		case !signalPattern.MatchString(sig):
+		case !lang.IsSignal(sig):
 			m.errorf(tr.OnSignal.Pos, source.EBadAction, "signal '%s' is not of the form SIGNAL:NAME (capital letters, digits and '_')", sig)
 			ok = false
 		case contains(seen, sig):

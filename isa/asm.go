@@ -25,25 +25,28 @@ import (
 // name, bare or quoted, then :LINE:COL; or "-"). A '{' or '[' starts a JSON
 // text that runs to the end of the line. Bad matches any other character,
 // so lexing never fails and every error is at a token.
-var asmLexer = lexer.MustStateful(lexer.Rules{
-	"Root": {
-		{Name: "Header", Pattern: `; smith program, isa -?[0-9]+`},
-		{Name: "Comment", Pattern: `;(?:"(?:[^"\\\n]|\\.)*"|[^"@\n])*`},
-		{Name: "At", Pattern: `@`, Action: lexer.Push("Pos")},
-		{Name: "String", Pattern: `"(?:[^"\\\n]|\\.)*"`},
-		{Name: "JSON", Pattern: `[{\[][^\n]*`},
-		{Name: "Int", Pattern: `[0-9]+`},
-		{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-		{Name: "Punct", Pattern: `[=(),:]`},
-		{Name: "EOL", Pattern: `\n`},
-		{Name: "Space", Pattern: `[ \t\r]+`},
-		{Name: "Bad", Pattern: `[\s\S]`},
-	},
-	"Pos": {
-		{Name: "Space", Pattern: `[ \t\r]+`},
-		{Name: "PosVal", Pattern: `(?:"(?:[^"\\\n]|\\.)*"|[^\s";@]+):-?[0-9]+:-?[0-9]+|-`, Action: lexer.Pop()},
-		{Name: "Bad", Pattern: `[\s\S]`},
-	},
+// It is built at its first use, as the parser is.
+var asmLexer = sync.OnceValue(func() *lexer.StatefulDefinition {
+	return lexer.MustStateful(lexer.Rules{
+		"Root": {
+			{Name: "Header", Pattern: `; smith program, isa -?[0-9]+`},
+			{Name: "Comment", Pattern: `;(?:"(?:[^"\\\n]|\\.)*"|[^"@\n])*`},
+			{Name: "At", Pattern: `@`, Action: lexer.Push("Pos")},
+			{Name: "String", Pattern: `"(?:[^"\\\n]|\\.)*"`},
+			{Name: "JSON", Pattern: `[{\[][^\n]*`},
+			{Name: "Int", Pattern: `[0-9]+`},
+			{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+			{Name: "Punct", Pattern: `[=(),:]`},
+			{Name: "EOL", Pattern: `\n`},
+			{Name: "Space", Pattern: `[ \t\r]+`},
+			{Name: "Bad", Pattern: `[\s\S]`},
+		},
+		"Pos": {
+			{Name: "Space", Pattern: `[ \t\r]+`},
+			{Name: "PosVal", Pattern: `(?:"(?:[^"\\\n]|\\.)*"|[^\s";@]+):-?[0-9]+:-?[0-9]+|-`, Action: lexer.Pop()},
+			{Name: "Bad", Pattern: `[\s\S]`},
+		},
+	})
 })
 
 // asmFile is the grammar of a listing: lines, each empty (a comment alone
@@ -199,7 +202,7 @@ type (
 // package initialisation: smithvm never assembles).
 var asmParser = sync.OnceValue(func() *participle.Parser[asmFile] {
 	return participle.MustBuild[asmFile](
-		participle.Lexer(asmLexer),
+		participle.Lexer(asmLexer()),
 		participle.Elide("Comment", "Space"),
 	)
 })

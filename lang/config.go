@@ -7,6 +7,22 @@ import "time"
 // line a worker reads from a reply.
 const SignalPattern = `^SIGNAL:[A-Z0-9_]+$`
 
+// IsSignal reports whether s matches SignalPattern, without a regexp (the
+// compiler checks every transition of a document with it);
+// TestIsSignalMatchesPattern checks that both agree.
+func IsSignal(s string) bool {
+	const prefix = "SIGNAL:"
+	if len(s) <= len(prefix) || s[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // DefaultTimeout is a step's timeout when it names none (CONTRACT 3.5).
 const DefaultTimeout = 300 * time.Second
 

@@ -1,6 +1,9 @@
 package lang
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 func TestDispatch(t *testing.T) {
 	tests := []struct {
@@ -39,6 +42,33 @@ func TestReservedSignalsExcludeTheDefault(t *testing.T) {
 	for _, s := range ReservedSignals {
 		if !IsReserved(s) {
 			t.Errorf("IsReserved(%s) = false", s)
+		}
+	}
+}
+
+// TestIsSignalMatchesPattern checks IsSignal against SignalPattern on the
+// edge cases and on every string of up to three characters after the
+// prefix over an alphabet that holds both sides of every range.
+func TestIsSignalMatchesPattern(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(SignalPattern)
+	cases := []string{"", "SIGNAL:", "SIGNAL", "signal:X", "SIGNAL:X", "SIGNAL:SUCCESS", "SIGNAL:A_1",
+		"SIGNAL:X\n", "\nSIGNAL:X", " SIGNAL:X", "SIGNAL:X ", "SIGNAL::", "SIGNAL:é", "XSIGNAL:A", "SIGNAL:A\x00"}
+	alphabet := []string{"A", "Z", "0", "9", "_", "@", "[", "/", ":", "a", "z", "`", "{", "-", " ", "\n", "\xff", "é"}
+	var build func(prefix string, n int)
+	build = func(prefix string, n int) {
+		cases = append(cases, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			build(prefix+c, n-1)
+		}
+	}
+	build("SIGNAL:", 3)
+	for _, s := range cases {
+		if got, want := IsSignal(s), re.MatchString(s); got != want {
+			t.Errorf("IsSignal(%q) = %v, want %v (the pattern)", s, got, want)
 		}
 	}
 }

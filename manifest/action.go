@@ -66,21 +66,24 @@ const actionList = "JUMP:, CALL:, RETURN, HALT_AND_FLAG, END, FAIL:"
 // The action lexer. "FAIL:" switches to Msg, where the rest of the text
 // is one token; any other ':' switches to Target. Bad matches any one
 // character, so lexing never fails and every error is at a token.
-var actionLexer = lexer.MustStateful(lexer.Rules{
-	"Root": {
-		{Name: "Fail", Pattern: `FAIL:`, Action: lexer.Push("Msg")},
-		{Name: "Word", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-		{Name: "Colon", Pattern: `:`, Action: lexer.Push("Target")},
-		{Name: "Bad", Pattern: `[\s\S]`},
-	},
-	"Msg": {
-		{Name: "Text", Pattern: `[\s\S]+`},
-	},
-	"Target": {
-		{Name: "Prefix", Pattern: `(?:Node|Block):`},
-		{Name: "Ident", Pattern: `[A-Za-z0-9_.\-]+`},
-		{Name: "Bad", Pattern: `[\s\S]`},
-	},
+// It is built at its first use, as the parser is.
+var actionLexer = sync.OnceValue(func() *lexer.StatefulDefinition {
+	return lexer.MustStateful(lexer.Rules{
+		"Root": {
+			{Name: "Fail", Pattern: `FAIL:`, Action: lexer.Push("Msg")},
+			{Name: "Word", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+			{Name: "Colon", Pattern: `:`, Action: lexer.Push("Target")},
+			{Name: "Bad", Pattern: `[\s\S]`},
+		},
+		"Msg": {
+			{Name: "Text", Pattern: `[\s\S]+`},
+		},
+		"Target": {
+			{Name: "Prefix", Pattern: `(?:Node|Block):`},
+			{Name: "Ident", Pattern: `[A-Za-z0-9_.\-]+`},
+			{Name: "Bad", Pattern: `[\s\S]`},
+		},
+	})
 })
 
 // actionAST is the participle grammar of an action:
@@ -101,7 +104,7 @@ type actionAST struct {
 // actionParser returns the compiled action grammar, built at its first use
 // (most actions need only the fast path, fastpath.go).
 var actionParser = sync.OnceValue(func() *participle.Parser[actionAST] {
-	return participle.MustBuild[actionAST](participle.Lexer(actionLexer))
+	return participle.MustBuild[actionAST](participle.Lexer(actionLexer()))
 })
 
 // ParseAction parses a transition action (CONTRACT 7.2): JUMP:Target,

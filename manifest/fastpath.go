@@ -15,16 +15,21 @@ import (
 // to the grammar, which stays the definition; fastpath_test.go checks that
 // both agree.
 
-// Token types of the fast paths: constant after package initialisation.
-var (
-	tokLit      = templateLexer.Symbols()["Lit"]
-	tokKey      = templateLexer.Symbols()["Key"]
-	tokActFail  = actionLexer.Symbols()["Fail"]
-	tokActText  = actionLexer.Symbols()["Text"]
-	tokActWord  = actionLexer.Symbols()["Word"]
-	tokActColon = actionLexer.Symbols()["Colon"]
-	tokActPre   = actionLexer.Symbols()["Prefix"]
-	tokActIdent = actionLexer.Symbols()["Ident"]
+// Token types of the fast paths: the numbers the lexers give these rules
+// (participle numbers the rules of a stateful lexer in the order of its
+// sorted state names). They are written here, and TestFastTokenTypes
+// checks them against the lexers, so that a document the fast paths read
+// needs no lexer: building one compiles its regexps.
+const (
+	tokLit      lexer.TokenType = -20 // templateLexer "Lit"
+	tokKey      lexer.TokenType = -12 // templateLexer "Key"
+	tokRefOpen  lexer.TokenType = -18 // templateLexer "RefOpen"
+	tokActFail  lexer.TokenType = -3  // actionLexer "Fail"
+	tokActText  lexer.TokenType = -2  // actionLexer "Text"
+	tokActWord  lexer.TokenType = -4  // actionLexer "Word"
+	tokActColon lexer.TokenType = -5  // actionLexer "Colon"
+	tokActPre   lexer.TokenType = -7  // actionLexer "Prefix"
+	tokActIdent lexer.TokenType = -8  // actionLexer "Ident"
 )
 
 // fastTemplate parses s when it is literal text without '$' and

@@ -3,7 +3,37 @@ package manifest
 import (
 	"reflect"
 	"testing"
+
+	"github.com/alecthomas/participle/v2/lexer"
 )
+
+// TestFastTokenTypes checks the token types the fast paths write (they do
+// not build the lexers) against the numbers the lexers give the rules.
+func TestFastTokenTypes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		lexer *lexer.StatefulDefinition
+		rule  string
+		got   lexer.TokenType
+	}{
+		{"lit", templateLexer(), "Lit", tokLit},
+		{"key", templateLexer(), "Key", tokKey},
+		{"ref open", templateLexer(), "RefOpen", tokRefOpen},
+		{"fail", actionLexer(), "Fail", tokActFail},
+		{"text", actionLexer(), "Text", tokActText},
+		{"word", actionLexer(), "Word", tokActWord},
+		{"colon", actionLexer(), "Colon", tokActColon},
+		{"prefix", actionLexer(), "Prefix", tokActPre},
+		{"ident", actionLexer(), "Ident", tokActIdent},
+	}
+	for _, tt := range tests {
+		want, ok := tt.lexer.Symbols()[tt.rule]
+		if !ok || tt.got != want {
+			t.Errorf("%s: token type %d, want the lexer's %q: %d (%v)", tt.name, tt.got, tt.rule, want, ok)
+		}
+	}
+}
 
 // fastSeeds are strings for the fast-path tests: common well-formed forms
 // (which must take the fast path) and every odd form of the grammar tests.

@@ -1,11 +1,11 @@
 package manifest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -37,22 +37,20 @@ type fastSchema struct {
 	not      *fastSchema
 }
 
-// fastCompiler compiles a schema document (as jsonschema.UnmarshalJSON
-// reads it) into fastSchemas; refs resolves "#/$defs/NAME".
+// fastCompiler compiles a schema document, as ParseJSON reads it, into
+// fastSchemas; refs resolves "#/$defs/NAME".
 type fastCompiler struct {
-	defs map[string]any
+	defs *Value
 	refs map[string]*fastSchema
 }
 
 // compileFast compiles the schema document doc, or fails when it uses a
 // keyword or form the fast validator does not know.
-func compileFast(doc any) (*fastSchema, error) {
-	root, ok := doc.(map[string]any)
-	if !ok {
+func compileFast(doc *Value) (*fastSchema, error) {
+	if doc == nil || doc.Kind != KMap {
 		return nil, fmt.Errorf("the schema is not an object")
 	}
-	c := &fastCompiler{refs: map[string]*fastSchema{}}
-	c.defs, _ = root["$defs"].(map[string]any)
+	c := &fastCompiler{refs: map[string]*fastSchema{}, defs: doc.Get("$defs")}
 	return c.compile(doc)
 }
 
@@ -61,33 +59,32 @@ var fastTypes = map[string]uint8{
 	"string": 1 << KString, "array": 1 << KList, "object": 1 << KMap,
 }
 
-func (c *fastCompiler) compile(node any) (*fastSchema, error) {
-	switch n := node.(type) {
-	case bool:
-		if n {
+func (c *fastCompiler) compile(node *Value) (*fastSchema, error) {
+	switch node.Kind {
+	case KBool:
+		if node.Bool {
 			return &fastSchema{boolean: 1}, nil
 		}
 		return &fastSchema{boolean: -1}, nil
-	case map[string]any:
+	case KMap:
 		s := &fastSchema{}
-		for k, v := range n {
-			if err := c.keyword(s, k, v); err != nil {
+		for _, e := range node.Map {
+			if err := c.keyword(s, e.Key, e.Val); err != nil {
 				return nil, err
 			}
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("a schema of type %T", node)
+	return nil, fmt.Errorf("a schema of type %s", node.Kind)
 }
 
 // list compiles a list of schemas.
-func (c *fastCompiler) list(v any) ([]*fastSchema, error) {
-	l, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("not a list: %T", v)
+func (c *fastCompiler) list(v *Value) ([]*fastSchema, error) {
+	if v.Kind != KList {
+		return nil, fmt.Errorf("not a list: %s", v.Kind)
 	}
-	out := make([]*fastSchema, len(l))
-	for i, e := range l {
+	out := make([]*fastSchema, len(v.List))
+	for i, e := range v.List {
 		var err error
 		if out[i], err = c.compile(e); err != nil {
 			return nil, err
@@ -96,36 +93,36 @@ func (c *fastCompiler) list(v any) ([]*fastSchema, error) {
 	return out, nil
 }
 
-// strings reads a list of strings.
-func strs(v any) ([]string, error) {
-	l, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("not a list: %T", v)
+// strs reads a list of strings.
+func strs(v *Value) ([]string, error) {
+	if v.Kind != KList {
+		return nil, fmt.Errorf("not a list: %s", v.Kind)
 	}
-	out := make([]string, len(l))
-	for i, e := range l {
-		s, ok := e.(string)
-		if !ok {
-			return nil, fmt.Errorf("not a string: %T", e)
+	out := make([]string, len(v.List))
+	for i, e := range v.List {
+		if e.Kind != KString {
+			return nil, fmt.Errorf("not a string: %s", e.Kind)
 		}
-		out[i] = s
+		out[i] = e.Str
 	}
 	return out, nil
 }
 
-func (c *fastCompiler) keyword(s *fastSchema, k string, v any) error {
+func (c *fastCompiler) keyword(s *fastSchema, k string, v *Value) error {
 	var err error
 	switch k {
 	case "$id", "$schema", "$defs", "description", "title":
 		// annotations; $defs are compiled when a $ref names them
 	case "$ref":
-		r, _ := v.(string)
-		name, ok := strings.CutPrefix(r, "#/$defs/")
-		def, found := c.defs[name]
-		if !ok || !found || strings.ContainsAny(name, "/~%") {
-			return fmt.Errorf("$ref %q", r)
+		name, ok := strings.CutPrefix(v.Str, "#/$defs/")
+		if !ok || v.Kind != KString || strings.ContainsAny(name, "/~%") {
+			return fmt.Errorf("$ref %q", v.Str)
 		}
 		if s.ref = c.refs[name]; s.ref == nil {
+			def := c.defs.Get(name)
+			if def == nil {
+				return fmt.Errorf("$ref %q", v.Str)
+			}
 			s.ref = &fastSchema{}
 			c.refs[name] = s.ref
 			t, err := c.compile(def)
@@ -135,18 +132,16 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v any) error {
 			*s.ref = *t
 		}
 	case "type":
-		t, ok := v.(string)
-		if s.types = fastTypes[t]; !ok || s.types == 0 {
-			return fmt.Errorf("type %v", v)
+		if s.types = fastTypes[v.Str]; v.Kind != KString || s.types == 0 {
+			return fmt.Errorf("type %s", v.AppendJSON(nil))
 		}
 	case "properties":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("properties of type %T", v)
+		if v.Kind != KMap {
+			return fmt.Errorf("properties of type %s", v.Kind)
 		}
-		s.props = make(map[string]*fastSchema, len(m))
-		for name, p := range m {
-			if s.props[name], err = c.compile(p); err != nil {
+		s.props = make(map[string]*fastSchema, len(v.Map))
+		for _, e := range v.Map {
+			if s.props[e.Key], err = c.compile(e.Val); err != nil {
 				return err
 			}
 		}
@@ -168,17 +163,15 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v any) error {
 		s.enum, err = strs(v)
 		s.hasEnum = true
 	case "pattern":
-		p, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("pattern of type %T", v)
+		if v.Kind != KString {
+			return fmt.Errorf("pattern of type %s", v.Kind)
 		}
-		s.pattern, err = regexp.Compile(p)
+		s.pattern, err = regexp.Compile(v.Str)
 	case "minProperties":
-		n, ok := v.(json.Number)
-		i, perr := n.Int64()
-		if !ok || perr != nil || i < 0 || i > 1 {
+		i, perr := strconv.ParseInt(v.Str, 10, 64)
+		if v.Kind != KNumber || perr != nil || i < 0 || i > 1 {
 			// more than 1 would have to count distinct keys
-			return fmt.Errorf("minProperties %v", v)
+			return fmt.Errorf("minProperties %s", v.AppendJSON(nil))
 		}
 		s.minProps = int(i)
 	default:

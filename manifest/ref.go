@@ -23,31 +23,36 @@ import (
 // match any one character, so lexing never fails and every error is a
 // parse error at a token. (A single regexp for the whole passthrough would
 // rescan to the end of the string at every unterminated "${{".)
-var templateLexer = lexer.MustStateful(lexer.Rules{
-	"Root": {
-		{Name: "Esc", Pattern: `\$\$`},
-		{Name: "PassOpen", Pattern: `\$\{\{`, Action: lexer.Push("Pass")},
-		{Name: "RefOpen", Pattern: `\$\{`, Action: lexer.Push("Ref")},
-		{Name: "Dollar", Pattern: `\$`},
-		{Name: "Lit", Pattern: `[^$]+`},
-	},
-	"Pass": {
-		{Name: "PassClose", Pattern: `\}\}`, Action: lexer.Pop()},
-		{Name: "PassText", Pattern: `[^}]+|\}`},
-	},
-	"Ref": {
-		{Name: "RefClose", Pattern: `\}`, Action: lexer.Pop()},
-		lexer.Include("Path"),
-	},
-	"Path":  refPathRules,
-	"Index": refIndexRules,
+// It is built at its first use, as the parsers are.
+var templateLexer = sync.OnceValue(func() *lexer.StatefulDefinition {
+	return lexer.MustStateful(lexer.Rules{
+		"Root": {
+			{Name: "Esc", Pattern: `\$\$`},
+			{Name: "PassOpen", Pattern: `\$\{\{`, Action: lexer.Push("Pass")},
+			{Name: "RefOpen", Pattern: `\$\{`, Action: lexer.Push("Ref")},
+			{Name: "Dollar", Pattern: `\$`},
+			{Name: "Lit", Pattern: `[^$]+`},
+		},
+		"Pass": {
+			{Name: "PassClose", Pattern: `\}\}`, Action: lexer.Pop()},
+			{Name: "PassText", Pattern: `[^}]+|\}`},
+		},
+		"Ref": {
+			{Name: "RefClose", Pattern: `\}`, Action: lexer.Pop()},
+			lexer.Include("Path"),
+		},
+		"Path":  refPathRules,
+		"Index": refIndexRules,
+	})
 })
 
 // The lexer of a bare path (allow_missing_vars entries).
-var pathLexer = lexer.MustStateful(lexer.Rules{
-	"Root":  {lexer.Include("Path")},
-	"Path":  refPathRules,
-	"Index": refIndexRules,
+var pathLexer = sync.OnceValue(func() *lexer.StatefulDefinition {
+	return lexer.MustStateful(lexer.Rules{
+		"Root":  {lexer.Include("Path")},
+		"Path":  refPathRules,
+		"Index": refIndexRules,
+	})
 })
 
 var refPathRules = []lexer.Rule{
@@ -102,13 +107,11 @@ type elemAST struct {
 // the fast paths, fastpath.go).
 var (
 	templateParser = sync.OnceValue(func() *participle.Parser[templateAST] {
-		return participle.MustBuild[templateAST](participle.Lexer(templateLexer))
+		return participle.MustBuild[templateAST](participle.Lexer(templateLexer()))
 	})
 	pathParser = sync.OnceValue(func() *participle.Parser[pathAST] {
-		return participle.MustBuild[pathAST](participle.Lexer(pathLexer))
+		return participle.MustBuild[pathAST](participle.Lexer(pathLexer()))
 	})
-
-	tokRefOpen = templateLexer.Symbols()["RefOpen"]
 )
 
 // maxTemplateDiags bounds the malformed references reported for one

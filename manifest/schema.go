@@ -1,7 +1,7 @@
 package manifest
 
 import (
-	"bytes"
+	_ "embed" // the generated schemas
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,15 +40,34 @@ const stepNamePattern = `^[A-Za-z_][A-Za-z0-9_-]*$`
 // compareOps are the operators of exit_code and number conditions.
 var compareOps = []string{"==", "!=", ">", "<", ">=", "<="}
 
+// The two schemas as generateWorkflowSchema and generateManifestSchema
+// print them, kept in files so that loading a document does not reflect on
+// the Go types and print the result every time (about a fifth of the
+// compilation of a 100-step workflow). TestSchemaGolden fails when a file
+// differs from its generator; -update rewrites it.
+var (
+	//go:embed workflow.schema.json
+	workflowSchemaText string
+	//go:embed manifest.schema.json
+	manifestSchemaText string
+)
+
 // WorkflowSchema returns the JSON Schema (draft 2020-12) of YAML step
 // workflows, generated from the Go types: indented, deterministic text.
-func WorkflowSchema() []byte {
-	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
-}
+func WorkflowSchema() []byte { return []byte(workflowSchemaText) }
 
 // ManifestSchema returns the JSON Schema (draft 2020-12) of workflows.json
 // manifests, generated from the Go types: indented, deterministic text.
-func ManifestSchema() []byte {
+func ManifestSchema() []byte { return []byte(manifestSchemaText) }
+
+// generateWorkflowSchema and generateManifestSchema generate the schemas
+// from the Go types (what workflow.schema.json and manifest.schema.json
+// hold).
+func generateWorkflowSchema() []byte {
+	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
+}
+
+func generateManifestSchema() []byte {
 	return schemaText(&Manifest{}, ManifestSchemaID, "Manifest")
 }
 
@@ -209,9 +228,11 @@ func (SchemaDef) JSONSchema() *jsonschema.Schema {
 // Make one with NewWorkflowValidator or NewManifestValidator and keep it to
 // validate many documents; it is safe for concurrent use.
 type Validator struct {
-	format string      // "workflow" or "manifest": the noun of the top level
-	doc    any         // the schema document, for property lookups
-	fast   *fastSchema // judges the valid documents (fastschema.go)
+	format string // "workflow" or "manifest": the noun of the top level
+	// doc reads the schema document (for the library and for property
+	// lookups), once, at the first document fast does not accept.
+	doc  func() (any, error)
+	fast *fastSchema // judges the valid documents (fastschema.go)
 	// sch compiles the schema with the validation library, once, at the
 	// first document fast does not accept.
 	sch func() (*jsv.Schema, error)
@@ -219,38 +240,53 @@ type Validator struct {
 
 // NewWorkflowValidator compiles WorkflowSchema.
 func NewWorkflowValidator() (*Validator, error) {
-	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), true)
+	return newValidator("workflow", WorkflowSchemaID, workflowSchemaText, true)
 }
 
 // NewManifestValidator compiles ManifestSchema.
 func NewManifestValidator() (*Validator, error) {
-	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), true)
+	return newValidator("manifest", ManifestSchemaID, manifestSchemaText, true)
 }
 
 // newLazyWorkflowValidator and newLazyManifestValidator leave the
 // library's compilation of the schema to the first document that needs it:
 // loading one valid document needs none.
 func newLazyWorkflowValidator() (*Validator, error) {
-	return newValidator("workflow", WorkflowSchemaID, WorkflowSchema(), false)
+	return newValidator("workflow", WorkflowSchemaID, workflowSchemaText, false)
 }
 
 func newLazyManifestValidator() (*Validator, error) {
-	return newValidator("manifest", ManifestSchemaID, ManifestSchema(), false)
+	return newValidator("manifest", ManifestSchemaID, manifestSchemaText, false)
 }
 
 // newValidator reads the schema text; eager compiles it with the library
 // at once (else at the first document the fast validator does not accept).
-func newValidator(format, id string, text []byte, eager bool) (*Validator, error) {
-	doc, err := jsv.UnmarshalJSON(bytes.NewReader(text))
-	if err != nil {
-		return nil, fmt.Errorf("read %s schema: %w", format, err)
+//
+// The fast validator reads the text with ParseJSON; the library's form of
+// the document (a tree of interfaces, read with encoding/json) is made only
+// for a document the fast validator does not accept.
+func newValidator(format, id, text string, eager bool) (*Validator, error) {
+	sv, ds := ParseJSON(format+".schema.json", []byte(text))
+	if err := ds.Err(); err != nil || sv == nil {
+		return nil, fmt.Errorf("read %s schema: %v", format, ds)
 	}
-	fast, err := compileFast(doc)
+	fast, err := compileFast(sv)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s schema for the fast validator: %w", format, err)
 	}
-	vr := &Validator{format: format, doc: doc, fast: fast}
+	vr := &Validator{format: format, fast: fast}
+	vr.doc = sync.OnceValues(func() (any, error) {
+		doc, err := jsv.UnmarshalJSON(strings.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("read %s schema: %w", format, err)
+		}
+		return doc, nil
+	})
 	vr.sch = sync.OnceValues(func() (*jsv.Schema, error) {
+		doc, err := vr.doc()
+		if err != nil {
+			return nil, err
+		}
 		c := jsv.NewCompiler()
 		if err := c.AddResource(id, doc); err != nil {
 			return nil, fmt.Errorf("add %s schema: %w", format, err)
@@ -582,7 +618,7 @@ func (r *reporter) properties(schemaURL string) []string {
 // document (nil when it does not resolve).
 func (r *reporter) schemaAt(schemaURL string) any {
 	_, frag, _ := strings.Cut(schemaURL, "#")
-	node := r.vr.doc
+	node, _ := r.vr.doc() // read when the library compiled the schema
 	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		if tok == "" {
 			continue

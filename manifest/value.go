@@ -30,11 +30,11 @@ func (k Kind) String() string {
 // from them, and schema validation runs over them.
 type Value struct {
 	Kind Kind
+	Bool bool // next to Kind: a Value is 112 bytes, a size class, not 120
 	Pos  source.Pos
 	// Str is the string value, or the literal text of a number or boolean.
 	Str  string
 	Num  float64
-	Bool bool
 	List []*Value
 	// Map holds an object's entries in document order.
 	Map []MapEntry

@@ -191,7 +191,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	var all source.Diagnostics
 	for _, f := range fs.Args() {
-		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys})
+		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys, ChecksOnly: true})
 		all.Append(ds...)
 	}
 	relativize(all)
