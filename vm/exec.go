@@ -218,9 +218,9 @@ func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, e
 // formatSpan returns start and end in RFC 3339 with nanoseconds, both
 // cut from one string (one allocation for the two).
 func (m *Machine) formatSpan(start, end time.Time) (string, string) {
-	b := start.AppendFormat(m.scratch[:0], time.RFC3339Nano)
+	b := m.stamps.append(m.scratch[:0], start)
 	n := len(b)
-	b = end.AppendFormat(b, time.RFC3339Nano)
+	b = m.stamps.append(b, end)
 	m.scratch = b
 	both := string(b)
 	return both[:n], both[n:]

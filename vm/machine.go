@@ -161,6 +161,7 @@ type Machine struct {
 	// Checkpoint keeps a change); scratch is a buffer for formatting.
 	visitChg VisitChange
 	scratch  []byte
+	stamps   stampCache // formats the steps' started_at and ended_at
 }
 
 // An entry is a block and the phase that a pc re-enters it in.
