@@ -86,7 +86,7 @@ func TestKillWorkerMidStep(t *testing.T) {
 		return stepPid > 0
 	})
 	os.Remove(pidFile)
-	// B runs under exec-step under a worker: find which one.
+	// B runs under the step host under a worker: find which one.
 	holder := ppid(ppid(stepPid))
 	var victim, other = w1, w2
 	switch holder {

@@ -74,8 +74,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdResume(rest, stdout, stderr)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
-	case "exec-step":
-		return cmdExecStep(rest, stdin, stdout, stderr)
+	case "step-host":
+		return cmdStepHost(rest, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "smith-temporal: unknown command %q\n\n%s", cmd, usage)
 	return source.ExitConfig
@@ -539,25 +539,20 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// cmdExecStep runs one step from a worker (its child; not for users): the
-// request on stdin, the result on stdout. SIGTERM (the worker died or the
-// activity was cancelled) kills the step's process group.
-func cmdExecStep(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("exec-step", "--base BASE", "Internal: runs one step for a worker.\n", stderr)
+// cmdStepHost runs a worker's steps (its child; not for users): requests
+// on stdin, results on stdout, a line each (engine.ServeSteps). SIGTERM
+// (the worker died) or the end of stdin cancels every step, which kills
+// its process group.
+func cmdStepHost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("step-host", "--base BASE", "Internal: runs a worker's steps.\n", stderr)
 	base := fs.String("base", "", "the project directory")
 	if st, done := parse(fs, args, 0, stdout, stderr); done {
 		return st
 	}
-	var wr engine.WireRequest
-	if err := json.NewDecoder(stdin).Decode(&wr); err != nil {
-		fmt.Fprintf(stderr, "exec-step: %v\n", err)
-		return source.ExitConfig
-	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	res := engine.RunStep(ctx, *base, wr, os.LookupEnv)
-	if err := json.NewEncoder(stdout).Encode(res); err != nil {
-		fmt.Fprintf(stderr, "exec-step: %v\n", err)
+	if err := engine.ServeSteps(ctx, *base, stdin, stdout, os.LookupEnv); err != nil {
+		fmt.Fprintf(stderr, "step-host: %v\n", err)
 		return source.ExitExec
 	}
 	return 0

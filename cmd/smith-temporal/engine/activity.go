@@ -1,15 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"syscall"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -25,10 +20,11 @@ type Activities struct {
 	// Base is the worker's project directory (--base): WORKSPACE and the
 	// runs' logs are under it.
 	Base string
-	// Exe, when set, is the smith-temporal binary each step runs in, as a
-	// child (exec-step) that dies with the worker: a worker killed with
-	// SIGKILL leaves no step behind. "" runs steps in the worker's own
-	// process (the in-memory unit tests).
+	// Exe, when set, is the smith-temporal binary the steps that start a
+	// process run in: one child of the worker (step-host, stephost.go)
+	// that dies with it, so a worker killed with SIGKILL leaves no step
+	// behind. "" runs steps in the worker's own process (the in-memory
+	// unit tests).
 	Exe string
 	// Lookup is the worker's environment; nil means os.LookupEnv.
 	Lookup func(string) (string, bool)
@@ -37,6 +33,9 @@ type Activities struct {
 	HostQueue string
 	// Heartbeat is how often a running step heartbeats; 0 means 1 s.
 	Heartbeat time.Duration
+
+	hostOnce sync.Once
+	host     *stepHost
 }
 
 func (a *Activities) lookup(name string) (string, bool) {
@@ -84,7 +83,8 @@ func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, erro
 	if a.Exe == "" || !startsProcess(&wr.Request) {
 		return RunStep(ctx, a.Base, wr, a.lookup), nil
 	}
-	return a.stepChild(ctx, wr)
+	a.hostOnce.Do(func() { a.host = &stepHost{exe: a.Exe, base: a.Base} })
+	return a.host.run(ctx, wr)
 }
 
 // startsProcess reports whether a request may start a process: commands,
@@ -144,54 +144,6 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
-}
-
-// stepChild runs the step in `smith-temporal exec-step`, a child in its
-// own process group that gets SIGTERM when the worker dies (Pdeathsig) or
-// when ctx ends; it then kills its step's process group and exits.
-func (a *Activities) stepChild(ctx context.Context, wr WireRequest) (WireResult, error) {
-	in, err := json.Marshal(wr)
-	if err != nil {
-		return WireResult{}, err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(a.Exe, "exec-step", "--base", a.Base)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Env = os.Environ()
-	errc := make(chan error, 1)
-	go func() {
-		// Pdeathsig follows the thread that started the child: keep that
-		// thread alive (locked to this goroutine) until the child ends.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			errc <- err
-			return
-		}
-		errc <- cmd.Wait()
-	}()
-	var werr error
-	select {
-	case werr = <-errc:
-	case <-ctx.Done():
-		if cmd.Process != nil {
-			cmd.Process.Signal(syscall.SIGTERM)
-		}
-		select {
-		case <-errc:
-		case <-time.After(15 * time.Second):
-			if cmd.Process != nil {
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}
-			<-errc
-		}
-		return WireResult{}, ctx.Err()
-	}
-	var out WireResult
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return WireResult{}, fmt.Errorf("exec-step: %v (%v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return out, nil
 }
 
 // RunStep executes a step in this process with the worker's directories
