@@ -168,6 +168,9 @@ type parityCase struct {
 	// volatile are steps whose output differs between any two runs (a
 	// go test's timing or "(cached)"): their output is not compared.
 	volatile []string
+	// ownBase runs the case on a fleet of its own (one worker, its own
+	// BASE): its agents' inboxes must not see another case's messages.
+	ownBase bool
 }
 
 var parityCases = []parityCase{
@@ -184,6 +187,13 @@ var parityCases = []parityCase{
 	// Last: it makes the fleet's WORKSPACE a git repository.
 	{name: "team", file: "team.yaml", fromRepo: "examples/team/team.yaml", gitWorkspace: "examples/team/project", goEnv: true,
 		resumes: [][2]string{{"SIGNAL:APPROVED", ""}}, codes: []int{4, 0}, volatile: []string{"Test"}},
+	// The other examples and the cookbook's recipes.
+	{name: "agents", file: "agents.yaml", copyDir: "examples/agents", codes: []int{0}, ownBase: true},
+	{name: "cookbook-conditional", file: "c.yaml", fromRepo: "examples/cookbook/conditional-goto.yaml", context: map[string]string{"size": "500"}, codes: []int{0}, ownBase: true},
+	{name: "cookbook-review-loop", file: "review-loop.yaml", copyDir: "examples/cookbook/review-loop", codes: []int{0}, ownBase: true},
+	{name: "cookbook-approval", file: "approval.json", fromRepo: "examples/cookbook/approval.json", resumes: [][2]string{{"SIGNAL:APPROVED", "ship it"}}, codes: []int{4, 0}, ownBase: true},
+	{name: "cookbook-messaging", file: "messaging.yaml", fromRepo: "examples/cookbook/messaging.yaml", codes: []int{0}, ownBase: true},
+	{name: "cookbook-parallel", file: "parallel.yaml", fromRepo: "examples/cookbook/parallel.yaml", codes: []int{0}, ownBase: true},
 }
 
 var (
@@ -323,7 +333,12 @@ func TestParity(t *testing.T) {
 			lc, ls := c.localRun(t, id)
 			f2 := *f
 			f2.t = t
-			tc, ts, _ := c.temporalRun(t, &f2, id)
+			fl := &f2
+			if c.ownBase {
+				fl = newFleet(t) // stopped when the subtest ends
+				fl.worker()
+			}
+			tc, ts, _ := c.temporalRun(t, fl, id)
 			if !reflect.DeepEqual(lc, c.codes) {
 				t.Errorf("local exit codes %v, want %v", lc, c.codes)
 			}
