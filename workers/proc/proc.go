@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,18 +133,22 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 
 	errs := &firstErr{}
-	var live io.Writer
-	if spec.Live != nil {
-		live = &lockedWriter{w: spec.Live}
-	}
 	out := &capture{memCap: memCap, spillPath: spec.StdoutSpill, errs: errs}
 	out.addSink(spec.Stdout)
-	out.addSink(live)
 	errCap := &capture{memCap: memCap, errs: errs}
 	if stderrLog != nil {
 		errCap.addSink(stderrLog)
 	}
-	errCap.addSink(live)
+	// Both streams go to Live a whole line at a time: a read of a pipe
+	// may end inside a line, and the other stream's lines must not land
+	// in the middle of it.
+	var liveOut, liveErr *lineSink
+	if spec.Live != nil {
+		live := &lockedWriter{w: spec.Live}
+		liveOut, liveErr = &lineSink{w: live}, &lineSink{w: live}
+		out.addSink(liveOut)
+		errCap.addSink(liveErr)
+	}
 	stdoutW := spec.Mask.Writer(out)
 	stderrW := spec.Mask.Writer(errCap)
 
@@ -205,6 +210,14 @@ func Run(ctx context.Context, spec Spec) Result {
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {
 			errs.set(err)
+		}
+	}
+	if spec.Live != nil {
+		// The streams' last lines without a newline.
+		for _, l := range []*lineSink{liveOut, liveErr} {
+			if err := l.flush(); err != nil {
+				errs.set(err)
+			}
 		}
 	}
 	if err := out.close(); err != nil {
@@ -546,6 +559,48 @@ func (f *firstErr) get() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
+}
+
+// A lineSink passes one stream to a writer shared with the other stream
+// in whole lines: it holds back a line until its newline (or until it
+// reaches lineSinkMax, or flush at the stream's end).
+type lineSink struct {
+	w   io.Writer
+	buf []byte
+}
+
+// lineSinkMax bounds what a lineSink holds back of a line.
+const lineSinkMax = 64 << 10
+
+func (l *lineSink) Write(p []byte) (int, error) {
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 {
+		l.buf = append(l.buf, p...)
+		if len(l.buf) >= lineSinkMax {
+			return len(p), l.flush()
+		}
+		return len(p), nil
+	}
+	var err error
+	if len(l.buf) > 0 {
+		l.buf = append(l.buf, p[:i+1]...)
+		_, err = l.w.Write(l.buf)
+		l.buf = l.buf[:0]
+	} else {
+		_, err = l.w.Write(p[:i+1])
+	}
+	l.buf = append(l.buf, p[i+1:]...)
+	return len(p), err
+}
+
+// flush writes what is held back.
+func (l *lineSink) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := l.w.Write(l.buf)
+	l.buf = l.buf[:0]
+	return err
 }
 
 // A lockedWriter lets both streams write to one Live writer.

@@ -508,3 +508,36 @@ func TestExcerpt(t *testing.T) {
 		})
 	}
 }
+
+// TestLineSinkKeepsLinesWhole: two streams writing to one Live writer in
+// chunks that end inside lines (as reads of a pipe do) reach it a whole
+// line at a time; what ends without a newline comes at the flush.
+func TestLineSinkKeepsLinesWhole(t *testing.T) {
+	var live bytes.Buffer
+	out, errs := &lineSink{w: &live}, &lineSink{w: &live}
+	for _, w := range []struct {
+		s *lineSink
+		p string
+	}{
+		{out, "stdout li"}, {errs, "stderr line 1\nstderr li"}, {out, "ne 0\nstdout line 2\nstd"},
+		{errs, "ne 3\n"}, {out, "out line 4"}, {errs, "tail"},
+	} {
+		if n, err := w.s.Write([]byte(w.p)); n != len(w.p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w.p, n, err)
+		}
+	}
+	if want := "stderr line 1\nstdout line 0\nstdout line 2\nstderr line 3\n"; live.String() != want {
+		t.Errorf("before the flush, live = %q, want %q", live.String(), want)
+	}
+	out.flush()
+	errs.flush()
+	if want := "stderr line 1\nstdout line 0\nstdout line 2\nstderr line 3\nstdout line 4tail"; live.String() != want {
+		t.Errorf("after the flush, live = %q, want %q", live.String(), want)
+	}
+	long := &lineSink{w: &live}
+	live.Reset()
+	long.Write(bytes.Repeat([]byte("x"), lineSinkMax))
+	if live.Len() != lineSinkMax {
+		t.Errorf("a line of %d bytes without newline: %d bytes passed, want all (held back at most lineSinkMax)", lineSinkMax, live.Len())
+	}
+}
