@@ -25,11 +25,58 @@ type FilesInput struct {
 
 // FilesOutput is its answer, the error as data.
 type FilesOutput struct {
-	Exists   bool   `json:",omitempty"`
-	Content  string `json:",omitempty"`
-	NotExist bool   `json:",omitempty"`
+	Exists  bool   `json:",omitempty"`
+	Content string `json:",omitempty"`
+	wireErr
+}
+
+// A wireErr is an activity's error as data (the files and host
+// activities answer errors, they do not fail): its code when it has one,
+// its text, and what the VM tells apart.
+type wireErr struct {
 	ErrCode  string `json:",omitempty"`
 	ErrMsg   string `json:",omitempty"`
+	NotExist bool   `json:",omitempty"` // wraps fs.ErrNotExist (a missing ARTIFACT file)
+	Branch   bool   `json:",omitempty"` // a workers.BranchError (a merge conflict names its files)
+}
+
+// wireErrOf is err as data (nil: none).
+func wireErrOf(err error) wireErr {
+	if err == nil {
+		return wireErr{}
+	}
+	var be *workers.BranchError
+	if errors.As(err, &be) {
+		return wireErr{ErrCode: string(be.Code), ErrMsg: be.Msg, Branch: true}
+	}
+	w := wireErr{ErrMsg: err.Error(), NotExist: errors.Is(err, fs.ErrNotExist)}
+	var c source.Coded
+	if errors.As(err, &c) {
+		w.ErrCode = string(c.ErrCode())
+	}
+	return w
+}
+
+// err is the error again on the workflow's side: coded as it was, or
+// uncoded, so the VM gives it the code it gives this error locally.
+func (w wireErr) err() error {
+	switch {
+	case w.NotExist:
+		return fmt.Errorf("%s: %w", w.ErrMsg, fs.ErrNotExist)
+	case w.Branch:
+		return &workers.BranchError{Code: source.Code(w.ErrCode), Msg: w.ErrMsg}
+	case w.ErrCode != "":
+		return &StepError{Code: source.Code(w.ErrCode), Msg: w.ErrMsg}
+	case w.ErrMsg != "":
+		return errors.New(w.ErrMsg)
+	}
+	return nil
+}
+
+// activityErr is the error of an activity that failed as one (its worker
+// lost, its time out): E_EXEC.
+func activityErr(name string, err error) wireErr {
+	return wireErr{ErrCode: string(source.EExec), ErrMsg: name + " activity: " + err.Error()}
 }
 
 // Files answers a read in the worker's BASE, confined there (workers.Local).
@@ -48,13 +95,7 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 	default:
 		return out, fmt.Errorf("files: unknown op %q", in.Op)
 	}
-	if err != nil {
-		out.ErrMsg, out.NotExist = err.Error(), errors.Is(err, fs.ErrNotExist)
-		var c source.Coded
-		if errors.As(err, &c) {
-			out.ErrCode = string(c.ErrCode())
-		}
-	}
+	out.wireErr = wireErrOf(err)
 	return out, nil
 }
 
@@ -77,27 +118,23 @@ var _ vm.Host = (*workflowHost)(nil)
 // Now implements vm.Host: workflow time, which a replay reads back.
 func (f *workflowHost) Now() time.Time { return workflow.Now(f.co.cur) }
 
-func (f *workflowHost) call(in FilesInput) FilesOutput {
-	var out FilesOutput
+// execute runs activity name on the run's queue (f.queue) and waits for
+// its result in out.
+func (f *workflowHost) execute(name string, ao workflow.ActivityOptions, in, out any) error {
+	ao.TaskQueue = f.queue
 	var err error
 	f.co.block(func(ctx workflow.Context) {
-		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: f.queue, StartToCloseTimeout: time.Minute})
-		err = workflow.ExecuteActivity(ao, FilesActivity, in).Get(ctx, &out)
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), name, in).Get(ctx, out)
 	})
-	if err != nil {
-		return FilesOutput{ErrCode: string(source.EExec), ErrMsg: "files activity: " + err.Error()}
-	}
-	return out
+	return err
 }
 
-func (o FilesOutput) err() error {
-	switch {
-	case o.NotExist:
-		return fmt.Errorf("%s: %w", o.ErrMsg, fs.ErrNotExist)
-	case o.ErrMsg != "":
-		return &StepError{Code: source.Code(o.ErrCode), Msg: o.ErrMsg}
+func (f *workflowHost) call(in FilesInput) FilesOutput {
+	var out FilesOutput
+	if err := f.execute(FilesActivity, workflow.ActivityOptions{StartToCloseTimeout: time.Minute}, in, &out); err != nil {
+		return FilesOutput{wireErr: activityErr("files", err)}
 	}
-	return nil
+	return out
 }
 
 // FileExists implements vm.Host.

@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"smith/source"
 	"smith/workers"
 	"smith/workers/confine"
 )
@@ -41,11 +40,7 @@ type HostInput struct {
 type HostOutput struct {
 	Path  string         `json:",omitempty"` // a worktree, a commit
 	Moves []workers.Move `json:",omitempty"`
-	// The error: its code and text; Branch says it was a
-	// workers.BranchError (a merge conflict names its files in Msg).
-	ErrCode string `json:",omitempty"`
-	ErrMsg  string `json:",omitempty"`
-	Branch  bool   `json:",omitempty"`
+	wireErr
 }
 
 const (
@@ -95,14 +90,7 @@ func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error)
 	default:
 		return out, fmt.Errorf("host: unknown operation %q", in.Op)
 	}
-	if err != nil {
-		var be *workers.BranchError
-		if errors.As(err, &be) {
-			out.ErrCode, out.ErrMsg, out.Branch = string(be.Code), be.Msg, true
-		} else {
-			out.ErrCode, out.ErrMsg = string(source.CodeOf(err, source.EExec)), err.Error()
-		}
-	}
+	out.wireErr = wireErrOf(err)
 	return out, nil
 }
 
@@ -114,27 +102,12 @@ func (a *Activities) Pin(ctx context.Context) (string, error) {
 	return a.HostQueue, nil
 }
 
-func (o HostOutput) err() error {
-	switch {
-	case o.Branch:
-		return &workers.BranchError{Code: source.Code(o.ErrCode), Msg: o.ErrMsg}
-	case o.ErrMsg != "":
-		return &StepError{Code: source.Code(o.ErrCode), Msg: o.ErrMsg}
-	}
-	return nil
-}
-
 // host runs one effect as the HostActivity on the run's queue.
 func (f *workflowHost) host(in HostInput) HostOutput {
 	var out HostOutput
-	var err error
-	f.co.block(func(ctx workflow.Context) {
-		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue: f.queue, StartToCloseTimeout: time.Hour, HeartbeatTimeout: 10 * time.Second})
-		err = workflow.ExecuteActivity(ao, HostActivity, in).Get(ctx, &out)
-	})
-	if err != nil {
-		return HostOutput{ErrCode: string(source.EExec), ErrMsg: "host activity: " + err.Error()}
+	ao := workflow.ActivityOptions{StartToCloseTimeout: time.Hour, HeartbeatTimeout: 10 * time.Second}
+	if err := f.execute(HostActivity, ao, in, &out); err != nil {
+		return HostOutput{wireErr: activityErr("host", err)}
 	}
 	return out
 }
