@@ -29,3 +29,5 @@ require (
 	golang.org/x/text v0.23.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 )
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./internal/third_party/jsonschema

@@ -224,3 +224,5 @@ require (
 )
 
 replace smith => ../..
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ../../internal/third_party/jsonschema
