@@ -38,6 +38,7 @@ func Main() {
 //	out N               write N bytes of pattern(N) to stdout
 //	cat                 copy stdin to stdout
 //	stdin               print "devnull" or "other" for fd 0, then the number of bytes read
+//	stdoutkind          print "file" or "pipe" for fd 1
 //	env                 print os.Environ, one per line
 //	sleep D             sleep D
 //	ignoreterm D        ignore SIGTERM, sleep D
@@ -87,6 +88,18 @@ func helperMain(args []string) int {
 		}
 		b, _ := io.ReadAll(os.Stdin)
 		fmt.Println(len(b))
+	case "stdoutkind":
+		// What the child's stdout is: "file" (a regular file) or "pipe".
+		kind := "other"
+		if fi, err := os.Stdout.Stat(); err == nil {
+			switch {
+			case fi.Mode().IsRegular():
+				kind = "file"
+			case fi.Mode()&os.ModeNamedPipe != 0:
+				kind = "pipe"
+			}
+		}
+		fmt.Println(kind)
 	case "env":
 		for _, kv := range os.Environ() {
 			fmt.Println(kv)

@@ -132,6 +132,19 @@ func Run(ctx context.Context, spec Spec) Result {
 		defer stdoutFile.Close()
 	}
 
+	// Stdout that nothing needs while it is written (no secret to mask, no
+	// live copy, no output_file) goes to an unnamed file in the spill's
+	// directory instead of a pipe: the child writes straight to the file
+	// system (a cat of a big file copies inside the kernel), and no
+	// goroutine copies it. Run then reads back the first memCap bytes; a
+	// stream over memCap becomes the spill by being named.
+	var direct *os.File
+	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Mask.empty() {
+		if direct = openUnnamed(filepath.Dir(spec.StdoutSpill)); direct != nil {
+			defer direct.Close()
+		}
+	}
+
 	errs := &firstErr{}
 	out := &capture{memCap: memCap, spillPath: spec.StdoutSpill, errs: errs}
 	out.addSink(spec.Stdout)
@@ -173,6 +186,8 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	if stdoutFile != nil {
 		cmd.Stdout = stdoutFile
+	} else if direct != nil {
+		cmd.Stdout = direct
 	}
 	becomeSubreaper()
 	if err := startStep(func() (int, error) {
@@ -223,6 +238,11 @@ func Run(ctx context.Context, spec Spec) Result {
 	if err := out.close(); err != nil {
 		errs.set(err)
 	}
+	if direct != nil {
+		if err := out.collect(direct); err != nil {
+			errs.set(err)
+		}
+	}
 
 	res.Duration = time.Since(start)
 	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
@@ -232,7 +252,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	res.Stdout, res.StdoutTruncated = out.mem, out.truncated
 	res.Stderr, res.StderrTruncated = errCap.mem, errCap.truncated
-	if out.spill != nil {
+	if out.spill != nil || out.named {
 		res.StdoutSpill = spec.StdoutSpill
 	}
 	res.IOErr = errs.get()
@@ -441,6 +461,7 @@ type capture struct {
 	truncated bool
 	spillPath string
 	spill     *os.File
+	named     bool // collect named the unnamed file the spill
 	sinks     []sink
 	errs      *firstErr
 }
@@ -531,6 +552,48 @@ func (s *sink) write(p []byte, errs *firstErr) {
 		s.dead = true
 		errs.set(err)
 	}
+}
+
+// collect reads back the stream the child wrote to the unnamed file f:
+// its first memCap bytes into memory and, when it is longer, the whole
+// file becomes the spill, by naming f (or, where the system cannot, by
+// copying it).
+func (c *capture) collect(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read stdout: %w", err)
+	}
+	size := fi.Size()
+	if n := min(size, int64(c.memCap)); n > 0 {
+		c.mem = make([]byte, n)
+		if _, err := f.ReadAt(c.mem, 0); err != nil {
+			c.mem = nil
+			return fmt.Errorf("read stdout: %w", err)
+		}
+	}
+	if size <= int64(c.memCap) {
+		return nil
+	}
+	c.truncated = true
+	if err := linkUnnamed(f, c.spillPath); err == nil {
+		c.named = true
+		return nil
+	}
+	spill, err := createLog(c.spillPath)
+	if err != nil {
+		return fmt.Errorf("create spill file: %w", err)
+	}
+	c.named = true
+	if _, err := f.Seek(0, io.SeekStart); err == nil {
+		_, err = io.Copy(spill, f)
+	}
+	if cerr := spill.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write spill file: %w", err)
+	}
+	return nil
 }
 
 // close closes the spill file.

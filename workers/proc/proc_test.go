@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -286,6 +287,17 @@ func TestRunProcStderrLogLazy(t *testing.T) {
 	}
 }
 
+// captureModes are the two ways stdout is captured: into an unnamed file
+// when nothing needs it while it is written, and through a pipe when a
+// secret is to be masked (or a live copy or output_file wants it).
+var captureModes = []struct {
+	name string
+	mask *Masker
+}{
+	{"file", nil},
+	{"pipe", NewMasker([]string{"a-secret-the-output-lacks"})},
+}
+
 func TestRunProcCaptureLimits(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -294,23 +306,89 @@ func TestRunProcCaptureLimits(t *testing.T) {
 		size      int
 		wantSpill bool
 	}{
+		{"nothing", 100, 0, false},
 		{"under the cap", 100, 99, false},
 		{"at the cap", 100, 100, false},
 		{"one over the cap", 100, 101, true},
+		{"far over the cap", 100, 300_000, true},
+	}
+	for _, mode := range captureModes {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				spill := filepath.Join(dir, "out.log")
+				argv, env := testchild.Argv(t, "out", strconv.Itoa(tt.size))
+				res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: tt.memCap, StdoutSpill: spill, Mask: mode.mask})
+				got, statErr := os.ReadFile(spill)
+				if gotSpill := statErr == nil; gotSpill != tt.wantSpill || res.StdoutTruncated != tt.wantSpill || (res.StdoutSpill != "") != tt.wantSpill {
+					t.Errorf("RunProc(out %d, cap %d): spill file %v, truncated %v, StdoutSpill %q, want %v", tt.size, tt.memCap, gotSpill, res.StdoutTruncated, res.StdoutSpill, tt.wantSpill)
+				}
+				if tt.wantSpill && !bytes.Equal(got, testchild.Pattern(tt.size)) {
+					t.Errorf("RunProc(out %d, cap %d): spill holds %d bytes, want the whole stream", tt.size, tt.memCap, len(got))
+				}
+				if want := testchild.Pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
+					t.Errorf("RunProc(out %d, cap %d).Stdout = %q, want %q", tt.size, tt.memCap, res.Stdout, want)
+				}
+				if res.IOErr != nil {
+					t.Errorf("RunProc(out %d, cap %d).IOErr = %v", tt.size, tt.memCap, res.IOErr)
+				}
+				// Nothing else is left in the spill's directory.
+				ents, _ := os.ReadDir(dir)
+				if n := len(ents); n != map[bool]int{false: 0, true: 1}[tt.wantSpill] {
+					t.Errorf("RunProc(out %d, cap %d) left %d files in the spill's directory", tt.size, tt.memCap, n)
+				}
+			})
+		}
+	}
+}
+
+// TestRunProcSpillReplacesEarlierTry: a retried step's spill holds only
+// the last try's stream, in both capture modes.
+func TestRunProcSpillReplacesEarlierTry(t *testing.T) {
+	t.Parallel()
+	for _, mode := range captureModes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			spill := filepath.Join(t.TempDir(), "out.log")
+			if err := os.WriteFile(spill, bytes.Repeat([]byte("x"), 5000), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			argv, env := testchild.Argv(t, "out", "200")
+			res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 100, StdoutSpill: spill, Mask: mode.mask})
+			got, err := os.ReadFile(spill)
+			if err != nil || !bytes.Equal(got, testchild.Pattern(200)) || res.StdoutSpill != spill {
+				t.Errorf("spill after a second try = %d bytes (%v), StdoutSpill %q; want this try's 200 bytes", len(got), err, res.StdoutSpill)
+			}
+		})
+	}
+}
+
+// TestRunProcStdoutKind: stdout is an unnamed file only when nothing
+// needs the stream while it is written; else a pipe.
+func TestRunProcStdoutKind(t *testing.T) {
+	t.Parallel()
+	var sink bytes.Buffer
+	tests := []struct {
+		name string
+		spec func(spill string) Spec
+		want string
+	}{
+		{"plain", func(spill string) Spec { return Spec{StdoutSpill: spill} }, "file"},
+		{"a secret to mask", func(spill string) Spec {
+			return Spec{StdoutSpill: spill, Mask: NewMasker([]string{"s3cr3t"})}
+		}, "pipe"},
+		{"a live copy", func(spill string) Spec { return Spec{StdoutSpill: spill, Live: io.Discard} }, "pipe"},
+		{"an output_file", func(spill string) Spec { return Spec{StdoutSpill: spill, Stdout: &sink} }, "pipe"},
+		{"no spill path", func(string) Spec { return Spec{} }, "pipe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			spill := filepath.Join(dir, "out.log")
-			argv, env := testchild.Argv(t, "out", strconv.Itoa(tt.size))
-			res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: tt.memCap, StdoutSpill: spill})
-			_, statErr := os.Stat(spill)
-			if gotSpill := statErr == nil; gotSpill != tt.wantSpill || res.StdoutTruncated != tt.wantSpill || (res.StdoutSpill != "") != tt.wantSpill {
-				t.Errorf("RunProc(out %d, cap %d): spill file %v, truncated %v, StdoutSpill %q, want %v", tt.size, tt.memCap, gotSpill, res.StdoutTruncated, res.StdoutSpill, tt.wantSpill)
-			}
-			if want := testchild.Pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
-				t.Errorf("RunProc(out %d, cap %d).Stdout = %q, want %q", tt.size, tt.memCap, res.Stdout, want)
+			spec := tt.spec(filepath.Join(t.TempDir(), "logs", "out.log"))
+			spec.Argv, spec.Env = testchild.Argv(t, "stdoutkind")
+			res := Run(context.Background(), spec)
+			if got := strings.TrimSpace(string(res.Stdout)); got != tt.want || res.ExitCode != 0 {
+				t.Errorf("stdout of the child = %q (exit %d), want %q", got, res.ExitCode, tt.want)
 			}
 		})
 	}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package proc
-
-import "io"
-
-func pipeGrow(io.Reader) {}
