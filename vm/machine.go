@@ -595,8 +595,7 @@ func (m *Machine) finish(evs ...Event) error {
 	err := m.save(d, st)
 	// Nothing keeps the change (Config.Checkpoint may not): reuse it and
 	// the arrays of its lists for the next one.
-	clear(d.Steps)
-	*d = Delta{Steps: d.Steps[:0], Reset: d.Reset[:0], LoopStack: d.LoopStack[:0]}
+	d.reset()
 	if err != nil {
 		return err
 	}

@@ -335,6 +335,59 @@ type Delta struct {
 	Deferred bool `json:"-"`
 }
 
+// reset empties d for the next change and keeps the arrays of Steps,
+// Reset and LoopStack. It writes only the fields a change set: assigning
+// the whole struct (it has some twenty pointer words) runs the garbage
+// collector's write barrier over every one of them at every block while
+// a collection is marking. TestDeltaReset fills every field and checks
+// that reset clears it, so a new field cannot be forgotten here.
+func (d *Delta) reset() {
+	clear(d.Steps)
+	steps, reset, loops := d.Steps[:0], d.Reset[:0], d.LoopStack[:0]
+	d.Seq, d.IsHalted, d.EventSeq, d.ConflictNotices = 0, false, 0, 0
+	d.SetReturn, d.ReplacePayload, d.SetChangePlan, d.DropThreads, d.Deferred = false, false, false, false, false
+	d.Stats = Stats{}
+	for _, s := range []*string{&d.CurrentStep, &d.Phase, &d.Signal, &d.Status, &d.HaltedBlock, &d.EndedAt, &d.WorktreePath, &d.Thread} {
+		if *s != "" {
+			*s = ""
+		}
+	}
+	if d.ReturnStack != nil {
+		d.ReturnStack = nil
+	}
+	if d.Iteration != nil {
+		d.Iteration = nil
+	}
+	if d.Context != nil {
+		d.Context = nil
+	}
+	if d.Payload != nil {
+		d.Payload = nil
+	}
+	if d.ChangePlan != nil {
+		d.ChangePlan = nil
+	}
+	if d.Visit != nil {
+		d.Visit = nil
+	}
+	if d.Start != nil {
+		d.Start = nil
+	}
+	if d.ThreadRecord != nil {
+		d.ThreadRecord = nil
+	}
+	if d.ThreadError != nil {
+		d.ThreadError = nil
+	}
+	if d.Iterations != nil {
+		d.Iterations = nil
+	}
+	if d.Visits != nil {
+		d.Visits = nil
+	}
+	d.Steps, d.Reset, d.LoopStack = steps, reset, loops
+}
+
 // A RunStart is the identity of a run, set once.
 type RunStart struct {
 	RunID        string         `json:"run_id"`
