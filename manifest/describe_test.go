@@ -120,7 +120,7 @@ func TestSchemaDescriptions(t *testing.T) {
 				used[n+"."+k] = true
 				p := property(bodies[n], k)
 				if d, _ := p["description"].(string); strings.TrimSpace(d) == "" {
-					t.Errorf("smithc schema %s: %s.%s has no description: add \"%s.%s\" to keyDocs in manifest/describe.go",
+					t.Errorf("smithc schema %s: %s.%s has no description: add \"%s.%s\" to keyDocs in manifest/schemagen_test.go",
 						strings.ToLower(f.root), n, k, n, k)
 				}
 			}

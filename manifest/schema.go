@@ -2,7 +2,6 @@ package manifest
 
 import (
 	_ "embed" // the generated schemas
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,11 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/invopop/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"smith/lang"
 	"smith/source"
 )
 
@@ -25,26 +22,13 @@ const (
 	ManifestSchemaID = "https://smith.dev/schema/manifest.json"
 )
 
-// stepKinds are the keys of which a step has exactly one.
-var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send", "parallel"}
-
-// handlerKinds are the keys of which a handler has exactly one.
-var handlerKinds = []string{"goto", "end", "error", "halt"}
-
-// Permissions are the values of permissions: (CONTRACT 5), least first.
-var Permissions = []string{"read", "edit", "full"}
-
-// stepNamePattern is what a step name must match.
-const stepNamePattern = `^[A-Za-z_][A-Za-z0-9_-]*$`
-
-// compareOps are the operators of exit_code and number conditions.
-var compareOps = []string{"==", "!=", ">", "<", ">=", "<="}
-
 // The two schemas as generateWorkflowSchema and generateManifestSchema
-// print them, kept in files so that loading a document does not reflect on
-// the Go types and print the result every time (about a fifth of the
-// compilation of a 100-step workflow). TestSchemaGolden fails when a file
-// differs from its generator; -update rewrites it.
+// (schemagen_test.go) print them from the Go types, kept in files so that
+// loading a document does not reflect on the Go types and print the result
+// every time (about a fifth of the compilation of a 100-step workflow), and
+// so that the binaries do not link the reflection library at all.
+// TestSchemaGolden fails when a file differs from its generator; -update
+// rewrites it.
 var (
 	//go:embed workflow.schema.json
 	workflowSchemaText string
@@ -59,170 +43,6 @@ func WorkflowSchema() []byte { return []byte(workflowSchemaText) }
 // ManifestSchema returns the JSON Schema (draft 2020-12) of workflows.json
 // manifests, generated from the Go types: indented, deterministic text.
 func ManifestSchema() []byte { return []byte(manifestSchemaText) }
-
-// generateWorkflowSchema and generateManifestSchema generate the schemas
-// from the Go types (what workflow.schema.json and manifest.schema.json
-// hold).
-func generateWorkflowSchema() []byte {
-	return schemaText(&Workflow{}, WorkflowSchemaID, "Workflow")
-}
-
-func generateManifestSchema() []byte {
-	return schemaText(&Manifest{}, ManifestSchemaID, "Manifest")
-}
-
-// schemaText reflects the type of v, refines the result, describes every
-// key (root names the root object in keyDocs) and prints it.
-func schemaText(v any, id, root string) []byte {
-	r := &jsonschema.Reflector{Anonymous: true, ExpandedStruct: true}
-	s := r.Reflect(v)
-	s.ID = jsonschema.ID(id)
-	refine(s.Definitions)
-	if _, ok := s.Properties.Get("isolation"); ok {
-		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...)) // a workflow's own (the root)
-	}
-	describe(root, s)
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		panic(fmt.Sprintf("internal error: print schema %s: %v", id, err))
-	}
-	return append(b, '\n')
-}
-
-// refine adds what the json tags cannot say: enums, the step name pattern,
-// and "exactly one of" for steps, conditions and handlers. Definitions the
-// document does not use are skipped.
-func refine(defs jsonschema.Definitions) {
-	if s := defs["Step"]; s != nil {
-		s.Properties.Set("name", &jsonschema.Schema{Type: "string", Pattern: stepNamePattern})
-		s.Properties.Set("output_capture", enumSchema("text", "lines", "json"))
-		// A step with agent: and none of the kinds is a provider step on
-		// the agent's provider (CONTRACT 3).
-		s.OneOf = append(exactlyOne(stepKinds), &jsonschema.Schema{
-			Required: []string{"agent"},
-			Not:      &jsonschema.Schema{AnyOf: exactlyOne(stepKinds)},
-		})
-	}
-	for _, name := range []string{"Step", "Agent", "Defaults", "WorkerDef"} {
-		if s := defs[name]; s != nil {
-			s.Properties.Set("permissions", enumSchema(Permissions...))
-		}
-	}
-	if s := defs["On"]; s != nil {
-		s.Properties.Set("signals", &jsonschema.Schema{
-			Type:                 "object",
-			PropertyNames:        &jsonschema.Schema{Pattern: lang.SignalPattern},
-			AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Handler"},
-		})
-		delete(defs, "SignalHandler")
-	}
-	if s := defs["Parallel"]; s != nil {
-		s.Required = []string{"branches"}
-		if b, ok := s.Properties.Get("branches"); ok && b != nil {
-			b.PropertyNames = &jsonschema.Schema{Pattern: stepNamePattern}
-			one := uint64(1)
-			b.MinProperties = &one
-		}
-	}
-	if s := defs["Send"]; s != nil {
-		s.OneOf = exactlyOne([]string{"file", "content"})
-	}
-	if s := defs["PromptTransport"]; s != nil {
-		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
-	}
-	if s := defs["Config"]; s != nil {
-		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...))
-	}
-	if s := defs["ExitCodeCond"]; s != nil {
-		s.Properties.Set("op", enumSchema(compareOps...))
-	}
-	if s := defs["NumberCond"]; s != nil {
-		s.Properties.Set("op", enumSchema(compareOps...))
-	}
-	if s := defs["Cond"]; s != nil {
-		var keys []string
-		for k := range s.Properties.KeysFromOldest() {
-			keys = append(keys, k)
-		}
-		s.OneOf = exactlyOne(keys)
-	}
-	if s := defs["Handler"]; s != nil {
-		s.OneOf = exactlyOne(handlerKinds)
-	}
-}
-
-func enumSchema(vals ...string) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "string"}
-	for _, v := range vals {
-		s.Enum = append(s.Enum, v)
-	}
-	return s
-}
-
-// exactlyOne is a oneOf whose branches each require one of keys.
-func exactlyOne(keys []string) []*jsonschema.Schema {
-	out := make([]*jsonschema.Schema, len(keys))
-	for i, k := range keys {
-		out[i] = &jsonschema.Schema{Required: []string{k}}
-	}
-	return out
-}
-
-func stringSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
-
-func stringArraySchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "array", Items: stringSchema()}
-}
-
-// JSONSchema is the schema of a string value.
-func (String) JSONSchema() *jsonschema.Schema { return stringSchema() }
-
-// JSONSchema is the schema of a number value.
-func (Number) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "number"} }
-
-// JSONSchema is the schema of a boolean value.
-func (Bool) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "boolean"} }
-
-// JSONSchema is the schema of a list of strings.
-func (StringList) JSONSchema() *jsonschema.Schema { return stringArraySchema() }
-
-// JSONSchema is the schema of a string or a list of strings.
-func (StringOrList) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{stringSchema(), stringArraySchema()}}
-}
-
-// JSONSchema is the schema of a string, number or boolean.
-func (Scalar) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-		stringSchema(), {Type: "number"}, {Type: "boolean"},
-	}}
-}
-
-// JSONSchema is the schema of an object of strings.
-func (StringMap) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", AdditionalProperties: stringSchema()}
-}
-
-// JSONSchema is the schema of a value of any shape (the true schema).
-func (Free) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{} }
-
-// JSONSchema is the schema of inject: a boolean or an object.
-func (Inject) JSONSchema() *jsonschema.Schema {
-	props := jsonschema.NewProperties()
-	props.Set("mode", enumSchema("list", "content", "none"))
-	props.Set("instruction", stringSchema())
-	props.Set("position", enumSchema("prepend", "append"))
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-		{Type: "boolean"},
-		{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema},
-	}}
-}
-
-// JSONSchema is the schema of a named schema: a JSON Schema document, which
-// is an object or a boolean.
-func (SchemaDef) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "object"}, {Type: "boolean"}}}
-}
 
 // A Validator checks document trees against one format's generated schema.
 // Make one with NewWorkflowValidator or NewManifestValidator and keep it to

@@ -1,51 +1,76 @@
 package reply
 
-import (
-	"encoding/json"
-	"fmt"
+import "smith/lang"
 
-	"github.com/invopop/jsonschema"
-
-	"smith/lang"
+// The built-in schemas' texts. The object schemas are those that
+// invopop/jsonschema reflects from the Go types of builtin_schemas_test.go
+// (codeAndExplanation, preambleFields): TestBuiltinSchemaTexts fails when a
+// text and its type disagree and prints the text to put here. The binaries
+// keep the texts, not the reflection library.
+const (
+	// codeAndExplanationSchema: an object with a non-empty code and a
+	// non-empty explanation; other keys are allowed and kept.
+	codeAndExplanationSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "properties": {
+    "code": {
+      "type": "string",
+      "minLength": 1
+    },
+    "explanation": {
+      "type": "string",
+      "minLength": 1
+    }
+  },
+  "type": "object",
+  "required": [
+    "code",
+    "explanation"
+  ]
+}`
+	// codeOnlySchema: a non-empty string.
+	codeOnlySchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "string",
+  "minLength": 1
+}`
+	// preambleSchema is what Internal:PreambleValidator requires of a
+	// file's preamble: a non-empty id and description; other keys are
+	// allowed.
+	preambleSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "properties": {
+    "id": {
+      "type": "string",
+      "minLength": 1
+    },
+    "description": {
+      "type": "string",
+      "minLength": 1
+    }
+  },
+  "type": "object",
+  "required": [
+    "id",
+    "description"
+  ]
+}`
 )
 
-// A CodeAndExplanation is the reply the CodeAndExplanation schema asks for:
-// an object with a non-empty code and a non-empty explanation. Other keys are
-// allowed and kept.
-type CodeAndExplanation struct {
-	Code        string `json:"code" jsonschema:"minLength=1"`
-	Explanation string `json:"explanation" jsonschema:"minLength=1"`
-}
-
-// preambleFields is what Internal:PreambleValidator requires of a file's
-// preamble: a non-empty id and description. Other keys are allowed.
-type preambleFields struct {
-	ID          string `json:"id" jsonschema:"minLength=1"`
-	Description string `json:"description" jsonschema:"minLength=1"`
-}
-
 // builtinSchemaText returns the JSON Schema text of a built-in schema, or
-// false for another name. The object schemas are reflected from the Go
-// types; CodeOnly is a non-empty string.
+// false for another name.
 func builtinSchemaText(name string) (string, bool) {
 	switch name {
 	case lang.SchemaCodeAndExplanation:
-		return reflectSchema(&CodeAndExplanation{}), true
+		return codeAndExplanationSchema, true
 	case lang.SchemaCodeOnly:
-		one := uint64(1)
-		return printSchema(&jsonschema.Schema{
-			Version:   jsonschema.Version,
-			Type:      "string",
-			MinLength: &one,
-		}), true
+		return codeOnlySchema, true
 	}
 	return "", false
 }
 
-// PreambleSchemaText is the JSON Schema of preambleFields.
-func PreambleSchemaText() string {
-	return reflectSchema(&preambleFields{})
-}
+// PreambleSchemaText is the JSON Schema of a file's preamble.
+func PreambleSchemaText() string { return preambleSchema }
 
 // ValidatePreamble validates the fields of a file's preamble against
 // PreambleSchemaText and returns "" or the failures (as SchemaSet.Validate
@@ -56,26 +81,4 @@ func ValidatePreamble(fields map[string]any) (problem string, err error) {
 		return "", err
 	}
 	return validateValue(sch, fields), nil
-}
-
-// reflectSchema returns the schema of v's type: inline (no $defs), every
-// field required, other properties allowed.
-func reflectSchema(v any) string {
-	r := &jsonschema.Reflector{
-		DoNotReference:            true,
-		ExpandedStruct:            true,
-		AllowAdditionalProperties: true,
-		Anonymous:                 true,
-	}
-	return printSchema(r.Reflect(v))
-}
-
-// printSchema prints s indented; the output is deterministic (properties
-// keep their declaration order).
-func printSchema(s *jsonschema.Schema) string {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		panic(fmt.Sprintf("internal error: print built-in schema: %v", err))
-	}
-	return string(b)
 }
