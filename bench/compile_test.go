@@ -33,3 +33,17 @@ func BenchmarkCompileManifest10k(b *testing.B) {
 func BenchmarkCompileYAML5k(b *testing.B) {
 	benchCompile(b, "workflow5k.yaml", Workflow(workflowSteps))
 }
+
+// BenchmarkCheckManifest10k does what `smithc check` does with the
+// 10,000-block manifest: every check, no code (Options.ChecksOnly).
+func BenchmarkCheckManifest10k(b *testing.B) {
+	src := Manifest(manifestNodes, manifestPerNode)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		_, ds := compiler.Compile("manifest10k.json", src, compiler.Options{ChecksOnly: true})
+		if ds.HasErrors() {
+			b.Fatalf("Compile: %v", ds)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"smith/compiler/ir"
@@ -14,6 +15,10 @@ import (
 	"smith/manifest"
 	"smith/source"
 )
+
+// collectAfterLoad is the size of a document, in bytes, from which Compile
+// collects garbage after loading it (docs/performance.md, fifth pass).
+const collectAfterLoad = 1 << 20
 
 // A Result is what Compile produced: the IR and, when the document had no
 // errors, the verified program.
@@ -29,6 +34,13 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 	var ds source.Diagnostics
 	wf, mf, lds := manifest.Load(name, src)
 	ds.Append(lds...)
+	if len(src) >= collectAfterLoad {
+		// The document's tree is garbage now, and the decoded document
+		// much smaller: collecting lets the lowering reuse the tree's
+		// memory instead of growing the heap, whose every new page costs a
+		// page fault. A large document saves more than the collection costs.
+		runtime.GC()
+	}
 	res := &Result{}
 	switch {
 	case wf != nil:

@@ -75,6 +75,9 @@ type flowGraph struct {
 	// exit is the ID of the sink that END, FAIL, HALT_AND_FLAG and RETURN
 	// lead to.
 	exit int64
+	// order, when not nil, is the nodes that Nodes returns (a core, below);
+	// nil is all of them.
+	order []graph.Node
 }
 
 var _ graph.Directed = (*flowGraph)(nil)
@@ -204,8 +207,13 @@ func (f *flowGraph) Node(id int64) graph.Node {
 	return f.nodes[id]
 }
 
-// Nodes returns every node, in ID order.
-func (f *flowGraph) Nodes() graph.Nodes { return iterator.NewOrderedNodes(f.nodes) }
+// Nodes returns every node (or the nodes of order), in ID order.
+func (f *flowGraph) Nodes() graph.Nodes {
+	if f.order != nil {
+		return iterator.NewOrderedNodes(f.order)
+	}
+	return iterator.NewOrderedNodes(f.nodes)
+}
 
 // From returns the successors of id.
 func (f *flowGraph) From(id int64) graph.Nodes { return f.iter(f.succ, id) }
@@ -351,10 +359,19 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 
 // cycles returns the strongly connected components of f that hold a cycle
 // (more than one block, or a block with an edge to itself), each as block
-// indices in layout order.
+// indices in layout order, ordered by their first block.
 func cycles(f *flowGraph) [][]int {
 	var out [][]int
-	for _, scc := range topo.TarjanSCC(f) {
+	core, in := f.core()
+	for id, ok := range in {
+		if !ok && id < len(f.self) && f.self[id] {
+			out = append(out, []int{id}) // a cycle alone, outside the core
+		}
+	}
+	if len(core.order) == 0 {
+		return out
+	}
+	for _, scc := range topo.TarjanSCC(core) {
 		if len(scc) == 1 {
 			id := scc[0].ID()
 			if id == f.exit || !f.self[id] {
@@ -368,7 +385,70 @@ func cycles(f *flowGraph) [][]int {
 		slices.Sort(c)
 		out = append(out, c)
 	}
+	slices.SortFunc(out, func(a, b []int) int { return a[0] - b[0] })
 	return out
+}
+
+// core returns the part of f that can hold a cycle of more than one node,
+// for gonum's TarjanSCC, and in[id], whether node id belongs to it. A node
+// with no edge in or no edge out (self edges aside) lies on no such cycle;
+// removing it may leave its neighbours so, and they go too, until every
+// node left has both. The components of the core are those of f; a node
+// removed is a component alone. Most of a workflow is such chains: the
+// core is usually small, and Tarjan keeps maps of every node it visits.
+func (f *flowGraph) core() (*flowGraph, []bool) {
+	n := len(f.nodes)
+	nIn, nOut := make([]int32, n), make([]int32, n)
+	in := make([]bool, n)
+	var gone []int32 // removed, neighbours not yet updated
+	for i := range n {
+		nIn[i], nOut[i] = int32(len(f.pred[i])), int32(len(f.succ[i]))
+		if in[i] = nIn[i] > 0 && nOut[i] > 0; !in[i] {
+			gone = append(gone, int32(i))
+		}
+	}
+	for len(gone) > 0 {
+		v := gone[len(gone)-1]
+		gone = gone[:len(gone)-1]
+		for _, w := range f.succ[v] {
+			if id := w.ID(); in[id] {
+				if nIn[id]--; nIn[id] == 0 {
+					in[id] = false
+					gone = append(gone, int32(id))
+				}
+			}
+		}
+		for _, w := range f.pred[v] {
+			if id := w.ID(); in[id] {
+				if nOut[id]--; nOut[id] == 0 {
+					in[id] = false
+					gone = append(gone, int32(id))
+				}
+			}
+		}
+	}
+	core := &flowGraph{nodes: f.nodes, self: f.self, exit: f.exit, order: []graph.Node{}}
+	for id, ok := range in {
+		if ok {
+			core.order = append(core.order, f.nodes[id])
+		}
+	}
+	if len(core.order) == 0 {
+		return core, in
+	}
+	keep := func(adj [][]graph.Node) [][]graph.Node {
+		out := make([][]graph.Node, n)
+		for _, v := range core.order {
+			for _, w := range adj[v.ID()] {
+				if in[w.ID()] {
+					out[v.ID()] = append(out[v.ID()], w)
+				}
+			}
+		}
+		return out
+	}
+	core.succ, core.pred = keep(f.succ), keep(f.pred)
+	return core, in
 }
 
 // cycleText spells a cycle as 'A' -> 'B' -> 'A'.

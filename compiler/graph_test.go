@@ -1,8 +1,13 @@
 package compiler
 
 import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/graph/topo"
 
 	"smith/compiler/ir"
 )
@@ -210,5 +215,44 @@ func TestCheckGraph(t *testing.T) {
 				t.Errorf("CheckGraph(%s) =\n%s\nwant\n%s", tt.name, g, w)
 			}
 		})
+	}
+}
+
+// TestCyclesCore checks cycles, which runs Tarjan on the core of the graph
+// only, against Tarjan on the whole graph, on random graphs: chains into
+// and out of cycles, self edges inside and outside cycles, the exit sink.
+func TestCyclesCore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 2000 {
+		n := 1 + rng.IntN(12)
+		e := &flowEdges{}
+		for from := range n {
+			for range rng.IntN(4) {
+				to := rng.IntN(n + 1) // n: the exit sink
+				if rng.IntN(3) > 0 && to < from {
+					to = from + rng.IntN(n+1-from) // mostly forward: chains
+				}
+				e.from = append(e.from, int32(from))
+				e.to = append(e.to, int32(to))
+				e.each = append(e.each, false)
+			}
+		}
+		f := buildFlow(&flatProgram{blocks: make([]flatBlock, n)}, e, true)
+		var want [][]int
+		for _, scc := range topo.TarjanSCC(f) {
+			if len(scc) == 1 && (scc[0].ID() == f.exit || !f.self[scc[0].ID()]) {
+				continue
+			}
+			c := make([]int, len(scc))
+			for i, v := range scc {
+				c[i] = int(v.ID())
+			}
+			slices.Sort(c)
+			want = append(want, c)
+		}
+		slices.SortFunc(want, func(a, b []int) int { return a[0] - b[0] })
+		if got := cycles(f); !reflect.DeepEqual(got, want) {
+			t.Fatalf("graph %d (%d blocks, edges %v -> %v): cycles = %v, want %v", iter, n, e.from, e.to, got, want)
+		}
 	}
 }

@@ -19,7 +19,8 @@ type Options struct {
 	// ChecksOnly stops Compile after the checks (smithc check): no code is
 	// generated and Result.Prog stays nil. Code generation reports nothing
 	// about a document the checks accepted (only a compiler bug, as an
-	// internal error), so the diagnostics are the same.
+	// internal error), so the diagnostics are the same. The blocks of a
+	// manifest's IR then carry no Spec.
 	ChecksOnly bool
 }
 

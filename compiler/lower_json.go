@@ -71,6 +71,12 @@ type jsonLowerer struct {
 	// workers are the lowered workers entries, by key.
 	workers  map[string]*workerSpec
 	workerKs []string // workers keys, document order
+	// scratch is the spec of the block being lowered when the IR keeps
+	// none (Options.ChecksOnly).
+	scratch struct {
+		spec isa.Block
+		step isa.Step
+	}
 }
 
 // A blockRef is a block and the node that holds it.
@@ -242,14 +248,23 @@ func (m *jsonLowerer) lowerNode(n *manifest.Node) *ir.Node {
 // lowerBlock lowers one block.
 func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	b := &ir.Block{ID: blk.Key, Pos: blk.Pos, Kind: ir.Exec, Worker: blk.Worker.V}
-	spec := &isa.Block{ID: blk.Key, Pos: blk.Pos}
-	b.Spec = spec
+	var spec *isa.Block
+	var st *isa.Step
+	if m.opt.ChecksOnly {
+		// The checks need the spec only while the block is lowered: one
+		// scratch spec serves every block, and the IR keeps none.
+		spec, st = &m.scratch.spec, &m.scratch.step
+		*spec, *st = isa.Block{}, isa.Step{}
+	} else {
+		spec, st = new(isa.Block), new(isa.Step)
+		b.Spec = spec
+	}
+	spec.ID, spec.Pos, spec.Step = blk.Key, blk.Pos, st
 	if blk.MaxVisits.Set {
 		b.MaxVisits = m.intAtLeast(blk.MaxVisits, "max_visits", 1)
 		spec.MaxVisits = b.MaxVisits
 	}
-	st := &isa.Step{Worker: blk.Worker.V, Validation: m.checkSchema(blk.ValidationSchema)}
-	spec.Step = st
+	st.Worker, st.Validation = blk.Worker.V, m.checkSchema(blk.ValidationSchema)
 	merge := m.payloadMerge(blk.PayloadMergeStrategy)
 	// How the worker runs: the block's timeout, then the worker's, then the
 	// defaults; model and permissions from the worker, then the defaults.

@@ -120,6 +120,16 @@ func ParseAction(s string, pos source.Pos) (Action, *source.Diagnostic) {
 	base := lexer.Position{Line: 1, Column: 1}
 	base.Advance(s[:lo])
 	at := func(p lexer.Position) source.Pos { return grammarPos(pos, base, p) }
+	if a, ok := fastAction(text, at); ok {
+		return a, nil
+	}
+	return grammarAction(text, at)
+}
+
+// grammarAction is ParseAction's reading of text by the
+// grammar, which defines the forms and words every error; at turns a
+// position in text into one in the document.
+func grammarAction(text string, at func(lexer.Position) source.Pos) (Action, *source.Diagnostic) {
 	bad := func(p lexer.Position, format string, args ...any) (Action, *source.Diagnostic) {
 		d := source.New(at(p), source.EBadAction, format, args...)
 		return Action{}, &d
@@ -128,12 +138,7 @@ func ParseAction(s string, pos source.Pos) (Action, *source.Diagnostic) {
 	if text == "" {
 		return bad(start, "action %s is not one of %s", showText(text), actionList)
 	}
-
-	ast, ok := fastAction(text)
-	var err error
-	if !ok {
-		ast, err = actionParser().ParseString("", text)
-	}
+	ast, err := actionParser().ParseString("", text)
 	var errTok *lexer.Token // the token the grammar did not expect
 	if err != nil {
 		var ute *participle.UnexpectedTokenError

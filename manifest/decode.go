@@ -25,7 +25,7 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 		case "strict_flow":
 			wf.StrictFlow = decBool(e.Val)
 		case "context":
-			wf.Context = Free{V: e.Val}
+			wf.Context = free(e.Val)
 		case "secrets":
 			wf.Secrets = decStringList(e.Val)
 		case "env_allow":
@@ -93,6 +93,58 @@ func DecodeManifest(name string, v *Value) *Manifest {
 		}
 	}
 	return mf
+}
+
+// free keeps v, a value that outlives the document's tree, as a copy of
+// its own whose values are carved from one array: the JSON reader carves
+// the tree's scalars from slabs shared with the rest of the tree
+// (jsonParser.newLeaf), which a subtree kept by reference would keep
+// alive, up to the whole tree's scalars for the static_memory of every
+// node of a large manifest.
+func free(v *Value) Free {
+	if v == nil {
+		return Free{}
+	}
+	vals := make([]Value, 0, countValues(v))
+	return Free{V: copyValue(v, &vals)}
+}
+
+// countValues counts the values of the tree v.
+func countValues(v *Value) int {
+	n := 1
+	for _, e := range v.List {
+		if e != nil {
+			n += countValues(e)
+		}
+	}
+	for _, e := range v.Map {
+		if e.Val != nil {
+			n += countValues(e.Val)
+		}
+	}
+	return n
+}
+
+// copyValue copies the tree v into vals, which has room for it.
+func copyValue(v *Value, vals *[]Value) *Value {
+	if v == nil {
+		return nil
+	}
+	*vals = append(*vals, *v)
+	c := &(*vals)[len(*vals)-1]
+	if v.List != nil {
+		c.List = make([]*Value, len(v.List))
+		for i, e := range v.List {
+			c.List[i] = copyValue(e, vals)
+		}
+	}
+	if v.Map != nil {
+		c.Map = make([]MapEntry, len(v.Map))
+		for i, e := range v.Map {
+			c.Map[i] = MapEntry{Key: e.Key, KeyPos: e.KeyPos, Val: copyValue(e.Val, vals)}
+		}
+	}
+	return c
 }
 
 func isMap(v *Value) bool { return v != nil && v.Kind == KMap }
@@ -195,7 +247,7 @@ func decProviders(v *Value) map[string]*Provider {
 			case "command":
 				p.Command = decStringList(f.Val)
 			case "defaults":
-				p.Defaults = Free{V: f.Val}
+				p.Defaults = free(f.Val)
 			case "prompt_transport":
 				p.PromptTransport = decPromptTransport(f.Val)
 			case "env":
@@ -249,7 +301,7 @@ func decSchemas(v *Value) map[string]*SchemaDef {
 		if e.Val == nil || (e.Val.Kind != KMap && e.Val.Kind != KBool) {
 			continue
 		}
-		out[e.Key] = &SchemaDef{Key: e.Key, Pos: e.KeyPos, Order: i, Schema: Free{V: e.Val}}
+		out[e.Key] = &SchemaDef{Key: e.Key, Pos: e.KeyPos, Order: i, Schema: free(e.Val)}
 	}
 	return out
 }
@@ -301,7 +353,7 @@ func decStep(v *Value) *Step {
 		case "for_each":
 			s.ForEach = decForEach(e.Val)
 		case "set_context":
-			s.SetContext = Free{V: e.Val}
+			s.SetContext = free(e.Val)
 		case "send":
 			s.Send = decSend(e.Val)
 		case "parallel":
@@ -317,7 +369,7 @@ func decStep(v *Value) *Step {
 		case "prompt_file":
 			s.PromptFile = decString(e.Val)
 		case "provider_params":
-			s.ProviderParams = Free{V: e.Val}
+			s.ProviderParams = free(e.Val)
 		case "command_override":
 			s.CommandOverride = decStringList(e.Val)
 		case "prompt_transport":
@@ -365,7 +417,7 @@ func decForEach(v *Value) *ForEach {
 	for _, e := range v.Map {
 		switch e.Key {
 		case "items":
-			fe.Items = Free{V: e.Val}
+			fe.Items = free(e.Val)
 		case "as":
 			fe.As = decString(e.Val)
 		case "steps":
@@ -663,7 +715,7 @@ func decWorkers(v *Value) map[string]*WorkerDef {
 			case "agent":
 				w.Agent = decString(f.Val)
 			case "provider_params":
-				w.ProviderParams = Free{V: f.Val}
+				w.ProviderParams = free(f.Val)
 			case "model":
 				w.Model = decString(f.Val)
 			case "permissions":
@@ -701,7 +753,7 @@ func decNodes(v *Value, blocks *int) map[string]*Node {
 			case "context_inheritance":
 				n.ContextInheritance = decBool(f.Val)
 			case "static_memory":
-				n.StaticMemory = Free{V: f.Val}
+				n.StaticMemory = free(f.Val)
 			case "blocks":
 				n.Blocks = decBlocks(f.Val, blocks)
 			}

@@ -232,3 +232,48 @@ func TestDecodeEveryField(t *testing.T) {
 		})
 	}
 }
+
+// TestFreeIsCopied checks that a decoded Free value equals its subtree of
+// the document but shares none of its values: the tree's scalars are
+// carved from slabs shared with the rest of the tree, which a Free kept by
+// reference would keep alive.
+func TestFreeIsCopied(t *testing.T) {
+	src := []byte(`{"version": "1", "entry": "Node:A",
+  "workers": {"W": {"provider": "mock", "provider_params": {"model": "m", "n": [1, true, null, {"k": "v"}]}}},
+  "nodes": {"Node:A": {"entry_block": "Block:X", "static_memory": {"rules": "r", "list": ["a", "b"], "empty": [], "obj": {}},
+    "blocks": {"Block:X": {"worker": "W", "transitions": [{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}]}}}}}`)
+	tree, ds := ParseJSON("m.json", src)
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	inTree := map[*Value]bool{}
+	var walk func(v *Value, visit func(*Value))
+	walk = func(v *Value, visit func(*Value)) {
+		visit(v)
+		for _, e := range v.List {
+			walk(e, visit)
+		}
+		for _, e := range v.Map {
+			walk(e.Val, visit)
+		}
+	}
+	walk(tree, func(v *Value) { inTree[v] = true })
+	mf := DecodeManifest("m.json", tree)
+	for _, c := range []struct {
+		name string
+		got  *Value
+		want *Value
+	}{
+		{"static_memory", mf.Nodes["Node:A"].StaticMemory.V, tree.Get("nodes").Get("Node:A").Get("static_memory")},
+		{"provider_params", mf.Workers["W"].ProviderParams.V, tree.Get("workers").Get("W").Get("provider_params")},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s: decoded %s, want %s", c.name, c.got.AppendJSON(nil), c.want.AppendJSON(nil))
+		}
+		walk(c.got, func(v *Value) {
+			if inTree[v] {
+				t.Errorf("%s: value %s at %s is the tree's own", c.name, v.AppendJSON(nil), v.Pos)
+			}
+		})
+	}
+}

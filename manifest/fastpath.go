@@ -2,8 +2,11 @@ package manifest
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"smith/source"
 )
 
 // The fast paths below build, for the common well-formed strings, the very
@@ -92,43 +95,52 @@ func keyLen(s string) int {
 	return len(s)
 }
 
-// fastAction parses text (an action with white space trimmed) when it is
-// FAIL:message, RETURN, HALT_AND_FLAG, END, or JUMP:/CALL: with a
-// well-formed target; otherwise ok is false.
-func fastAction(text string) (ast *actionAST, ok bool) {
-	pos := lexer.Position{Line: 1, Column: 1}
-	tok := func(typ lexer.TokenType, v string) *lexer.Token {
-		t := &lexer.Token{Type: typ, Value: v, Pos: pos}
-		pos.Advance(v)
-		return t
-	}
+// fastAction reads text (an action with white space trimmed) when it is a
+// well-formed FAIL:message, RETURN, HALT_AND_FLAG, END, or JUMP:/CALL:
+// with a well-formed target, as the grammar reads it (grammarAction), but
+// without building tokens; at turns a position in text into one in the
+// document. Anything else, every error included, returns ok == false.
+func fastAction(text string, at func(lexer.Position) source.Pos) (a Action, ok bool) {
+	start := lexer.Position{Line: 1, Column: 1}
 	switch {
 	case strings.HasPrefix(text, "FAIL:"):
-		ast = &actionAST{Fail: tok(tokActFail, "FAIL:")}
-		if msg := text[len("FAIL:"):]; msg != "" {
-			ast.Msg = tok(tokActText, msg)
+		msg := strings.TrimLeftFunc(text[len("FAIL:"):], unicode.IsSpace)
+		if strings.TrimSpace(msg) == "" {
+			return Action{}, false
 		}
-		return ast, true
-	case text == "RETURN" || text == "HALT_AND_FLAG" || text == "END":
-		return &actionAST{Word: tok(tokActWord, text)}, true
+		tp := start
+		tp.Advance(text[:len(text)-len(msg)])
+		return Action{Kind: ActFail, Msg: msg, Pos: at(start), TargetPos: at(tp)}, true
+	case text == "RETURN":
+		return Action{Kind: ActReturn, Pos: at(start)}, true
+	case text == "HALT_AND_FLAG":
+		return Action{Kind: ActHalt, Pos: at(start)}, true
+	case text == "END":
+		return Action{Kind: ActEnd, Pos: at(start)}, true
 	}
 	word, target, found := strings.Cut(text, ":")
-	if !found || (word != "JUMP" && word != "CALL") {
-		return nil, false
+	kind := ActJump
+	switch {
+	case !found:
+		return Action{}, false
+	case word == "CALL":
+		kind = ActCall
+	case word != "JUMP":
+		return Action{}, false
 	}
-	ast = &actionAST{Word: tok(tokActWord, word), Colon: tok(tokActColon, ":")}
-	for _, p := range []string{"Node:", "Block:"} {
-		if strings.HasPrefix(target, p) {
-			ast.Prefix = tok(tokActPre, p)
-			target = target[len(p):]
+	id := target
+	for _, p := range [...]string{"Node:", "Block:"} {
+		if strings.HasPrefix(id, p) {
+			id = id[len(p):]
 			break
 		}
 	}
-	if target == "" || identLen(target) != len(target) {
-		return nil, false
+	if id == "" || identLen(id) != len(id) {
+		return Action{}, false
 	}
-	ast.Ident = tok(tokActIdent, target)
-	return ast, true
+	tp := start
+	tp.Advance(text[:len(word)+1])
+	return Action{Kind: kind, Target: target, Pos: at(start), TargetPos: at(tp)}, true
 }
 
 // identLen is the length of the Ident token ([A-Za-z0-9_.-]+) at the

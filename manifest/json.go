@@ -130,8 +130,9 @@ func (p *jsonParser) pos(off int) source.Pos {
 
 // newLeaf returns a scalar Value of kind k at pos from the current slab.
 // Only scalars share slabs: they hold no pointers to other values, so a
-// subtree kept after the tree (a Free) keeps alive, besides itself, no more
-// than the other scalars of its slabs, never another part of the tree.
+// subtree kept after the tree keeps alive, besides itself, no more than
+// the other scalars of its slabs, never another part of the tree; the
+// decoder copies the subtrees it keeps (a Free) so that they keep none.
 // Slabs start small (most documents are) and double up to jsonSlabMax
 // values.
 func (p *jsonParser) newLeaf(k Kind, pos source.Pos) *Value {
