@@ -6,6 +6,7 @@ import (
 
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // A Host performs every effect of a run besides running its steps
@@ -40,7 +41,7 @@ type Host interface {
 	// out the moves of consumed messages; Notices returns the conflict
 	// notices under runRoot after the first skip.
 	PrepareAgents(d confine.Dir, folders []string) error
-	ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error)
+	ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error)
 	Notices(runRoot string, skip int) ([]workers.Conflict, error)
 
 	// FileExists reports whether rel (confined to d) names a file:

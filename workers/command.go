@@ -9,20 +9,22 @@ import (
 	"os"
 	"os/exec"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // runCommand runs a command step: confine its paths, wait for wait_for, check
 // depends_on, then run Argv with retries.
-func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
+func (r *Registry) runCommand(ctx context.Context, req *step.Request) step.Result {
 	p, serr := prepare(req)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	if len(req.Argv) == 0 {
-		return failed(exitNotRun, source.Errorf(source.EExec, "step '%s' has an empty command", req.Step))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "step '%s' has an empty command", req.Step))
 	}
 	if _, res, ok := r.preconditions(ctx, req, p); !ok {
 		return res
@@ -31,15 +33,15 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 	if req.PayloadStdin {
 		f, err := payloadFile(req, p)
 		if err != nil {
-			return failed(exitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
 		}
 		defer os.Remove(f)
 		stdin = f
 	}
-	return r.retry(ctx, req, 0, false, func(int) Result {
+	return r.retry(ctx, req, 0, false, func(int) step.Result {
 		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, stdin, p.output)
 		if err != nil {
-			return failed(exitNotRun, escapeErr(fieldOf(err), err))
+			return step.Failed(step.ExitNotRun, escapeErr(fieldOf(err), err))
 		}
 		return processResult(ctx, req, p, pr, outErr)
 	})
@@ -48,10 +50,10 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 // payloadFile writes req's payload as a JSON array of segments to a
 // temporary file under RUN_ROOT/tmp, for a manifest command worker's stdin
 // (CONTRACT 12.5); the caller removes it.
-func payloadFile(req *Request, p paths) (string, error) {
+func payloadFile(req *step.Request, p paths) (string, error) {
 	segs := req.Payload
 	if segs == nil {
-		segs = []Segment{}
+		segs = []step.Segment{}
 	}
 	data, err := json.Marshal(segs)
 	if err != nil {
@@ -85,10 +87,10 @@ func writeTemp(p paths, pattern string, data []byte) (string, error) {
 // preconditions checks that input_file exists, then waits for wait_for and
 // checks depends_on. It returns the files depends_on matched, or the failure
 // and false when the step must not run.
-func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]string, Result, bool) {
+func (r *Registry) preconditions(ctx context.Context, req *step.Request, p paths) ([]string, step.Result, bool) {
 	if p.input != "" {
 		if _, err := os.Stat(p.input); err != nil {
-			return nil, failed(exitNotRun, source.Errorf(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
+			return nil, step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
 		}
 	}
 	if res, ok := r.waitFor(ctx, req); !ok {
@@ -96,9 +98,9 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 	}
 	files, serr := dependsOn(req)
 	if serr != nil {
-		return nil, failed(exitNotRun, serr), false
+		return nil, step.Failed(step.ExitNotRun, serr), false
 	}
-	return files, Result{}, true
+	return files, step.Result{}, true
 }
 
 // runProcess runs argv once the way every step runs: cwd WORKSPACE, the
@@ -106,7 +108,7 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+func (r *Registry) runProcess(ctx context.Context, req *step.Request, p paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
 	spec, closeStdin, err := stepSpec(req, p, argv, proc.BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
 		return proc.Result{}, nil, err
@@ -139,7 +141,7 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 // RUN_ROOT. When stdinPath is the user's input_file it is opened now,
 // through the project, never following a link (a link swapped in after the
 // checks is refused: an *inputErr); closeStdin closes it.
-func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
+func stepSpec(req *step.Request, p paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
 	spec = proc.Spec{
 		Argv:         argv,
 		Dir:          req.Dirs.Workspace,
@@ -166,17 +168,17 @@ func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec
 
 // processResult turns one finished process into a Result and applies the
 // output capture.
-func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, outErr error) Result {
-	res := Result{
+func processResult(ctx context.Context, req *step.Request, p paths, pr proc.Result, outErr error) step.Result {
+	res := step.Result{
 		ExitCode:    pr.ExitCode,
 		Truncated:   pr.StdoutTruncated,
 		SpillStdout: pr.StdoutSpill,
 		StderrLog:   p.stderrLog,
 	}
 	if pr.StartErr != nil {
-		res.Signal, res.ExitCode, res.Err = SignalFailure, exitNotFound, startErr(req.Argv[0], pr.StartErr)
+		res.Signal, res.ExitCode, res.Err = lang.SigFailure, step.ExitNotFound, startErr(req.Argv[0], pr.StartErr)
 		if ctx.Err() != nil {
-			res.ExitCode, res.Err = exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
+			res.ExitCode, res.Err = step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		}
 		return res
 	}
@@ -185,7 +187,7 @@ func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, o
 	case pr.TimedOut:
 		res.Err = source.Errorf(source.ETimeout, "step '%s' timed out after %s", req.Step, timeoutOf(req))
 	case ctx.Err() != nil:
-		res.Signal = SignalFailure
+		res.Signal = lang.SigFailure
 		res.Err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
 	res.Output = trimOutput(string(pr.Stdout))
@@ -199,8 +201,8 @@ func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, o
 		}
 	}
 	applyCapture(req, &res, whole)
-	if outErr != nil && res.Signal == SignalSuccess {
-		res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
+	if outErr != nil && res.Signal == lang.SigSuccess {
+		res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}
 	return res
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 const (
@@ -30,10 +32,10 @@ const (
 // polls every Poll (default 500 ms) and gives up after Timeout (default
 // 300 s) with SIGNAL:TIMEOUT, exit code 124 and E_WAIT_TIMEOUT. The clock and
 // the pause are the Registry's, so tests need no real time.
-func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
+func (r *Registry) waitFor(ctx context.Context, req *step.Request) (step.Result, bool) {
 	wf := req.WaitFor
 	if wf == nil {
-		return Result{}, true
+		return step.Result{}, true
 	}
 	timeout, poll, minCount := wf.Timeout, wf.Poll, wf.MinCount
 	if timeout <= 0 {
@@ -47,22 +49,22 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 	for {
 		matches, serr := globFiles(req, wf.Glob)
 		if serr != nil {
-			return failed(exitNotRun, serr), false
+			return step.Failed(step.ExitNotRun, serr), false
 		}
 		if len(matches) >= minCount {
-			req.waitMatched = matches
-			return Result{}, true
+			req.WaitMatched = matches
+			return step.Result{}, true
 		}
 		if !r.now().Before(deadline) {
-			return Result{
-				Signal:   SignalTimeout,
+			return step.Result{
+				Signal:   lang.SigTimeout,
 				ExitCode: proc.ExitTimeout,
 				Err: source.Errorf(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
 					wf.Glob, len(matches), minCount, timeout),
 			}, false
 		}
 		if err := r.sleep(ctx, poll); err != nil {
-			return failed(exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
 		}
 	}
 }
@@ -70,7 +72,7 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 // dependsOn checks depends_on: every required glob must match at least one
 // file. It returns every matched file (required globs first, then optional
 // ones, each glob's matches sorted, without repeats) as absolute paths.
-func dependsOn(req *Request) ([]string, *source.Error) {
+func dependsOn(req *step.Request) ([]string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return nil, nil
@@ -108,7 +110,7 @@ func dependsOn(req *Request) ([]string, *source.Error) {
 // (absolute, ".." out of BASE, and symlinks along its literal components are
 // E_PATH_ESCAPE), and then every match, so a wildcard cannot lead through a
 // symlink either.
-func globFiles(req *Request, pattern string) ([]string, *source.Error) {
+func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 	abs, err := req.Dirs.Resolve(pattern)
 	if err != nil {
 		return nil, escapeErr("glob", err)
@@ -155,7 +157,7 @@ func escapeGlob(s string) string {
 // instruction line when there is one. The block goes before the prompt
 // (position prepend, the default) or after it (append), separated from it by
 // one empty line.
-func injectDeps(req *Request, files []string, prompt string) (string, *source.Error) {
+func injectDeps(req *step.Request, files []string, prompt string) (string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return prompt, nil
@@ -204,7 +206,7 @@ func injectDeps(req *Request, files []string, prompt string) (string, *source.Er
 }
 
 // readConfined reads abs, a confined path, through the project root.
-func readConfined(req *Request, abs string) (string, error) {
+func readConfined(req *step.Request, abs string) (string, error) {
 	f, err := req.Dirs.Open(abs)
 	if err != nil {
 		return "", err

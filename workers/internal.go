@@ -8,6 +8,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/step"
 )
 
 // The internal workers (CONTRACT.md section 8, seed 001). Each reads the
@@ -19,19 +20,6 @@ import (
 //
 // The worktree path is req.WorktreePath, or WORKSPACE when that is empty; it
 // must lie inside BASE (it is WORKSPACE or BASE/.orchestrator/worktrees/<run>).
-
-// Segment types the internal workers read and write.
-const (
-	SegCodeOutput      = "CODE_OUTPUT"
-	SegDocOutput       = "DOCUMENTATION_OUTPUT"
-	SegTestResult      = "TEST_RESULT"
-	SegLintResult      = "LINT_RESULT"
-	SegBuildResult     = "BUILD_RESULT"
-	SegError           = "ERROR"
-	SegValidationError = "VALIDATION_ERROR"
-	SegNewFiles        = "NEW_FILES_IDENTIFIED"
-	SegConflict        = "CONFLICT"
-)
 
 const (
 	// workspacePerm is the mode of a WORKSPACE created for a worker.
@@ -59,14 +47,14 @@ func Internal(name string) (InternalFunc, bool) {
 
 // A segmentList collects the new segments of one internal worker call.
 type segmentList struct {
-	req  *Request
-	segs []Segment
+	req  *step.Request
+	segs []step.Segment
 }
 
 // add appends a segment of type typ.
 func (l *segmentList) add(typ, content string) {
 	n := len(l.req.Payload) + len(l.segs) + 1
-	l.segs = append(l.segs, Segment{
+	l.segs = append(l.segs, step.Segment{
 		ID:      fmt.Sprintf("%s/%s/%d", l.req.RunID, l.req.Step, n),
 		Type:    typ,
 		Content: content,
@@ -74,13 +62,13 @@ func (l *segmentList) add(typ, content string) {
 }
 
 // result returns a Result with signal, the exit code and the segments.
-func (l *segmentList) result(signal string, exit int, err error) Result {
-	return Result{Signal: signal, ExitCode: exit, Segments: l.segs, Err: err}
+func (l *segmentList) result(signal string, exit int, err error) step.Result {
+	return step.Result{Signal: signal, ExitCode: exit, Segments: l.segs, Err: err}
 }
 
 // worktreePath returns the absolute worktree path of req, checked to lie
 // inside BASE. WORKSPACE is created when it is the worktree.
-func worktreePath(req *Request) (string, error) {
+func worktreePath(req *step.Request) (string, error) {
 	wt := req.WorktreePath
 	if wt == "" {
 		wt = req.Dirs.Workspace
@@ -106,11 +94,11 @@ func worktreePath(req *Request) (string, error) {
 // fail adds a segment of type segType holding err's message and returns a
 // result with signal; err becomes the Result's error when it is a
 // *source.Error (it carries a code the user should see).
-func (l *segmentList) fail(signal, segType string, err error) Result {
+func (l *segmentList) fail(signal, segType string, err error) step.Result {
 	l.add(segType, err.Error())
 	var se *source.Error
 	if errors.As(err, &se) {
-		return l.result(signal, exitNotRun, se)
+		return l.result(signal, step.ExitNotRun, se)
 	}
-	return l.result(signal, exitNotRun, nil)
+	return l.result(signal, step.ExitNotRun, nil)
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -43,18 +45,18 @@ type toolRun struct {
 
 // runTestRunner is Internal:TestRunner: a TEST_RESULT segment with outcome
 // PASS, or FAIL with the exit code and the whole log.
-func runTestRunner(ctx context.Context, r *Registry, req *Request) Result {
+func runTestRunner(ctx context.Context, r *Registry, req *step.Request) step.Result {
 	l := &segmentList{req: req}
 	run, res, ok := runTool(ctx, r, req, keyTestCommand, req.Config.TestCommand, l)
 	if !ok {
 		return res
 	}
-	if res.Signal == SignalSuccess {
-		l.add(SegTestResult, toolJSON(struct {
+	if res.Signal == lang.SigSuccess {
+		l.add(step.SegTestResult, toolJSON(struct {
 			Outcome string `json:"outcome"`
 		}{"PASS"}))
 	} else {
-		l.add(SegTestResult, toolJSON(struct {
+		l.add(step.SegTestResult, toolJSON(struct {
 			Outcome  string `json:"outcome"`
 			ExitCode int    `json:"exit_code"`
 			Log      string `json:"log"`
@@ -66,19 +68,19 @@ func runTestRunner(ctx context.Context, r *Registry, req *Request) Result {
 
 // runLinter is Internal:RunLinter: on failure a LINT_RESULT segment with the
 // linter's stdout when it is JSON (compacted), else the whole log.
-func runLinter(ctx context.Context, r *Registry, req *Request) Result {
+func runLinter(ctx context.Context, r *Registry, req *step.Request) step.Result {
 	l := &segmentList{req: req}
 	run, res, ok := runTool(ctx, r, req, keyLintCommand, req.Config.LintCommand, l)
 	if !ok {
 		return res
 	}
-	if res.Signal != SignalSuccess {
+	if res.Signal != lang.SigSuccess {
 		content := run.log
 		var buf bytes.Buffer
 		if out := bytes.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, out) == nil {
 			content = buf.String()
 		}
-		l.add(SegLintResult, content)
+		l.add(step.SegLintResult, content)
 	}
 	res.Segments = l.segs
 	return res
@@ -86,14 +88,14 @@ func runLinter(ctx context.Context, r *Registry, req *Request) Result {
 
 // runBuilder is Internal:RunBuilder: on failure a BUILD_RESULT segment with
 // the whole log.
-func runBuilder(ctx context.Context, r *Registry, req *Request) Result {
+func runBuilder(ctx context.Context, r *Registry, req *step.Request) step.Result {
 	l := &segmentList{req: req}
 	run, res, ok := runTool(ctx, r, req, keyBuildCommand, req.Config.BuildCommand, l)
 	if !ok {
 		return res
 	}
-	if res.Signal != SignalSuccess {
-		l.add(SegBuildResult, run.log)
+	if res.Signal != lang.SigSuccess {
+		l.add(step.SegBuildResult, run.log)
 	}
 	res.Segments = l.segs
 	return res
@@ -115,17 +117,17 @@ func toolJSON(v any) string {
 // FAILURE, TIMEOUT), or, when nothing could run (no command configured, a
 // bad worktree path, a tool that cannot start), a FAILURE with an ERROR
 // segment and false.
-func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []string, l *segmentList) (toolRun, Result, bool) {
+func runTool(ctx context.Context, r *Registry, req *step.Request, key string, argv []string, l *segmentList) (toolRun, step.Result, bool) {
 	if len(argv) == 0 || argv[0] == "" {
-		return toolRun{}, l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
+		return toolRun{}, l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
 	}
 	p, serr := prepare(req)
 	if serr != nil {
-		return toolRun{}, l.fail(SignalFailure, SegError, serr), false
+		return toolRun{}, l.fail(lang.SigFailure, step.SegError, serr), false
 	}
 	wt, err := worktreePath(req)
 	if err != nil {
-		return toolRun{}, l.fail(SignalFailure, SegError, err), false
+		return toolRun{}, l.fail(lang.SigFailure, step.SegError, err), false
 	}
 	var lookup func(string) (string, bool)
 	if r != nil {
@@ -151,12 +153,12 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 	if pr.StartErr != nil {
 		se := startErr(argv[0], pr.StartErr)
 		se.Msg = key + ": " + se.Msg
-		res := l.fail(SignalFailure, SegError, se)
-		res.ExitCode = exitNotFound
+		res := l.fail(lang.SigFailure, step.SegError, se)
+		res.ExitCode = step.ExitNotFound
 		res.StderrLog = p.stderrLog
 		return toolRun{proc: pr}, res, false
 	}
-	res := Result{
+	res := step.Result{
 		Signal:      signalFor(pr.ExitCode),
 		ExitCode:    pr.ExitCode,
 		Output:      trimOutput(string(pr.Stdout)),
@@ -167,10 +169,10 @@ func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []
 	}
 	switch {
 	case pr.TimedOut:
-		res.Signal = SignalTimeout
+		res.Signal = lang.SigTimeout
 		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
 	case ctx.Err() != nil:
-		res.Signal = SignalFailure
+		res.Signal = lang.SigFailure
 		res.Err = &source.Error{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
 	}
 	return toolRun{proc: pr, log: log.String()}, res, true

@@ -11,6 +11,7 @@ import (
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -38,19 +39,19 @@ type callReply struct {
 // depends_on, assemble the prompt, then call each provider in turn (each with
 // its own retries) until one answers with something other than a retryable
 // failure (exit 1 or 124).
-func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
+func (r *Registry) runProvider(ctx context.Context, req *step.Request) step.Result {
 	p, serr := prepare(req)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	if len(req.Providers) == 0 {
-		return failed(exitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
 	}
 	provs := make([]provider.Provider, 0, len(req.Providers))
 	for _, name := range req.Providers {
 		pv, ok := provider.Lookup(req.ProviderDefs, name)
 		if !ok {
-			return failed(exitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
 				name, source.DidYouMean(name, provider.Names(req.ProviderDefs))))
 		}
 		provs = append(provs, pv)
@@ -61,11 +62,11 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 	}
 	prompt, fromInput, serr := assemblePrompt(req, p, files)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	tries := 0
 	for i, pv := range provs {
-		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) Result {
+		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) step.Result {
 			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
 		})
 		tries = res.Attempts
@@ -82,7 +83,7 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 
 // failureReason is the one-line reason of a failed result for the console:
 // its error's message, else its exit code.
-func failureReason(res Result) string {
+func failureReason(res step.Result) string {
 	if res.Err != nil {
 		return firstLine(res.Err.Error())
 	}
@@ -98,7 +99,7 @@ func failureReason(res Result) string {
 // there is nothing before it), so both reach the model (CONTRACT 5;
 // fromInput: the file is in the prompt, not on stdin); then the depends_on
 // injection.
-func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
+func assemblePrompt(req *step.Request, p paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
 	switch {
 	case req.Prompt != "":
 		prompt = req.Prompt
@@ -158,7 +159,7 @@ func fileErr(key, rel string, err error) *source.Error {
 
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
-func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool, n int) Result {
+func (r *Registry) callProvider(ctx context.Context, req *step.Request, p paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
 	call := callID(req, pv.Name, n)
 	if r.Replay != "" {
 		rep := r.replay(req, prompt, call)
@@ -185,7 +186,7 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 // callID identifies one provider call of a numbered execution (execution,
 // provider, try), so that a call repeated after a crash can be answered as
 // before; "" for an unnumbered one.
-func callID(req *Request, name string, try int) string {
+func callID(req *step.Request, name string, try int) string {
 	if req.Execution <= 0 {
 		return ""
 	}
@@ -194,8 +195,8 @@ func callID(req *Request, name string, try int) string {
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory
 // cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *Request, p paths, rep callReply) Result {
-	res := Result{
+func finishReply(req *step.Request, p paths, rep callReply) step.Result {
+	res := step.Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
 		Tokens:      rep.tokens,
@@ -217,14 +218,14 @@ func finishReply(req *Request, p paths, rep callReply) Result {
 	res.Output = trimOutput(out)
 	if p.output != "" && !rep.wroteOutput {
 		if err := req.Dirs.WriteFile(p.output, []byte(rep.text), 0o644); err != nil {
-			res.Signal, res.Err = SignalFailure, escapeErr("output_file", err)
+			res.Signal, res.Err = lang.SigFailure, escapeErr("output_file", err)
 			return res
 		}
 	}
 	applyCapture(req, &res, []byte(rep.text))
 	if req.KeepReply && res.Err == nil {
 		if err := keepReply(req, rep.text); err != nil {
-			res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
+			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
 		}
 	}
 	return res
@@ -263,7 +264,7 @@ func (inv *invocation) cleanup() {
 // path). stdin and temp_file modes write the prompt to a file under
 // RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
 // input_file, unless the prompt is that file's content.
-func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
+func buildInvocation(req *step.Request, p paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
 	inv := &invocation{}
 	tmpl := pv.Command
 	if len(req.CommandOverride) > 0 {
@@ -358,7 +359,7 @@ func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string,
 
 // providerVars returns the values of every template key. model is always a
 // key ("" unless a param sets it), as for the checker.
-func providerVars(req *Request, pv provider.Provider, p paths, prompt, promptFile string) provider.Vars {
+func providerVars(req *step.Request, pv provider.Provider, p paths, prompt, promptFile string) provider.Vars {
 	vars := provider.Vars([]provider.Param{
 		{Key: lang.KeyPrompt, Value: prompt},
 		{Key: lang.KeyPromptFile, Value: promptFile},

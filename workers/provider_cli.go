@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
-func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) callReply {
+func (r *Registry) runCLI(ctx context.Context, req *step.Request, p paths, pv provider.Provider, prompt string, fromInput bool) callReply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
@@ -29,23 +31,23 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	defer inv.cleanup()
 	if serr != nil {
-		return callReply{exit: exitNotRun, err: serr}
+		return callReply{exit: step.ExitNotRun, err: serr}
 	}
 	if p.output != "" {
 		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
 		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
 	spec, closeStdin, err := stepSpec(req, p, inv.argv, env, inv.stdin)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: escapeErr("input_file", err)}
+		return callReply{exit: step.ExitNotRun, err: escapeErr("input_file", err)}
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {
 		f, err := writeTemp(p, req.Step+"-stdout-*.txt", nil)
 		if err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		spec.StdoutFile = f
 		defer os.Remove(f)
@@ -53,9 +55,9 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
 		}
-		return callReply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+		return callReply{exit: step.ExitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
 	}
 	rep := callReply{
 		text:        string(pr.Stdout),
@@ -69,7 +71,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	case spec.StdoutFile != "":
 		b, err := os.ReadFile(spec.StdoutFile)
 		if err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
 		if req.Live != nil {
@@ -86,7 +88,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 			pv.Name, req.Step, timeoutOf(req))
 		return rep
 	case ctx.Err() != nil:
-		rep.signal = SignalFailure
+		rep.signal = lang.SigFailure
 		rep.err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		return rep
 	}
@@ -112,7 +114,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 }
 
 // permissionsOf returns the step's permissions ("" = edit).
-func permissionsOf(req *Request) string {
+func permissionsOf(req *step.Request) string {
 	if req.Permissions == "" {
 		return provider.PermEdit
 	}
@@ -124,7 +126,7 @@ func permissionsOf(req *Request) string {
 // variables, the document's and step's env, then the provider entry's env.
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Registry, req *Request, p paths, pv provider.Provider) ([]string, *source.Error) {
+func cliEnv(r *Registry, req *step.Request, p paths, pv provider.Provider) ([]string, *source.Error) {
 	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	var vars []proc.EnvVar
 	if f := pv.CLI; f != nil {
@@ -189,7 +191,7 @@ func envMap(env []string) map[string]string {
 // presetInvocation is a preset's own command: the prompt on stdin (never in
 // argv, so any prompt, whatever it starts with, arrives whole), the model
 // and permission flags from the table.
-func presetInvocation(req *Request, p paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
+func presetInvocation(req *step.Request, p paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
 	inv := &invocation{}
 	f := pv.CLI
 	perms := permissionsOf(req)

@@ -13,6 +13,7 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // replayCursors is the file under RUN_ROOT that counts, per step, the
@@ -39,13 +40,13 @@ type recording struct {
 }
 
 // record writes one provider call to the --record directory.
-func (r *Registry) record(req *Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
+func (r *Registry) record(req *step.Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	n, err := lastRecording(r.Record, req.callKey())
+	n, err := lastRecording(r.Record, req.CallKey())
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (r *Registry) record(req *Request, name, prompt string, rep callReply, atte
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return confine.WriteFileAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'), 0o644)
+	return confine.WriteFileAtomic(recordingPath(r.Record, req.CallKey(), n+1), append(b, '\n'), 0o644)
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
@@ -102,13 +103,13 @@ func lastRecording(dir, step string) (int, error) {
 // replay answers a provider call from the --replay directory: the step's next
 // recording, whose prompt must equal this call's (masked) prompt. A missing
 // recording or a different prompt is E_REPLAY_MISS.
-func (r *Registry) replay(req *Request, prompt, call string) callReply {
+func (r *Registry) replay(req *step.Request, prompt, call string) callReply {
 	miss := func(format string, args ...any) callReply {
-		return callReply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
+		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
-	key := req.callKey()
+	key := req.CallKey()
 	cursors, cur, err := loadCursor[replayCursor](req.RunRoot, replayCursors, key)
 	if err != nil {
 		return miss("replay: %v", err)

@@ -12,25 +12,7 @@ import (
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
-)
-
-// Signals every worker may return.
-const (
-	SignalSuccess = lang.SigSuccess
-	SignalFailure = lang.SigFailure
-	SignalTimeout = lang.SigTimeout
-	// SignalValidationFail is the signal of a reply that failed its schema.
-	SignalValidationFail = lang.SigValidationFail
-)
-
-const (
-	// defaultTimeout is a step's timeout when it names none (CONTRACT.md 3.5).
-	defaultTimeout = lang.DefaultTimeout
-	// exitNotRun is the exit code of a step that failed before any process ran
-	// (a path violation, a missing dependency, an unknown template key).
-	exitNotRun = -1
-	// exitNotFound is the exit code of a command that could not be started.
-	exitNotFound = 127
+	"smith/workers/step"
 )
 
 // A Registry executes requests: processes, providers (the presets, a
@@ -54,7 +36,7 @@ type Registry struct {
 
 // An InternalFunc runs one Internal:* worker. It receives the Registry so it
 // can run processes the way command steps do.
-type InternalFunc func(ctx context.Context, r *Registry, req *Request) Result
+type InternalFunc func(ctx context.Context, r *Registry, req *step.Request) step.Result
 
 // NewRegistry returns a Registry that reads the parent environment through env
 // and knows every internal worker implemented so far.
@@ -73,47 +55,42 @@ func internalWorkers() map[string]InternalFunc {
 	return table
 }
 
-var _ Runner = (*Registry)(nil)
-
-// failed returns a failure result with exit code exit and err.
-func failed(exit int, err error) Result {
-	return Result{Signal: SignalFailure, ExitCode: exit, Err: err}
-}
+var _ step.Runner = (*Registry)(nil)
 
 // Run executes req and reports what happened. It never panics on bad input
 // and never returns a Go error: every failure is a Result with Signal
 // SIGNAL:FAILURE or SIGNAL:TIMEOUT and, where the user should see why, a coded
 // Err.
-func (r *Registry) Run(ctx context.Context, req *Request) Result {
+func (r *Registry) Run(ctx context.Context, req *step.Request) step.Result {
 	start := r.now()
-	var res Result
+	var res step.Result
 	switch req.Kind {
-	case KindCommand:
+	case step.KindCommand:
 		res = r.runCommand(ctx, req)
-	case KindProvider:
+	case step.KindProvider:
 		res = r.runProvider(ctx, req)
-	case KindInternal:
+	case step.KindInternal:
 		res = r.runInternal(ctx, req)
-	case KindSend:
+	case step.KindSend:
 		res = r.runSend(req)
 	default:
-		res = failed(exitNotRun, source.Errorf(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
+		res = step.Failed(step.ExitNotRun, source.Errorf(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
 	}
 	res.Duration = r.now().Sub(start)
 	if res.Attempts == 0 {
 		res.Attempts = 1
 	}
 	if wf := req.WaitFor; wf != nil && wf.Processed != "" && res.Err == nil && res.ExitCode == 0 {
-		res.Consumed = consumed(req, req.waitMatched)
+		res.Consumed = consumed(req, req.WaitMatched)
 	}
 	return res
 }
 
 // runInternal runs an Internal:* worker from the table.
-func (r *Registry) runInternal(ctx context.Context, req *Request) Result {
+func (r *Registry) runInternal(ctx context.Context, req *step.Request) step.Result {
 	fn, ok := r.Internal[req.Worker]
 	if !ok || fn == nil {
-		return failed(exitNotRun, source.Errorf(source.EExec, "internal worker '%s' is not available yet", req.Worker))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "internal worker '%s' is not available yet", req.Worker))
 	}
 	return fn(ctx, r, req)
 }
@@ -157,7 +134,7 @@ type paths struct {
 // prepare creates WORKSPACE and confines every path of req. A violation is
 // E_PATH_ESCAPE; nothing is created for the step's files before every path has
 // passed.
-func prepare(req *Request) (paths, *source.Error) {
+func prepare(req *step.Request) (paths, *source.Error) {
 	var p paths
 	if req.Step == "" || req.Step == "." || req.Step == ".." || strings.ContainsAny(req.Step, `/\`) {
 		return p, source.Errorf(source.EPathEscape, "step name '%s' cannot name a directory", req.Step)
@@ -211,9 +188,9 @@ func escapeErr(key string, err error) *source.Error {
 }
 
 // timeoutOf returns the step's timeout with its default.
-func timeoutOf(req *Request) time.Duration {
+func timeoutOf(req *step.Request) time.Duration {
 	if req.Timeout <= 0 {
-		return defaultTimeout
+		return lang.DefaultTimeout
 	}
 	return req.Timeout
 }
@@ -225,11 +202,11 @@ func retryable(exit int) bool { return exit == provider.ExitRetryable || exit ==
 func signalFor(exit int) string {
 	switch exit {
 	case 0:
-		return SignalSuccess
+		return lang.SigSuccess
 	case proc.ExitTimeout:
-		return SignalTimeout
+		return lang.SigTimeout
 	}
-	return SignalFailure
+	return lang.SigFailure
 }
 
 // retry runs try up to req.Attempts times (at least once). Only exit codes 1
@@ -237,13 +214,13 @@ func signalFor(exit int) string {
 // req.Backoff (0 = no wait; the VM applies the 2 s default). first is the
 // number of tries made before (provider fallbacks continue the count), and
 // the result's Attempts is the total. noWait skips the backoff (replay).
-func (r *Registry) retry(ctx context.Context, req *Request, first int, noWait bool, try func(n int) Result) Result {
+func (r *Registry) retry(ctx context.Context, req *step.Request, first int, noWait bool, try func(n int) step.Result) step.Result {
 	attempts := max(req.Attempts, 1)
 	for n := 1; ; n++ {
 		if req.AttemptID != nil {
 			req.AttemptID(first + n)
 		}
-		req.attempt = first + n
+		req.Attempt = first + n
 		res := try(first + n)
 		res.Attempts = first + n
 		if n >= attempts || !retryable(res.ExitCode) || ctx.Err() != nil {
@@ -264,8 +241,8 @@ func (r *Registry) retry(ctx context.Context, req *Request, first int, noWait bo
 // stderrHeader is the line that opens each try's part of
 // logs/<Step>-stderr.log, which keeps every attempt and iteration of a step
 // (CONTRACT 12.5): "--- attempt N ---" or "--- attempt N, iteration I ---".
-func stderrHeader(req *Request) string {
-	h := fmt.Sprintf("--- attempt %d", max(req.attempt, 1))
+func stderrHeader(req *step.Request) string {
+	h := fmt.Sprintf("--- attempt %d", max(req.Attempt, 1))
 	if req.Iteration != "" {
 		h += ", iteration " + req.Iteration
 	}
@@ -274,7 +251,7 @@ func stderrHeader(req *Request) string {
 
 // displayPath returns abs relative to WORKSPACE with forward slashes, for
 // messages and prompts.
-func displayPath(req *Request, abs string) string {
+func displayPath(req *step.Request, abs string) string {
 	rel, err := filepath.Rel(req.Dirs.Workspace, abs)
 	if err != nil {
 		return filepath.ToSlash(abs)

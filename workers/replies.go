@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"smith/lang"
+	"smith/workers/step"
 )
 
 // A YAML workflow has no payload: a writer step reads the reply of the
@@ -20,11 +22,11 @@ func replyPath(runRoot, step string) string {
 }
 
 // keepReply saves text as the reply of req's step, atomically.
-func keepReply(req *Request, text string) error {
+func keepReply(req *step.Request, text string) error {
 	if req.RunRoot == "" {
 		return nil
 	}
-	p := replyPath(req.RunRoot, req.callKey())
+	p := replyPath(req.RunRoot, req.CallKey())
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -38,9 +40,9 @@ func keepReply(req *Request, text string) error {
 // replyPayload makes the reply of req.ReplyFrom the payload of a YAML
 // writer, as one segment of type typ. It reports false, with the failed
 // result, when the reply cannot be read.
-func replyPayload(req *Request, typ string) (Result, bool) {
+func replyPayload(req *step.Request, typ string) (step.Result, bool) {
 	if req.ReplyFrom == "" || req.RunRoot == "" {
-		return Result{}, true
+		return step.Result{}, true
 	}
 	from := req.ReplyFrom
 	if req.Thread != "" {
@@ -52,8 +54,8 @@ func replyPayload(req *Request, typ string) (Result, bool) {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("step '%s' left no reply to write (it did not succeed)", req.ReplyFrom)
 		}
-		return l.fail(SignalFailure, SegError, err), false
+		return l.fail(lang.SigFailure, step.SegError, err), false
 	}
-	req.Payload = append(req.Payload, Segment{Type: typ, Content: string(b)})
-	return Result{}, true
+	req.Payload = append(req.Payload, step.Segment{Type: typ, Content: string(b)})
+	return step.Result{}, true
 }

@@ -10,6 +10,7 @@ import (
 
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // The effects of vm.Host besides the clock and the file reads of
@@ -24,22 +25,22 @@ type HostInput struct {
 	// Workspace, when set, is WORKSPACE for the agents' operations: the
 	// run's worktree (an absolute path on the host that holds it);
 	// otherwise the worker's BASE/workspace.
-	Workspace string         `json:",omitempty"`
-	RunWT     string         `json:",omitempty"` // the run's worktree
-	WT        string         `json:",omitempty"` // a worktree (head, commit-step)
-	RunID     string         `json:",omitempty"`
-	Step      string         `json:",omitempty"`
-	Key       string         `json:",omitempty"` // a thread's key
-	Fresh     bool           `json:",omitempty"`
-	Msg       string         `json:",omitempty"` // a commit message
-	Folders   []string       `json:",omitempty"`
-	Moves     []workers.Move `json:",omitempty"`
+	Workspace string      `json:",omitempty"`
+	RunWT     string      `json:",omitempty"` // the run's worktree
+	WT        string      `json:",omitempty"` // a worktree (head, commit-step)
+	RunID     string      `json:",omitempty"`
+	Step      string      `json:",omitempty"`
+	Key       string      `json:",omitempty"` // a thread's key
+	Fresh     bool        `json:",omitempty"`
+	Msg       string      `json:",omitempty"` // a commit message
+	Folders   []string    `json:",omitempty"`
+	Moves     []step.Move `json:",omitempty"`
 }
 
 // HostOutput is its answer, the error as data.
 type HostOutput struct {
-	Path  string         `json:",omitempty"` // a worktree, a commit
-	Moves []workers.Move `json:",omitempty"`
+	Path  string      `json:",omitempty"` // a worktree, a commit
+	Moves []step.Move `json:",omitempty"`
 	wireErr
 }
 
@@ -161,7 +162,7 @@ func (f *workflowHost) PrepareAgents(d confine.Dir, folders []string) error {
 }
 
 // ConsumeMessages implements vm.Host.
-func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error) {
+func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error) {
 	out := f.host(HostInput{Op: hostConsumeMessages, Workspace: f.workspace(d), Moves: moves})
 	return out.Moves, out.err()
 }
