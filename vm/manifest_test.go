@@ -111,7 +111,7 @@ func newMfHarness(t *testing.T, ws string) *mfHarness {
 		t.Fatal(err)
 	}
 	reg := workers.NewRegistry(nil)
-	reg.Now = clock()
+	reg.Clock = clock()
 	return &mfHarness{t: t, base: base, dirs: dirs, reg: reg, now: clock()}
 }
 

@@ -179,7 +179,7 @@ func runUpdateChangePlan(ctx context.Context, r *Registry, req *step.Request) st
 	}
 	root := filepath.Clean(req.RunRoot)
 	dirs := req.Dirs
-	changed := func(runID string) []string { return ChangedFiles(ctx, dirs, runID, r.Env) }
+	changed := func(runID string) []string { return ChangedFiles(ctx, dirs, runID, r.Lookup) }
 	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root), Changed: changed})
 }
 

@@ -69,7 +69,7 @@ func TestWaitFor(t *testing.T) {
 func TestWaitForRealTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Now, f.reg.Sleep = nil, nil
+	f.reg.Clock, f.reg.Wait = nil, nil
 	r := f.req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
@@ -87,7 +87,7 @@ func TestWaitForRealTime(t *testing.T) {
 func TestWaitForCancelled(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Now, f.reg.Sleep = nil, nil
+	f.reg.Clock, f.reg.Wait = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
 	r := f.req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")

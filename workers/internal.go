@@ -9,6 +9,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The internal workers (CONTRACT.md section 8, seed 001). Each reads the
@@ -83,7 +84,7 @@ func worktreePath(req *step.Request) (string, error) {
 	req.Dirs.Workspace = filepath.Clean(wt)
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
-		if isEscape(err) {
+		if steprun.IsEscape(err) {
 			return "", &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
 		}
 		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}

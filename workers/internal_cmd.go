@@ -13,6 +13,7 @@ import (
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -121,7 +122,7 @@ func runTool(ctx context.Context, r *Registry, req *step.Request, key string, ar
 	if len(argv) == 0 || argv[0] == "" {
 		return toolRun{}, l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
 	}
-	p, serr := prepare(req)
+	p, serr := steprun.Prepare(req)
 	if serr != nil {
 		return toolRun{}, l.fail(lang.SigFailure, step.SegError, serr), false
 	}
@@ -131,7 +132,7 @@ func runTool(ctx context.Context, r *Registry, req *step.Request, key string, ar
 	}
 	var lookup func(string) (string, bool)
 	if r != nil {
-		lookup = r.Env
+		lookup = r.Lookup
 	}
 	env := proc.BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
 	if !hasEnvName(env, "PATH") {
@@ -142,35 +143,35 @@ func runTool(ctx context.Context, r *Registry, req *step.Request, key string, ar
 		Argv:         argv,
 		Dir:          wt,
 		Env:          env,
-		Timeout:      timeoutOf(req),
-		StdoutSpill:  p.spill,
-		StderrLog:    p.stderrLog,
-		StderrHeader: stderrHeader(req),
+		Timeout:      steprun.TimeoutOf(req),
+		StdoutSpill:  p.Spill,
+		StderrLog:    p.StderrLog,
+		StderrHeader: steprun.StderrHeader(req),
 		Mask:         req.Mask,
 		Live:         log,
 		RunRoot:      req.RunRoot,
 	})
 	if pr.StartErr != nil {
-		se := startErr(argv[0], pr.StartErr)
+		se := steprun.StartErr(argv[0], pr.StartErr)
 		se.Msg = key + ": " + se.Msg
 		res := l.fail(lang.SigFailure, step.SegError, se)
 		res.ExitCode = step.ExitNotFound
-		res.StderrLog = p.stderrLog
+		res.StderrLog = p.StderrLog
 		return toolRun{proc: pr}, res, false
 	}
 	res := step.Result{
-		Signal:      signalFor(pr.ExitCode),
+		Signal:      steprun.SignalFor(pr.ExitCode),
 		ExitCode:    pr.ExitCode,
-		Output:      trimOutput(string(pr.Stdout)),
+		Output:      steprun.TrimOutput(string(pr.Stdout)),
 		Truncated:   pr.StdoutTruncated,
 		SpillStdout: pr.StdoutSpill,
-		StderrLog:   p.stderrLog,
+		StderrLog:   p.StderrLog,
 		Duration:    pr.Duration,
 	}
 	switch {
 	case pr.TimedOut:
 		res.Signal = lang.SigTimeout
-		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
+		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, steprun.TimeoutOf(req))}
 	case ctx.Err() != nil:
 		res.Signal = lang.SigFailure
 		res.Err = &source.Error{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"smith/source"
 	"smith/workers/reply"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The file workers: Internal:FileSystemWriter, Internal:DocumentationWriter
@@ -93,7 +95,7 @@ func writeSegments(req *step.Request, types []string, clean func(rel, content st
 		for _, e := range entries {
 			abs, err := req.Dirs.ResolveIn(wt, *e.FilePath)
 			if err != nil {
-				if isEscape(err) {
+				if steprun.IsEscape(err) {
 					return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
 				}
 				return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
@@ -111,7 +113,7 @@ func writeSegments(req *step.Request, types []string, clean func(rel, content st
 			data += "\n"
 		}
 		if err := req.Dirs.WriteFile(w.abs, []byte(data), filePerm); err != nil {
-			if isEscape(err) { // a link appeared after the check
+			if steprun.IsEscape(err) { // a link appeared after the check
 				err = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
 				res := l.fail(lang.SigFailure, step.SegError, err)
 				res.LinesWritten = lines
@@ -200,7 +202,7 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *step.Request) ste
 	}
 	abs, err := req.Dirs.ResolveIn(wt, rel)
 	if err != nil {
-		if isEscape(err) {
+		if steprun.IsEscape(err) {
 			res := invalid("%v", err)
 			res.Err = &source.Error{Code: source.EPathEscape, Msg: err.Error()}
 			return res
@@ -209,12 +211,12 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *step.Request) ste
 	}
 	f, err := req.Dirs.Open(abs)
 	if err != nil {
-		return invalid("file '%s' cannot be read: %s", rel, osErrText(err))
+		return invalid("file '%s' cannot be read: %s", rel, steprun.OSErrText(err))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxPreambleFile))
 	f.Close()
 	if err != nil {
-		return invalid("file '%s' cannot be read: %s", rel, osErrText(err))
+		return invalid("file '%s' cannot be read: %s", rel, steprun.OSErrText(err))
 	}
 	fields, found := extractPreamble(string(data))
 	if !found {
@@ -400,4 +402,27 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// replyPayload makes the reply of req.ReplyFrom the payload of a YAML
+// writer, as one segment of type typ. It reports false, with the failed
+// result, when the reply cannot be read.
+func replyPayload(req *step.Request, typ string) (step.Result, bool) {
+	if req.ReplyFrom == "" || req.RunRoot == "" {
+		return step.Result{}, true
+	}
+	from := req.ReplyFrom
+	if req.Thread != "" {
+		from += "[" + req.Thread + "]" // the provider step of the same thread
+	}
+	b, err := os.ReadFile(steprun.ReplyPath(req.RunRoot, from))
+	if err != nil {
+		l := &segmentList{req: req}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("step '%s' left no reply to write (it did not succeed)", req.ReplyFrom)
+		}
+		return l.fail(lang.SigFailure, step.SegError, err), false
+	}
+	req.Payload = append(req.Payload, step.Segment{Type: typ, Content: string(b)})
+	return step.Result{}, true
 }

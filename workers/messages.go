@@ -15,6 +15,7 @@ import (
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // Messages between agents (CONTRACT 12.2): a send step delivers a file
@@ -46,11 +47,11 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	if s.File != "" {
 		abs, err := req.Dirs.Resolve(s.File)
 		if err != nil {
-			return step.Failed(step.ExitNotRun, escapeErr("send.file", err))
+			return step.Failed(step.ExitNotRun, steprun.EscapeErr("send.file", err))
 		}
-		text, err := readConfined(req, abs)
+		text, err := steprun.ReadConfined(req, abs)
 		if err != nil {
-			return step.Failed(step.ExitNotRun, fileErr("send.file", s.File, err))
+			return step.Failed(step.ExitNotRun, steprun.FileErr("send.file", s.File, err))
 		}
 		data = []byte(text)
 		if name == "" {
@@ -66,11 +67,11 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	rel := path.Join(s.Inbox, MessageName(s.Seq, name))
 	dst, err := req.Dirs.Resolve(rel)
 	if err != nil {
-		return step.Failed(step.ExitNotRun, escapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, steprun.EscapeErr("send to '"+s.To+"'", err))
 	}
 	tmp, err := req.Dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, MessageName(s.Seq, name)))
 	if err != nil {
-		return step.Failed(step.ExitNotRun, escapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, steprun.EscapeErr("send to '"+s.To+"'", err))
 	}
 	if err := req.Dirs.WriteFile(tmp, data, 0o644); err != nil {
 		return step.Failed(step.ExitNotRun, sendErr(s, err))
@@ -82,7 +83,7 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 }
 
 func sendErr(s *step.Send, err error) *source.Error {
-	return escapeErr("send to '"+s.To+"'", err)
+	return steprun.EscapeErr("send to '"+s.To+"'", err)
 }
 
 // consumed returns the moves of the files that satisfied req's wait_for:

@@ -15,6 +15,7 @@ import (
 	"smith/workers/confine"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // mockCursors is the file under RUN_ROOT that remembers which script entries
@@ -43,11 +44,11 @@ func (r *Registry) runMock(req *step.Request, pv provider.Provider, prompt, call
 	}
 	abs, err := req.Dirs.Resolve(script)
 	if err != nil {
-		return callReply{exit: step.ExitNotRun, err: escapeErr("mock script", err)}
+		return callReply{exit: step.ExitNotRun, err: steprun.EscapeErr("mock script", err)}
 	}
-	data, err := readConfined(req, abs)
+	data, err := steprun.ReadConfined(req, abs)
 	if err != nil {
-		return callReply{exit: step.ExitNotRun, err: fileErr("mock script", script, err)}
+		return callReply{exit: step.ExitNotRun, err: steprun.FileErr("mock script", script, err)}
 	}
 	entries, err := provider.ParseScript(data)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -40,7 +41,7 @@ type callReply struct {
 // its own retries) until one answers with something other than a retryable
 // failure (exit 1 or 124).
 func (r *Registry) runProvider(ctx context.Context, req *step.Request) step.Result {
-	p, serr := prepare(req)
+	p, serr := steprun.Prepare(req)
 	if serr != nil {
 		return step.Failed(step.ExitNotRun, serr)
 	}
@@ -56,7 +57,7 @@ func (r *Registry) runProvider(ctx context.Context, req *step.Request) step.Resu
 		}
 		provs = append(provs, pv)
 	}
-	files, res, ok := r.preconditions(ctx, req, p)
+	files, res, ok := r.Preconditions(ctx, req, p)
 	if !ok {
 		return res
 	}
@@ -66,12 +67,12 @@ func (r *Registry) runProvider(ctx context.Context, req *step.Request) step.Resu
 	}
 	tries := 0
 	for i, pv := range provs {
-		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) step.Result {
+		res = r.Retry(ctx, req, tries, r.Replay != "", func(n int) step.Result {
 			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
 		})
 		tries = res.Attempts
 		res.Provider = pv.Name
-		if !retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
+		if !steprun.Retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
 			break
 		}
 		if req.OnFallback != nil {
@@ -99,27 +100,27 @@ func failureReason(res step.Result) string {
 // there is nothing before it), so both reach the model (CONTRACT 5;
 // fromInput: the file is in the prompt, not on stdin); then the depends_on
 // injection.
-func assemblePrompt(req *step.Request, p paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
+func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
 	switch {
 	case req.Prompt != "":
 		prompt = req.Prompt
 	case req.Prompted != "":
 		prompt = req.Prompted
-	case p.prompt != "":
-		s, err := readConfined(req, p.prompt)
+	case p.Prompt != "":
+		s, err := steprun.ReadConfined(req, p.Prompt)
 		if err != nil {
-			return "", false, fileErr("prompt_file", req.PromptFile, err)
+			return "", false, steprun.FileErr("prompt_file", req.PromptFile, err)
 		}
 		prompt = s
 	}
-	if p.input != "" {
-		s, err := readConfined(req, p.input)
+	if p.Input != "" {
+		s, err := steprun.ReadConfined(req, p.Input)
 		if err != nil {
-			return "", false, fileErr("input_file", req.InputFile, err)
+			return "", false, steprun.FileErr("input_file", req.InputFile, err)
 		}
 		prompt, fromInput = joinParagraphs(prompt, s), true
 	}
-	prompt, serr = injectDeps(req, files, prompt)
+	prompt, serr = steprun.InjectDeps(req, files, prompt)
 	if serr != nil {
 		return "", false, serr
 	}
@@ -128,10 +129,10 @@ func assemblePrompt(req *step.Request, p paths, files []string) (prompt string, 
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
 		if err == nil {
-			instr, err = readConfined(req, abs)
+			instr, err = steprun.ReadConfined(req, abs)
 		}
 		if err != nil {
-			return "", false, fileErr("instructions_file", req.AgentInstructionsFile, err)
+			return "", false, steprun.FileErr("instructions_file", req.AgentInstructionsFile, err)
 		}
 	}
 	return joinParagraphs(instr, prompt), fromInput, nil
@@ -149,23 +150,15 @@ func joinParagraphs(a, b string) string {
 	return strings.TrimRight(a, "\n") + "\n\n" + b
 }
 
-// fileErr describes a file that cannot be read.
-func fileErr(key, rel string, err error) *source.Error {
-	if isEscape(err) {
-		return escapeErr(key, err)
-	}
-	return source.Errorf(source.EExec, "%s '%s' cannot be read: %s", key, rel, osErrText(err))
-}
-
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
-func (r *Registry) callProvider(ctx context.Context, req *step.Request, p paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
+func (r *Registry) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
 	call := callID(req, pv.Name, n)
 	if r.Replay != "" {
 		rep := r.replay(req, prompt, call)
 		return finishReply(req, p, rep)
 	}
-	start := r.now()
+	start := r.Now()
 	var rep callReply
 	if pv.Mock {
 		rep = r.runMock(req, pv, prompt, call)
@@ -173,7 +166,7 @@ func (r *Registry) callProvider(ctx context.Context, req *step.Request, p paths,
 		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
 	}
 	if r.Record != "" {
-		if err := r.record(req, pv.Name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
@@ -195,36 +188,36 @@ func callID(req *step.Request, name string, try int) string {
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory
 // cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *step.Request, p paths, rep callReply) step.Result {
+func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result {
 	res := step.Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
 		Tokens:      rep.tokens,
 		Truncated:   rep.truncated,
 		SpillStdout: rep.spill,
-		StderrLog:   p.stderrLog,
-		Stderr:      trimOutput(rep.stderr),
+		StderrLog:   p.StderrLog,
+		Stderr:      steprun.TrimOutput(rep.stderr),
 	}
 	if rep.err != nil {
 		res.Err = rep.err
 	}
 	if res.Signal == "" {
-		res.Signal = signalFor(rep.exit)
+		res.Signal = steprun.SignalFor(rep.exit)
 	}
 	out := rep.text
 	if rep.truncated && len(out) > proc.DefaultMemCap {
 		out = out[:proc.DefaultMemCap]
 	}
-	res.Output = trimOutput(out)
-	if p.output != "" && !rep.wroteOutput {
-		if err := req.Dirs.WriteFile(p.output, []byte(rep.text), 0o644); err != nil {
-			res.Signal, res.Err = lang.SigFailure, escapeErr("output_file", err)
+	res.Output = steprun.TrimOutput(out)
+	if p.Output != "" && !rep.wroteOutput {
+		if err := req.Dirs.WriteFile(p.Output, []byte(rep.text), 0o644); err != nil {
+			res.Signal, res.Err = lang.SigFailure, steprun.EscapeErr("output_file", err)
 			return res
 		}
 	}
-	applyCapture(req, &res, []byte(rep.text))
+	steprun.ApplyCapture(req, &res, []byte(rep.text))
 	if req.KeepReply && res.Err == nil {
-		if err := keepReply(req, rep.text); err != nil {
+		if err := steprun.KeepReply(req, rep.text); err != nil {
 			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
 		}
 	}
@@ -264,7 +257,7 @@ func (inv *invocation) cleanup() {
 // path). stdin and temp_file modes write the prompt to a file under
 // RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
 // input_file, unless the prompt is that file's content.
-func buildInvocation(req *step.Request, p paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
+func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
 	inv := &invocation{}
 	tmpl := pv.Command
 	if len(req.CommandOverride) > 0 {
@@ -305,7 +298,7 @@ func buildInvocation(req *step.Request, p paths, pv provider.Provider, prompt st
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
 	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
-		tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
+		tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 		}
@@ -351,20 +344,20 @@ func buildInvocation(req *step.Request, p paths, pv provider.Provider, prompt st
 	case mode == transportStdin:
 		inv.stdin = inv.tmp
 	case !fromInput:
-		inv.stdin = p.input
+		inv.stdin = p.Input
 	}
-	inv.wroteOutput = p.output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "OUTPUT_FILE") }))
+	inv.wroteOutput = p.Output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "OUTPUT_FILE") }))
 	return inv, nil
 }
 
 // providerVars returns the values of every template key. model is always a
 // key ("" unless a param sets it), as for the checker.
-func providerVars(req *step.Request, pv provider.Provider, p paths, prompt, promptFile string) provider.Vars {
+func providerVars(req *step.Request, pv provider.Provider, p steprun.Paths, prompt, promptFile string) provider.Vars {
 	vars := provider.Vars([]provider.Param{
 		{Key: lang.KeyPrompt, Value: prompt},
 		{Key: lang.KeyPromptFile, Value: promptFile},
-		{Key: lang.KeyInputFile, Value: p.input},
-		{Key: lang.KeyOutputFile, Value: p.output},
+		{Key: lang.KeyInputFile, Value: p.Input},
+		{Key: lang.KeyOutputFile, Value: p.Output},
 		{Key: lang.KeyModel, Value: ""},
 	})
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {

@@ -15,6 +15,7 @@ import (
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 func TestSubstTemplate(t *testing.T) {
@@ -341,7 +342,7 @@ func TestProviderJSONCapture(t *testing.T) {
 // declaring them (lang.TemplateKeys, what the checker accepts) are exactly
 // the keys workers fills.
 func TestTemplateKeyCatalog(t *testing.T) {
-	vars := providerVars(&step.Request{}, provider.Provider{}, paths{}, "p", "f")
+	vars := providerVars(&step.Request{}, provider.Provider{}, steprun.Paths{}, "p", "f")
 	if len(vars) != len(lang.TemplateKeys) {
 		t.Fatalf("workers fills %d template keys, lang.TemplateKeys has %d", len(vars), len(lang.TemplateKeys))
 	}

@@ -16,6 +16,7 @@ import (
 	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 func TestMain(m *testing.M) {
@@ -43,15 +44,15 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
 	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.reg = &Registry{
-		Env: func(k string) (string, bool) {
+	f.reg = &Registry{Env: steprun.Env{
+		Lookup: func(k string) (string, bool) {
 			if k == "PATH" {
 				return "/usr/bin:/bin", true
 			}
 			return "", false
 		},
-		Now: func() time.Time { return f.clock },
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		Clock: func() time.Time { return f.clock },
+		Wait: func(ctx context.Context, d time.Duration) error {
 			f.sleeps = append(f.sleeps, d)
 			f.clock = f.clock.Add(d)
 			if f.onSleep != nil {
@@ -59,7 +60,7 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return ctx.Err()
 		},
-	}
+	}}
 	return f
 }
 

@@ -1,4 +1,4 @@
-package workers
+package steprun
 
 import (
 	"encoding/json"
@@ -18,10 +18,10 @@ const (
 	captureJSON  = "json"
 )
 
-// trimOutput is a step's output: stdout with trailing newlines removed.
-func trimOutput(s string) string { return strings.TrimRight(s, "\n") }
+// TrimOutput is a step's output: stdout with trailing newlines removed.
+func TrimOutput(s string) string { return strings.TrimRight(s, "\n") }
 
-// applyCapture fills res.Lines or res.JSON from whole, the whole (masked)
+// ApplyCapture fills res.Lines or res.JSON from whole, the whole (masked)
 // stdout or reply, according to req.OutputCapture.
 //
 // lines: whole without its trailing newlines, split on "\n" (an empty output
@@ -33,7 +33,7 @@ func trimOutput(s string) string { return strings.TrimRight(s, "\n") }
 // failure and gets JSON only when the output parses; a successful one that
 // does not parse fails with E_JSON_PARSE, unless AllowParseError, in which case
 // JSON stays nil and the result stays a success.
-func applyCapture(req *step.Request, res *step.Result, whole []byte) {
+func ApplyCapture(req *step.Request, res *step.Result, whole []byte) {
 	switch req.OutputCapture {
 	case "", captureText:
 	case captureLines:
@@ -73,7 +73,7 @@ func applyCapture(req *step.Request, res *step.Result, whole []byte) {
 
 // splitLines splits s (without its trailing newlines) on "\n".
 func splitLines(s string) []string {
-	s = trimOutput(s)
+	s = TrimOutput(s)
 	if s == "" {
 		return []string{}
 	}

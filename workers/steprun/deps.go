@@ -1,4 +1,4 @@
-package workers
+package steprun
 
 import (
 	"context"
@@ -32,7 +32,7 @@ const (
 // polls every Poll (default 500 ms) and gives up after Timeout (default
 // 300 s) with SIGNAL:TIMEOUT, exit code 124 and E_WAIT_TIMEOUT. The clock and
 // the pause are the Registry's, so tests need no real time.
-func (r *Registry) waitFor(ctx context.Context, req *step.Request) (step.Result, bool) {
+func (e Env) waitFor(ctx context.Context, req *step.Request) (step.Result, bool) {
 	wf := req.WaitFor
 	if wf == nil {
 		return step.Result{}, true
@@ -45,7 +45,7 @@ func (r *Registry) waitFor(ctx context.Context, req *step.Request) (step.Result,
 		poll = defaultWaitPoll
 	}
 	minCount = max(minCount, 1)
-	deadline := r.now().Add(timeout)
+	deadline := e.Now().Add(timeout)
 	for {
 		matches, serr := globFiles(req, wf.Glob)
 		if serr != nil {
@@ -55,7 +55,7 @@ func (r *Registry) waitFor(ctx context.Context, req *step.Request) (step.Result,
 			req.WaitMatched = matches
 			return step.Result{}, true
 		}
-		if !r.now().Before(deadline) {
+		if !e.Now().Before(deadline) {
 			return step.Result{
 				Signal:   lang.SigTimeout,
 				ExitCode: proc.ExitTimeout,
@@ -63,7 +63,7 @@ func (r *Registry) waitFor(ctx context.Context, req *step.Request) (step.Result,
 					wf.Glob, len(matches), minCount, timeout),
 			}, false
 		}
-		if err := r.sleep(ctx, poll); err != nil {
+		if err := e.sleep(ctx, poll); err != nil {
 			return step.Failed(step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
 		}
 	}
@@ -113,7 +113,7 @@ func dependsOn(req *step.Request) ([]string, *source.Error) {
 func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 	abs, err := req.Dirs.Resolve(pattern)
 	if err != nil {
-		return nil, escapeErr("glob", err)
+		return nil, EscapeErr("glob", err)
 	}
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
@@ -133,7 +133,7 @@ func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 			return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 		}
 		if _, err := req.Dirs.Resolve(mrel); err != nil {
-			return nil, escapeErr("glob '"+pattern+"'", err)
+			return nil, EscapeErr("glob '"+pattern+"'", err)
 		}
 	}
 	return matches, nil
@@ -151,13 +151,13 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
-// injectDeps adds the files that depends_on matched to prompt. Mode list adds
+// InjectDeps adds the files that depends_on matched to prompt. Mode list adds
 // their paths (relative to WORKSPACE) one per line, mode content adds
 // "--- path ---\n<content>" for each regular file; either is preceded by the
 // instruction line when there is one. The block goes before the prompt
 // (position prepend, the default) or after it (append), separated from it by
 // one empty line.
-func injectDeps(req *step.Request, files []string, prompt string) (string, *source.Error) {
+func InjectDeps(req *step.Request, files []string, prompt string) (string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return prompt, nil
@@ -180,9 +180,9 @@ func injectDeps(req *step.Request, files []string, prompt string) (string, *sour
 			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			content, err := readConfined(req, f)
+			content, err := ReadConfined(req, f)
 			if err != nil {
-				return "", escapeErr("depends_on", err)
+				return "", EscapeErr("depends_on", err)
 			}
 			b.WriteString("--- " + displayPath(req, f) + " ---\n")
 			b.WriteString(content)
@@ -205,8 +205,8 @@ func injectDeps(req *step.Request, files []string, prompt string) (string, *sour
 	return block + "\n\n" + prompt, nil
 }
 
-// readConfined reads abs, a confined path, through the project root.
-func readConfined(req *step.Request, abs string) (string, error) {
+// ReadConfined reads abs, a confined path, through the project root.
+func ReadConfined(req *step.Request, abs string) (string, error) {
 	f, err := req.Dirs.Open(abs)
 	if err != nil {
 		return "", err
