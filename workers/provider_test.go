@@ -15,7 +15,6 @@ import (
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
-	"smith/workers/steprun"
 )
 
 func TestSubstTemplate(t *testing.T) {
@@ -335,20 +334,5 @@ func TestProviderJSONCapture(t *testing.T) {
 	got := f.reg.Run(context.Background(), r)
 	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
 		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
-	}
-}
-
-// TestTemplateKeyCatalog: the keys a provider template may use without
-// declaring them (lang.TemplateKeys, what the checker accepts) are exactly
-// the keys workers fills.
-func TestTemplateKeyCatalog(t *testing.T) {
-	vars := providerVars(&step.Request{}, provider.Provider{}, steprun.Paths{}, "p", "f")
-	if len(vars) != len(lang.TemplateKeys) {
-		t.Fatalf("workers fills %d template keys, lang.TemplateKeys has %d", len(vars), len(lang.TemplateKeys))
-	}
-	for i, k := range lang.TemplateKeys {
-		if vars[i].Key != k {
-			t.Errorf("template key %d: workers fills %q, lang.TemplateKeys says %q", i, vars[i].Key, k)
-		}
 	}
 }

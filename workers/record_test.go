@@ -11,6 +11,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
@@ -47,7 +48,7 @@ func TestRecordReplay(t *testing.T) {
 	if strings.Join(names, " ") != "Ask-1.json Ask-2.json Ask-3.json" {
 		t.Errorf("recorded files = %v, want Ask-1.json Ask-2.json Ask-3.json", names)
 	}
-	var r3 recording
+	var r3 agent.Recording
 	b, _ := os.ReadFile(filepath.Join(dir, "Ask-3.json"))
 	if err := json.Unmarshal(b, &r3); err != nil {
 		t.Fatalf("recording Ask-3.json: %v", err)

@@ -5,6 +5,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -17,9 +18,11 @@ import (
 // except through files under a run's RUN_ROOT, so one value may serve
 // several runs.
 type Registry struct {
-	steprun.Env        // the parent environment, the clock and the waits
-	Record      string // --record DIR ("" = off)
-	Replay      string // --replay DIR ("" = off)
+	// Runner runs provider steps; it holds the parent environment, the
+	// clock and the waits (Lookup, Clock, Wait), which every step shares,
+	// and --record and --replay (Record, Replay). Its Run is shadowed by the
+	// Registry's, which dispatches on the request's kind.
+	agent.Runner
 	// Internal maps a worker name as written ("Internal:TestRunner") to its
 	// implementation. NewRegistry fills it; a name that is absent fails the
 	// request with E_EXEC.
@@ -33,7 +36,7 @@ type InternalFunc func(ctx context.Context, r *Registry, req *step.Request) step
 // NewRegistry returns a Registry that reads the parent environment through env
 // and knows every internal worker implemented so far.
 func NewRegistry(env func(string) (string, bool)) *Registry {
-	return &Registry{Env: steprun.Env{Lookup: env}, Internal: internalWorkers()}
+	return &Registry{Runner: agent.Runner{Env: steprun.Env{Lookup: env}}, Internal: internalWorkers()}
 }
 
 // internalWorkers returns the table of internal workers (internal.go).
@@ -60,7 +63,7 @@ func (r *Registry) Run(ctx context.Context, req *step.Request) step.Result {
 	case step.KindCommand:
 		res = r.Command(ctx, req)
 	case step.KindProvider:
-		res = r.runProvider(ctx, req)
+		res = r.Runner.Run(ctx, req)
 	case step.KindInternal:
 		res = r.runInternal(ctx, req)
 	case step.KindSend:

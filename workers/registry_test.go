@@ -13,6 +13,7 @@ import (
 	"smith/internal/testchild"
 	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
 	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/step"
@@ -44,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
 	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.reg = &Registry{Env: steprun.Env{
+	f.reg = &Registry{Runner: agent.Runner{Env: steprun.Env{
 		Lookup: func(k string) (string, bool) {
 			if k == "PATH" {
 				return "/usr/bin:/bin", true
@@ -60,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return ctx.Err()
 		},
-	}}
+	}}}
 	return f
 }
 

@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
-func (r *Registry) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
+func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
@@ -127,7 +127,7 @@ func permissionsOf(req *step.Request) string {
 // variables, the document's and step's env, then the provider entry's env.
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Registry, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, *source.Error) {
+func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, *source.Error) {
 	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	var vars []proc.EnvVar
 	if f := pv.CLI; f != nil {

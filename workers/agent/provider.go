@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"context"
@@ -36,11 +36,19 @@ type callReply struct {
 	stderr      string // the CLI's stderr (masked), not recorded
 }
 
-// runProvider runs a provider step: confine the paths, wait, check
+// An agentRunner runs provider steps: the environment they run in, and
+// where their replies are recorded (--record) or replayed from (--replay).
+type Runner struct {
+	steprun.Env
+	Record string // --record DIR ("" = off)
+	Replay string // --replay DIR ("" = off)
+}
+
+// Run runs a provider step: confine the paths, wait, check
 // depends_on, assemble the prompt, then call each provider in turn (each with
 // its own retries) until one answers with something other than a retryable
 // failure (exit 1 or 124).
-func (r *Registry) runProvider(ctx context.Context, req *step.Request) step.Result {
+func (r *Runner) Run(ctx context.Context, req *step.Request) step.Result {
 	p, serr := steprun.Prepare(req)
 	if serr != nil {
 		return step.Failed(step.ExitNotRun, serr)
@@ -152,7 +160,7 @@ func joinParagraphs(a, b string) string {
 
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
-func (r *Registry) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
+func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
 	call := callID(req, pv.Name, n)
 	if r.Replay != "" {
 		rep := r.replay(req, prompt, call)

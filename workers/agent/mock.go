@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ const mockCursors = "mock-cursors.json"
 // consumed. When no entry is left, or there is no script, the reply is the
 // prompt itself. Tokens are the number of whitespace-separated words of the
 // prompt plus those of the reply.
-func (r *Registry) runMock(req *step.Request, pv provider.Provider, prompt, call string) callReply {
+func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call string) callReply {
 	script := ""
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {
 		for _, kv := range list {
