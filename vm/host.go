@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"smith/workers"
+	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/step"
 )
@@ -42,7 +43,7 @@ type Host interface {
 	// notices under runRoot after the first skip.
 	PrepareAgents(d confine.Dir, folders []string) error
 	ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error)
-	Notices(runRoot string, skip int) ([]workers.Conflict, error)
+	Notices(runRoot string, skip int) ([]builtin.Conflict, error)
 
 	// FileExists reports whether rel (confined to d) names a file:
 	// file_exists conditions.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/builtin"
 	"smith/workers/step"
 
 	"smith/isa"
@@ -159,7 +160,7 @@ func (m *Machine) takeNotices(blk *isa.Block) {
 	m.st.ConflictNotices += len(ns)
 	for _, n := range ns {
 		if m.p.Format == "manifest" {
-			m.appendPayload(m.stamp([]step.Segment{{Type: step.SegConflict, Content: workers.NoticeText(n)}}))
+			m.appendPayload(m.stamp([]step.Segment{{Type: step.SegConflict, Content: builtin.NoticeText(n)}}))
 			continue
 		}
 		m.emit(Event{Kind: EvConflict, Level: LevelWarning, Step: blk.ID,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smith/source"
+	"smith/workers/builtin"
 	"smith/workers/confine"
 )
 
@@ -75,8 +76,13 @@ func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
 	return string(b), nil
 }
 
-// ChangePlan is ChangePlan.
-func (Local) ChangePlan(runRoot string) ([]string, error) { return ChangePlan(runRoot) }
+// ChangePlan is builtin.ChangePlan.
+func (Local) ChangePlan(runRoot string) ([]string, error) { return builtin.ChangePlan(runRoot) }
+
+// Notices is builtin.Notices.
+func (Local) Notices(root string, skip int) ([]builtin.Conflict, error) {
+	return builtin.Notices(root, skip)
+}
 
 // WriteFile writes one of the run's own files with confine.WriteFileAtomic.
 func (Local) WriteFile(path string, data []byte) error {

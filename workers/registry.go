@@ -6,6 +6,8 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
+	"smith/workers/builtin"
+	"smith/workers/confine"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -26,12 +28,8 @@ type Registry struct {
 	// Internal maps a worker name as written ("Internal:TestRunner") to its
 	// implementation. NewRegistry fills it; a name that is absent fails the
 	// request with E_EXEC.
-	Internal map[string]InternalFunc
+	Internal map[string]builtin.Func
 }
-
-// An InternalFunc runs one Internal:* worker. It receives the Registry so it
-// can run processes the way command steps do.
-type InternalFunc func(ctx context.Context, r *Registry, req *step.Request) step.Result
 
 // NewRegistry returns a Registry that reads the parent environment through env
 // and knows every internal worker implemented so far.
@@ -39,11 +37,11 @@ func NewRegistry(env func(string) (string, bool)) *Registry {
 	return &Registry{Runner: agent.Runner{Env: steprun.Env{Lookup: env}}, Internal: internalWorkers()}
 }
 
-// internalWorkers returns the table of internal workers (internal.go).
-func internalWorkers() map[string]InternalFunc {
-	table := map[string]InternalFunc{}
+// internalWorkers returns the table of internal workers (builtin.Worker).
+func internalWorkers() map[string]builtin.Func {
+	table := map[string]builtin.Func{}
 	for _, name := range lang.InternalNames() {
-		if fn, ok := Internal(name); ok {
+		if fn, ok := builtin.Worker(name); ok {
 			table[name] = fn
 		}
 	}
@@ -87,5 +85,8 @@ func (r *Registry) runInternal(ctx context.Context, req *step.Request) step.Resu
 	if !ok || fn == nil {
 		return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "internal worker '%s' is not available yet", req.Worker))
 	}
-	return fn(ctx, r, req)
+	changed := func(ctx context.Context, d confine.Dir, runID string) []string {
+		return ChangedFiles(ctx, d, runID, r.Lookup)
+	}
+	return fn(ctx, builtin.Env{Env: r.Env, Changed: changed}, req)
 }

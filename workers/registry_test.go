@@ -14,6 +14,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
+	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/step"
@@ -256,8 +257,8 @@ func TestRunCommand(t *testing.T) {
 func TestRunInternalTable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Internal = map[string]InternalFunc{
-		"Internal:Hello": func(ctx context.Context, r *Registry, req *step.Request) step.Result {
+	f.reg.Internal = map[string]builtin.Func{
+		"Internal:Hello": func(ctx context.Context, _ builtin.Env, req *step.Request) step.Result {
 			return step.Result{Signal: lang.SigSuccess, Output: "hello from " + req.Step}
 		},
 	}

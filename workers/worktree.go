@@ -144,3 +144,25 @@ func git(ctx context.Context, dir string, lookup func(string) (string, bool), ar
 	}
 	return gitResult{out, nil}
 }
+
+// ChangedFiles returns the files run runID has changed on its branch
+// against its starting commit (sorted), and in its worktree not yet
+// committed; none when it has no branch.
+func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
+	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
+		return nil
+	}
+	out := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
+	if wt := WorktreePath(d, runID); isDir(wt) {
+		for _, l := range splitNonEmpty(runGitOut(ctx, wt, lookup, "status", "--porcelain", "--untracked-files=all").out) {
+			if len(l) > 3 {
+				name := l[3:]
+				if _, after, ok := strings.Cut(name, " -> "); ok {
+					name = after
+				}
+				out = append(out, strings.Trim(name, `"`))
+			}
+		}
+	}
+	return out
+}

@@ -27,13 +27,14 @@ var allowed = map[string][]string{
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "github.com/invopop/jsonschema", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/builtin", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/steprun", "workers/agent", "source", "github.com/tidwall/gjson"},
+	"workers":                          {"lang", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"workers/proc":                     {"golang.org/x/sys/unix"},
 	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson"},
 	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
+	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
 	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
 	"workers/steprun":                  {"lang", "source", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/confine", "workers/proc", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 }
 
 const module = "smith"

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"smith/workers"
+	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/step"
 )
@@ -175,7 +176,7 @@ func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []step.Move) ([]step
 var errNoRunRoot = errors.New("a run on Temporal has no RUN_ROOT")
 
 // Notices implements vm.Host: none.
-func (f *workflowHost) Notices(string, int) ([]workers.Conflict, error) { return nil, errNoRunRoot }
+func (f *workflowHost) Notices(string, int) ([]builtin.Conflict, error) { return nil, errNoRunRoot }
 
 // ChangePlan implements vm.Host.
 func (f *workflowHost) ChangePlan(string) ([]string, error) { return nil, errNoRunRoot }

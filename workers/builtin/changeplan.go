@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -171,7 +171,7 @@ func writePlan(root string, plan []string) error {
 }
 
 // runUpdateChangePlan is Internal:UpdateChangePlan.
-func runUpdateChangePlan(ctx context.Context, r *Registry, req *step.Request) step.Result {
+func runUpdateChangePlan(ctx context.Context, e Env, req *step.Request) step.Result {
 	if req.RunRoot == "" {
 		l := &segmentList{req: req}
 		l.add(step.SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")
@@ -179,7 +179,10 @@ func runUpdateChangePlan(ctx context.Context, r *Registry, req *step.Request) st
 	}
 	root := filepath.Clean(req.RunRoot)
 	dirs := req.Dirs
-	changed := func(runID string) []string { return ChangedFiles(ctx, dirs, runID, r.Lookup) }
+	var changed func(runID string) []string
+	if e.Changed != nil {
+		changed = func(runID string) []string { return e.Changed(ctx, dirs, runID) }
+	}
 	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root), Changed: changed})
 }
 

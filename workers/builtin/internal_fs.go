@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -57,7 +57,7 @@ type fileEntry struct {
 // CODE_OUTPUT and DOCUMENTATION_OUTPUT segment, with markdown fences
 // stripped from each file's content (ExtractCode; a markdown file only loses
 // a fence that wraps all of it).
-func runFileSystemWriter(_ context.Context, _ *Registry, req *step.Request) step.Result {
+func runFileSystemWriter(_ context.Context, _ Env, req *step.Request) step.Result {
 	if res, ok := replyPayload(req, step.SegCodeOutput); !ok {
 		return res
 	}
@@ -67,7 +67,7 @@ func runFileSystemWriter(_ context.Context, _ *Registry, req *step.Request) step
 // runDocumentationWriter is Internal:DocumentationWriter: like
 // FileSystemWriter for DOCUMENTATION_OUTPUT segments, with the chatty text
 // before the document removed (CleanReply, then CleanPreamble).
-func runDocumentationWriter(_ context.Context, _ *Registry, req *step.Request) step.Result {
+func runDocumentationWriter(_ context.Context, _ Env, req *step.Request) step.Result {
 	if res, ok := replyPayload(req, step.SegDocOutput); !ok {
 		return res
 	}
@@ -181,7 +181,7 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 // failure, including a missing file or a path violation (whose Err is
 // E_PATH_ESCAPE), is SIGNAL:VALIDATION_FAIL with a VALIDATION_ERROR segment,
 // so the block's validation loop can ask for a fix.
-func runPreambleValidator(_ context.Context, _ *Registry, req *step.Request) step.Result {
+func runPreambleValidator(_ context.Context, _ Env, req *step.Request) step.Result {
 	l := &segmentList{req: req}
 	invalid := func(format string, args ...any) step.Result {
 		l.add(step.SegValidationError, reply.ValidationFailPrefix+fmt.Sprintf(format, args...))

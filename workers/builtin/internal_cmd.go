@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"bytes"
@@ -46,9 +46,9 @@ type toolRun struct {
 
 // runTestRunner is Internal:TestRunner: a TEST_RESULT segment with outcome
 // PASS, or FAIL with the exit code and the whole log.
-func runTestRunner(ctx context.Context, r *Registry, req *step.Request) step.Result {
+func runTestRunner(ctx context.Context, e Env, req *step.Request) step.Result {
 	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyTestCommand, req.Config.TestCommand, l)
+	run, res, ok := runTool(ctx, e, req, keyTestCommand, req.Config.TestCommand, l)
 	if !ok {
 		return res
 	}
@@ -69,9 +69,9 @@ func runTestRunner(ctx context.Context, r *Registry, req *step.Request) step.Res
 
 // runLinter is Internal:RunLinter: on failure a LINT_RESULT segment with the
 // linter's stdout when it is JSON (compacted), else the whole log.
-func runLinter(ctx context.Context, r *Registry, req *step.Request) step.Result {
+func runLinter(ctx context.Context, e Env, req *step.Request) step.Result {
 	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyLintCommand, req.Config.LintCommand, l)
+	run, res, ok := runTool(ctx, e, req, keyLintCommand, req.Config.LintCommand, l)
 	if !ok {
 		return res
 	}
@@ -89,9 +89,9 @@ func runLinter(ctx context.Context, r *Registry, req *step.Request) step.Result 
 
 // runBuilder is Internal:RunBuilder: on failure a BUILD_RESULT segment with
 // the whole log.
-func runBuilder(ctx context.Context, r *Registry, req *step.Request) step.Result {
+func runBuilder(ctx context.Context, e Env, req *step.Request) step.Result {
 	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyBuildCommand, req.Config.BuildCommand, l)
+	run, res, ok := runTool(ctx, e, req, keyBuildCommand, req.Config.BuildCommand, l)
 	if !ok {
 		return res
 	}
@@ -118,7 +118,7 @@ func toolJSON(v any) string {
 // FAILURE, TIMEOUT), or, when nothing could run (no command configured, a
 // bad worktree path, a tool that cannot start), a FAILURE with an ERROR
 // segment and false.
-func runTool(ctx context.Context, r *Registry, req *step.Request, key string, argv []string, l *segmentList) (toolRun, step.Result, bool) {
+func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []string, l *segmentList) (toolRun, step.Result, bool) {
 	if len(argv) == 0 || argv[0] == "" {
 		return toolRun{}, l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
 	}
@@ -130,11 +130,7 @@ func runTool(ctx context.Context, r *Registry, req *step.Request, key string, ar
 	if err != nil {
 		return toolRun{}, l.fail(lang.SigFailure, step.SegError, err), false
 	}
-	var lookup func(string) (string, bool)
-	if r != nil {
-		lookup = r.Lookup
-	}
-	env := proc.BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
+	env := proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
 	if !hasEnvName(env, "PATH") {
 		env = append(env, "PATH="+defaultToolPath)
 	}

@@ -1,16 +1,12 @@
-package workers
+package builtin
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"smith/workers/confine"
 )
 
 // Conflict notices (CONTRACT 12.4): when Internal:UpdateChangePlan of one
@@ -47,7 +43,7 @@ func appendNotice(root string, c Conflict) error {
 
 // Notices returns the conflict notices of the run whose RUN_ROOT is root
 // after the first skip ones, in the order they came.
-func (Local) Notices(root string, skip int) ([]Conflict, error) {
+func Notices(root string, skip int) ([]Conflict, error) {
 	if unchangedNotices(root, skip) {
 		return nil, nil
 	}
@@ -96,26 +92,4 @@ func NoticeText(c Conflict) string {
 		Paths []string `json:"paths"`
 		Runs  []string `json:"runs"`
 	}{c.Paths, []string{c.Run}})
-}
-
-// ChangedFiles returns the files run runID has changed on its branch
-// against its starting commit (sorted), and in its worktree not yet
-// committed; none when it has no branch.
-func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
-	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
-		return nil
-	}
-	out := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
-	if wt := WorktreePath(d, runID); isDir(wt) {
-		for _, l := range splitNonEmpty(runGitOut(ctx, wt, lookup, "status", "--porcelain", "--untracked-files=all").out) {
-			if len(l) > 3 {
-				name := l[3:]
-				if _, after, ok := strings.Cut(name, " -> "); ok {
-					name = after
-				}
-				out = append(out, strings.Trim(name, `"`))
-			}
-		}
-	}
-	return out
 }

@@ -1,6 +1,7 @@
-package workers
+package builtin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/confine"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -27,9 +29,22 @@ const (
 	workspacePerm = 0o755
 )
 
+// A Func runs one Internal:* worker with what it takes from the
+// Registry (e).
+type Func func(ctx context.Context, e Env, req *step.Request) step.Result
+
+// An Env is what an internal worker takes from the Registry: the
+// environment every step runs in, and Changed, the files a run has
+// changed (its branch's diff against its start, CONTRACT 12.4), which the
+// change plan reports; nil Changed means none are known.
+type Env struct {
+	steprun.Env
+	Changed func(ctx context.Context, d confine.Dir, runID string) []string
+}
+
 // internalImpls implements each internal worker of lang.InternalWorkers
 // (TestInternalNames fails for a name of either table missing in the other).
-var internalImpls = map[string]InternalFunc{
+var internalImpls = map[string]Func{
 	lang.InternalTestRunner:          runTestRunner,
 	lang.InternalRunLinter:           runLinter,
 	lang.InternalRunBuilder:          runBuilder,
@@ -39,9 +54,9 @@ var internalImpls = map[string]InternalFunc{
 	lang.InternalUpdateChangePlan:    runUpdateChangePlan,
 }
 
-// Internal returns the implementation of the internal worker name
+// Worker returns the implementation of the internal worker name
 // ("Internal:TestRunner"), and false for a name that is not one.
-func Internal(name string) (InternalFunc, bool) {
+func Worker(name string) (Func, bool) {
 	fn, ok := internalImpls[name]
 	return fn, ok
 }

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -156,11 +156,11 @@ func (p iwProject) request(worker string, payload ...step.Segment) *step.Request
 // runInternal runs the internal worker of req.
 func runIW(t *testing.T, req *step.Request) step.Result {
 	t.Helper()
-	fn, ok := Internal(req.Worker)
+	fn, ok := Worker(req.Worker)
 	if !ok {
-		t.Fatalf("Internal(%q) = false, want the worker", req.Worker)
+		t.Fatalf("Worker(%q) = false, want the worker", req.Worker)
 	}
-	return fn(context.Background(), &Registry{}, req)
+	return fn(context.Background(), Env{}, req)
 }
 
 // segmentsText prints segments as "TYPE: content" lines.
@@ -195,13 +195,13 @@ func TestInternalNames(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if fn, ok := Internal(n); !ok || fn == nil {
-			t.Errorf("Internal(%q) = %v, %v, want a worker", n, fn != nil, ok)
+		if fn, ok := Worker(n); !ok || fn == nil {
+			t.Errorf("Worker(%q) = %v, %v, want a worker", n, fn != nil, ok)
 		}
 	}
 	for _, n := range []string{"TestRunner", "Internal:testrunner", "Internal:Nope", ""} {
-		if _, ok := Internal(n); ok {
-			t.Errorf("Internal(%q) = true, want false", n)
+		if _, ok := Worker(n); ok {
+			t.Errorf("Worker(%q) = true, want false", n)
 		}
 	}
 }
