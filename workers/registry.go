@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 
-	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
 	"smith/workers/builtin"
@@ -34,18 +33,7 @@ type Registry struct {
 // NewRegistry returns a Registry that reads the parent environment through env
 // and knows every internal worker implemented so far.
 func NewRegistry(env func(string) (string, bool)) *Registry {
-	return &Registry{Runner: agent.Runner{Env: steprun.Env{Lookup: env}}, Internal: internalWorkers()}
-}
-
-// internalWorkers returns the table of internal workers (builtin.Worker).
-func internalWorkers() map[string]builtin.Func {
-	table := map[string]builtin.Func{}
-	for _, name := range lang.InternalNames() {
-		if fn, ok := builtin.Worker(name); ok {
-			table[name] = fn
-		}
-	}
-	return table
+	return &Registry{Runner: agent.Runner{Env: steprun.Env{Lookup: env}}, Internal: builtin.Workers()}
 }
 
 var _ step.Runner = (*Registry)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -54,12 +55,9 @@ var internalImpls = map[string]Func{
 	lang.InternalUpdateChangePlan:    runUpdateChangePlan,
 }
 
-// Worker returns the implementation of the internal worker name
-// ("Internal:TestRunner"), and false for a name that is not one.
-func Worker(name string) (Func, bool) {
-	fn, ok := internalImpls[name]
-	return fn, ok
-}
+// Workers returns a new table of the internal workers, by name as written
+// ("Internal:TestRunner").
+func Workers() map[string]Func { return maps.Clone(internalImpls) }
 
 // A segmentList collects the new segments of one internal worker call.
 type segmentList struct {

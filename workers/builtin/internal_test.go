@@ -156,9 +156,9 @@ func (p iwProject) request(worker string, payload ...step.Segment) *step.Request
 // runInternal runs the internal worker of req.
 func runIW(t *testing.T, req *step.Request) step.Result {
 	t.Helper()
-	fn, ok := Worker(req.Worker)
+	fn, ok := Workers()[req.Worker]
 	if !ok {
-		t.Fatalf("Worker(%q) = false, want the worker", req.Worker)
+		t.Fatalf("Workers()[%q] = false, want the worker", req.Worker)
 	}
 	return fn(context.Background(), Env{}, req)
 }
@@ -195,13 +195,13 @@ func TestInternalNames(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if fn, ok := Worker(n); !ok || fn == nil {
-			t.Errorf("Worker(%q) = %v, %v, want a worker", n, fn != nil, ok)
+		if fn, ok := Workers()[n]; !ok || fn == nil {
+			t.Errorf("Workers()[%q] = %v, %v, want a worker", n, fn != nil, ok)
 		}
 	}
 	for _, n := range []string{"TestRunner", "Internal:testrunner", "Internal:Nope", ""} {
-		if _, ok := Worker(n); ok {
-			t.Errorf("Worker(%q) = true, want false", n)
+		if _, ok := Workers()[n]; ok {
+			t.Errorf("Workers()[%q] = true, want false", n)
 		}
 	}
 }
