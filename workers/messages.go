@@ -47,7 +47,7 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	if s.File != "" {
 		abs, err := req.Dirs.Resolve(s.File)
 		if err != nil {
-			return step.Failed(step.ExitNotRun, steprun.EscapeErr("send.file", err))
+			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send.file", err))
 		}
 		text, err := steprun.ReadConfined(req, abs)
 		if err != nil {
@@ -67,11 +67,11 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	rel := path.Join(s.Inbox, MessageName(s.Seq, name))
 	dst, err := req.Dirs.Resolve(rel)
 	if err != nil {
-		return step.Failed(step.ExitNotRun, steprun.EscapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send to '"+s.To+"'", err))
 	}
 	tmp, err := req.Dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, MessageName(s.Seq, name)))
 	if err != nil {
-		return step.Failed(step.ExitNotRun, steprun.EscapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send to '"+s.To+"'", err))
 	}
 	if err := req.Dirs.WriteFile(tmp, data, 0o644); err != nil {
 		return step.Failed(step.ExitNotRun, sendErr(s, err))
@@ -83,7 +83,7 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 }
 
 func sendErr(s *step.Send, err error) *source.Error {
-	return steprun.EscapeErr("send to '"+s.To+"'", err)
+	return source.Wrap(source.EExec, "send to '"+s.To+"'", err)
 }
 
 // consumed returns the moves of the files that satisfied req's wait_for:

@@ -44,7 +44,7 @@ func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call s
 	}
 	abs, err := req.Dirs.Resolve(script)
 	if err != nil {
-		return callReply{exit: step.ExitNotRun, err: steprun.EscapeErr("mock script", err)}
+		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "mock script", err)}
 	}
 	data, err := steprun.ReadConfined(req, abs)
 	if err != nil {

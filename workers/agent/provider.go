@@ -219,7 +219,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result 
 	res.Output = steprun.TrimOutput(out)
 	if p.Output != "" && !rep.wroteOutput {
 		if err := req.Dirs.WriteFile(p.Output, []byte(rep.text), 0o644); err != nil {
-			res.Signal, res.Err = lang.SigFailure, steprun.EscapeErr("output_file", err)
+			res.Signal, res.Err = lang.SigFailure, source.Wrap(source.EExec, "output_file", err)
 			return res
 		}
 	}

@@ -42,7 +42,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	spec, closeStdin, err := steprun.Spec(req, p, inv.argv, env, inv.stdin)
 	if err != nil {
-		return callReply{exit: step.ExitNotRun, err: steprun.EscapeErr("input_file", err)}
+		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "input_file", err)}
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {

@@ -41,7 +41,7 @@ func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
 	return e.Retry(ctx, req, 0, false, func(int) step.Result {
 		pr, outErr, err := e.runProcess(ctx, req, p, req.Argv, stdin, p.Output)
 		if err != nil {
-			return step.Failed(step.ExitNotRun, EscapeErr(fieldOf(err), err))
+			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, fieldOf(err), err))
 		}
 		return processResult(ctx, req, p, pr, outErr)
 	})

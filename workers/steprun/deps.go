@@ -113,7 +113,7 @@ func dependsOn(req *step.Request) ([]string, *source.Error) {
 func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 	abs, err := req.Dirs.Resolve(pattern)
 	if err != nil {
-		return nil, EscapeErr("glob", err)
+		return nil, source.Wrap(source.EExec, "glob", err)
 	}
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
@@ -133,7 +133,7 @@ func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 			return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 		}
 		if _, err := req.Dirs.Resolve(mrel); err != nil {
-			return nil, EscapeErr("glob '"+pattern+"'", err)
+			return nil, source.Wrap(source.EExec, "glob '"+pattern+"'", err)
 		}
 	}
 	return matches, nil
@@ -182,7 +182,7 @@ func InjectDeps(req *step.Request, files []string, prompt string) (string, *sour
 			}
 			content, err := ReadConfined(req, f)
 			if err != nil {
-				return "", EscapeErr("depends_on", err)
+				return "", source.Wrap(source.EExec, "depends_on", err)
 			}
 			b.WriteString("--- " + displayPath(req, f) + " ---\n")
 			b.WriteString(content)

@@ -74,12 +74,12 @@ func Prepare(req *step.Request) (Paths, *source.Error) {
 	var err error
 	if req.InputFile != "" {
 		if p.Input, err = req.Dirs.Resolve(req.InputFile); err != nil {
-			return p, EscapeErr("input_file", err)
+			return p, source.Wrap(source.EExec, "input_file", err)
 		}
 	}
 	if req.PromptFile != "" {
 		if p.Prompt, err = req.Dirs.Resolve(req.PromptFile); err != nil {
-			return p, EscapeErr("prompt_file", err)
+			return p, source.Wrap(source.EExec, "prompt_file", err)
 		}
 	}
 	if req.OutputFile != "" {
@@ -88,7 +88,7 @@ func Prepare(req *step.Request) (Paths, *source.Error) {
 		}
 		dir := filepath.Join(req.Dirs.Workspace, "artifacts", req.Step)
 		if p.Output, err = req.Dirs.ResolveIn(dir, req.OutputFile); err != nil {
-			return p, EscapeErr("output_file", err)
+			return p, source.Wrap(source.EExec, "output_file", err)
 		}
 	}
 	if err := os.MkdirAll(req.Dirs.Workspace, 0o755); err != nil {
@@ -109,12 +109,6 @@ func Prepare(req *step.Request) (Paths, *source.Error) {
 
 // IsEscape reports whether err is a path violation.
 func IsEscape(err error) bool { return source.CodeOf(err, "") == source.EPathEscape }
-
-// EscapeErr is "key: err" with err's code: E_PATH_ESCAPE for a confinement
-// error, E_EXEC for others (an unreadable directory).
-func EscapeErr(key string, err error) *source.Error {
-	return source.Wrap(source.EExec, key, err)
-}
 
 // TimeoutOf returns the step's timeout with its default.
 func TimeoutOf(req *step.Request) time.Duration {
@@ -191,7 +185,7 @@ func displayPath(req *step.Request, abs string) string {
 // FileErr describes a file that cannot be read.
 func FileErr(key, rel string, err error) *source.Error {
 	if IsEscape(err) {
-		return EscapeErr(key, err)
+		return source.Wrap(source.EExec, key, err)
 	}
 	return source.Errorf(source.EExec, "%s '%s' cannot be read: %s", key, rel, OSErrText(err))
 }
