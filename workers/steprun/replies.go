@@ -1,9 +1,9 @@
 package steprun
 
 import (
-	"os"
 	"path/filepath"
 
+	"smith/workers/confine"
 	"smith/workers/step"
 )
 
@@ -18,18 +18,11 @@ func ReplyPath(runRoot, step string) string {
 	return filepath.Join(runRoot, "replies", step+".txt")
 }
 
-// KeepReply saves text as the reply of req's step, atomically.
+// KeepReply saves text as the reply of req's step (confine.WriteFileAtomic:
+// durable before the step's completion is saved).
 func KeepReply(req *step.Request, text string) error {
 	if req.RunRoot == "" {
 		return nil
 	}
-	p := ReplyPath(req.RunRoot, req.CallKey())
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return confine.WriteFileAtomic(ReplyPath(req.RunRoot, req.CallKey()), []byte(text), 0o600)
 }
