@@ -135,18 +135,9 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 		env = append(env, "PATH="+defaultToolPath)
 	}
 	log := &toolLog{live: req.Live}
-	pr := proc.Run(ctx, proc.Spec{
-		Argv:         argv,
-		Dir:          wt,
-		Env:          env,
-		Timeout:      steprun.TimeoutOf(req),
-		StdoutSpill:  p.Spill,
-		StderrLog:    p.StderrLog,
-		StderrHeader: steprun.StderrHeader(req),
-		Mask:         req.Mask,
-		Live:         log,
-		RunRoot:      req.RunRoot,
-	})
+	spec, _, _ := steprun.Spec(req, p, argv, env, "") // no stdin: nothing to open, nothing to fail
+	spec.Dir, spec.Live = wt, log
+	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
 		se := steprun.StartErr(argv[0], pr.StartErr)
 		se.Msg = key + ": " + se.Msg

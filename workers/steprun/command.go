@@ -135,8 +135,8 @@ func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []
 	return pr, outErr, nil
 }
 
-// Spec is the ProcSpec of one try of a step's process (command or
-// provider CLI): cwd WORKSPACE, env, the step's timeout, stdout spill and
+// Spec is the ProcSpec of one try of a step's process (command, provider
+// CLI or an internal worker's tool, which runs in the worktree): cwd WORKSPACE, env, the step's timeout, stdout spill and
 // stderr log under RUN_ROOT/logs, its process group recorded under
 // RUN_ROOT. When stdinPath is the user's input_file it is opened now,
 // through the project, never following a link (a link swapped in after the
