@@ -47,59 +47,45 @@ type toolRun struct {
 // runTestRunner is Internal:TestRunner: a TEST_RESULT segment with outcome
 // PASS, or FAIL with the exit code and the whole log.
 func runTestRunner(ctx context.Context, e Env, req *step.Request) step.Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, e, req, keyTestCommand, req.Config.TestCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal == lang.SigSuccess {
-		l.add(step.SegTestResult, toolJSON(struct {
-			Outcome string `json:"outcome"`
-		}{"PASS"}))
-	} else {
+	return runTool(ctx, e, req, keyTestCommand, req.Config.TestCommand, func(l *segmentList, run toolRun, passed bool) {
+		if passed {
+			l.add(step.SegTestResult, toolJSON(struct {
+				Outcome string `json:"outcome"`
+			}{"PASS"}))
+			return
+		}
 		l.add(step.SegTestResult, toolJSON(struct {
 			Outcome  string `json:"outcome"`
 			ExitCode int    `json:"exit_code"`
 			Log      string `json:"log"`
 		}{"FAIL", run.proc.ExitCode, run.log}))
-	}
-	res.Segments = l.segs
-	return res
+	})
 }
 
 // runLinter is Internal:RunLinter: on failure a LINT_RESULT segment with the
 // linter's stdout when it is JSON (compacted), else the whole log.
 func runLinter(ctx context.Context, e Env, req *step.Request) step.Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, e, req, keyLintCommand, req.Config.LintCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal != lang.SigSuccess {
+	return runTool(ctx, e, req, keyLintCommand, req.Config.LintCommand, func(l *segmentList, run toolRun, passed bool) {
+		if passed {
+			return
+		}
 		content := run.log
 		var buf bytes.Buffer
 		if out := bytes.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, out) == nil {
 			content = buf.String()
 		}
 		l.add(step.SegLintResult, content)
-	}
-	res.Segments = l.segs
-	return res
+	})
 }
 
 // runBuilder is Internal:RunBuilder: on failure a BUILD_RESULT segment with
 // the whole log.
 func runBuilder(ctx context.Context, e Env, req *step.Request) step.Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, e, req, keyBuildCommand, req.Config.BuildCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal != lang.SigSuccess {
-		l.add(step.SegBuildResult, run.log)
-	}
-	res.Segments = l.segs
-	return res
+	return runTool(ctx, e, req, keyBuildCommand, req.Config.BuildCommand, func(l *segmentList, run toolRun, passed bool) {
+		if !passed {
+			l.add(step.SegBuildResult, run.log)
+		}
+	})
 }
 
 // toolJSON prints v as compact JSON without HTML escaping.
@@ -113,22 +99,23 @@ func toolJSON(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// runTool runs argv (the config value named key) in the worktree. It returns
-// the run and a Result whose signal follows the exit code (SUCCESS,
-// FAILURE, TIMEOUT), or, when nothing could run (no command configured, a
-// bad worktree path, a tool that cannot start), a FAILURE with an ERROR
-// segment and false.
-func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []string, l *segmentList) (toolRun, step.Result, bool) {
+// runTool runs argv (the config value named key) in the worktree and
+// returns a Result whose signal follows the exit code (SUCCESS, FAILURE,
+// TIMEOUT) with the segments report adds (passed: the signal is SUCCESS),
+// or, when nothing could run (no command configured, a bad worktree path, a
+// tool that cannot start), a FAILURE with an ERROR segment.
+func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []string, report func(l *segmentList, run toolRun, passed bool)) step.Result {
+	l := &segmentList{req: req}
 	if len(argv) == 0 || argv[0] == "" {
-		return toolRun{}, l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
+		return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)})
 	}
 	p, serr := steprun.Prepare(req)
 	if serr != nil {
-		return toolRun{}, l.fail(lang.SigFailure, step.SegError, serr), false
+		return l.fail(lang.SigFailure, step.SegError, serr)
 	}
 	wt, err := worktreePath(req)
 	if err != nil {
-		return toolRun{}, l.fail(lang.SigFailure, step.SegError, err), false
+		return l.fail(lang.SigFailure, step.SegError, err)
 	}
 	env := proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
 	if !hasEnvName(env, "PATH") {
@@ -144,7 +131,7 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 		res := l.fail(lang.SigFailure, step.SegError, se)
 		res.ExitCode = step.ExitNotFound
 		res.StderrLog = p.StderrLog
-		return toolRun{proc: pr}, res, false
+		return res
 	}
 	res := step.Result{
 		Signal:      steprun.SignalFor(pr.ExitCode),
@@ -163,7 +150,9 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 		res.Signal = lang.SigFailure
 		res.Err = &source.Error{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
 	}
-	return toolRun{proc: pr, log: log.String()}, res, true
+	report(l, toolRun{proc: pr, log: log.String()}, res.Signal == lang.SigSuccess)
+	res.Segments = l.segs
+	return res
 }
 
 // hasEnvName reports whether env ("K=V" entries) sets name.
