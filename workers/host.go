@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"smith/source"
 	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/steprun"
 )
 
 // Local performs a run's effects on this machine: it is the VM's Host
@@ -61,19 +61,11 @@ func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
 	if err != nil {
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
-	f, err := d.Open(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
+	s, err := steprun.ReadConfined(d, abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
-	}
-	return string(b), nil
+	return s, err
 }
 
 // ChangePlan is builtin.ChangePlan.

@@ -49,7 +49,7 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 		if err != nil {
 			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send.file", err))
 		}
-		text, err := steprun.ReadConfined(req, abs)
+		text, err := steprun.ReadConfined(req.Dirs, abs)
 		if err != nil {
 			return step.Failed(step.ExitNotRun, steprun.FileErr("send.file", s.File, err))
 		}

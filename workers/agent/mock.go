@@ -46,7 +46,7 @@ func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call s
 	if err != nil {
 		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "mock script", err)}
 	}
-	data, err := steprun.ReadConfined(req, abs)
+	data, err := steprun.ReadConfined(req.Dirs, abs)
 	if err != nil {
 		return callReply{exit: step.ExitNotRun, err: steprun.FileErr("mock script", script, err)}
 	}

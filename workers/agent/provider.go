@@ -115,14 +115,14 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	case req.Prompted != "":
 		prompt = req.Prompted
 	case p.Prompt != "":
-		s, err := steprun.ReadConfined(req, p.Prompt)
+		s, err := steprun.ReadConfined(req.Dirs, p.Prompt)
 		if err != nil {
 			return "", false, steprun.FileErr("prompt_file", req.PromptFile, err)
 		}
 		prompt = s
 	}
 	if p.Input != "" {
-		s, err := steprun.ReadConfined(req, p.Input)
+		s, err := steprun.ReadConfined(req.Dirs, p.Input)
 		if err != nil {
 			return "", false, steprun.FileErr("input_file", req.InputFile, err)
 		}
@@ -137,7 +137,7 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
 		if err == nil {
-			instr, err = steprun.ReadConfined(req, abs)
+			instr, err = steprun.ReadConfined(req.Dirs, abs)
 		}
 		if err != nil {
 			return "", false, steprun.FileErr("instructions_file", req.AgentInstructionsFile, err)

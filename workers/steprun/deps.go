@@ -11,6 +11,7 @@ import (
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/step"
 )
@@ -180,7 +181,7 @@ func InjectDeps(req *step.Request, files []string, prompt string) (string, *sour
 			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			content, err := ReadConfined(req, f)
+			content, err := ReadConfined(req.Dirs, f)
 			if err != nil {
 				return "", source.Wrap(source.EExec, "depends_on", err)
 			}
@@ -205,9 +206,9 @@ func InjectDeps(req *step.Request, files []string, prompt string) (string, *sour
 	return block + "\n\n" + prompt, nil
 }
 
-// ReadConfined reads abs, a confined path, through the project root.
-func ReadConfined(req *step.Request, abs string) (string, error) {
-	f, err := req.Dirs.Open(abs)
+// ReadConfined reads abs, a confined path, through the project root d.
+func ReadConfined(d confine.Dir, abs string) (string, error) {
+	f, err := d.Open(abs)
 	if err != nil {
 		return "", err
 	}
