@@ -74,12 +74,7 @@ func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call s
 			return echo
 		}
 		cur.Used = append(cur.Used, pick)
-		if call != "" {
-			if cur.Calls == nil {
-				cur.Calls = map[string]int{}
-			}
-			cur.Calls[call] = pick
-		}
+		noteCall(&cur.Calls, call, pick)
 		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 		}
@@ -102,6 +97,18 @@ func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call s
 // cursorMu serializes the cursor files and recordings of the threads of
 // a parallel step (one process drives a run).
 var cursorMu sync.Mutex
+
+// noteCall records in calls that numbered call (none when "") was answered
+// by entry or recording n, so that the call repeated after a crash gets the
+// same answer.
+func noteCall(calls *map[string]int, call string, n int) {
+	if call != "" {
+		if *calls == nil {
+			*calls = map[string]int{}
+		}
+		(*calls)[call] = n
+	}
+}
 
 // A mockCursor is what a script has answered one step: the entries used,
 // in order, and for each numbered call (see callID) the entry that answered

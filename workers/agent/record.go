@@ -141,12 +141,7 @@ func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 	}
 	if !seen || call == "" {
 		cur.Used = n
-		if call != "" {
-			if cur.Calls == nil {
-				cur.Calls = map[string]int{}
-			}
-			cur.Calls[call] = n
-		}
+		noteCall(&cur.Calls, call, n)
 		if err := saveCursors(req.RunRoot, replayCursors, cursors); err != nil {
 			return miss("replay: %v", err)
 		}
