@@ -329,24 +329,21 @@ func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, p
 	if serr != nil {
 		return inv, serr
 	}
+	// A prompt the template does not place goes after it: the argv
+	// template when there is one, else the prompt (argv) or its file.
+	var extra []string
 	switch {
 	case mode == transportArgv && !uses("PROMPT"):
-		extra := []string{prompt}
-		if len(argvTmpl) > 0 {
-			if extra, serr = sub(argvTmpl); serr != nil {
-				return inv, serr
-			}
-		}
-		argv = append(argv, extra...)
+		extra = []string{prompt}
 	case mode == transportFile && !uses("PROMPT_FILE"):
-		extra := []string{inv.tmp}
-		if len(argvTmpl) > 0 {
-			if extra, serr = sub(argvTmpl); serr != nil {
-				return inv, serr
-			}
-		}
-		argv = append(argv, extra...)
+		extra = []string{inv.tmp}
 	}
+	if extra != nil && len(argvTmpl) > 0 {
+		if extra, serr = sub(argvTmpl); serr != nil {
+			return inv, serr
+		}
+	}
+	argv = append(argv, extra...)
 	inv.argv = argv
 	switch {
 	case mode == transportStdin:
