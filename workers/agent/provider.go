@@ -1,3 +1,9 @@
+// Package agent runs provider steps (Runner.Run): the prompt, the call of a
+// preset's or a workflow's own CLI or of the mock, retries and fallbacks,
+// --record and --replay. It must never import workers or the VM, start a
+// process but through proc.Run (steprun.Spec), take a path from a user or a
+// model without confine, or write Smith's own files but through
+// confine.WriteFileAtomic.
 package agent
 
 import (

@@ -1,3 +1,9 @@
+// Package builtin implements the internal workers of lang.InternalWorkers
+// (Workers), and the change plans and conflict notices of
+// Internal:UpdateChangePlan. It must never import workers or the VM (what it
+// needs from the Registry comes in Env), start a process but through
+// proc.Run, take a path from a user or a model without confine, or write
+// Smith's own files but through confine.WriteFileAtomic.
 package builtin
 
 import (

@@ -1,3 +1,8 @@
+// Package step holds the values every worker shares for one execution of a
+// step: the Request the VM hands over (templates substituted, paths not yet
+// confined), the Result a worker gives back, the Runner between them, and
+// their facts (kinds, segment types, the exit codes of a step that ran no
+// process). It is data only: it must never do I/O or run a step.
 package step
 
 import (

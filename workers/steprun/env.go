@@ -1,3 +1,9 @@
+// Package steprun holds what running any step shares: Env (the parent
+// environment, the clock, the waits), Prepare (the step's confined paths),
+// wait_for and depends_on, Env.Retry, Spec (the one process spec of a step),
+// the command step (Env.Command), the output capture and the kept replies.
+// It must never run a provider or an internal worker, take a path from a
+// user or a model without confine, or start a process but through proc.Run.
 package steprun
 
 import (
