@@ -32,7 +32,7 @@ const (
 // waitFor blocks until at least MinCount files match the wait_for glob. It
 // polls every Poll (default 500 ms) and gives up after Timeout (default
 // 300 s) with SIGNAL:TIMEOUT, exit code 124 and E_WAIT_TIMEOUT. The clock and
-// the pause are the Registry's, so tests need no real time.
+// the pause are Env's, so tests need no real time.
 func (e Env) waitFor(ctx context.Context, req *step.Request) (step.Result, bool) {
 	wf := req.WaitFor
 	if wf == nil {
