@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
 	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
 	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
-	"workers/steprun":                  {"lang", "source", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
+	"workers/steprun":                  {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/", "github.com/invopop/jsonschema"},
 	"source":                           {},
 	"lang":                             {"source"},
