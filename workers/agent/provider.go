@@ -42,7 +42,7 @@ type callReply struct {
 	stderr      string // the CLI's stderr (masked), not recorded
 }
 
-// An agentRunner runs provider steps: the environment they run in, and
+// A Runner runs provider steps: the environment they run in, and
 // where their replies are recorded (--record) or replayed from (--replay).
 type Runner struct {
 	steprun.Env
@@ -212,7 +212,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result 
 		StderrLog:   p.StderrLog,
 		Stderr:      steprun.TrimOutput(rep.stderr),
 	}
-	if rep.err != nil {
+	if rep.err != nil { // a nil *source.Error must not become a non-nil error
 		res.Err = rep.err
 	}
 	if res.Signal == "" {
