@@ -113,13 +113,11 @@ func writeSegments(req *step.Request, types []string, clean func(rel, content st
 			data += "\n"
 		}
 		if err := req.Dirs.WriteFile(w.abs, []byte(data), filePerm); err != nil {
+			se := &source.Error{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))}
 			if steprun.IsEscape(err) { // a link appeared after the check
-				err = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
-				res := l.fail(lang.SigFailure, step.SegError, err)
-				res.LinesWritten = lines
-				return res
+				se = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
 			}
-			res := l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))})
+			res := l.fail(lang.SigFailure, step.SegError, se)
 			res.LinesWritten = lines
 			return res
 		}
