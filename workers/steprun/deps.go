@@ -79,29 +79,19 @@ func dependsOn(req *step.Request) ([]string, *source.Error) {
 		return nil, nil
 	}
 	var files []string
-	add := func(ms []string) {
+	for i, g := range slices.Concat(d.Required, d.Optional) {
+		ms, serr := globFiles(req, g)
+		if serr != nil {
+			return nil, serr
+		}
+		if len(ms) == 0 && i < len(d.Required) {
+			return nil, source.Errorf(source.EDepMissing, "depends_on: required '%s' matches no file", g)
+		}
 		for _, m := range ms {
 			if !slices.Contains(files, m) {
 				files = append(files, m)
 			}
 		}
-	}
-	for _, g := range d.Required {
-		ms, serr := globFiles(req, g)
-		if serr != nil {
-			return nil, serr
-		}
-		if len(ms) == 0 {
-			return nil, source.Errorf(source.EDepMissing, "depends_on: required '%s' matches no file", g)
-		}
-		add(ms)
-	}
-	for _, g := range d.Optional {
-		ms, serr := globFiles(req, g)
-		if serr != nil {
-			return nil, serr
-		}
-		add(ms)
 	}
 	return files, nil
 }
