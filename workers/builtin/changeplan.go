@@ -32,10 +32,10 @@ import (
 const changePlanFile = "changeplan.json"
 
 // A Conflict is another active run whose change plan shares paths with this
-// run's plan.
+// run's plan. Its JSON form is a line of a run's notices file.
 type Conflict struct {
-	Run   string   // the other run's id
-	Paths []string // the shared paths, sorted
+	Run   string   `json:"run"`   // the other run's id
+	Paths []string `json:"paths"` // the shared paths, sorted
 }
 
 // A changePlanner records paths in a run's change plan and reports the

@@ -23,10 +23,7 @@ const noticesFile = "conflicts.jsonl"
 // A line is written with one write to a file opened for appending, so a
 // reader sees whole lines only (a torn last line is skipped until whole).
 func appendNotice(root string, c Conflict) error {
-	b, err := json.Marshal(struct {
-		Run   string   `json:"run"`
-		Paths []string `json:"paths"`
-	}{c.Run, c.Paths})
+	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
@@ -67,16 +64,13 @@ func readNotices(root string, skip int) ([]Conflict, error) {
 	n := 0
 	for sc.Scan() {
 		line := sc.Bytes()
-		var c struct {
-			Run   string   `json:"run"`
-			Paths []string `json:"paths"`
-		}
+		var c Conflict
 		if json.Unmarshal(line, &c) != nil {
 			break // a line still being written
 		}
 		n++
 		if n > skip {
-			out = append(out, Conflict{Run: c.Run, Paths: c.Paths})
+			out = append(out, c)
 		}
 	}
 	if err := sc.Err(); err != nil {
