@@ -9,7 +9,6 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -157,14 +156,12 @@ func merge(ctx context.Context, dir string, lookup func(string) (string, bool), 
 	return "", files, nil
 }
 
-// runGitOut is git with its stdout alone (diffs must not mix in stderr).
+// runGitOut is git with its stdout alone (diffs must not mix in stderr), or
+// its stderr when it failed.
 func runGitOut(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := proc.Run(ctx, proc.Spec{Argv: append([]string{"git"}, args...), Dir: dir, Env: proc.BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
-	switch {
-	case res.StartErr != nil:
-		return gitResult{string(res.Stderr), res.StartErr}
-	case res.ExitCode != 0:
-		return gitResult{string(res.Stderr), fmt.Errorf("exit status %d", res.ExitCode)}
+	res, err := runGit(ctx, dir, lookup, args)
+	if err != nil {
+		return gitResult{string(res.Stderr), err}
 	}
 	return gitResult{string(res.Stdout), nil}
 }

@@ -127,22 +127,20 @@ type gitResult struct {
 	err error
 }
 
-// git runs git with argv in dir, with the child environment of CONTRACT 3.5.
+// git runs git with argv in dir, with the child environment of CONTRACT 3.5;
+// its out is stdout and stderr together.
 func git(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := proc.Run(ctx, proc.Spec{
-		Argv:    append([]string{"git"}, args...),
-		Dir:     dir,
-		Env:     proc.BuildEnv(lookup, nil, nil, nil),
-		Timeout: gitTimeout,
-	})
-	out := string(res.Stdout) + string(res.Stderr)
-	switch {
-	case res.StartErr != nil:
-		return gitResult{out, res.StartErr}
-	case res.ExitCode != 0:
-		return gitResult{out, fmt.Errorf("exit status %d", res.ExitCode)}
+	res, err := runGit(ctx, dir, lookup, args)
+	return gitResult{string(res.Stdout) + string(res.Stderr), err}
+}
+
+// runGit runs git once; a failure to start or a non-zero exit is its error.
+func runGit(ctx context.Context, dir string, lookup func(string) (string, bool), args []string) (proc.Result, error) {
+	res := proc.Run(ctx, proc.Spec{Argv: append([]string{"git"}, args...), Dir: dir, Env: proc.BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
+	if res.StartErr == nil && res.ExitCode != 0 {
+		return res, fmt.Errorf("exit status %d", res.ExitCode)
 	}
-	return gitResult{out, nil}
+	return res, res.StartErr
 }
 
 // ChangedFiles returns the files run runID has changed on its branch
