@@ -103,10 +103,7 @@ func worktreePath(req *step.Request) (string, error) {
 	req.Dirs.Workspace = filepath.Clean(wt)
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
-		if steprun.IsEscape(err) {
-			return "", &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
-		}
-		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
+		return "", source.Wrap(source.EExec, "worktree_path", err) // E_PATH_ESCAPE stays
 	}
 	return abs, nil
 }
