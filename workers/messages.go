@@ -64,26 +64,22 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
 		return step.Failed(step.ExitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
 	}
-	rel := path.Join(s.Inbox, MessageName(s.Seq, name))
+	rel, sendTo := path.Join(s.Inbox, MessageName(s.Seq, name)), "send to '"+s.To+"'"
 	dst, err := req.Dirs.Resolve(rel)
 	if err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	tmp, err := req.Dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, MessageName(s.Seq, name)))
 	if err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	if err := req.Dirs.WriteFile(tmp, data, 0o644); err != nil {
-		return step.Failed(step.ExitNotRun, sendErr(s, err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	if err := req.Dirs.Rename(tmp, dst); err != nil {
-		return step.Failed(step.ExitNotRun, sendErr(s, err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	return step.Result{Signal: lang.SigSuccess, Output: rel}
-}
-
-func sendErr(s *step.Send, err error) *source.Error {
-	return source.Wrap(source.EExec, "send to '"+s.To+"'", err)
 }
 
 // consumed returns the moves of the files that satisfied req's wait_for:
