@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,7 +119,7 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 		return l.fail(lang.SigFailure, step.SegError, err)
 	}
 	env := proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
-	if !hasEnvName(env, "PATH") {
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
 		env = append(env, "PATH="+defaultToolPath)
 	}
 	log := &toolLog{live: req.Live}
@@ -153,16 +154,6 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 	report(l, toolRun{proc: pr, log: log.String()}, res.Signal == lang.SigSuccess)
 	res.Segments = l.segs
 	return res
-}
-
-// hasEnvName reports whether env ("K=V" entries) sets name.
-func hasEnvName(env []string, name string) bool {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 // A toolLog receives both (masked) streams of a tool in the order they
