@@ -16,6 +16,7 @@ import (
 	"smith/vm/store"
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // compile compiles a generated document or stops the benchmark.
@@ -31,7 +32,7 @@ func compile(tb testing.TB, name string, src []byte, ctxKeys ...string) *isa.Pro
 // runStored runs p in a fresh run under base the way smithvm run does:
 // every event appended to events.jsonl, every delta checkpointed to the
 // run's journal and snapshot, iteration records appended to their file.
-func runStored(tb testing.TB, base string, p *isa.Program, runner workers.Runner, ctxVals map[string]any, maxSteps int) {
+func runStored(tb testing.TB, base string, p *isa.Program, runner step.Runner, ctxVals map[string]any, maxSteps int) {
 	tb.Helper()
 	dirs, err := confine.New(base)
 	if err != nil {
@@ -139,9 +140,9 @@ func BenchmarkRun1k(b *testing.B) {
 // stampRunner succeeds at once and records when each step ran.
 type stampRunner struct{ stamps []time.Time }
 
-func (s *stampRunner) Run(ctx context.Context, req *workers.Request) workers.Result {
+func (s *stampRunner) Run(ctx context.Context, req *step.Request) step.Result {
 	s.stamps = append(s.stamps, time.Now())
-	return workers.Result{Signal: vm.SigSuccess, Output: "ok", Attempts: 1}
+	return step.Result{Signal: vm.SigSuccess, Output: "ok", Attempts: 1}
 }
 
 // BenchmarkFlatLoop10k runs a 10,000-iteration for_each (items from the
@@ -182,8 +183,8 @@ func BenchmarkFlatLoop10k(b *testing.B) {
 // at once, so only the VM (and its persistence) is measured.
 type noopRunner struct{}
 
-func (noopRunner) Run(ctx context.Context, req *workers.Request) workers.Result {
-	return workers.Result{Signal: vm.SigSuccess, Attempts: 1}
+func (noopRunner) Run(ctx context.Context, req *step.Request) step.Result {
+	return step.Result{Signal: vm.SigSuccess, Attempts: 1}
 }
 
 // vmBlocks is how many blocks the VM benchmarks run: one no-op block

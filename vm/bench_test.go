@@ -9,15 +9,15 @@ import (
 
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // stampRunner succeeds at once and records when each call happened.
 type stampRunner struct{ stamps []time.Time }
 
-func (s *stampRunner) Run(ctx context.Context, req *workers.Request) workers.Result {
+func (s *stampRunner) Run(ctx context.Context, req *step.Request) step.Result {
 	s.stamps = append(s.stamps, time.Now())
-	return workers.Result{Signal: vm.SigSuccess, Output: req.Argv[0], Attempts: 1}
+	return step.Result{Signal: vm.SigSuccess, Output: req.Argv[0], Attempts: 1}
 }
 
 // BenchmarkLoop10k runs a 10,000-iteration for_each whose Checkpoint

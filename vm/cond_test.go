@@ -7,8 +7,8 @@ import (
 
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 func TestConditions(t *testing.T) {
@@ -71,7 +71,7 @@ func TestConditions(t *testing.T) {
 			}})
 			p.Context = &isa.TValue{Kind: isa.TMap, Map: []isa.Field{
 				{Key: "list", Val: *list(str("a"), str("b"))}, {Key: "n", Val: num("2.5")}}}
-			f := &fake{script: map[string][]workers.Result{"Bad": {fail(3)}}}
+			f := &fake{script: map[string][]step.Result{"Bad": {fail(3)}}}
 			r := run(t, p, f, func(c *vm.Config) {
 				c.Dirs = dirs
 				c.Env = func(k string) (string, bool) { return "/h", k == "HOME" }

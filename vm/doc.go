@@ -35,7 +35,7 @@
 //
 // # Workers, prompts and replies
 //
-// EXEC substitutes the block's templates, builds a workers.Request and
+// EXEC substitutes the block's templates, builds a step.Request and
 // hands it to Config.Registry. For an AI worker the VM first assembles the
 // prompt from the block's payload_merge_strategy layers (prompt.go:
 // PAYLOAD, PAYLOAD:<TYPE>, PAYLOAD:LAST, CONTRACT, STATIC_MEMORY,

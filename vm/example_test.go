@@ -9,14 +9,14 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // okRunner answers every request with success.
 type okRunner struct{}
 
-func (okRunner) Run(ctx context.Context, req *workers.Request) workers.Result {
-	return workers.Result{Signal: "SIGNAL:SUCCESS", Output: "done", Duration: 1200 * time.Millisecond}
+func (okRunner) Run(ctx context.Context, req *step.Request) step.Result {
+	return step.Result{Signal: "SIGNAL:SUCCESS", Output: "done", Duration: 1200 * time.Millisecond}
 }
 
 // Example runs a one-step program: EXEC, then DISPATCH takes the

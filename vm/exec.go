@@ -8,9 +8,9 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // Step defaults (CONTRACT 3.5).
@@ -62,12 +62,12 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 			req.Send.Seq = msg
 		}
 	}
-	var res workers.Result
+	var res step.Result
 	switch {
 	case err != nil:
-		res = workers.Result{Signal: SigFailure, Err: err}
+		res = step.Result{Signal: SigFailure, Err: err}
 	case m.cfg.Registry == nil:
-		res = workers.Result{Signal: SigFailure, Err: &source.Error{Code: source.EExec, Msg: "no worker registry"}}
+		res = step.Result{Signal: SigFailure, Err: &source.Error{Code: source.EExec, Msg: "no worker registry"}}
 	default:
 		m.bindCallbacks()
 		req.AttemptID, req.OnRetry, req.OnFallback = m.callbacks.attemptID, m.callbacks.onRetry, m.callbacks.onFallback
@@ -145,7 +145,7 @@ func (m *Machine) onFallback(from, to, reason string) {
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res workers.Result, attemptID string, execs, msg int, commit string) error {
+func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, execs, msg int, commit string) error {
 	if res.HasJSON && tooDeep(res.JSON) {
 		// Never saved: a state holding it could not be read back.
 		res.JSON, res.HasJSON = nil, false
@@ -237,9 +237,9 @@ func stepSucceeded(sig string, e *StepError) bool {
 	return e == nil
 }
 
-// request builds the workers.Request of block blk, substituting every
+// request builds the step.Request of block blk, substituting every
 // template.
-func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
+func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 	s := blk.Step
 	if s == nil {
 		s = &isa.Step{}
@@ -248,7 +248,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 	prov := scope{b: blk, passUnknown: true}
 	req := &m.req
 	argv := req.Argv[:0] // its array is reused too
-	*req = workers.Request{
+	*req = step.Request{
 		RunID:           m.st.RunID,
 		Step:            blk.ID,
 		Thread:          m.threadKey(),
@@ -266,7 +266,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		EnvAllow:        m.p.EnvAllow,
 		OutputType:      s.OutputType,
 		Config:          m.p.Config,
-		Payload:         append([]workers.Segment{}, m.st.Payload...),
+		Payload:         append([]step.Segment{}, m.st.Payload...),
 		Dirs:            m.cfg.Dirs,
 		RunRoot:         m.cfg.RunRoot,
 		Mask:            m.mask,
@@ -359,18 +359,18 @@ func (m *Machine) request(blk *isa.Block, execs int) (*workers.Request, error) {
 		}
 	}
 	if w := s.WaitFor; w != nil {
-		req.WaitFor = &workers.WaitFor{Glob: sub(&w.Glob), Timeout: seconds(w.TimeoutSec),
+		req.WaitFor = &step.WaitFor{Glob: sub(&w.Glob), Timeout: seconds(w.TimeoutSec),
 			Poll: time.Duration(w.PollMs) * time.Millisecond, MinCount: w.MinCount}
 		if w.Consume && blk.Agent != "" {
 			req.WaitFor.Processed = m.agent(blk.Agent).Processed
 		}
 	}
 	if d := s.DependsOn; d != nil {
-		req.DependsOn = &workers.DependsOn{Required: subAll(sc, d.Required), Optional: subAll(sc, d.Optional),
+		req.DependsOn = &step.DependsOn{Required: subAll(sc, d.Required), Optional: subAll(sc, d.Optional),
 			Inject: d.Inject, Instruction: d.Instruction, Position: d.Position}
 	}
 	if sd := s.Send; sd != nil {
-		req.Send = &workers.Send{To: sd.To, Inbox: m.agent(sd.To).Inbox, File: sub(sd.File), Content: sub(sd.Content), Name: sub(sd.Name)}
+		req.Send = &step.Send{To: sd.To, Inbox: m.agent(sd.To).Inbox, File: sub(sd.File), Content: sub(sd.Content), Name: sub(sd.Name)}
 	}
 	req.ProviderDefs = m.providerDefs(prov, &err)
 	if err != nil {
@@ -427,16 +427,16 @@ func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
 }
 
 // kindOf maps a block kind to a request kind.
-func kindOf(k isa.BlockKind) workers.Kind {
+func kindOf(k isa.BlockKind) step.Kind {
 	switch k {
 	case isa.KindProvider:
-		return workers.KindProvider
+		return step.KindProvider
 	case isa.KindInternal:
-		return workers.KindInternal
+		return step.KindInternal
 	case isa.KindSend:
-		return workers.KindSend
+		return step.KindSend
 	}
-	return workers.KindCommand
+	return step.KindCommand
 }
 
 // seconds converts seconds (fractions allowed) to a Duration.

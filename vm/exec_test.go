@@ -10,9 +10,9 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/vm"
-	"smith/workers"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 func TestRequest(t *testing.T) {
@@ -48,7 +48,7 @@ func TestRequest(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"kind", q.Kind, workers.KindProvider},
+		{"kind", q.Kind, step.KindProvider},
 		{"argv", q.Argv, []string{"run", "bob"}},
 		{"providers", q.Providers, []string{"claude"}},
 		{"timeout", q.Timeout, 1500 * time.Millisecond},
@@ -73,7 +73,7 @@ func TestRequest(t *testing.T) {
 		}
 	}
 	d := f.req(t, "Plain")
-	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != workers.KindCommand {
+	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != step.KindCommand {
 		t.Errorf("defaults: timeout %v attempts %d backoff %v secrets %v kind %v", d.Timeout, d.Attempts, d.Backoff, d.Secrets, d.Kind)
 	}
 }
@@ -94,14 +94,14 @@ func equal(a, b any) bool {
 // writing a secret to the live output.
 type retryRunner struct{ ids []string }
 
-func (rr *retryRunner) Run(_ context.Context, req *workers.Request) workers.Result {
+func (rr *retryRunner) Run(_ context.Context, req *step.Request) step.Result {
 	rr.ids = append(rr.ids, req.AttemptID(1))
 	if req.Live != nil {
 		req.Live.Write([]byte("token=s3cret\n"))
 	}
 	req.OnRetry(1, 1, 2*time.Second)
 	rr.ids = append(rr.ids, req.AttemptID(2))
-	return workers.Result{Signal: vm.SigSuccess, Attempts: 2, Duration: time.Second}
+	return step.Result{Signal: vm.SigSuccess, Attempts: 2, Duration: time.Second}
 }
 
 func TestRetryAndLive(t *testing.T) {

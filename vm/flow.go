@@ -9,7 +9,7 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // dispatch returns the pc of the transition that table a selects for the
@@ -189,7 +189,7 @@ func (m *Machine) call(a, b uint32) (uint32, error) {
 	}
 	if !node.Inherit {
 		f.Saved, f.SavedPayload = true, m.st.Payload
-		m.replacePayload([]workers.Segment{})
+		m.replacePayload([]step.Segment{})
 	}
 	m.st.ReturnStack = append(slices.Clip(m.st.ReturnStack), f)
 	m.d.SetReturn, m.d.ReturnStack = true, m.st.ReturnStack
@@ -215,7 +215,7 @@ func (m *Machine) ret() (uint32, error) {
 			p = append(p, m.st.Payload[k-1])
 		}
 		if p == nil {
-			p = []workers.Segment{}
+			p = []step.Segment{}
 		}
 		m.replacePayload(p)
 	}

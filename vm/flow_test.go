@@ -12,15 +12,15 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
-func seg(id, content string) workers.Segment {
-	return workers.Segment{ID: id, Type: "AI_RESPONSE", Content: content, Timestamp: "t"}
+func seg(id, content string) step.Segment {
+	return step.Segment{ID: id, Type: "AI_RESPONSE", Content: content, Timestamp: "t"}
 }
 
-func withSeg(id string) workers.Result {
-	return workers.Result{Signal: vm.SigSuccess, Segments: []workers.Segment{seg(id, id)}}
+func withSeg(id string) step.Result {
+	return step.Result{Signal: vm.SigSuccess, Segments: []step.Segment{seg(id, id)}}
 }
 
 func TestCallReturn(t *testing.T) {
@@ -50,8 +50,8 @@ func TestCallReturn(t *testing.T) {
 					{ID: "S1", On: ok},
 					{ID: "S2", On: ok},
 				}})
-			f := &fake{script: map[string][]workers.Result{
-				"Caller": {withSeg("c1"), {Signal: "SIGNAL:DONE", Segments: []workers.Segment{seg("c2", "c2")}}},
+			f := &fake{script: map[string][]step.Result{
+				"Caller": {withSeg("c1"), {Signal: "SIGNAL:DONE", Segments: []step.Segment{seg("c2", "c2")}}},
 				"S1":     {withSeg("s1")}, "S2": {withSeg("s2")}, "After": {withSeg("after")},
 			}}
 			r := run(t, p, f, nil)
@@ -74,7 +74,7 @@ func TestCallReturn(t *testing.T) {
 	}
 }
 
-func ids(p []workers.Segment) string {
+func ids(p []step.Segment) string {
 	var s []string
 	for _, g := range p {
 		s = append(s, g.ID)
@@ -125,7 +125,7 @@ func TestHaltAndResume(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := haltProgram(t)
-			f := &fake{script: map[string][]workers.Result{"Review": {fail(1)}}}
+			f := &fake{script: map[string][]step.Result{"Review": {fail(1)}}}
 			r := run(t, p, f, nil)
 			if !errors.Is(r.err, vm.ErrHalted) {
 				t.Fatalf("Run() error = %v, want ErrHalted", r.err)
@@ -154,7 +154,7 @@ func TestHaltAndResume(t *testing.T) {
 				t.Errorf("first resumed event seq = %d, want > %d", got, r.events[len(r.events)-1].Seq)
 			}
 			noteID := ""
-			hasNote := slices.ContainsFunc(st.Payload, func(s workers.Segment) bool {
+			hasNote := slices.ContainsFunc(st.Payload, func(s step.Segment) bool {
 				noteID = s.ID
 				return s.Type == "USER_NOTE" && s.Content == "use v2" && s.ID != ""
 			})
@@ -181,7 +181,7 @@ func TestResumeCompleted(t *testing.T) {
 
 func TestResumeUnknownName(t *testing.T) {
 	p := haltProgram(t)
-	r := run(t, p, &fake{script: map[string][]workers.Result{"Review": {fail(1)}}}, nil)
+	r := run(t, p, &fake{script: map[string][]step.Result{"Review": {fail(1)}}}, nil)
 	r.st.CurrentStep = "Gone"
 	m, _ := vm.New(p, vm.Config{})
 	_, err := m.Resume(context.Background(), r.st, vm.ResumeOptions{})
@@ -269,9 +269,9 @@ func TestStateRoundTrip(t *testing.T) {
 		{ID: "L", Items: list(str("a"), num("2"), isa.TValue{Kind: isa.TBool, Bool: true}), Body: []B{{ID: "In", On: ok}}, On: ok},
 		{ID: "Review", On: [][2]string{{vm.SigSuccess, "halt"}}},
 	}})
-	json1 := workers.Result{Signal: vm.SigSuccess, Output: "o", Lines: []string{"x"}, JSON: map[string]any{"k": []any{1.0, "v", nil}}, HasJSON: true,
-		Segments: []workers.Segment{seg("g1", "c")}, Tokens: 7}
-	r := run(t, p, &fake{script: map[string][]workers.Result{"A": {json1}}}, nil)
+	json1 := step.Result{Signal: vm.SigSuccess, Output: "o", Lines: []string{"x"}, JSON: map[string]any{"k": []any{1.0, "v", nil}}, HasJSON: true,
+		Segments: []step.Segment{seg("g1", "c")}, Tokens: 7}
+	r := run(t, p, &fake{script: map[string][]step.Result{"A": {json1}}}, nil)
 	b, err := json.Marshal(r.st)
 	if err != nil {
 		t.Fatal(err)
@@ -310,21 +310,21 @@ func TestFailMessage(t *testing.T) {
 	tests := []struct {
 		name   string
 		n      N
-		script map[string][]workers.Result
+		script map[string][]step.Result
 		code   source.Code
 		want   string
 	}{
-		{"context", oneFail("key ${context.k} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+		{"context", oneFail("key ${context.k} rejected"), map[string][]step.Result{"A": {fail(1)}},
 			source.EStepFailed, "key v1 rejected"},
-		{"step result", oneFail("A exited ${steps.A.exit_code}"), map[string][]workers.Result{"A": {fail(7)}},
+		{"step result", oneFail("A exited ${steps.A.exit_code}"), map[string][]step.Result{"A": {fail(7)}},
 			source.EStepFailed, "A exited 7"},
-		{"timeout", oneFail("A timed out (${context.k})"), map[string][]workers.Result{"A": {{Signal: vm.SigTimeout, ExitCode: 124}}},
+		{"timeout", oneFail("A timed out (${context.k})"), map[string][]step.Result{"A": {{Signal: vm.SigTimeout, ExitCode: 124}}},
 			source.ETimeout, "A timed out (v1)"},
-		{"secret", oneFail("key ${env.TOKEN} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+		{"secret", oneFail("key ${env.TOKEN} rejected"), map[string][]step.Result{"A": {fail(1)}},
 			source.EStepFailed, "key *** rejected"},
-		{"missing", oneFail("key ${context.nope} rejected"), map[string][]workers.Result{"A": {fail(1)}},
+		{"missing", oneFail("key ${context.nope} rejected"), map[string][]step.Result{"A": {fail(1)}},
 			source.EStepFailed, "key ${context.nope} rejected (reference '${context.nope}' cannot be resolved)"},
-		{"loop variables", loopFail("${file} (${loop.index} of ${loop.total}) failed"), map[string][]workers.Result{"Body": {{Signal: vm.SigSuccess}, fail(1)}},
+		{"loop variables", loopFail("${file} (${loop.index} of ${loop.total}) failed"), map[string][]step.Result{"Body": {{Signal: vm.SigSuccess}, fail(1)}},
 			source.EStepFailed, "b.txt (1 of 2) failed"},
 	}
 	for _, tt := range tests {

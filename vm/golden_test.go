@@ -11,7 +11,7 @@ import (
 	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 var update = flag.Bool("update", false, "rewrite .golden files in testdata")
@@ -30,28 +30,28 @@ func TestGolden(t *testing.T) {
 	scenarios := []struct {
 		name   string
 		prog   func(t *testing.T) *isa.Program
-		script map[string][]workers.Result
+		script map[string][]step.Result
 	}{
 		{"linear", func(t *testing.T) *isa.Program {
 			return build(t, N{ID: "main", Blocks: []B{
 				{ID: "Prep", Step: cmd("make", "${context.target}"), On: ok},
 				{ID: "Report", When: &isa.Cond{Op: isa.CondStepOK, Name: "Prep"}, On: append(ok, [2]string{vm.SigSkipped, "next"})},
 			}})
-		}, map[string][]workers.Result{"Prep": {{Signal: vm.SigSuccess, Output: "built", Lines: []string{"built"}, Duration: 400_000_000, Attempts: 1}}}},
+		}, map[string][]step.Result{"Prep": {{Signal: vm.SigSuccess, Output: "built", Lines: []string{"built"}, Duration: 400_000_000, Attempts: 1}}}},
 		{"loop", func(t *testing.T) *isa.Program {
 			return build(t, N{ID: "main", Blocks: []B{
 				{ID: "Files", Items: list(str("a.txt"), str("b.txt")), As: "file", Body: []B{
 					{ID: "Count", Step: cmd("wc", "-l", "${file}"), On: [][2]string{{vm.SigSuccess, "continue"}, {vm.SigFailure, "break"}}},
 				}, On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:loop failed"}}},
 			}})
-		}, map[string][]workers.Result{"Count": {{Signal: vm.SigSuccess, Output: "3 a.txt", Attempts: 1}, fail(1)}}},
+		}, map[string][]step.Result{"Count": {{Signal: vm.SigSuccess, Output: "3 a.txt", Attempts: 1}, fail(1)}}},
 		{"halt", func(t *testing.T) *isa.Program {
 			p := build(t, N{ID: "Main", Blocks: []B{
 				{ID: "Block:Review", On: [][2]string{{vm.SigSuccess, "end"}}, Default: "halt"},
 			}})
 			p.Format = "manifest" // a custom signal falls back to SIGNAL:FAIL_DEFAULT
 			return p
-		}, map[string][]workers.Result{"Block:Review": {{Signal: "SIGNAL:NEEDS_CLARIFICATION", Segments: []workers.Segment{seg("s1", "which API?")}}}}},
+		}, map[string][]step.Result{"Block:Review": {{Signal: "SIGNAL:NEEDS_CLARIFICATION", Segments: []step.Segment{seg("s1", "which API?")}}}}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

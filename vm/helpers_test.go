@@ -16,6 +16,7 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/workers"
+	"smith/workers/step"
 )
 
 // A B is one block of a hand-built program (the test's stand-in for the
@@ -277,16 +278,16 @@ func cmd(args ...string) *isa.Step {
 	return s
 }
 
-// fake is a scripted workers.Runner: results per step name, in order (the
+// fake is a scripted step.Runner: results per step name, in order (the
 // last repeats); unscripted steps succeed with output "out-<Step>".
 type fake struct {
-	script map[string][]workers.Result
+	script map[string][]step.Result
 	calls  []string
-	reqs   []*workers.Request
-	before func(req *workers.Request) // e.g. cancel the run
+	reqs   []*step.Request
+	before func(req *step.Request) // e.g. cancel the run
 }
 
-func (f *fake) Run(ctx context.Context, req *workers.Request) workers.Result {
+func (f *fake) Run(ctx context.Context, req *step.Request) step.Result {
 	f.calls = append(f.calls, req.Step)
 	kept := *req // the machine reuses req (and its argv) after Run returns
 	kept.Argv = slices.Clone(req.Argv)
@@ -302,13 +303,13 @@ func (f *fake) Run(ctx context.Context, req *workers.Request) workers.Result {
 		}
 	}
 	if len(rs) == 0 {
-		return workers.Result{Signal: vm.SigSuccess, Output: "out-" + req.Step, Attempts: 1, Duration: 100 * time.Millisecond}
+		return step.Result{Signal: vm.SigSuccess, Output: "out-" + req.Step, Attempts: 1, Duration: 100 * time.Millisecond}
 	}
 	return rs[min(n, len(rs))-1]
 }
 
 // req returns the last request of step name.
-func (f *fake) req(t *testing.T, name string) *workers.Request {
+func (f *fake) req(t *testing.T, name string) *step.Request {
 	t.Helper()
 	for i := len(f.reqs) - 1; i >= 0; i-- {
 		if f.reqs[i].Step == name {
@@ -319,8 +320,8 @@ func (f *fake) req(t *testing.T, name string) *workers.Request {
 	return nil
 }
 
-func fail(code int) workers.Result {
-	return workers.Result{Signal: vm.SigFailure, ExitCode: code, Attempts: 1, Duration: 100 * time.Millisecond}
+func fail(code int) step.Result {
+	return step.Result{Signal: vm.SigFailure, ExitCode: code, Attempts: 1, Duration: 100 * time.Millisecond}
 }
 
 // rec records a run: events, deltas (as JSON) and the checkpoints' states.

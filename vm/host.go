@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"smith/workers"
+	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // A Host performs every effect of a run besides running its steps
@@ -40,8 +42,8 @@ type Host interface {
 	// out the moves of consumed messages; Notices returns the conflict
 	// notices under runRoot after the first skip.
 	PrepareAgents(d confine.Dir, folders []string) error
-	ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error)
-	Notices(runRoot string, skip int) ([]workers.Conflict, error)
+	ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error)
+	Notices(runRoot string, skip int) ([]builtin.Conflict, error)
 
 	// FileExists reports whether rel (confined to d) names a file:
 	// file_exists conditions.

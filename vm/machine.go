@@ -17,6 +17,7 @@ import (
 	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/reply"
+	"smith/workers/step"
 )
 
 // DefaultMaxSteps bounds the executed blocks of a run when Config.MaxSteps
@@ -32,7 +33,7 @@ type Config struct {
 	// Its Run must not keep the Request or its Argv (nor call its
 	// callbacks) after it returns: the machine reuses them for the next
 	// step.
-	Registry workers.Runner
+	Registry step.Runner
 	// Host performs every other effect of the run (the clock, git
 	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
 	// plan, capture files); nil means workers.Local on this machine, with
@@ -154,7 +155,7 @@ type Machine struct {
 	// every step (a Runner keeps no Request after its Run returns).
 	cur       stepCall
 	callbacks stepCallbacks
-	req       workers.Request
+	req       step.Request
 	// owned are the step results that only m.st.Steps holds (setStep).
 	owned map[string]*StepResult
 	// visit holds the Delta's visit change (Delta.Visit points here: no
@@ -391,7 +392,7 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 		return nil, err
 	}
 	if opt.Note != "" {
-		m.appendPayload([]workers.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
+		m.appendPayload([]step.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
 			Timestamp: m.now().Format(time.RFC3339)}})
 	}
 	st.Status, st.IsHalted, st.HaltedBlock, st.EndedAt = StatusRunning, false, "", ""
@@ -694,7 +695,7 @@ func (m *Machine) reset(names []string) {
 }
 
 // appendPayload appends segments to the payload.
-func (m *Machine) appendPayload(segs []workers.Segment) {
+func (m *Machine) appendPayload(segs []step.Segment) {
 	segs = slices.Clone(segs)
 	for i := range segs {
 		segs[i].Content = m.mask.String(segs[i].Content)
@@ -704,11 +705,11 @@ func (m *Machine) appendPayload(segs []workers.Segment) {
 }
 
 // replacePayload replaces the whole payload (CALL, RETURN).
-func (m *Machine) replacePayload(p []workers.Segment) {
+func (m *Machine) replacePayload(p []step.Segment) {
 	m.st.Payload = p
 	m.d.Payload = slices.Clone(p)
 	if m.d.Payload == nil {
-		m.d.Payload = []workers.Segment{}
+		m.d.Payload = []step.Segment{}
 	}
 	m.d.ReplacePayload = true
 }

@@ -12,7 +12,7 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 func TestLinear(t *testing.T) {
@@ -21,7 +21,7 @@ func TestLinear(t *testing.T) {
 		{ID: "B", Step: cmd("false"), On: [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "next"}}},
 		{ID: "C", On: ok},
 	}})
-	f := &fake{script: map[string][]workers.Result{"B": {fail(2)}}}
+	f := &fake{script: map[string][]step.Result{"B": {fail(2)}}}
 	r := run(t, p, f, nil)
 	if r.err != nil {
 		t.Fatalf("Run() error = %v", r.err)
@@ -192,25 +192,25 @@ func TestLoopControl(t *testing.T) {
 	tests := []struct {
 		name   string
 		on     [][2]string
-		script []workers.Result
+		script []step.Result
 		calls  int    // Body runs
 		status string // loop status
 		err    source.Code
 		last   string
 	}{
 		{"continue", [][2]string{{vm.SigSuccess, "continue"}, {vm.SigFailure, "continue"}},
-			[]workers.Result{fail(1), {Signal: vm.SigSuccess}}, 4, vm.StepCompleted, "", "completed"},
+			[]step.Result{fail(1), {Signal: vm.SigSuccess}}, 4, vm.StepCompleted, "", "completed"},
 		{"break", [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "break"}},
-			[]workers.Result{{Signal: vm.SigSuccess}, fail(1)}, 2, vm.StepCompleted, "", "completed"},
+			[]step.Result{{Signal: vm.SigSuccess}, fail(1)}, 2, vm.StepCompleted, "", "completed"},
 		{"fail", [][2]string{{vm.SigSuccess, "next"}, {vm.SigFailure, "loopfail"}},
-			[]workers.Result{{Signal: vm.SigSuccess}, {Signal: vm.SigSuccess}, fail(3)}, 3, vm.StepFailed, source.EStepFailed, "failed"},
+			[]step.Result{{Signal: vm.SigSuccess}, {Signal: vm.SigSuccess}, fail(3)}, 3, vm.StepFailed, source.EStepFailed, "failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := build(t, N{ID: "main", Blocks: []B{
 				{ID: "L", Items: items, Body: []B{{ID: "Body", On: tt.on}}, On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:loop failed"}}},
 			}})
-			f := &fake{script: map[string][]workers.Result{"Body": tt.script}}
+			f := &fake{script: map[string][]step.Result{"Body": tt.script}}
 			r := run(t, p, f, nil)
 			if codeOf(r.err) != tt.err {
 				t.Errorf("Run() error = %v, want code %q", r.err, tt.err)
@@ -281,11 +281,11 @@ func itoa(i int) string {
 }
 
 func TestDispatch(t *testing.T) {
-	timeout := workers.Result{Signal: vm.SigTimeout, ExitCode: 124}
-	custom := workers.Result{Signal: "SIGNAL:NEEDS_CLARIFICATION"}
+	timeout := step.Result{Signal: vm.SigTimeout, ExitCode: 124}
+	custom := step.Result{Signal: "SIGNAL:NEEDS_CLARIFICATION"}
 	tests := []struct {
 		name string
-		res  workers.Result
+		res  step.Result
 		on   [][2]string
 		def  string
 		want string // the step run after A ("" = none)
@@ -303,7 +303,7 @@ func TestDispatch(t *testing.T) {
 			p := build(t, N{ID: "main", Blocks: []B{
 				{ID: "A", On: tt.on, Default: tt.def}, {ID: "T", On: end}, {ID: "F", On: end}, {ID: "D", On: end},
 			}})
-			f := &fake{script: map[string][]workers.Result{"A": {tt.res}}}
+			f := &fake{script: map[string][]step.Result{"A": {tt.res}}}
 			r := run(t, p, f, nil)
 			var got string
 			if len(f.calls) > 1 {
@@ -322,17 +322,17 @@ func TestDispatch(t *testing.T) {
 func TestFail(t *testing.T) {
 	tests := []struct {
 		name string
-		res  workers.Result
+		res  step.Result
 		code source.Code
 		line string
 	}{
 		{"failure", fail(1), source.EStepFailed, "ERROR: Run r1 failed: Prep failed (at flow.yaml:4:1)."},
-		{"timeout", workers.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout, "ERROR: Run r1 failed: E_TIMEOUT: Prep failed (at flow.yaml:4:1)."},
+		{"timeout", step.Result{Signal: vm.SigTimeout, ExitCode: 124}, source.ETimeout, "ERROR: Run r1 failed: E_TIMEOUT: Prep failed (at flow.yaml:4:1)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := build(t, N{ID: "main", Blocks: []B{{ID: "Prep", On: [][2]string{{vm.SigSuccess, "end"}}, Default: "fail:Prep failed"}}})
-			f := &fake{script: map[string][]workers.Result{"Prep": {tt.res}}}
+			f := &fake{script: map[string][]step.Result{"Prep": {tt.res}}}
 			r := run(t, p, f, nil)
 			var re *vm.RuntimeError
 			if !errors.As(r.err, &re) || re.Code != tt.code || re.Msg != "Prep failed" || !re.Pos.IsValid() {
@@ -375,7 +375,7 @@ func TestStepBudgetStepsBefore(t *testing.T) {
 func TestCancel(t *testing.T) {
 	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: ok}, {ID: "B", On: ok}}})
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fake{before: func(req *workers.Request) {
+	f := &fake{before: func(req *step.Request) {
 		if req.Step == "B" {
 			cancel()
 		}
@@ -482,7 +482,7 @@ func TestRunStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fake{script: map[string][]workers.Result{"B": {fail(2)}}}
+	f := &fake{script: map[string][]step.Result{"B": {fail(2)}}}
 	r := run(t, p, f, nil)
 	if r.err == nil || codeOf(r.err) != source.EStepFailed || !strings.HasPrefix(r.err.Error(), "step 'B' ended with SIGNAL:FAILURE") {
 		t.Fatalf("Run(Only B) error = %v, want E_STEP_FAILED: step 'B' ended with SIGNAL:FAILURE", r.err)

@@ -18,6 +18,7 @@ import (
 	"smith/vm"
 	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // TestManifestGolden compiles testdata/manifests/NAME.json with the real
@@ -110,12 +111,12 @@ func newMfHarness(t *testing.T, ws string) *mfHarness {
 		t.Fatal(err)
 	}
 	reg := workers.NewRegistry(nil)
-	reg.Now = clock()
+	reg.Clock = clock()
 	return &mfHarness{t: t, base: base, dirs: dirs, reg: reg, now: clock()}
 }
 
 // config is the machine's configuration for run id r1.
-func (h *mfHarness) config(runner workers.Runner) vm.Config {
+func (h *mfHarness) config(runner step.Runner) vm.Config {
 	return vm.Config{
 		Registry: runner,
 		Host:     clocked{now: h.now},
@@ -222,7 +223,7 @@ func mfWrite(t *testing.T, dir string, files map[string]string) {
 }
 
 // payloadText prints a payload as "TYPE:content" lines.
-func payloadText(p []workers.Segment) string {
+func payloadText(p []step.Segment) string {
 	var b strings.Builder
 	for _, s := range p {
 		b.WriteString(s.Type + ":" + s.Content + "\n")
@@ -443,7 +444,7 @@ func TestManifestHaltResume(t *testing.T) {
 				t.Fatalf("Run() = %v, status %s, isHalted %v at %q, want halted at Ask", err, st.Status, st.IsHalted, st.HaltedBlock)
 			}
 			var calls []string
-			spy := runnerFunc(func(ctx context.Context, req *workers.Request) workers.Result {
+			spy := runnerFunc(func(ctx context.Context, req *step.Request) step.Result {
 				calls = append(calls, req.Step)
 				return h.reg.Run(ctx, req)
 			})
@@ -465,10 +466,10 @@ func TestManifestHaltResume(t *testing.T) {
 	}
 }
 
-// runnerFunc adapts a function to workers.Runner.
-type runnerFunc func(ctx context.Context, req *workers.Request) workers.Result
+// runnerFunc adapts a function to step.Runner.
+type runnerFunc func(ctx context.Context, req *step.Request) step.Result
 
-func (f runnerFunc) Run(ctx context.Context, req *workers.Request) workers.Result { return f(ctx, req) }
+func (f runnerFunc) Run(ctx context.Context, req *step.Request) step.Result { return f(ctx, req) }
 
 // TestManifestNoTransition runs a program whose table lacks the signal the
 // block produces: the check forbids it, so the table is cut by hand.
@@ -479,7 +480,7 @@ func TestManifestNoTransition(t *testing.T) {
 	for i := range prog.Tables {
 		prog.Tables[i].HasDefault, prog.Tables[i].Default = false, 0
 	}
-	f := &fake{script: map[string][]workers.Result{"A": {fail(3)}}}
+	f := &fake{script: map[string][]step.Result{"A": {fail(3)}}}
 	r := run(t, prog, f, nil)
 	if codeOf(r.err) != "E_NO_TRANSITION" || r.st.Status != vm.StatusFailed {
 		t.Fatalf("Run() = %v (%s), status %s, want E_NO_TRANSITION, failed", r.err, codeOf(r.err), r.st.Status)
@@ -519,7 +520,7 @@ steps:
     on: {success: {end: true}, failure: {end: true}}
 `})
 			prog := mfCompile(t, file)
-			f := &fake{script: map[string][]workers.Result{"Gen": {{Signal: vm.SigSuccess, Output: tt.reply, Attempts: 1}}}}
+			f := &fake{script: map[string][]step.Result{"Gen": {{Signal: vm.SigSuccess, Output: tt.reply, Attempts: 1}}}}
 			r := run(t, prog, f, nil)
 			if r.err != nil {
 				t.Fatalf("Run() = %v", r.err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/builtin"
+	"smith/workers/step"
 
 	"smith/isa"
 	"smith/workers"
@@ -36,7 +38,7 @@ func (m *Machine) messageSeq(id string) int {
 // afterStep does what must follow the durable record of block blk's
 // result: a send's message_sent event, and the moves of the messages the
 // step consumed.
-func (m *Machine) afterStep(blk *isa.Block, res workers.Result) error {
+func (m *Machine) afterStep(blk *isa.Block, res step.Result) error {
 	r := m.st.Steps[blk.ID]
 	if r == nil || r.Status != StepCompleted {
 		return nil
@@ -56,7 +58,7 @@ func (m *Machine) afterStep(blk *isa.Block, res workers.Result) error {
 // consume carries out the moves of step id (idempotent) and reports each
 // in a message_consumed event; a failure is a warning, and resume tries
 // again.
-func (m *Machine) consume(id, agent string, moves []workers.Move) {
+func (m *Machine) consume(id, agent string, moves []step.Move) {
 	dirs := m.cfg.Dirs
 	if m.st.WorktreePath != "" {
 		dirs.Workspace = m.st.WorktreePath // the inboxes of an isolated run are in its worktree
@@ -129,7 +131,7 @@ func (m *Machine) prepareAgents() error {
 // changed or the run has no worktree). It runs before the step's result is
 // saved, so a crash in between re-runs the step on top of its commit. A
 // failed commit fails the step: nothing it did is left unrecorded.
-func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *workers.Result) string {
+func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Result) string {
 	if m.st.WorktreePath == "" {
 		return ""
 	}
@@ -158,7 +160,7 @@ func (m *Machine) takeNotices(blk *isa.Block) {
 	m.st.ConflictNotices += len(ns)
 	for _, n := range ns {
 		if m.p.Format == "manifest" {
-			m.appendPayload(m.stamp([]workers.Segment{{Type: workers.SegConflict, Content: workers.NoticeText(n)}}))
+			m.appendPayload(m.stamp([]step.Segment{{Type: step.SegConflict, Content: builtin.NoticeText(n)}}))
 			continue
 		}
 		m.emit(Event{Kind: EvConflict, Level: LevelWarning, Step: blk.ID,

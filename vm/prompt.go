@@ -13,7 +13,7 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // The prompt of an AI worker block (CONTRACT 7.3, docs/prompts.md) is
@@ -52,7 +52,7 @@ const (
 // A promptInput is everything one prompt is assembled from.
 type promptInput struct {
 	strategy     []string
-	payload      []workers.Segment
+	payload      []step.Segment
 	instructions string
 	schemaName   string
 	schemaText   string
@@ -106,7 +106,7 @@ func layer(in promptInput, entry string) (string, error) {
 		}
 		return "", nil
 	case name == layerPayload:
-		var of []workers.Segment
+		var of []step.Segment
 		for _, s := range in.payload {
 			if s.Type == arg {
 				of = append(of, s)
@@ -147,7 +147,7 @@ func layer(in promptInput, entry string) (string, error) {
 
 // segments renders segments in order, each as a "[TYPE id]" line followed
 // by its content (trailing newlines removed), separated by an empty line.
-func segments(segs []workers.Segment) string {
+func segments(segs []step.Segment) string {
 	parts := make([]string, len(segs))
 	for i, s := range segs {
 		parts[i] = "[" + s.Type + " " + s.ID + "]\n" + trimNewlines(s.Content)

@@ -11,7 +11,7 @@ import (
 	"smith/internal/goldenfile"
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // TestPromptGolden assembles the prompt of one AI worker block per case:
@@ -61,12 +61,12 @@ func promptOf(t *testing.T, prog *isa.Program, stateFile string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var prompt string
-	spy := runnerFunc(func(ctx context.Context, req *workers.Request) workers.Result {
+	spy := runnerFunc(func(ctx context.Context, req *step.Request) step.Result {
 		if prompt == "" {
 			prompt = req.Prompted
 		}
 		cancel()
-		return workers.Result{Signal: vm.SigFailure, ExitCode: 1}
+		return step.Result{Signal: vm.SigFailure, ExitCode: 1}
 	})
 	m, err := vm.New(prog, h.config(spy))
 	if err != nil {

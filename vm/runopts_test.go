@@ -8,9 +8,9 @@ import (
 	"smith/compiler"
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // compileDoc compiles a YAML workflow or a manifest with the real compiler.
@@ -121,7 +121,7 @@ strict_flow: false
 steps:
   - {name: Ask, provider: [claude, codex], prompt: hi}
 `)
-	f := &fake{before: func(req *workers.Request) { req.OnFallback("claude", "codex", "HTTP 529 overloaded") }}
+	f := &fake{before: func(req *step.Request) { req.OnFallback("claude", "codex", "HTTP 529 overloaded") }}
 	r := run(t, p, f, nil)
 	want := "WARNING: Step 'Ask': provider 'claude' failed (HTTP 529 overloaded); trying 'codex'."
 	if !slices.Contains(r.console, want) {

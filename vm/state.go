@@ -2,7 +2,7 @@ package vm
 
 import (
 	"smith/lang"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // Run statuses (State.Status).
@@ -90,7 +90,7 @@ type State struct {
 	Signal  string                 `json:"signal,omitempty"`
 	Context map[string]any         `json:"context"`
 	Stats   Stats                  `json:"stats"`
-	Payload []workers.Segment      `json:"payload"`
+	Payload []step.Segment         `json:"payload"`
 	Steps   map[string]*StepResult `json:"steps"`
 	// ReturnStack holds one frame per CALL not yet returned, outermost first.
 	ReturnStack []ReturnFrame `json:"return_stack"`
@@ -137,7 +137,7 @@ type Thread struct {
 	// Context is the thread's context when it changed it (set_context).
 	Context map[string]any `json:"context,omitempty"`
 	// Payload holds the segments the thread appended.
-	Payload []workers.Segment `json:"payload,omitempty"`
+	Payload []step.Segment `json:"payload,omitempty"`
 	// Visits are the visit counts of the blocks the thread visited.
 	Visits map[string]int `json:"visits,omitempty"`
 	// Record is an iteration's record, set when it ends.
@@ -186,7 +186,7 @@ type StepResult struct {
 	// Consumed are the messages a wait_for with consume: true took: moved to
 	// the agent's processed folder once this result is on disk (resume
 	// finishes the moves a crash cut short).
-	Consumed []workers.Move `json:"consumed,omitempty"`
+	Consumed []step.Move `json:"consumed,omitempty"`
 	// Feedback is what a running YAML provider step's prompt got appended
 	// (its previous validation failure), kept so a step cut off by a crash
 	// runs again with the same prompt.
@@ -239,8 +239,8 @@ type ReturnFrame struct {
 	ReturnPhase string `json:"return_phase,omitempty"`
 	// Saved says the caller's payload was saved (the callee does not
 	// inherit context); SavedPayload is restored by RETURN.
-	Saved        bool              `json:"saved,omitempty"`
-	SavedPayload []workers.Segment `json:"saved_payload,omitempty"`
+	Saved        bool           `json:"saved,omitempty"`
+	SavedPayload []step.Segment `json:"saved_payload,omitempty"`
 }
 
 // A LoopFrame is one loop being run.
@@ -295,8 +295,8 @@ type Delta struct {
 	Context map[string]any `json:"context,omitempty"`
 	// Payload holds the appended segments, or the whole payload when
 	// ReplacePayload (CALL, RETURN).
-	Payload        []workers.Segment `json:"payload,omitempty"`
-	ReplacePayload bool              `json:"replace_payload,omitempty"`
+	Payload        []step.Segment `json:"payload,omitempty"`
+	ReplacePayload bool           `json:"replace_payload,omitempty"`
 	// ChangePlan is the whole change plan when SetChangePlan.
 	SetChangePlan bool     `json:"set_change_plan,omitempty"`
 	ChangePlan    []string `json:"change_plan,omitempty"`
@@ -472,7 +472,7 @@ func (s *State) Apply(d *Delta) {
 		s.Context = d.Context
 	}
 	if d.ReplacePayload {
-		s.Payload = append([]workers.Segment{}, d.Payload...)
+		s.Payload = append([]step.Segment{}, d.Payload...)
 	} else if len(d.Payload) > 0 {
 		s.Payload = append(s.Payload, d.Payload...)
 	}
@@ -541,7 +541,7 @@ func (s *State) init() {
 		s.Context = map[string]any{}
 	}
 	if s.Payload == nil {
-		s.Payload = []workers.Segment{}
+		s.Payload = []step.Segment{}
 	}
 	if s.Steps == nil {
 		s.Steps = map[string]*StepResult{}

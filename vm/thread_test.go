@@ -17,7 +17,7 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // parWorker is a worker that is safe for concurrent use: each call sleeps
@@ -28,7 +28,7 @@ type parWorker struct {
 	seed   int64
 	maxMs  int
 	fail   map[string]bool
-	before func(req *workers.Request)
+	before func(req *step.Request)
 
 	mu       sync.Mutex
 	calls    map[string]int // "thread/step" -> calls
@@ -36,7 +36,7 @@ type parWorker struct {
 	peak     atomic.Int32
 }
 
-func (w *parWorker) Run(ctx context.Context, req *workers.Request) workers.Result {
+func (w *parWorker) Run(ctx context.Context, req *step.Request) step.Result {
 	n := w.inFlight.Add(1)
 	defer w.inFlight.Add(-1)
 	for {
@@ -65,9 +65,9 @@ func (w *parWorker) Run(ctx context.Context, req *workers.Request) workers.Resul
 	}
 	out := strings.Join(req.Argv, " ")
 	if len(req.Argv) > 1 && w.fail[req.Argv[1]] {
-		return workers.Result{Signal: vm.SigFailure, ExitCode: 1, Output: out, Attempts: 1, Duration: 10 * time.Millisecond}
+		return step.Result{Signal: vm.SigFailure, ExitCode: 1, Output: out, Attempts: 1, Duration: 10 * time.Millisecond}
 	}
-	return workers.Result{Signal: vm.SigSuccess, Output: out, Attempts: 1, Duration: 10 * time.Millisecond}
+	return step.Result{Signal: vm.SigSuccess, Output: out, Attempts: 1, Duration: 10 * time.Millisecond}
 }
 
 func (w *parWorker) count(thread, step string) int {
@@ -86,7 +86,7 @@ type parRec struct {
 	onSave func(d *vm.Delta)
 }
 
-func (r *parRec) config(w workers.Runner) vm.Config {
+func (r *parRec) config(w step.Runner) vm.Config {
 	var clockMu sync.Mutex
 	t := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	return vm.Config{
@@ -331,7 +331,7 @@ steps:
 	failed := make(chan struct{})
 	var once sync.Once
 	w := &parWorker{fail: map[string]bool{"b": true}}
-	w.before = func(req *workers.Request) {
+	w.before = func(req *step.Request) {
 		if req.Argv[1] == "a" {
 			<-failed // iteration 0 ends only after iteration 1 failed
 		}

@@ -8,15 +8,15 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
 	"smith/workers/reply"
+	"smith/workers/step"
 )
 
 // Signals and segment types of AI replies (CONTRACT 7.1, 9).
 const (
 	// SigValidationFail is the signal of a reply that failed its
 	// validation schema.
-	SigValidationFail = workers.SignalValidationFail
+	SigValidationFail = lang.SigValidationFail
 	// defaultOutputType is the segment type of an AI worker's reply when
 	// the worker names no output_type.
 	defaultOutputType = lang.DefaultOutputType
@@ -52,7 +52,7 @@ func (m *Machine) schemaSet() (*reply.SchemaSet, error) {
 //
 // A worker that failed (an error, a non-zero exit, FAILURE or TIMEOUT) is
 // left as it is: there is no reply to process.
-func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string {
+func (m *Machine) reply(blk *isa.Block, res *step.Result, sig string) string {
 	s := blk.Step
 	if s == nil || res.Err != nil || res.ExitCode != 0 || sig == SigFailure || sig == SigTimeout {
 		return sig
@@ -100,9 +100,9 @@ func (m *Machine) reply(blk *isa.Block, res *workers.Result, sig string) string 
 		if typ == "" {
 			typ = defaultOutputType
 		}
-		res.Segments = append(res.Segments, workers.Segment{Type: typ, Content: text})
+		res.Segments = append(res.Segments, step.Segment{Type: typ, Content: text})
 		if problem != "" {
-			res.Segments = append(res.Segments, workers.Segment{Type: workers.SegValidationError, Content: problem})
+			res.Segments = append(res.Segments, step.Segment{Type: step.SegValidationError, Content: problem})
 		}
 	}
 	return sig
@@ -133,8 +133,8 @@ func (m *Machine) feedback(blk *isa.Block) string {
 }
 
 // stamp gives every segment without an id or a timestamp one.
-func (m *Machine) stamp(segs []workers.Segment) []workers.Segment {
-	out := make([]workers.Segment, len(segs))
+func (m *Machine) stamp(segs []step.Segment) []step.Segment {
+	out := make([]step.Segment, len(segs))
 	for i, s := range segs {
 		if s.ID == "" {
 			s.ID = m.newID()

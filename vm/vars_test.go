@@ -6,7 +6,7 @@ import (
 
 	"smith/isa"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // varsProgram runs Prev (scripted), then Use with argv [tmpl]; Use's
@@ -31,7 +31,7 @@ func varsProgram(t *testing.T, tmpl string, allow []string) *isa.Program {
 }
 
 func TestVariables(t *testing.T) {
-	prev := workers.Result{Signal: vm.SigSuccess, ExitCode: 0, Output: "hello", Lines: []string{"l1", "l2"},
+	prev := step.Result{Signal: vm.SigSuccess, ExitCode: 0, Output: "hello", Lines: []string{"l1", "l2"},
 		JSON: map[string]any{"result": map[string]any{"files": []any{"f0.go", "f1.go"}}, "n": 3.0}, HasJSON: true,
 		Duration: 1500000000, Attempts: 1}
 	tests := []struct {
@@ -74,7 +74,7 @@ func TestVariables(t *testing.T) {
 				p.EnvAllow = nil
 			}
 			env := map[string]string{"HOME": "/home/u", "TOKEN": "s3cret", "PATH": "/bin"}
-			f := &fake{script: map[string][]workers.Result{"Prev": {prev}}}
+			f := &fake{script: map[string][]step.Result{"Prev": {prev}}}
 			r := run(t, p, f, func(c *vm.Config) {
 				c.Env = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 			})
@@ -111,8 +111,8 @@ func TestEnvUnsetButAllowed(t *testing.T) {
 
 func TestSecretsMasked(t *testing.T) {
 	p := varsProgram(t, "${env.TOKEN}", nil)
-	out := workers.Result{Signal: vm.SigFailure, ExitCode: 1, Output: "leak s3cret", Err: &stepErr{"boom s3cret"}}
-	f := &fake{script: map[string][]workers.Result{"Use": {out}}}
+	out := step.Result{Signal: vm.SigFailure, ExitCode: 1, Output: "leak s3cret", Err: &stepErr{"boom s3cret"}}
+	f := &fake{script: map[string][]step.Result{"Use": {out}}}
 	r := run(t, p, f, func(c *vm.Config) {
 		c.Env = func(k string) (string, bool) { return "s3cret", k == "TOKEN" || k == "HOME" }
 	})
@@ -138,7 +138,7 @@ func TestLinesOfTextOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := varsProgram(t, tt.tmpl, nil)
-			f := &fake{script: map[string][]workers.Result{"Prev": {{Signal: vm.SigSuccess, Output: "a\nb", Attempts: 1}}}}
+			f := &fake{script: map[string][]step.Result{"Prev": {{Signal: vm.SigSuccess, Output: "a\nb", Attempts: 1}}}}
 			p.Secrets = nil // varsProgram declares one; this test needs none
 			r := run(t, p, f, nil)
 			if r.err != nil {

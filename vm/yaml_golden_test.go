@@ -13,7 +13,7 @@ import (
 
 	"smith/compiler"
 	"smith/vm"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // TestYAMLGolden compiles testdata/yaml/NAME.yaml with the real compiler,
@@ -67,14 +67,14 @@ func TestYAMLGolden(t *testing.T) {
 	}
 }
 
-func readScript(t *testing.T, path string) map[string][]workers.Result {
+func readScript(t *testing.T, path string) map[string][]step.Result {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string][]workers.Result{}
+	out := map[string][]step.Result{}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -85,7 +85,7 @@ func readScript(t *testing.T, path string) map[string][]workers.Result {
 		if len(fields) < 2 {
 			t.Fatalf("%s:%d: want STEP RESULT [OUTPUT]", path, n)
 		}
-		r := workers.Result{Attempts: 1, Duration: 250 * time.Millisecond}
+		r := step.Result{Attempts: 1, Duration: 250 * time.Millisecond}
 		if code, err := strconv.Atoi(fields[1]); err == nil {
 			r.ExitCode = code
 			switch code {

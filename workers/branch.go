@@ -9,7 +9,6 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -114,19 +113,10 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 		return "", &BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
 	branch := WorktreeBranch(runID)
-	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m", "smith: merge run "+runID, branch)
-	r := git(ctx, d.Workspace, lookup, args...)
-	if r.err == nil {
-		return strings.TrimSpace(r.out), nil
+	out, files, err := merge(ctx, d.Workspace, lookup, branch, "smith: merge run "+runID)
+	if err != nil || files == nil {
+		return out, err
 	}
-	files := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", "--diff-filter=U").out)
-	if len(files) == 0 {
-		return "", fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
-	}
-	if a := git(ctx, d.Workspace, lookup, "merge", "--abort"); a.err != nil {
-		return "", fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
-	}
-	sort.Strings(files)
 	return "", &BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
 }
@@ -146,14 +136,32 @@ func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(stri
 	return strings.TrimSpace(r.out) != "0", nil
 }
 
-// runGitOut is git with its stdout alone (diffs must not mix in stderr).
+// merge merges branch into the branch checked out in dir, as Smith, with
+// message msg, and returns git's output. On a conflict it aborts the merge,
+// leaving dir as it was, and returns the conflicted files, sorted.
+func merge(ctx context.Context, dir string, lookup func(string) (string, bool), branch, msg string) (out string, conflicts []string, err error) {
+	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m", msg, branch)
+	r := git(ctx, dir, lookup, args...)
+	if r.err == nil {
+		return strings.TrimSpace(r.out), nil, nil
+	}
+	files := splitNonEmpty(runGitOut(ctx, dir, lookup, "diff", "--name-only", "--diff-filter=U").out)
+	if len(files) == 0 {
+		return "", nil, fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+	}
+	if a := git(ctx, dir, lookup, "merge", "--abort"); a.err != nil {
+		return "", nil, fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
+	}
+	sort.Strings(files)
+	return "", files, nil
+}
+
+// runGitOut is git with its stdout alone (diffs must not mix in stderr), or
+// its stderr when it failed.
 func runGitOut(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := proc.Run(ctx, proc.Spec{Argv: append([]string{"git"}, args...), Dir: dir, Env: proc.BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
-	switch {
-	case res.StartErr != nil:
-		return gitResult{string(res.Stderr), res.StartErr}
-	case res.ExitCode != 0:
-		return gitResult{string(res.Stderr), fmt.Errorf("exit status %d", res.ExitCode)}
+	res, err := runGit(ctx, dir, lookup, args)
+	if err != nil {
+		return gitResult{string(res.Stderr), err}
 	}
 	return gitResult{string(res.Stdout), nil}
 }

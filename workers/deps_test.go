@@ -8,31 +8,33 @@ import (
 	"testing"
 	"time"
 
+	"smith/lang"
 	"smith/source"
+	"smith/workers/step"
 )
 
 func TestWaitFor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		wait       WaitFor
+		wait       step.WaitFor
 		createOn   int // create inbox files on this pause (0 = never)
 		count      int // how many
 		want       want
 		wantPauses int
 	}{
-		{"already there", WaitFor{Glob: "inbox/*.msg"}, -1, 1,
-			want{signal: SignalSuccess, attempts: 1, output: "ran", checkOut: true}, 0},
-		{"appears after 3 polls", WaitFor{Glob: "inbox/*.msg", Poll: 100 * time.Millisecond, Timeout: time.Second}, 3, 1,
-			want{signal: SignalSuccess, attempts: 1, output: "ran", checkOut: true}, 3},
-		{"min_count", WaitFor{Glob: "inbox/*.msg", MinCount: 2, Poll: time.Second, Timeout: 10 * time.Second}, 2, 2,
-			want{signal: SignalSuccess, attempts: 1}, 2},
-		{"too few before timeout", WaitFor{Glob: "inbox/*.msg", MinCount: 3, Poll: time.Second, Timeout: 5 * time.Second}, 1, 2,
-			want{signal: SignalTimeout, exit: 124, code: source.EWaitTimeout, errHas: "wait_for 'inbox/*.msg' matched 2 of 3 files within 5s"}, 5},
-		{"default poll and timeout", WaitFor{Glob: "never/*"}, 0, 0,
-			want{signal: SignalTimeout, exit: 124, code: source.EWaitTimeout, errHas: "matched 0 of 1 files within 5m0s"}, 600},
-		{"escaping glob", WaitFor{Glob: "../../*"}, 0, 0,
-			want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: "resolves outside the project"}, 0},
+		{"already there", step.WaitFor{Glob: "inbox/*.msg"}, -1, 1,
+			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}, 0},
+		{"appears after 3 polls", step.WaitFor{Glob: "inbox/*.msg", Poll: 100 * time.Millisecond, Timeout: time.Second}, 3, 1,
+			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}, 3},
+		{"min_count", step.WaitFor{Glob: "inbox/*.msg", MinCount: 2, Poll: time.Second, Timeout: 10 * time.Second}, 2, 2,
+			want{signal: lang.SigSuccess, attempts: 1}, 2},
+		{"too few before timeout", step.WaitFor{Glob: "inbox/*.msg", MinCount: 3, Poll: time.Second, Timeout: 5 * time.Second}, 1, 2,
+			want{signal: lang.SigTimeout, exit: 124, code: source.EWaitTimeout, errHas: "wait_for 'inbox/*.msg' matched 2 of 3 files within 5s"}, 5},
+		{"default poll and timeout", step.WaitFor{Glob: "never/*"}, 0, 0,
+			want{signal: lang.SigTimeout, exit: 124, code: source.EWaitTimeout, errHas: "matched 0 of 1 files within 5m0s"}, 600},
+		{"escaping glob", step.WaitFor{Glob: "../../*"}, 0, 0,
+			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "resolves outside the project"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +53,7 @@ func TestWaitFor(t *testing.T) {
 					create()
 				}
 			}
-			r := f.req(KindCommand, "Wait")
+			r := f.req(step.KindCommand, "Wait")
 			r.Argv = exe(t, "print", "ran", "")
 			r.WaitFor = &tt.wait
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
@@ -67,10 +69,10 @@ func TestWaitFor(t *testing.T) {
 func TestWaitForRealTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Now, f.reg.Sleep = nil, nil
-	r := f.req(KindCommand, "Wait")
+	f.reg.Clock, f.reg.Wait = nil, nil
+	r := f.req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
-	r.WaitFor = &WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
+	r.WaitFor = &step.WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		time.Sleep(50 * time.Millisecond)
@@ -79,38 +81,38 @@ func TestWaitForRealTime(t *testing.T) {
 	})
 	got := f.reg.Run(context.Background(), r)
 	wg.Wait()
-	want{signal: SignalSuccess, attempts: 1, output: "ran", checkOut: true}.check(t, "wait_for inbox/*.msg", got)
+	want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}.check(t, "wait_for inbox/*.msg", got)
 }
 
 func TestWaitForCancelled(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Now, f.reg.Sleep = nil, nil
+	f.reg.Clock, f.reg.Wait = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
-	r := f.req(KindCommand, "Wait")
+	r := f.req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
-	r.WaitFor = &WaitFor{Glob: "never/*", Poll: 10 * time.Millisecond, Timeout: time.Hour}
+	r.WaitFor = &step.WaitFor{Glob: "never/*", Poll: 10 * time.Millisecond, Timeout: time.Hour}
 	time.AfterFunc(30*time.Millisecond, cancel)
-	want{signal: SignalFailure, exit: -1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "wait_for never/*", f.reg.Run(ctx, r))
+	want{signal: lang.SigFailure, exit: -1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "wait_for never/*", f.reg.Run(ctx, r))
 }
 
 func TestDependsOn(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		deps DependsOn
+		deps step.DependsOn
 		want want
 	}{
-		{"required present", DependsOn{Required: []string{"src/*.go"}},
-			want{signal: SignalSuccess, attempts: 1, output: "ran", checkOut: true}},
-		{"required missing", DependsOn{Required: []string{"src/*.go", "docs/*.md"}},
-			want{signal: SignalFailure, exit: -1, code: source.EDepMissing, errHas: "depends_on: required 'docs/*.md' matches no file"}},
-		{"optional missing", DependsOn{Required: []string{"src/a.go"}, Optional: []string{"docs/*.md"}},
-			want{signal: SignalSuccess, attempts: 1}},
-		{"escaping", DependsOn{Required: []string{"/etc/*"}},
-			want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: "is absolute"}},
-		{"through a symlink", DependsOn{Required: []string{"*/a.go"}},
-			want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: "passes through the symlink 'link'"}},
+		{"required present", step.DependsOn{Required: []string{"src/*.go"}},
+			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}},
+		{"required missing", step.DependsOn{Required: []string{"src/*.go", "docs/*.md"}},
+			want{signal: lang.SigFailure, exit: -1, code: source.EDepMissing, errHas: "depends_on: required 'docs/*.md' matches no file"}},
+		{"optional missing", step.DependsOn{Required: []string{"src/a.go"}, Optional: []string{"docs/*.md"}},
+			want{signal: lang.SigSuccess, attempts: 1}},
+		{"escaping", step.DependsOn{Required: []string{"/etc/*"}},
+			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "is absolute"}},
+		{"through a symlink", step.DependsOn{Required: []string{"*/a.go"}},
+			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "passes through the symlink 'link'"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +125,7 @@ func TestDependsOn(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := f.req(KindCommand, "Dep")
+			r := f.req(step.KindCommand, "Dep")
 			r.Argv = exe(t, "print", "ran", "")
 			r.DependsOn = &tt.deps
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
@@ -135,19 +137,19 @@ func TestDependsOnInject(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		deps DependsOn
+		deps step.DependsOn
 		want string
 	}{
-		{"list prepend", DependsOn{Required: []string{"src/*.go"}, Inject: "list", Instruction: "Files:"},
+		{"list prepend", step.DependsOn{Required: []string{"src/*.go"}, Inject: "list", Instruction: "Files:"},
 			"Files:\nsrc/a.go\nsrc/b.go\n\nReview them."},
-		{"list append", DependsOn{Required: []string{"src/b.go"}, Optional: []string{"src/*.go"}, Inject: "list", Position: "append"},
+		{"list append", step.DependsOn{Required: []string{"src/b.go"}, Optional: []string{"src/*.go"}, Inject: "list", Position: "append"},
 			"Review them.\n\nsrc/b.go\nsrc/a.go"},
-		{"content", DependsOn{Required: []string{"src/*.go"}, Inject: "content", Instruction: "Context:"},
+		{"content", step.DependsOn{Required: []string{"src/*.go"}, Inject: "content", Instruction: "Context:"},
 			"Context:\n--- src/a.go ---\npackage a\n--- src/b.go ---\npackage b\n\nReview them."},
-		{"content append", DependsOn{Required: []string{"src/a.go"}, Inject: "content", Position: "append"},
+		{"content append", step.DependsOn{Required: []string{"src/a.go"}, Inject: "content", Position: "append"},
 			"Review them.\n\n--- src/a.go ---\npackage a"},
-		{"none", DependsOn{Required: []string{"src/*.go"}, Inject: "none"}, "Review them."},
-		{"not set", DependsOn{Required: []string{"src/*.go"}}, "Review them."},
+		{"none", step.DependsOn{Required: []string{"src/*.go"}, Inject: "none"}, "Review them."},
+		{"not set", step.DependsOn{Required: []string{"src/*.go"}}, "Review them."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,11 +157,11 @@ func TestDependsOnInject(t *testing.T) {
 			f := newFixture(t)
 			f.write("src/a.go", "package a\n")
 			f.write("src/b.go", "package b")
-			r := f.req(KindProvider, "Inj")
+			r := f.req(step.KindProvider, "Inj")
 			r.Providers = []string{"mock"}
 			r.Prompt = "Review them."
 			r.DependsOn = &tt.deps
-			want{signal: SignalSuccess, attempts: 1, output: tt.want, checkOut: true}.check(t, tt.name, f.reg.Run(context.Background(), r))
+			want{signal: lang.SigSuccess, attempts: 1, output: tt.want, checkOut: true}.check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"time"
 
 	"smith/source"
+	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/steprun"
 )
 
 // Local performs a run's effects on this machine: it is the VM's Host
@@ -60,23 +61,20 @@ func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
 	if err != nil {
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
-	f, err := d.Open(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
+	s, err := steprun.ReadConfined(d, abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
-	}
-	return string(b), nil
+	return s, err
 }
 
-// ChangePlan is ChangePlan.
-func (Local) ChangePlan(runRoot string) ([]string, error) { return ChangePlan(runRoot) }
+// ChangePlan is builtin.ChangePlan.
+func (Local) ChangePlan(runRoot string) ([]string, error) { return builtin.ChangePlan(runRoot) }
+
+// Notices is builtin.Notices.
+func (Local) Notices(root string, skip int) ([]builtin.Conflict, error) {
+	return builtin.Notices(root, skip)
+}
 
 // WriteFile writes one of the run's own files with confine.WriteFileAtomic.
 func (Local) WriteFile(path string, data []byte) error {

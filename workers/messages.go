@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // Messages between agents (CONTRACT 12.2): a send step delivers a file
@@ -34,21 +37,21 @@ func MessageName(seq int, name string) string { return fmt.Sprintf("%04d-%s", se
 // runSend delivers req.Send. Its output is the delivered path (relative to
 // WORKSPACE). Delivering the same Seq again (a resumed step) replaces the
 // same file, so a message is never delivered twice.
-func (r *Registry) runSend(req *Request) Result {
+func (r *Registry) runSend(req *step.Request) step.Result {
 	s := req.Send
 	if s == nil {
-		return failed(exitNotRun, source.Errorf(source.EInternal, "internal error: send step '%s' has no send", req.Step))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EInternal, "internal error: send step '%s' has no send", req.Step))
 	}
 	data := []byte(s.Content)
 	name := s.Name
 	if s.File != "" {
 		abs, err := req.Dirs.Resolve(s.File)
 		if err != nil {
-			return failed(exitNotRun, escapeErr("send.file", err))
+			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send.file", err))
 		}
-		text, err := readConfined(req, abs)
+		text, err := steprun.ReadConfined(req.Dirs, abs)
 		if err != nil {
-			return failed(exitNotRun, fileErr("send.file", s.File, err))
+			return step.Failed(step.ExitNotRun, steprun.FileErr("send.file", s.File, err))
 		}
 		data = []byte(text)
 		if name == "" {
@@ -59,40 +62,36 @@ func (r *Registry) runSend(req *Request) Result {
 		name = defaultMessageName
 	}
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
-		return failed(exitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
 	}
-	rel := path.Join(s.Inbox, MessageName(s.Seq, name))
+	rel, sendTo := path.Join(s.Inbox, MessageName(s.Seq, name)), "send to '"+s.To+"'"
 	dst, err := req.Dirs.Resolve(rel)
 	if err != nil {
-		return failed(exitNotRun, escapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	tmp, err := req.Dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, MessageName(s.Seq, name)))
 	if err != nil {
-		return failed(exitNotRun, escapeErr("send to '"+s.To+"'", err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	if err := req.Dirs.WriteFile(tmp, data, 0o644); err != nil {
-		return failed(exitNotRun, sendErr(s, err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
 	if err := req.Dirs.Rename(tmp, dst); err != nil {
-		return failed(exitNotRun, sendErr(s, err))
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
 	}
-	return Result{Signal: SignalSuccess, Output: rel}
-}
-
-func sendErr(s *Send, err error) *source.Error {
-	return escapeErr("send to '"+s.To+"'", err)
+	return step.Result{Signal: lang.SigSuccess, Output: rel}
 }
 
 // consumed returns the moves of the files that satisfied req's wait_for:
 // each to the agent's processed folder, under the same name.
-func consumed(req *Request, matched []string) []Move {
-	var out []Move
+func consumed(req *step.Request, matched []string) []step.Move {
+	var out []step.Move
 	for _, abs := range matched {
 		rel, err := filepath.Rel(req.Dirs.Workspace, abs)
 		if err != nil || !filepath.IsLocal(rel) {
 			continue
 		}
-		out = append(out, Move{From: filepath.ToSlash(rel), To: path.Join(req.WaitFor.Processed, path.Base(filepath.ToSlash(rel)))})
+		out = append(out, step.Move{From: filepath.ToSlash(rel), To: path.Join(req.WaitFor.Processed, path.Base(filepath.ToSlash(rel)))})
 	}
 	return out
 }
@@ -102,8 +101,8 @@ func consumed(req *Request, matched []string) []Move {
 // done before (a crash cut the list short), so running it again after a
 // crash finishes the list and consumes nothing twice. It returns the moves
 // it made now.
-func (Local) ConsumeMessages(dirs confine.Dir, moves []Move) ([]Move, error) {
-	var done []Move
+func (Local) ConsumeMessages(dirs confine.Dir, moves []step.Move) ([]step.Move, error) {
+	var done []step.Move
 	for _, mv := range moves {
 		from, err := dirs.Resolve(mv.From)
 		if err != nil {

@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // mockRun runs a mock provider step with prompt and returns its result.
-func mockRun(f *fixture, step, script, prompt string, edit func(r *Request)) Result {
-	r := f.req(KindProvider, step)
+func mockRun(f *fixture, name, script, prompt string, edit func(r *step.Request)) step.Result {
+	r := f.req(step.KindProvider, name)
 	r.Providers = []string{"mock"}
 	if script != "" {
 		r.ProviderParams = []provider.Param{{Key: "script", Value: script}}
@@ -108,7 +110,7 @@ func TestMockExitCodes(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			f.write("s.yaml", tt.script)
-			got := mockRun(f, "Ask", "s.yaml", "prompt", func(r *Request) { r.Attempts = tt.attempts })
+			got := mockRun(f, "Ask", "s.yaml", "prompt", func(r *step.Request) { r.Attempts = tt.attempts })
 			if describe(got) != tt.want {
 				t.Errorf("Run(mock %s) = %s, want %s", tt.name, describe(got), tt.want)
 			}
@@ -123,9 +125,9 @@ func TestMockErrors(t *testing.T) {
 		script string
 		want   want
 	}{
-		{"escaping script", "../../s.yaml", want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: "mock script: path '../../s.yaml' resolves outside the project"}},
-		{"missing script", "nope.yaml", want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "mock script 'nope.yaml' cannot be read"}},
-		{"bad script", "bad.yaml", want{signal: SignalFailure, exit: -1, code: source.EParse, errHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
+		{"escaping script", "../../s.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "mock script: path '../../s.yaml' resolves outside the project"}},
+		{"missing script", "nope.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "mock script 'nope.yaml' cannot be read"}},
+		{"bad script", "bad.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EParse, errHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +142,7 @@ func TestMockErrors(t *testing.T) {
 func TestMockEcho(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *Request) {
+	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *step.Request) {
 		r.OutputFile = "reply.md"
 		r.Mask = proc.NewMasker([]string{"secret"})
 	})
@@ -156,7 +158,7 @@ func TestMockDefaultsFromProviderDef(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.write("s.yaml", "- reply: from defaults\n")
-	got := mockRun(f, "Ask", "", "p", func(r *Request) {
+	got := mockRun(f, "Ask", "", "p", func(r *step.Request) {
 		r.ProviderDefs = []provider.Def{{Name: "mock", Defaults: []provider.Param{{Key: "script", Value: "s.yaml"}}}}
 	})
 	if got.Output != "from defaults" {
@@ -169,7 +171,7 @@ func TestMockDuration(t *testing.T) {
 	f := newFixture(t)
 	f.write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
 	// The fixture's pause advances its clock: the duration is the backoff.
-	got := mockRun(f, "Ask", "s.yaml", "p", func(r *Request) { r.Attempts, r.Backoff = 2, 5*time.Second })
+	got := mockRun(f, "Ask", "s.yaml", "p", func(r *step.Request) { r.Attempts, r.Backoff = 2, 5*time.Second })
 	if got.Duration != 5*time.Second || got.Output != "ok" {
 		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
 	}
@@ -184,7 +186,7 @@ func TestMockRepeatsACrashedCall(t *testing.T) {
 	f := newFixture(t)
 	f.write("s.yaml", "- reply: one\n- reply: two\n- reply: three\n")
 	exec := func(n int) string {
-		return mockRun(f, "Ask", "s.yaml", "p", func(r *Request) { r.Execution = n }).Output
+		return mockRun(f, "Ask", "s.yaml", "p", func(r *step.Request) { r.Execution = n }).Output
 	}
 	got := []string{exec(1), exec(2)}
 	f.reg = &Registry{} // smithvm resume, after a crash during execution 2

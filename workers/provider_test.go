@@ -14,6 +14,7 @@ import (
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 func TestSubstTemplate(t *testing.T) {
@@ -58,77 +59,77 @@ func TestProviderTransport(t *testing.T) {
 	hasCat := exec.Command("/bin/sh", "-c", "command -v cat").Run() == nil
 	tests := []struct {
 		name   string
-		setup  func(f *fixture, r *Request)
+		setup  func(f *fixture, r *step.Request)
 		output string // want Output; "@tmp" = a prompt file under RUN_ROOT/tmp
 		cat    bool   // needs the system's cat
 	}{
-		{"argv from ${PROMPT}", func(f *fixture, r *Request) {
+		{"argv from ${PROMPT}", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "<${PROMPT}>")}
 		}, "<Say hi>", false},
-		{"stdin by default", func(f *fixture, r *Request) {
+		{"stdin by default", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "Say hi", false},
-		{"temp_file from ${PROMPT_FILE}", func(f *fixture, r *Request) {
+		{"temp_file from ${PROMPT_FILE}", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${PROMPT_FILE}")}
 		}, "@tmp", false},
-		{"temp_file content", func(f *fixture, r *Request) {
+		{"temp_file content", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"cat", "${PROMPT_FILE}"}}}
 		}, "Say hi", true},
-		{"step transport argv appends the prompt", func(f *fixture, r *Request) {
+		{"step transport argv appends the prompt", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print")}
 			r.Transport = &provider.Transport{Mode: "argv"}
 		}, "Say hi", false},
-		{"argv_template", func(f *fixture, r *Request) {
+		{"argv_template", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print")}
 			r.Transport = &provider.Transport{Mode: "argv", ArgvTemplate: []string{"[${PROMPT}|${model}]"}}
 			r.ProviderParams = []provider.Param{{Key: "model", Value: "big"}}
 		}, "[Say hi|big]", false},
-		{"provider transport temp_file appends the path", func(f *fixture, r *Request) {
+		{"provider transport temp_file appends the path", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "print"), Transport: &provider.Transport{Mode: "temp_file"}}}
 		}, "@tmp", false},
-		{"step overrides provider transport", func(f *fixture, r *Request) {
+		{"step overrides provider transport", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "cat"), Transport: &provider.Transport{Mode: "argv"}}}
 			r.Transport = &provider.Transport{Mode: "stdin"}
 		}, "Say hi", false},
-		{"params over defaults", func(f *fixture, r *Request) {
+		{"params over defaults", func(f *fixture, r *step.Request) {
 			d := fake(f.t, "echo", "print", "${model}:${max_tokens}")
 			d.Defaults = []provider.Param{{Key: "model", Value: "small"}, {Key: "max_tokens", Value: "10"}}
 			r.ProviderDefs = []provider.Def{d}
 			r.ProviderParams = []provider.Param{{Key: "max_tokens", Value: "99"}}
 		}, "small:99", false},
-		{"command_override", func(f *fixture, r *Request) {
+		{"command_override", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "template")}
 			r.CommandOverride = exe(f.t, "print", "override ${PROMPT}")
 		}, "override Say hi", false},
-		{"input_file as prompt on stdin", func(f *fixture, r *Request) {
+		{"input_file as prompt on stdin", func(f *fixture, r *step.Request) {
 			f.write("in.txt", "from file\n")
 			r.Prompt, r.InputFile = "", "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "from file", false},
-		{"prompt and input_file both reach the model", func(f *fixture, r *Request) {
+		{"prompt and input_file both reach the model", func(f *fixture, r *step.Request) {
 			f.write("in.txt", "file data")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "Say hi\n\nfile data", false},
-		{"input_file is not on stdin beside an argv prompt", func(f *fixture, r *Request) {
+		{"input_file is not on stdin beside an argv prompt", func(f *fixture, r *step.Request) {
 			f.write("in.txt", "file data")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "stdin")}
 			r.Transport = &provider.Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
 		}, "devnull\n0", false},
-		{"model: over provider_params and defaults", func(f *fixture, r *Request) {
+		{"model: over provider_params and defaults", func(f *fixture, r *step.Request) {
 			d := fake(f.t, "echo", "print", "${model}")
 			d.Defaults = []provider.Param{{Key: "model", Value: "small"}}
 			r.ProviderDefs = []provider.Def{d}
 			r.ProviderParams = []provider.Param{{Key: "model", Value: "big"}}
 			r.Model = "opus"
 		}, "opus", false},
-		{"prompt_file", func(f *fixture, r *Request) {
+		{"prompt_file", func(f *fixture, r *step.Request) {
 			f.write("prompts/p.md", "from prompt file")
 			r.Prompt, r.PromptFile = "", "prompts/p.md"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${PROMPT}")}
 		}, "from prompt file", false},
-		{"${INPUT_FILE} and ${OUTPUT_FILE}", func(f *fixture, r *Request) {
+		{"${INPUT_FILE} and ${OUTPUT_FILE}", func(f *fixture, r *step.Request) {
 			f.write("in.txt", "x")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${INPUT_FILE} ${OUTPUT_FILE}")}
@@ -142,7 +143,7 @@ func TestProviderTransport(t *testing.T) {
 				t.Skip("no cat")
 			}
 			f := newFixture(t)
-			r := f.req(KindProvider, "Ask")
+			r := f.req(step.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			tt.setup(f, r)
@@ -168,47 +169,47 @@ func TestProviderTransport(t *testing.T) {
 
 // wantOK is a successful single try with this output.
 func wantOK(output string) want {
-	return want{signal: SignalSuccess, attempts: 1, output: output, checkOut: true}
+	return want{signal: lang.SigSuccess, attempts: 1, output: output, checkOut: true}
 }
 
 func TestProviderErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		setup func(f *fixture, r *Request)
+		setup func(f *fixture, r *step.Request)
 		want  want
 	}{
-		{"unknown template key", func(f *fixture, r *Request) {
+		{"unknown template key", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${modle}")}
-		}, want{signal: SignalFailure, exit: -1, code: source.ETemplateKey,
+		}, want{signal: lang.SigFailure, exit: -1, code: source.ETemplateKey,
 			errHas: "provider 'echo' uses template key 'modle' that neither its defaults nor provider_params define (did you mean 'model'?)"}},
-		{"unknown provider", func(f *fixture, r *Request) {
+		{"unknown provider", func(f *fixture, r *step.Request) {
 			r.Providers = []string{"cluade"}
-		}, want{signal: SignalFailure, exit: -1, code: source.EUnknownProv, errHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
-		{"bad transport", func(f *fixture, r *Request) {
+		}, want{signal: lang.SigFailure, exit: -1, code: source.EUnknownProv, errHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
+		{"bad transport", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 			r.Transport = &provider.Transport{Mode: "pipe"}
-		}, want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "prompt_transport mode 'pipe'"}},
-		{"cli not found", func(f *fixture, r *Request) {
+		}, want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "prompt_transport mode 'pipe'"}},
+		{"cli not found", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"smith-no-such-cli"}}}
-		}, want{signal: SignalFailure, exit: 127, code: source.EExec, errHas: "command 'smith-no-such-cli' not found"}},
-		{"exit 2 not retried", func(f *fixture, r *Request) {
+		}, want{signal: lang.SigFailure, exit: 127, code: source.EExec, errHas: "command 'smith-no-such-cli' not found"}},
+		{"exit 2 not retried", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "2")}
-		}, want{signal: SignalFailure, exit: 2, attempts: 1}},
-		{"exit 1 retried", func(f *fixture, r *Request) {
+		}, want{signal: lang.SigFailure, exit: 2, attempts: 1}},
+		{"exit 1 retried", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "1")}
-		}, want{signal: SignalFailure, exit: 1, attempts: 3}},
-		{"timeout", func(f *fixture, r *Request) {
+		}, want{signal: lang.SigFailure, exit: 1, attempts: 3}},
+		{"timeout", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "sleep", "20s")}
 			r.Timeout = 50 * time.Millisecond
 			r.Attempts = 1
-		}, want{signal: SignalTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "provider 'echo' of step 'Ask' timed out"}},
+		}, want{signal: lang.SigTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "provider 'echo' of step 'Ask' timed out"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(KindProvider, "Ask")
+			r := f.req(step.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			r.Attempts = 3
@@ -240,22 +241,22 @@ func TestProviderReplies(t *testing.T) {
 		tokens   int
 	}{
 		{"claude", "claude", claudeOK, wantOK("The answer is 42."), 115},
-		{"claude 429", "claude", claude429, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' failed: rate limited by the model server (HTTP 429)"}, 0},
-		{"claude 401", "claude", claude401, want{signal: SignalFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "Invalid API key"}, 0},
+		{"claude 429", "claude", claude429, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' failed: rate limited by the model server (HTTP 429)"}, 0},
+		{"claude 401", "claude", claude401, want{signal: lang.SigFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "Invalid API key"}, 0},
 		{"claude not json", "claude", "plain words\n", wantOK("plain words"), 0},
 		{"claude masks decoded secrets", "claude", claudeSecret, wantOK("key ***!"), 2},
 		{"gemini", "gemini", geminiOK, wantOK("Paris."), 30},
-		{"gemini 503", "gemini", gemini503, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "overloaded"}, 0},
-		{"gemini 400", "gemini", gemini400, want{signal: SignalFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "bad request"}, 0},
+		{"gemini 503", "gemini", gemini503, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "overloaded"}, 0},
+		{"gemini 400", "gemini", gemini400, want{signal: lang.SigFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "bad request"}, 0},
 		{"codex", "codex", codexOK, wantOK("done: ok"), 34},
-		{"codex failed", "codex", codexFailed, want{signal: SignalFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "network error"}, 0},
+		{"codex failed", "codex", codexFailed, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "network error"}, 0},
 		{"own provider keeps raw json", "mine", claudeOK, wantOK(claudeOK), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(KindProvider, "Ask")
+			r := f.req(step.KindProvider, "Ask")
 			r.Providers = []string{tt.provider}
 			r.ProviderDefs = []provider.Def{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
@@ -273,7 +274,7 @@ func TestProviderReplies(t *testing.T) {
 func TestProviderFallback(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindProvider, "Ask")
+	r := f.req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "capital of France?"
@@ -298,7 +299,7 @@ func TestProviderFallback(t *testing.T) {
 func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindProvider, "Ask")
+	r := f.req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "q"
@@ -311,14 +312,14 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 func TestProviderOutputFileByCLI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindProvider, "Ask")
+	r := f.req(step.KindProvider, "Ask")
 	r.Providers = []string{"echo"}
 	// The CLI is told where the file is; Smith must not overwrite it with stdout.
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
 	r.OutputFile = "o.txt"
 	f.write("artifacts/Ask/o.txt", "by the cli")
 	got := f.reg.Run(context.Background(), r)
-	if got.Signal != SignalSuccess || f.read("artifacts/Ask/o.txt") != "by the cli" {
+	if got.Signal != lang.SigSuccess || f.read("artifacts/Ask/o.txt") != "by the cli" {
 		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.read("artifacts/Ask/o.txt"))
 	}
 }
@@ -326,27 +327,12 @@ func TestProviderOutputFileByCLI(t *testing.T) {
 func TestProviderJSONCapture(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindProvider, "Ask")
+	r := f.req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
 	r.OutputCapture = "json"
 	got := f.reg.Run(context.Background(), r)
 	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
 		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
-	}
-}
-
-// TestTemplateKeyCatalog: the keys a provider template may use without
-// declaring them (lang.TemplateKeys, what the checker accepts) are exactly
-// the keys workers fills.
-func TestTemplateKeyCatalog(t *testing.T) {
-	vars := providerVars(&Request{}, provider.Provider{}, paths{}, "p", "f")
-	if len(vars) != len(lang.TemplateKeys) {
-		t.Fatalf("workers fills %d template keys, lang.TemplateKeys has %d", len(vars), len(lang.TemplateKeys))
-	}
-	for i, k := range lang.TemplateKeys {
-		if vars[i].Key != k {
-			t.Errorf("template key %d: workers fills %q, lang.TemplateKeys says %q", i, vars[i].Key, k)
-		}
 	}
 }

@@ -9,15 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and
 // whose second answers.
-func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *Request {
-	r := f.req(KindProvider, "Ask")
+func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *step.Request {
+	r := f.req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
@@ -45,7 +48,7 @@ func TestRecordReplay(t *testing.T) {
 	if strings.Join(names, " ") != "Ask-1.json Ask-2.json Ask-3.json" {
 		t.Errorf("recorded files = %v, want Ask-1.json Ask-2.json Ask-3.json", names)
 	}
-	var r3 recording
+	var r3 agent.Recording
 	b, _ := os.ReadFile(filepath.Join(dir, "Ask-3.json"))
 	if err := json.Unmarshal(b, &r3); err != nil {
 		t.Fatalf("recording Ask-3.json: %v", err)
@@ -80,7 +83,7 @@ func TestRecordReplay(t *testing.T) {
 }
 
 func wantMiss(has string) want {
-	return want{signal: SignalFailure, exit: -1, code: source.EReplayMiss, errHas: has}
+	return want{signal: lang.SigFailure, exit: -1, code: source.EReplayMiss, errHas: has}
 }
 
 func TestReplayMiss(t *testing.T) {
@@ -120,7 +123,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
 	rec.reg.Record = dir
-	r := rec.req(KindProvider, "Slow")
+	r := rec.req(step.KindProvider, "Slow")
 	r.Providers = []string{"echo"}
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "sleep", "20s")}
 	r.Timeout = 50 * time.Millisecond
@@ -128,11 +131,11 @@ func TestRecordKeepsErrors(t *testing.T) {
 
 	rep := newFixture(t)
 	rep.reg.Replay = dir
-	r2 := rep.req(KindProvider, "Slow")
+	r2 := rep.req(step.KindProvider, "Slow")
 	r2.Providers = []string{"echo"}
 	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
 	replayed := rep.reg.Run(context.Background(), r2)
-	if describe(replayed) != describe(recorded) || recorded.Signal != SignalTimeout {
+	if describe(replayed) != describe(recorded) || recorded.Signal != lang.SigTimeout {
 		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))
 	}
 }
@@ -142,8 +145,8 @@ func TestRecordKeepsErrors(t *testing.T) {
 func TestReplayAcrossRunIDs(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
-	mockReq := func(f *fixture, runID string) *Request {
-		r := f.req(KindProvider, "Ask")
+	mockReq := func(f *fixture, runID string) *step.Request {
+		r := f.req(step.KindProvider, "Ask")
 		r.RunID = runID
 		r.Providers = []string{"mock"}
 		r.Prompt = "question\n=== METADATA ===\nrun_id: " + runID
@@ -152,13 +155,13 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 	rec := newFixture(t)
 	rec.reg.Record = dir
 	recorded := rec.reg.Run(context.Background(), mockReq(rec, "run-aaa"))
-	if recorded.Signal != SignalSuccess {
+	if recorded.Signal != lang.SigSuccess {
 		t.Fatalf("Run(record) = %s", describe(recorded))
 	}
 	rep := newFixture(t)
 	rep.reg.Replay = dir
 	replayed := rep.reg.Run(context.Background(), mockReq(rep, "run-bbb"))
-	if replayed.Signal != SignalSuccess || replayed.Err != nil {
+	if replayed.Signal != lang.SigSuccess || replayed.Err != nil {
 		t.Fatalf("Run(replay in another run) = %s, err %v; want the recording to match", describe(replayed), replayed.Err)
 	}
 	// A prompt that really differs still misses.
@@ -174,8 +177,8 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 func TestReplayRepeatsACrashedCall(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
-	call := func(f *fixture, n int, prompt string) Result {
-		r := f.req(KindProvider, "Ask")
+	call := func(f *fixture, n int, prompt string) step.Result {
+		r := f.req(step.KindProvider, "Ask")
 		r.Providers = []string{"mock"}
 		r.Prompt = prompt
 		r.Execution = n

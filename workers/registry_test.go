@@ -13,8 +13,12 @@ import (
 	"smith/internal/testchild"
 	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
+	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 func TestMain(m *testing.M) {
@@ -42,15 +46,15 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
 	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.reg = &Registry{
-		Env: func(k string) (string, bool) {
+	f.reg = &Registry{Runner: agent.Runner{Env: steprun.Env{
+		Lookup: func(k string) (string, bool) {
 			if k == "PATH" {
 				return "/usr/bin:/bin", true
 			}
 			return "", false
 		},
-		Now: func() time.Time { return f.clock },
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		Clock: func() time.Time { return f.clock },
+		Wait: func(ctx context.Context, d time.Duration) error {
 			f.sleeps = append(f.sleeps, d)
 			f.clock = f.clock.Add(d)
 			if f.onSleep != nil {
@@ -58,16 +62,16 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return ctx.Err()
 		},
-	}
+	}}}
 	return f
 }
 
 // req returns a request for step in the fixture's project; children run in
 // helper mode.
-func (f *fixture) req(kind Kind, step string) *Request {
-	return &Request{
+func (f *fixture) req(kind step.Kind, name string) *step.Request {
+	return &step.Request{
 		RunID:   "r1",
-		Step:    step,
+		Step:    name,
 		Kind:    kind,
 		Dirs:    f.dirs,
 		RunRoot: f.runRoot,
@@ -116,7 +120,7 @@ func errText(err error) string {
 }
 
 // describe prints the fields of a Result the tests compare.
-func describe(r Result) string {
+func describe(r step.Result) string {
 	s := fmt.Sprintf("signal=%s exit=%d attempts=%d output=%q", r.Signal, r.ExitCode, r.Attempts, short(r.Output))
 	if r.Provider != "" {
 		s += " provider=" + r.Provider
@@ -148,7 +152,7 @@ type want struct {
 	errHas   string
 }
 
-func (w want) check(t *testing.T, what string, got Result) {
+func (w want) check(t *testing.T, what string, got step.Result) {
 	t.Helper()
 	ok := got.Signal == w.signal && got.ExitCode == w.exit &&
 		(w.attempts == 0 || got.Attempts == w.attempts) &&
@@ -172,78 +176,78 @@ func TestRunCommand(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		setup func(f *fixture, r *Request)
+		setup func(f *fixture, r *step.Request)
 		want  want
 	}{
 		{
 			name:  "success",
-			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "print", "hello\n\n", "warn") },
-			want:  want{signal: SignalSuccess, exit: 0, attempts: 1, output: "hello", checkOut: true},
+			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "print", "hello\n\n", "warn") },
+			want:  want{signal: lang.SigSuccess, exit: 0, attempts: 1, output: "hello", checkOut: true},
 		},
 		{
 			name:  "failure",
-			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "exit", "3") },
-			want:  want{signal: SignalFailure, exit: 3, attempts: 1},
+			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "exit", "3") },
+			want:  want{signal: lang.SigFailure, exit: 3, attempts: 1},
 		},
 		{
 			name:  "not found",
-			setup: func(f *fixture, r *Request) { r.Argv = []string{"smith-no-such-command"} },
-			want:  want{signal: SignalFailure, exit: 127, attempts: 1, code: source.EExec, errHas: "command 'smith-no-such-command' not found"},
+			setup: func(f *fixture, r *step.Request) { r.Argv = []string{"smith-no-such-command"} },
+			want:  want{signal: lang.SigFailure, exit: 127, attempts: 1, code: source.EExec, errHas: "command 'smith-no-such-command' not found"},
 		},
 		{
 			name:  "empty argv",
-			setup: func(f *fixture, r *Request) { r.Argv = nil },
-			want:  want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "empty command"},
+			setup: func(f *fixture, r *step.Request) { r.Argv = nil },
+			want:  want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "empty command"},
 		},
 		{
 			name: "timeout",
-			setup: func(f *fixture, r *Request) {
+			setup: func(f *fixture, r *step.Request) {
 				r.Argv = exe(f.t, "sleep", "20s")
 				r.Timeout = 100 * time.Millisecond
 			},
-			want: want{signal: SignalTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "timed out"},
+			want: want{signal: lang.SigTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "timed out"},
 		},
 		{
 			name: "stdin from input_file",
-			setup: func(f *fixture, r *Request) {
+			setup: func(f *fixture, r *step.Request) {
 				f.write("in/data.txt", "line one\nline two\n")
 				r.Argv = exe(f.t, "cat")
 				r.InputFile = "in/data.txt"
 			},
-			want: want{signal: SignalSuccess, attempts: 1, output: "line one\nline two", checkOut: true},
+			want: want{signal: lang.SigSuccess, attempts: 1, output: "line one\nline two", checkOut: true},
 		},
 		{
 			name:  "stdin is /dev/null",
-			setup: func(f *fixture, r *Request) { r.Argv = exe(f.t, "stdin") },
-			want:  want{signal: SignalSuccess, attempts: 1, output: "devnull\n0", checkOut: true},
+			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "stdin") },
+			want:  want{signal: lang.SigSuccess, attempts: 1, output: "devnull\n0", checkOut: true},
 		},
 		{
 			name: "missing input_file",
-			setup: func(f *fixture, r *Request) {
+			setup: func(f *fixture, r *step.Request) {
 				r.Argv = exe(f.t, "cat")
 				r.InputFile = "nope.txt"
 			},
-			want: want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "input_file 'nope.txt' cannot be read"},
+			want: want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "input_file 'nope.txt' cannot be read"},
 		},
 		{
 			name: "secrets masked",
-			setup: func(f *fixture, r *Request) {
+			setup: func(f *fixture, r *step.Request) {
 				r.Argv = exe(f.t, "print", "token=hunter2\n")
 				r.Mask = proc.NewMasker([]string{"hunter2"})
 			},
-			want: want{signal: SignalSuccess, attempts: 1, output: "token=***", checkOut: true},
+			want: want{signal: lang.SigSuccess, attempts: 1, output: "token=***", checkOut: true},
 		},
 		{
 			name:  "internal worker not available",
-			setup: func(f *fixture, r *Request) { r.Kind, r.Worker = KindInternal, "Internal:TestRunner" },
-			want:  want{signal: SignalFailure, exit: -1, code: source.EExec, errHas: "internal worker 'Internal:TestRunner' is not available yet"},
+			setup: func(f *fixture, r *step.Request) { r.Kind, r.Worker = step.KindInternal, "Internal:TestRunner" },
+			want:  want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "internal worker 'Internal:TestRunner' is not available yet"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(KindCommand, "Step")
+			r := f.req(step.KindCommand, "Step")
 			tt.setup(f, r)
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
@@ -253,14 +257,14 @@ func TestRunCommand(t *testing.T) {
 func TestRunInternalTable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.reg.Internal = map[string]InternalFunc{
-		"Internal:Hello": func(ctx context.Context, r *Registry, req *Request) Result {
-			return Result{Signal: SignalSuccess, Output: "hello from " + req.Step}
+	f.reg.Internal = map[string]builtin.Func{
+		"Internal:Hello": func(ctx context.Context, _ builtin.Env, req *step.Request) step.Result {
+			return step.Result{Signal: lang.SigSuccess, Output: "hello from " + req.Step}
 		},
 	}
-	r := f.req(KindInternal, "Greet")
+	r := f.req(step.KindInternal, "Greet")
 	r.Worker = "Internal:Hello"
-	want{signal: SignalSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
+	want{signal: lang.SigSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
 }
 
 func TestRunRetries(t *testing.T) {
@@ -283,7 +287,7 @@ func TestRunRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(KindCommand, "Retry")
+			r := f.req(step.KindCommand, "Retry")
 			r.Argv = exe(t, tt.argv...)
 			r.Attempts, r.Backoff = tt.attempts, 2*time.Second
 			var retries []string
@@ -306,10 +310,10 @@ func TestRunRetries(t *testing.T) {
 func TestRunTimeoutRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(KindCommand, "Slow")
+	r := f.req(step.KindCommand, "Slow")
 	r.Argv = exe(t, "sleep", "20s")
 	r.Timeout, r.Attempts = 50*time.Millisecond, 2
-	want{signal: SignalTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
+	want{signal: lang.SigTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
 }
 
 func TestRunOutputFile(t *testing.T) {
@@ -332,7 +336,7 @@ func TestRunOutputFile(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			f.write("artifacts/Gen/"+tt.output, "old content that must be replaced")
-			r := f.req(KindCommand, "Gen")
+			r := f.req(step.KindCommand, "Gen")
 			r.Argv = exe(t, tt.argv...)
 			r.OutputFile = tt.output
 			r.Mask = proc.NewMasker(tt.mask)
@@ -342,7 +346,7 @@ func TestRunOutputFile(t *testing.T) {
 			if wantContent == "" {
 				wantContent = string(testchild.Pattern(big))
 			}
-			if got.Signal != SignalSuccess || content != wantContent || got.Truncated != tt.truncated {
+			if got.Signal != lang.SigSuccess || content != wantContent || got.Truncated != tt.truncated {
 				t.Errorf("Run(%v) = %s truncated=%v, output_file %q, want success truncated=%v, file %q",
 					tt.argv, describe(got), got.Truncated, short(content), tt.truncated, short(wantContent))
 			}
@@ -366,7 +370,7 @@ func TestRunStderrLog(t *testing.T) {
 	// retried once: the log keeps every try that wrote stderr under its
 	// header.
 	for i, attempts := range []int{1, 2} {
-		r := f.req(KindCommand, "Logged")
+		r := f.req(step.KindCommand, "Logged")
 		r.Iteration = fmt.Sprint(i)
 		r.Attempts = attempts
 		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
@@ -396,24 +400,24 @@ func TestRunCapture(t *testing.T) {
 		wantLines  string
 		wantJSON   string
 	}{
-		{name: "lines", out: "a\nb\nc\n\n", capture: "lines", want: want{signal: SignalSuccess}, wantLines: `["a" "b" "c"]`},
-		{name: "lines empty", out: "", capture: "lines", want: want{signal: SignalSuccess}, wantLines: `[]`},
+		{name: "lines", out: "a\nb\nc\n\n", capture: "lines", want: want{signal: lang.SigSuccess}, wantLines: `["a" "b" "c"]`},
+		{name: "lines empty", out: "", capture: "lines", want: want{signal: lang.SigSuccess}, wantLines: `[]`},
 		{name: "json", out: `{"a": [1, 2.5, "x"], "b": {"c": true, "d": null}}` + "\n", capture: "json",
-			want: want{signal: SignalSuccess}, wantJSON: `map[a:[1 2.5 x] b:map[c:true d:<nil>]]`},
+			want: want{signal: lang.SigSuccess}, wantJSON: `map[a:[1 2.5 x] b:map[c:true d:<nil>]]`},
 		{name: "json parse error", out: "not json\n", capture: "json",
-			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "output of step 'Cap' is not JSON"}, wantJSON: "<nil>"},
+			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "output of step 'Cap' is not JSON"}, wantJSON: "<nil>"},
 		{name: "json trailing garbage", out: `{"a":1} x`, capture: "json",
-			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "not JSON"}, wantJSON: "<nil>"},
+			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "not JSON"}, wantJSON: "<nil>"},
 		{name: "json empty", out: "", capture: "json",
-			want: want{signal: SignalFailure, code: source.EJSONParse, errHas: "the output is empty"}, wantJSON: "<nil>"},
+			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "the output is empty"}, wantJSON: "<nil>"},
 		{name: "allow_parse_error", out: "not json", capture: "json", allowParse: true,
-			want: want{signal: SignalSuccess}, wantJSON: "<nil>"},
+			want: want{signal: lang.SigSuccess}, wantJSON: "<nil>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(KindCommand, "Cap")
+			r := f.req(step.KindCommand, "Cap")
 			r.Argv = exe(t, "print", tt.out, "")
 			r.OutputCapture, r.AllowParseError = tt.capture, tt.allowParse
 			got := f.reg.Run(context.Background(), r)
@@ -436,21 +440,21 @@ func TestRunPathEscape(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		setup func(f *fixture, r *Request)
+		setup func(f *fixture, r *step.Request)
 		has   string
 	}{
-		{"input_file absolute", func(f *fixture, r *Request) { r.InputFile = "/etc/passwd" }, "input_file: path '/etc/passwd' is absolute"},
-		{"input_file dotdot", func(f *fixture, r *Request) { r.InputFile = "../../x" }, "resolves outside the project"},
-		{"input_file symlink", func(f *fixture, r *Request) {
+		{"input_file absolute", func(f *fixture, r *step.Request) { r.InputFile = "/etc/passwd" }, "input_file: path '/etc/passwd' is absolute"},
+		{"input_file dotdot", func(f *fixture, r *step.Request) { r.InputFile = "../../x" }, "resolves outside the project"},
+		{"input_file symlink", func(f *fixture, r *step.Request) {
 			f.write("real/x.txt", "x")
 			if err := os.Symlink(filepath.Join(f.dirs.Workspace, "real"), filepath.Join(f.dirs.Workspace, "link")); err != nil {
 				f.t.Fatal(err)
 			}
 			r.InputFile = "link/x.txt"
 		}, "passes through the symlink 'link'"},
-		{"output_file absolute", func(f *fixture, r *Request) { r.OutputFile = filepath.Join(f.dirs.Base, "x.txt") }, "output_file: path"},
-		{"output_file dotdot", func(f *fixture, r *Request) { r.OutputFile = "../../../../x.txt" }, "resolves outside the project"},
-		{"output_file symlink", func(f *fixture, r *Request) {
+		{"output_file absolute", func(f *fixture, r *step.Request) { r.OutputFile = filepath.Join(f.dirs.Base, "x.txt") }, "output_file: path"},
+		{"output_file dotdot", func(f *fixture, r *step.Request) { r.OutputFile = "../../../../x.txt" }, "resolves outside the project"},
+		{"output_file symlink", func(f *fixture, r *step.Request) {
 			if err := os.MkdirAll(filepath.Join(f.dirs.Workspace, "artifacts", "Esc"), 0o755); err != nil {
 				f.t.Fatal(err)
 			}
@@ -459,19 +463,19 @@ func TestRunPathEscape(t *testing.T) {
 			}
 			r.OutputFile = "out/x.txt"
 		}, "passes through the symlink 'out'"},
-		{"prompt_file dotdot", func(f *fixture, r *Request) { r.PromptFile = "../../p.txt" }, "prompt_file: path"},
+		{"prompt_file dotdot", func(f *fixture, r *step.Request) { r.PromptFile = "../../p.txt" }, "prompt_file: path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			marker := filepath.Join(f.dirs.Workspace, "ran")
-			r := f.req(KindCommand, "Esc")
+			r := f.req(step.KindCommand, "Esc")
 			// If the command ran, it would write stdout to the output file.
 			r.Argv = exe(t, "print", "ran", "")
 			tt.setup(f, r)
 			got := f.reg.Run(context.Background(), r)
-			want{signal: SignalFailure, exit: -1, code: source.EPathEscape, errHas: tt.has}.check(t, tt.name, got)
+			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: tt.has}.check(t, tt.name, got)
 			if _, err := os.Stat(filepath.Join(f.dirs.Base, "x.txt")); err == nil {
 				t.Errorf("Run(%s) wrote %s", tt.name, filepath.Join(f.dirs.Base, "x.txt"))
 			}
@@ -490,10 +494,10 @@ func TestRunCancelled(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := f.req(KindCommand, "Gone")
+	r := f.req(step.KindCommand, "Gone")
 	r.Argv = exe(t, "print", "ran", "")
 	r.Attempts = 3
-	want{signal: SignalFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
+	want{signal: lang.SigFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
 }
 
 func TestNewRegistryKnowsInternalWorkers(t *testing.T) {

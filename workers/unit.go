@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"smith/source"
@@ -66,20 +65,10 @@ func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) er
 	if git(ctx, runWT, l.Env, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
 		return nil
 	}
-	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m",
-		fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID), branch)
-	r := git(ctx, runWT, l.Env, args...)
-	if r.err == nil {
-		return nil
+	_, files, err := merge(ctx, runWT, l.Env, branch, fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID))
+	if err != nil || files == nil {
+		return err
 	}
-	files := splitNonEmpty(runGitOut(ctx, runWT, l.Env, "diff", "--name-only", "--diff-filter=U").out)
-	if len(files) == 0 {
-		return fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
-	}
-	if a := git(ctx, runWT, l.Env, "merge", "--abort"); a.err != nil {
-		return fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
-	}
-	sort.Strings(files)
 	return &BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("joining %s [%s] conflicts in %s; the branch %s is kept for inspection", step, key, strings.Join(files, ", "), branch)}
 }

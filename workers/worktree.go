@@ -127,20 +127,40 @@ type gitResult struct {
 	err error
 }
 
-// git runs git with argv in dir, with the child environment of CONTRACT 3.5.
+// git runs git with argv in dir, with the child environment of CONTRACT 3.5;
+// its out is stdout and stderr together.
 func git(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res := proc.Run(ctx, proc.Spec{
-		Argv:    append([]string{"git"}, args...),
-		Dir:     dir,
-		Env:     proc.BuildEnv(lookup, nil, nil, nil),
-		Timeout: gitTimeout,
-	})
-	out := string(res.Stdout) + string(res.Stderr)
-	switch {
-	case res.StartErr != nil:
-		return gitResult{out, res.StartErr}
-	case res.ExitCode != 0:
-		return gitResult{out, fmt.Errorf("exit status %d", res.ExitCode)}
+	res, err := runGit(ctx, dir, lookup, args)
+	return gitResult{string(res.Stdout) + string(res.Stderr), err}
+}
+
+// runGit runs git once; a failure to start or a non-zero exit is its error.
+func runGit(ctx context.Context, dir string, lookup func(string) (string, bool), args []string) (proc.Result, error) {
+	res := proc.Run(ctx, proc.Spec{Argv: append([]string{"git"}, args...), Dir: dir, Env: proc.BuildEnv(lookup, nil, nil, nil), Timeout: gitTimeout})
+	if res.StartErr == nil && res.ExitCode != 0 {
+		return res, fmt.Errorf("exit status %d", res.ExitCode)
 	}
-	return gitResult{out, nil}
+	return res, res.StartErr
+}
+
+// ChangedFiles returns the files run runID has changed on its branch
+// against its starting commit (sorted), and in its worktree not yet
+// committed; none when it has no branch.
+func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
+	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
+		return nil
+	}
+	out := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
+	if wt := WorktreePath(d, runID); isDir(wt) {
+		for _, l := range splitNonEmpty(runGitOut(ctx, wt, lookup, "status", "--porcelain", "--untracked-files=all").out) {
+			if len(l) > 3 {
+				name := l[3:]
+				if _, after, ok := strings.Cut(name, " -> "); ok {
+					name = after
+				}
+				out = append(out, strings.Trim(name, `"`))
+			}
+		}
+	}
+	return out
 }

@@ -27,12 +27,16 @@ var allowed = map[string][]string{
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/builtin", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "source", "github.com/tidwall/gjson"},
+	"workers":                          {"lang", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"workers/proc":                     {"golang.org/x/sys/unix"},
 	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson"},
+	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
+	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
+	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
+	"workers/steprun":                  {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"source":                           {},
 	"lang":                             {"source"},
@@ -41,11 +45,11 @@ var allowed = map[string][]string{
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
-	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine"},
+	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"isa", "vm", "workers", "workers/confine", "workers/proc", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 }
 
 const module = "smith"
@@ -135,7 +139,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestVMDoesNoIO: the VM's only doors are its interfaces (vm.Host for
-// effects and the clock, workers.Runner for steps). No file of package vm
+// effects and the clock, step.Runner for steps). No file of package vm
 // imports a process, network or random package, calls a file function of
 // package os or reads the wall clock (time.Now, time.Since, time.Until).
 func TestVMDoesNoIO(t *testing.T) {

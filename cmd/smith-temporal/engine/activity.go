@@ -13,6 +13,7 @@ import (
 	"smith/workers"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 // Activities are the effects of a Smith run, executed by workers.
@@ -91,19 +92,19 @@ func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, erro
 // the Internal workers that run the project's test, lint and build
 // commands, and every provider but the built-in mock. The others (the
 // mock, file writers, sends) run inside the worker, cancelled with it.
-func startsProcess(r *workers.Request) bool {
+func startsProcess(r *step.Request) bool {
 	switch r.Kind {
-	case workers.KindCommand:
+	case step.KindCommand:
 		return true
-	case workers.KindInternal:
+	case step.KindInternal:
 		switch r.Worker {
 		case lang.InternalTestRunner, lang.InternalRunLinter, lang.InternalRunBuilder:
 			return true
 		}
 		return false
-	case workers.KindSend:
+	case step.KindSend:
 		return false
-	case workers.KindProvider:
+	case step.KindProvider:
 		if len(r.CommandOverride) > 0 || len(r.Providers) == 0 {
 			return true
 		}
@@ -151,7 +152,7 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 // recorded, and everything returned masked.
 func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(string) (string, bool)) WireResult {
 	fail := func(err error) WireResult {
-		return WireResult{Result: workers.Result{Signal: "SIGNAL:FAILURE", ExitCode: 1, Attempts: 1,
+		return WireResult{Result: step.Result{Signal: "SIGNAL:FAILURE", ExitCode: 1, Attempts: 1,
 			Err: &StepError{Code: "E_EXEC", Msg: err.Error()}}}
 	}
 	values, err := fillSecrets(&wr, lookup)

@@ -9,7 +9,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"smith/workers"
+	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // The effects of vm.Host besides the clock and the file reads of
@@ -24,22 +26,22 @@ type HostInput struct {
 	// Workspace, when set, is WORKSPACE for the agents' operations: the
 	// run's worktree (an absolute path on the host that holds it);
 	// otherwise the worker's BASE/workspace.
-	Workspace string         `json:",omitempty"`
-	RunWT     string         `json:",omitempty"` // the run's worktree
-	WT        string         `json:",omitempty"` // a worktree (head, commit-step)
-	RunID     string         `json:",omitempty"`
-	Step      string         `json:",omitempty"`
-	Key       string         `json:",omitempty"` // a thread's key
-	Fresh     bool           `json:",omitempty"`
-	Msg       string         `json:",omitempty"` // a commit message
-	Folders   []string       `json:",omitempty"`
-	Moves     []workers.Move `json:",omitempty"`
+	Workspace string      `json:",omitempty"`
+	RunWT     string      `json:",omitempty"` // the run's worktree
+	WT        string      `json:",omitempty"` // a worktree (head, commit-step)
+	RunID     string      `json:",omitempty"`
+	Step      string      `json:",omitempty"`
+	Key       string      `json:",omitempty"` // a thread's key
+	Fresh     bool        `json:",omitempty"`
+	Msg       string      `json:",omitempty"` // a commit message
+	Folders   []string    `json:",omitempty"`
+	Moves     []step.Move `json:",omitempty"`
 }
 
 // HostOutput is its answer, the error as data.
 type HostOutput struct {
-	Path  string         `json:",omitempty"` // a worktree, a commit
-	Moves []workers.Move `json:",omitempty"`
+	Path  string      `json:",omitempty"` // a worktree, a commit
+	Moves []step.Move `json:",omitempty"`
 	wireErr
 }
 
@@ -161,7 +163,7 @@ func (f *workflowHost) PrepareAgents(d confine.Dir, folders []string) error {
 }
 
 // ConsumeMessages implements vm.Host.
-func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []workers.Move) ([]workers.Move, error) {
+func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error) {
 	out := f.host(HostInput{Op: hostConsumeMessages, Workspace: f.workspace(d), Moves: moves})
 	return out.Moves, out.err()
 }
@@ -174,7 +176,7 @@ func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []workers.Move) ([]w
 var errNoRunRoot = errors.New("a run on Temporal has no RUN_ROOT")
 
 // Notices implements vm.Host: none.
-func (f *workflowHost) Notices(string, int) ([]workers.Conflict, error) { return nil, errNoRunRoot }
+func (f *workflowHost) Notices(string, int) ([]builtin.Conflict, error) { return nil, errNoRunRoot }
 
 // ChangePlan implements vm.Host.
 func (f *workflowHost) ChangePlan(string) ([]string, error) { return nil, errNoRunRoot }

@@ -7,13 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"smith/workers/step"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"smith/workers"
 )
 
 // hostSession runs ServeSteps over pipes, as the worker's child would.
@@ -54,7 +53,7 @@ func (s *hostSession) send(m hostMsg) {
 }
 
 func command(argv ...string) *WireRequest {
-	return &WireRequest{Request: workers.Request{RunID: "r", Step: "S", Kind: workers.KindCommand, Argv: argv, Timeout: time.Minute}}
+	return &WireRequest{Request: step.Request{RunID: "r", Step: "S", Kind: step.KindCommand, Argv: argv, Timeout: time.Minute}}
 }
 
 func (s *hostSession) next(within time.Duration) hostReply {

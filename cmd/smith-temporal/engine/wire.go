@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"smith/source"
-	"smith/workers"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
-// WireRequest is a workers.Request as it travels to an activity: the
+// WireRequest is a step.Request as it travels to an activity: the
 // callbacks, the masker and the live writer stay behind (the VM's side
 // replays retries and fallbacks from the result), and secret values are
 // placeholders (secrets.go) that the activity fills from its own
 // environment, so no secret ever enters Temporal's history.
 type WireRequest struct {
-	workers.Request
+	step.Request
 	// SecretNames are the program's secrets: the activity masks their
 	// values in everything it returns.
 	SecretNames []string
@@ -26,7 +26,7 @@ type WireRequest struct {
 
 // MarshalJSON encodes the request's data fields (every field but the
 // callbacks, the masker and the live writer, which encoding/json cannot or
-// must not carry), so a field added to workers.Request travels too.
+// must not carry), so a field added to step.Request travels too.
 func (w WireRequest) MarshalJSON() ([]byte, error) {
 	m := map[string]any{}
 	v := reflect.ValueOf(w.Request)
@@ -85,9 +85,9 @@ type Call struct {
 	From, To, Reason  string `json:",omitempty"`
 }
 
-// WireResult is a workers.Result with its error as data.
+// WireResult is a step.Result with its error as data.
 type WireResult struct {
-	workers.Result
+	step.Result
 	ErrCode string `json:",omitempty"`
 	ErrMsg  string `json:",omitempty"`
 	HasErr  bool   `json:",omitempty"`
@@ -105,7 +105,7 @@ func (w WireResult) MarshalJSON() ([]byte, error) {
 		}
 	}
 	r.Err = nil
-	type plain workers.Result
+	type plain step.Result
 	type out struct {
 		plain
 		Err     struct{} `json:"-"`
@@ -119,7 +119,7 @@ func (w WireResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes what MarshalJSON wrote, Err included.
 func (w *WireResult) UnmarshalJSON(b []byte) error {
-	type plain workers.Result
+	type plain step.Result
 	var in struct {
 		plain
 		Err     struct{} `json:"-"`
@@ -131,7 +131,7 @@ func (w *WireResult) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	w.Result = workers.Result(in.plain)
+	w.Result = step.Result(in.plain)
 	w.ErrCode, w.ErrMsg, w.HasErr, w.Calls = in.ErrCode, in.ErrMsg, in.HasErr, in.Calls
 	if in.HasErr {
 		w.Result.Err = &StepError{Code: source.Code(in.ErrCode), Msg: in.ErrMsg}

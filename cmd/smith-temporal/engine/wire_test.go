@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"smith/source"
-	"smith/workers"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 func TestWireRequestRoundTrip(t *testing.T) {
-	in := WireRequest{Request: workers.Request{RunID: "r", Step: "S", Argv: []string{"echo", "hi"},
+	in := WireRequest{Request: step.Request{RunID: "r", Step: "S", Argv: []string{"echo", "hi"},
 		Timeout: 3 * time.Second, Secrets: []proc.EnvVar{{Name: "TOKEN", Value: Placeholder("TOKEN")}},
 		Mask: proc.NewMasker([]string{"x"}), OnRetry: func(int, int, time.Duration) {}},
 		SecretNames: []string{"TOKEN"}}
@@ -32,7 +32,7 @@ func TestWireRequestRoundTrip(t *testing.T) {
 }
 
 func TestWireResultKeepsTheErrorCode(t *testing.T) {
-	in := WireResult{Result: workers.Result{Signal: "SIGNAL:FAILURE", ExitCode: 1, Output: "o",
+	in := WireResult{Result: step.Result{Signal: "SIGNAL:FAILURE", ExitCode: 1, Output: "o",
 		Err: &StepError{Code: source.EJSONParse, Msg: "bad json"}}}
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/vm"
-	"smith/workers"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // Names shared by the client and the workers.
@@ -345,7 +345,7 @@ type stepRunner struct {
 }
 
 // Run executes req as an activity and replays the callbacks it saw.
-func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result {
+func (r *stepRunner) Run(_ context.Context, req *step.Request) step.Result {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = 300 * time.Second
@@ -375,7 +375,7 @@ func (r *stepRunner) Run(_ context.Context, req *workers.Request) workers.Result
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
 	})
 	if err != nil {
-		return workers.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
+		return step.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
 			Err: &StepError{Code: source.EExec, Msg: "step activity: " + err.Error()}}
 	}
 	for _, c := range out.Calls {

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 // internalHelperVar makes the test binary, run with
@@ -138,11 +139,11 @@ func newIWProject(t *testing.T) iwProject {
 
 // request returns a request for worker in block "Blk" of run r1, with the
 // worktree as worktree_path and the helper mode in the environment.
-func (p iwProject) request(worker string, payload ...Segment) *Request {
-	return &Request{
+func (p iwProject) request(worker string, payload ...step.Segment) *step.Request {
+	return &step.Request{
 		RunID:        "r1",
 		Step:         "Blk",
-		Kind:         KindInternal,
+		Kind:         step.KindInternal,
 		Worker:       worker,
 		Payload:      payload,
 		WorktreePath: p.worktree,
@@ -153,17 +154,17 @@ func (p iwProject) request(worker string, payload ...Segment) *Request {
 }
 
 // runInternal runs the internal worker of req.
-func runIW(t *testing.T, req *Request) Result {
+func runIW(t *testing.T, req *step.Request) step.Result {
 	t.Helper()
-	fn, ok := Internal(req.Worker)
+	fn, ok := Workers()[req.Worker]
 	if !ok {
-		t.Fatalf("Internal(%q) = false, want the worker", req.Worker)
+		t.Fatalf("Workers()[%q] = false, want the worker", req.Worker)
 	}
-	return fn(context.Background(), &Registry{}, req)
+	return fn(context.Background(), Env{}, req)
 }
 
 // segmentsText prints segments as "TYPE: content" lines.
-func segmentsText(segs []Segment) string {
+func segmentsText(segs []step.Segment) string {
 	var b strings.Builder
 	for _, s := range segs {
 		fmt.Fprintf(&b, "%s: %s\n", s.Type, s.Content)
@@ -194,13 +195,13 @@ func TestInternalNames(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if fn, ok := Internal(n); !ok || fn == nil {
-			t.Errorf("Internal(%q) = %v, %v, want a worker", n, fn != nil, ok)
+		if fn, ok := Workers()[n]; !ok || fn == nil {
+			t.Errorf("Workers()[%q] = %v, %v, want a worker", n, fn != nil, ok)
 		}
 	}
 	for _, n := range []string{"TestRunner", "Internal:testrunner", "Internal:Nope", ""} {
-		if _, ok := Internal(n); ok {
-			t.Errorf("Internal(%q) = true, want false", n)
+		if _, ok := Workers()[n]; ok {
+			t.Errorf("Workers()[%q] = true, want false", n)
 		}
 	}
 }
@@ -208,7 +209,7 @@ func TestInternalNames(t *testing.T) {
 func TestSegmentIDs(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: "X"}, Segment{Type: SegNewFiles, Content: `["/abs", "../../../out"]`})
+	req := p.request(lang.InternalUpdateChangePlan, step.Segment{Type: "X"}, step.Segment{Type: step.SegNewFiles, Content: `["/abs", "../../../out"]`})
 	res := runIW(t, req)
 	var ids []string
 	for _, s := range res.Segments {
@@ -238,8 +239,8 @@ func TestTestRunnerCwdIsWorktree(t *testing.T) {
 	req := p.request(lang.InternalTestRunner)
 	req.Config.TestCommand = toolArgv(t, "./smith-tool", "pwd")
 	res := runIW(t, req)
-	if res.Signal != SignalSuccess || res.Output != p.worktree {
-		t.Fatalf("TestRunner = %s, output %q, segments %q, want %s, %q", res.Signal, res.Output, segmentsText(res.Segments), SignalSuccess, p.worktree)
+	if res.Signal != lang.SigSuccess || res.Output != p.worktree {
+		t.Fatalf("TestRunner = %s, output %q, segments %q, want %s, %q", res.Signal, res.Output, segmentsText(res.Segments), lang.SigSuccess, p.worktree)
 	}
 	if got, want := segmentsText(res.Segments), "TEST_RESULT: {\"outcome\":\"PASS\"}\n"; got != want {
 		t.Errorf("TestRunner segments = %q, want %q", got, want)
@@ -272,8 +273,8 @@ func TestTestRunnerDefaultsToWorkspace(t *testing.T) {
 	req.WorktreePath = ""
 	req.Config.TestCommand = toolArgv(t, "", "pwd")
 	res := runIW(t, req)
-	if res.Signal != SignalSuccess || res.Output != p.dirs.Workspace {
-		t.Errorf("TestRunner without worktree_path = %s, output %q, want %s, %q", res.Signal, res.Output, SignalSuccess, p.dirs.Workspace)
+	if res.Signal != lang.SigSuccess || res.Output != p.dirs.Workspace {
+		t.Errorf("TestRunner without worktree_path = %s, output %q, want %s, %q", res.Signal, res.Output, lang.SigSuccess, p.dirs.Workspace)
 	}
 }
 
@@ -291,8 +292,8 @@ func TestTestRunnerFailureHasCompleteLog(t *testing.T) {
 	req := p.request(lang.InternalTestRunner)
 	req.Config.TestCommand = toolArgv(t, "", "log", strconv.Itoa(lines), "3")
 	res := runIW(t, req)
-	if res.Signal != SignalFailure || res.ExitCode != 3 || len(res.Segments) != 1 || res.Segments[0].Type != SegTestResult {
-		t.Fatalf("TestRunner = %s, exit %d, segments %d, want %s, 3, one TEST_RESULT", res.Signal, res.ExitCode, len(res.Segments), SignalFailure)
+	if res.Signal != lang.SigFailure || res.ExitCode != 3 || len(res.Segments) != 1 || res.Segments[0].Type != step.SegTestResult {
+		t.Fatalf("TestRunner = %s, exit %d, segments %d, want %s, 3, one TEST_RESULT", res.Signal, res.ExitCode, len(res.Segments), lang.SigFailure)
 	}
 	var tr testResult
 	if err := json.Unmarshal([]byte(res.Segments[0].Content), &tr); err != nil {
@@ -331,11 +332,11 @@ func TestTestRunnerCannotStart(t *testing.T) {
 		want string
 		exit int
 	}{
-		{"not found", []string{"smith-no-such-test-tool", "run"}, "config.test_command: command 'smith-no-such-test-tool' not found", exitNotFound},
-		{"not executable", []string{"./not-executable"}, "config.test_command: command './not-executable' cannot be started", exitNotFound},
-		{"missing path", []string{"./missing/tool"}, "config.test_command: command './missing/tool' not found", exitNotFound},
-		{"empty", nil, "config.test_command is not set", exitNotRun},
-		{"empty name", []string{""}, "config.test_command is not set", exitNotRun},
+		{"not found", []string{"smith-no-such-test-tool", "run"}, "config.test_command: command 'smith-no-such-test-tool' not found", step.ExitNotFound},
+		{"not executable", []string{"./not-executable"}, "config.test_command: command './not-executable' cannot be started", step.ExitNotFound},
+		{"missing path", []string{"./missing/tool"}, "config.test_command: command './missing/tool' not found", step.ExitNotFound},
+		{"empty", nil, "config.test_command is not set", step.ExitNotRun},
+		{"empty name", []string{""}, "config.test_command is not set", step.ExitNotRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -343,10 +344,10 @@ func TestTestRunnerCannotStart(t *testing.T) {
 			req := p.request(lang.InternalTestRunner)
 			req.Config.TestCommand = tt.argv
 			res := runIW(t, req)
-			if res.Signal != SignalFailure || res.ExitCode != tt.exit || codeOf(res.Err) != source.EExec {
-				t.Errorf("TestRunner(%q) = %s, exit %d, err %v, want %s, %d, E_EXEC", tt.argv, res.Signal, res.ExitCode, res.Err, SignalFailure, tt.exit)
+			if res.Signal != lang.SigFailure || res.ExitCode != tt.exit || codeOf(res.Err) != source.EExec {
+				t.Errorf("TestRunner(%q) = %s, exit %d, err %v, want %s, %d, E_EXEC", tt.argv, res.Signal, res.ExitCode, res.Err, lang.SigFailure, tt.exit)
 			}
-			if len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.HasPrefix(res.Segments[0].Content, tt.want) {
+			if len(res.Segments) != 1 || res.Segments[0].Type != step.SegError || !strings.HasPrefix(res.Segments[0].Content, tt.want) {
 				t.Errorf("TestRunner(%q) segments = %q, want one ERROR starting %q", tt.argv, segmentsText(res.Segments), tt.want)
 			}
 		})
@@ -360,8 +361,8 @@ func TestTestRunnerTimeout(t *testing.T) {
 	req.Config.TestCommand = toolArgv(t, "", "sleep", "60s")
 	req.Timeout = 200 * time.Millisecond
 	res := runIW(t, req)
-	if res.Signal != SignalTimeout || codeOf(res.Err) != source.ETimeout {
-		t.Fatalf("TestRunner = %s, err %v, want %s, E_TIMEOUT", res.Signal, res.Err, SignalTimeout)
+	if res.Signal != lang.SigTimeout || codeOf(res.Err) != source.ETimeout {
+		t.Fatalf("TestRunner = %s, err %v, want %s, E_TIMEOUT", res.Signal, res.Err, lang.SigTimeout)
 	}
 	if len(res.Segments) != 1 || !strings.Contains(res.Segments[0].Content, `"outcome":"FAIL"`) {
 		t.Errorf("TestRunner segments = %q, want a failed TEST_RESULT", segmentsText(res.Segments))
@@ -375,8 +376,8 @@ func TestTestRunnerWorktreeOutsideBase(t *testing.T) {
 	req.WorktreePath = t.TempDir()
 	req.Config.TestCommand = toolArgv(t, "", "pwd")
 	res := runIW(t, req)
-	if res.Signal != SignalFailure || codeOf(res.Err) != source.EPathEscape || len(res.Segments) != 1 || res.Segments[0].Type != SegError {
-		t.Errorf("TestRunner outside BASE = %s, err %v, segments %q, want %s, E_PATH_ESCAPE, one ERROR", res.Signal, res.Err, segmentsText(res.Segments), SignalFailure)
+	if res.Signal != lang.SigFailure || codeOf(res.Err) != source.EPathEscape || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError {
+		t.Errorf("TestRunner outside BASE = %s, err %v, segments %q, want %s, E_PATH_ESCAPE, one ERROR", res.Signal, res.Err, segmentsText(res.Segments), lang.SigFailure)
 	}
 }
 
@@ -390,12 +391,12 @@ func TestRunLinter(t *testing.T) {
 		signal   string
 		segments string
 	}{
-		{"exit 0", toolArgv(t, "", "print", report, "0"), SignalSuccess, ""},
-		{"JSON report parsed", toolArgv(t, "", "print", report, "1"), SignalFailure,
+		{"exit 0", toolArgv(t, "", "print", report, "0"), lang.SigSuccess, ""},
+		{"JSON report parsed", toolArgv(t, "", "print", report, "1"), lang.SigFailure,
 			"LINT_RESULT: [{\"file\":\"a.go\",\"line\":3,\"msg\":\"unused <x>\"}]\n"},
-		{"text report kept raw", toolArgv(t, "", "print", "a.go:3: unused x", "2"), SignalFailure,
+		{"text report kept raw", toolArgv(t, "", "print", "a.go:3: unused x", "2"), lang.SigFailure,
 			"LINT_RESULT: a.go:3: unused x\n"},
-		{"missing linter", []string{"smith-no-such-linter"}, SignalFailure,
+		{"missing linter", []string{"smith-no-such-linter"}, lang.SigFailure,
 			"ERROR: config.lint_command: command 'smith-no-such-linter' not found: it is not on PATH; install it, or give its full path in the argv\n"},
 	}
 	for _, tt := range tests {
@@ -420,8 +421,8 @@ func TestRunBuilder(t *testing.T) {
 		signal string
 		lines  int
 	}{
-		{"exit 0", toolArgv(t, "", "log", "4", "0"), SignalSuccess, 0},
-		{"failure has the raw log", toolArgv(t, "", "log", "400", "2"), SignalFailure, 400},
+		{"exit 0", toolArgv(t, "", "log", "4", "0"), lang.SigSuccess, 0},
+		{"failure has the raw log", toolArgv(t, "", "log", "400", "2"), lang.SigFailure, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,7 +439,7 @@ func TestRunBuilder(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Segments) != 1 || res.Segments[0].Type != SegBuildResult {
+			if len(res.Segments) != 1 || res.Segments[0].Type != step.SegBuildResult {
 				t.Fatalf("RunBuilder segments = %q, want one BUILD_RESULT", segmentsText(res.Segments))
 			}
 			log := res.Segments[0].Content

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -14,8 +14,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"smith/lang"
 	"smith/workers/confine"
 	"smith/workers/reply"
+	"smith/workers/step"
 )
 
 // Change plans (Internal:UpdateChangePlan, CONTRACT.md section 8). A run's
@@ -30,10 +32,10 @@ import (
 const changePlanFile = "changeplan.json"
 
 // A Conflict is another active run whose change plan shares paths with this
-// run's plan.
+// run's plan. Its JSON form is a line of a run's notices file.
 type Conflict struct {
-	Run   string   // the other run's id
-	Paths []string // the shared paths, sorted
+	Run   string   `json:"run"`   // the other run's id
+	Paths []string `json:"paths"` // the shared paths, sorted
 }
 
 // A changePlanner records paths in a run's change plan and reports the
@@ -169,15 +171,18 @@ func writePlan(root string, plan []string) error {
 }
 
 // runUpdateChangePlan is Internal:UpdateChangePlan.
-func runUpdateChangePlan(ctx context.Context, r *Registry, req *Request) Result {
+func runUpdateChangePlan(ctx context.Context, e Env, req *step.Request) step.Result {
 	if req.RunRoot == "" {
 		l := &segmentList{req: req}
-		l.add(SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")
-		return l.result(SignalSuccess, 0, nil)
+		l.add(step.SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")
+		return l.result(lang.SigSuccess, 0, nil)
 	}
 	root := filepath.Clean(req.RunRoot)
 	dirs := req.Dirs
-	changed := func(runID string) []string { return ChangedFiles(ctx, dirs, runID, r.Env) }
+	var changed func(runID string) []string
+	if e.Changed != nil {
+		changed = func(runID string) []string { return e.Changed(ctx, dirs, runID) }
+	}
 	return updateChangePlan(req, filepath.Base(root), ChangePlanStore{RunsDir: filepath.Dir(root), Changed: changed})
 }
 
@@ -188,40 +193,40 @@ func runUpdateChangePlan(ctx context.Context, r *Registry, req *Request) Result 
 // segment {"paths": [...], "runs": [...]} (both sorted). It always returns
 // SIGNAL:SUCCESS (seed 001); a segment it cannot read, a bad path or a
 // failure to save adds an ERROR segment instead.
-func updateChangePlan(req *Request, runID string, planner changePlanner) Result {
+func updateChangePlan(req *step.Request, runID string, planner changePlanner) step.Result {
 	l := &segmentList{req: req}
 	var paths []string
 	seen := false
 	for i, seg := range req.Payload {
-		if seg.Type != SegNewFiles {
+		if seg.Type != step.SegNewFiles {
 			continue
 		}
 		seen = true
 		list, err := parsePathList(seg.Content)
 		if err != nil {
-			l.add(SegError, fmt.Sprintf("segment %d (%s): %v", i+1, SegNewFiles, err))
+			l.add(step.SegError, fmt.Sprintf("segment %d (%s): %v", i+1, step.SegNewFiles, err))
 			continue
 		}
 		for _, p := range list {
 			if err := confine.Lexical(p); err != nil {
-				l.add(SegError, fmt.Sprintf("segment %d (%s): %v; it was not added to the change plan", i+1, SegNewFiles, err))
+				l.add(step.SegError, fmt.Sprintf("segment %d (%s): %v; it was not added to the change plan", i+1, step.SegNewFiles, err))
 				continue
 			}
 			if !filepath.IsLocal(p) {
-				l.add(SegError, fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; it was not added to the change plan", i+1, SegNewFiles, p))
+				l.add(step.SegError, fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; it was not added to the change plan", i+1, step.SegNewFiles, p))
 				continue
 			}
 			paths = append(paths, p)
 		}
 	}
 	if !seen {
-		l.add(SegError, fmt.Sprintf("the payload has no %s segment; the change plan is unchanged", SegNewFiles))
-		return l.result(SignalSuccess, 0, nil)
+		l.add(step.SegError, fmt.Sprintf("the payload has no %s segment; the change plan is unchanged", step.SegNewFiles))
+		return l.result(lang.SigSuccess, 0, nil)
 	}
 	conflicts, err := planner.Add(runID, paths)
 	if err != nil {
-		l.add(SegError, err.Error())
-		return l.result(SignalSuccess, 0, nil)
+		l.add(step.SegError, err.Error())
+		return l.result(lang.SigSuccess, 0, nil)
 	}
 	if len(conflicts) > 0 {
 		var c struct {
@@ -235,9 +240,9 @@ func updateChangePlan(req *Request, runID string, planner changePlanner) Result 
 		slices.Sort(c.Paths)
 		c.Paths = slices.Compact(c.Paths)
 		slices.Sort(c.Runs)
-		l.add(SegConflict, toolJSON(c))
+		l.add(step.SegConflict, toolJSON(c))
 	}
-	res := l.result(SignalSuccess, 0, nil)
+	res := l.result(lang.SigSuccess, 0, nil)
 	res.Output = fmt.Sprintf("added %d path(s) to the change plan", len(paths))
 	return res
 }

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"smith/lang"
+	"smith/workers/step"
 )
 
 // A fakePlanner records what UpdateChangePlan hands to the change plan
@@ -34,28 +35,28 @@ func TestUpdateChangePlanParsesFileList(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		payload []Segment
+		payload []step.Segment
 		paths   []string
 		errors  []string // ERROR segment prefixes
 	}{
-		{"array", []Segment{{Type: SegNewFiles, Content: `["src/a.go", "src/b.go"]`}}, []string{"src/a.go", "src/b.go"}, nil},
-		{"chatty and fenced", []Segment{{Type: "AI_RESPONSE", Content: `["x.go"]`}, {Type: SegNewFiles, Content: "Sure! The new files are:\n```json\n[\"pkg/new.go\"]\n```\nLet me know!"}}, []string{"pkg/new.go"}, nil},
-		{"several segments", []Segment{{Type: SegNewFiles, Content: `["a"]`}, {Type: SegNewFiles, Content: `["b"]`}}, []string{"a", "b"}, nil},
-		{"bad paths skipped", []Segment{{Type: SegNewFiles, Content: `["ok.go", "/etc/passwd", "../../../x", "../sibling", ""]`}}, []string{"ok.go"},
+		{"array", []step.Segment{{Type: step.SegNewFiles, Content: `["src/a.go", "src/b.go"]`}}, []string{"src/a.go", "src/b.go"}, nil},
+		{"chatty and fenced", []step.Segment{{Type: "AI_RESPONSE", Content: `["x.go"]`}, {Type: step.SegNewFiles, Content: "Sure! The new files are:\n```json\n[\"pkg/new.go\"]\n```\nLet me know!"}}, []string{"pkg/new.go"}, nil},
+		{"several segments", []step.Segment{{Type: step.SegNewFiles, Content: `["a"]`}, {Type: step.SegNewFiles, Content: `["b"]`}}, []string{"a", "b"}, nil},
+		{"bad paths skipped", []step.Segment{{Type: step.SegNewFiles, Content: `["ok.go", "/etc/passwd", "../../../x", "../sibling", ""]`}}, []string{"ok.go"},
 			[]string{"segment 1 (NEW_FILES_IDENTIFIED): path '/etc/passwd' is absolute", "segment 1 (NEW_FILES_IDENTIFIED): path '../../../x' resolves outside the project",
 				"segment 1 (NEW_FILES_IDENTIFIED): path '../sibling' resolves outside the workspace", "segment 1 (NEW_FILES_IDENTIFIED): path '' is empty"}},
-		{"malformed segment", []Segment{{Type: SegNewFiles, Content: "no list here"}, {Type: SegNewFiles, Content: `["c"]`}}, []string{"c"},
+		{"malformed segment", []step.Segment{{Type: step.SegNewFiles, Content: "no list here"}, {Type: step.SegNewFiles, Content: `["c"]`}}, []string{"c"},
 			[]string{"segment 1 (NEW_FILES_IDENTIFIED): content is not a JSON array of paths"}},
-		{"not strings", []Segment{{Type: SegNewFiles, Content: `[1, 2]`}}, nil,
+		{"not strings", []step.Segment{{Type: step.SegNewFiles, Content: `[1, 2]`}}, nil,
 			[]string{"segment 1 (NEW_FILES_IDENTIFIED): content is not a JSON array of paths"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakePlanner{}
-			res := updateChangePlan(&Request{RunID: "r1", Step: "Blk", Payload: tt.payload}, "r1", f)
-			if res.Signal != SignalSuccess {
-				t.Errorf("UpdateChangePlan = %s, want %s", res.Signal, SignalSuccess)
+			res := updateChangePlan(&step.Request{RunID: "r1", Step: "Blk", Payload: tt.payload}, "r1", f)
+			if res.Signal != lang.SigSuccess {
+				t.Errorf("UpdateChangePlan = %s, want %s", res.Signal, lang.SigSuccess)
 			}
 			if f.calls != 1 || f.runID != "r1" || !slices.Equal(f.paths, tt.paths) {
 				t.Errorf("UpdateChangePlan called Add %d times with %q, %q, want once with r1, %q", f.calls, f.runID, f.paths, tt.paths)
@@ -64,7 +65,7 @@ func TestUpdateChangePlanParsesFileList(t *testing.T) {
 				t.Fatalf("UpdateChangePlan segments = %q, want %d ERROR segments", segmentsText(res.Segments), len(tt.errors))
 			}
 			for i, want := range tt.errors {
-				if s := res.Segments[i]; s.Type != SegError || !strings.HasPrefix(s.Content, want) {
+				if s := res.Segments[i]; s.Type != step.SegError || !strings.HasPrefix(s.Content, want) {
 					t.Errorf("segment %d = %s: %q, want ERROR starting %q", i, s.Type, s.Content, want)
 				}
 			}
@@ -76,25 +77,25 @@ func TestUpdateChangePlanAlwaysSucceeds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		payload []Segment
+		payload []step.Segment
 		planner *fakePlanner
 		calls   int
 		segs    string
 	}{
-		{"no segment", []Segment{{Type: "X", Content: "y"}}, &fakePlanner{}, 0,
+		{"no segment", []step.Segment{{Type: "X", Content: "y"}}, &fakePlanner{}, 0,
 			"ERROR: the payload has no NEW_FILES_IDENTIFIED segment; the change plan is unchanged\n"},
-		{"manager fails", []Segment{{Type: SegNewFiles, Content: `["a"]`}}, &fakePlanner{err: errors.New("save change plan: disk full")}, 1,
+		{"manager fails", []step.Segment{{Type: step.SegNewFiles, Content: `["a"]`}}, &fakePlanner{err: errors.New("save change plan: disk full")}, 1,
 			"ERROR: save change plan: disk full\n"},
-		{"conflicts reported", []Segment{{Type: SegNewFiles, Content: `["a", "b"]`}},
+		{"conflicts reported", []step.Segment{{Type: step.SegNewFiles, Content: `["a", "b"]`}},
 			&fakePlanner{conflicts: []Conflict{{Run: "r9", Paths: []string{"b"}}, {Run: "r2", Paths: []string{"a", "b"}}}}, 1,
 			"CONFLICT: {\"paths\":[\"a\",\"b\"],\"runs\":[\"r2\",\"r9\"]}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := updateChangePlan(&Request{RunID: "r1", Step: "Blk", Payload: tt.payload}, "r1", tt.planner)
-			if got := segmentsText(res.Segments); res.Signal != SignalSuccess || got != tt.segs || tt.planner.calls != tt.calls {
-				t.Errorf("UpdateChangePlan = %s, segments %q, %d calls, want %s, %q, %d calls", res.Signal, got, tt.planner.calls, SignalSuccess, tt.segs, tt.calls)
+			res := updateChangePlan(&step.Request{RunID: "r1", Step: "Blk", Payload: tt.payload}, "r1", tt.planner)
+			if got := segmentsText(res.Segments); res.Signal != lang.SigSuccess || got != tt.segs || tt.planner.calls != tt.calls {
+				t.Errorf("UpdateChangePlan = %s, segments %q, %d calls, want %s, %q, %d calls", res.Signal, got, tt.planner.calls, lang.SigSuccess, tt.segs, tt.calls)
 			}
 		})
 	}
@@ -134,10 +135,10 @@ func TestUpdateChangePlanConflicts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runsDir, "stray-file"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["b.go", "./a.go", "dir/../a.go", "b.go"]`})
+	req := p.request(lang.InternalUpdateChangePlan, step.Segment{Type: step.SegNewFiles, Content: `["b.go", "./a.go", "dir/../a.go", "b.go"]`})
 	res := runIW(t, req)
-	if got, want := segmentsText(res.Segments), "CONFLICT: {\"paths\":[\"b.go\",\"old.go\"],\"runs\":[\"r2\",\"r4\"]}\n"; res.Signal != SignalSuccess || got != want {
-		t.Errorf("UpdateChangePlan = %s, segments %q, want %s, %q", res.Signal, got, SignalSuccess, want)
+	if got, want := segmentsText(res.Segments), "CONFLICT: {\"paths\":[\"b.go\",\"old.go\"],\"runs\":[\"r2\",\"r4\"]}\n"; res.Signal != lang.SigSuccess || got != want {
+		t.Errorf("UpdateChangePlan = %s, segments %q, want %s, %q", res.Signal, got, lang.SigSuccess, want)
 	}
 	plan, err := ChangePlan(p.runRoot)
 	if want := []string{"a.go", "b.go", "old.go"}; err != nil || !slices.Equal(plan, want) {
@@ -186,10 +187,10 @@ func TestChangePlanStore(t *testing.T) {
 func TestUpdateChangePlanWithoutRunRoot(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(lang.InternalUpdateChangePlan, Segment{Type: SegNewFiles, Content: `["a"]`})
+	req := p.request(lang.InternalUpdateChangePlan, step.Segment{Type: step.SegNewFiles, Content: `["a"]`})
 	req.RunRoot = ""
 	res := runIW(t, req)
-	if res.Signal != SignalSuccess || len(res.Segments) != 1 || res.Segments[0].Type != SegError {
-		t.Errorf("UpdateChangePlan without RUN_ROOT = %s, segments %q, want %s and an ERROR", res.Signal, segmentsText(res.Segments), SignalSuccess)
+	if res.Signal != lang.SigSuccess || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError {
+		t.Errorf("UpdateChangePlan without RUN_ROOT = %s, segments %q, want %s and an ERROR", res.Signal, segmentsText(res.Segments), lang.SigSuccess)
 	}
 }

@@ -1,4 +1,9 @@
-package workers
+// Package step holds the values every worker shares for one execution of a
+// step: the Request the VM hands over (templates substituted, paths not yet
+// confined), the Result a worker gives back, the Runner between them, and
+// their facts (kinds, segment types, the exit codes of a step that ran no
+// process). It is data only: it must never do I/O or run a step.
+package step
 
 import (
 	"context"
@@ -36,8 +41,9 @@ type Request struct {
 	// the step runs in ("" outside both): the header of each try in
 	// logs/<Step>-stderr.log says it.
 	Iteration string
-	// attempt is the number of the try under way (retry sets it).
-	attempt int
+	// Attempt is the number of the try under way: the workers set it while
+	// the step runs (retry); the VM leaves it zero.
+	Attempt int
 	// Execution numbers the executions of a provider step in its run, from
 	// 1, taken from the run's durable state: an execution repeated after a
 	// crash gets the same number, so the mock and --replay answer it as
@@ -90,8 +96,9 @@ type Request struct {
 	// validation the last time this step ran (the YAML fix loop, CONTRACT 9).
 	Feedback string
 
-	// waitMatched are the files (absolute) that satisfied WaitFor.
-	waitMatched []string
+	// WaitMatched are the files (absolute) that satisfied WaitFor: the
+	// workers set it while the step runs; the VM leaves it empty.
+	WaitMatched []string
 
 	// Manifest AI, command and internal workers.
 	Payload []Segment // the execution payload as the block sees it
@@ -198,7 +205,46 @@ type Result struct {
 	Err      error // a source.Coded error (E_JSON_PARSE, E_DEP_MISSING, E_WAIT_TIMEOUT, E_PATH_ESCAPE, E_EXEC, ...)
 }
 
-// A Runner executes requests. *Registry implements it; tests use fakes.
+// A Runner executes requests. *workers.Registry implements it; tests use
+// fakes.
 type Runner interface {
 	Run(ctx context.Context, req *Request) Result
+}
+
+// Exit codes of a step that ran no process to its end.
+const (
+	// ExitNotRun is the exit code of a step that failed before any process ran
+	// (a path violation, a missing dependency, an unknown template key).
+	ExitNotRun = -1
+	// ExitNotFound is the exit code of a command that could not be started.
+	ExitNotFound = 127
+)
+
+// Segment types the internal workers read and write.
+const (
+	SegCodeOutput      = "CODE_OUTPUT"
+	SegDocOutput       = "DOCUMENTATION_OUTPUT"
+	SegTestResult      = "TEST_RESULT"
+	SegLintResult      = "LINT_RESULT"
+	SegBuildResult     = "BUILD_RESULT"
+	SegError           = "ERROR"
+	SegValidationError = "VALIDATION_ERROR"
+	SegNewFiles        = "NEW_FILES_IDENTIFIED"
+	SegConflict        = "CONFLICT"
+)
+
+// Failed returns a failure result with exit code exit and err.
+func Failed(exit int, err error) Result {
+	return Result{Signal: lang.SigFailure, ExitCode: exit, Err: err}
+}
+
+// CallKey names the calls of one step for the mock, --record and
+// --replay: the step, and in a thread of a parallel step its iteration
+// index or branch name ("Work[2]"), so that each thread consumes its own
+// replies whatever the order the threads run in.
+func (req *Request) CallKey() string {
+	if req.Thread != "" {
+		return req.Step + "[" + req.Thread + "]"
+	}
+	return req.Step
 }

@@ -1,16 +1,12 @@
-package workers
+package builtin
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"smith/workers/confine"
 )
 
 // Conflict notices (CONTRACT 12.4): when Internal:UpdateChangePlan of one
@@ -27,10 +23,7 @@ const noticesFile = "conflicts.jsonl"
 // A line is written with one write to a file opened for appending, so a
 // reader sees whole lines only (a torn last line is skipped until whole).
 func appendNotice(root string, c Conflict) error {
-	b, err := json.Marshal(struct {
-		Run   string   `json:"run"`
-		Paths []string `json:"paths"`
-	}{c.Run, c.Paths})
+	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
@@ -47,7 +40,7 @@ func appendNotice(root string, c Conflict) error {
 
 // Notices returns the conflict notices of the run whose RUN_ROOT is root
 // after the first skip ones, in the order they came.
-func (Local) Notices(root string, skip int) ([]Conflict, error) {
+func Notices(root string, skip int) ([]Conflict, error) {
 	if unchangedNotices(root, skip) {
 		return nil, nil
 	}
@@ -71,16 +64,13 @@ func readNotices(root string, skip int) ([]Conflict, error) {
 	n := 0
 	for sc.Scan() {
 		line := sc.Bytes()
-		var c struct {
-			Run   string   `json:"run"`
-			Paths []string `json:"paths"`
-		}
+		var c Conflict
 		if json.Unmarshal(line, &c) != nil {
 			break // a line still being written
 		}
 		n++
 		if n > skip {
-			out = append(out, Conflict{Run: c.Run, Paths: c.Paths})
+			out = append(out, c)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -96,26 +86,4 @@ func NoticeText(c Conflict) string {
 		Paths []string `json:"paths"`
 		Runs  []string `json:"runs"`
 	}{c.Paths, []string{c.Run}})
-}
-
-// ChangedFiles returns the files run runID has changed on its branch
-// against its starting commit (sorted), and in its worktree not yet
-// committed; none when it has no branch.
-func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
-	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", BaseRef(runID)).err != nil {
-		return nil
-	}
-	out := splitNonEmpty(runGitOut(ctx, d.Workspace, lookup, "diff", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
-	if wt := WorktreePath(d, runID); isDir(wt) {
-		for _, l := range splitNonEmpty(runGitOut(ctx, wt, lookup, "status", "--porcelain", "--untracked-files=all").out) {
-			if len(l) > 3 {
-				name := l[3:]
-				if _, after, ok := strings.Cut(name, " -> "); ok {
-					name = after
-				}
-				out = append(out, strings.Trim(name, `"`))
-			}
-		}
-	}
-	return out
 }

@@ -1,13 +1,24 @@
-package workers
+// Package builtin implements the internal workers of lang.InternalWorkers
+// (Workers), and the change plans and conflict notices of
+// Internal:UpdateChangePlan. It must never import workers or the VM (what it
+// needs from the Registry comes in Env), start a process but through
+// proc.Run, take a path from a user or a model without confine, or write
+// Smith's own files but through confine.WriteFileAtomic.
+package builtin
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/confine"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The internal workers (CONTRACT.md section 8, seed 001). Each reads the
@@ -20,27 +31,27 @@ import (
 // The worktree path is req.WorktreePath, or WORKSPACE when that is empty; it
 // must lie inside BASE (it is WORKSPACE or BASE/.orchestrator/worktrees/<run>).
 
-// Segment types the internal workers read and write.
-const (
-	SegCodeOutput      = "CODE_OUTPUT"
-	SegDocOutput       = "DOCUMENTATION_OUTPUT"
-	SegTestResult      = "TEST_RESULT"
-	SegLintResult      = "LINT_RESULT"
-	SegBuildResult     = "BUILD_RESULT"
-	SegError           = "ERROR"
-	SegValidationError = "VALIDATION_ERROR"
-	SegNewFiles        = "NEW_FILES_IDENTIFIED"
-	SegConflict        = "CONFLICT"
-)
-
 const (
 	// workspacePerm is the mode of a WORKSPACE created for a worker.
 	workspacePerm = 0o755
 )
 
+// A Func runs one Internal:* worker with what it takes from the
+// Registry (e).
+type Func func(ctx context.Context, e Env, req *step.Request) step.Result
+
+// An Env is what an internal worker takes from the Registry: the
+// environment every step runs in, and Changed, the files a run has
+// changed (its branch's diff against its start, CONTRACT 12.4), which the
+// change plan reports; nil Changed means none are known.
+type Env struct {
+	steprun.Env
+	Changed func(ctx context.Context, d confine.Dir, runID string) []string
+}
+
 // internalImpls implements each internal worker of lang.InternalWorkers
 // (TestInternalNames fails for a name of either table missing in the other).
-var internalImpls = map[string]InternalFunc{
+var internalImpls = map[string]Func{
 	lang.InternalTestRunner:          runTestRunner,
 	lang.InternalRunLinter:           runLinter,
 	lang.InternalRunBuilder:          runBuilder,
@@ -50,23 +61,20 @@ var internalImpls = map[string]InternalFunc{
 	lang.InternalUpdateChangePlan:    runUpdateChangePlan,
 }
 
-// Internal returns the implementation of the internal worker name
-// ("Internal:TestRunner"), and false for a name that is not one.
-func Internal(name string) (InternalFunc, bool) {
-	fn, ok := internalImpls[name]
-	return fn, ok
-}
+// Workers returns a new table of the internal workers, by name as written
+// ("Internal:TestRunner").
+func Workers() map[string]Func { return maps.Clone(internalImpls) }
 
 // A segmentList collects the new segments of one internal worker call.
 type segmentList struct {
-	req  *Request
-	segs []Segment
+	req  *step.Request
+	segs []step.Segment
 }
 
 // add appends a segment of type typ.
 func (l *segmentList) add(typ, content string) {
 	n := len(l.req.Payload) + len(l.segs) + 1
-	l.segs = append(l.segs, Segment{
+	l.segs = append(l.segs, step.Segment{
 		ID:      fmt.Sprintf("%s/%s/%d", l.req.RunID, l.req.Step, n),
 		Type:    typ,
 		Content: content,
@@ -74,13 +82,13 @@ func (l *segmentList) add(typ, content string) {
 }
 
 // result returns a Result with signal, the exit code and the segments.
-func (l *segmentList) result(signal string, exit int, err error) Result {
-	return Result{Signal: signal, ExitCode: exit, Segments: l.segs, Err: err}
+func (l *segmentList) result(signal string, exit int, err error) step.Result {
+	return step.Result{Signal: signal, ExitCode: exit, Segments: l.segs, Err: err}
 }
 
 // worktreePath returns the absolute worktree path of req, checked to lie
 // inside BASE. WORKSPACE is created when it is the worktree.
-func worktreePath(req *Request) (string, error) {
+func worktreePath(req *step.Request) (string, error) {
 	wt := req.WorktreePath
 	if wt == "" {
 		wt = req.Dirs.Workspace
@@ -95,10 +103,7 @@ func worktreePath(req *Request) (string, error) {
 	req.Dirs.Workspace = filepath.Clean(wt)
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {
-		if isEscape(err) {
-			return "", &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("worktree_path: %v", err)}
-		}
-		return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("worktree_path: %v", err)}
+		return "", source.Wrap(source.EExec, "worktree_path", err) // E_PATH_ESCAPE stays
 	}
 	return abs, nil
 }
@@ -106,11 +111,11 @@ func worktreePath(req *Request) (string, error) {
 // fail adds a segment of type segType holding err's message and returns a
 // result with signal; err becomes the Result's error when it is a
 // *source.Error (it carries a code the user should see).
-func (l *segmentList) fail(signal, segType string, err error) Result {
+func (l *segmentList) fail(signal, segType string, err error) step.Result {
 	l.add(segType, err.Error())
 	var se *source.Error
 	if errors.As(err, &se) {
-		return l.result(signal, exitNotRun, se)
+		return l.result(signal, step.ExitNotRun, se)
 	}
-	return l.result(signal, exitNotRun, nil)
+	return l.result(signal, step.ExitNotRun, nil)
 }

@@ -1,12 +1,14 @@
-package workers
+package steprun
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/reply"
+	"smith/workers/step"
 )
 
 // Output capture modes (output_capture).
@@ -16,10 +18,10 @@ const (
 	captureJSON  = "json"
 )
 
-// trimOutput is a step's output: stdout with trailing newlines removed.
-func trimOutput(s string) string { return strings.TrimRight(s, "\n") }
+// TrimOutput is a step's output: stdout with trailing newlines removed.
+func TrimOutput(s string) string { return strings.TrimRight(s, "\n") }
 
-// applyCapture fills res.Lines or res.JSON from whole, the whole (masked)
+// ApplyCapture fills res.Lines or res.JSON from whole, the whole (masked)
 // stdout or reply, according to req.OutputCapture.
 //
 // lines: whole without its trailing newlines, split on "\n" (an empty output
@@ -31,7 +33,7 @@ func trimOutput(s string) string { return strings.TrimRight(s, "\n") }
 // failure and gets JSON only when the output parses; a successful one that
 // does not parse fails with E_JSON_PARSE, unless AllowParseError, in which case
 // JSON stays nil and the result stays a success.
-func applyCapture(req *Request, res *Result, whole []byte) {
+func ApplyCapture(req *step.Request, res *step.Result, whole []byte) {
 	switch req.OutputCapture {
 	case "", captureText:
 	case captureLines:
@@ -43,7 +45,7 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 			res.JSON, res.HasJSON = v, true
 			return
 		}
-		if req.Kind == KindProvider {
+		if req.Kind == step.KindProvider {
 			// A model's reply is cleaned before it is parsed, and one with no
 			// JSON value is a validation failure the fix loop can mend
 			// (CONTRACT 9), not E_JSON_PARSE.
@@ -51,19 +53,19 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 				res.JSON, res.HasJSON = v, true
 				return
 			}
-			if res.Signal == SignalSuccess && !req.AllowParseError {
-				res.Signal = SignalValidationFail
+			if res.Signal == lang.SigSuccess && !req.AllowParseError {
+				res.Signal = lang.SigValidationFail
 				res.Err = source.Errorf(source.EValidation, "%sthe reply holds no JSON value (%s)", reply.ValidationFailPrefix, jsonErrText(err, whole))
 			}
 			return
 		}
-		if res.Signal == SignalSuccess && !req.AllowParseError {
-			res.Signal = SignalFailure
+		if res.Signal == lang.SigSuccess && !req.AllowParseError {
+			res.Signal = lang.SigFailure
 			res.Err = source.Errorf(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))
 		}
 	default:
-		if res.Signal == SignalSuccess {
-			res.Signal = SignalFailure
+		if res.Signal == lang.SigSuccess {
+			res.Signal = lang.SigFailure
 			res.Err = source.Errorf(source.EInternal, "internal error: step '%s' has output_capture '%s'", req.Step, req.OutputCapture)
 		}
 	}
@@ -71,7 +73,7 @@ func applyCapture(req *Request, res *Result, whole []byte) {
 
 // splitLines splits s (without its trailing newlines) on "\n".
 func splitLines(s string) []string {
-	s = trimOutput(s)
+	s = TrimOutput(s)
 	if s == "" {
 		return []string{}
 	}

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"encoding/json"
@@ -10,11 +10,12 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/reply"
+	"smith/workers/step"
 )
 
 // fileSeg returns a write segment of type typ for the given path/content
 // pairs: one object for one pair, a list for more.
-func fileSeg(t *testing.T, typ string, pairs ...string) Segment {
+func fileSeg(t *testing.T, typ string, pairs ...string) step.Segment {
 	t.Helper()
 	type entry struct {
 		FilePath    string `json:"filePath"`
@@ -32,7 +33,7 @@ func fileSeg(t *testing.T, typ string, pairs ...string) Segment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Segment{Type: typ, Content: string(b)}
+	return step.Segment{Type: typ, Content: string(b)}
 }
 
 // readTree returns every regular file under dir as "rel: content" lines,
@@ -63,10 +64,10 @@ func readTree(t *testing.T, dir string) string {
 func TestFileSystemWriterPathsInWorktree(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
-	req := p.request(lang.InternalFileSystemWriter, fileSeg(t, SegCodeOutput, "src/deep/main.go", "package main\n"))
+	req := p.request(lang.InternalFileSystemWriter, fileSeg(t, step.SegCodeOutput, "src/deep/main.go", "package main\n"))
 	res := runIW(t, req)
-	if res.Signal != SignalSuccess || len(res.Segments) != 0 || res.LinesWritten != 1 {
-		t.Fatalf("FileSystemWriter = %s, segments %q, lines %d, want %s, none, 1", res.Signal, segmentsText(res.Segments), res.LinesWritten, SignalSuccess)
+	if res.Signal != lang.SigSuccess || len(res.Segments) != 0 || res.LinesWritten != 1 {
+		t.Fatalf("FileSystemWriter = %s, segments %q, lines %d, want %s, none, 1", res.Signal, segmentsText(res.Segments), res.LinesWritten, lang.SigSuccess)
 	}
 	if got, want := readTree(t, p.worktree), "src/deep/main.go: package main\n|\n"; got != want {
 		t.Errorf("worktree = %q, want %q", got, want)
@@ -80,7 +81,7 @@ func TestFileSystemWriterContent(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		segs     func(t *testing.T) []Segment
+		segs     func(t *testing.T) []step.Segment
 		tree     string
 		lines    int
 		ignored  bool // no segment to write
@@ -88,19 +89,19 @@ func TestFileSystemWriterContent(t *testing.T) {
 	}{
 		{
 			name: "fences stripped",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{fileSeg(t, SegCodeOutput, "a.go", "Here is the file:\n```go\npackage a\n\nfunc A() {}\n```\nDone.")}
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{fileSeg(t, step.SegCodeOutput, "a.go", "Here is the file:\n```go\npackage a\n\nfunc A() {}\n```\nDone.")}
 			},
 			tree: "a.go: package a\n\nfunc A() {}\n|\n", lines: 3,
 		},
 		{
 			name: "multiple segments and lists",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{
-					fileSeg(t, SegCodeOutput, "a.go", "package a", "b/b.go", "package b\n"),
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{
+					fileSeg(t, step.SegCodeOutput, "a.go", "package a", "b/b.go", "package b\n"),
 					{Type: "AI_RESPONSE", Content: "not a write segment"},
-					fileSeg(t, SegDocOutput, "docs/README.md", "# Readme\n\n```sh\nmake\n```\n"),
-					fileSeg(t, SegCodeOutput, "a.go", "package a // v2"),
+					fileSeg(t, step.SegDocOutput, "docs/README.md", "# Readme\n\n```sh\nmake\n```\n"),
+					fileSeg(t, step.SegCodeOutput, "a.go", "package a // v2"),
 				}
 			},
 			tree:  "a.go: package a // v2\n|\nb/b.go: package b\n|\ndocs/README.md: # Readme\n\n```sh\nmake\n```\n|\n",
@@ -108,44 +109,48 @@ func TestFileSystemWriterContent(t *testing.T) {
 		},
 		{
 			name: "markdown loses only a wrapping fence",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{fileSeg(t, SegDocOutput, "x.md", "```markdown\n# X\n```go\ny\n```\n```")}
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{fileSeg(t, step.SegDocOutput, "x.md", "```markdown\n# X\n```go\ny\n```\n```")}
 			},
 			tree: "x.md: # X\n```go\ny\n```\n|\n", lines: 4,
 		},
 		{
 			name: "fenced JSON content tolerated",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{{Type: SegCodeOutput, Content: "Sure!\n```json\n{\"filePath\": \"c.txt\", \"fileContent\": \"c\"}\n```"}}
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{{Type: step.SegCodeOutput, Content: "Sure!\n```json\n{\"filePath\": \"c.txt\", \"fileContent\": \"c\"}\n```"}}
 			},
 			tree: "c.txt: c\n|\n", lines: 1,
 		},
 		{
 			name: "empty file",
-			segs: func(t *testing.T) []Segment { return []Segment{fileSeg(t, SegCodeOutput, "empty.txt", "")} },
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{fileSeg(t, step.SegCodeOutput, "empty.txt", "")}
+			},
 			tree: "empty.txt: |\n", lines: 0,
 		},
 		{
 			name:    "no write segments",
-			segs:    func(t *testing.T) []Segment { return []Segment{{Type: "AI_RESPONSE", Content: "hi"}} },
+			segs:    func(t *testing.T) []step.Segment { return []step.Segment{{Type: "AI_RESPONSE", Content: "hi"}} },
 			ignored: true,
 		},
 		{
-			name:     "content not JSON",
-			segs:     func(t *testing.T) []Segment { return []Segment{{Type: SegCodeOutput, Content: "package main"}} },
+			name: "content not JSON",
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{{Type: step.SegCodeOutput, Content: "package main"}}
+			},
 			wantFail: "segment 1 (CODE_OUTPUT): content is not JSON",
 		},
 		{
 			name: "missing fileContent",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{{Type: SegCodeOutput, Content: `[{"filePath": "ok.go", "fileContent": "x"}, {"filePath": "b.go"}]`}}
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{{Type: step.SegCodeOutput, Content: `[{"filePath": "ok.go", "fileContent": "x"}, {"filePath": "b.go"}]`}}
 			},
 			wantFail: "segment 1 (CODE_OUTPUT): file 2 ('b.go') has no 'fileContent'",
 		},
 		{
 			name: "code and explanation is not a write segment",
-			segs: func(t *testing.T) []Segment {
-				return []Segment{{Type: SegCodeOutput, Content: `{"code": "x", "explanation": "y"}`}}
+			segs: func(t *testing.T) []step.Segment {
+				return []step.Segment{{Type: step.SegCodeOutput, Content: `{"code": "x", "explanation": "y"}`}}
 			},
 			wantFail: "segment 1 (CODE_OUTPUT): file 1 has no 'filePath'",
 		},
@@ -156,16 +161,16 @@ func TestFileSystemWriterContent(t *testing.T) {
 			p := newIWProject(t)
 			res := runIW(t, p.request(lang.InternalFileSystemWriter, tt.segs(t)...))
 			if tt.wantFail != "" {
-				if res.Signal != SignalFailure || len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.HasPrefix(res.Segments[0].Content, tt.wantFail) {
-					t.Errorf("FileSystemWriter = %s, segments %q, want %s and an ERROR starting %q", res.Signal, segmentsText(res.Segments), SignalFailure, tt.wantFail)
+				if res.Signal != lang.SigFailure || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError || !strings.HasPrefix(res.Segments[0].Content, tt.wantFail) {
+					t.Errorf("FileSystemWriter = %s, segments %q, want %s and an ERROR starting %q", res.Signal, segmentsText(res.Segments), lang.SigFailure, tt.wantFail)
 				}
 				if got := readTree(t, p.worktree); got != "" {
 					t.Errorf("worktree = %q, want nothing written", got)
 				}
 				return
 			}
-			if res.Signal != SignalSuccess || len(res.Segments) != 0 {
-				t.Fatalf("FileSystemWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), SignalSuccess)
+			if res.Signal != lang.SigSuccess || len(res.Segments) != 0 {
+				t.Fatalf("FileSystemWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), lang.SigSuccess)
 			}
 			if got := readTree(t, p.worktree); got != tt.tree {
 				t.Errorf("worktree = %q, want %q", got, tt.tree)
@@ -187,11 +192,11 @@ func TestFileSystemWriterWriteErrorStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := p.request(lang.InternalFileSystemWriter,
-		fileSeg(t, SegCodeOutput, "first.go", "one", "blocker/x.go", "two"),
-		fileSeg(t, SegCodeOutput, "later.go", "three"))
+		fileSeg(t, step.SegCodeOutput, "first.go", "one", "blocker/x.go", "two"),
+		fileSeg(t, step.SegCodeOutput, "later.go", "three"))
 	res := runIW(t, req)
-	if res.Signal != SignalFailure || len(res.Segments) != 1 || res.Segments[0].Type != SegError {
-		t.Fatalf("FileSystemWriter = %s, segments %q, want %s and one ERROR", res.Signal, segmentsText(res.Segments), SignalFailure)
+	if res.Signal != lang.SigFailure || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError {
+		t.Fatalf("FileSystemWriter = %s, segments %q, want %s and one ERROR", res.Signal, segmentsText(res.Segments), lang.SigFailure)
 	}
 	if got, want := res.Segments[0].Content, "write 'blocker/x.go': "; !strings.HasPrefix(got, want) || len(got) == len(want) {
 		t.Errorf("ERROR = %q, want %q and the I/O error", got, want)
@@ -230,13 +235,13 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := p.request(lang.InternalFileSystemWriter,
-				fileSeg(t, SegCodeOutput, "good.go", "package good"),
-				fileSeg(t, SegCodeOutput, tt.path, "evil"))
+				fileSeg(t, step.SegCodeOutput, "good.go", "package good"),
+				fileSeg(t, step.SegCodeOutput, tt.path, "evil"))
 			res := runIW(t, req)
-			if res.Signal != SignalFailure || codeOf(res.Err) != source.EPathEscape {
-				t.Errorf("FileSystemWriter(%q) = %s, err %v, want %s, E_PATH_ESCAPE", tt.path, res.Signal, res.Err, SignalFailure)
+			if res.Signal != lang.SigFailure || codeOf(res.Err) != source.EPathEscape {
+				t.Errorf("FileSystemWriter(%q) = %s, err %v, want %s, E_PATH_ESCAPE", tt.path, res.Signal, res.Err, lang.SigFailure)
 			}
-			if len(res.Segments) != 1 || res.Segments[0].Type != SegError || !strings.Contains(res.Segments[0].Content, tt.want) {
+			if len(res.Segments) != 1 || res.Segments[0].Type != step.SegError || !strings.Contains(res.Segments[0].Content, tt.want) {
 				t.Errorf("FileSystemWriter(%q) segments = %q, want an ERROR containing %q", tt.path, segmentsText(res.Segments), tt.want)
 			}
 			if got := readTree(t, p.worktree); got != "" {
@@ -253,12 +258,12 @@ func TestDocumentationWriter(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
 	req := p.request(lang.InternalDocumentationWriter,
-		fileSeg(t, SegDocOutput, "docs/api.md", "Of course, here is the documentation for the module.\n\nIt covers everything:\n\n## API\n\nCall `Run`.\n\nLet me know if you need more!"),
-		fileSeg(t, SegDocOutput, "docs/fm.md", "```markdown\n---\nid: fm\n---\n# FM\n```"),
-		fileSeg(t, SegCodeOutput, "code.go", "package code"))
+		fileSeg(t, step.SegDocOutput, "docs/api.md", "Of course, here is the documentation for the module.\n\nIt covers everything:\n\n## API\n\nCall `Run`.\n\nLet me know if you need more!"),
+		fileSeg(t, step.SegDocOutput, "docs/fm.md", "```markdown\n---\nid: fm\n---\n# FM\n```"),
+		fileSeg(t, step.SegCodeOutput, "code.go", "package code"))
 	res := runIW(t, req)
-	if res.Signal != SignalSuccess || len(res.Segments) != 0 {
-		t.Fatalf("DocumentationWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), SignalSuccess)
+	if res.Signal != lang.SigSuccess || len(res.Segments) != 0 {
+		t.Fatalf("DocumentationWriter = %s, segments %q, want %s", res.Signal, segmentsText(res.Segments), lang.SigSuccess)
 	}
 	want := "docs/api.md: ## API\n\nCall `Run`.\n|\ndocs/fm.md: ---\nid: fm\n---\n# FM\n|\n"
 	if got := readTree(t, p.worktree); got != want {
@@ -292,25 +297,25 @@ func TestPreambleValidator(t *testing.T) {
 		name, content, signal, problem string
 		code                           source.Code
 	}{
-		{"front matter", "front.md", SignalSuccess, "", ""},
-		{"jsdoc with continuation", "jsdoc.ts", SignalSuccess, "", ""},
-		{"line comments after shebang", "lines.go", SignalSuccess, "", ""},
-		{"docstring with folded value", "py.py", SignalSuccess, "", ""},
-		{"keys are case-insensitive", "upper_key.go", SignalSuccess, "", ""},
-		{"JSON filePath", `{"filePath": "front.md"}`, SignalSuccess, "", ""},
-		{"fenced path", "```\nfront.md\n```", SignalSuccess, "", ""},
-		{"missing description", "no_desc.md", SignalValidationFail, "preamble of 'no_desc.md': /description: missing required property 'description'", ""},
-		{"empty id", "empty_id.go", SignalValidationFail, "preamble of 'empty_id.go': /id: minLength: got 0, want 1", ""},
-		{"no preamble", "none.txt", SignalValidationFail, "file 'none.txt' has no preamble", ""},
-		{"unclosed front matter", "unclosed.md", SignalValidationFail, "file 'unclosed.md' has no preamble", ""},
-		{"missing file", "gone.md", SignalValidationFail, "file 'gone.md' cannot be read: no such file or directory", ""},
-		{"escape", "../../../../etc/passwd", SignalValidationFail, "path '../../../../etc/passwd' resolves outside the project", source.EPathEscape},
-		{"not a file name", "line one\nline two", SignalValidationFail, "the last segment does not name a file", ""},
+		{"front matter", "front.md", lang.SigSuccess, "", ""},
+		{"jsdoc with continuation", "jsdoc.ts", lang.SigSuccess, "", ""},
+		{"line comments after shebang", "lines.go", lang.SigSuccess, "", ""},
+		{"docstring with folded value", "py.py", lang.SigSuccess, "", ""},
+		{"keys are case-insensitive", "upper_key.go", lang.SigSuccess, "", ""},
+		{"JSON filePath", `{"filePath": "front.md"}`, lang.SigSuccess, "", ""},
+		{"fenced path", "```\nfront.md\n```", lang.SigSuccess, "", ""},
+		{"missing description", "no_desc.md", lang.SigValidationFail, "preamble of 'no_desc.md': /description: missing required property 'description'", ""},
+		{"empty id", "empty_id.go", lang.SigValidationFail, "preamble of 'empty_id.go': /id: minLength: got 0, want 1", ""},
+		{"no preamble", "none.txt", lang.SigValidationFail, "file 'none.txt' has no preamble", ""},
+		{"unclosed front matter", "unclosed.md", lang.SigValidationFail, "file 'unclosed.md' has no preamble", ""},
+		{"missing file", "gone.md", lang.SigValidationFail, "file 'gone.md' cannot be read: no such file or directory", ""},
+		{"escape", "../../../../etc/passwd", lang.SigValidationFail, "path '../../../../etc/passwd' resolves outside the project", source.EPathEscape},
+		{"not a file name", "line one\nline two", lang.SigValidationFail, "the last segment does not name a file", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := runIW(t, p.request(lang.InternalPreambleValidator, Segment{Type: "X", Content: "ignored.md"}, Segment{Type: "FILE", Content: tt.content}))
+			res := runIW(t, p.request(lang.InternalPreambleValidator, step.Segment{Type: "X", Content: "ignored.md"}, step.Segment{Type: "FILE", Content: tt.content}))
 			if res.Signal != tt.signal || codeOf(res.Err) != tt.code {
 				t.Errorf("PreambleValidator(%q) = %s, err %v, want %s, code %q", tt.content, res.Signal, res.Err, tt.signal, tt.code)
 			}
@@ -320,7 +325,7 @@ func TestPreambleValidator(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError || !strings.HasPrefix(res.Segments[0].Content, reply.ValidationFailPrefix+tt.problem) {
+			if len(res.Segments) != 1 || res.Segments[0].Type != step.SegValidationError || !strings.HasPrefix(res.Segments[0].Content, reply.ValidationFailPrefix+tt.problem) {
 				t.Errorf("PreambleValidator(%q) segments = %q, want a VALIDATION_ERROR %q", tt.content, segmentsText(res.Segments), reply.ValidationFailPrefix+tt.problem)
 			}
 		})
@@ -331,8 +336,8 @@ func TestPreambleValidatorEmptyPayload(t *testing.T) {
 	t.Parallel()
 	p := newIWProject(t)
 	res := runIW(t, p.request(lang.InternalPreambleValidator))
-	if res.Signal != SignalValidationFail || len(res.Segments) != 1 || res.Segments[0].Type != SegValidationError {
-		t.Errorf("PreambleValidator() = %s, segments %q, want %s and a VALIDATION_ERROR", res.Signal, segmentsText(res.Segments), SignalValidationFail)
+	if res.Signal != lang.SigValidationFail || len(res.Segments) != 1 || res.Segments[0].Type != step.SegValidationError {
+		t.Errorf("PreambleValidator() = %s, segments %q, want %s and a VALIDATION_ERROR", res.Signal, segmentsText(res.Segments), lang.SigValidationFail)
 	}
 }
 

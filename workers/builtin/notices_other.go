@@ -1,6 +1,6 @@
 //go:build !linux
 
-package workers
+package builtin
 
 // unchangedNotices is never sure where the notices file is not watched.
 func unchangedNotices(string, int) bool { return false }

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // worker, and the preamble schema it shows requires what
 // Internal:PreambleValidator requires.
 func TestWorkersDocumented(t *testing.T) {
-	data, err := os.ReadFile("../docs/workers.md")
+	data, err := os.ReadFile("../../docs/workers.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package workers
+package steprun
 
 import (
 	"context"
@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"smith/lang"
 	"smith/source"
+	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 const (
@@ -29,11 +32,11 @@ const (
 // waitFor blocks until at least MinCount files match the wait_for glob. It
 // polls every Poll (default 500 ms) and gives up after Timeout (default
 // 300 s) with SIGNAL:TIMEOUT, exit code 124 and E_WAIT_TIMEOUT. The clock and
-// the pause are the Registry's, so tests need no real time.
-func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
+// the pause are Env's, so tests need no real time.
+func (e Env) waitFor(ctx context.Context, req *step.Request) (step.Result, bool) {
 	wf := req.WaitFor
 	if wf == nil {
-		return Result{}, true
+		return step.Result{}, true
 	}
 	timeout, poll, minCount := wf.Timeout, wf.Poll, wf.MinCount
 	if timeout <= 0 {
@@ -43,26 +46,26 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 		poll = defaultWaitPoll
 	}
 	minCount = max(minCount, 1)
-	deadline := r.now().Add(timeout)
+	deadline := e.Now().Add(timeout)
 	for {
 		matches, serr := globFiles(req, wf.Glob)
 		if serr != nil {
-			return failed(exitNotRun, serr), false
+			return step.Failed(step.ExitNotRun, serr), false
 		}
 		if len(matches) >= minCount {
-			req.waitMatched = matches
-			return Result{}, true
+			req.WaitMatched = matches
+			return step.Result{}, true
 		}
-		if !r.now().Before(deadline) {
-			return Result{
-				Signal:   SignalTimeout,
+		if !e.Now().Before(deadline) {
+			return step.Result{
+				Signal:   lang.SigTimeout,
 				ExitCode: proc.ExitTimeout,
 				Err: source.Errorf(source.EWaitTimeout, "wait_for '%s' matched %d of %d files within %s",
 					wf.Glob, len(matches), minCount, timeout),
 			}, false
 		}
-		if err := r.sleep(ctx, poll); err != nil {
-			return failed(exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
+		if err := e.sleep(ctx, poll); err != nil {
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
 		}
 	}
 }
@@ -70,35 +73,25 @@ func (r *Registry) waitFor(ctx context.Context, req *Request) (Result, bool) {
 // dependsOn checks depends_on: every required glob must match at least one
 // file. It returns every matched file (required globs first, then optional
 // ones, each glob's matches sorted, without repeats) as absolute paths.
-func dependsOn(req *Request) ([]string, *source.Error) {
+func dependsOn(req *step.Request) ([]string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return nil, nil
 	}
 	var files []string
-	add := func(ms []string) {
+	for i, g := range slices.Concat(d.Required, d.Optional) {
+		ms, serr := globFiles(req, g)
+		if serr != nil {
+			return nil, serr
+		}
+		if len(ms) == 0 && i < len(d.Required) {
+			return nil, source.Errorf(source.EDepMissing, "depends_on: required '%s' matches no file", g)
+		}
 		for _, m := range ms {
 			if !slices.Contains(files, m) {
 				files = append(files, m)
 			}
 		}
-	}
-	for _, g := range d.Required {
-		ms, serr := globFiles(req, g)
-		if serr != nil {
-			return nil, serr
-		}
-		if len(ms) == 0 {
-			return nil, source.Errorf(source.EDepMissing, "depends_on: required '%s' matches no file", g)
-		}
-		add(ms)
-	}
-	for _, g := range d.Optional {
-		ms, serr := globFiles(req, g)
-		if serr != nil {
-			return nil, serr
-		}
-		add(ms)
 	}
 	return files, nil
 }
@@ -108,10 +101,10 @@ func dependsOn(req *Request) ([]string, *source.Error) {
 // (absolute, ".." out of BASE, and symlinks along its literal components are
 // E_PATH_ESCAPE), and then every match, so a wildcard cannot lead through a
 // symlink either.
-func globFiles(req *Request, pattern string) ([]string, *source.Error) {
+func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
 	abs, err := req.Dirs.Resolve(pattern)
 	if err != nil {
-		return nil, escapeErr("glob", err)
+		return nil, source.Wrap(source.EExec, "glob", err)
 	}
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
@@ -131,7 +124,7 @@ func globFiles(req *Request, pattern string) ([]string, *source.Error) {
 			return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 		}
 		if _, err := req.Dirs.Resolve(mrel); err != nil {
-			return nil, escapeErr("glob '"+pattern+"'", err)
+			return nil, source.Wrap(source.EExec, "glob '"+pattern+"'", err)
 		}
 	}
 	return matches, nil
@@ -149,13 +142,13 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
-// injectDeps adds the files that depends_on matched to prompt. Mode list adds
+// InjectDeps adds the files that depends_on matched to prompt. Mode list adds
 // their paths (relative to WORKSPACE) one per line, mode content adds
 // "--- path ---\n<content>" for each regular file; either is preceded by the
 // instruction line when there is one. The block goes before the prompt
 // (position prepend, the default) or after it (append), separated from it by
 // one empty line.
-func injectDeps(req *Request, files []string, prompt string) (string, *source.Error) {
+func InjectDeps(req *step.Request, files []string, prompt string) (string, *source.Error) {
 	d := req.DependsOn
 	if d == nil {
 		return prompt, nil
@@ -178,9 +171,9 @@ func injectDeps(req *Request, files []string, prompt string) (string, *source.Er
 			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			content, err := readConfined(req, f)
+			content, err := ReadConfined(req.Dirs, f)
 			if err != nil {
-				return "", escapeErr("depends_on", err)
+				return "", source.Wrap(source.EExec, "depends_on", err)
 			}
 			b.WriteString("--- " + displayPath(req, f) + " ---\n")
 			b.WriteString(content)
@@ -203,9 +196,9 @@ func injectDeps(req *Request, files []string, prompt string) (string, *source.Er
 	return block + "\n\n" + prompt, nil
 }
 
-// readConfined reads abs, a confined path, through the project root.
-func readConfined(req *Request, abs string) (string, error) {
-	f, err := req.Dirs.Open(abs)
+// ReadConfined reads abs, a confined path, through the project root d.
+func ReadConfined(d confine.Dir, abs string) (string, error) {
+	f, err := d.Open(abs)
 	if err != nil {
 		return "", err
 	}

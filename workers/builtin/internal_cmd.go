@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"bytes"
@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -43,60 +47,46 @@ type toolRun struct {
 
 // runTestRunner is Internal:TestRunner: a TEST_RESULT segment with outcome
 // PASS, or FAIL with the exit code and the whole log.
-func runTestRunner(ctx context.Context, r *Registry, req *Request) Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyTestCommand, req.Config.TestCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal == SignalSuccess {
-		l.add(SegTestResult, toolJSON(struct {
-			Outcome string `json:"outcome"`
-		}{"PASS"}))
-	} else {
-		l.add(SegTestResult, toolJSON(struct {
+func runTestRunner(ctx context.Context, e Env, req *step.Request) step.Result {
+	return runTool(ctx, e, req, keyTestCommand, req.Config.TestCommand, func(l *segmentList, run toolRun, passed bool) {
+		if passed {
+			l.add(step.SegTestResult, toolJSON(struct {
+				Outcome string `json:"outcome"`
+			}{"PASS"}))
+			return
+		}
+		l.add(step.SegTestResult, toolJSON(struct {
 			Outcome  string `json:"outcome"`
 			ExitCode int    `json:"exit_code"`
 			Log      string `json:"log"`
 		}{"FAIL", run.proc.ExitCode, run.log}))
-	}
-	res.Segments = l.segs
-	return res
+	})
 }
 
 // runLinter is Internal:RunLinter: on failure a LINT_RESULT segment with the
 // linter's stdout when it is JSON (compacted), else the whole log.
-func runLinter(ctx context.Context, r *Registry, req *Request) Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyLintCommand, req.Config.LintCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal != SignalSuccess {
+func runLinter(ctx context.Context, e Env, req *step.Request) step.Result {
+	return runTool(ctx, e, req, keyLintCommand, req.Config.LintCommand, func(l *segmentList, run toolRun, passed bool) {
+		if passed {
+			return
+		}
 		content := run.log
 		var buf bytes.Buffer
 		if out := bytes.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, out) == nil {
 			content = buf.String()
 		}
-		l.add(SegLintResult, content)
-	}
-	res.Segments = l.segs
-	return res
+		l.add(step.SegLintResult, content)
+	})
 }
 
 // runBuilder is Internal:RunBuilder: on failure a BUILD_RESULT segment with
 // the whole log.
-func runBuilder(ctx context.Context, r *Registry, req *Request) Result {
-	l := &segmentList{req: req}
-	run, res, ok := runTool(ctx, r, req, keyBuildCommand, req.Config.BuildCommand, l)
-	if !ok {
-		return res
-	}
-	if res.Signal != SignalSuccess {
-		l.add(SegBuildResult, run.log)
-	}
-	res.Segments = l.segs
-	return res
+func runBuilder(ctx context.Context, e Env, req *step.Request) step.Result {
+	return runTool(ctx, e, req, keyBuildCommand, req.Config.BuildCommand, func(l *segmentList, run toolRun, passed bool) {
+		if !passed {
+			l.add(step.SegBuildResult, run.log)
+		}
+	})
 }
 
 // toolJSON prints v as compact JSON without HTML escaping.
@@ -110,80 +100,60 @@ func toolJSON(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// runTool runs argv (the config value named key) in the worktree. It returns
-// the run and a Result whose signal follows the exit code (SUCCESS,
-// FAILURE, TIMEOUT), or, when nothing could run (no command configured, a
-// bad worktree path, a tool that cannot start), a FAILURE with an ERROR
-// segment and false.
-func runTool(ctx context.Context, r *Registry, req *Request, key string, argv []string, l *segmentList) (toolRun, Result, bool) {
+// runTool runs argv (the config value named key) in the worktree and
+// returns a Result whose signal follows the exit code (SUCCESS, FAILURE,
+// TIMEOUT) with the segments report adds (passed: the signal is SUCCESS),
+// or, when nothing could run (no command configured, a bad worktree path, a
+// tool that cannot start), a FAILURE with an ERROR segment.
+func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []string, report func(l *segmentList, run toolRun, passed bool)) step.Result {
+	l := &segmentList{req: req}
 	if len(argv) == 0 || argv[0] == "" {
-		return toolRun{}, l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)}), false
+		return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("%s is not set: %s needs a command to run", key, req.Worker)})
 	}
-	p, serr := prepare(req)
+	p, serr := steprun.Prepare(req)
 	if serr != nil {
-		return toolRun{}, l.fail(SignalFailure, SegError, serr), false
+		return l.fail(lang.SigFailure, step.SegError, serr)
 	}
 	wt, err := worktreePath(req)
 	if err != nil {
-		return toolRun{}, l.fail(SignalFailure, SegError, err), false
+		return l.fail(lang.SigFailure, step.SegError, err)
 	}
-	var lookup func(string) (string, bool)
-	if r != nil {
-		lookup = r.Env
-	}
-	env := proc.BuildEnv(lookup, req.EnvAllow, req.Secrets, req.Env)
-	if !hasEnvName(env, "PATH") {
+	env := proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
 		env = append(env, "PATH="+defaultToolPath)
 	}
 	log := &toolLog{live: req.Live}
-	pr := proc.Run(ctx, proc.Spec{
-		Argv:         argv,
-		Dir:          wt,
-		Env:          env,
-		Timeout:      timeoutOf(req),
-		StdoutSpill:  p.spill,
-		StderrLog:    p.stderrLog,
-		StderrHeader: stderrHeader(req),
-		Mask:         req.Mask,
-		Live:         log,
-		RunRoot:      req.RunRoot,
-	})
+	spec, _, _ := steprun.Spec(req, p, argv, env, "") // no stdin: nothing to open, nothing to fail
+	spec.Dir, spec.Live = wt, log
+	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
-		se := startErr(argv[0], pr.StartErr)
+		se := steprun.StartErr(argv[0], pr.StartErr)
 		se.Msg = key + ": " + se.Msg
-		res := l.fail(SignalFailure, SegError, se)
-		res.ExitCode = exitNotFound
-		res.StderrLog = p.stderrLog
-		return toolRun{proc: pr}, res, false
+		res := l.fail(lang.SigFailure, step.SegError, se)
+		res.ExitCode = step.ExitNotFound
+		res.StderrLog = p.StderrLog
+		return res
 	}
-	res := Result{
-		Signal:      signalFor(pr.ExitCode),
+	res := step.Result{
+		Signal:      steprun.SignalFor(pr.ExitCode),
 		ExitCode:    pr.ExitCode,
-		Output:      trimOutput(string(pr.Stdout)),
+		Output:      steprun.TrimOutput(string(pr.Stdout)),
 		Truncated:   pr.StdoutTruncated,
 		SpillStdout: pr.StdoutSpill,
-		StderrLog:   p.stderrLog,
+		StderrLog:   p.StderrLog,
 		Duration:    pr.Duration,
 	}
 	switch {
 	case pr.TimedOut:
-		res.Signal = SignalTimeout
-		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, timeoutOf(req))}
+		res.Signal = lang.SigTimeout
+		res.Err = &source.Error{Code: source.ETimeout, Msg: fmt.Sprintf("%s of step '%s' timed out after %s", key, req.Step, steprun.TimeoutOf(req))}
 	case ctx.Err() != nil:
-		res.Signal = SignalFailure
+		res.Signal = lang.SigFailure
 		res.Err = &source.Error{Code: source.EInterrupted, Msg: fmt.Sprintf("step '%s' was interrupted", req.Step)}
 	}
-	return toolRun{proc: pr, log: log.String()}, res, true
-}
-
-// hasEnvName reports whether env ("K=V" entries) sets name.
-func hasEnvName(env []string, name string) bool {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			return true
-		}
-	}
-	return false
+	report(l, toolRun{proc: pr, log: log.String()}, res.Signal == lang.SigSuccess)
+	res.Segments = l.segs
+	return res
 }
 
 // A toolLog receives both (masked) streams of a tool in the order they

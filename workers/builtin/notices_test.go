@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"os"
@@ -14,7 +14,7 @@ func TestNoticesSeenAtOnce(t *testing.T) {
 	root := t.TempDir()
 	look := func(skip, want int) {
 		t.Helper()
-		ns, err := Local{}.Notices(root, skip)
+		ns, err := Notices(root, skip)
 		if err != nil || len(ns) != want {
 			t.Fatalf("Notices(root, %d) = %v, %v; want %d notices", skip, ns, err, want)
 		}

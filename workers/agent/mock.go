@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"encoding/json"
@@ -14,6 +14,8 @@ import (
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // mockCursors is the file under RUN_ROOT that remembers which script entries
@@ -27,7 +29,7 @@ const mockCursors = "mock-cursors.json"
 // consumed. When no entry is left, or there is no script, the reply is the
 // prompt itself. Tokens are the number of whitespace-separated words of the
 // prompt plus those of the reply.
-func (r *Registry) runMock(req *Request, pv provider.Provider, prompt, call string) callReply {
+func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call string) callReply {
 	script := ""
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {
 		for _, kv := range list {
@@ -42,22 +44,22 @@ func (r *Registry) runMock(req *Request, pv provider.Provider, prompt, call stri
 	}
 	abs, err := req.Dirs.Resolve(script)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: escapeErr("mock script", err)}
+		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "mock script", err)}
 	}
-	data, err := readConfined(req, abs)
+	data, err := steprun.ReadConfined(req.Dirs, abs)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: fileErr("mock script", script, err)}
+		return callReply{exit: step.ExitNotRun, err: steprun.FileErr("mock script", script, err)}
 	}
 	entries, err := provider.ParseScript(data)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
+		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EParse, "mock script '%s': %v", script, err)}
 	}
-	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.callKey()
+	key := filepath.ToSlash(filepath.Clean(script)) + "#" + req.CallKey()
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	cursors, cur, err := loadCursor[mockCursor](req.RunRoot, mockCursors, key)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
+		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 	}
 	pick, seen := cur.Calls[call]
 	if !seen || call == "" {
@@ -72,14 +74,9 @@ func (r *Registry) runMock(req *Request, pv provider.Provider, prompt, call stri
 			return echo
 		}
 		cur.Used = append(cur.Used, pick)
-		if call != "" {
-			if cur.Calls == nil {
-				cur.Calls = map[string]int{}
-			}
-			cur.Calls[call] = pick
-		}
+		noteCall(&cur.Calls, call, pick)
 		if err := saveCursors(req.RunRoot, mockCursors, cursors); err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "mock: %v", err)}
 		}
 	}
 	e := entries[pick]
@@ -101,15 +98,16 @@ func (r *Registry) runMock(req *Request, pv provider.Provider, prompt, call stri
 // a parallel step (one process drives a run).
 var cursorMu sync.Mutex
 
-// callKey names the calls of one step for the mock, --record and
-// --replay: the step, and in a thread of a parallel step its iteration
-// index or branch name ("Work[2]"), so that each thread consumes its own
-// replies whatever the order the threads run in.
-func (req *Request) callKey() string {
-	if req.Thread != "" {
-		return req.Step + "[" + req.Thread + "]"
+// noteCall records in calls that numbered call (none when "") was answered
+// by entry or recording n, so that the call repeated after a crash gets the
+// same answer.
+func noteCall(calls *map[string]int, call string, n int) {
+	if call != "" {
+		if *calls == nil {
+			*calls = map[string]int{}
+		}
+		(*calls)[call] = n
 	}
-	return req.Step
 }
 
 // A mockCursor is what a script has answered one step: the entries used,

@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"context"
@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/reply"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // The file workers: Internal:FileSystemWriter, Internal:DocumentationWriter
@@ -53,31 +57,31 @@ type fileEntry struct {
 // CODE_OUTPUT and DOCUMENTATION_OUTPUT segment, with markdown fences
 // stripped from each file's content (ExtractCode; a markdown file only loses
 // a fence that wraps all of it).
-func runFileSystemWriter(_ context.Context, _ *Registry, req *Request) Result {
-	if res, ok := replyPayload(req, SegCodeOutput); !ok {
+func runFileSystemWriter(_ context.Context, _ Env, req *step.Request) step.Result {
+	if res, ok := replyPayload(req, step.SegCodeOutput); !ok {
 		return res
 	}
-	return writeSegments(req, []string{SegCodeOutput, SegDocOutput}, reply.CleanFile)
+	return writeSegments(req, []string{step.SegCodeOutput, step.SegDocOutput}, reply.CleanFile)
 }
 
 // runDocumentationWriter is Internal:DocumentationWriter: like
 // FileSystemWriter for DOCUMENTATION_OUTPUT segments, with the chatty text
 // before the document removed (CleanReply, then CleanPreamble).
-func runDocumentationWriter(_ context.Context, _ *Registry, req *Request) Result {
-	if res, ok := replyPayload(req, SegDocOutput); !ok {
+func runDocumentationWriter(_ context.Context, _ Env, req *step.Request) step.Result {
+	if res, ok := replyPayload(req, step.SegDocOutput); !ok {
 		return res
 	}
-	return writeSegments(req, []string{SegDocOutput}, func(_, s string) string {
+	return writeSegments(req, []string{step.SegDocOutput}, func(_, s string) string {
 		return reply.CleanPreamble(reply.Clean(s))
 	})
 }
 
 // writeSegments writes the files of every segment whose type is in types.
-func writeSegments(req *Request, types []string, clean func(rel, content string) string) Result {
+func writeSegments(req *step.Request, types []string, clean func(rel, content string) string) step.Result {
 	l := &segmentList{req: req}
 	wt, err := worktreePath(req)
 	if err != nil {
-		return l.fail(SignalFailure, SegError, err)
+		return l.fail(lang.SigFailure, step.SegError, err)
 	}
 	var writes []fileWrite
 	for i, seg := range req.Payload {
@@ -86,18 +90,18 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 		}
 		entries, err := parseFileEntries(seg.Content)
 		if err != nil {
-			return l.fail(SignalFailure, SegError, fmt.Errorf("segment %d (%s): %w", i+1, seg.Type, err))
+			return l.fail(lang.SigFailure, step.SegError, fmt.Errorf("segment %d (%s): %w", i+1, seg.Type, err))
 		}
 		for _, e := range entries {
 			abs, err := req.Dirs.ResolveIn(wt, *e.FilePath)
 			if err != nil {
-				if isEscape(err) {
-					return l.fail(SignalFailure, SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
+				if steprun.IsEscape(err) {
+					return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): %v; no file was written", i+1, seg.Type, err)})
 				}
-				return l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
+				return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("segment %d (%s): %v", i+1, seg.Type, err)})
 			}
 			if rel, rerr := filepath.Rel(wt, abs); rerr != nil || !filepath.IsLocal(rel) {
-				return l.fail(SignalFailure, SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
+				return l.fail(lang.SigFailure, step.SegError, &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("segment %d (%s): path '%s' leaves the worktree; no file was written", i+1, seg.Type, *e.FilePath)})
 			}
 			writes = append(writes, fileWrite{rel: *e.FilePath, abs: abs, content: clean(*e.FilePath, *e.FileContent)})
 		}
@@ -109,19 +113,17 @@ func writeSegments(req *Request, types []string, clean func(rel, content string)
 			data += "\n"
 		}
 		if err := req.Dirs.WriteFile(w.abs, []byte(data), filePerm); err != nil {
-			if isEscape(err) { // a link appeared after the check
-				err = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
-				res := l.fail(SignalFailure, SegError, err)
-				res.LinesWritten = lines
-				return res
+			se := &source.Error{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))}
+			if steprun.IsEscape(err) { // a link appeared after the check
+				se = &source.Error{Code: source.EPathEscape, Msg: fmt.Sprintf("write '%s': %v", w.rel, err)}
 			}
-			res := l.fail(SignalFailure, SegError, &source.Error{Code: source.EExec, Msg: fmt.Sprintf("write '%s': %s", w.rel, ioErrText(err))})
+			res := l.fail(lang.SigFailure, step.SegError, se)
 			res.LinesWritten = lines
 			return res
 		}
 		lines += strings.Count(data, "\n")
 	}
-	res := l.result(SignalSuccess, 0, nil)
+	res := l.result(lang.SigSuccess, 0, nil)
 	res.LinesWritten = lines
 	res.Output = fmt.Sprintf("wrote %d file(s), %d line(s)", len(writes), lines)
 	return res
@@ -177,11 +179,11 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 // failure, including a missing file or a path violation (whose Err is
 // E_PATH_ESCAPE), is SIGNAL:VALIDATION_FAIL with a VALIDATION_ERROR segment,
 // so the block's validation loop can ask for a fix.
-func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
+func runPreambleValidator(_ context.Context, _ Env, req *step.Request) step.Result {
 	l := &segmentList{req: req}
-	invalid := func(format string, args ...any) Result {
-		l.add(SegValidationError, reply.ValidationFailPrefix+fmt.Sprintf(format, args...))
-		return l.result(SignalValidationFail, 0, nil)
+	invalid := func(format string, args ...any) step.Result {
+		l.add(step.SegValidationError, reply.ValidationFailPrefix+fmt.Sprintf(format, args...))
+		return l.result(lang.SigValidationFail, 0, nil)
 	}
 	wt, err := worktreePath(req)
 	if err != nil {
@@ -198,7 +200,7 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	}
 	abs, err := req.Dirs.ResolveIn(wt, rel)
 	if err != nil {
-		if isEscape(err) {
+		if steprun.IsEscape(err) {
 			res := invalid("%v", err)
 			res.Err = &source.Error{Code: source.EPathEscape, Msg: err.Error()}
 			return res
@@ -207,12 +209,12 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	}
 	f, err := req.Dirs.Open(abs)
 	if err != nil {
-		return invalid("file '%s' cannot be read: %s", rel, osErrText(err))
+		return invalid("file '%s' cannot be read: %s", rel, steprun.OSErrText(err))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxPreambleFile))
 	f.Close()
 	if err != nil {
-		return invalid("file '%s' cannot be read: %s", rel, osErrText(err))
+		return invalid("file '%s' cannot be read: %s", rel, steprun.OSErrText(err))
 	}
 	fields, found := extractPreamble(string(data))
 	if !found {
@@ -220,12 +222,12 @@ func runPreambleValidator(_ context.Context, _ *Registry, req *Request) Result {
 	}
 	p, err := reply.ValidatePreamble(fields)
 	if err != nil {
-		return l.fail(SignalValidationFail, SegValidationError, &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: preamble schema: %v", err)})
+		return l.fail(lang.SigValidationFail, step.SegValidationError, &source.Error{Code: source.EInternal, Msg: fmt.Sprintf("internal error: preamble schema: %v", err)})
 	}
 	if p != "" {
 		return invalid("preamble of '%s': %s", rel, p)
 	}
-	res := l.result(SignalSuccess, 0, nil)
+	res := l.result(lang.SigSuccess, 0, nil)
 	res.Output = fmt.Sprintf("preamble of '%s' is valid", rel)
 	return res
 }
@@ -398,4 +400,27 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// replyPayload makes the reply of req.ReplyFrom the payload of a YAML
+// writer, as one segment of type typ. It reports false, with the failed
+// result, when the reply cannot be read.
+func replyPayload(req *step.Request, typ string) (step.Result, bool) {
+	if req.ReplyFrom == "" || req.RunRoot == "" {
+		return step.Result{}, true
+	}
+	from := req.ReplyFrom
+	if req.Thread != "" {
+		from += "[" + req.Thread + "]" // the provider step of the same thread
+	}
+	b, err := os.ReadFile(steprun.ReplyPath(req.RunRoot, from))
+	if err != nil {
+		l := &segmentList{req: req}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("step '%s' left no reply to write (it did not succeed)", req.ReplyFrom)
+		}
+		return l.fail(lang.SigFailure, step.SegError, err), false
+	}
+	req.Payload = append(req.Payload, step.Segment{Type: typ, Content: string(b)})
+	return step.Result{}, true
 }

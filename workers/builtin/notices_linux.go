@@ -1,4 +1,4 @@
-package workers
+package builtin
 
 import (
 	"path/filepath"

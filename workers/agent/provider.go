@@ -1,4 +1,10 @@
-package workers
+// Package agent runs provider steps (Runner.Run): the prompt, the call of a
+// preset's or a workflow's own CLI or of the mock, retries and fallbacks,
+// --record and --replay. It must never import workers or the VM, start a
+// process but through proc.Run (steprun.Spec), take a path from a user or a
+// model without confine, or write Smith's own files but through
+// confine.WriteFileAtomic.
+package agent
 
 import (
 	"context"
@@ -11,6 +17,8 @@ import (
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -34,43 +42,51 @@ type callReply struct {
 	stderr      string // the CLI's stderr (masked), not recorded
 }
 
-// runProvider runs a provider step: confine the paths, wait, check
+// A Runner runs provider steps: the environment they run in, and
+// where their replies are recorded (--record) or replayed from (--replay).
+type Runner struct {
+	steprun.Env
+	Record string // --record DIR ("" = off)
+	Replay string // --replay DIR ("" = off)
+}
+
+// Run runs a provider step: confine the paths, wait, check
 // depends_on, assemble the prompt, then call each provider in turn (each with
 // its own retries) until one answers with something other than a retryable
 // failure (exit 1 or 124).
-func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
-	p, serr := prepare(req)
+func (r *Runner) Run(ctx context.Context, req *step.Request) step.Result {
+	p, serr := steprun.Prepare(req)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	if len(req.Providers) == 0 {
-		return failed(exitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EUnknownProv, "step '%s' names no provider", req.Step))
 	}
 	provs := make([]provider.Provider, 0, len(req.Providers))
 	for _, name := range req.Providers {
 		pv, ok := provider.Lookup(req.ProviderDefs, name)
 		if !ok {
-			return failed(exitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EUnknownProv, "provider '%s' is neither a built-in preset nor a key of providers%s",
 				name, source.DidYouMean(name, provider.Names(req.ProviderDefs))))
 		}
 		provs = append(provs, pv)
 	}
-	files, res, ok := r.preconditions(ctx, req, p)
+	files, res, ok := r.Preconditions(ctx, req, p)
 	if !ok {
 		return res
 	}
 	prompt, fromInput, serr := assemblePrompt(req, p, files)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	tries := 0
 	for i, pv := range provs {
-		res = r.retry(ctx, req, tries, r.Replay != "", func(n int) Result {
+		res = r.Retry(ctx, req, tries, r.Replay != "", func(n int) step.Result {
 			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
 		})
 		tries = res.Attempts
 		res.Provider = pv.Name
-		if !retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
+		if !steprun.Retryable(res.ExitCode) || ctx.Err() != nil || i == len(provs)-1 {
 			break
 		}
 		if req.OnFallback != nil {
@@ -82,7 +98,7 @@ func (r *Registry) runProvider(ctx context.Context, req *Request) Result {
 
 // failureReason is the one-line reason of a failed result for the console:
 // its error's message, else its exit code.
-func failureReason(res Result) string {
+func failureReason(res step.Result) string {
 	if res.Err != nil {
 		return firstLine(res.Err.Error())
 	}
@@ -98,27 +114,27 @@ func failureReason(res Result) string {
 // there is nothing before it), so both reach the model (CONTRACT 5;
 // fromInput: the file is in the prompt, not on stdin); then the depends_on
 // injection.
-func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
+func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt string, fromInput bool, serr *source.Error) {
 	switch {
 	case req.Prompt != "":
 		prompt = req.Prompt
 	case req.Prompted != "":
 		prompt = req.Prompted
-	case p.prompt != "":
-		s, err := readConfined(req, p.prompt)
+	case p.Prompt != "":
+		s, err := steprun.ReadConfined(req.Dirs, p.Prompt)
 		if err != nil {
-			return "", false, fileErr("prompt_file", req.PromptFile, err)
+			return "", false, steprun.FileErr("prompt_file", req.PromptFile, err)
 		}
 		prompt = s
 	}
-	if p.input != "" {
-		s, err := readConfined(req, p.input)
+	if p.Input != "" {
+		s, err := steprun.ReadConfined(req.Dirs, p.Input)
 		if err != nil {
-			return "", false, fileErr("input_file", req.InputFile, err)
+			return "", false, steprun.FileErr("input_file", req.InputFile, err)
 		}
 		prompt, fromInput = joinParagraphs(prompt, s), true
 	}
-	prompt, serr = injectDeps(req, files, prompt)
+	prompt, serr = steprun.InjectDeps(req, files, prompt)
 	if serr != nil {
 		return "", false, serr
 	}
@@ -127,10 +143,10 @@ func assemblePrompt(req *Request, p paths, files []string) (prompt string, fromI
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
 		if err == nil {
-			instr, err = readConfined(req, abs)
+			instr, err = steprun.ReadConfined(req.Dirs, abs)
 		}
 		if err != nil {
-			return "", false, fileErr("instructions_file", req.AgentInstructionsFile, err)
+			return "", false, steprun.FileErr("instructions_file", req.AgentInstructionsFile, err)
 		}
 	}
 	return joinParagraphs(instr, prompt), fromInput, nil
@@ -148,23 +164,15 @@ func joinParagraphs(a, b string) string {
 	return strings.TrimRight(a, "\n") + "\n\n" + b
 }
 
-// fileErr describes a file that cannot be read.
-func fileErr(key, rel string, err error) *source.Error {
-	if isEscape(err) {
-		return escapeErr(key, err)
-	}
-	return source.Errorf(source.EExec, "%s '%s' cannot be read: %s", key, rel, osErrText(err))
-}
-
 // callProvider makes one provider call (try n): from the replay directory, the
 // mock, or the CLI; records it when recording; then builds the Result.
-func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool, n int) Result {
+func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
 	call := callID(req, pv.Name, n)
 	if r.Replay != "" {
 		rep := r.replay(req, prompt, call)
 		return finishReply(req, p, rep)
 	}
-	start := r.now()
+	start := r.Now()
 	var rep callReply
 	if pv.Mock {
 		rep = r.runMock(req, pv, prompt, call)
@@ -172,7 +180,7 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
 	}
 	if r.Record != "" {
-		if err := r.record(req, pv.Name, prompt, rep, n, r.now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
@@ -185,7 +193,7 @@ func (r *Registry) callProvider(ctx context.Context, req *Request, p paths, pv p
 // callID identifies one provider call of a numbered execution (execution,
 // provider, try), so that a call repeated after a crash can be answered as
 // before; "" for an unnumbered one.
-func callID(req *Request, name string, try int) string {
+func callID(req *step.Request, name string, try int) string {
 	if req.Execution <= 0 {
 		return ""
 	}
@@ -194,37 +202,37 @@ func callID(req *Request, name string, try int) string {
 
 // finishReply turns a reply into a Result: the output (cut to the in-memory
 // cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *Request, p paths, rep callReply) Result {
-	res := Result{
+func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result {
+	res := step.Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
 		Tokens:      rep.tokens,
 		Truncated:   rep.truncated,
 		SpillStdout: rep.spill,
-		StderrLog:   p.stderrLog,
-		Stderr:      trimOutput(rep.stderr),
+		StderrLog:   p.StderrLog,
+		Stderr:      steprun.TrimOutput(rep.stderr),
 	}
-	if rep.err != nil {
+	if rep.err != nil { // a nil *source.Error must not become a non-nil error
 		res.Err = rep.err
 	}
 	if res.Signal == "" {
-		res.Signal = signalFor(rep.exit)
+		res.Signal = steprun.SignalFor(rep.exit)
 	}
 	out := rep.text
 	if rep.truncated && len(out) > proc.DefaultMemCap {
 		out = out[:proc.DefaultMemCap]
 	}
-	res.Output = trimOutput(out)
-	if p.output != "" && !rep.wroteOutput {
-		if err := req.Dirs.WriteFile(p.output, []byte(rep.text), 0o644); err != nil {
-			res.Signal, res.Err = SignalFailure, escapeErr("output_file", err)
+	res.Output = steprun.TrimOutput(out)
+	if p.Output != "" && !rep.wroteOutput {
+		if err := req.Dirs.WriteFile(p.Output, []byte(rep.text), 0o644); err != nil {
+			res.Signal, res.Err = lang.SigFailure, source.Wrap(source.EExec, "output_file", err)
 			return res
 		}
 	}
-	applyCapture(req, &res, []byte(rep.text))
+	steprun.ApplyCapture(req, &res, []byte(rep.text))
 	if req.KeepReply && res.Err == nil {
-		if err := keepReply(req, rep.text); err != nil {
-			res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
+		if err := steprun.KeepReply(req, rep.text); err != nil {
+			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
 		}
 	}
 	return res
@@ -263,7 +271,7 @@ func (inv *invocation) cleanup() {
 // path). stdin and temp_file modes write the prompt to a file under
 // RUN_ROOT/tmp, removed after the call. Outside stdin mode, stdin is the
 // input_file, unless the prompt is that file's content.
-func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
+func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) (*invocation, *source.Error) {
 	inv := &invocation{}
 	tmpl := pv.Command
 	if len(req.CommandOverride) > 0 {
@@ -304,7 +312,7 @@ func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string,
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
 	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
-		tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
+		tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 		}
@@ -327,43 +335,40 @@ func buildInvocation(req *Request, p paths, pv provider.Provider, prompt string,
 	if serr != nil {
 		return inv, serr
 	}
+	// A prompt the template does not place goes after it: the argv
+	// template when there is one, else the prompt (argv) or its file.
+	var extra []string
 	switch {
 	case mode == transportArgv && !uses("PROMPT"):
-		extra := []string{prompt}
-		if len(argvTmpl) > 0 {
-			if extra, serr = sub(argvTmpl); serr != nil {
-				return inv, serr
-			}
-		}
-		argv = append(argv, extra...)
+		extra = []string{prompt}
 	case mode == transportFile && !uses("PROMPT_FILE"):
-		extra := []string{inv.tmp}
-		if len(argvTmpl) > 0 {
-			if extra, serr = sub(argvTmpl); serr != nil {
-				return inv, serr
-			}
-		}
-		argv = append(argv, extra...)
+		extra = []string{inv.tmp}
 	}
+	if extra != nil && len(argvTmpl) > 0 {
+		if extra, serr = sub(argvTmpl); serr != nil {
+			return inv, serr
+		}
+	}
+	argv = append(argv, extra...)
 	inv.argv = argv
 	switch {
 	case mode == transportStdin:
 		inv.stdin = inv.tmp
 	case !fromInput:
-		inv.stdin = p.input
+		inv.stdin = p.Input
 	}
-	inv.wroteOutput = p.output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "OUTPUT_FILE") }))
+	inv.wroteOutput = p.Output != "" && (uses("OUTPUT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "OUTPUT_FILE") }))
 	return inv, nil
 }
 
 // providerVars returns the values of every template key. model is always a
 // key ("" unless a param sets it), as for the checker.
-func providerVars(req *Request, pv provider.Provider, p paths, prompt, promptFile string) provider.Vars {
+func providerVars(req *step.Request, pv provider.Provider, p steprun.Paths, prompt, promptFile string) provider.Vars {
 	vars := provider.Vars([]provider.Param{
 		{Key: lang.KeyPrompt, Value: prompt},
 		{Key: lang.KeyPromptFile, Value: promptFile},
-		{Key: lang.KeyInputFile, Value: p.input},
-		{Key: lang.KeyOutputFile, Value: p.output},
+		{Key: lang.KeyInputFile, Value: p.Input},
+		{Key: lang.KeyOutputFile, Value: p.Output},
 		{Key: lang.KeyModel, Value: ""},
 	})
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {

@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"encoding/json"
@@ -13,17 +13,18 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // replayCursors is the file under RUN_ROOT that counts, per step, the
 // recordings a replayed run has used, so that a resumed run continues.
 const replayCursors = "replay-cursors.json"
 
-// A recording is one provider call as --record writes it: DIR/<Step>-<N>.json,
+// A Recording is one provider call as --record writes it: DIR/<Step>-<N>.json,
 // where N counts the step's calls in the order they were made (retries,
 // fallbacks to the next provider and loop iterations each make a call).
 // Prompt and reply are masked.
-type recording struct {
+type Recording struct {
 	Step      string  `json:"step"`
 	RunID     string  `json:"run_id,omitempty"` // the recording run's id: replay reads it as this run's
 	Attempt   int     `json:"attempt"`          // the try of this execution of the step, from 1
@@ -39,17 +40,17 @@ type recording struct {
 }
 
 // record writes one provider call to the --record directory.
-func (r *Registry) record(req *Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
+func (r *Runner) record(req *step.Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	n, err := lastRecording(r.Record, req.callKey())
+	n, err := lastRecording(r.Record, req.CallKey())
 	if err != nil {
 		return err
 	}
-	rec := recording{
+	rec := Recording{
 		Step:     req.Step,
 		RunID:    req.RunID,
 		Attempt:  attempt,
@@ -68,7 +69,7 @@ func (r *Registry) record(req *Request, name, prompt string, rep callReply, atte
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return confine.WriteFileAtomic(recordingPath(r.Record, req.callKey(), n+1), append(b, '\n'), 0o644)
+	return confine.WriteFileAtomic(recordingPath(r.Record, req.CallKey(), n+1), append(b, '\n'), 0o644)
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
@@ -102,13 +103,13 @@ func lastRecording(dir, step string) (int, error) {
 // replay answers a provider call from the --replay directory: the step's next
 // recording, whose prompt must equal this call's (masked) prompt. A missing
 // recording or a different prompt is E_REPLAY_MISS.
-func (r *Registry) replay(req *Request, prompt, call string) callReply {
+func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 	miss := func(format string, args ...any) callReply {
-		return callReply{exit: exitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
+		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
-	key := req.callKey()
+	key := req.CallKey()
 	cursors, cur, err := loadCursor[replayCursor](req.RunRoot, replayCursors, key)
 	if err != nil {
 		return miss("replay: %v", err)
@@ -125,7 +126,7 @@ func (r *Registry) replay(req *Request, prompt, call string) callReply {
 	if err != nil {
 		return miss("replay step '%s': %v", req.Step, err)
 	}
-	var rec recording
+	var rec Recording
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return miss("replay step '%s': recording %s: %v", req.Step, path, err)
 	}
@@ -140,12 +141,7 @@ func (r *Registry) replay(req *Request, prompt, call string) callReply {
 	}
 	if !seen || call == "" {
 		cur.Used = n
-		if call != "" {
-			if cur.Calls == nil {
-				cur.Calls = map[string]int{}
-			}
-			cur.Calls[call] = n
-		}
+		noteCall(&cur.Calls, call, n)
 		if err := saveCursors(req.RunRoot, replayCursors, cursors); err != nil {
 			return miss("replay: %v", err)
 		}

@@ -1,4 +1,4 @@
-package workers
+package steprun
 
 import (
 	"context"
@@ -9,37 +9,39 @@ import (
 	"os"
 	"os/exec"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
 )
 
-// runCommand runs a command step: confine its paths, wait for wait_for, check
+// Command runs a command step: confine its paths, wait for wait_for, check
 // depends_on, then run Argv with retries.
-func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
-	p, serr := prepare(req)
+func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
+	p, serr := Prepare(req)
 	if serr != nil {
-		return failed(exitNotRun, serr)
+		return step.Failed(step.ExitNotRun, serr)
 	}
 	if len(req.Argv) == 0 {
-		return failed(exitNotRun, source.Errorf(source.EExec, "step '%s' has an empty command", req.Step))
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "step '%s' has an empty command", req.Step))
 	}
-	if _, res, ok := r.preconditions(ctx, req, p); !ok {
+	if _, res, ok := e.Preconditions(ctx, req, p); !ok {
 		return res
 	}
-	stdin := p.input
+	stdin := p.Input
 	if req.PayloadStdin {
 		f, err := payloadFile(req, p)
 		if err != nil {
-			return failed(exitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+			return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
 		}
 		defer os.Remove(f)
 		stdin = f
 	}
-	return r.retry(ctx, req, 0, false, func(int) Result {
-		pr, outErr, err := r.runProcess(ctx, req, p, req.Argv, stdin, p.output)
+	return e.Retry(ctx, req, 0, false, func(int) step.Result {
+		pr, outErr, err := e.runProcess(ctx, req, p, req.Argv, stdin, p.Output)
 		if err != nil {
-			return failed(exitNotRun, escapeErr(fieldOf(err), err))
+			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, fieldOf(err), err))
 		}
 		return processResult(ctx, req, p, pr, outErr)
 	})
@@ -48,26 +50,26 @@ func (r *Registry) runCommand(ctx context.Context, req *Request) Result {
 // payloadFile writes req's payload as a JSON array of segments to a
 // temporary file under RUN_ROOT/tmp, for a manifest command worker's stdin
 // (CONTRACT 12.5); the caller removes it.
-func payloadFile(req *Request, p paths) (string, error) {
+func payloadFile(req *step.Request, p Paths) (string, error) {
 	segs := req.Payload
 	if segs == nil {
-		segs = []Segment{}
+		segs = []step.Segment{}
 	}
 	data, err := json.Marshal(segs)
 	if err != nil {
 		return "", err
 	}
-	return writeTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
+	return WriteTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
 }
 
-// writeTemp writes data to a new file under RUN_ROOT/tmp named after
+// WriteTemp writes data to a new file under RUN_ROOT/tmp named after
 // pattern (as os.CreateTemp) and returns its path; the caller removes it.
 // Nothing is left behind when it fails.
-func writeTemp(p paths, pattern string, data []byte) (string, error) {
-	if err := os.MkdirAll(p.tmpDir, 0o755); err != nil {
+func WriteTemp(p Paths, pattern string, data []byte) (string, error) {
+	if err := os.MkdirAll(p.TmpDir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(p.tmpDir, pattern)
+	f, err := os.CreateTemp(p.TmpDir, pattern)
 	if err != nil {
 		return "", err
 	}
@@ -82,23 +84,23 @@ func writeTemp(p paths, pattern string, data []byte) (string, error) {
 	return f.Name(), nil
 }
 
-// preconditions checks that input_file exists, then waits for wait_for and
+// Preconditions checks that input_file exists, then waits for wait_for and
 // checks depends_on. It returns the files depends_on matched, or the failure
 // and false when the step must not run.
-func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]string, Result, bool) {
-	if p.input != "" {
-		if _, err := os.Stat(p.input); err != nil {
-			return nil, failed(exitNotRun, source.Errorf(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, osErrText(err))), false
+func (e Env) Preconditions(ctx context.Context, req *step.Request, p Paths) ([]string, step.Result, bool) {
+	if p.Input != "" {
+		if _, err := os.Stat(p.Input); err != nil {
+			return nil, step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "input_file '%s' cannot be read: %s", req.InputFile, OSErrText(err))), false
 		}
 	}
-	if res, ok := r.waitFor(ctx, req); !ok {
+	if res, ok := e.waitFor(ctx, req); !ok {
 		return nil, res, false
 	}
 	files, serr := dependsOn(req)
 	if serr != nil {
-		return nil, failed(exitNotRun, serr), false
+		return nil, step.Failed(step.ExitNotRun, serr), false
 	}
-	return files, Result{}, true
+	return files, step.Result{}, true
 }
 
 // runProcess runs argv once the way every step runs: cwd WORKSPACE, the
@@ -106,8 +108,8 @@ func (r *Registry) preconditions(ctx context.Context, req *Request, p paths) ([]
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
-	spec, closeStdin, err := stepSpec(req, p, argv, proc.BuildEnv(r.Env, req.EnvAllow, req.Secrets, req.Env), stdinPath)
+func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+	spec, closeStdin, err := Spec(req, p, argv, proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
 		return proc.Result{}, nil, err
 	}
@@ -133,28 +135,28 @@ func (r *Registry) runProcess(ctx context.Context, req *Request, p paths, argv [
 	return pr, outErr, nil
 }
 
-// stepSpec is the ProcSpec of one try of a step's process (command or
-// provider CLI): cwd WORKSPACE, env, the step's timeout, stdout spill and
+// Spec is the ProcSpec of one try of a step's process (command, provider
+// CLI or an internal worker's tool, which runs in the worktree): cwd WORKSPACE, env, the step's timeout, stdout spill and
 // stderr log under RUN_ROOT/logs, its process group recorded under
 // RUN_ROOT. When stdinPath is the user's input_file it is opened now,
 // through the project, never following a link (a link swapped in after the
 // checks is refused: an *inputErr); closeStdin closes it.
-func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
+func Spec(req *step.Request, p Paths, argv, env []string, stdinPath string) (spec proc.Spec, closeStdin func(), err error) {
 	spec = proc.Spec{
 		Argv:         argv,
 		Dir:          req.Dirs.Workspace,
 		Env:          env,
 		StdinPath:    stdinPath,
-		Timeout:      timeoutOf(req),
-		StdoutSpill:  p.spill,
-		StderrLog:    p.stderrLog,
-		StderrHeader: stderrHeader(req),
+		Timeout:      TimeoutOf(req),
+		StdoutSpill:  p.Spill,
+		StderrLog:    p.StderrLog,
+		StderrHeader: StderrHeader(req),
 		Mask:         req.Mask,
 		Live:         req.Live,
 		RunRoot:      req.RunRoot,
 	}
 	closeStdin = func() {}
-	if stdinPath != "" && stdinPath == p.input {
+	if stdinPath != "" && stdinPath == p.Input {
 		f, err := req.Dirs.Open(stdinPath)
 		if err != nil {
 			return spec, closeStdin, &inputErr{err}
@@ -166,30 +168,30 @@ func stepSpec(req *Request, p paths, argv, env []string, stdinPath string) (spec
 
 // processResult turns one finished process into a Result and applies the
 // output capture.
-func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, outErr error) Result {
-	res := Result{
+func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Result, outErr error) step.Result {
+	res := step.Result{
 		ExitCode:    pr.ExitCode,
 		Truncated:   pr.StdoutTruncated,
 		SpillStdout: pr.StdoutSpill,
-		StderrLog:   p.stderrLog,
+		StderrLog:   p.StderrLog,
 	}
 	if pr.StartErr != nil {
-		res.Signal, res.ExitCode, res.Err = SignalFailure, exitNotFound, startErr(req.Argv[0], pr.StartErr)
+		res.Signal, res.ExitCode, res.Err = lang.SigFailure, step.ExitNotFound, StartErr(req.Argv[0], pr.StartErr)
 		if ctx.Err() != nil {
-			res.ExitCode, res.Err = exitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
+			res.ExitCode, res.Err = step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		}
 		return res
 	}
-	res.Signal = signalFor(pr.ExitCode)
+	res.Signal = SignalFor(pr.ExitCode)
 	switch {
 	case pr.TimedOut:
-		res.Err = source.Errorf(source.ETimeout, "step '%s' timed out after %s", req.Step, timeoutOf(req))
+		res.Err = source.Errorf(source.ETimeout, "step '%s' timed out after %s", req.Step, TimeoutOf(req))
 	case ctx.Err() != nil:
-		res.Signal = SignalFailure
+		res.Signal = lang.SigFailure
 		res.Err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
-	res.Output = trimOutput(string(pr.Stdout))
-	res.Stderr = trimOutput(string(pr.Stderr))
+	res.Output = TrimOutput(string(pr.Stdout))
+	res.Stderr = TrimOutput(string(pr.Stderr))
 	whole := pr.Stdout
 	// Only a lines or json capture needs the whole stream: a text capture
 	// keeps the spill file on disk and memory flat, whatever the size.
@@ -198,24 +200,24 @@ func processResult(ctx context.Context, req *Request, p paths, pr proc.Result, o
 			whole = b
 		}
 	}
-	applyCapture(req, &res, whole)
-	if outErr != nil && res.Signal == SignalSuccess {
-		res.Signal, res.Err = SignalFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
+	ApplyCapture(req, &res, whole)
+	if outErr != nil && res.Signal == lang.SigSuccess {
+		res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}
 	return res
 }
 
-// startErr describes a process that could not be started.
-func startErr(name string, err error) *source.Error {
+// StartErr describes a process that could not be started.
+func StartErr(name string, err error) *source.Error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 		return source.Errorf(source.EExec, "command '%s' not found%s", name, provider.InstallHint(name))
 	}
 	return source.Errorf(source.EExec, "command '%s' cannot be started: %v", name, err)
 }
 
-// osErrText is the reason of a file system error without the path, which
+// OSErrText is the reason of a file system error without the path, which
 // the caller names itself.
-func osErrText(err error) string {
+func OSErrText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()

@@ -1,4 +1,4 @@
-package workers
+package agent
 
 import (
 	"context"
@@ -7,16 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/proc"
 	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
-func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provider.Provider, prompt string, fromInput bool) callReply {
+func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
 	env, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
@@ -29,23 +32,23 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	}
 	defer inv.cleanup()
 	if serr != nil {
-		return callReply{exit: exitNotRun, err: serr}
+		return callReply{exit: step.ExitNotRun, err: serr}
 	}
-	if p.output != "" {
+	if p.Output != "" {
 		// ${OUTPUT_FILE}'s directory exists before the CLI starts.
-		if err := os.MkdirAll(filepath.Dir(p.output), 0o755); err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
+		if err := os.MkdirAll(filepath.Dir(p.Output), 0o755); err != nil {
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the directory of output_file: %v", err)}
 		}
 	}
-	spec, closeStdin, err := stepSpec(req, p, inv.argv, env, inv.stdin)
+	spec, closeStdin, err := steprun.Spec(req, p, inv.argv, env, inv.stdin)
 	if err != nil {
-		return callReply{exit: exitNotRun, err: escapeErr("input_file", err)}
+		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "input_file", err)}
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {
-		f, err := writeTemp(p, req.Step+"-stdout-*.txt", nil)
+		f, err := steprun.WriteTemp(p, req.Step+"-stdout-*.txt", nil)
 		if err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		spec.StdoutFile = f
 		defer os.Remove(f)
@@ -53,9 +56,9 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	pr := proc.Run(ctx, spec)
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
 		}
-		return callReply{exit: exitNotFound, err: startErr(inv.argv[0], pr.StartErr)}
+		return callReply{exit: step.ExitNotFound, err: steprun.StartErr(inv.argv[0], pr.StartErr)}
 	}
 	rep := callReply{
 		text:        string(pr.Stdout),
@@ -69,7 +72,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	case spec.StdoutFile != "":
 		b, err := os.ReadFile(spec.StdoutFile)
 		if err != nil {
-			return callReply{exit: exitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text = req.Mask.String(string(b))
 		if req.Live != nil {
@@ -83,10 +86,10 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 	switch {
 	case pr.TimedOut:
 		rep.err = source.Errorf(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
-			pv.Name, req.Step, timeoutOf(req))
+			pv.Name, req.Step, steprun.TimeoutOf(req))
 		return rep
 	case ctx.Err() != nil:
-		rep.signal = SignalFailure
+		rep.signal = lang.SigFailure
 		rep.err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		return rep
 	}
@@ -94,8 +97,8 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 		return rep
 	}
 	stderr := string(pr.Stderr)
-	if pr.StderrTruncated && p.stderrLog != "" {
-		if b, err := os.ReadFile(p.stderrLog); err == nil {
+	if pr.StderrTruncated && p.StderrLog != "" {
+		if b, err := os.ReadFile(p.StderrLog); err == nil {
 			stderr = string(b)
 		}
 	}
@@ -112,7 +115,7 @@ func (r *Registry) runCLI(ctx context.Context, req *Request, p paths, pv provide
 }
 
 // permissionsOf returns the step's permissions ("" = edit).
-func permissionsOf(req *Request) string {
+func permissionsOf(req *step.Request) string {
 	if req.Permissions == "" {
 		return provider.PermEdit
 	}
@@ -124,7 +127,7 @@ func permissionsOf(req *Request) string {
 // variables, the document's and step's env, then the provider entry's env.
 // A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Registry, req *Request, p paths, pv provider.Provider) ([]string, *source.Error) {
+func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, *source.Error) {
 	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	var vars []proc.EnvVar
 	if f := pv.CLI; f != nil {
@@ -134,15 +137,15 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider.Provider) ([]string,
 	vars = append(vars, pv.Env...)
 	f := pv.CLI
 	if f == nil || f.Home == "" {
-		return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+		return proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars), nil
 	}
-	given := envMap(proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars))
+	given := envMap(proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars))
 	home, ours := given[f.Home], false
 	if home == "" {
 		ours = true
 		base := req.RunRoot
 		if base == "" {
-			base = p.tmpDir
+			base = p.TmpDir
 		}
 		home = filepath.Join(base, "providers", pv.Name)
 		vars = append([]proc.EnvVar{{Name: f.Home, Value: home}}, vars...)
@@ -173,7 +176,7 @@ func cliEnv(r *Registry, req *Request, p paths, pv provider.Provider) ([]string,
 		}
 		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return proc.BuildEnv(r.Env, req.EnvAllow, secrets, vars), nil
+	return proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars), nil
 }
 
 // envMap turns "K=V" strings into a map.
@@ -189,7 +192,7 @@ func envMap(env []string) map[string]string {
 // presetInvocation is a preset's own command: the prompt on stdin (never in
 // argv, so any prompt, whatever it starts with, arrives whole), the model
 // and permission flags from the table.
-func presetInvocation(req *Request, p paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
+func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
 	inv := &invocation{}
 	f := pv.CLI
 	perms := permissionsOf(req)
@@ -200,7 +203,7 @@ func presetInvocation(req *Request, p paths, pv provider.Provider, prompt string
 		return inv, source.Errorf(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
 			req.Step, len(prompt), pv.Name, f.MaxPrompt)
 	}
-	tmp, err := writeTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
+	tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 	if err != nil {
 		return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
 	}
