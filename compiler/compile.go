@@ -34,11 +34,14 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 	var ds source.Diagnostics
 	wf, mf, lds := manifest.Load(name, src)
 	ds.Append(lds...)
-	if len(src) >= collectAfterLoad {
+	if len(src) >= collectAfterLoad && (wf != nil || len(lds) > 0) {
 		// The document's tree is garbage now, and the decoded document
 		// much smaller: collecting lets the lowering reuse the tree's
 		// memory instead of growing the heap, whose every new page costs a
 		// page fault. A large document saves more than the collection costs.
+		// A manifest without diagnostics was read node by node and left
+		// no tree (manifest.LoadManifest): collecting would cost more than
+		// it frees.
 		runtime.GC()
 	}
 	res := &Result{}
