@@ -50,8 +50,13 @@ func checkGraph(fp *flatProgram) source.Diagnostics {
 	checkReachable(fp, full, &ds)
 	checkExits(fp, full, &ds)
 	// A for_each body repeats once per item, a bounded number of times: the
-	// loop-to-body edge is left out when looking for unbounded cycles.
-	checkUnbounded(fp, buildFlow(fp, edges, false), &ds)
+	// loop-to-body edge is left out when looking for unbounded cycles
+	// (without such edges, that is the same graph).
+	bounded := full
+	if slices.Contains(edges.each, true) {
+		bounded = buildFlow(fp, edges, false)
+	}
+	checkUnbounded(fp, bounded, &ds)
 	ds.Sort()
 	return ds
 }
@@ -93,7 +98,11 @@ type flowEdges struct {
 // flowEdgesOf lists the edges of fp's flow graph, in block order.
 func flowEdgesOf(fp *flatProgram) *flowEdges {
 	n := len(fp.blocks)
-	e := &flowEdges{}
+	m := n // about the number of edges: one per transition, usually
+	for _, fb := range fp.blocks {
+		m += len(fb.b.Transitions)
+	}
+	e := &flowEdges{from: make([]int32, 0, m), to: make([]int32, 0, m), each: make([]bool, 0, m)}
 	add := func(from, to int, each bool) {
 		e.from = append(e.from, int32(from))
 		e.to = append(e.to, int32(to))
@@ -500,14 +509,13 @@ func checkUnbounded(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 func reach(adj [][]graph.Node, from int) []bool {
 	seen := make([]bool, len(adj))
 	seen[from] = true
-	queue := []int{from}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		for _, w := range adj[v] {
-			if id := int(w.ID()); !seen[id] {
+	queue := make([]int32, 1, len(adj)) // each node enters it once at most
+	queue[0] = int32(from)
+	for k := 0; k < len(queue); k++ {
+		for _, w := range adj[queue[k]] {
+			if id := w.ID(); !seen[id] {
 				seen[id] = true
-				queue = append(queue, id)
+				queue = append(queue, int32(id))
 			}
 		}
 	}
