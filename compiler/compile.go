@@ -34,11 +34,16 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 	var ds source.Diagnostics
 	wf, mf, lds := manifest.Load(name, src)
 	ds.Append(lds...)
-	if len(src) >= collectAfterLoad {
-		// The document's tree is garbage now, and the decoded document
-		// much smaller: collecting lets the lowering reuse the tree's
-		// memory instead of growing the heap, whose every new page costs a
-		// page fault. A large document saves more than the collection costs.
+	// A large document leaves garbage that the next stages can reuse
+	// instead of growing the heap, whose every new page costs a page
+	// fault: a large document saves more than a collection costs. Loaded
+	// whole, its tree is garbage after the load (and the decoded document
+	// much smaller); a manifest without diagnostics was read node by node
+	// (manifest.LoadManifest) and left no tree, but its decoded form is
+	// garbage after the lowering, before the graph checks.
+	big := len(src) >= collectAfterLoad
+	streamed := mf != nil && len(lds) == 0
+	if big && !streamed {
 		runtime.GC()
 	}
 	res := &Result{}
@@ -51,6 +56,9 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 		p, d := LowerManifest(mf, opt)
 		ds.Append(d...)
 		res.IR = p
+	}
+	if big && streamed {
+		runtime.GC()
 	}
 	if res.IR == nil {
 		ds.Sort()

@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/graph/iterator"
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
-	"gonum.org/v1/gonum/graph/traverse"
 
 	"smith/compiler/ir"
 	"smith/lang"
@@ -51,8 +50,13 @@ func checkGraph(fp *flatProgram) source.Diagnostics {
 	checkReachable(fp, full, &ds)
 	checkExits(fp, full, &ds)
 	// A for_each body repeats once per item, a bounded number of times: the
-	// loop-to-body edge is left out when looking for unbounded cycles.
-	checkUnbounded(fp, buildFlow(fp, edges, false), &ds)
+	// loop-to-body edge is left out when looking for unbounded cycles
+	// (without such edges, that is the same graph).
+	bounded := full
+	if slices.Contains(edges.each, true) {
+		bounded = buildFlow(fp, edges, false)
+	}
+	checkUnbounded(fp, bounded, &ds)
 	ds.Sort()
 	return ds
 }
@@ -94,7 +98,11 @@ type flowEdges struct {
 // flowEdgesOf lists the edges of fp's flow graph, in block order.
 func flowEdgesOf(fp *flatProgram) *flowEdges {
 	n := len(fp.blocks)
-	e := &flowEdges{}
+	m := n // about the number of edges: one per transition, usually
+	for _, fb := range fp.blocks {
+		m += len(fb.b.Transitions)
+	}
+	e := &flowEdges{from: make([]int32, 0, m), to: make([]int32, 0, m), each: make([]bool, 0, m)}
 	add := func(from, to int, each bool) {
 		e.from = append(e.from, int32(from))
 		e.to = append(e.to, int32(to))
@@ -320,10 +328,9 @@ func checkReachable(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 	if !ok {
 		return // the lowering reported the entry
 	}
-	var bfs traverse.BreadthFirst
-	bfs.Walk(f, f.nodes[entry], nil)
+	seen := reach(f.succ, entry)
 	for i, fb := range fp.blocks {
-		if !bfs.Visited(f.nodes[i]) {
+		if !seen[i] {
 			ds.Add(fb.b.Pos, source.WUnreachable, "%s '%s' is never reached", noun(fp.p), fb.b.ID)
 		}
 	}
@@ -463,10 +470,9 @@ func cycleText(fp *flatProgram, c []int) string {
 
 // checkExits reports cycles from which the exit sink cannot be reached.
 func checkExits(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
-	var bfs traverse.BreadthFirst
-	bfs.Walk(reversed{f}, f.nodes[f.exit], nil)
+	seen := reach(f.pred, int(f.exit))
 	for _, c := range cycles(f) {
-		if bfs.Visited(f.nodes[c[0]]) {
+		if seen[c[0]] {
 			continue // every block of a component reaches what one of them reaches
 		}
 		ds.Add(fp.blocks[c[0]].b.Pos, source.ENoExit, "cycle %s has no exit: no END, RETURN, HALT or failure is reachable from it", cycleText(fp, c))
@@ -496,12 +502,22 @@ func checkUnbounded(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 	}
 }
 
-// reversed is a directed graph seen with its edges reversed, for walking
-// backwards from the exit sink.
-type reversed struct{ g *flowGraph }
-
-// From returns the nodes with an edge to id.
-func (r reversed) From(id int64) graph.Nodes { return r.g.To(id) }
-
-// Edge returns the edge from v to u.
-func (r reversed) Edge(uid, vid int64) graph.Edge { return r.g.Edge(vid, uid) }
+// reach returns which nodes a path along adj (successors, or predecessors
+// to walk backwards) leads to from node from, from included. It is a
+// breadth-first walk over the graph's own slices: gonum's keeps a map of
+// the visited nodes and an iterator per node.
+func reach(adj [][]graph.Node, from int) []bool {
+	seen := make([]bool, len(adj))
+	seen[from] = true
+	queue := make([]int32, 1, len(adj)) // each node enters it once at most
+	queue[0] = int32(from)
+	for k := 0; k < len(queue); k++ {
+		for _, w := range adj[queue[k]] {
+			if id := w.ID(); !seen[id] {
+				seen[id] = true
+				queue = append(queue, int32(id))
+			}
+		}
+	}
+	return seen
+}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/topo"
+	"gonum.org/v1/gonum/graph/traverse"
 
 	"smith/compiler/ir"
 )
@@ -225,18 +227,7 @@ func TestCyclesCore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 2000 {
 		n := 1 + rng.IntN(12)
-		e := &flowEdges{}
-		for from := range n {
-			for range rng.IntN(4) {
-				to := rng.IntN(n + 1) // n: the exit sink
-				if rng.IntN(3) > 0 && to < from {
-					to = from + rng.IntN(n+1-from) // mostly forward: chains
-				}
-				e.from = append(e.from, int32(from))
-				e.to = append(e.to, int32(to))
-				e.each = append(e.each, false)
-			}
-		}
+		e := randomEdges(rng, n, 4, true)
 		f := buildFlow(&flatProgram{blocks: make([]flatBlock, n)}, e, true)
 		var want [][]int
 		for _, scc := range topo.TarjanSCC(f) {
@@ -256,3 +247,53 @@ func TestCyclesCore(t *testing.T) {
 		}
 	}
 }
+
+// randomEdges returns random edges between n blocks and the exit sink (n),
+// fewer than outs from each block, in block order; forward makes two in
+// three go forward (chains, as most workflows are).
+func randomEdges(rng *rand.Rand, n, outs int, forward bool) *flowEdges {
+	e := &flowEdges{}
+	for from := range n {
+		for range rng.IntN(outs) {
+			to := rng.IntN(n + 1)
+			if forward && rng.IntN(3) > 0 && to < from {
+				to = from + rng.IntN(n+1-from)
+			}
+			e.from = append(e.from, int32(from))
+			e.to = append(e.to, int32(to))
+			e.each = append(e.each, false)
+		}
+	}
+	return e
+}
+
+// TestReach checks reach against gonum's breadth-first walk, forwards from
+// every node and backwards from the exit sink, on random graphs.
+func TestReach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := range 1000 {
+		n := 1 + rng.IntN(12)
+		e := randomEdges(rng, n, 3, false)
+		f := buildFlow(&flatProgram{blocks: make([]flatBlock, n)}, e, true)
+		check := func(g traverse.Graph, adj [][]graph.Node, from int) {
+			var bfs traverse.BreadthFirst
+			bfs.Walk(g, f.nodes[from], nil)
+			got := reach(adj, from)
+			for i := range f.nodes {
+				if got[i] != bfs.Visited(f.nodes[i]) {
+					t.Fatalf("graph %d (edges %v -> %v), from %d: reach[%d] = %v, gonum %v", iter, e.from, e.to, from, i, got[i], !got[i])
+				}
+			}
+		}
+		for from := range n {
+			check(f, f.succ, from)
+		}
+		check(backwards{f}, f.pred, int(f.exit))
+	}
+}
+
+// backwards is a flow graph with its edges reversed.
+type backwards struct{ g *flowGraph }
+
+func (r backwards) From(id int64) graph.Nodes      { return r.g.To(id) }
+func (r backwards) Edge(uid, vid int64) graph.Edge { return r.g.Edge(vid, uid) }

@@ -36,7 +36,11 @@ type flatProgram struct {
 
 // flatten lays out p's blocks in document order, depth first.
 func flatten(p *ir.Program) *flatProgram {
-	fp := &flatProgram{p: p, byID: map[string]int{}, nodeByID: map[string]int{}}
+	nb := 0 // the blocks outside loops and branches: most, usually all
+	for _, node := range p.Nodes {
+		nb += len(node.Blocks)
+	}
+	fp := &flatProgram{p: p, blocks: make([]flatBlock, 0, nb), byID: make(map[string]int, nb), nodeByID: map[string]int{}}
 	var walk func(bs []*ir.Block, node, parent int)
 	walk = func(bs []*ir.Block, node, parent int) {
 		for _, b := range bs {

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"strings"
 
 	"smith/compiler/ir"
@@ -27,7 +28,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	if mf == nil {
 		return nil, nil
 	}
-	m := &jsonLowerer{lowerer: newLowerer(mf.File, opt), mf: mf, blocks: map[string]blockRef{}, nodes: map[string]*manifest.Node{}}
+	m := &jsonLowerer{lowerer: newLowerer(mf.File, opt), mf: mf, nodes: map[string]*manifest.Node{}}
 	l := m.lowerer
 	l.providers = sortedProviders(mf.Providers)
 	l.contextKeys = nil
@@ -98,6 +99,18 @@ type workerSpec struct {
 // duplicate ids (compared without their prefixes).
 func (m *jsonLowerer) index() {
 	m.nodeList = dropNil(byOrder(m.mf.Nodes, func(n *manifest.Node) int { return n.Order }))
+	// Sized once: grown block by block, the tables allocate about twice
+	// their size (docs/performance.md, fifth pass, continued).
+	nb := 0
+	for _, n := range m.nodeList {
+		nb += len(n.Blocks)
+	}
+	m.blocks = make(map[string]blockRef, nb)
+	m.blockIDs = make([]string, 0, nb)
+	m.steps = slices.Grow(m.steps, nb)
+	if len(m.stepSet) == 0 {
+		m.stepSet = make(map[string]bool, nb)
+	}
 	for _, n := range m.nodeList {
 		id := strings.TrimPrefix(n.Key, nodePrefix)
 		if prev, dup := m.nodes[id]; dup {

@@ -742,25 +742,30 @@ func decNodes(v *Value, blocks *int) map[string]*Node {
 	}
 	out := make(map[string]*Node, len(v.Map))
 	for i, e := range v.Map {
-		if !isMap(e.Val) {
-			continue
+		if isMap(e.Val) {
+			out[e.Key] = decNode(i, e, blocks)
 		}
-		n := &Node{Key: e.Key, Pos: e.KeyPos, Order: i}
-		for _, f := range e.Val.Map {
-			switch f.Key {
-			case "entry_block":
-				n.EntryBlock = decString(f.Val)
-			case "context_inheritance":
-				n.ContextInheritance = decBool(f.Val)
-			case "static_memory":
-				n.StaticMemory = free(f.Val)
-			case "blocks":
-				n.Blocks = decBlocks(f.Val, blocks)
-			}
-		}
-		out[e.Key] = n
 	}
 	return out
+}
+
+// decNode decodes the object e.Val, the i-th entry of nodes; blocks
+// counts blocks across all nodes.
+func decNode(i int, e MapEntry, blocks *int) *Node {
+	n := &Node{Key: e.Key, Pos: e.KeyPos, Order: i}
+	for _, f := range e.Val.Map {
+		switch f.Key {
+		case "entry_block":
+			n.EntryBlock = decString(f.Val)
+		case "context_inheritance":
+			n.ContextInheritance = decBool(f.Val)
+		case "static_memory":
+			n.StaticMemory = free(f.Val)
+		case "blocks":
+			n.Blocks = decBlocks(f.Val, blocks)
+		}
+	}
+	return n
 }
 
 func decBlocks(v *Value, order *int) map[string]*Block {

@@ -83,6 +83,54 @@ type jsonParser struct {
 	// strs caches short strings (keys and repeated values, mostly) by a
 	// hash of their bytes, so that each is allocated once.
 	strs [1 << jsonCacheBits]string
+
+	// onNode, when set, receives each entry of the root's "nodes" object
+	// (stream.go) instead of the tree: the entry's values are carved from
+	// the arenas, whose memory the next entry reuses. false stops the read.
+	onNode  func(i int, key string, kpos source.Pos, v *Value) bool
+	inArena bool // values are carved from the arenas below
+	vals    arena[Value]
+	lists   arena[*Value]
+	maps    arena[MapEntry]
+}
+
+// arenaChunk is the number of elements of an arena's chunks.
+const arenaChunk = 512
+
+// An arena hands out zeroed slices carved from chunks that reset makes
+// reusable: the values of one node of a manifest read node by node.
+type arena[T any] struct {
+	chunks [][]T
+	i, off int // the chunk being carved, and its carved part
+}
+
+// take returns a zeroed slice of n elements (length and capacity n).
+func (a *arena[T]) take(n int) []T {
+	for ; a.i < len(a.chunks); a.i, a.off = a.i+1, 0 {
+		if c := a.chunks[a.i]; a.off+n <= len(c) {
+			s := c[a.off : a.off+n : a.off+n]
+			a.off += n
+			clear(s)
+			return s
+		}
+	}
+	c := make([]T, max(n, arenaChunk))
+	a.chunks = append(a.chunks, c)
+	a.off = n
+	return c[:n:n]
+}
+
+// reset makes every chunk reusable.
+func (a *arena[T]) reset() { a.i, a.off = 0, 0 }
+
+// newValue returns a Value of kind k at pos for an array or an object.
+func (p *jsonParser) newValue(k Kind, pos source.Pos) *Value {
+	if p.inArena {
+		v := &p.vals.take(1)[0]
+		v.Kind, v.Pos = k, pos
+		return v
+	}
+	return &Value{Kind: k, Pos: pos}
 }
 
 // document reads the top-level value and checks that only blanks follow.
@@ -136,6 +184,9 @@ func (p *jsonParser) pos(off int) source.Pos {
 // Slabs start small (most documents are) and double up to jsonSlabMax
 // values.
 func (p *jsonParser) newLeaf(k Kind, pos source.Pos) *Value {
+	if p.inArena {
+		return p.newValue(k, pos)
+	}
 	if len(p.slab) == cap(p.slab) {
 		n := min(max(2*cap(p.slab), 8), jsonSlabMax)
 		p.slab = make([]Value, 0, n)
@@ -165,7 +216,7 @@ func (p *jsonParser) value(i int) (*Value, int) {
 		v.Str = s
 		return v, j
 	case '{':
-		return p.object(i)
+		return p.object(i, false)
 	case '[':
 		return p.array(i)
 	case 't':
@@ -210,7 +261,7 @@ func (p *jsonParser) array(i int) (*Value, int) {
 	if !p.enter(pos) {
 		return nil, -1
 	}
-	v := &Value{Kind: KList, Pos: pos}
+	v := p.newValue(KList, pos)
 	if i = p.skip(i + 1); i < len(src) && src[i] == ']' {
 		p.depth--
 		return v, i + 1
@@ -233,28 +284,34 @@ func (p *jsonParser) array(i int) (*Value, int) {
 		}
 		break
 	}
-	v.List = make([]*Value, len(p.elems)-base)
+	if p.inArena {
+		v.List = p.lists.take(len(p.elems) - base)
+	} else {
+		v.List = make([]*Value, len(p.elems)-base)
+	}
 	copy(v.List, p.elems[base:])
 	p.elems = p.elems[:base]
 	p.depth--
 	return v, i + 1
 }
 
-// object reads the object whose '{' is at i.
-func (p *jsonParser) object(i int) (*Value, int) {
+// object reads the object whose '{' is at i. stream reads the root's
+// "nodes" for onNode: each entry is handed to it, in arena values, and
+// not kept (the object is returned empty).
+func (p *jsonParser) object(i int, stream bool) (*Value, int) {
 	src := p.src
 	pos := p.pos(i)
 	if !p.enter(pos) {
 		return nil, -1
 	}
-	v := &Value{Kind: KMap, Pos: pos}
+	v := p.newValue(KMap, pos)
 	if i = p.skip(i + 1); i < len(src) && src[i] == '}' {
 		p.depth--
 		return v, i + 1
 	}
 	base := len(p.ents)
 	var seen map[string]bool
-	for {
+	for n := 0; ; n++ {
 		if i >= len(src) {
 			return p.eof(), -1
 		}
@@ -268,7 +325,7 @@ func (p *jsonParser) object(i int) (*Value, int) {
 		}
 		// Small objects are searched; large ones get a set.
 		dup := false
-		if ents := p.ents[base:]; len(ents) < 16 {
+		if ents := p.ents[base:]; !stream && len(ents) < 16 {
 			for k := range ents {
 				if ents[k].Key == key {
 					dup = true
@@ -295,11 +352,30 @@ func (p *jsonParser) object(i int) (*Value, int) {
 		if src[i] != ':' {
 			return p.syntax(i, "after object key"), -1
 		}
-		val, j := p.value(p.skip(i + 1))
+		var val *Value
+		switch i = p.skip(i + 1); {
+		case stream:
+			p.inArena = true
+			val, j = p.value(i)
+			p.inArena = false
+		case p.onNode != nil && p.depth == 1 && key == "nodes" && i < len(src) && src[i] == '{':
+			val, j = p.object(i, true)
+		default:
+			val, j = p.value(i)
+		}
 		if val == nil {
 			return nil, -1
 		}
-		p.ents = append(p.ents, MapEntry{Key: key, KeyPos: kpos, Val: val})
+		if stream {
+			if !p.onNode(n, key, kpos, val) {
+				return nil, -1
+			}
+			p.vals.reset()
+			p.lists.reset()
+			p.maps.reset()
+		} else {
+			p.ents = append(p.ents, MapEntry{Key: key, KeyPos: kpos, Val: val})
+		}
 		if i = p.skip(j); i >= len(src) {
 			return p.eof(), -1
 		}
@@ -311,7 +387,13 @@ func (p *jsonParser) object(i int) (*Value, int) {
 		}
 		break
 	}
-	v.Map = make([]MapEntry, len(p.ents)-base)
+	switch {
+	case stream:
+	case p.inArena:
+		v.Map = p.maps.take(len(p.ents) - base)
+	default:
+		v.Map = make([]MapEntry, len(p.ents)-base)
+	}
 	copy(v.Map, p.ents[base:])
 	p.ents = p.ents[:base]
 	p.depth--

@@ -23,13 +23,22 @@ func loadWorkflow(vr *Validator, name string, src []byte) (*Workflow, source.Dia
 }
 
 // LoadManifest reads a workflows.json manifest: parse, validate against the
-// manifest schema, decode, as LoadWorkflow does.
+// manifest schema, decode, as LoadWorkflow does. A valid manifest is read
+// node by node, never holding the tree of more than one node (stream.go).
 func LoadManifest(name string, src []byte) (*Manifest, source.Diagnostics) {
 	return loadManifest(nil, name, src)
 }
 
-// loadManifest is LoadManifest with a compiled schema (nil: compile one).
+// loadManifest is LoadManifest with a compiled schema (nil: compile one):
+// node by node, else, for a document that is not valid by the fast
+// validator, whole.
 func loadManifest(vr *Validator, name string, src []byte) (*Manifest, source.Diagnostics) {
+	if vr == nil {
+		vr = mustValidator(newLazyManifestValidator())
+	}
+	if mf, ok := streamManifest(vr, name, src); ok {
+		return mf, nil
+	}
 	return load(vr, name, src, ParseJSON, newLazyManifestValidator, DecodeManifest)
 }
 

@@ -56,6 +56,10 @@ type Validator struct {
 	// sch compiles the schema with the validation library, once, at the
 	// first document fast does not accept.
 	sch func() (*jsv.Schema, error)
+	// byNode and node judge a manifest read node by node (stream.go):
+	// byNode is fast with any object accepted for nodes, node the schema
+	// of each node. nil when the schema's nodes is not of that form.
+	byNode, node *fastSchema
 }
 
 // NewWorkflowValidator compiles WorkflowSchema.
@@ -95,6 +99,7 @@ func newValidator(format, id, text string, eager bool) (*Validator, error) {
 		return nil, fmt.Errorf("compile %s schema for the fast validator: %w", format, err)
 	}
 	vr := &Validator{format: format, fast: fast}
+	vr.byNode, vr.node = splitNodes(fast)
 	vr.doc = sync.OnceValues(func() (any, error) {
 		doc, err := jsv.UnmarshalJSON(strings.NewReader(text))
 		if err != nil {
