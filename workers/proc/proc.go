@@ -575,7 +575,7 @@ func (c *capture) collect(f *os.File) error {
 		return nil
 	}
 	c.truncated = true
-	if err := linkUnnamed(f, c.spillPath); err == nil {
+	if err := link(f, c.spillPath); err == nil {
 		c.named = true
 		return nil
 	}
@@ -584,7 +584,8 @@ func (c *capture) collect(f *os.File) error {
 		return fmt.Errorf("create spill file: %w", err)
 	}
 	c.named = true
-	if _, err := f.Seek(0, io.SeekStart); err == nil {
+	_, err = f.Seek(0, io.SeekStart)
+	if err == nil {
 		_, err = io.Copy(spill, f)
 	}
 	if cerr := spill.Close(); err == nil {
@@ -595,6 +596,9 @@ func (c *capture) collect(f *os.File) error {
 	}
 	return nil
 }
+
+// link is linkUnnamed; a test replaces it to take the copying way.
+var link = linkUnnamed
 
 // close closes the spill file.
 func (c *capture) close() error {

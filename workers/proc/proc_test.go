@@ -364,6 +364,21 @@ func TestRunProcSpillReplacesEarlierTry(t *testing.T) {
 	}
 }
 
+// TestRunProcSpillCopiedWhenNotLinkable: where the unnamed file cannot be
+// named (no /proc, no CAP_DAC_READ_SEARCH), the spill is a copy of it.
+// Not parallel: it replaces link while no other test runs.
+func TestRunProcSpillCopiedWhenNotLinkable(t *testing.T) {
+	defer func(l func(*os.File, string) error) { link = l }(link)
+	link = func(*os.File, string) error { return errors.ErrUnsupported }
+	spill := filepath.Join(t.TempDir(), "out.log")
+	argv, env := testchild.Argv(t, "out", "300000")
+	res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 100, StdoutSpill: spill})
+	got, err := os.ReadFile(spill)
+	if err != nil || !bytes.Equal(got, testchild.Pattern(300000)) || res.StdoutSpill != spill || res.IOErr != nil {
+		t.Errorf("copied spill = %d bytes (%v), StdoutSpill %q, IOErr %v; want the whole stream", len(got), err, res.StdoutSpill, res.IOErr)
+	}
+}
+
 // TestRunProcStdoutKind: stdout is an unnamed file only when nothing
 // needs the stream while it is written; else a pipe.
 func TestRunProcStdoutKind(t *testing.T) {
