@@ -152,10 +152,16 @@ window() {
          | [.event, (.timestamp | split("T") | ((.[0] + "T00:00:00Z") | fromdateiso8601)
             + (.[1] | rtrimstr("Z") | split(":") | (.[0] | tonumber) * 3600 + (.[1] | tonumber) * 60 + (.[2] | tonumber)))]
          | @tsv' "$1" |
-    awk '$1 == "step_started" {s[++n] = $2} $1 == "step_completed" {c[n] = $2}
+    awk 'function med(a, k,   i, j, t) { # median of a[1..k], sorted in place
+           for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+           return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+         }
+         $1 == "step_started" {s[++n] = $2} $1 == "step_completed" {c[n] = $2}
          END {
            if (n != 10000) {print "run.sh: " n " body steps, want 10000" > "/dev/stderr"; exit 1}
-           printf "%.4f %.4f\n", (c[1000] - s[1]) / 1000 * 1000, (c[10000] - s[9001]) / 1000 * 1000
+           for (i = 1; i < 1000; i++) g1[i] = (s[i + 1] - c[i]) * 1000
+           for (i = 9001; i < 10000; i++) g2[i - 9000] = (s[i + 1] - c[i]) * 1000
+           printf "%.4f %.4f %.4f %.4f\n", (c[1000] - s[1]) / 1000 * 1000, (c[10000] - s[9001]) / 1000 * 1000, med(g1, 999), med(g2, 999)
          }'
 }
 # sizeof FILE: bytes.
@@ -171,11 +177,16 @@ if want 2; then
       else
         timed fresh "$SMITHVM" run cycle10k.yaml --base "$W/base" --max-steps 30000 --run-id flat
       fi
-      read -r f l < <(window "$W/base/.orchestrator/runs/flat/logs/events.jsonl")
+      read -r f l gf gl < <(window "$W/base/.orchestrator/runs/flat/logs/events.jsonl")
       q=$(ratio "$l" "$f")
       st10k=$(sizeof "$W/base/.orchestrator/runs/flat/state.json")
       printf '    %s run %d: %.0f ms, first 1k %.3f ms/step, last 1k %.3f ms/step, last/first %s, peak RSS %.1f MB, state.json %d B\n' \
         $wf $((r + 1)) "$T_MS" "$f" "$l" "$q" "$T_MB" "$st10k"
+      # Smith's own part, without the process: the median time from a
+      # step's completion to the next step's start (saving the result,
+      # dispatch, the next running record). It does not swing with the
+      # cost of a spawn, which on a shared VM drifts over a 50 s run.
+      printf '      between steps (median): first 1k %.3f ms, last 1k %.3f ms, last/first %s\n' "$gf" "$gl" "$(ratio "$gl" "$gf")"
       ratios+="$q"$'\n'
       rss+="$T_MB"$'\n'
     done
