@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 
@@ -48,8 +49,14 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	m.lowerWorkers()
 
 	p := &ir.Program{Name: data.Name, Format: ir.Manifest, File: mf.File, Data: data}
-	for _, n := range m.nodeList {
+	p.Nodes = make([]*ir.Node, 0, len(m.nodeList))
+	for i, n := range m.nodeList {
 		p.Nodes = append(p.Nodes, m.lowerNode(n))
+		if opt.consume && i == len(m.nodeList)/2 {
+			// The lowered half's transitions are garbage (lowerBlock
+			// dropped them): the other half reuses their memory.
+			runtime.GC()
+		}
 	}
 	p.Entry, p.EntryPos = m.entry()
 	data.Providers = l.lowerProviders()
@@ -332,6 +339,9 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	b.Transitions = m.transitions(blk)
+	if m.opt.consume {
+		blk.Transitions = nil // read here only; see Options.consume
+	}
 	return b
 }
 
