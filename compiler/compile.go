@@ -31,19 +31,31 @@ type Result struct {
 // the user gave it (diagnostics print it). It returns every diagnostic found;
 // Result.Prog is nil when any of them is an error (or opt.ChecksOnly).
 func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics) {
+	return compile(name, &src, opt)
+}
+
+// compile is Compile, given the only reference to the source: it drops
+// the reference after the load, so that a collection frees the source
+// (CompileFile's, whose register argument would otherwise keep it live to
+// the end; docs/performance.md, fifth pass, third part).
+func compile(name string, srcp *[]byte, opt Options) (*Result, source.Diagnostics) {
 	var ds source.Diagnostics
-	wf, mf, lds := manifest.Load(name, src)
+	wf, mf, lds := manifest.Load(name, *srcp)
 	ds.Append(lds...)
+	size := len(*srcp)
+	*srcp = nil
 	// A large document leaves garbage that the next stages can reuse
 	// instead of growing the heap, whose every new page costs a page
-	// fault: a large document saves more than a collection costs. Loaded
-	// whole, its tree is garbage after the load (and the decoded document
-	// much smaller); a manifest without diagnostics was read node by node
-	// (manifest.LoadManifest) and left no tree, but its decoded form is
+	// fault: a large document saves more than a collection costs. After
+	// the load the source is garbage (when CompileFile read it), and so is
+	// the tree of a document loaded whole (the decoded document is much
+	// smaller); a manifest without diagnostics was read node by node
+	// (manifest.LoadManifest) and left no tree, but the lowering takes
+	// its decoded form apart (Options.consume), and what is left is
 	// garbage after the lowering, before the graph checks.
-	big := len(src) >= collectAfterLoad
+	big := size >= collectAfterLoad
 	streamed := mf != nil && len(lds) == 0
-	if big && !streamed {
+	if big {
 		runtime.GC()
 	}
 	res := &Result{}
@@ -53,7 +65,9 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 		ds.Append(d...)
 		res.IR = p
 	case mf != nil:
-		p, d := LowerManifest(mf, opt)
+		lo := opt
+		lo.consume = big && streamed
+		p, d := LowerManifest(mf, lo)
 		ds.Append(d...)
 		res.IR = p
 	}
@@ -88,7 +102,7 @@ func CompileFile(path string, opt Options) (*Result, source.Diagnostics) {
 	if err != nil {
 		return &Result{}, source.Diagnostics{source.New(source.Pos{File: path}, source.EParse, "cannot read file: %v%s", unwrapPathErr(err), missingFileHint(path, err))}
 	}
-	return Compile(path, src, opt)
+	return compile(path, &src, opt)
 }
 
 // IsBytecode reports whether path names a compiled program (.smbc).

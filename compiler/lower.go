@@ -22,6 +22,13 @@ type Options struct {
 	// internal error), so the diagnostics are the same. The blocks of a
 	// manifest's IR then carry no Spec.
 	ChecksOnly bool
+	// consume lets LowerManifest take the decoded manifest apart as it
+	// lowers it (each block's transitions, the largest part, once
+	// lowered) and collect garbage halfway, so that the second half
+	// reuses the first half's memory. Compile sets it for a large
+	// manifest that it alone holds (docs/performance.md, fifth pass,
+	// third part).
+	consume bool
 }
 
 // A lowerer holds what one lowering knows about the document: the names that

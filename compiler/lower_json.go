@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 
@@ -48,8 +49,14 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	m.lowerWorkers()
 
 	p := &ir.Program{Name: data.Name, Format: ir.Manifest, File: mf.File, Data: data}
-	for _, n := range m.nodeList {
+	p.Nodes = make([]*ir.Node, 0, len(m.nodeList))
+	for i, n := range m.nodeList {
 		p.Nodes = append(p.Nodes, m.lowerNode(n))
+		if opt.consume && i == len(m.nodeList)/2 {
+			// The lowered half's transitions are garbage (lowerBlock
+			// dropped them): the other half reuses their memory.
+			runtime.GC()
+		}
 	}
 	p.Entry, p.EntryPos = m.entry()
 	data.Providers = l.lowerProviders()
@@ -273,20 +280,20 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		b.Spec = spec
 	}
 	spec.ID, spec.Pos, spec.Step = blk.Key, blk.Pos, st
-	if blk.MaxVisits.Set {
-		b.MaxVisits = m.intAtLeast(blk.MaxVisits, "max_visits", 1)
+	if mv := manifest.Opt(blk.MaxVisits); mv.Set {
+		b.MaxVisits = m.intAtLeast(mv, "max_visits", 1)
 		spec.MaxVisits = b.MaxVisits
 	}
-	st.Worker, st.Validation = blk.Worker.V, m.checkSchema(blk.ValidationSchema)
-	merge := m.payloadMerge(blk.PayloadMergeStrategy)
+	st.Worker, st.Validation = blk.Worker.V, m.checkSchema(manifest.Opt(blk.ValidationSchema))
+	merge := m.payloadMerge(manifest.Opt(blk.PayloadMergeStrategy))
 	// How the worker runs: the block's timeout, then the worker's, then the
 	// defaults; model and permissions from the worker, then the defaults.
 	var buf [4]execLayer // at most the block's, the worker's, the agent's and the defaults
-	layers := append(buf[:0], execLayer{timeout: blk.Timeout})
+	layers := append(buf[:0], execLayer{timeout: manifest.Opt(blk.Timeout)})
 	name := blk.Worker.V
 	if iw := lang.LookupInternal(name); iw != nil {
 		spec.Kind = isa.KindInternal
-		b.Signals = append([]string(nil), iw.Signals...)
+		b.Signals = shared(iw.Signals)
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
 		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout})
@@ -294,7 +301,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			spec.Agent = a.Key
 			layers = append(layers, execLayer{model: a.Model, permissions: a.Permissions})
 		}
-		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
+		b.Signals = shared(manifestWorkerSignals[:])
 		if ws.providers != nil {
 			spec.Kind, b.AI = isa.KindProvider, true
 			st.Providers = ws.providers
@@ -316,7 +323,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		}
 	} else {
 		spec.Kind = isa.KindInternal
-		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
+		b.Signals = shared(manifestWorkerSignals[:2])
 		if blk.Worker.Set {
 			known := append(lang.InternalNames(), m.workerKs...)
 			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
@@ -332,8 +339,21 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
 	b.Transitions = m.transitions(blk)
+	if m.opt.consume {
+		blk.Transitions = nil // read here only; see Options.consume
+	}
 	return b
 }
+
+// manifestWorkerSignals are the signals of a workers entry's block; an unknown
+// worker's are the first two.
+var manifestWorkerSignals = [...]string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
+
+// shared returns s with its capacity cut to its length, so that a block's
+// append copies it: the blocks share the arrays of their usual signals
+// instead of each allocating its own (docs/performance.md, fifth pass,
+// third part). Nothing writes into a block's Signals.
+func shared(s []string) []string { return s[:len(s):len(s)] }
 
 // payloadMerge checks a payload_merge_strategy and returns it, or the
 // default when it is absent.
@@ -439,7 +459,7 @@ func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Tra
 		tm := m.templateAt(a.Msg, a.TargetPos, &scope{})
 		t.Action, t.Msg, t.MsgTmpl = ir.Fail, a.Msg, &tm
 	}
-	if rt := tr.ReturnTo; rt.Set {
+	if rt := manifest.Opt(tr.ReturnTo); rt.Set {
 		if a.Kind != manifest.ActCall {
 			m.errorf(rt.Pos, source.EBadAction, "return_to is only allowed with a CALL action, not %s", a.Kind)
 			return t

@@ -784,15 +784,15 @@ func decBlocks(v *Value, order *int) map[string]*Block {
 			case "worker":
 				b.Worker = decString(f.Val)
 			case "validationSchema":
-				b.ValidationSchema = decString(f.Val)
+				b.ValidationSchema = ptr(decString(f.Val))
 			case "payload_merge_strategy":
-				b.PayloadMergeStrategy = decStringList(f.Val)
+				b.PayloadMergeStrategy = ptr(decStringList(f.Val))
 			case "transitions":
 				b.Transitions = decTransitions(f.Val)
 			case "max_visits":
-				b.MaxVisits = decNumber(f.Val)
+				b.MaxVisits = ptr(decNumber(f.Val))
 			case "timeout":
-				b.Timeout = decNumber(f.Val)
+				b.Timeout = ptr(decNumber(f.Val))
 			}
 		}
 		out[e.Key] = b
@@ -809,12 +809,19 @@ func decTransitions(v *Value) []*Transition {
 		if !isMap(e) {
 			continue
 		}
-		out = append(out, &Transition{
+		t := &Transition{
 			Pos:      e.Pos,
 			OnSignal: decString(e.Get("on_signal")),
 			Action:   decString(e.Get("action")),
-			ReturnTo: decString(e.Get("return_to")),
-		})
+		}
+		if rt := e.Get("return_to"); rt != nil {
+			t.ReturnTo = ptr(decString(rt))
+		}
+		out = append(out, t)
 	}
 	return out
 }
+
+// ptr returns a pointer to a copy of v (Block's and Transition's rare
+// fields).
+func ptr[T any](v T) *T { return &v }

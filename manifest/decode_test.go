@@ -71,6 +71,11 @@ func dumpValue(b *strings.Builder, ind string, v reflect.Value) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f, fv := t.Field(i), v.Field(i)
+		if fv.Kind() == reflect.Pointer && !fv.IsNil() && fv.Type().Elem().Kind() == reflect.Struct {
+			if _, ok := dumpLeaf(fv.Elem()); ok {
+				fv = fv.Elem() // a rare scalar of Block or Transition, dumped as if inline
+			}
+		}
 		if fv.IsZero() {
 			continue
 		}

@@ -418,24 +418,38 @@ type Node struct {
 	Blocks             map[string]*Block `json:"blocks"`
 }
 
-// A Block is one unit of execution.
+// A Block is one unit of execution. The fields that few blocks set are
+// pointers, nil when the document leaves them out (a field it writes is
+// never nil, even when its value is refused): a manifest holds thousands
+// of blocks, and inline they would double its size (docs/performance.md,
+// fifth pass, third part). Opt returns them as values.
 type Block struct {
 	Key   string     `json:"-"`
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"` // document order across the whole manifest
 
 	Worker               String        `json:"worker"`
-	ValidationSchema     String        `json:"validationSchema,omitempty"`
-	PayloadMergeStrategy StringList    `json:"payload_merge_strategy,omitempty"`
+	ValidationSchema     *String       `json:"validationSchema,omitempty"`
+	PayloadMergeStrategy *StringList   `json:"payload_merge_strategy,omitempty"`
 	Transitions          []*Transition `json:"transitions"`
-	MaxVisits            Number        `json:"max_visits,omitempty"`
-	Timeout              Number        `json:"timeout,omitempty"`
+	MaxVisits            *Number       `json:"max_visits,omitempty"`
+	Timeout              *Number       `json:"timeout,omitempty"`
 }
 
-// A Transition maps a signal to an action.
+// Opt returns the value p points to, or the zero value (not Set) for nil.
+func Opt[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// A Transition maps a signal to an action. ReturnTo, rare, is nil when
+// the document leaves it out (see Block).
 type Transition struct {
 	Pos      source.Pos `json:"-"`
 	OnSignal String     `json:"on_signal"`
 	Action   String     `json:"action"`
-	ReturnTo String     `json:"return_to,omitempty"`
+	ReturnTo *String    `json:"return_to,omitempty"`
 }
