@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/iterator"
-	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
 	"smith/compiler/ir"
@@ -68,7 +67,7 @@ func checkGraph(fp *flatProgram) source.Diagnostics {
 // keeps a map per node and per edge, which for a 10,000-block manifest
 // was most of the time of the graph checks.
 type flowGraph struct {
-	// nodes[i] is simple.Node(i), boxed once.
+	// nodes[i] is flowNode(i), boxed once.
 	nodes []graph.Node
 	// succ[i] and pred[i] are node i's successors and predecessors, each
 	// once, in the order the edges were added.
@@ -165,7 +164,7 @@ func buildFlow(fp *flatProgram, edges *flowEdges, each bool) *flowGraph {
 		exit:  int64(n),
 	}
 	for i := range f.nodes {
-		f.nodes[i] = simple.Node(i)
+		f.nodes[i] = flowNode(i)
 	}
 	// Successors: the edges are in block order, so each block's are
 	// contiguous; a repeated edge is dropped.
@@ -260,8 +259,22 @@ func (f *flowGraph) Edge(uid, vid int64) graph.Edge {
 	if !f.HasEdgeFromTo(uid, vid) {
 		return nil
 	}
-	return simple.Edge{F: f.nodes[uid], T: f.nodes[vid]}
+	return flowEdge{f.nodes[uid], f.nodes[vid]}
 }
+
+// flowNode and flowEdge are a node and an edge of a flowGraph, the same as
+// gonum's simple.Node and simple.Edge, whose package would link gonum's
+// matrix and LAPACK packages (and their init) into every binary.
+type flowNode int64
+
+// ID returns the node's block index.
+func (n flowNode) ID() int64 { return int64(n) }
+
+type flowEdge struct{ f, t graph.Node }
+
+func (e flowEdge) From() graph.Node         { return e.f }
+func (e flowEdge) To() graph.Node           { return e.t }
+func (e flowEdge) ReversedEdge() graph.Edge { return flowEdge{e.t, e.f} }
 
 // appendLiveTransitions appends to out the transitions of b that the VM's
 // lookup can select: for each signal b can emit, the exact one, else
