@@ -68,5 +68,5 @@ func raceTrials() int {
 	if os.Getenv("SMITH_LONG") != "" {
 		return 3000
 	}
-	return 600
+	return 200
 }

@@ -428,14 +428,23 @@ func TestRunProcStderrLog(t *testing.T) {
 func TestRunProcTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
 	argv, env := testchild.Argv(t, "grandchild", "60s")
-	begin := time.Now()
-	res := Run(context.Background(), Spec{Argv: argv, Env: env, Timeout: 3 * time.Second, KillGrace: 2 * time.Second}) // long enough for the grandchild to start on a loaded machine
-	elapsed := time.Since(begin)
-	if !res.TimedOut || res.ExitCode != 124 {
-		t.Errorf("RunProc(grandchild) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
-	}
-	if elapsed > 20*time.Second {
-		t.Errorf("RunProc(grandchild) returned after %v, want well before the 60s sleep ends", elapsed)
+	// The timeout must leave the grandchild time to start and print its
+	// pid: a short one first, doubled while the machine is too loaded for
+	// that (a run that timed out before the pid was printed proves nothing).
+	var res Result
+	for timeout := 400 * time.Millisecond; ; timeout *= 2 {
+		begin := time.Now()
+		res = Run(context.Background(), Spec{Argv: argv, Env: env, Timeout: timeout, KillGrace: 2 * time.Second})
+		elapsed := time.Since(begin)
+		if !res.TimedOut || res.ExitCode != 124 {
+			t.Fatalf("RunProc(grandchild) = exit %d timedOut %v, want 124 true", res.ExitCode, res.TimedOut)
+		}
+		if elapsed > timeout+20*time.Second {
+			t.Errorf("RunProc(grandchild) returned after %v, want well before the 60s sleep ends", elapsed)
+		}
+		if strings.Contains(string(res.Stdout), "\n") || timeout > 10*time.Second {
+			break
+		}
 	}
 	pid := firstPID(t, res.Stdout)
 	if !gone(pid) {
