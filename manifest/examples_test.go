@@ -38,7 +38,7 @@ func exampleFiles(t *testing.T) []string {
 					return filepath.SkipDir // npm pins of the agent CLIs, not workflows
 				}
 				if d.Name() == "adversarial" {
-					return filepath.SkipDir // hostile documents, many invalid on purpose (cmd/smithvm TestAdversarial)
+					return filepath.SkipDir // hostile documents, many invalid on purpose (cmd/smithvm/e2e TestAdversarial)
 				}
 				return nil
 			}

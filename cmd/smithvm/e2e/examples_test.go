@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -16,7 +16,7 @@ func repoFile(t *testing.T, rel string) string {
 	if !ok {
 		t.Fatal("no caller information")
 	}
-	return filepath.Join(filepath.Dir(here), "..", "..", rel)
+	return filepath.Join(filepath.Dir(here), "..", "..", "..", rel)
 }
 
 // TestAgentsExample runs examples/agents/agents.yaml: the design reaches the

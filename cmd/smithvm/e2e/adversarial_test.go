@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"io/fs"
@@ -25,7 +25,7 @@ import (
 //
 // Every case also checks: no panic, nothing written in BASE/outside, no
 // process of the run left.
-const adversarialDir = "../../testdata/adversarial"
+const adversarialDir = "../../../testdata/adversarial"
 
 // An advCase is one parsed case.txt.
 type advCase struct {

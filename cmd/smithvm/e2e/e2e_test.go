@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of smithvm: the acceptance tests of CONTRACT sections 1-6
 // and 11 and of seed 004 ("MVP Acceptance Tests"). TestMain builds smithvm,
@@ -48,12 +48,22 @@ func testMain(m *testing.M) int {
 		smithc:  filepath.Join(dir, "smithc"),
 		helper:  filepath.Join(dir, "helper"),
 	}
-	// One go build for the three: one package load, links in parallel.
-	out, err := exec.Command("go", "build", "-o", dir+string(os.PathSeparator),
-		"smith/cmd/smithvm", "smith/cmd/smithc", "smith/cmd/smithvm/testdata/helper").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		return 2
+	// smithvm and smithc are built in the smith module (the repository's
+	// root, three levels up: one package load, links in parallel), the
+	// helper in this one.
+	for _, b := range []struct {
+		dir  string
+		pkgs []string
+	}{
+		{"../../..", []string{"./cmd/smithvm", "./cmd/smithc"}},
+		{".", []string{"./testdata/helper"}},
+	} {
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + string(os.PathSeparator)}, b.pkgs...)...)
+		cmd.Dir = b.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s (in %s): %v\n%s", strings.Join(b.pkgs, " "), b.dir, err, out)
+			return 2
+		}
 	}
 	defer sharedChromium.stop()
 	return m.Run()

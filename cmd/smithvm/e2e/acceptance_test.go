@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -85,7 +85,7 @@ steps:
 func TestAcceptanceDemoAgentOnlySteps(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	demo, err := filepath.Abs("../../examples/demo/demo.yaml")
+	demo, err := filepath.Abs("../../../examples/demo/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of the claude, gemini and codex presets against the real
 // CLIs (the versions pinned in testdata/clis, installed by .ci/run) talking

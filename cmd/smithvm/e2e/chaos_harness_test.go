@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// longRun turns on the long form of the harnesses: go test ./cmd/smithvm
-// -run TestCrashHarness -long (or SMITH_LONG=1 for every package).
+// longRun turns on the long form of the harnesses: go test -run
+// TestCrashHarness -long in this directory (or SMITH_LONG=1 for every package).
 var longRun = flag.Bool("long", false, "run the long form of the crash harness (>= 200 trials)")
 
 func isLong() bool { return *longRun || os.Getenv("SMITH_LONG") != "" }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser tests of smithvm serve (CONTRACT section 13): they drive Debian's
 // headless Chromium with chromedp against a real `smithvm serve` and real
@@ -176,7 +176,7 @@ func (s *served) stop(t testing.TB) {
 }
 
 // screenshots makes the browser tests write their screenshots to
-// docs/img/ (go test ./cmd/smithvm -run TestServeBrowser -screenshots);
+// docs/img/ (cd cmd/smithvm/e2e && go test -run TestServeBrowser -screenshots);
 // without it they go to a temporary folder, so a test run leaves the
 // checkout clean.
 var screenshots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/img/")
@@ -190,7 +190,7 @@ func screenshot(t testing.TB, ctx context.Context, name string) {
 	}
 	dir := t.TempDir()
 	if *screenshots {
-		dir = filepath.Join("..", "..", "docs", "img")
+		dir = filepath.Join("..", "..", "..", "docs", "img")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,8 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,31 +160,6 @@ func TestFindBase(t *testing.T) {
 		if !r.has(s) {
 			t.Errorf("ambiguous id: stderr lacks %q:\n%s", s, r.stderr)
 		}
-	}
-}
-
-// TestRecentBasesIndex: the index keeps the distinct bases, most recent
-// first, at most maxRecentBases, and stays small.
-func TestRecentBasesIndex(t *testing.T) {
-	t.Parallel()
-	cache := t.TempDir()
-	e := &env{lookup: func(k string) (string, bool) {
-		if k == "XDG_CACHE_HOME" {
-			return cache, true
-		}
-		return "", false
-	}}
-	for i := 0; i < 300; i++ {
-		e.rememberBase(fmt.Sprintf("/base/%d", i%70))
-	}
-	e.rememberBase("/base/5")
-	got := e.recentBases()
-	if len(got) != maxRecentBases || got[0] != "/base/5" || got[1] != "/base/19" || got[2] != "/base/18" {
-		t.Errorf("recent bases = %v (%d), want /base/5, /base/19, /base/18, ... (%d)", got[:3], len(got), maxRecentBases)
-	}
-	data, err := os.ReadFile(filepath.Join(cache, "smith", "bases"))
-	if err != nil || strings.Count(string(data), "\n") > 4*maxRecentBases {
-		t.Errorf("the index has %d lines (%v), want at most %d", strings.Count(string(data), "\n"), err, 4*maxRecentBases)
 	}
 }
 

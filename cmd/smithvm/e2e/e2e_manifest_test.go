@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of workflows.json manifests (CONTRACT sections 5, 7, 8,
 // 9; issue 4): the binaries TestMain built (built.smithvm, built.smithc)
@@ -565,7 +565,7 @@ func TestManifestE2EConflictActualChanges(t *testing.T) {
 // SIGNAL:APPROVED --note completes it.
 func TestManifestE2EExample(t *testing.T) {
 	base := t.TempDir()
-	src := filepath.Join("..", "..", "examples", "feature")
+	src := filepath.Join("..", "..", "..", "examples", "feature")
 	if err := os.CopyFS(base, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
