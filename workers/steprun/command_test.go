@@ -138,6 +138,25 @@ func TestCommandLogs(t *testing.T) {
 	}
 }
 
+// TestCommandEnv: a command gets exactly the environment of CONTRACT 3.5
+// from the Env's parent environment, env_allow, the step's secrets and its
+// env:, and nothing else of the parent's.
+func TestCommandEnv(t *testing.T) {
+	t.Parallel()
+	parent := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/u", "FOO": "parent", "OTHER": "not passed"}
+	e := steprun.Env{Lookup: func(k string) (string, bool) { v, ok := parent[k]; return v, ok }}
+	r := newReq(t, "Env")
+	r.Argv = exe(t, "env")
+	r.EnvAllow = []string{"FOO", "UNSET"}
+	r.Secrets = []proc.EnvVar{{Name: "API_KEY", Value: "k1"}}
+	r.Env = append(r.Env, proc.EnvVar{Name: "FOO", Value: "step"})
+	got := e.Command(context.Background(), r)
+	const want = "PATH=/usr/bin:/bin\nHOME=/home/u\nFOO=step\nAPI_KEY=k1\n" + testchild.Var + "=1"
+	if got.Output != want || got.ExitCode != 0 {
+		t.Errorf("Command(env) = %s, environment\n%s\nwant\n%s", outcome(got), got.Output, want)
+	}
+}
+
 // TestCommandInterrupted: a step whose context ends while its process runs
 // fails with E_INTERRUPTED, whatever the killed process's exit code.
 func TestCommandInterrupted(t *testing.T) {
