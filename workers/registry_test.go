@@ -17,6 +17,7 @@ import (
 	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -507,5 +508,23 @@ func TestNewRegistryKnowsInternalWorkers(t *testing.T) {
 		if reg.Internal[name] == nil {
 			t.Errorf("NewRegistry(nil).Internal[%q] = nil, want the worker", name)
 		}
+	}
+}
+
+// TestMockDuration: the Registry times every step, provider steps too, with
+// the injected clock.
+func TestMockDuration(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
+	r := f.req(step.KindProvider, "Ask")
+	r.Providers = []string{"mock"}
+	r.ProviderParams = []provider.Param{{Key: "script", Value: "s.yaml"}}
+	r.Prompt = "p"
+	r.Attempts, r.Backoff = 2, 5*time.Second
+	// The fixture's pause advances its clock: the duration is the backoff.
+	got := f.reg.Run(context.Background(), r)
+	if got.Duration != 5*time.Second || got.Output != "ok" {
+		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
 	}
 }

@@ -1,4 +1,4 @@
-package workers
+package agent_test
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"smith/lang"
 	"smith/source"
+	"smith/workers/agent"
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
@@ -26,7 +26,7 @@ func mockRun(f *fixture, name, script, prompt string, edit func(r *step.Request)
 	if edit != nil {
 		edit(r)
 	}
-	return f.reg.Run(context.Background(), r)
+	return f.run.Run(context.Background(), r)
 }
 
 func TestMockScript(t *testing.T) {
@@ -77,7 +77,7 @@ func TestMockCursorSurvivesResume(t *testing.T) {
 	f.write("s.yaml", "- reply: one\n- reply: two\n")
 	first := mockRun(f, "Ask", "s.yaml", "p", nil)
 	// A new Registry value, as after smithvm resume, on the same RUN_ROOT.
-	f.reg = &Registry{}
+	f.run = &agent.Runner{}
 	second := mockRun(f, "Ask", "s.yaml", "p", nil)
 	if first.Output != "one" || second.Output != "two" {
 		t.Errorf("Run(mock) twice across registries = %q, %q, want \"one\", \"two\"", first.Output, second.Output)
@@ -166,17 +166,6 @@ func TestMockDefaultsFromProviderDef(t *testing.T) {
 	}
 }
 
-func TestMockDuration(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	f.write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
-	// The fixture's pause advances its clock: the duration is the backoff.
-	got := mockRun(f, "Ask", "s.yaml", "p", func(r *step.Request) { r.Attempts, r.Backoff = 2, 5*time.Second })
-	if got.Duration != 5*time.Second || got.Output != "ok" {
-		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
-	}
-}
-
 // TestMockRepeatsACrashedCall: a numbered execution repeated after a crash
 // (same Request.Execution, same try) gets the reply it got before; the next
 // execution gets the next reply. Without this a resumed run would diverge
@@ -189,7 +178,7 @@ func TestMockRepeatsACrashedCall(t *testing.T) {
 		return mockRun(f, "Ask", "s.yaml", "p", func(r *step.Request) { r.Execution = n }).Output
 	}
 	got := []string{exec(1), exec(2)}
-	f.reg = &Registry{} // smithvm resume, after a crash during execution 2
+	f.run = &agent.Runner{} // smithvm resume, after a crash during execution 2
 	got = append(got, exec(2), exec(3))
 	if want := []string{"one", "two", "two", "three"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("mock replies for executions 1, 2, 2 (repeated), 3 = %v, want %v", got, want)

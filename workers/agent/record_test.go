@@ -1,4 +1,4 @@
-package workers
+package agent_test
 
 import (
 	"context"
@@ -35,8 +35,8 @@ func TestRecordReplay(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 
 	rec := newFixture(t)
-	rec.reg.Record = dir
-	recorded := rec.reg.Run(context.Background(), fallbackReq(t, rec, exe(t, "print", claude429), exe(t, "print", geminiOK)))
+	rec.run.Record = dir
+	recorded := rec.run.Run(context.Background(), fallbackReq(t, rec, exe(t, "print", claude429), exe(t, "print", geminiOK)))
 	const want = `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30`
 	if describe(recorded) != want {
 		t.Fatalf("Run(record) = %s, want %s", describe(recorded), want)
@@ -63,8 +63,8 @@ func TestRecordReplay(t *testing.T) {
 
 	// Replay in a new run: no CLI exists, the answers come from DIR.
 	rep := newFixture(t)
-	rep.reg.Replay = dir
-	replayed := rep.reg.Run(context.Background(), fallbackReq(t, rep, []string{"smith-no-such-cli"}, []string{"smith-no-such-cli"}))
+	rep.run.Replay = dir
+	replayed := rep.run.Run(context.Background(), fallbackReq(t, rep, []string{"smith-no-such-cli"}, []string{"smith-no-such-cli"}))
 	if describe(replayed) != describe(recorded) {
 		t.Errorf("Run(replay) = %s, want %s", describe(replayed), describe(recorded))
 	}
@@ -76,7 +76,7 @@ func TestRecordReplay(t *testing.T) {
 	}
 
 	// The recordings are used up: the next call misses.
-	again := rep.reg.Run(context.Background(), fallbackReq(t, rep, []string{"x"}, []string{"x"}))
+	again := rep.run.Run(context.Background(), fallbackReq(t, rep, []string{"x"}, []string{"x"}))
 	want2 := wantMiss("no recording of call 4 of step 'Ask'")
 	want2.attempts = 1
 	want2.check(t, "replay after the last recording", again)
@@ -90,13 +90,13 @@ func TestReplayMiss(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
-	rec.reg.Record = dir
+	rec.run.Record = dir
 	rec.write("s.yaml", "- reply: hmm\n  signal: NEEDS_CLARIFICATION\n")
 	first := mockRun(rec, "Ask", "s.yaml", "line one\nline two\nline three", nil)
 
 	t.Run("same prompt", func(t *testing.T) {
 		f := newFixture(t)
-		f.reg.Replay = dir
+		f.run.Replay = dir
 		got := mockRun(f, "Ask", "s.yaml", "line one\nline two\nline three", nil)
 		if describe(got) != describe(first) || got.Signal != "SIGNAL:NEEDS_CLARIFICATION" {
 			t.Errorf("Run(replay mock) = %s, want %s", describe(got), describe(first))
@@ -104,7 +104,7 @@ func TestReplayMiss(t *testing.T) {
 	})
 	t.Run("different prompt", func(t *testing.T) {
 		f := newFixture(t)
-		f.reg.Replay = dir
+		f.run.Replay = dir
 		got := mockRun(f, "Ask", "s.yaml", "line one\nline 2\nline three", nil)
 		wantMiss("prompt of step 'Ask' differs from the recording").check(t, "changed prompt", got)
 		if got.Err == nil || !strings.HasSuffix(got.Err.Error(), "@@ line 2 @@\n-line two\n+line 2") {
@@ -113,7 +113,7 @@ func TestReplayMiss(t *testing.T) {
 	})
 	t.Run("unknown step", func(t *testing.T) {
 		f := newFixture(t)
-		f.reg.Replay = dir
+		f.run.Replay = dir
 		wantMiss("no recording of call 1 of step 'Other'").check(t, "other step", mockRun(f, "Other", "", "x", nil))
 	})
 }
@@ -122,19 +122,19 @@ func TestRecordKeepsErrors(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
-	rec.reg.Record = dir
+	rec.run.Record = dir
 	r := rec.req(step.KindProvider, "Slow")
 	r.Providers = []string{"echo"}
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "sleep", "20s")}
 	r.Timeout = 50 * time.Millisecond
-	recorded := rec.reg.Run(context.Background(), r)
+	recorded := rec.run.Run(context.Background(), r)
 
 	rep := newFixture(t)
-	rep.reg.Replay = dir
+	rep.run.Replay = dir
 	r2 := rep.req(step.KindProvider, "Slow")
 	r2.Providers = []string{"echo"}
 	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
-	replayed := rep.reg.Run(context.Background(), r2)
+	replayed := rep.run.Run(context.Background(), r2)
 	if describe(replayed) != describe(recorded) || recorded.Signal != lang.SigTimeout {
 		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))
 	}
@@ -153,23 +153,23 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 		return r
 	}
 	rec := newFixture(t)
-	rec.reg.Record = dir
-	recorded := rec.reg.Run(context.Background(), mockReq(rec, "run-aaa"))
+	rec.run.Record = dir
+	recorded := rec.run.Run(context.Background(), mockReq(rec, "run-aaa"))
 	if recorded.Signal != lang.SigSuccess {
 		t.Fatalf("Run(record) = %s", describe(recorded))
 	}
 	rep := newFixture(t)
-	rep.reg.Replay = dir
-	replayed := rep.reg.Run(context.Background(), mockReq(rep, "run-bbb"))
+	rep.run.Replay = dir
+	replayed := rep.run.Run(context.Background(), mockReq(rep, "run-bbb"))
 	if replayed.Signal != lang.SigSuccess || replayed.Err != nil {
 		t.Fatalf("Run(replay in another run) = %s, err %v; want the recording to match", describe(replayed), replayed.Err)
 	}
 	// A prompt that really differs still misses.
 	rep2 := newFixture(t)
-	rep2.reg.Replay = dir
+	rep2.run.Replay = dir
 	other := mockReq(rep2, "run-ccc")
 	other.Prompt = "another question\n=== METADATA ===\nrun_id: run-ccc"
-	wantMiss("differs from the recording").check(t, "replay of another prompt", rep2.reg.Run(context.Background(), other))
+	wantMiss("differs from the recording").check(t, "replay of another prompt", rep2.run.Run(context.Background(), other))
 }
 
 // TestReplayRepeatsACrashedCall: replay answers a numbered call repeated
@@ -182,14 +182,14 @@ func TestReplayRepeatsACrashedCall(t *testing.T) {
 		r.Providers = []string{"mock"}
 		r.Prompt = prompt
 		r.Execution = n
-		return f.reg.Run(context.Background(), r)
+		return f.run.Run(context.Background(), r)
 	}
 	rec := newFixture(t)
-	rec.reg.Record = dir
+	rec.run.Record = dir
 	call(rec, 1, "first")
 	call(rec, 2, "second")
 	rep := newFixture(t)
-	rep.reg.Replay = dir
+	rep.run.Replay = dir
 	if r := call(rep, 1, "first"); r.Err != nil {
 		t.Fatalf("replay call 1: %v", r.Err)
 	}

@@ -1,4 +1,4 @@
-package workers
+package agent_test
 
 import (
 	"context"
@@ -16,43 +16,6 @@ import (
 	"smith/workers/provider"
 	"smith/workers/step"
 )
-
-func TestSubstTemplate(t *testing.T) {
-	t.Parallel()
-	vars := provider.Vars{{Key: "PROMPT", Value: "hi $x"}, {Key: "model", Value: "m1"}, {Key: "max_tokens", Value: "100"}}
-	tests := []struct {
-		name, in, want, wantKey string
-	}{
-		{"plain", "claude", "claude", ""},
-		{"whole", "${PROMPT}", "hi $x", ""},
-		{"inside", "--model=${model}!", "--model=m1!", ""},
-		{"two", "${model}/${max_tokens}", "m1/100", ""},
-		{"dollar dollar", "$$PROMPT costs $$5", "$PROMPT costs $5", ""},
-		{"lone dollar", "a$b $", "a$b $", ""},
-		{"double brace", "${{ raw }}", "${{ raw }}", ""},
-		{"unterminated", "x${PROMPT", "x${PROMPT", ""},
-		{"unknown", "${temperature}", "", "temperature"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := provider.Subst(tt.in, vars)
-			gotKey := ""
-			if err != nil {
-				gotKey = err.Key
-			}
-			if got != tt.want || gotKey != tt.wantKey {
-				t.Errorf("provider.Subst(%q) = %q, key %q, want %q, key %q", tt.in, got, gotKey, tt.want, tt.wantKey)
-			}
-		})
-	}
-}
-
-// fake returns a provider.Def named name whose command runs the test binary in
-// a helper mode.
-func fake(t *testing.T, name string, args ...string) provider.Def {
-	return provider.Def{Name: name, Command: exe(t, args...)}
-}
 
 func TestProviderTransport(t *testing.T) {
 	t.Parallel()
@@ -147,7 +110,7 @@ func TestProviderTransport(t *testing.T) {
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			tt.setup(f, r)
-			got := f.reg.Run(context.Background(), r)
+			got := f.run.Run(context.Background(), r)
 			want := tt.output
 			switch want {
 			case "@tmp":
@@ -214,7 +177,7 @@ func TestProviderErrors(t *testing.T) {
 			r.Prompt = "Say hi"
 			r.Attempts = 3
 			tt.setup(f, r)
-			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+			tt.want.check(t, tt.name, f.run.Run(context.Background(), r))
 		})
 	}
 }
@@ -262,7 +225,7 @@ func TestProviderReplies(t *testing.T) {
 			r.Prompt = "question"
 			r.Attempts = 2
 			r.Mask = proc.NewMasker([]string{"secret"})
-			got := f.reg.Run(context.Background(), r)
+			got := f.run.Run(context.Background(), r)
 			tt.want.check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {
 				t.Errorf("Run(%s) tokens %d provider %q, want %d %q", tt.name, got.Tokens, got.Provider, tt.tokens, tt.provider)
@@ -284,7 +247,7 @@ func TestProviderFallback(t *testing.T) {
 	r.OnRetry = func(attempt, exit int, wait time.Duration) {
 		retries = append(retries, fmt.Sprintf("%d:%d:%s", attempt, exit, wait))
 	}
-	got := f.reg.Run(context.Background(), r)
+	got := f.run.Run(context.Background(), r)
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30` {
 		t.Errorf("Run(claude 429, gemini) = %s, want success from gemini after 3 tries", describe(got))
 	}
@@ -303,7 +266,7 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "q"
-	got := f.reg.Run(context.Background(), r)
+	got := f.run.Run(context.Background(), r)
 	if got.Provider != "claude" || got.ExitCode != 2 {
 		t.Errorf("Run(claude 401, gemini) = %s, want exit 2 from claude", describe(got))
 	}
@@ -318,7 +281,7 @@ func TestProviderOutputFileByCLI(t *testing.T) {
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
 	r.OutputFile = "o.txt"
 	f.write("artifacts/Ask/o.txt", "by the cli")
-	got := f.reg.Run(context.Background(), r)
+	got := f.run.Run(context.Background(), r)
 	if got.Signal != lang.SigSuccess || f.read("artifacts/Ask/o.txt") != "by the cli" {
 		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.read("artifacts/Ask/o.txt"))
 	}
@@ -331,7 +294,7 @@ func TestProviderJSONCapture(t *testing.T) {
 	r.Providers = []string{"claude"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
 	r.OutputCapture = "json"
-	got := f.reg.Run(context.Background(), r)
+	got := f.run.Run(context.Background(), r)
 	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
 		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
 	}

@@ -1,0 +1,116 @@
+package steprun_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"smith/lang"
+	"smith/workers/reply"
+	"smith/workers/step"
+	"smith/workers/steprun"
+)
+
+func TestApplyCapture(t *testing.T) {
+	t.Parallel()
+	const (
+		cmd  = step.KindCommand
+		prov = step.KindProvider
+	)
+	tests := []struct {
+		name       string
+		kind       step.Kind
+		capture    string
+		allowParse bool
+		failed     bool // the result failed already (exit 3)
+		whole      string
+		want       string // outcome
+		wantLines  string // %q of Lines
+		wantJSON   string // fmt of JSON, HasJSON
+	}{
+		{name: "default is text", kind: cmd, capture: "", whole: "a\nb\n",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "text", kind: cmd, capture: "text", whole: "{}",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "lines", kind: cmd, capture: "lines", whole: "a\nb\nc\n\n",
+			want: "SIGNAL:SUCCESS", wantLines: `["a" "b" "c"]`, wantJSON: "<nil> false"},
+		{name: "lines keep a carriage return", kind: cmd, capture: "lines", whole: "a\r\n\nb",
+			want: "SIGNAL:SUCCESS", wantLines: `["a\r" "" "b"]`, wantJSON: "<nil> false"},
+		{name: "lines of nothing", kind: cmd, capture: "lines", whole: "\n",
+			want: "SIGNAL:SUCCESS", wantLines: `[]`, wantJSON: "<nil> false"},
+		{name: "json", kind: cmd, capture: "json", whole: `{"a": [1, 2.5, "x"], "b": {"c": true, "d": null}}` + "\n",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "map[a:[1 2.5 x] b:map[c:true d:<nil>]] true"},
+		{name: "json null is a value", kind: cmd, capture: "json", whole: "null",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "<nil> true"},
+		{name: "json parse error", kind: cmd, capture: "json", whole: "not json\n",
+			want:      "SIGNAL:FAILURE exit=0 attempts=0 E_JSON_PARSE: output of step 'Cap' is not JSON: invalid character 'o' in literal null (expecting 'u') at byte 2",
+			wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "json trailing garbage", kind: cmd, capture: "json", whole: `{"a":1} x`,
+			want:      "SIGNAL:FAILURE exit=0 attempts=0 E_JSON_PARSE: output of step 'Cap' is not JSON: invalid character 'x' after top-level value at byte 9",
+			wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "json empty", kind: cmd, capture: "json", whole: " \n",
+			want: "SIGNAL:FAILURE exit=0 attempts=0 E_JSON_PARSE: output of step 'Cap' is not JSON: the output is empty", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "json allow_parse_error", kind: cmd, capture: "json", allowParse: true, whole: "not json",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "json of a failed step keeps its failure", kind: cmd, capture: "json", failed: true, whole: "not json",
+			want: "SIGNAL:FAILURE exit=3 attempts=0", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "json of a failed step that parses", kind: cmd, capture: "json", failed: true, whole: `[1]`,
+			want: "SIGNAL:FAILURE exit=3 attempts=0", wantLines: "[]", wantJSON: "[1] true"},
+		{name: "command output is not cleaned", kind: cmd, capture: "json", whole: "```json\n{\"a\":1}\n```",
+			want: "SIGNAL:FAILURE exit=0 attempts=0 E_JSON_PARSE", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "a reply is cleaned first", kind: prov, capture: "json", whole: "Here it is:\n```json\n{\"a\":1}\n```\n",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "map[a:1] true"},
+		{name: "a reply with no JSON fails validation", kind: prov, capture: "json", whole: "no json here",
+			want:      "SIGNAL:VALIDATION_FAIL exit=0 attempts=0 E_VALIDATION: " + reply.ValidationFailPrefix + "the reply holds no JSON value (invalid character 'o' in literal null (expecting 'u') at byte 2)",
+			wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "a reply with no JSON and allow_parse_error", kind: prov, capture: "json", allowParse: true, whole: "no json here",
+			want: "SIGNAL:SUCCESS", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "unknown capture", kind: cmd, capture: "yaml", whole: "a: 1",
+			want: "SIGNAL:FAILURE exit=0 attempts=0 E_INTERNAL: internal error: step 'Cap' has output_capture 'yaml'", wantLines: "[]", wantJSON: "<nil> false"},
+		{name: "unknown capture of a failed step", kind: cmd, capture: "yaml", failed: true, whole: "a: 1",
+			want: "SIGNAL:FAILURE exit=3 attempts=0", wantLines: "[]", wantJSON: "<nil> false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := &step.Request{Step: "Cap", Kind: tt.kind, OutputCapture: tt.capture, AllowParseError: tt.allowParse}
+			res := step.Result{Signal: lang.SigSuccess}
+			if tt.failed {
+				res = step.Result{Signal: lang.SigFailure, ExitCode: 3}
+			}
+			steprun.ApplyCapture(req, &res, []byte(tt.whole))
+			// The signal alone when the result has neither exit code nor
+			// error; a want with an error may stop inside its message.
+			got := res.Signal
+			if res.ExitCode != 0 || res.Err != nil {
+				got = outcome(res)
+			}
+			if got != tt.want && (!strings.Contains(tt.want, " E_") || !strings.HasPrefix(got, tt.want)) {
+				t.Errorf("ApplyCapture(%s, %q) = %s, want %s", tt.capture, tt.whole, got, tt.want)
+			}
+			if l := fmt.Sprintf("%q", res.Lines); l != tt.wantLines {
+				t.Errorf("ApplyCapture(%s, %q) lines = %s, want %s", tt.capture, tt.whole, l, tt.wantLines)
+			}
+			if (tt.capture == "lines") != (res.Lines != nil) {
+				t.Errorf("ApplyCapture(%s, %q) lines = %#v, want a non-nil list for lines only", tt.capture, tt.whole, res.Lines)
+			}
+			if j := fmt.Sprint(res.JSON, " ", res.HasJSON); j != tt.wantJSON {
+				t.Errorf("ApplyCapture(%s, %q) json = %s, want %s", tt.capture, tt.whole, j, tt.wantJSON)
+			}
+		})
+	}
+}
+
+func TestTrimOutput(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"a\n\n\n", "a"},
+		{"a\r\n", "a\r"},
+		{"\n a \n", "\n a "},
+	} {
+		if got := steprun.TrimOutput(tt.in); got != tt.want {
+			t.Errorf("TrimOutput(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

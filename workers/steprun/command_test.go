@@ -1,0 +1,267 @@
+package steprun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/internal/testchild"
+	"smith/workers/proc"
+	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
+)
+
+// exe returns the argv that runs the test binary in a helper mode.
+func exe(t *testing.T, args ...string) []string {
+	argv, _ := testchild.Argv(t, args...)
+	return argv
+}
+
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		edit       func(t *testing.T, r *step.Request)
+		cancelled  bool
+		want       string // outcome, or a prefix of it
+		wantOutput string
+		wantStderr string
+	}{
+		{"success", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "print", "hello\n\n", "warn\n") },
+			false, "SIGNAL:SUCCESS exit=0 attempts=1", "hello", "warn"},
+		{"failure keeps the exit code", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "exit", "3") },
+			false, "SIGNAL:FAILURE exit=3 attempts=1", "", ""},
+		{"exit 124 of the command is a timeout signal", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "exit", "124") },
+			false, "SIGNAL:TIMEOUT exit=124 attempts=1", "", ""},
+		{"not found", func(t *testing.T, r *step.Request) { r.Argv = []string{"smith-no-such-command"} },
+			false, "SIGNAL:FAILURE exit=127 attempts=1 E_EXEC: command 'smith-no-such-command' not found: it is not on PATH", "", ""},
+		{"empty argv", func(t *testing.T, r *step.Request) { r.Argv = nil },
+			false, "SIGNAL:FAILURE exit=-1 attempts=0 E_EXEC: step 'Cmd' has an empty command", "", ""},
+		{"path violation before anything runs", func(t *testing.T, r *step.Request) {
+			r.Argv, r.OutputFile = exe(t, "print", "ran"), "../../../x"
+		}, false, "SIGNAL:FAILURE exit=-1 attempts=0 E_PATH_ESCAPE: output_file: path '../../../x' resolves outside the workspace", "", ""},
+		{"timeout", func(t *testing.T, r *step.Request) {
+			r.Argv, r.Timeout = exe(t, "sleep", "20s"), 100*time.Millisecond
+		}, false, "SIGNAL:TIMEOUT exit=124 attempts=1 E_TIMEOUT: step 'Cmd' timed out after 100ms", "", ""},
+		{"cancelled", func(t *testing.T, r *step.Request) { r.Argv, r.Attempts = exe(t, "exit", "1"), 3 },
+			true, "SIGNAL:FAILURE exit=-1 attempts=1 E_INTERRUPTED: step 'Cmd' was interrupted", "", ""},
+		{"stdin from input_file", func(t *testing.T, r *step.Request) {
+			write(t, r, "in.txt", "line one\nline two\n")
+			r.Argv, r.InputFile = exe(t, "cat"), "in.txt"
+		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "line one\nline two", ""},
+		{"stdin is /dev/null", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "stdin") },
+			false, "SIGNAL:SUCCESS exit=0 attempts=1", "devnull\n0", ""},
+		{"secrets masked", func(t *testing.T, r *step.Request) {
+			r.Argv, r.Mask = exe(t, "print", "token=hunter2\n", "hunter2"), proc.NewMasker([]string{"hunter2"})
+		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "token=***", "***"},
+		{"the payload on stdin", func(t *testing.T, r *step.Request) {
+			r.Argv, r.PayloadStdin = exe(t, "cat"), true
+			r.Payload = []step.Segment{{ID: "1", Type: step.SegCodeOutput, Content: "key hunter2", Timestamp: "t"}}
+			r.Mask = proc.NewMasker([]string{"hunter2"})
+		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", `[{"id":"1","type":"CODE_OUTPUT","content":"key ***","timestamp":"t"}]`, ""},
+		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = exe(t, "cat"), true },
+			false, "SIGNAL:SUCCESS exit=0 attempts=1", `[]`, ""},
+		{"json capture of a command", func(t *testing.T, r *step.Request) {
+			r.Argv, r.OutputCapture = exe(t, "print", "not json"), "json"
+		}, false, "SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", "not json", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReq(t, "Cmd")
+			tt.edit(t, r)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelled {
+				cancel()
+			}
+			fe := &fakeEnv{}
+			got := fe.env().Command(ctx, r)
+			if !strings.HasPrefix(outcome(got), tt.want) || got.Output != tt.wantOutput || got.Stderr != tt.wantStderr {
+				t.Errorf("Command(%s) = %s, output %q, stderr %q; want %s, %q, %q",
+					tt.name, outcome(got), got.Output, got.Stderr, tt.want, tt.wantOutput, tt.wantStderr)
+			}
+			if got.Err == nil && strings.Contains(tt.want, " E_") {
+				t.Errorf("Command(%s) has no error, want %s", tt.name, tt.want)
+			}
+			// The payload's temporary file is gone.
+			if ents, _ := os.ReadDir(filepath.Join(r.RunRoot, "tmp")); len(ents) != 0 {
+				t.Errorf("Command(%s) left %d files in RUN_ROOT/tmp", tt.name, len(ents))
+			}
+			if strings.Contains(tt.name, "violation") {
+				if _, err := os.Stat(r.Dirs.Workspace); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("Command(%s) created WORKSPACE", tt.name)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandLogs: stdout over the in-memory cap spills to
+// logs/<Step>-stdout.log, a lines capture reads the whole spilled stream,
+// and stderr goes to logs/<Step>-stderr.log under each try's header.
+func TestCommandLogs(t *testing.T) {
+	t.Parallel()
+	const big = 3 << 20
+	r := newReq(t, "Gen")
+	r.Argv = exe(t, "out", fmt.Sprint(big))
+	r.OutputCapture = "lines"
+	r.OutputFile = "all.txt"
+	got := (&fakeEnv{}).env().Command(context.Background(), r)
+	logs := filepath.Join(r.RunRoot, "logs")
+	spill, _ := os.ReadFile(filepath.Join(logs, "Gen-stdout.log"))
+	file, _ := os.ReadFile(filepath.Join(r.Dirs.Workspace, "artifacts", "Gen", "all.txt"))
+	if !got.Truncated || got.SpillStdout != filepath.Join(logs, "Gen-stdout.log") || len(spill) != big ||
+		len(got.Output) != proc.DefaultMemCap || len(file) != big {
+		t.Errorf("Command(%d bytes) = %s truncated=%v spill %q (%d bytes) output %d bytes output_file %d bytes, want a %d-byte spill, %d in memory",
+			big, outcome(got), got.Truncated, got.SpillStdout, len(spill), len(got.Output), len(file), big, proc.DefaultMemCap)
+	}
+	if n := len(strings.Join(got.Lines, "\n")); len(got.Lines) != 1 || n != big {
+		t.Errorf("Command(%d bytes, lines) = %d lines of %d bytes, want the whole stream", big, len(got.Lines), n)
+	}
+
+	r = newReq(t, "Logged")
+	r.Argv, r.Attempts, r.Iteration = exe(t, "exit", "1", "failed\n"), 2, "4"
+	got = (&fakeEnv{}).env().Command(context.Background(), r)
+	b, err := os.ReadFile(filepath.Join(r.RunRoot, "logs", "Logged-stderr.log"))
+	const want = "--- attempt 1, iteration 4 ---\nfailed\n--- attempt 2, iteration 4 ---\nfailed\n"
+	if string(b) != want || err != nil || got.StderrLog != filepath.Join(r.RunRoot, "logs", "Logged-stderr.log") {
+		t.Errorf("Command(exit 1, 2 attempts) stderr log %q = %q (%v), want %q", got.StderrLog, b, err, want)
+	}
+}
+
+// TestCommandEnv: a command gets exactly the environment of CONTRACT 3.5
+// from the Env's parent environment, env_allow, the step's secrets and its
+// env:, and nothing else of the parent's.
+func TestCommandEnv(t *testing.T) {
+	t.Parallel()
+	parent := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/u", "FOO": "parent", "OTHER": "not passed"}
+	e := steprun.Env{Lookup: func(k string) (string, bool) { v, ok := parent[k]; return v, ok }}
+	r := newReq(t, "Env")
+	r.Argv = exe(t, "env")
+	r.EnvAllow = []string{"FOO", "UNSET"}
+	r.Secrets = []proc.EnvVar{{Name: "API_KEY", Value: "k1"}}
+	r.Env = append(r.Env, proc.EnvVar{Name: "FOO", Value: "step"})
+	got := e.Command(context.Background(), r)
+	const want = "PATH=/usr/bin:/bin\nHOME=/home/u\nFOO=step\nAPI_KEY=k1\n" + testchild.Var + "=1"
+	if got.Output != want || got.ExitCode != 0 {
+		t.Errorf("Command(env) = %s, environment\n%s\nwant\n%s", outcome(got), got.Output, want)
+	}
+}
+
+// TestCommandInterrupted: a step whose context ends while its process runs
+// fails with E_INTERRUPTED, whatever the killed process's exit code.
+func TestCommandInterrupted(t *testing.T) {
+	t.Parallel()
+	r := newReq(t, "Cmd")
+	r.Argv, r.Attempts = exe(t, "sleep", "20s"), 3
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Before or after the process starts, the outcome is the same.
+	time.AfterFunc(200*time.Millisecond, cancel)
+	got := (&fakeEnv{}).env().Command(ctx, r)
+	if !strings.HasPrefix(outcome(got), "SIGNAL:FAILURE") || !strings.HasSuffix(outcome(got), "attempts=1 E_INTERRUPTED: step 'Cmd' was interrupted") {
+		t.Errorf("Command(cancelled while running) = %s, want SIGNAL:FAILURE after one try, E_INTERRUPTED", outcome(got))
+	}
+}
+
+func TestSpec(t *testing.T) {
+	t.Parallel()
+	r := newReq(t, "Sp")
+	r.InputFile, r.Attempt, r.Timeout = "in.txt", 2, 0
+	write(t, r, "in.txt", "data")
+	p, serr := steprun.Prepare(r)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	spec, closeStdin, err := steprun.Spec(r, p, []string{"x"}, []string{"A=1"}, p.Input)
+	if err != nil || spec.Stdin == nil {
+		t.Fatalf("Spec(input_file) = stdin %v, %v, want the input_file opened", spec.Stdin, err)
+	}
+	closeStdin()
+	if spec.Dir != r.Dirs.Workspace || spec.Timeout != 300*time.Second || spec.StderrHeader != "--- attempt 2 ---\n" ||
+		spec.StdoutSpill != p.Spill || spec.StderrLog != p.StderrLog || spec.RunRoot != r.RunRoot ||
+		fmt.Sprint(spec.Argv, spec.Env) != "[x] [A=1]" || spec.StdinPath != p.Input {
+		t.Errorf("Spec = %+v", spec)
+	}
+
+	// Another stdin path (a prompt file) is left to proc.Run.
+	spec, closeStdin, err = steprun.Spec(r, p, []string{"x"}, nil, filepath.Join(p.TmpDir, "prompt"))
+	closeStdin()
+	if err != nil || spec.Stdin != nil {
+		t.Errorf("Spec(prompt file) = stdin %v, %v, want only StdinPath", spec.Stdin, err)
+	}
+
+	// An input_file swapped for a link after the checks is refused.
+	in := filepath.Join(r.Dirs.Workspace, "in.txt")
+	if err := os.Remove(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "secret"), in); err != nil {
+		t.Fatal(err)
+	}
+	_, closeStdin, err = steprun.Spec(r, p, []string{"x"}, nil, p.Input)
+	closeStdin()
+	if err == nil {
+		t.Errorf("Spec(input_file now a symlink) = nil error, want it refused")
+	}
+}
+
+func TestWriteTemp(t *testing.T) {
+	t.Parallel()
+	p := steprun.Paths{TmpDir: filepath.Join(t.TempDir(), "run", "tmp")}
+	f, err := steprun.WriteTemp(p, "S-prompt-*.txt", []byte("hello"))
+	b, _ := os.ReadFile(f)
+	if err != nil || filepath.Dir(f) != p.TmpDir || !strings.HasPrefix(filepath.Base(f), "S-prompt-") || string(b) != "hello" {
+		t.Errorf("WriteTemp = %q (%q), %v, want a file S-prompt-*.txt in %s holding %q", f, b, err, p.TmpDir, "hello")
+	}
+	// A TmpDir that cannot be made fails.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := steprun.WriteTemp(steprun.Paths{TmpDir: filepath.Join(blocker, "tmp")}, "x-*", nil); err == nil {
+		t.Errorf("WriteTemp(under a file) = %q, nil, want an error", f)
+	}
+}
+
+func TestStartErr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, prog string
+		err        error
+		want       string
+	}{
+		{"not on PATH", "mytool", exec.ErrNotFound, "E_EXEC: command 'mytool' not found" + provider.InstallHint("mytool")},
+		{"a preset's CLI", "claude", &fs.PathError{Op: "fork/exec", Path: "/x/claude", Err: fs.ErrNotExist},
+			"E_EXEC: command 'claude' not found" + provider.InstallHint("claude")},
+		{"cannot start", "./tool", &fs.PathError{Op: "fork/exec", Path: "./tool", Err: fs.ErrPermission},
+			"E_EXEC: command './tool' cannot be started: fork/exec ./tool: permission denied"},
+	}
+	for _, tt := range tests {
+		if got := errText(steprun.StartErr(tt.prog, tt.err)); got != tt.want {
+			t.Errorf("StartErr(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if provider.InstallHint("claude") == provider.InstallHint("mytool") {
+		t.Errorf("InstallHint(claude) is the generic hint, want the CLI's own")
+	}
+}
+
+func TestOSErrText(t *testing.T) {
+	t.Parallel()
+	if got := steprun.OSErrText(&fs.PathError{Op: "open", Path: "/secret/place", Err: fs.ErrNotExist}); got != "file does not exist" {
+		t.Errorf("OSErrText(PathError) = %q, want the reason without the path", got)
+	}
+	if got := steprun.OSErrText(errors.New("plain")); got != "plain" {
+		t.Errorf("OSErrText(plain) = %q, want %q", got, "plain")
+	}
+}
