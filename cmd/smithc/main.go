@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/compiler"
+	"smith/internal/hugeheap"
 	"smith/isa"
 	"smith/manifest"
 	"smith/source"
@@ -191,6 +192,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	var all source.Diagnostics
 	for _, f := range fs.Args() {
+		growHeapFor(f)
 		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys, ChecksOnly: true})
 		all.Append(ds...)
 	}
@@ -229,6 +231,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 	if st != 0 {
 		return st
 	}
+	growHeapFor(file)
 	res, ds := compiler.CompileFile(file, compiler.Options{})
 	if st := report(ds, stderr); st != 0 || res.Prog == nil {
 		return max(st, source.ExitConfig)
@@ -336,11 +339,25 @@ func loadOne(fs *pflag.FlagSet, stderr io.Writer) (*isa.Program, int) {
 	if st != 0 {
 		return nil, st
 	}
+	growHeapFor(file)
 	p, ds := compiler.LoadProgram(file, compiler.Options{})
 	if st := report(ds, stderr); st != 0 || p == nil {
 		return nil, max(st, source.ExitConfig)
 	}
 	return p, 0
+}
+
+// growHeapFor readies the heap for compiling the document at path when it
+// is large (1 MiB or more): its source, tree and IR are fresh heap, every
+// new page of which costs a page fault, so the heap grows at once, in huge
+// pages where the kernel gives them on request (internal/hugeheap). At the
+// peak a manifest takes about four bytes of heap per byte of source; eight
+// leave the collector its headroom. smithc exits after its documents, so
+// the advice cannot bloat a long-lived process.
+func growHeapFor(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= 1<<20 {
+		hugeheap.Grow(int(min(fi.Size(), 1<<27)) * 8)
+	}
 }
 
 func oneFile(fs *pflag.FlagSet, stderr io.Writer) (string, int) {
