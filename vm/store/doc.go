@@ -40,8 +40,11 @@
 // Sequence numbers start at 1 and grow by one for every delta over the whole
 // life of the run; they are not reset by a snapshot. Each line is written with
 // a single O_APPEND write and fdatasynced before AppendJournal returns, so the
-// cost of an append does not depend on the length of the run. After a snapshot
-// the journal is truncated. A crash between the rename of state.json and that
+// cost of an append does not depend on the length of the run. A Checkpoint
+// that writes a snapshot does not fdatasync the line: the snapshot, synced
+// before Checkpoint returns, holds it. After a snapshot the journal is
+// truncated. A new run's directory entries are fsynced by its first durable
+// write (the first snapshot or synced append), before that write returns. A crash between the rename of state.json and that
 // truncation leaves lines whose seq is at most journal_seq: Load skips them, so
 // no delta is applied twice. Load applies the remaining lines, which must
 // continue journal_seq without a gap. A last line with no trailing newline is

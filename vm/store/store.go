@@ -136,15 +136,9 @@ func (s *Store) Create(runID string) (*Run, error) {
 		return nil, err
 	}
 	r.loaded = true // a new run has nothing to load
-	// Make the new entries durable, so a journal fsynced later is found.
-	if err := syncDir(root); err != nil {
-		r.Close()
-		return nil, err
-	}
-	if err := syncDir(s.RunsDir()); err != nil {
-		r.Close()
-		return nil, err
-	}
+	// The new entries are made durable by the first write that must be,
+	// before it returns, so a journal synced later is found.
+	r.dirsPending = true
 	return r, nil
 }
 
@@ -177,6 +171,7 @@ func (s *Store) reuseStillborn(runID, root string) (*Run, error) {
 		return nil, fmt.Errorf("create run '%s': %w", runID, err)
 	}
 	r.loaded = true
+	r.dirsPending = true // as for a new run: its entries may never have been synced
 	return r, nil
 }
 

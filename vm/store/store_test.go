@@ -824,3 +824,99 @@ func TestLogPaths(t *testing.T) {
 		})
 	}
 }
+
+// countSyncs counts the store's journal fdatasyncs and directory fsyncs
+// until the test ends. Not parallel: it wraps package variables (parallel
+// tests run only after every sequential one has finished).
+func countSyncs(t *testing.T) (journal, dirs *int) {
+	journal, dirs = new(int), new(int)
+	oldJ, oldD := journalSync, dirSync
+	journalSync = func(f *os.File) error { *journal++; return oldJ(f) }
+	dirSync = func(d string) error { *dirs++; return oldD(d) }
+	t.Cleanup(func() { journalSync, dirSync = oldJ, oldD })
+	return journal, dirs
+}
+
+// TestSyncsOfACheckpoint: a checkpoint that snapshots does not fdatasync
+// the journal line the snapshot holds; one that does not snapshot does;
+// a new run's directories are fsynced by its first durable write, once.
+func TestSyncsOfACheckpoint(t *testing.T) {
+	s := newStore(t)
+	s.Policy = Policy{Every: 100, Interval: time.Hour}
+	journal, dirs := countSyncs(t)
+	r, err := s.Create("syncs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if *journal != 0 || *dirs != 0 {
+		t.Errorf("Create: %d journal syncs, %d directory syncs; want none (left to the first durable write)", *journal, *dirs)
+	}
+	state := func() any { return map[string]int{"n": 1} }
+	steps := []struct {
+		force         bool
+		journal, dirs int // syncs this checkpoint makes
+	}{
+		{true, 0, 2},  // the first snapshot: RUN_ROOT, then its entry in runs/
+		{false, 1, 0}, // journalled only: the line is synced
+		{true, 0, 1},  // a later snapshot: RUN_ROOT only
+	}
+	for i, st := range steps {
+		j0, d0 := *journal, *dirs
+		if err := r.Checkpoint(map[string]int{"n": i}, state, st.force); err != nil {
+			t.Fatal(err)
+		}
+		if *journal-j0 != st.journal || *dirs-d0 != st.dirs {
+			t.Errorf("Checkpoint #%d (force %v): %d journal syncs, %d directory syncs; want %d and %d", i, st.force, *journal-j0, *dirs-d0, st.journal, st.dirs)
+		}
+	}
+
+	// A run whose first durable write is a journal line: the line, then
+	// both directories, once.
+	r2, err := s.Create("journal-first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	j0, d0 := *journal, *dirs
+	for i := range 2 {
+		if err := r2.AppendJournal(map[string]int{"n": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if *journal-j0 != 2 || *dirs-d0 != 2 {
+		t.Errorf("two appends to a new run: %d journal syncs, %d directory syncs; want 2 and 2", *journal-j0, *dirs-d0)
+	}
+}
+
+// TestCheckpointSnapshotFails: when the snapshot of a checkpoint fails, the
+// journal line is synced after all, so the delta is durable and a resume
+// reads it; the snapshot's error is returned.
+func TestCheckpointSnapshotFails(t *testing.T) {
+	s := newStore(t)
+	journal, _ := countSyncs(t)
+	r, err := s.Create("snapfail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.Checkpoint(map[string]int{"n": 1}, func() any { return []int{1} }, true) // not a JSON object
+	if err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		t.Fatalf("Checkpoint with a state that is not an object = %v, want its error", err)
+	}
+	if *journal != 1 {
+		t.Errorf("the journal was synced %d times after the failed snapshot, want 1", *journal)
+	}
+	r.Close()
+	o, err := s.Open("snapfail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var deltas []string
+	if err := o.Load(nil, func(d []byte) error { deltas = append(deltas, string(d)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(deltas) != 1 || deltas[0] != `{"n":1}` {
+		t.Errorf("after the failed snapshot the journal holds %q, want the delta", deltas)
+	}
+}
