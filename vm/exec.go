@@ -159,8 +159,8 @@ func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, exec
 		}
 	}
 	sig = m.reply(blk, &res, sig)
-	out, cut := proc.Excerpt([]byte(res.Output), outputExcerpt, res.Truncated)
-	stderr, _ := proc.Excerpt([]byte(res.Stderr), outputExcerpt, false)
+	out, cut := proc.Excerpt(res.Output, outputExcerpt, res.Truncated)
+	stderr, _ := proc.Excerpt(res.Stderr, outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,

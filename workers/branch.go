@@ -161,9 +161,9 @@ func merge(ctx context.Context, dir string, lookup func(string) (string, bool), 
 func runGitOut(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
 	res, err := runGit(ctx, dir, lookup, args)
 	if err != nil {
-		return gitResult{string(res.Stderr), err}
+		return gitResult{res.Stderr, err}
 	}
-	return gitResult{string(res.Stdout), nil}
+	return gitResult{res.Stdout, nil}
 }
 
 func splitNonEmpty(s string) []string {

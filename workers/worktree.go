@@ -131,7 +131,7 @@ type gitResult struct {
 // its out is stdout and stderr together.
 func git(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
 	res, err := runGit(ctx, dir, lookup, args)
-	return gitResult{string(res.Stdout) + string(res.Stderr), err}
+	return gitResult{res.Stdout + res.Stderr, err}
 }
 
 // runGit runs git once; a failure to start or a non-zero exit is its error.

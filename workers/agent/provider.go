@@ -229,7 +229,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result 
 			return res
 		}
 	}
-	steprun.ApplyCapture(req, &res, []byte(rep.text))
+	steprun.ApplyCapture(req, &res, rep.text)
 	if req.KeepReply && res.Err == nil {
 		if err := steprun.KeepReply(req, rep.text); err != nil {
 			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)

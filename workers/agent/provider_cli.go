@@ -61,12 +61,12 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return callReply{exit: step.ExitNotFound, err: steprun.StartErr(inv.argv[0], pr.StartErr)}
 	}
 	rep := callReply{
-		text:        string(pr.Stdout),
+		text:        pr.Stdout,
 		exit:        pr.ExitCode,
 		truncated:   pr.StdoutTruncated,
 		spill:       pr.StdoutSpill,
 		wroteOutput: inv.wroteOutput,
-		stderr:      string(pr.Stderr),
+		stderr:      pr.Stderr,
 	}
 	switch {
 	case spec.StdoutFile != "":
@@ -96,7 +96,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	if pv.RawReply() {
 		return rep
 	}
-	stderr := string(pr.Stderr)
+	stderr := pr.Stderr
 	if pr.StderrTruncated && p.StderrLog != "" {
 		if b, err := os.ReadFile(p.StderrLog); err == nil {
 			stderr = string(b)

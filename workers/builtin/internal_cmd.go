@@ -72,7 +72,7 @@ func runLinter(ctx context.Context, e Env, req *step.Request) step.Result {
 		}
 		content := run.log
 		var buf bytes.Buffer
-		if out := bytes.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, out) == nil {
+		if out := strings.TrimSpace(run.proc.Stdout); len(out) > 0 && !run.proc.StdoutTruncated && json.Compact(&buf, []byte(out)) == nil {
 			content = buf.String()
 		}
 		l.add(step.SegLintResult, content)
@@ -137,7 +137,7 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 	res := step.Result{
 		Signal:      steprun.SignalFor(pr.ExitCode),
 		ExitCode:    pr.ExitCode,
-		Output:      steprun.TrimOutput(string(pr.Stdout)),
+		Output:      steprun.TrimOutput(pr.Stdout),
 		Truncated:   pr.StdoutTruncated,
 		SpillStdout: pr.StdoutSpill,
 		StderrLog:   p.StderrLog,

@@ -65,7 +65,7 @@ type Spec struct {
 type Result struct {
 	ExitCode        int    // 124 on timeout, 128+signo when killed by a signal, -1 if it could not start
 	TimedOut        bool   // the Timeout expired (never set for a cancelled context)
-	Stdout, Stderr  []byte // the whole stream when it fits in MemCap, else its first MemCap bytes
+	Stdout, Stderr  string // the whole stream when it fits in MemCap, else its first MemCap bytes
 	StdoutTruncated bool   // stdout exceeded MemCap: Stdout holds its first MemCap bytes
 	StderrTruncated bool   // stderr exceeded MemCap: Stderr holds its first MemCap bytes
 	StdoutSpill     string // the spill file, set when stdout exceeded MemCap and StdoutSpill was given
@@ -250,8 +250,8 @@ func Run(ctx context.Context, spec Spec) Result {
 		res.ExitCode = ExitTimeout
 		res.TimedOut = true
 	}
-	res.Stdout, res.StdoutTruncated = out.mem, out.truncated
-	res.Stderr, res.StderrTruncated = errCap.mem, errCap.truncated
+	res.Stdout, res.StdoutTruncated = out.mem.String(), out.truncated
+	res.Stderr, res.StderrTruncated = errCap.mem.String(), errCap.truncated
 	if out.spill != nil || out.named {
 		res.StdoutSpill = spec.StdoutSpill
 	}
@@ -456,8 +456,11 @@ func appendLog(path, header string) (*os.File, error) {
 // the child is never blocked by a broken sink. Only exec's copying goroutine
 // writes to a capture, and only Run reads it after Wait.
 type capture struct {
-	memCap    int
-	mem       []byte
+	memCap int
+	// mem holds the first memCap bytes; a Builder, so that the Result's
+	// string is the bytes read, not a copy of them (a copy of 1 MiB costs
+	// 256 fresh pages).
+	mem       strings.Builder
 	truncated bool
 	spillPath string
 	spill     *os.File
@@ -480,12 +483,12 @@ func (c *capture) addSink(w io.Writer) {
 
 func (c *capture) Write(p []byte) (int, error) {
 	if !c.truncated {
-		if len(c.mem)+len(p) <= c.memCap {
-			c.mem = append(c.mem, p...)
+		if c.mem.Len()+len(p) <= c.memCap {
+			c.mem.Write(p)
 		} else {
 			c.truncated = true
 			c.startSpill()
-			c.mem = append(c.mem, p[:c.memCap-len(c.mem)]...)
+			c.mem.Write(p[:c.memCap-c.mem.Len()])
 		}
 	}
 	for i := range c.sinks {
@@ -540,7 +543,10 @@ func (c *capture) startSpill() {
 	}
 	c.spill = f
 	s := sink{w: f}
-	s.write(c.mem, c.errs)
+	if _, err := io.WriteString(f, c.mem.String()); err != nil {
+		s.dead = true
+		c.errs.set(err)
+	}
 	c.sinks = append(c.sinks, s)
 }
 
@@ -565,9 +571,9 @@ func (c *capture) collect(f *os.File) error {
 	}
 	size := fi.Size()
 	if n := min(size, int64(c.memCap)); n > 0 {
-		c.mem = make([]byte, n)
-		if _, err := f.ReadAt(c.mem, 0); err != nil {
-			c.mem = nil
+		c.mem.Grow(int(n))
+		if _, err := io.Copy(&c.mem, io.NewSectionReader(f, 0, n)); err != nil {
+			c.mem.Reset()
 			return fmt.Errorf("read stdout: %w", err)
 		}
 	}
@@ -687,9 +693,10 @@ const truncatedMark = "\n[truncated]"
 
 // Excerpt returns the first n bytes of b (n is 8192 for state.json) followed
 // by "\n[truncated]" when b is longer than n or truncated is true, and reports
-// whether it cut anything. The cut is moved back to a UTF-8 boundary, so a
+// whether it cut anything. b is a string or a byte slice: a string is cut
+// without copying its whole text (a step's output can be 1 MiB). The cut is moved back to a UTF-8 boundary, so a
 // character is never split.
-func Excerpt(b []byte, n int, truncated bool) (string, bool) {
+func Excerpt[T string | []byte](b T, n int, truncated bool) (string, bool) {
 	if len(b) <= n && !truncated {
 		return string(b), false
 	}

@@ -47,9 +47,9 @@ func gone(pid int) bool {
 
 // firstPID parses the pid a helper printed on its first stdout line, and
 // makes sure that process does not outlive the test.
-func firstPID(t *testing.T, out []byte) int {
+func firstPID(t *testing.T, out string) int {
 	t.Helper()
-	line, _, _ := strings.Cut(string(out), "\n")
+	line, _, _ := strings.Cut(out, "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
 		t.Fatalf("helper printed %q, want a pid", out)
@@ -83,7 +83,7 @@ func TestRunProcExitCodes(t *testing.T) {
 			if res.ExitCode != tt.wantCode || res.TimedOut {
 				t.Errorf("RunProc(%v) = exit %d timedOut %v, want exit %d timedOut false", tt.args, res.ExitCode, res.TimedOut, tt.wantCode)
 			}
-			if string(res.Stdout) != tt.wantStdout || string(res.Stderr) != tt.wantStderr {
+			if res.Stdout != tt.wantStdout || res.Stderr != tt.wantStderr {
 				t.Errorf("RunProc(%v) stdout %q stderr %q, want %q %q", tt.args, res.Stdout, res.Stderr, tt.wantStdout, tt.wantStderr)
 			}
 			if res.StdoutTruncated || res.StderrTruncated || res.StdoutSpill != "" {
@@ -115,7 +115,7 @@ func TestRunProcStdin(t *testing.T) {
 			t.Parallel()
 			argv, env := testchild.Argv(t, tt.mode)
 			res := Run(context.Background(), Spec{Argv: argv, Env: env, StdinPath: tt.stdin, Timeout: time.Minute})
-			if res.TimedOut || res.ExitCode != 0 || string(res.Stdout) != tt.want {
+			if res.TimedOut || res.ExitCode != 0 || res.Stdout != tt.want {
 				t.Errorf("RunProc(%s, stdin %q) = exit %d stdout %q, want exit 0 stdout %q", tt.mode, tt.stdin, res.ExitCode, res.Stdout, tt.want)
 			}
 		})
@@ -129,7 +129,7 @@ func TestRunProcEnvIsExact(t *testing.T) {
 	env = append(env, "FOO=bar", "EMPTY=", "WITH_EQ=a=b")
 	res := Run(context.Background(), Spec{Argv: argv, Env: env, Dir: t.TempDir()})
 	want := strings.Join(env, "\n") + "\n"
-	if res.ExitCode != 0 || string(res.Stdout) != want {
+	if res.ExitCode != 0 || res.Stdout != want {
 		t.Errorf("RunProc(env) = exit %d, stdout %q, want exit 0, stdout %q", res.ExitCode, res.Stdout, want)
 	}
 }
@@ -142,7 +142,7 @@ func TestRunProcDir(t *testing.T) {
 	}
 	argv, env := testchild.Argv(t, "cat")
 	res := Run(context.Background(), Spec{Argv: argv, Env: env, Dir: dir, StdinPath: filepath.Join(dir, "here.txt")})
-	if res.ExitCode != 0 || string(res.Stdout) != "in dir" {
+	if res.ExitCode != 0 || res.Stdout != "in dir" {
 		t.Errorf("RunProc(cat) = exit %d stdout %q, want 0 %q", res.ExitCode, res.Stdout, "in dir")
 	}
 }
@@ -161,7 +161,7 @@ func TestRunProcChildPath(t *testing.T) {
 	}
 	env := []string{testchild.Var + "=1", "PATH=relative/dir:" + t.TempDir() + ":" + bin}
 	res := Run(context.Background(), Spec{Argv: []string{"smith-test-helper", "print", "found", ""}, Env: env})
-	if res.StartErr != nil || res.ExitCode != 0 || string(res.Stdout) != "found" {
+	if res.StartErr != nil || res.ExitCode != 0 || res.Stdout != "found" {
 		t.Errorf("RunProc(smith-test-helper) = exit %d, stdout %q, StartErr %v, want 0, %q, nil", res.ExitCode, res.Stdout, res.StartErr, "found")
 	}
 }
@@ -234,7 +234,7 @@ func TestRunProcSpill(t *testing.T) {
 	if !res.StdoutTruncated || res.StdoutSpill != spill {
 		t.Errorf("RunProc(out %d) truncated %v spill %q, want true %q", size, res.StdoutTruncated, res.StdoutSpill, spill)
 	}
-	if !bytes.Equal(res.Stdout, want[:1<<20]) {
+	if res.Stdout != string(want[:1<<20]) {
 		t.Errorf("RunProc(out %d).Stdout has %d bytes, want the first %d bytes of the stream", size, len(res.Stdout), 1<<20)
 	}
 	got, err := os.ReadFile(spill)
@@ -327,7 +327,7 @@ func TestRunProcCaptureLimits(t *testing.T) {
 				if tt.wantSpill && !bytes.Equal(got, testchild.Pattern(tt.size)) {
 					t.Errorf("RunProc(out %d, cap %d): spill holds %d bytes, want the whole stream", tt.size, tt.memCap, len(got))
 				}
-				if want := testchild.Pattern(min(tt.size, tt.memCap)); !bytes.Equal(res.Stdout, want) {
+				if want := testchild.Pattern(min(tt.size, tt.memCap)); res.Stdout != string(want) {
 					t.Errorf("RunProc(out %d, cap %d).Stdout = %q, want %q", tt.size, tt.memCap, res.Stdout, want)
 				}
 				if res.IOErr != nil {
@@ -402,7 +402,7 @@ func TestRunProcStdoutKind(t *testing.T) {
 			spec := tt.spec(filepath.Join(t.TempDir(), "logs", "out.log"))
 			spec.Argv, spec.Env = testchild.Argv(t, "stdoutkind")
 			res := Run(context.Background(), spec)
-			if got := strings.TrimSpace(string(res.Stdout)); got != tt.want || res.ExitCode != 0 {
+			if got := strings.TrimSpace(res.Stdout); got != tt.want || res.ExitCode != 0 {
 				t.Errorf("stdout of the child = %q (exit %d), want %q", got, res.ExitCode, tt.want)
 			}
 		})
@@ -420,7 +420,7 @@ func TestRunProcStderrLog(t *testing.T) {
 	if err != nil || string(got) != long {
 		t.Errorf("stderr log = %q, %v, want %q", got, err, long)
 	}
-	if string(res.Stderr) != long[:10] || !res.StderrTruncated {
+	if res.Stderr != long[:10] || !res.StderrTruncated {
 		t.Errorf("RunProc.Stderr = %q truncated %v, want %q true", res.Stderr, res.StderrTruncated, long[:10])
 	}
 }
@@ -442,7 +442,7 @@ func TestRunProcTimeoutKillsGroup(t *testing.T) {
 		if elapsed > timeout+20*time.Second {
 			t.Errorf("RunProc(grandchild) returned after %v, want well before the 60s sleep ends", elapsed)
 		}
-		if strings.Contains(string(res.Stdout), "\n") || timeout > 10*time.Second {
+		if strings.Contains(res.Stdout, "\n") || timeout > 10*time.Second {
 			break
 		}
 	}
@@ -559,8 +559,8 @@ func TestRunProcMasking(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"in-memory stdout", string(res.Stdout), wantOut[:32]},
-		{"in-memory stderr", string(res.Stderr), masked},
+		{"in-memory stdout", res.Stdout, wantOut[:32]},
+		{"in-memory stderr", res.Stderr, masked},
 		{"spill file", string(spilled), wantOut},
 		{"stderr log", string(logged), masked},
 		{"stdout sink", sink.String(), wantOut},
@@ -604,6 +604,10 @@ func TestExcerpt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got, cut := Excerpt([]byte(tt.in), tt.n, tt.truncated)
+			if got != tt.want || cut != tt.wantCut {
+				t.Errorf("Excerpt([]byte(%q), %d, %v) = %q, %v, want %q, %v", tt.in, tt.n, tt.truncated, got, cut, tt.want, tt.wantCut)
+			}
+			got, cut = Excerpt(tt.in, tt.n, tt.truncated)
 			if got != tt.want || cut != tt.wantCut {
 				t.Errorf("Excerpt(%q, %d, %v) = %q, %v, want %q, %v", tt.in, tt.n, tt.truncated, got, cut, tt.want, tt.wantCut)
 			}

@@ -33,14 +33,14 @@ func TrimOutput(s string) string { return strings.TrimRight(s, "\n") }
 // failure and gets JSON only when the output parses; a successful one that
 // does not parse fails with E_JSON_PARSE, unless AllowParseError, in which case
 // JSON stays nil and the result stays a success.
-func ApplyCapture(req *step.Request, res *step.Result, whole []byte) {
+func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 	switch req.OutputCapture {
 	case "", captureText:
 	case captureLines:
-		res.Lines = splitLines(string(whole))
+		res.Lines = splitLines(whole)
 	case captureJSON:
 		var v any
-		err := json.Unmarshal(whole, &v)
+		err := json.Unmarshal([]byte(whole), &v)
 		if err == nil {
 			res.JSON, res.HasJSON = v, true
 			return
@@ -49,7 +49,7 @@ func ApplyCapture(req *step.Request, res *step.Result, whole []byte) {
 			// A model's reply is cleaned before it is parsed, and one with no
 			// JSON value is a validation failure the fix loop can mend
 			// (CONTRACT 9), not E_JSON_PARSE.
-			if text, ok := reply.ExtractJSON(reply.Clean(string(whole))); ok && json.Unmarshal([]byte(text), &v) == nil {
+			if text, ok := reply.ExtractJSON(reply.Clean(whole)); ok && json.Unmarshal([]byte(text), &v) == nil {
 				res.JSON, res.HasJSON = v, true
 				return
 			}
@@ -81,8 +81,8 @@ func splitLines(s string) []string {
 }
 
 // jsonErrText describes a JSON syntax error, with the offset where it has one.
-func jsonErrText(err error, data []byte) string {
-	if len(strings.TrimSpace(string(data))) == 0 {
+func jsonErrText(err error, data string) string {
+	if len(strings.TrimSpace(data)) == 0 {
 		return "the output is empty"
 	}
 	if se, ok := err.(*json.SyntaxError); ok {

@@ -78,7 +78,7 @@ func TestApplyCapture(t *testing.T) {
 			if tt.failed {
 				res = step.Result{Signal: lang.SigFailure, ExitCode: 3}
 			}
-			steprun.ApplyCapture(req, &res, []byte(tt.whole))
+			steprun.ApplyCapture(req, &res, tt.whole)
 			// The signal alone when the result has neither exit code nor
 			// error; a want with an error may stop inside its message.
 			got := res.Signal

@@ -190,14 +190,14 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 		res.Signal = lang.SigFailure
 		res.Err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 	}
-	res.Output = TrimOutput(string(pr.Stdout))
-	res.Stderr = TrimOutput(string(pr.Stderr))
+	res.Output = TrimOutput(pr.Stdout)
+	res.Stderr = TrimOutput(pr.Stderr)
 	whole := pr.Stdout
 	// Only a lines or json capture needs the whole stream: a text capture
 	// keeps the spill file on disk and memory flat, whatever the size.
 	if pr.StdoutTruncated && pr.StdoutSpill != "" && (req.OutputCapture == captureLines || req.OutputCapture == captureJSON) {
 		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
-			whole = b
+			whole = string(b)
 		}
 	}
 	ApplyCapture(req, &res, whole)
