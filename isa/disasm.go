@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"smith/lang"
 	"smith/source"
@@ -69,7 +70,7 @@ func (d runData) apply(p *Program) {
 }
 
 // barePosFile is a file name that a listing prints without quotes.
-var barePosFile = regexp.MustCompile(`^[^\s";@]+$`)
+var barePosFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^\s";@]+$`) })
 
 // formatPos prints a position for a listing: "-" when unknown, else
 // FILE:LINE:COL, FILE Go-quoted unless it is a plain name. Unlike
@@ -79,7 +80,7 @@ func formatPos(p source.Pos) string {
 		return "-"
 	}
 	f := p.File
-	if !barePosFile.MatchString(f) || f == "-" {
+	if !barePosFile().MatchString(f) || f == "-" {
 		f = strconv.Quote(f)
 	}
 	return fmt.Sprintf("%s:%d:%d", f, p.Line, p.Col)

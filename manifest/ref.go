@@ -428,12 +428,14 @@ func isASCIILetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <
 // shellSyntax matches the shell's parameter expansions: ${VAR:-x},
 // ${VAR=x}, ${VAR:+x}, ${VAR?x}, ${#VAR}, ${!VAR}, ${VAR#p}, ${VAR%p},
 // ${VAR/a/b}, ${VAR^}, ${VAR,}, ${VAR:0:2}.
-var shellSyntax = regexp.MustCompile(`^\$\{([#!][A-Za-z_]|[A-Za-z_][A-Za-z0-9_]*(:?[-=+?]|[#%/^,]|:[0-9 ]))`)
+var shellSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$\{([#!][A-Za-z_]|[A-Za-z_][A-Za-z0-9_]*(:?[-=+?]|[#%/^,]|:[0-9 ]))`)
+})
 
 // shellHint explains a reference written in shell syntax (${VAR:-x},
 // ${#VAR}, ${VAR%.txt}): Smith reads every ${...} itself.
 func shellHint(text string) string {
-	if !shellSyntax.MatchString(text) {
+	if !shellSyntax().MatchString(text) {
 		return ""
 	}
 	return fmt.Sprintf("; this looks like shell syntax, which Smith does not evaluate: to leave it to a shell write $%s (Smith turns $$ into $); for a default value, list the reference in allow_missing_vars", text)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -25,7 +26,7 @@ const (
 )
 
 // yamlErrLine splits yaml's error text "yaml: line N: msg".
-var yamlErrLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 
 // ParseYAML reads a YAML document into a Value tree. String values are
 // positioned at their first content character: one column after the opening
@@ -94,7 +95,7 @@ func yamlError(name string, err error) source.Diagnostic {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg = "yaml: " + te.Errors[0]
 	}
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		if m[1] != "" {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 				line = n
@@ -331,11 +332,13 @@ func (b *yamlBuilder) scalar(n *yaml.Node) *Value {
 }
 
 // jsonNumber matches the JSON number grammar.
-var jsonNumber = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$`)
+var jsonNumber = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$`)
+})
 
 // jsonNumberText returns lit when it is a JSON number, else canonical.
 func jsonNumberText(lit, canonical string) string {
-	if jsonNumber.MatchString(lit) {
+	if jsonNumber().MatchString(lit) {
 		return lit
 	}
 	return canonical

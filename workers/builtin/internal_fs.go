@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"smith/lang"
 	"smith/source"
@@ -261,7 +262,9 @@ func namedFile(content string) (string, bool) {
 }
 
 // preambleField is one "key: value" (YAML-ish) or "@key value" (JSDoc) line.
-var preambleField = regexp.MustCompile(`^(?:@?([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(.*)|@([A-Za-z_][A-Za-z0-9_-]*)(?:\s+(.*))?)$`)
+var preambleField = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:@?([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(.*)|@([A-Za-z_][A-Za-z0-9_-]*)(?:\s+(.*))?)$`)
+})
 
 // extractPreamble finds the preamble of a file and reads its fields. Leading
 // blank lines, a byte order mark and a "#!" line are skipped; the preamble
@@ -367,7 +370,7 @@ func preambleFieldsOf(body []string) map[string]any {
 			current = ""
 			continue
 		}
-		if m := preambleField.FindStringSubmatch(line); m != nil {
+		if m := preambleField().FindStringSubmatch(line); m != nil {
 			key, value := m[1], m[2]
 			if key == "" {
 				key, value = m[3], m[4]

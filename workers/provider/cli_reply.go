@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -88,14 +89,18 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 // retryablePattern recognises the errors worth trying again: rate limits,
 // overload, server errors, and a connection refused, reset, dropped or cut
 // short.
-var retryablePattern = regexp.MustCompile(`(?i)rate[ _-]?limit|overloaded|high demand|too many requests|resource[ _]exhausted|unavailable|timed? ?out|network|socket hang up|fetch failed|econnreset|econnrefused|etimedout|enotfound|eai_again|und_err|connection (refused|reset|dropped|failed|closed|error)|stream disconnected|disconnected before|error sending request|other side closed|terminated|premature|internal server error`)
+var retryablePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)rate[ _-]?limit|overloaded|high demand|too many requests|resource[ _]exhausted|unavailable|timed? ?out|network|socket hang up|fetch failed|econnreset|econnrefused|etimedout|enotfound|eai_again|und_err|connection (refused|reset|dropped|failed|closed|error)|stream disconnected|disconnected before|error sending request|other side closed|terminated|premature|internal server error`)
+})
 
 // statusPattern finds an HTTP status in an error message.
-var statusPattern = regexp.MustCompile(`(?i)(?:status|error|code)[ :"]+([45]\d\d)\b|\(([45]\d\d)\)|\b([45]\d\d) (?:Unauthorized|Forbidden|Bad Request|Too Many Requests|Internal Server Error|Service Unavailable|Bad Gateway|Gateway Timeout|Overloaded)`)
+var statusPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:status|error|code)[ :"]+([45]\d\d)\b|\(([45]\d\d)\)|\b([45]\d\d) (?:Unauthorized|Forbidden|Bad Request|Too Many Requests|Internal Server Error|Service Unavailable|Bad Gateway|Gateway Timeout|Overloaded)`)
+})
 
 // statusIn returns the HTTP status an error message names, 0 for none.
 func statusIn(msg string) int {
-	m := statusPattern.FindStringSubmatch(msg)
+	m := statusPattern().FindStringSubmatch(msg)
 	for _, g := range m[min(1, len(m)):] {
 		if n, err := strconv.Atoi(g); err == nil {
 			return n
@@ -113,16 +118,20 @@ func classify(status int, msg string) int {
 		return ExitRetryable
 	case status >= 400 && status <= 499:
 		return ExitInvalid
-	case retryablePattern.MatchString(msg):
+	case retryablePattern().MatchString(msg):
 		return ExitRetryable
 	}
 	return ExitInvalid
 }
 
 var (
-	authPattern  = regexp.MustCompile(`(?i)api[ _-]?key|auth method|unauthori[sz]ed|authenticat|not logged in|/login|log ?in|credential|forbidden|permission_error`)
-	trustPattern = regexp.MustCompile(`(?i)trust`)
-	busyPattern  = regexp.MustCompile(`(?i)overloaded|high demand|rate[ _-]?limit|too many requests|resource[ _]exhausted|unavailable`)
+	authPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)api[ _-]?key|auth method|unauthori[sz]ed|authenticat|not logged in|/login|log ?in|credential|forbidden|permission_error`)
+	})
+	trustPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)trust`) })
+	busyPattern  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)overloaded|high demand|rate[ _-]?limit|too many requests|resource[ _]exhausted|unavailable`)
+	})
 )
 
 // failureText is the one-line reason of a failed call, saying what to fix.
@@ -142,7 +151,7 @@ func failureText(pv Provider, e *cliError, exit int) string {
 			return "rate limited by the model server" + code + ": " + msg + " (retryable: retry: and a provider list take over)"
 		case e.status >= 500:
 			return "the model server failed" + code + ": " + msg + " (retryable)"
-		case busyPattern.MatchString(msg):
+		case busyPattern().MatchString(msg):
 			return "the model server is busy: " + msg + " (retryable)"
 		}
 		return "the model server could not be reached or broke off: " + msg + " (retryable; check " + baseVar + ")"
@@ -151,10 +160,10 @@ func failureText(pv Provider, e *cliError, exit int) string {
 	case e.status == 401 || e.status == 403:
 		return "the model server refused the credentials" + code + ": " + msg +
 			"; check " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
-	case authPattern.MatchString(msg):
+	case authPattern().MatchString(msg):
 		return "the CLI has no usable credentials: " + msg +
 			"; set " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
-	case trustPattern.MatchString(msg):
+	case trustPattern().MatchString(msg):
 		return msg + "; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true in the provider's env)"
 	case e.status == 400:
 		return "the model server rejected the request" + code + ": " + msg + "; check model: and the prompt"
@@ -181,12 +190,12 @@ func oneLine(s string) string {
 }
 
 // ansiPattern matches terminal colour sequences.
-var ansiPattern = regexp.MustCompile("\x1b\\[[0-9;]*m")
+var ansiPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
 // lastLine returns the last non-empty line of s, skipping stack frames and
 // colours.
 func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(ansiPattern.ReplaceAllString(s, "")), "\n")
+	lines := strings.Split(strings.TrimSpace(ansiPattern().ReplaceAllString(s, "")), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l != "" && !strings.HasPrefix(l, "at ") && l != "}" {

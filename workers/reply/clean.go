@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -21,7 +22,7 @@ import (
 // as truncated replies are common.
 
 // signalLine is a signal on a line of its own (CONTRACT.md 7.1).
-var signalLine = regexp.MustCompile(lang.SignalPattern)
+var signalLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(lang.SignalPattern) })
 
 // chattyInterjections start a conversational preamble line when a
 // punctuation mark follows them ("Sure! ...", "Of course, ...").
@@ -404,7 +405,7 @@ func LastLineSignal(s string) (signal, rest string, ok bool) {
 			break
 		}
 	}
-	if !signalLine.MatchString(line) {
+	if !signalLine().MatchString(line) {
 		return "", s, false
 	}
 	return line, strings.TrimRightFunc(body[:start], unicode.IsSpace), true
