@@ -572,7 +572,8 @@ func (c *capture) collect(f *os.File) error {
 	size := fi.Size()
 	if n := min(size, int64(c.memCap)); n > 0 {
 		c.mem.Grow(int(n))
-		if _, err := io.Copy(&c.mem, io.NewSectionReader(f, 0, n)); err != nil {
+		// The limit sizes io.Copy's buffer to a short stream.
+		if _, err := io.Copy(&c.mem, io.LimitReader(io.NewSectionReader(f, 0, n), n)); err != nil {
 			c.mem.Reset()
 			return fmt.Errorf("read stdout: %w", err)
 		}
