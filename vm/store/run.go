@@ -55,11 +55,11 @@ type Run struct {
 	// guarded by mu).
 	scratch []byte
 	// dirsPending: the entries of a new run (RUN_ROOT in the runs
-	// directory, its files in RUN_ROOT) are not known durable yet. Create
-	// leaves their fsyncs to the first write that must be durable, which
-	// makes them so before it returns (syncDirs); the first snapshot, which
-	// fsyncs RUN_ROOT anyway, then costs one directory fsync more instead
-	// of two.
+	// directory, its files and directories in RUN_ROOT) are not known
+	// durable yet. Create leaves their fsyncs to the first write that must
+	// be durable, which makes them so before it returns (syncJournal,
+	// writeSnapshot); the first snapshot, which fsyncs RUN_ROOT anyway,
+	// then costs one directory fsync more instead of two.
 	dirsPending bool
 }
 
