@@ -42,23 +42,23 @@ func TestWaitFor(t *testing.T) {
 			f := newFixture(t)
 			create := func() {
 				for i := range tt.count {
-					f.write(filepath.Join("inbox", string(rune('a'+i))+".msg"), "hi")
+					f.Write(filepath.Join("inbox", string(rune('a'+i))+".msg"), "hi")
 				}
 			}
 			if tt.createOn < 0 {
 				create()
 			}
-			f.onSleep = func(n int) {
+			f.OnPause = func(n int) {
 				if n == tt.createOn {
 					create()
 				}
 			}
-			r := f.req(step.KindCommand, "Wait")
+			r := f.Req(step.KindCommand, "Wait")
 			r.Argv = exe(t, "print", "ran", "")
 			r.WaitFor = &tt.wait
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
-			if len(f.sleeps) != tt.wantPauses {
-				t.Errorf("Run(%s) paused %d times, want %d", tt.name, len(f.sleeps), tt.wantPauses)
+			if len(f.Pauses) != tt.wantPauses {
+				t.Errorf("Run(%s) paused %d times, want %d", tt.name, len(f.Pauses), tt.wantPauses)
 			}
 		})
 	}
@@ -70,14 +70,14 @@ func TestWaitForRealTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.reg.Clock, f.reg.Wait = nil, nil
-	r := f.req(step.KindCommand, "Wait")
+	r := f.Req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		time.Sleep(50 * time.Millisecond)
-		_ = os.MkdirAll(filepath.Join(f.dirs.Workspace, "inbox"), 0o755)
-		_ = os.WriteFile(filepath.Join(f.dirs.Workspace, "inbox", "x.msg"), []byte("hi"), 0o644)
+		_ = os.MkdirAll(filepath.Join(f.Dirs.Workspace, "inbox"), 0o755)
+		_ = os.WriteFile(filepath.Join(f.Dirs.Workspace, "inbox", "x.msg"), []byte("hi"), 0o644)
 	})
 	got := f.reg.Run(context.Background(), r)
 	wg.Wait()
@@ -89,7 +89,7 @@ func TestWaitForCancelled(t *testing.T) {
 	f := newFixture(t)
 	f.reg.Clock, f.reg.Wait = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
-	r := f.req(step.KindCommand, "Wait")
+	r := f.Req(step.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "never/*", Poll: 10 * time.Millisecond, Timeout: time.Hour}
 	time.AfterFunc(30*time.Millisecond, cancel)
@@ -118,14 +118,14 @@ func TestDependsOn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write("src/a.go", "package a\n")
-			f.write("src/b.go", "package b\n")
+			f.Write("src/a.go", "package a\n")
+			f.Write("src/b.go", "package b\n")
 			if tt.name == "through a symlink" {
-				if err := os.Symlink(filepath.Join(f.dirs.Workspace, "src"), filepath.Join(f.dirs.Workspace, "link")); err != nil {
+				if err := os.Symlink(filepath.Join(f.Dirs.Workspace, "src"), filepath.Join(f.Dirs.Workspace, "link")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			r := f.req(step.KindCommand, "Dep")
+			r := f.Req(step.KindCommand, "Dep")
 			r.Argv = exe(t, "print", "ran", "")
 			r.DependsOn = &tt.deps
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
@@ -155,9 +155,9 @@ func TestDependsOnInject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write("src/a.go", "package a\n")
-			f.write("src/b.go", "package b")
-			r := f.req(step.KindProvider, "Inj")
+			f.Write("src/a.go", "package a\n")
+			f.Write("src/b.go", "package b")
+			r := f.Req(step.KindProvider, "Inj")
 			r.Providers = []string{"mock"}
 			r.Prompt = "Review them."
 			r.DependsOn = &tt.deps

@@ -22,8 +22,8 @@ func TestInputFileSymlinkSwapRace(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("OUTSIDE-SECRET"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := filepath.Join(f.dirs.Workspace, "in.txt")
-	f.write("in.txt", "plain")
+	in := filepath.Join(f.Dirs.Workspace, "in.txt")
+	f.Write("in.txt", "plain")
 	plain := filepath.Join(t.TempDir(), "plain.txt")
 	if err := os.WriteFile(plain, []byte("plain"), 0o644); err != nil {
 		t.Fatal(err)
@@ -32,8 +32,8 @@ func TestInputFileSymlinkSwapRace(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tmpLink := filepath.Join(f.dirs.Workspace, "in.link")
-		tmpFile := filepath.Join(f.dirs.Workspace, "in.file")
+		tmpLink := filepath.Join(f.Dirs.Workspace, "in.link")
+		tmpFile := filepath.Join(f.Dirs.Workspace, "in.file")
 		for !stop.Load() {
 			os.Remove(tmpLink)
 			os.Symlink(outside, tmpLink)
@@ -44,7 +44,7 @@ func TestInputFileSymlinkSwapRace(t *testing.T) {
 	}()
 	leaks, ran := 0, 0
 	for i := 0; i < raceTrials(); i++ {
-		r := f.req(step.KindCommand, "Race")
+		r := f.Req(step.KindCommand, "Race")
 		r.Argv = exe(t, "cat")
 		r.InputFile = "in.txt"
 		got := f.reg.Run(context.Background(), r)

@@ -10,16 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/stepfake"
 	"smith/internal/testchild"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
 	"smith/workers/builtin"
-	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
-	"smith/workers/steprun"
 )
 
 func TestMain(m *testing.M) {
@@ -28,78 +27,19 @@ func TestMain(m *testing.M) {
 }
 
 // A fixture is one project (BASE, WORKSPACE, a RUN_ROOT) and a Registry with a
-// fake clock and pause.
+// fake clock and pause (internal/stepfake).
 type fixture struct {
-	t       *testing.T
-	dirs    confine.Dir
-	runRoot string
-	reg     *Registry
-	clock   time.Time
-	sleeps  []time.Duration
-	onSleep func(n int) // called on each pause (1-based), e.g. to create files
+	*stepfake.Project
+	stepfake.Clock
+	t   *testing.T
+	reg *Registry
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dirs, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
-	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.reg = &Registry{Runner: agent.Runner{Env: steprun.Env{
-		Lookup: func(k string) (string, bool) {
-			if k == "PATH" {
-				return "/usr/bin:/bin", true
-			}
-			return "", false
-		},
-		Clock: func() time.Time { return f.clock },
-		Wait: func(ctx context.Context, d time.Duration) error {
-			f.sleeps = append(f.sleeps, d)
-			f.clock = f.clock.Add(d)
-			if f.onSleep != nil {
-				f.onSleep(len(f.sleeps))
-			}
-			return ctx.Err()
-		},
-	}}}
+	f := &fixture{Project: stepfake.NewProject(t), t: t}
+	f.reg = &Registry{Runner: agent.Runner{Env: f.Env()}}
 	return f
-}
-
-// req returns a request for step in the fixture's project; children run in
-// helper mode.
-func (f *fixture) req(kind step.Kind, name string) *step.Request {
-	return &step.Request{
-		RunID:   "r1",
-		Step:    name,
-		Kind:    kind,
-		Dirs:    f.dirs,
-		RunRoot: f.runRoot,
-		Env:     []proc.EnvVar{{Name: testchild.Var, Value: "1"}},
-		Timeout: 30 * time.Second,
-	}
-}
-
-// write creates a file under WORKSPACE.
-func (f *fixture) write(rel, content string) {
-	f.t.Helper()
-	p := filepath.Join(f.dirs.Workspace, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-// read returns a file under WORKSPACE, or "<missing>".
-func (f *fixture) read(rel string) string {
-	b, err := os.ReadFile(filepath.Join(f.dirs.Workspace, rel))
-	if err != nil {
-		return "<missing>"
-	}
-	return string(b)
 }
 
 // exe returns the argv that runs the test binary in a helper mode.
@@ -109,16 +49,7 @@ func exe(t *testing.T, args ...string) []string {
 }
 
 // errText prints an error with its code: "E_X: message".
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	var c source.Coded
-	if errors.As(err, &c) {
-		return string(c.ErrCode()) + ": " + c.Error()
-	}
-	return "(uncoded) " + err.Error()
-}
+var errText = stepfake.ErrText
 
 // describe prints the fields of a Result the tests compare.
 func describe(r step.Result) string {
@@ -211,7 +142,7 @@ func TestRunCommand(t *testing.T) {
 		{
 			name: "stdin from input_file",
 			setup: func(f *fixture, r *step.Request) {
-				f.write("in/data.txt", "line one\nline two\n")
+				f.Write("in/data.txt", "line one\nline two\n")
 				r.Argv = exe(f.t, "cat")
 				r.InputFile = "in/data.txt"
 			},
@@ -248,7 +179,7 @@ func TestRunCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(step.KindCommand, "Step")
+			r := f.Req(step.KindCommand, "Step")
 			tt.setup(f, r)
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
@@ -263,7 +194,7 @@ func TestRunInternalTable(t *testing.T) {
 			return step.Result{Signal: lang.SigSuccess, Output: "hello from " + req.Step}
 		},
 	}
-	r := f.req(step.KindInternal, "Greet")
+	r := f.Req(step.KindInternal, "Greet")
 	r.Worker = "Internal:Hello"
 	want{signal: lang.SigSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
 }
@@ -288,7 +219,7 @@ func TestRunRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(step.KindCommand, "Retry")
+			r := f.Req(step.KindCommand, "Retry")
 			r.Argv = exe(t, tt.argv...)
 			r.Attempts, r.Backoff = tt.attempts, 2*time.Second
 			var retries []string
@@ -301,8 +232,8 @@ func TestRunRetries(t *testing.T) {
 			if got.Attempts != tt.wantTries || got.ExitCode != tt.wantExit || fmt.Sprint(retries) != tt.wantRetry {
 				t.Errorf("Run(%v) = %s, retries %v, want attempts=%d exit=%d retries %s", tt.argv, describe(got), retries, tt.wantTries, tt.wantExit, tt.wantRetry)
 			}
-			if len(ids) != tt.wantTries || len(f.sleeps) != tt.wantTries-1 {
-				t.Errorf("Run(%v): attempt ids %v and pauses %v, want %d tries", tt.argv, ids, f.sleeps, tt.wantTries)
+			if len(ids) != tt.wantTries || len(f.Pauses) != tt.wantTries-1 {
+				t.Errorf("Run(%v): attempt ids %v and pauses %v, want %d tries", tt.argv, ids, f.Pauses, tt.wantTries)
 			}
 		})
 	}
@@ -311,7 +242,7 @@ func TestRunRetries(t *testing.T) {
 func TestRunTimeoutRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(step.KindCommand, "Slow")
+	r := f.Req(step.KindCommand, "Slow")
 	r.Argv = exe(t, "sleep", "20s")
 	r.Timeout, r.Attempts = 50*time.Millisecond, 2
 	want{signal: lang.SigTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
@@ -336,13 +267,13 @@ func TestRunOutputFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write("artifacts/Gen/"+tt.output, "old content that must be replaced")
-			r := f.req(step.KindCommand, "Gen")
+			f.Write("artifacts/Gen/"+tt.output, "old content that must be replaced")
+			r := f.Req(step.KindCommand, "Gen")
 			r.Argv = exe(t, tt.argv...)
 			r.OutputFile = tt.output
 			r.Mask = proc.NewMasker(tt.mask)
 			got := f.reg.Run(context.Background(), r)
-			content := f.read("artifacts/Gen/" + tt.output)
+			content := f.Read("artifacts/Gen/" + tt.output)
 			wantContent := tt.want
 			if wantContent == "" {
 				wantContent = string(testchild.Pattern(big))
@@ -352,7 +283,7 @@ func TestRunOutputFile(t *testing.T) {
 					tt.argv, describe(got), got.Truncated, short(content), tt.truncated, short(wantContent))
 			}
 			if tt.truncated {
-				spill := filepath.Join(f.runRoot, "logs", "Gen-stdout.log")
+				spill := filepath.Join(f.RunRoot, "logs", "Gen-stdout.log")
 				b, _ := os.ReadFile(spill)
 				if got.SpillStdout != spill || len(b) != big || len(got.Output) != proc.DefaultMemCap {
 					t.Errorf("Run(%v): spill %q (%d bytes), output %d bytes, want %q with %d bytes and %d in memory",
@@ -366,12 +297,12 @@ func TestRunOutputFile(t *testing.T) {
 func TestRunStderrLog(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	want := filepath.Join(f.runRoot, "logs", "Logged-stderr.log")
+	want := filepath.Join(f.RunRoot, "logs", "Logged-stderr.log")
 	// Two runs of the step (iterations 0 and 1 of a loop), the second
 	// retried once: the log keeps every try that wrote stderr under its
 	// header.
 	for i, attempts := range []int{1, 2} {
-		r := f.req(step.KindCommand, "Logged")
+		r := f.Req(step.KindCommand, "Logged")
 		r.Iteration = fmt.Sprint(i)
 		r.Attempts = attempts
 		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
@@ -418,7 +349,7 @@ func TestRunCapture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(step.KindCommand, "Cap")
+			r := f.Req(step.KindCommand, "Cap")
 			r.Argv = exe(t, "print", tt.out, "")
 			r.OutputCapture, r.AllowParseError = tt.capture, tt.allowParse
 			got := f.reg.Run(context.Background(), r)
@@ -447,19 +378,19 @@ func TestRunPathEscape(t *testing.T) {
 		{"input_file absolute", func(f *fixture, r *step.Request) { r.InputFile = "/etc/passwd" }, "input_file: path '/etc/passwd' is absolute"},
 		{"input_file dotdot", func(f *fixture, r *step.Request) { r.InputFile = "../../x" }, "resolves outside the project"},
 		{"input_file symlink", func(f *fixture, r *step.Request) {
-			f.write("real/x.txt", "x")
-			if err := os.Symlink(filepath.Join(f.dirs.Workspace, "real"), filepath.Join(f.dirs.Workspace, "link")); err != nil {
+			f.Write("real/x.txt", "x")
+			if err := os.Symlink(filepath.Join(f.Dirs.Workspace, "real"), filepath.Join(f.Dirs.Workspace, "link")); err != nil {
 				f.t.Fatal(err)
 			}
 			r.InputFile = "link/x.txt"
 		}, "passes through the symlink 'link'"},
-		{"output_file absolute", func(f *fixture, r *step.Request) { r.OutputFile = filepath.Join(f.dirs.Base, "x.txt") }, "output_file: path"},
+		{"output_file absolute", func(f *fixture, r *step.Request) { r.OutputFile = filepath.Join(f.Dirs.Base, "x.txt") }, "output_file: path"},
 		{"output_file dotdot", func(f *fixture, r *step.Request) { r.OutputFile = "../../../../x.txt" }, "resolves outside the project"},
 		{"output_file symlink", func(f *fixture, r *step.Request) {
-			if err := os.MkdirAll(filepath.Join(f.dirs.Workspace, "artifacts", "Esc"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(f.Dirs.Workspace, "artifacts", "Esc"), 0o755); err != nil {
 				f.t.Fatal(err)
 			}
-			if err := os.Symlink(f.dirs.Base, filepath.Join(f.dirs.Workspace, "artifacts", "Esc", "out")); err != nil {
+			if err := os.Symlink(f.Dirs.Base, filepath.Join(f.Dirs.Workspace, "artifacts", "Esc", "out")); err != nil {
 				f.t.Fatal(err)
 			}
 			r.OutputFile = "out/x.txt"
@@ -470,20 +401,20 @@ func TestRunPathEscape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			marker := filepath.Join(f.dirs.Workspace, "ran")
-			r := f.req(step.KindCommand, "Esc")
+			marker := filepath.Join(f.Dirs.Workspace, "ran")
+			r := f.Req(step.KindCommand, "Esc")
 			// If the command ran, it would write stdout to the output file.
 			r.Argv = exe(t, "print", "ran", "")
 			tt.setup(f, r)
 			got := f.reg.Run(context.Background(), r)
 			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: tt.has}.check(t, tt.name, got)
-			if _, err := os.Stat(filepath.Join(f.dirs.Base, "x.txt")); err == nil {
-				t.Errorf("Run(%s) wrote %s", tt.name, filepath.Join(f.dirs.Base, "x.txt"))
+			if _, err := os.Stat(filepath.Join(f.Dirs.Base, "x.txt")); err == nil {
+				t.Errorf("Run(%s) wrote %s", tt.name, filepath.Join(f.Dirs.Base, "x.txt"))
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("Run(%s) wrote %s", tt.name, marker)
 			}
-			if _, err := os.Stat(filepath.Join(f.runRoot, "logs", "Esc-stderr.log")); err == nil {
+			if _, err := os.Stat(filepath.Join(f.RunRoot, "logs", "Esc-stderr.log")); err == nil {
 				t.Errorf("Run(%s) ran the command", tt.name)
 			}
 		})
@@ -495,7 +426,7 @@ func TestRunCancelled(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := f.req(step.KindCommand, "Gone")
+	r := f.Req(step.KindCommand, "Gone")
 	r.Argv = exe(t, "print", "ran", "")
 	r.Attempts = 3
 	want{signal: lang.SigFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
@@ -516,8 +447,8 @@ func TestNewRegistryKnowsInternalWorkers(t *testing.T) {
 func TestMockDuration(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
-	r := f.req(step.KindProvider, "Ask")
+	f.Write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"mock"}
 	r.ProviderParams = []provider.Param{{Key: "script", Value: "s.yaml"}}
 	r.Prompt = "p"

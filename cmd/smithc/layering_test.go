@@ -45,6 +45,7 @@ var allowed = map[string][]string{
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
+	"internal/stepfake":                {"internal/testchild", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the

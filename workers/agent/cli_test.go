@@ -65,17 +65,17 @@ func TestProviderTransport(t *testing.T) {
 			r.CommandOverride = exe(f.t, "print", "override ${PROMPT}")
 		}, "override Say hi", false},
 		{"input_file as prompt on stdin", func(f *fixture, r *step.Request) {
-			f.write("in.txt", "from file\n")
+			f.Write("in.txt", "from file\n")
 			r.Prompt, r.InputFile = "", "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "from file", false},
 		{"prompt and input_file both reach the model", func(f *fixture, r *step.Request) {
-			f.write("in.txt", "file data")
+			f.Write("in.txt", "file data")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 		}, "Say hi\n\nfile data", false},
 		{"input_file is not on stdin beside an argv prompt", func(f *fixture, r *step.Request) {
-			f.write("in.txt", "file data")
+			f.Write("in.txt", "file data")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "stdin")}
 			r.Transport = &provider.Transport{Mode: "argv", ArgvTemplate: []string{"${PROMPT}"}}
@@ -88,12 +88,12 @@ func TestProviderTransport(t *testing.T) {
 			r.Model = "opus"
 		}, "opus", false},
 		{"prompt_file", func(f *fixture, r *step.Request) {
-			f.write("prompts/p.md", "from prompt file")
+			f.Write("prompts/p.md", "from prompt file")
 			r.Prompt, r.PromptFile = "", "prompts/p.md"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${PROMPT}")}
 		}, "from prompt file", false},
 		{"${INPUT_FILE} and ${OUTPUT_FILE}", func(f *fixture, r *step.Request) {
-			f.write("in.txt", "x")
+			f.Write("in.txt", "x")
 			r.InputFile = "in.txt"
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${INPUT_FILE} ${OUTPUT_FILE}")}
 			r.OutputFile = "o.txt"
@@ -106,7 +106,7 @@ func TestProviderTransport(t *testing.T) {
 				t.Skip("no cat")
 			}
 			f := newFixture(t)
-			r := f.req(step.KindProvider, "Ask")
+			r := f.Req(step.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			tt.setup(f, r)
@@ -114,7 +114,7 @@ func TestProviderTransport(t *testing.T) {
 			want := tt.output
 			switch want {
 			case "@tmp":
-				tmp := filepath.Join(f.runRoot, "tmp")
+				tmp := filepath.Join(f.RunRoot, "tmp")
 				if filepath.Dir(got.Output) != tmp || !strings.HasPrefix(filepath.Base(got.Output), "Ask-prompt-") {
 					t.Errorf("Run(%s) output %q, want a file in %s", tt.name, got.Output, tmp)
 				}
@@ -123,7 +123,7 @@ func TestProviderTransport(t *testing.T) {
 				}
 				want = got.Output
 			case "@paths":
-				want = filepath.Join(f.dirs.Workspace, "in.txt") + " " + filepath.Join(f.dirs.Workspace, "artifacts", "Ask", "o.txt")
+				want = filepath.Join(f.Dirs.Workspace, "in.txt") + " " + filepath.Join(f.Dirs.Workspace, "artifacts", "Ask", "o.txt")
 			}
 			wantOK(want).check(t, tt.name, got)
 		})
@@ -172,7 +172,7 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(step.KindProvider, "Ask")
+			r := f.Req(step.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			r.Attempts = 3
@@ -219,7 +219,7 @@ func TestProviderReplies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.req(step.KindProvider, "Ask")
+			r := f.Req(step.KindProvider, "Ask")
 			r.Providers = []string{tt.provider}
 			r.ProviderDefs = []provider.Def{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
@@ -237,7 +237,7 @@ func TestProviderReplies(t *testing.T) {
 func TestProviderFallback(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(step.KindProvider, "Ask")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "capital of France?"
@@ -251,10 +251,10 @@ func TestProviderFallback(t *testing.T) {
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30` {
 		t.Errorf("Run(claude 429, gemini) = %s, want success from gemini after 3 tries", describe(got))
 	}
-	if fmt.Sprint(retries) != "[1:1:1s]" || fmt.Sprint(f.sleeps) != "[1s]" {
-		t.Errorf("Run(claude 429, gemini) retries %v pauses %v, want [1:1:1s] [1s]", retries, f.sleeps)
+	if fmt.Sprint(retries) != "[1:1:1s]" || fmt.Sprint(f.Pauses) != "[1s]" {
+		t.Errorf("Run(claude 429, gemini) retries %v pauses %v, want [1:1:1s] [1s]", retries, f.Pauses)
 	}
-	if c := f.read("artifacts/Ask/answer.txt"); c != "Paris." {
+	if c := f.Read("artifacts/Ask/answer.txt"); c != "Paris." {
 		t.Errorf("Run(claude 429, gemini) output_file = %q, want %q", c, "Paris.")
 	}
 }
@@ -262,7 +262,7 @@ func TestProviderFallback(t *testing.T) {
 func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(step.KindProvider, "Ask")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "q"
@@ -275,22 +275,22 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 func TestProviderOutputFileByCLI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(step.KindProvider, "Ask")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"echo"}
 	// The CLI is told where the file is; Smith must not overwrite it with stdout.
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
 	r.OutputFile = "o.txt"
-	f.write("artifacts/Ask/o.txt", "by the cli")
+	f.Write("artifacts/Ask/o.txt", "by the cli")
 	got := f.run.Run(context.Background(), r)
-	if got.Signal != lang.SigSuccess || f.read("artifacts/Ask/o.txt") != "by the cli" {
-		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.read("artifacts/Ask/o.txt"))
+	if got.Signal != lang.SigSuccess || f.Read("artifacts/Ask/o.txt") != "by the cli" {
+		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.Read("artifacts/Ask/o.txt"))
 	}
 }
 
 func TestProviderJSONCapture(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.req(step.KindProvider, "Ask")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
 	r.OutputCapture = "json"

@@ -1,23 +1,18 @@
 package agent_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"smith/internal/stepfake"
 	"smith/internal/testchild"
 	"smith/source"
 	"smith/workers/agent"
-	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
-	"smith/workers/steprun"
 )
 
 func TestMain(m *testing.M) {
@@ -26,74 +21,19 @@ func TestMain(m *testing.M) {
 }
 
 // A fixture is one project (BASE, WORKSPACE, a RUN_ROOT) and a Runner with a
-// fake clock and pause.
+// fake clock and pause (internal/stepfake).
 type fixture struct {
-	t       *testing.T
-	dirs    confine.Dir
-	runRoot string
-	run     *agent.Runner
-	clock   time.Time
-	sleeps  []time.Duration
+	*stepfake.Project
+	stepfake.Clock
+	t   *testing.T
+	run *agent.Runner
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dirs, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, dirs: dirs, runRoot: filepath.Join(dirs.Base, ".orchestrator", "runs", "r1")}
-	f.clock = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.run = &agent.Runner{Env: steprun.Env{
-		Lookup: func(k string) (string, bool) {
-			if k == "PATH" {
-				return "/usr/bin:/bin", true
-			}
-			return "", false
-		},
-		Clock: func() time.Time { return f.clock },
-		Wait: func(ctx context.Context, d time.Duration) error {
-			f.sleeps = append(f.sleeps, d)
-			f.clock = f.clock.Add(d)
-			return ctx.Err()
-		},
-	}}
+	f := &fixture{Project: stepfake.NewProject(t), t: t}
+	f.run = &agent.Runner{Env: f.Env()}
 	return f
-}
-
-// req returns a request for step in the fixture's project; children run in
-// helper mode.
-func (f *fixture) req(kind step.Kind, name string) *step.Request {
-	return &step.Request{
-		RunID:   "r1",
-		Step:    name,
-		Kind:    kind,
-		Dirs:    f.dirs,
-		RunRoot: f.runRoot,
-		Env:     []proc.EnvVar{{Name: testchild.Var, Value: "1"}},
-		Timeout: 30 * time.Second,
-	}
-}
-
-// write creates a file under WORKSPACE.
-func (f *fixture) write(rel, content string) {
-	f.t.Helper()
-	p := filepath.Join(f.dirs.Workspace, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-// read returns a file under WORKSPACE, or "<missing>".
-func (f *fixture) read(rel string) string {
-	b, err := os.ReadFile(filepath.Join(f.dirs.Workspace, rel))
-	if err != nil {
-		return "<missing>"
-	}
-	return string(b)
 }
 
 // exe returns the argv that runs the test binary in a helper mode.

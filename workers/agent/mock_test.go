@@ -17,7 +17,7 @@ import (
 
 // mockRun runs a mock provider step with prompt and returns its result.
 func mockRun(f *fixture, name, script, prompt string, edit func(r *step.Request)) step.Result {
-	r := f.req(step.KindProvider, name)
+	r := f.Req(step.KindProvider, name)
 	r.Providers = []string{"mock"}
 	if script != "" {
 		r.ProviderParams = []provider.Param{{Key: "script", Value: script}}
@@ -56,7 +56,7 @@ func TestMockScript(t *testing.T) {
 		t.Run(script.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write(script.file, script.content)
+			f.Write(script.file, script.content)
 			for _, c := range calls {
 				got := mockRun(f, "Ask", script.file, c.prompt, nil)
 				if describe(got) != c.want {
@@ -74,7 +74,7 @@ func TestMockScript(t *testing.T) {
 func TestMockCursorSurvivesResume(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.write("s.yaml", "- reply: one\n- reply: two\n")
+	f.Write("s.yaml", "- reply: one\n- reply: two\n")
 	first := mockRun(f, "Ask", "s.yaml", "p", nil)
 	// A new Registry value, as after smithvm resume, on the same RUN_ROOT.
 	f.run = &agent.Runner{}
@@ -82,7 +82,7 @@ func TestMockCursorSurvivesResume(t *testing.T) {
 	if first.Output != "one" || second.Output != "two" {
 		t.Errorf("Run(mock) twice across registries = %q, %q, want \"one\", \"two\"", first.Output, second.Output)
 	}
-	b, _ := os.ReadFile(filepath.Join(f.runRoot, "mock-cursors.json"))
+	b, _ := os.ReadFile(filepath.Join(f.RunRoot, "mock-cursors.json"))
 	if want := "{\n  \"s.yaml#Ask\": {\n    \"used\": [\n      0,\n      1\n    ]\n  }\n}\n"; string(b) != want {
 		t.Errorf("mock-cursors.json = %q, want %q", b, want)
 	}
@@ -109,7 +109,7 @@ func TestMockExitCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write("s.yaml", tt.script)
+			f.Write("s.yaml", tt.script)
 			got := mockRun(f, "Ask", "s.yaml", "prompt", func(r *step.Request) { r.Attempts = tt.attempts })
 			if describe(got) != tt.want {
 				t.Errorf("Run(mock %s) = %s, want %s", tt.name, describe(got), tt.want)
@@ -133,7 +133,7 @@ func TestMockErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.write("bad.yaml", "- repyl: x\n")
+			f.Write("bad.yaml", "- repyl: x\n")
 			tt.want.check(t, tt.name, mockRun(f, "Ask", tt.script, "p", nil))
 		})
 	}
@@ -149,7 +149,7 @@ func TestMockEcho(t *testing.T) {
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
 		t.Errorf("Run(mock echo) = %s", describe(got))
 	}
-	if c := f.read("artifacts/Ask/reply.md"); c != "say  the\n*** words\n" {
+	if c := f.Read("artifacts/Ask/reply.md"); c != "say  the\n*** words\n" {
 		t.Errorf("Run(mock echo) output_file = %q, want the masked prompt", c)
 	}
 }
@@ -157,7 +157,7 @@ func TestMockEcho(t *testing.T) {
 func TestMockDefaultsFromProviderDef(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.write("s.yaml", "- reply: from defaults\n")
+	f.Write("s.yaml", "- reply: from defaults\n")
 	got := mockRun(f, "Ask", "", "p", func(r *step.Request) {
 		r.ProviderDefs = []provider.Def{{Name: "mock", Defaults: []provider.Param{{Key: "script", Value: "s.yaml"}}}}
 	})
@@ -173,7 +173,7 @@ func TestMockDefaultsFromProviderDef(t *testing.T) {
 func TestMockRepeatsACrashedCall(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.write("s.yaml", "- reply: one\n- reply: two\n- reply: three\n")
+	f.Write("s.yaml", "- reply: one\n- reply: two\n- reply: three\n")
 	exec := func(n int) string {
 		return mockRun(f, "Ask", "s.yaml", "p", func(r *step.Request) { r.Execution = n }).Output
 	}

@@ -20,7 +20,7 @@ import (
 // fallbackReq is a provider step whose first provider is rate limited and
 // whose second answers.
 func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *step.Request {
-	r := f.req(step.KindProvider, "Ask")
+	r := f.Req(step.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
@@ -68,11 +68,11 @@ func TestRecordReplay(t *testing.T) {
 	if describe(replayed) != describe(recorded) {
 		t.Errorf("Run(replay) = %s, want %s", describe(replayed), describe(recorded))
 	}
-	if c := rep.read("artifacts/Ask/answer.txt"); c != "Paris." {
+	if c := rep.Read("artifacts/Ask/answer.txt"); c != "Paris." {
 		t.Errorf("Run(replay) output_file = %q, want %q", c, "Paris.")
 	}
-	if len(rep.sleeps) != 0 {
-		t.Errorf("Run(replay) paused %v, want no backoff while replaying", rep.sleeps)
+	if len(rep.Pauses) != 0 {
+		t.Errorf("Run(replay) paused %v, want no backoff while replaying", rep.Pauses)
 	}
 
 	// The recordings are used up: the next call misses.
@@ -91,7 +91,7 @@ func TestReplayMiss(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
 	rec.run.Record = dir
-	rec.write("s.yaml", "- reply: hmm\n  signal: NEEDS_CLARIFICATION\n")
+	rec.Write("s.yaml", "- reply: hmm\n  signal: NEEDS_CLARIFICATION\n")
 	first := mockRun(rec, "Ask", "s.yaml", "line one\nline two\nline three", nil)
 
 	t.Run("same prompt", func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
 	rec.run.Record = dir
-	r := rec.req(step.KindProvider, "Slow")
+	r := rec.Req(step.KindProvider, "Slow")
 	r.Providers = []string{"echo"}
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "sleep", "20s")}
 	r.Timeout = 50 * time.Millisecond
@@ -131,7 +131,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 
 	rep := newFixture(t)
 	rep.run.Replay = dir
-	r2 := rep.req(step.KindProvider, "Slow")
+	r2 := rep.Req(step.KindProvider, "Slow")
 	r2.Providers = []string{"echo"}
 	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
 	replayed := rep.run.Run(context.Background(), r2)
@@ -146,7 +146,7 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	mockReq := func(f *fixture, runID string) *step.Request {
-		r := f.req(step.KindProvider, "Ask")
+		r := f.Req(step.KindProvider, "Ask")
 		r.RunID = runID
 		r.Providers = []string{"mock"}
 		r.Prompt = "question\n=== METADATA ===\nrun_id: " + runID
@@ -178,7 +178,7 @@ func TestReplayRepeatsACrashedCall(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	call := func(f *fixture, n int, prompt string) step.Result {
-		r := f.req(step.KindProvider, "Ask")
+		r := f.Req(step.KindProvider, "Ask")
 		r.Providers = []string{"mock"}
 		r.Prompt = prompt
 		r.Execution = n

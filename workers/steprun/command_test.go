@@ -84,7 +84,7 @@ func TestCommand(t *testing.T) {
 				cancel()
 			}
 			fe := &fakeEnv{}
-			got := fe.env().Command(ctx, r)
+			got := fe.Env().Command(ctx, r)
 			if !strings.HasPrefix(outcome(got), tt.want) || got.Output != tt.wantOutput || got.Stderr != tt.wantStderr {
 				t.Errorf("Command(%s) = %s, output %q, stderr %q; want %s, %q, %q",
 					tt.name, outcome(got), got.Output, got.Stderr, tt.want, tt.wantOutput, tt.wantStderr)
@@ -115,7 +115,7 @@ func TestCommandLogs(t *testing.T) {
 	r.Argv = exe(t, "out", fmt.Sprint(big))
 	r.OutputCapture = "lines"
 	r.OutputFile = "all.txt"
-	got := (&fakeEnv{}).env().Command(context.Background(), r)
+	got := (&fakeEnv{}).Env().Command(context.Background(), r)
 	logs := filepath.Join(r.RunRoot, "logs")
 	spill, _ := os.ReadFile(filepath.Join(logs, "Gen-stdout.log"))
 	file, _ := os.ReadFile(filepath.Join(r.Dirs.Workspace, "artifacts", "Gen", "all.txt"))
@@ -130,7 +130,7 @@ func TestCommandLogs(t *testing.T) {
 
 	r = newReq(t, "Logged")
 	r.Argv, r.Attempts, r.Iteration = exe(t, "exit", "1", "failed\n"), 2, "4"
-	got = (&fakeEnv{}).env().Command(context.Background(), r)
+	got = (&fakeEnv{}).Env().Command(context.Background(), r)
 	b, err := os.ReadFile(filepath.Join(r.RunRoot, "logs", "Logged-stderr.log"))
 	const want = "--- attempt 1, iteration 4 ---\nfailed\n--- attempt 2, iteration 4 ---\nfailed\n"
 	if string(b) != want || err != nil || got.StderrLog != filepath.Join(r.RunRoot, "logs", "Logged-stderr.log") {
@@ -167,7 +167,7 @@ func TestCommandInterrupted(t *testing.T) {
 	defer cancel()
 	// Before or after the process starts, the outcome is the same.
 	time.AfterFunc(200*time.Millisecond, cancel)
-	got := (&fakeEnv{}).env().Command(ctx, r)
+	got := (&fakeEnv{}).Env().Command(ctx, r)
 	if !strings.HasPrefix(outcome(got), "SIGNAL:FAILURE") || !strings.HasSuffix(outcome(got), "attempts=1 E_INTERRUPTED: step 'Cmd' was interrupted") {
 		t.Errorf("Command(cancelled while running) = %s, want SIGNAL:FAILURE after one try, E_INTERRUPTED", outcome(got))
 	}

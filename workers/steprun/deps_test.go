@@ -89,16 +89,16 @@ func TestWaitFor(t *testing.T) {
 			if tt.createOn < 0 {
 				create()
 			}
-			fe := &fakeEnv{onPause: func(n int) {
+			fe := &fakeEnv{OnPause: func(n int) {
 				if n == tt.createOn {
 					create()
 				}
 			}}
 			req.WaitFor = &tt.wait
-			_, got, matched := preconditions(t, context.Background(), fe.env(), req)
-			if got != tt.want || fmt.Sprint(matched) != tt.wantMatched || fmt.Sprint(fe.pauses) != tt.wantPauses {
+			_, got, matched := preconditions(t, context.Background(), fe.Env(), req)
+			if got != tt.want || fmt.Sprint(matched) != tt.wantMatched || fmt.Sprint(fe.Pauses) != tt.wantPauses {
 				t.Errorf("Preconditions(%s) = %s, matched %v, pauses %v; want %s, %s, %s",
-					tt.name, got, matched, fe.pauses, tt.want, tt.wantMatched, tt.wantPauses)
+					tt.name, got, matched, fe.Pauses, tt.want, tt.wantMatched, tt.wantPauses)
 			}
 		})
 	}
@@ -111,11 +111,11 @@ func TestWaitForDefaults(t *testing.T) {
 	req := newReq(t, "Wait")
 	req.WaitFor = &step.WaitFor{Glob: "never/*"}
 	fe := &fakeEnv{}
-	_, got, _ := preconditions(t, context.Background(), fe.env(), req)
+	_, got, _ := preconditions(t, context.Background(), fe.Env(), req)
 	if got != "SIGNAL:TIMEOUT exit=124 attempts=0 E_WAIT_TIMEOUT: wait_for 'never/*' matched 0 of 1 files within 5m0s" ||
-		len(fe.pauses) != 600 || fe.pauses[0] != 500*time.Millisecond {
+		len(fe.Pauses) != 600 || fe.Pauses[0] != 500*time.Millisecond {
 		t.Errorf("Preconditions(wait_for defaults) = %s after %d pauses (first %v), want E_WAIT_TIMEOUT after 600 of 500ms",
-			got, len(fe.pauses), fe.pauses[:min(len(fe.pauses), 1)])
+			got, len(fe.Pauses), fe.Pauses[:min(len(fe.Pauses), 1)])
 	}
 }
 
@@ -124,14 +124,14 @@ func TestWaitForInterrupted(t *testing.T) {
 	req := newReq(t, "Wait")
 	req.WaitFor = &step.WaitFor{Glob: "never/*", Poll: time.Second, Timeout: time.Hour}
 	ctx, cancel := context.WithCancel(context.Background())
-	fe := &fakeEnv{onPause: func(n int) {
+	fe := &fakeEnv{OnPause: func(n int) {
 		if n == 2 {
 			cancel()
 		}
 	}}
-	_, got, _ := preconditions(t, ctx, fe.env(), req)
-	if want := "SIGNAL:FAILURE exit=-1 attempts=0 E_INTERRUPTED: step 'Wait' was interrupted while waiting for 'never/*'"; got != want || len(fe.pauses) != 2 {
-		t.Errorf("Preconditions(wait_for, cancelled) = %s after %d pauses, want %s after 2", got, len(fe.pauses), want)
+	_, got, _ := preconditions(t, ctx, fe.Env(), req)
+	if want := "SIGNAL:FAILURE exit=-1 attempts=0 E_INTERRUPTED: step 'Wait' was interrupted while waiting for 'never/*'"; got != want || len(fe.Pauses) != 2 {
+		t.Errorf("Preconditions(wait_for, cancelled) = %s after %d pauses, want %s after 2", got, len(fe.Pauses), want)
 	}
 }
 

@@ -57,8 +57,8 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			fe := &fakeEnv{err: tt.waitErr}
-			e := fe.env()
+			fe := &fakeEnv{Err: tt.waitErr}
+			e := fe.Env()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancelled {
@@ -85,8 +85,8 @@ func TestRetry(t *testing.T) {
 			if fmt.Sprint(tries) != tt.wantTries || fmt.Sprint(ids) != tt.wantTries {
 				t.Errorf("Retry(%v) tried %v with attempt ids %v, want %s", tt.exits, tries, ids, tt.wantTries)
 			}
-			if fmt.Sprint(retryText) != tt.wantRetry || fmt.Sprint(fe.pauses) != tt.wantPause {
-				t.Errorf("Retry(%v) retries %v pauses %v, want %s %s", tt.exits, retryText, fe.pauses, tt.wantRetry, tt.wantPause)
+			if fmt.Sprint(retryText) != tt.wantRetry || fmt.Sprint(fe.Pauses) != tt.wantPause {
+				t.Errorf("Retry(%v) retries %v pauses %v, want %s %s", tt.exits, retryText, fe.Pauses, tt.wantRetry, tt.wantPause)
 			}
 		})
 	}
