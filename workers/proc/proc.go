@@ -695,8 +695,8 @@ const truncatedMark = "\n[truncated]"
 // Excerpt returns the first n bytes of b (n is 8192 for state.json) followed
 // by "\n[truncated]" when b is longer than n or truncated is true, and reports
 // whether it cut anything. b is a string or a byte slice: a string is cut
-// without copying its whole text (a step's output can be 1 MiB). The cut is moved back to a UTF-8 boundary, so a
-// character is never split.
+// without copying its whole text (a step's output can be 1 MiB). The cut is
+// moved back to a UTF-8 boundary, so a character is never split.
 func Excerpt[T string | []byte](b T, n int, truncated bool) (string, bool) {
 	if len(b) <= n && !truncated {
 		return string(b), false
