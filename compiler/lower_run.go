@@ -126,6 +126,10 @@ func (l *lowerer) retry(r *manifest.Retry, st *isa.Step) {
 func (l *lowerer) providerRun(p *manifest.Provider, def *isa.ProviderDef) {
 	def.Env = l.env(p.Env, &scope{})
 	def.Secrets = l.declaredSecrets(p.Secrets, "provider '"+p.Key+"'")
+	def.Isolated = p.Home.V == lang.HomeIsolated
+	if p.Home.Set && p.Home.V == lang.HomeIsolated && (p.Key == lang.PresetMock || !contains(lang.ProviderPresets[:], p.Key)) {
+		l.errorf(p.Home.Pos, source.ESchema, "home: isolated applies to the claude, gemini and codex presets, not to provider '%s'; remove it", p.Key)
+	}
 	if !p.Command.Set && !contains(lang.ProviderPresets[:], p.Key) {
 		l.errorf(p.Pos, source.ESchema, "provider '%s' is not a built-in preset (%s), so it needs a command",
 			p.Key, strings.Join(lang.ProviderPresets[:], ", "))

@@ -13,8 +13,8 @@ import (
 // the .smbc encoding follows the Go types, so a change to them is a change
 // of the format.
 const (
-	poolLayoutVersion = 2
-	poolLayout        = "154cad1a0f56308e739e97058d184ef7ae4d4dbd4af2f607c819cc2a87e0d8cb"
+	poolLayoutVersion = 3
+	poolLayout        = "b373ff59dfe05bf8ae96583653d74f67026a771f01f91c69088da714610bc825"
 )
 
 // layout describes the encoded layout of t: every encoded field's name and

@@ -8,7 +8,7 @@ import (
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
 // refused, naming both versions.
-const Version = 2
+const Version = 3
 
 // A Program is a compiled workflow: code, a source position per
 // instruction, and pools of plain data that operands index. It carries
@@ -270,6 +270,7 @@ type ProviderDef struct {
 	Transport *Transport `json:"prompt_transport,omitempty"`
 	Env       []EnvVar   `json:"env,omitempty"`     // only for this provider's processes
 	Secrets   []string   `json:"secrets,omitempty"` // names from the program's Secrets
+	Isolated  bool       `json:"isolated,omitempty"` // home: isolated (a config home under RUN_ROOT)
 }
 
 // An AgentDef is a named agent.

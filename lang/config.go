@@ -36,6 +36,16 @@ const (
 // IsolationModes are the values isolation: accepts.
 var IsolationModes = []string{IsolationNone, IsolationWorktree}
 
+// Values of a provider entry's home: (CONTRACT 5): the user's own
+// configuration (the default) or a fresh config home under RUN_ROOT.
+const (
+	HomeUser     = "user"
+	HomeIsolated = "isolated"
+)
+
+// HomeModes are the values home: accepts.
+var HomeModes = []string{HomeUser, HomeIsolated}
+
 // Config holds a workflow's project commands and isolation mode: compiled
 // into the program, handed to the internal workers as it is.
 type Config struct {

@@ -254,6 +254,8 @@ func decProviders(v *Value) map[string]*Provider {
 				p.Env = decStringMap(f.Val)
 			case "secrets":
 				p.Secrets = decStringList(f.Val)
+			case "home":
+				p.Home = decString(f.Val)
 			}
 		}
 		out[e.Key] = p

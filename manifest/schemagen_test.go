@@ -101,6 +101,9 @@ func refine(defs jsonschema.Definitions) {
 	if s := defs["PromptTransport"]; s != nil {
 		s.Properties.Set("mode", enumSchema("argv", "stdin", "temp_file"))
 	}
+	if s := defs["Provider"]; s != nil {
+		s.Properties.Set("home", enumSchema(lang.HomeModes...))
+	}
 	if s := defs["Config"]; s != nil {
 		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...))
 	}
@@ -279,6 +282,7 @@ var keyDocs = map[string]KeyDoc{
 	"Provider.prompt_transport": {"How the prompt reaches the CLI; by default argv when the template uses ${PROMPT}, temp_file for ${PROMPT_FILE}, else stdin.", ""},
 	"Provider.env":              {"Variables only this provider's processes get (values may use ${...}).", "{}"},
 	"Provider.secrets":          {"Secrets (names from the top-level secrets) only this provider's processes get.", "[]"},
+	"Provider.home":             {"Which configuration a preset's CLI uses: user (the user's own HOME, login, settings and model provider) or isolated (a fresh config home under RUN_ROOT/providers/NAME, for CI and reproducible runs).", "user"},
 
 	"PromptTransport.mode":          {"argv, stdin or temp_file.", ""},
 	"PromptTransport.argv_template": {"argv template used with mode argv.", ""},

@@ -113,6 +113,9 @@ type Provider struct {
 	// Env and Secrets reach only this provider's processes (CONTRACT 5).
 	Env     StringMap  `json:"env,omitempty"`
 	Secrets StringList `json:"secrets,omitempty"`
+	// Home is "user" (the default: the CLI's own configuration) or
+	// "isolated" (a fresh config home under RUN_ROOT, CONTRACT 5).
+	Home String `json:"home,omitempty"`
 }
 
 // Defaults apply to every step or block that does not set its own

@@ -401,7 +401,7 @@ func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []provider.Param
 func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
 	var out []provider.Def
 	for _, d := range m.p.Providers {
-		pd := provider.Def{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp)}
+		pd := provider.Def{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp), Isolated: d.Isolated}
 		for _, e := range d.Env {
 			v, err := m.subst(scope{}, e.Val)
 			if err != nil && *errp == nil {

@@ -16,6 +16,7 @@ import (
 	"smith/workers"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/provider"
 	"smith/workers/reply"
 	"smith/workers/step"
 )
@@ -193,6 +194,15 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	var secrets []string
 	for _, name := range p.Secrets {
 		if v, ok := m.env(name); ok {
+			secrets = append(secrets, v)
+		}
+	}
+	// The presets' own variables (keys, tokens, endpoints, config homes)
+	// pass to their CLIs from Smith's environment: masked like secrets
+	// wherever a value enters the run (CONTRACT 5). A value shorter than
+	// provider.MinMasked is no credential and would blank ordinary text.
+	for _, name := range provider.MaskedVars() {
+		if v, ok := m.env(name); ok && len(v) >= provider.MinMasked {
 			secrets = append(secrets, v)
 		}
 	}

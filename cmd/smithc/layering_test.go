@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"workers":                          {"lang", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"workers/proc":                     {"golang.org/x/sys/unix"},
-	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson"},
+	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson", "github.com/BurntSushi/toml"},
 	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
 	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
 	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 	// The nested module smith/cmd/smithvm/e2e: end-to-end tests only, no
 	// package code (its tests run the built binaries).
 	"cmd/smithvm/e2e": {},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"smith/lang"
@@ -20,13 +21,14 @@ import (
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
 func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
-	env, serr := cliEnv(r, req, p, pv)
+	env, home, serr := cliEnv(r, req, p, pv)
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
+	pv.ConfigHome = home
 	var inv *invocation
 	if pv.Own && len(req.CommandOverride) == 0 {
-		inv, serr = presetInvocation(req, p, pv, prompt, envMap(env))
+		inv, serr = presetInvocation(req, p, pv, prompt, provider.Call{Env: envMap(env), Isolated: pv.Isolated, Config: readConfig(pv.CLI, home)})
 	} else {
 		inv, serr = buildInvocation(req, p, pv, prompt, fromInput)
 	}
@@ -123,60 +125,91 @@ func permissionsOf(req *step.Request) string {
 }
 
 // cliEnv builds a provider's whole environment: the section 3.5 variables,
-// env_allow, the step's secrets and the provider's, the preset's fixed
-// variables, the document's and step's env, then the provider entry's env.
-// A preset's config home (unless set above) is RUN_ROOT/providers/<name>,
+// env_allow, a preset's own variables from Smith's environment (CONTRACT
+// 5), the step's secrets and the provider's, the preset's fixed variables,
+// the document's and step's env, then the provider entry's env. It returns
+// the preset's config home too: the user's own (~/.claude, or the home
+// variable's folder), or with home: isolated RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, *source.Error) {
+func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, string, *source.Error) {
 	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
+	allow := req.EnvAllow
+	f := pv.CLI
 	var vars []proc.EnvVar
-	if f := pv.CLI; f != nil {
+	if f != nil {
+		own, plain := provider.PresetVars(pv.Name)
+		allow = append(append(append([]string(nil), own...), plain...), req.EnvAllow...)
 		vars = append(vars, f.Env...)
 	}
 	vars = append(vars, req.Env...)
 	vars = append(vars, pv.Env...)
-	f := pv.CLI
 	if f == nil || f.Home == "" {
-		return proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars), nil
+		return proc.BuildEnv(r.Lookup, allow, secrets, vars), "", nil
 	}
-	given := envMap(proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars))
-	home, ours := given[f.Home], false
-	if home == "" {
-		ours = true
+	given := envMap(proc.BuildEnv(r.Lookup, allow, secrets, vars))
+	if !pv.Isolated {
+		return proc.BuildEnv(r.Lookup, allow, secrets, vars), f.ConfigHome(given), nil
+	}
+	// home: isolated: a home of Smith's, unless the step's or the
+	// provider's env names one (a home variable from Smith's own
+	// environment does not count: isolated means not the user's).
+	home := ""
+	for _, v := range append(append([]proc.EnvVar(nil), req.Env...), pv.Env...) {
+		if v.Name == f.Home {
+			home = v.Value
+		}
+	}
+	ours := home == ""
+	if ours {
 		base := req.RunRoot
 		if base == "" {
 			base = p.TmpDir
 		}
 		home = filepath.Join(base, "providers", pv.Name)
 		vars = append([]proc.EnvVar{{Name: f.Home, Value: home}}, vars...)
+		allow = slices.DeleteFunc(slices.Clone(allow), func(n string) bool { return n == f.Home })
 	}
 	for rel, content := range f.Files {
 		if !ours {
-			break // a home the user chose keeps its own settings
+			break // a home the workflow chose keeps its own settings
 		}
 		path := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			return nil, source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
+			return nil, "", source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
 		}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+		return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 	}
 	if ours && pv.Own && f.KeyNeeded && given[f.KeyVar] == "" {
-		return nil, source.Errorf(source.EExec, "provider '%s' failed: %s is not set; declare it in secrets: and list it in the provider's secrets: (or set %s in the provider's env to a home where the CLI is logged in)",
-			pv.Name, f.KeyVar, f.Home)
+		return nil, "", source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
+			pv.Name, f.KeyVar, home, f.KeyVar)
 	}
 	if f.TmpInHome {
 		tmp := filepath.Join(home, "tmp")
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return proc.BuildEnv(r.Lookup, req.EnvAllow, secrets, vars), nil
+	return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, nil
+}
+
+// readConfig reads the CLI's configuration file in its config home (codex:
+// config.toml), for the preset to read what the user chose; nil when there
+// is none. Smith never writes it.
+func readConfig(f *provider.CLI, home string) []byte {
+	if f == nil || f.ConfigFile == "" || home == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(home, f.ConfigFile))
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // envMap turns "K=V" strings into a map.
@@ -192,7 +225,7 @@ func envMap(env []string) map[string]string {
 // presetInvocation is a preset's own command: the prompt on stdin (never in
 // argv, so any prompt, whatever it starts with, arrives whole), the model
 // and permission flags from the table.
-func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, env map[string]string) (*invocation, *source.Error) {
+func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, call provider.Call) (*invocation, *source.Error) {
 	inv := &invocation{}
 	f := pv.CLI
 	perms := permissionsOf(req)
@@ -210,6 +243,6 @@ func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, 
 	inv.tmp = tmp
 	inv.stdin = inv.tmp
 	model, _ := providerVars(req, pv, p, "", "").Get("model")
-	inv.argv = f.Command(model, perms, env)
+	inv.argv = f.Command(model, perms, call)
 	return inv, nil
 }

@@ -159,10 +159,9 @@ func failureText(pv Provider, e *cliError, exit int) string {
 	switch {
 	case e.status == 401 || e.status == 403:
 		return "the model server refused the credentials" + code + ": " + msg +
-			"; check " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
+			"; check " + keyVar + " or the CLI's login" + homeNote(pv)
 	case authPattern().MatchString(msg):
-		return "the CLI has no usable credentials: " + msg +
-			"; set " + keyVar + " (declare it in secrets: and list it in the provider's secrets:)"
+		return "the CLI has no usable credentials: " + msg + "; " + loginFix(pv, keyVar) + homeNote(pv)
 	case trustPattern().MatchString(msg):
 		return msg + "; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true in the provider's env)"
 	case e.status == 400:
@@ -171,6 +170,27 @@ func failureText(pv Provider, e *cliError, exit int) string {
 		return "the model server does not know this model or address" + code + ": " + msg + "; check model: and " + baseVar
 	}
 	return msg + code
+}
+
+// loginFix names both ways to give a CLI credentials (CONTRACT 5): its own
+// login, or its key variable in Smith's environment.
+func loginFix(pv Provider, keyVar string) string {
+	f := pv.CLI
+	switch {
+	case f == nil:
+		return "set " + keyVar
+	case pv.Isolated:
+		return "set " + keyVar + " in Smith's environment (home: isolated does not see your login; remove it to use your login)"
+	}
+	return f.Login + ", or set " + keyVar
+}
+
+// homeNote names the configuration home the CLI was given.
+func homeNote(pv Provider) string {
+	if pv.ConfigHome == "" || pv.CLI == nil {
+		return ""
+	}
+	return " (" + pv.Name + "'s configuration home: " + pv.ConfigHome + ")"
 }
 
 // oneLine is the first meaningful line of s, cut to 300 bytes. A message

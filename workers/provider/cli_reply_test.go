@@ -72,22 +72,32 @@ func TestReadReplyRealCLIs(t *testing.T) {
 // prompt is never in it), from the one table of CLI facts.
 func TestPresetCommand(t *testing.T) {
 	t.Parallel()
-	codexEnv := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	codexEnv := Call{Isolated: true, Env: map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}}
+	// The user's own config.toml: their provider stays, its retries go to
+	// 0 for the call; a profile's provider wins; the built-in one is left.
+	userProvider := Call{Env: codexEnv.Env, Config: []byte("model_provider = \"gateway\"\n[model_providers.gateway]\nbase_url = \"http://127.0.0.1:1/v1\"\n")}
+	userProfile := Call{Config: []byte("model_provider = \"a\"\nprofile = \"work\"\n[profiles.work]\nmodel_provider = \"az.ure\"\n")}
+	userBuiltin := Call{Env: codexEnv.Env, Config: []byte("model = \"o3\"\n")}
 	tests := []struct {
 		cli, model, perms string
-		env               map[string]string
+		env               Call
 		want              string
 	}{
-		{"claude", "", "edit", nil, "claude -p --output-format json --no-session-persistence --permission-mode acceptEdits"},
-		{"claude", "sonnet", "read", nil, "claude -p --output-format json --no-session-persistence --model sonnet --permission-mode dontAsk"},
-		{"claude", "", "full", nil, "claude -p --output-format json --no-session-persistence --permission-mode bypassPermissions"},
-		{"gemini", "gemini-2.5-pro", "edit", nil, "gemini --output-format json -m gemini-2.5-pro --approval-mode auto_edit"},
-		{"gemini", "", "read", nil, "gemini --output-format json --approval-mode default"},
-		{"gemini", "", "full", nil, "gemini --output-format json --approval-mode yolo"},
-		{"codex", "", "read", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
-		{"codex", "o9", "full", nil, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries -m o9 --dangerously-bypass-approvals-and-sandbox -"},
+		{"claude", "", "edit", Call{}, "claude -p --output-format json --no-session-persistence --permission-mode acceptEdits"},
+		{"claude", "sonnet", "read", Call{}, "claude -p --output-format json --no-session-persistence --model sonnet --permission-mode dontAsk"},
+		{"claude", "", "full", Call{}, "claude -p --output-format json --no-session-persistence --permission-mode bypassPermissions"},
+		{"gemini", "gemini-2.5-pro", "edit", Call{}, "gemini --output-format json -m gemini-2.5-pro --approval-mode auto_edit"},
+		{"gemini", "", "read", Call{}, "gemini --output-format json --approval-mode default"},
+		{"gemini", "", "full", Call{}, "gemini --output-format json --approval-mode yolo"},
+		{"codex", "", "read", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
+		{"codex", "o9", "full", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries -m o9 --dangerously-bypass-approvals-and-sandbox -"},
 		{"codex", "", "edit", codexEnv, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
 			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
+		{"codex", "", "edit", userProvider, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
+			"-c model_providers.gateway.request_max_retries=0 -c model_providers.gateway.stream_max_retries=0 -"},
+		{"codex", "", "read", userProfile, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
+			`-c model_providers."az.ure".request_max_retries=0 -c model_providers."az.ure".stream_max_retries=0 -`},
+		{"codex", "", "edit", userBuiltin, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
 	}
 	for _, tt := range tests {
 		got := strings.Join(clis[tt.cli].Command(tt.model, tt.perms, tt.env), " ")

@@ -21,4 +21,7 @@ type Def struct {
 	// step's environment (CONTRACT 5): Env substituted, Secrets with values.
 	Env     []proc.EnvVar
 	Secrets []proc.EnvVar
+	// Isolated (home: isolated) gives a preset's CLI a fresh config home
+	// under RUN_ROOT/providers/NAME instead of the user's own (CONTRACT 5).
+	Isolated bool
 }

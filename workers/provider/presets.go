@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
 
 	"smith/lang"
@@ -28,7 +31,14 @@ const (
 
 // A CLI is everything Smith knows about one agent CLI, proven against
 // the pinned versions (docs/providers.md). It is the one table of preset
-// facts: argv, flags, environment, settings files and reply format.
+// facts: argv, flags, the variables that pass, config homes, settings files
+// and reply format.
+//
+// A preset runs the CLI as its user runs it (CONTRACT 5): the user's HOME and
+// the CLI's own configuration, Smith adding only the flags that make the
+// call headless and shape it. With home: isolated (Call.Isolated) the CLI
+// gets a fresh config home under RUN_ROOT/providers/<name> instead, with
+// the settings of Files written there.
 type CLI struct {
 	argv []string // the command; the prompt always goes on stdin
 	tail []string // arguments after every flag (codex: "-", read stdin)
@@ -43,32 +53,59 @@ type CLI struct {
 	// MaxPrompt is the most the CLI reads from stdin (0 = no limit); a
 	// longer prompt fails the step instead of being cut silently.
 	MaxPrompt int
-	// Home is the variable naming the CLI's config home; unless the step's
-	// environment sets it, it is RUN_ROOT/providers/<name>, so sessions,
-	// settings and keys never land under the user's HOME.
-	Home string
-	// Files are written into that home before each call (its settings).
+	// Vars are the variables the CLI itself reads for its key, login
+	// token, endpoint, project, proxy and config home: set in Smith's
+	// environment, they reach this preset's processes (and no other
+	// process), masked like secrets everywhere.
+	Vars []string
+	// Switches are variables that choose the CLI's backend or region
+	// (values such as "1" or "us-east5"): they pass like Vars but are not
+	// masked (masking "1" would blank every digit one of a run's output).
+	Switches []string
+	// Home is the variable naming the CLI's config home; homeSub is the
+	// folder of the configuration under it ("" = the folder itself) and
+	// under HOME when Home is not set.
+	Home, homeSub string
+	// ConfigFile is the file of the config home the preset reads (codex:
+	// config.toml, for the model provider the user chose); read only.
+	ConfigFile string
+	// Files are written into an isolated home before each call (its
+	// settings: retries off, the auth type); never into the user's.
 	Files map[string]string
-	// Env are fixed variables (retries off, ...); the step's and the
-	// provider's env override them.
+	// Env are fixed variables in both modes (retries off, no telemetry);
+	// the step's and the provider's env override them.
 	Env []proc.EnvVar
-	// TmpInHome points TMPDIR into the home (the CLI writes error reports,
-	// with the request, into its temporary directory).
+	// TmpInHome points TMPDIR into an isolated home (the CLI writes error
+	// reports, with the request, into its temporary directory).
 	TmpInHome bool
-	// args adds arguments from the child's environment (codex: a model
-	// provider with retries off).
-	args func(env map[string]string) []string
-	// KeyNeeded: with a config home of Smith's (no login there) the CLI
-	// cannot work without KeyVar, and does not say so quickly (codex
-	// retries its connection for minutes): the step fails at once.
+	// args adds arguments from the call (codex: its retries off for the
+	// model provider in use).
+	args func(c Call) []string
+	// KeyNeeded: in an isolated home (no login there) the CLI cannot work
+	// without KeyVar, and does not say so quickly (codex retries its
+	// connection for minutes): the step fails at once.
 	KeyNeeded bool
 	// KeyVar and baseVar are the variables a user sets for a key and a
-	// server; error reasons name them.
-	KeyVar, baseVar string
+	// server; error reasons name them. Login is how a user logs in.
+	KeyVar, baseVar, Login string
 	// denied finds, in stdout and stderr, a tool call the CLI refused for
 	// lack of permission; it returns what was denied.
 	denied func(stdout, stderr string) string
 }
+
+// A Call is what a preset's command depends on besides model and
+// permissions: the child's environment, and whether its home is isolated.
+type Call struct {
+	Env      map[string]string
+	Isolated bool
+	// Config is the CLI's configuration file (ConfigFile in its config
+	// home) as the runner read it, nil when there is none.
+	Config []byte
+}
+
+// proxyVars are the proxy and certificate variables every preset's CLI
+// honours (node's and Rust's HTTP clients): the user's network setup.
+var proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
 
 // clis are the built-in agent CLIs.
 var clis = map[string]*CLI{
@@ -81,13 +118,20 @@ var clis = map[string]*CLI{
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},
 		format: formatClaude,
-		Home:   "CLAUDE_CONFIG_DIR",
+		Vars: append([]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
+			"ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL",
+			"ANTHROPIC_VERTEX_PROJECT_ID", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+			"AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS"}, proxyVars...),
+		Switches: []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLOUD_ML_REGION", "AWS_REGION", "AWS_PROFILE"},
+		Home:     "CLAUDE_CONFIG_DIR",
+		homeSub:  ".claude",
 		Env: []proc.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
 		},
 		KeyVar:  "ANTHROPIC_API_KEY",
 		baseVar: "ANTHROPIC_BASE_URL",
+		Login:   "run 'claude' once to log in",
 		denied:  claudeDenied,
 	},
 	"gemini": {
@@ -101,7 +145,11 @@ var clis = map[string]*CLI{
 		format:     formatGemini,
 		StdoutFile: true,
 		MaxPrompt:  8 << 20,
-		Home:       "GEMINI_CLI_HOME",
+		Vars: append([]string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
+			"GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_CLI_HOME"}, proxyVars...),
+		Switches: []string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_LOCATION"},
+		Home:     "GEMINI_CLI_HOME",
+		homeSub:  ".gemini",
 		Files: map[string]string{
 			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
@@ -111,6 +159,7 @@ var clis = map[string]*CLI{
 		TmpInHome: true,
 		KeyVar:    "GEMINI_API_KEY",
 		baseVar:   "GOOGLE_GEMINI_BASE_URL",
+		Login:     "run 'gemini' once to log in",
 		denied:    geminiDenied,
 	},
 	"codex": {
@@ -122,22 +171,83 @@ var clis = map[string]*CLI{
 			PermEdit: {"--sandbox", "workspace-write"},
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		format:    formatCodex,
-		Home:      "CODEX_HOME",
-		KeyNeeded: true,
-		args:      codexProvider,
-		KeyVar:    "OPENAI_API_KEY",
-		baseVar:   "OPENAI_BASE_URL",
-		denied:    codexDenied,
+		format:     formatCodex,
+		Vars:       append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME", "CODEX_CA_CERTIFICATE"}, proxyVars...),
+		Home:       "CODEX_HOME",
+		homeSub:    ".codex",
+		ConfigFile: "config.toml",
+		KeyNeeded:  true,
+		args:       codexArgs,
+		KeyVar:     "OPENAI_API_KEY",
+		baseVar:    "OPENAI_BASE_URL",
+		Login:      "run 'codex login'",
+		denied:     codexDenied,
 	},
 }
 
-// codexProvider gives codex a model provider with its retries off when an
-// API key is set: codex's built-in provider cannot be changed, and it
-// retries each request 4 times and each stream 5. OPENAI_BASE_URL (which
-// codex itself ignores) chooses the server. Without OPENAI_API_KEY codex
-// keeps its own provider and login.
-func codexProvider(env map[string]string) []string {
+// ConfigHome is where the CLI finds its configuration in env: the Home
+// variable's folder, else HOME's (with homeSub under either: ~/.claude,
+// ~/.gemini, ~/.codex).
+func (f *CLI) ConfigHome(env map[string]string) string {
+	if v := env[f.Home]; v != "" {
+		if f.Home == "GEMINI_CLI_HOME" {
+			return filepath.Join(v, f.homeSub)
+		}
+		return v
+	}
+	if env["HOME"] == "" {
+		return "~/" + f.homeSub
+	}
+	return filepath.Join(env["HOME"], f.homeSub)
+}
+
+// PresetVars returns the variables that pass from Smith's environment to
+// preset name's processes (CONTRACT 5), masked ones first.
+func PresetVars(name string) (masked, plain []string) {
+	f, ok := clis[name]
+	if !ok {
+		return nil, nil
+	}
+	return f.Vars, f.Switches
+}
+
+// MinMasked is the shortest value of a preset's variable that is masked:
+// a shorter one ("1", "eu") is no credential, and masking it would blank
+// ordinary text.
+const MinMasked = 6
+
+// MaskedVars returns every preset's masked variables, sorted, without
+// repeats: a run masks their values wherever it writes (CONTRACT 5).
+func MaskedVars() []string {
+	var out []string
+	for _, f := range clis {
+		for _, v := range f.Vars {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// codexArgs bounds codex's own retries (CONTRACT 5). In an isolated home
+// with an API key it is given a provider of Smith's with retries off
+// (codex's built-in provider cannot be changed): OPENAI_BASE_URL (which
+// codex itself ignores) chooses the server. In the user's own home the
+// model provider they chose stays; when it is one of theirs, its request
+// and stream retries are set to 0 for this call (-c overrides one key of
+// it, nothing else).
+func codexArgs(c Call) []string {
+	env := c.Env
+	if !c.Isolated {
+		name := codexActiveProvider(c.Config)
+		if name == "" || codexBuiltin(name) {
+			return nil
+		}
+		key := "model_providers." + tomlKey(name)
+		return []string{"-c", key + ".request_max_retries=0", "-c", key + ".stream_max_retries=0"}
+	}
 	if env["OPENAI_API_KEY"] == "" {
 		return nil
 	}
@@ -174,15 +284,15 @@ func tomlString(s string) string {
 }
 
 // Command returns the preset's argv for model and permissions (already
-// checked) and the child's environment.
-func (f *CLI) Command(model, perms string, env map[string]string) []string {
+// checked) and the call.
+func (f *CLI) Command(model, perms string, c Call) []string {
 	argv := append([]string(nil), f.argv...)
 	if model != "" {
 		argv = append(argv, f.modelFlag, model)
 	}
 	argv = append(argv, f.Perms[perms]...)
 	if f.args != nil {
-		argv = append(argv, f.args(env)...)
+		argv = append(argv, f.args(c)...)
 	}
 	return append(argv, f.tail...)
 }
@@ -196,6 +306,9 @@ type Provider struct {
 	Mock   bool // the built-in mock: no process
 	CLI    *CLI // a preset's facts (nil for a workflow's own provider)
 	Own    bool // the preset's own command (not overridden): model and permission flags are added
+	// ConfigHome is the configuration home the CLI was given for this call
+	// (the runner sets it): failure reasons name it.
+	ConfigHome string
 }
 
 // RawReply reports whether the provider's stdout is its reply as it is (a
@@ -311,4 +424,48 @@ func appendUnique(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// codexActiveProvider returns the model provider codex's config.toml
+// (config, as the runner read it) selects: the active profile's
+// model_provider, else the top-level one; "" when neither is set (codex's
+// built-in openai provider).
+func codexActiveProvider(config []byte) string {
+	var doc struct {
+		ModelProvider string `toml:"model_provider"`
+		Profile       string `toml:"profile"`
+		Profiles      map[string]struct {
+			ModelProvider string `toml:"model_provider"`
+		} `toml:"profiles"`
+	}
+	if len(config) == 0 {
+		return ""
+	}
+	if _, err := toml.Decode(string(config), &doc); err != nil {
+		return "" // codex itself reports a broken config.toml
+	}
+	if p, ok := doc.Profiles[doc.Profile]; ok && doc.Profile != "" && p.ModelProvider != "" {
+		return p.ModelProvider
+	}
+	return doc.ModelProvider
+}
+
+// codexBuiltin reports codex's built-in model providers, whose settings a
+// -c override cannot change.
+func codexBuiltin(name string) bool {
+	switch name {
+	case "openai", "oss", "ollama", "lmstudio":
+		return true
+	}
+	return false
+}
+
+// tomlKey quotes a TOML key when it is not a bare key.
+func tomlKey(k string) string {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	return k
 }

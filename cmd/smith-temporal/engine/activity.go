@@ -13,6 +13,7 @@ import (
 	"smith/workers"
 	"smith/workers/confine"
 	"smith/workers/proc"
+	"smith/workers/provider"
 	"smith/workers/step"
 )
 
@@ -158,6 +159,13 @@ func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(strin
 	values, err := fillSecrets(&wr, lookup)
 	if err != nil {
 		return fail(err)
+	}
+	// The presets' own variables reach their CLIs from this worker's
+	// environment: masked like secrets (CONTRACT 5).
+	for _, name := range provider.MaskedVars() {
+		if v, ok := lookup(name); ok && len(v) >= provider.MinMasked {
+			values = append(values, v)
+		}
 	}
 	mask := proc.NewMasker(values)
 	dirs, err := confine.New(base)
