@@ -19,7 +19,7 @@ import (
 // docs/dependencies.md.
 var allowed = map[string][]string{
 	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson", "github.com/BurntSushi/toml"},
 	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
 	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
+	"workers/doctor":                   {"workers/agent", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
 	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
 	"workers/steprun":                  {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/"},

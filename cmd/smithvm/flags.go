@@ -17,6 +17,7 @@ type flagVals struct {
 	olderThan  string
 	addr       string // serve
 	token      string // serve
+	ping       bool   // doctor
 }
 
 // A flagBuilder makes one command's flag set, bound to v. Building a flag
@@ -38,6 +39,13 @@ var flagBuilders = []flagBuilder{
 	(*env).mergeFlags,
 	(*env).cleanProcessedFlags,
 	(*env).serveFlags,
+	(*env).doctorFlags,
+}
+
+func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("doctor", "[FILE...] [flags]", doctorHelp)
+	fs.BoolVar(&v.ping, "ping", false, "also send one tiny real request through each preset (costs a few tokens)")
+	return fs
 }
 
 func (e *env) runFlags(v *flagVals) *pflag.FlagSet {

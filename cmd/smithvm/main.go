@@ -34,6 +34,7 @@ Usage:
   smithvm merge RUN_ID            merge the run's branch into the repository's checked-out branch
   smithvm clean-processed         delete the processed inbox messages of every agent
   smithvm serve                   the run viewer in a browser (loopback; --token for other addresses)
+  smithvm doctor [FILE...]        are the agent CLIs installed and logged in? (--ping: one real request)
 
 Directories: BASE is --base or the current directory; every step runs in
 BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
@@ -88,9 +89,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdMerge(rest)
 	case "serve":
 		return e.cmdServe(rest)
+	case "doctor":
+		return e.cmdDoctor(rest)
 	}
 	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge", "serve"}), usage)
+		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge", "serve", "doctor"}), usage)
 	return source.ExitConfig
 }
 

@@ -26,9 +26,22 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
 	pv.ConfigHome = home
+	config := readConfig(pv.CLI, home)
+	if pv.CLI != nil && !pv.Isolated {
+		// The model provider the user chose may read its key from a
+		// variable of its own (codex's env_key): it passes, masked.
+		if name := pv.CLI.ProviderKeyVar(config); name != "" && r.Lookup != nil {
+			if v, ok := r.Lookup(name); ok && !slices.Contains(env, name+"="+v) {
+				env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }), name+"="+v)
+				masked := *req
+				masked.Mask = req.Mask.With(v)
+				req = &masked
+			}
+		}
+	}
 	var inv *invocation
 	if pv.Own && len(req.CommandOverride) == 0 {
-		inv, serr = presetInvocation(req, p, pv, prompt, provider.Call{Env: envMap(env), Isolated: pv.Isolated, Config: readConfig(pv.CLI, home)})
+		inv, serr = presetInvocation(req, p, pv, prompt, provider.Call{Env: envMap(env), Isolated: pv.Isolated, Config: config})
 	} else {
 		inv, serr = buildInvocation(req, p, pv, prompt, fromInput)
 	}

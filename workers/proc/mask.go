@@ -179,3 +179,25 @@ func (mw *maskWriter) flush(limit int) error {
 func (mw *maskWriter) Close() error {
 	return mw.flush(len(mw.pending))
 }
+
+// With returns a Masker that masks m's values and more (empty ones are
+// ignored); m itself is unchanged, and is returned when there is nothing to
+// add.
+func (m *Masker) With(more ...string) *Masker {
+	var all []string
+	if m != nil {
+		for _, s := range m.secrets {
+			all = append(all, string(s))
+		}
+	}
+	n := len(all)
+	for _, s := range more {
+		if s != "" {
+			all = append(all, s)
+		}
+	}
+	if len(all) == n {
+		return m
+	}
+	return NewMasker(all)
+}

@@ -88,6 +88,19 @@ type CLI struct {
 	// KeyVar and baseVar are the variables a user sets for a key and a
 	// server; error reasons name them. Login is how a user logs in.
 	KeyVar, baseVar, Login string
+	// Tested is the version the presets are proven against (the pin of
+	// testdata/clis/package.json; TestPinnedVersions keeps them equal).
+	Tested string
+	// Credentials are the Vars that are a key or a login token by
+	// themselves, or, with a backend switch, select a cloud login.
+	Credentials []string
+	// LoginStatus is the CLI's own command that says, without a model
+	// request, whether it is logged in (exit 0 and no notLoggedIn phrase);
+	// LoginFiles, where there is none, are the files of a login in its
+	// configuration home.
+	LoginStatus []string
+	notLoggedIn []string
+	LoginFiles  []string
 	// denied finds, in stdout and stderr, a tool call the CLI refused for
 	// lack of permission; it returns what was denied.
 	denied func(stdout, stderr string) string
@@ -129,10 +142,13 @@ var clis = map[string]*CLI{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
 		},
-		KeyVar:  "ANTHROPIC_API_KEY",
-		baseVar: "ANTHROPIC_BASE_URL",
-		Login:   "run 'claude' once to log in",
-		denied:  claudeDenied,
+		KeyVar:      "ANTHROPIC_API_KEY",
+		baseVar:     "ANTHROPIC_BASE_URL",
+		Login:       "run 'claude' once to log in",
+		Tested:      "2.1.330",
+		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
+		LoginFiles:  []string{".credentials.json"},
+		denied:      claudeDenied,
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "json"},
@@ -155,12 +171,15 @@ var clis = map[string]*CLI{
 		},
 		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
 		// process of itself with a bigger heap, which costs a second start.
-		Env:       []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"}},
-		TmpInHome: true,
-		KeyVar:    "GEMINI_API_KEY",
-		baseVar:   "GOOGLE_GEMINI_BASE_URL",
-		Login:     "run 'gemini' once to log in",
-		denied:    geminiDenied,
+		Env:         []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"}},
+		TmpInHome:   true,
+		KeyVar:      "GEMINI_API_KEY",
+		baseVar:     "GOOGLE_GEMINI_BASE_URL",
+		Login:       "run 'gemini' once to log in",
+		Tested:      "0.61.0",
+		Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
+		LoginFiles:  []string{"oauth_creds.json"},
+		denied:      geminiDenied,
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
@@ -171,17 +190,21 @@ var clis = map[string]*CLI{
 			PermEdit: {"--sandbox", "workspace-write"},
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		format:     formatCodex,
-		Vars:       append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME", "CODEX_CA_CERTIFICATE"}, proxyVars...),
-		Home:       "CODEX_HOME",
-		homeSub:    ".codex",
-		ConfigFile: "config.toml",
-		KeyNeeded:  true,
-		args:       codexArgs,
-		KeyVar:     "OPENAI_API_KEY",
-		baseVar:    "OPENAI_BASE_URL",
-		Login:      "run 'codex login'",
-		denied:     codexDenied,
+		format:      formatCodex,
+		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME", "CODEX_CA_CERTIFICATE"}, proxyVars...),
+		Home:        "CODEX_HOME",
+		homeSub:     ".codex",
+		ConfigFile:  "config.toml",
+		KeyNeeded:   true,
+		args:        codexArgs,
+		KeyVar:      "OPENAI_API_KEY",
+		baseVar:     "OPENAI_BASE_URL",
+		Login:       "run 'codex login'",
+		Tested:      "0.169.0",
+		Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		LoginStatus: []string{"codex", "login", "status"},
+		notLoggedIn: []string{"Not logged in"},
+		denied:      codexDenied,
 	},
 }
 
@@ -199,6 +222,37 @@ func (f *CLI) ConfigHome(env map[string]string) string {
 		return "~/" + f.homeSub
 	}
 	return filepath.Join(env["HOME"], f.homeSub)
+}
+
+// CLIOf returns the facts of preset name's CLI.
+func CLIOf(name string) (*CLI, bool) {
+	f, ok := clis[name]
+	return f, ok
+}
+
+// Program is the CLI's program name (looked up in PATH).
+func (f *CLI) Program() string { return f.argv[0] }
+
+// CredentialIn returns the first of the CLI's credential variables set in
+// env, "" for none.
+func (f *CLI) CredentialIn(env map[string]string) string {
+	for _, v := range f.Credentials {
+		if env[v] != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// NotLoggedIn reports whether the login status command's words say there
+// is no login (some say so with exit 0).
+func (f *CLI) NotLoggedIn(said string) bool {
+	for _, p := range f.notLoggedIn {
+		if strings.Contains(said, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // PresetVars returns the variables that pass from Smith's environment to
@@ -241,7 +295,7 @@ func MaskedVars() []string {
 func codexArgs(c Call) []string {
 	env := c.Env
 	if !c.Isolated {
-		name := codexActiveProvider(c.Config)
+		name, _ := codexActiveProvider(c.Config)
 		if name == "" || codexBuiltin(name) {
 			return nil
 		}
@@ -429,25 +483,42 @@ func appendUnique(list []string, s string) []string {
 // codexActiveProvider returns the model provider codex's config.toml
 // (config, as the runner read it) selects: the active profile's
 // model_provider, else the top-level one; "" when neither is set (codex's
-// built-in openai provider).
-func codexActiveProvider(config []byte) string {
+// built-in openai provider). envKey is the variable that provider reads
+// its key from (its env_key), "" for none.
+func codexActiveProvider(config []byte) (name, envKey string) {
 	var doc struct {
 		ModelProvider string `toml:"model_provider"`
 		Profile       string `toml:"profile"`
 		Profiles      map[string]struct {
 			ModelProvider string `toml:"model_provider"`
 		} `toml:"profiles"`
+		ModelProviders map[string]struct {
+			EnvKey string `toml:"env_key"`
+		} `toml:"model_providers"`
 	}
 	if len(config) == 0 {
-		return ""
+		return "", ""
 	}
 	if _, err := toml.Decode(string(config), &doc); err != nil {
-		return "" // codex itself reports a broken config.toml
+		return "", "" // codex itself reports a broken config.toml
 	}
+	name = doc.ModelProvider
 	if p, ok := doc.Profiles[doc.Profile]; ok && doc.Profile != "" && p.ModelProvider != "" {
-		return p.ModelProvider
+		name = p.ModelProvider
 	}
-	return doc.ModelProvider
+	return name, doc.ModelProviders[name].EnvKey
+}
+
+// ProviderKeyVar returns the variable that the model provider chosen in
+// the CLI's configuration file (config) reads its key from (codex: the
+// env_key of a provider of the user's), "" when there is none. It passes
+// to the preset's processes, masked, like the preset's own variables.
+func (f *CLI) ProviderKeyVar(config []byte) string {
+	if f.ConfigFile != "config.toml" {
+		return ""
+	}
+	_, key := codexActiveProvider(config)
+	return key
 }
 
 // codexBuiltin reports codex's built-in model providers, whose settings a

@@ -1,6 +1,9 @@
 package provider
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"smith/lang"
@@ -22,6 +25,28 @@ func TestPresetCatalog(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("CLI %q has facts in workers but is not in lang.ProviderPresets", name)
+		}
+	}
+}
+
+// TestPinnedVersions: the version each preset says it was tested with (what
+// smithvm doctor compares against) is the one testdata/clis pins, which
+// .ci/run installs and the real-CLI suite runs.
+func TestPinnedVersions(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "clis", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	npm := map[string]string{"claude": "@anthropic-ai/claude-code", "gemini": "@google/gemini-cli", "codex": "@openai/codex"}
+	for name, f := range clis {
+		if got := pkg.Dependencies[npm[name]]; got != f.Tested {
+			t.Errorf("%s: Tested = %q, testdata/clis/package.json pins %q", name, f.Tested, got)
 		}
 	}
 }

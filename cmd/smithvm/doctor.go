@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"smith/isa"
+	"smith/lang"
+	"smith/source"
+	"smith/workers/doctor"
+)
+
+const doctorHelp = `Checks that the agent CLIs are ready before a run spends time: for every
+preset (claude, gemini, codex), or for the providers the given workflows use,
+  installed  the CLI is on PATH, its version, and whether the presets were
+             tested with that version;
+  login      it has a login or a key, checked the CLI's own way (a key
+             variable, its login status command or its login file), with
+             no model request;
+  ping       (with --ping) one tiny real request through the preset, as a
+             step makes it: its reply and tokens.
+A preset runs the CLI with your own HOME and configuration (your login,
+settings and model provider); a provider entry with home: isolated is
+checked as it runs, with a fresh configuration home and a key only.
+One line per check, with what to do when it fails.
+
+Exit status: 0 when every check passes, 2 otherwise.
+`
+
+// cmdDoctor is smithvm doctor [FILE...] [--ping].
+func (e *env) cmdDoctor(args []string) int {
+	var v flagVals
+	fs := e.doctorFlags(&v)
+	ping := &v.ping
+	if st, done := e.parse(fs, args, -1); done {
+		return st
+	}
+	targets := presetTargets()
+	if fs.NArg() > 0 {
+		targets = nil
+		for _, file := range fs.Args() {
+			p, st := e.load(file, nil)
+			if st != 0 {
+				return st
+			}
+			for _, t := range programTargets(p) {
+				if !slices.Contains(targets, t) {
+					targets = append(targets, t)
+				}
+			}
+		}
+		if len(targets) == 0 {
+			fmt.Fprintln(e.stdout, "The workflows use no agent CLI preset (claude, gemini, codex): nothing to check.")
+			return 0
+		}
+	}
+	dir, err := os.MkdirTemp("", "smith-doctor-")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm doctor: %v\n", err)
+		return source.ExitConfig
+	}
+	defer os.RemoveAll(dir)
+	ctx, stop := signalContext()
+	defer stop()
+	failed := false
+	for _, t := range targets {
+		for _, l := range doctor.Check(ctx, doctor.Env{Lookup: e.lookup, Dir: dir}, t, *ping) {
+			fmt.Fprintln(e.stdout, l)
+			failed = failed || !l.OK
+		}
+	}
+	if failed {
+		return source.ExitConfig
+	}
+	return 0
+}
+
+// presetTargets are the agent CLI presets, each in the user's own home.
+func presetTargets() []doctor.Target {
+	var out []doctor.Target
+	for _, name := range lang.ProviderPresets {
+		if name != lang.PresetMock {
+			out = append(out, doctor.Target{Name: name})
+		}
+	}
+	return out
+}
+
+// programTargets are the presets a program's steps, workers and agents
+// use (a provider entry with a command of its own runs no preset), with
+// the home its providers entry gives each.
+func programTargets(p *isa.Program) []doctor.Target {
+	isolated := map[string]bool{}
+	own := map[string]bool{}
+	for _, d := range p.Providers {
+		isolated[d.Name] = d.Isolated
+		own[d.Name] = len(d.Command) > 0
+	}
+	var names []string
+	add := func(list []string) {
+		for _, n := range list {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, b := range p.Blocks {
+		if b.Step != nil {
+			add(b.Step.Providers)
+		}
+	}
+	for _, a := range p.Agents {
+		add(a.Providers)
+	}
+	var out []doctor.Target
+	for _, n := range names {
+		if n == lang.PresetMock || own[n] || !slices.Contains(lang.ProviderPresets[:], n) {
+			continue
+		}
+		out = append(out, doctor.Target{Name: n, Isolated: isolated[n]})
+	}
+	return out
+}

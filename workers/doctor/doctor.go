@@ -1,0 +1,258 @@
+// Package doctor answers "is my setup right?" before a run spends time
+// (smithvm doctor, CONTRACT 5): for each preset, whether its CLI is on PATH
+// and at which version, whether it has a login or a key (checked the CLI's
+// own way, with no model request), and, on request, one tiny real call
+// through the preset. It reads the presets' facts from workers/provider and
+// runs processes only through proc.Run and the agent runner.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"smith/workers/agent"
+	"smith/workers/confine"
+	"smith/workers/proc"
+	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
+)
+
+// A Target is one provider to check: a preset's name, and whether the
+// workflow gives it an isolated home.
+type Target struct {
+	Name     string
+	Isolated bool
+}
+
+// A Line is the outcome of one check: one line of output, with what to do
+// when it failed.
+type Line struct {
+	OK     bool
+	Preset string
+	Check  string // installed, login, ping
+	Text   string
+}
+
+func (l Line) String() string {
+	mark := "ok  "
+	if !l.OK {
+		mark = "FAIL"
+	}
+	return fmt.Sprintf("%s  %-6s  %-9s  %s", mark, l.Preset, l.Check, l.Text)
+}
+
+// An Env is what the checks take from their surroundings.
+type Env struct {
+	Lookup func(string) (string, bool) // Smith's environment
+	// Dir is a scratch folder (a ping's workspace and run folder).
+	Dir string
+}
+
+// versionPattern finds a version number in a CLI's --version output.
+var versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+`) })
+
+// Check runs the checks of one target: installed, then login, then (with
+// ping) one real request. A check that cannot run because an earlier one
+// failed is not printed.
+func Check(ctx context.Context, e Env, t Target, ping bool) []Line {
+	f, ok := provider.CLIOf(t.Name)
+	if !ok {
+		return nil
+	}
+	env := presetEnv(e, f, t)
+	var out []Line
+	inst := installed(ctx, e, f, t, env)
+	out = append(out, inst)
+	if !inst.OK {
+		return out
+	}
+	login := loggedIn(ctx, f, t, env)
+	out = append(out, login)
+	if ping && login.OK {
+		out = append(out, pingOnce(ctx, e, t))
+	}
+	return out
+}
+
+// presetEnv is the environment the preset's processes get: the section 3.5
+// variables and the preset's own, and its fixed ones.
+func presetEnv(e Env, f *provider.CLI, t Target) []string {
+	own, plain := provider.PresetVars(t.Name)
+	return proc.BuildEnv(e.Lookup, append(append([]string(nil), own...), plain...), nil, f.Env)
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// run runs argv with env (20 s at most) and returns its output.
+func run(ctx context.Context, argv, env []string) proc.Result {
+	return proc.Run(ctx, proc.Spec{Argv: argv, Env: env, Timeout: 20 * time.Second, KillGrace: time.Second})
+}
+
+// installed: the CLI is on PATH and says its version.
+func installed(ctx context.Context, e Env, f *provider.CLI, t Target, env []string) Line {
+	l := Line{Preset: t.Name, Check: "installed"}
+	exe := f.Program()
+	res := run(ctx, []string{exe, "--version"}, env)
+	if res.StartErr != nil {
+		l.Text = exe + " is not on PATH" + strings.TrimPrefix(provider.InstallHint(exe), ": it is not on PATH")
+		return l
+	}
+	path := lookPath(exe, envMap(env)["PATH"])
+	v := versionPattern().FindString(res.Stdout + res.Stderr)
+	if res.ExitCode != 0 || v == "" {
+		l.Text = fmt.Sprintf("%s --version failed (exit %d): %s; reinstall it (%s)", path, res.ExitCode, firstLine(res.Stderr+res.Stdout), strings.TrimPrefix(provider.InstallHint(exe), ": it is not on PATH; "))
+		return l
+	}
+	l.OK = true
+	if v == f.Tested {
+		l.Text = fmt.Sprintf("%s, version %s (the version the presets were tested with)", path, v)
+	} else {
+		l.Text = fmt.Sprintf("%s, version %s (the presets were tested with %s; it will likely work, and if it does not, install %s)", path, v, f.Tested, f.Tested)
+	}
+	return l
+}
+
+// lookPath finds exe in path ("" when it is not there).
+func lookPath(exe, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, exe)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return exe
+}
+
+// loggedIn: a key in the environment, or the CLI's own login.
+func loggedIn(ctx context.Context, f *provider.CLI, t Target, env []string) Line {
+	l := Line{Preset: t.Name, Check: "login"}
+	vars := envMap(env)
+	home := f.ConfigHome(vars)
+	if name := f.CredentialIn(vars); name != "" {
+		l.OK, l.Text = true, name+" is set"
+		return l
+	}
+	config, _ := os.ReadFile(filepath.Join(home, f.ConfigFile))
+	if name := f.ProviderKeyVar(config); name != "" {
+		if vars[name] != "" {
+			l.OK, l.Text = true, fmt.Sprintf("%s (the key of the model provider chosen in %s) is set", name, filepath.Join(home, f.ConfigFile))
+		} else {
+			l.Text = fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, filepath.Join(home, f.ConfigFile))
+		}
+		return l
+	}
+	if t.Isolated {
+		l.Text = fmt.Sprintf("no key: home: isolated gives %s a fresh configuration home with no login; set %s in Smith's environment (or remove home: isolated to use your login)", t.Name, f.KeyVar)
+		return l
+	}
+	if argv := f.LoginStatus; len(argv) > 0 {
+		res := run(ctx, argv, env)
+		said := firstLine(res.Stdout + "\n" + res.Stderr)
+		if res.StartErr == nil && res.ExitCode == 0 && !f.NotLoggedIn(said) {
+			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)
+			return l
+		}
+		l.Text = fmt.Sprintf("not logged in (%s: %q); %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.Login, f.KeyVar, t.Name, home)
+		return l
+	}
+	if file := loginFile(f, home); file != "" {
+		l.OK, l.Text = true, "logged in ("+file+")"
+		return l
+	}
+	l.Text = fmt.Sprintf("no login and no key; %s, or set %s (%s's configuration home: %s)", f.Login, f.KeyVar, t.Name, home)
+	return l
+}
+
+// loginFile returns the first of the CLI's login files in its
+// configuration home, "" for none.
+func loginFile(f *provider.CLI, home string) string {
+	for _, name := range f.LoginFiles {
+		p := filepath.Join(home, name)
+		if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// pingPrompt is the one tiny request of --ping.
+const pingPrompt = "Reply with the single word: pong"
+
+// pingOnce sends one tiny request through the preset, as a step would.
+func pingOnce(ctx context.Context, e Env, t Target) Line {
+	l := Line{Preset: t.Name, Check: "ping"}
+	base := filepath.Join(e.Dir, t.Name)
+	dirs, err := confine.New(base)
+	if err == nil {
+		err = os.MkdirAll(dirs.Workspace, 0o755)
+	}
+	if err != nil {
+		l.Text = "could not make a scratch folder: " + err.Error()
+		return l
+	}
+	var masked []string
+	for _, name := range provider.MaskedVars() {
+		if v, ok := e.Lookup(name); ok && len(v) >= provider.MinMasked {
+			masked = append(masked, v)
+		}
+	}
+	req := &step.Request{
+		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: step.KindProvider,
+		Providers: []string{t.Name}, Prompt: pingPrompt, Permissions: provider.PermRead,
+		Timeout: 120 * time.Second, Attempts: 1,
+		Dirs: dirs, RunRoot: filepath.Join(base, ".orchestrator", "runs", "doctor"),
+		Mask: proc.NewMasker(masked),
+	}
+	if t.Isolated {
+		req.ProviderDefs = []provider.Def{{Name: t.Name, Isolated: true}}
+	}
+	if err := os.MkdirAll(req.RunRoot, 0o755); err != nil {
+		l.Text = "could not make a scratch folder: " + err.Error()
+		return l
+	}
+	start := time.Now()
+	r := agent.Runner{Env: steprun.Env{Lookup: e.Lookup}}
+	res := r.Run(ctx, req)
+	took := time.Since(start).Seconds()
+	if res.ExitCode != 0 {
+		reason := fmt.Sprintf("exit code %d", res.ExitCode)
+		if res.Err != nil {
+			reason = firstLine(res.Err.Error())
+		}
+		l.Text = fmt.Sprintf("the request failed after %.1fs: %s", took, reason)
+		return l
+	}
+	l.OK = true
+	l.Text = fmt.Sprintf("replied %q, %d tokens, in %.1fs", cut(strings.TrimSpace(res.Output), 60), res.Tokens, took)
+	return l
+}
+
+func firstLine(s string) string {
+	for line := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return cut(line, 200)
+		}
+	}
+	return ""
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
