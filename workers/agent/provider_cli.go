@@ -31,6 +31,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		// The model provider the user chose may read its key from a
 		// variable of its own (codex's env_key): it passes, masked.
 		if name := pv.CLI.ProviderKeyVar(config); name != "" && r.Lookup != nil {
+			pv.KeyVar = name
 			if v, ok := r.Lookup(name); ok && !slices.Contains(env, name+"="+v) {
 				env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }), name+"="+v)
 				masked := *req

@@ -161,7 +161,7 @@ func loggedIn(ctx context.Context, f *provider.CLI, t Target, env []string) Line
 	}
 	if argv := f.LoginStatus; len(argv) > 0 {
 		res := run(ctx, argv, env)
-		said := firstLine(res.Stdout + "\n" + res.Stderr)
+		said := statusLine(res.Stdout + "\n" + res.Stderr)
 		if res.StartErr == nil && res.ExitCode == 0 && !f.NotLoggedIn(said) {
 			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)
 			return l
@@ -239,6 +239,23 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 	l.OK = true
 	l.Text = fmt.Sprintf("replied %q, %d tokens, in %.1fs", cut(strings.TrimSpace(res.Output), 60), res.Tokens, took)
 	return l
+}
+
+// statusLine is the line of a login status command's output that says
+// something about the login (the last one otherwise), skipping warnings.
+func statusLine(s string) string {
+	last := ""
+	for line := range strings.SplitSeq(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "WARNING") {
+			continue
+		}
+		if l := strings.ToLower(line); strings.Contains(l, "logged in") || strings.Contains(l, "login") {
+			return cut(line, 200)
+		}
+		last = line
+	}
+	return cut(last, 200)
 }
 
 func firstLine(s string) string {

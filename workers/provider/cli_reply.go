@@ -141,6 +141,9 @@ func failureText(pv Provider, e *cliError, exit int) string {
 	if f := pv.CLI; f != nil {
 		keyVar, baseVar = f.KeyVar, f.baseVar
 	}
+	if pv.KeyVar != "" {
+		keyVar = pv.KeyVar
+	}
 	code := ""
 	if e.status != 0 {
 		code = fmt.Sprintf(" (HTTP %d)", e.status)

@@ -83,9 +83,9 @@ func TestPresetCommand(t *testing.T) {
 		env               Call
 		want              string
 	}{
-		{"claude", "", "edit", Call{}, "claude -p --output-format json --no-session-persistence --permission-mode acceptEdits"},
-		{"claude", "sonnet", "read", Call{}, "claude -p --output-format json --no-session-persistence --model sonnet --permission-mode dontAsk"},
-		{"claude", "", "full", Call{}, "claude -p --output-format json --no-session-persistence --permission-mode bypassPermissions"},
+		{"claude", "", "edit", Call{}, "claude -p --output-format json --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode acceptEdits"},
+		{"claude", "sonnet", "read", Call{}, "claude -p --output-format json --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --model sonnet --permission-mode dontAsk"},
+		{"claude", "", "full", Call{}, "claude -p --output-format json --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode bypassPermissions"},
 		{"gemini", "gemini-2.5-pro", "edit", Call{}, "gemini --output-format json -m gemini-2.5-pro --approval-mode auto_edit"},
 		{"gemini", "", "read", Call{}, "gemini --output-format json --approval-mode default"},
 		{"gemini", "", "full", Call{}, "gemini --output-format json --approval-mode yolo"},

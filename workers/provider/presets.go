@@ -116,14 +116,23 @@ type Call struct {
 	Config []byte
 }
 
-// proxyVars are the proxy and certificate variables every preset's CLI
-// honours (node's and Rust's HTTP clients): the user's network setup.
-var proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+// proxyVars are the proxies every preset's CLI honours (node's and Rust's
+// HTTP clients): a proxy's address may hold a password, so they are
+// masked. netVars, the proxy exceptions and certificate files, are not.
+var (
+	proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}
+	netVars   = []string{"NO_PROXY", "no_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+)
 
 // clis are the built-in agent CLIs.
 var clis = map[string]*CLI{
 	"claude": {
-		argv:      []string{"claude", "-p", "--output-format", "json", "--no-session-persistence"},
+		// --settings: a user's settings.json env block beats the process
+		// environment, so CLAUDE_CODE_MAX_RETRIES=0 also goes in as a
+		// settings layer of the call's own (merged over the user's, which
+		// are not changed).
+		argv: []string{"claude", "-p", "--output-format", "json", "--no-session-persistence",
+			"--settings", `{"env": {"CLAUDE_CODE_MAX_RETRIES": "0"}}`},
 		modelFlag: "--model",
 		Perms: map[string][]string{
 			PermRead: {"--permission-mode", "dontAsk"},
@@ -133,11 +142,16 @@ var clis = map[string]*CLI{
 		format: formatClaude,
 		Vars: append([]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
 			"ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL",
-			"ANTHROPIC_VERTEX_PROJECT_ID", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-			"AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS"}, proxyVars...),
-		Switches: []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLOUD_ML_REGION", "AWS_REGION", "AWS_PROFILE"},
-		Home:     "CLAUDE_CONFIG_DIR",
-		homeSub:  ".claude",
+			"ANTHROPIC_FOUNDRY_BASE_URL", "ANTHROPIC_FOUNDRY_RESOURCE", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_AUTH_TOKEN",
+			"ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID",
+			"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "CLAUDE_CODE_CLIENT_CERT",
+			"CLAUDE_CODE_CLIENT_KEY", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"}, proxyVars...),
+		Switches: append([]string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+			"CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLOUD_ML_REGION", "AWS_REGION", "AWS_DEFAULT_REGION",
+			"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+			"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"}, netVars...),
+		Home:    "CLAUDE_CONFIG_DIR",
+		homeSub: ".claude",
 		Env: []proc.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
@@ -146,9 +160,12 @@ var clis = map[string]*CLI{
 		baseVar:     "ANTHROPIC_BASE_URL",
 		Login:       "run 'claude' once to log in",
 		Tested:      "2.1.330",
-		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
-		LoginFiles:  []string{".credentials.json"},
-		denied:      claudeDenied,
+		LoginStatus: []string{"claude", "auth", "status", "--text"},
+		notLoggedIn: []string{"Not logged in", "not logged in"},
+		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY",
+			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
+		LoginFiles: []string{".credentials.json"},
+		denied:     claudeDenied,
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "json"},
@@ -163,7 +180,7 @@ var clis = map[string]*CLI{
 		MaxPrompt:  8 << 20,
 		Vars: append([]string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_CLI_HOME"}, proxyVars...),
-		Switches: []string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_LOCATION"},
+		Switches: append([]string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_LOCATION"}, netVars...),
 		Home:     "GEMINI_CLI_HOME",
 		homeSub:  ".gemini",
 		Files: map[string]string{
@@ -191,7 +208,8 @@ var clis = map[string]*CLI{
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
 		format:      formatCodex,
-		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME", "CODEX_CA_CERTIFICATE"}, proxyVars...),
+		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),
+		Switches:    append([]string{"CODEX_CA_CERTIFICATE"}, netVars...),
 		Home:        "CODEX_HOME",
 		homeSub:     ".codex",
 		ConfigFile:  "config.toml",
@@ -361,8 +379,10 @@ type Provider struct {
 	CLI    *CLI // a preset's facts (nil for a workflow's own provider)
 	Own    bool // the preset's own command (not overridden): model and permission flags are added
 	// ConfigHome is the configuration home the CLI was given for this call
-	// (the runner sets it): failure reasons name it.
-	ConfigHome string
+	// (the runner sets it): failure reasons name it. KeyVar, when set, is
+	// the variable the key comes from instead of the CLI's own (the env_key
+	// of a model provider of the user's).
+	ConfigHome, KeyVar string
 }
 
 // RawReply reports whether the provider's stdout is its reply as it is (a

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,16 +85,29 @@ func needCLIs(t *testing.T, names ...string) {
 	t.Skip(msg)
 }
 
+// The two ways a preset runs its CLI (CONTRACT 5): with the user's own
+// HOME and configuration (the default), and with home: isolated.
+const (
+	modeUser     = "user"
+	modeIsolated = "isolated"
+)
+
+var homeModes = []string{modeUser, modeIsolated}
+
+// deadURL is a server nobody answers on: the user's own configuration
+// points there in isolated tests, so a run that read it would fail.
+const deadURL = "http://127.0.0.1:9"
+
 // A cliProj is a project whose workflows use the real CLIs against a fake
-// server of its own.
+// server of its own, with a HOME set up the way a user sets each CLI up.
 type cliProj struct {
 	*proj
 	srv  *fakemodel.Server
-	mark string // SMITH_TEST_MARK: every CLI process of this test carries it
-	home string // HOME of smithvm and the CLIs
+	mode string // modeUser or modeIsolated
+	home string // HOME of smithvm and the CLIs: it also marks their processes
 }
 
-func newCLIProj(t *testing.T, rules ...fakemodel.Rule) *cliProj {
+func newCLIProj(t *testing.T, mode string, rules ...fakemodel.Rule) *cliProj {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := fakemodel.Start(ctx, rules, fakemodel.Options{})
@@ -102,9 +116,40 @@ func newCLIProj(t *testing.T, rules ...fakemodel.Rule) *cliProj {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); srv.Close() })
-	p := &cliProj{proj: newProj(t), srv: srv, home: t.TempDir(),
-		mark: fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())}
+	p := &cliProj{proj: newProj(t), srv: srv, mode: mode, home: t.TempDir()}
+	url := srv.URL
+	if mode == modeIsolated {
+		url = deadURL // the user's setup must not be seen
+	}
+	userSetup(t, p.home, url)
 	return p
+}
+
+// userSetup sets the three CLIs up in home the way their users do, all
+// talking to the model server at url:
+//   - claude: ~/.claude/settings.json, its env block naming the server
+//     (the key is ANTHROPIC_API_KEY in the terminal's environment);
+//   - gemini: ~/.gemini/settings.json choosing API-key auth (the key and
+//     GOOGLE_GEMINI_BASE_URL in the environment);
+//   - codex: ~/.codex/config.toml with a model provider of the user's (a
+//     gateway) whose key is GATEWAY_API_KEY.
+func userSetup(t *testing.T, home, url string) {
+	t.Helper()
+	files := map[string]string{
+		".claude/settings.json": `{"env": {"ANTHROPIC_BASE_URL": "` + url + `"}, "permissions": {"allow": []}}` + "\n",
+		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "ui": {"theme": "Default"}}` + "\n",
+		".codex/config.toml": "model_provider = \"gateway\"\n\n[model_providers.gateway]\nname = \"Team gateway\"\nbase_url = \"" + url + "/v1\"\n" +
+			"env_key = \"GATEWAY_API_KEY\"\nwire_api = \"responses\"\n",
+	}
+	for rel, text := range files {
+		path := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // put writes text to rel (relative to BASE) as it is and returns its
@@ -121,43 +166,54 @@ func (p *cliProj) put(rel, text string) string {
 	return path
 }
 
-// header is a workflow's start: the three providers pointed at the server,
-// their keys as secrets.
+// header is a workflow's start. It has no secrets:, env_allow: or
+// provider env: lines: a preset's own variables pass by themselves; in
+// isolated tests each preset's entry says home: isolated and nothing else.
 func (p *cliProj) header(name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "version: \"1.0\"\nname: %s\nstrict_flow: false\nsecrets: [", name)
-	for i, c := range cliCases {
-		if i > 0 {
-			b.WriteString(", ")
+	fmt.Fprintf(&b, "version: \"1.0\"\nname: %s\nstrict_flow: false\n", name)
+	if p.mode == modeIsolated {
+		b.WriteString("providers:\n")
+		for _, c := range cliCases {
+			fmt.Fprintf(&b, "  %s: {home: isolated}\n", c.name)
 		}
-		b.WriteString(c.keyVar)
-	}
-	b.WriteString("]\nproviders:\n")
-	for _, c := range cliCases {
-		fmt.Fprintf(&b, "  %s:\n    env: {%s: %q, SMITH_TEST_MARK: %q}\n    secrets: [%s]\n", c.name, c.baseVar, p.srv.URL+c.suffix, p.mark, c.keyVar)
 	}
 	return b.String()
 }
 
-// keys are the fake keys the tests give the CLIs.
+// keys are the fake keys the tests give the CLIs, as a user's terminal
+// has them.
 func keys() []string {
 	var env []string
 	for _, c := range cliCases {
 		env = append(env, c.keyVar+"=fake-key-"+c.name+"-0123456789")
 	}
-	return env
+	return append(env, "GATEWAY_API_KEY=fake-key-gateway-0123456789")
 }
 
-// env is smithvm's environment: PATH with the CLIs, a HOME of the test's
-// own, and the keys.
+// env is smithvm's environment, as a user's terminal has it: PATH with the
+// CLIs, the test's HOME, the keys; gemini's server in the environment (its
+// settings file cannot name one). With home: isolated the user's
+// configuration is not read, so every server comes from the environment.
 func (p *cliProj) env() []string {
-	return append([]string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}, keys()...)
+	env := append([]string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home,
+		"GOOGLE_GEMINI_BASE_URL=" + p.srv.URL}, keys()...)
+	if p.mode == modeIsolated {
+		env = append(env, "ANTHROPIC_BASE_URL="+p.srv.URL, "OPENAI_BASE_URL="+p.srv.URL+"/v1")
+	}
+	return env
 }
 
 // run runs smithvm with the CLIs and checks that no CLI process is left.
 func (p *cliProj) run(args ...string) result {
 	p.t.Helper()
-	r := p.runEnv(p.env(), args...)
+	return p.runWith(p.env(), args...)
+}
+
+// runWith runs smithvm with env and checks that no CLI process is left.
+func (p *cliProj) runWith(env []string, args ...string) result {
+	p.t.Helper()
+	r := p.runEnv(env, args...)
 	p.noSurvivors()
 	return r
 }
@@ -173,11 +229,11 @@ func (p *cliProj) runEnv(env []string, args ...string) result {
 	return result{code: exitCode(p.t, err), stdout: out.String(), stderr: errb.String()}
 }
 
-// noSurvivors fails when a process carrying this test's mark still runs:
-// nothing a step started outlives it.
+// noSurvivors fails when a process of this test (its environment holds the
+// test's own HOME) still runs: nothing a step started outlives it.
 func (p *cliProj) noSurvivors() {
 	p.t.Helper()
-	want := []byte("SMITH_TEST_MARK=" + p.mark + "\x00")
+	want := []byte("HOME=" + p.home + "\x00")
 	// A process killed as its step ended may take a moment to go on a
 	// loaded machine: wait up to 10 s for the marked ones to disappear.
 	var alive []string
@@ -198,6 +254,18 @@ func (p *cliProj) noSurvivors() {
 	}
 	for _, a := range alive {
 		p.t.Errorf("%s outlived its step", a)
+	}
+}
+
+// eachCLI runs f for every CLI in both home modes, in parallel.
+func eachCLI(t *testing.T, f func(t *testing.T, c cliCase, mode string)) {
+	for _, c := range cliCases {
+		for _, mode := range homeModes {
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				f(t, c, mode)
+			})
+		}
 	}
 }
 
@@ -284,60 +352,64 @@ func bigReply(n int) string {
 func head(s string) string { return s[:min(len(s), 60)] }
 func tail(s string) string { return s[max(0, len(s)-60):] }
 
-// TestCLIManifest: an AI block of a workflows.json manifest gets its key
-// and base URL from the manifest's secrets and provider env; the reply
-// reaches the payload and the tokens stats.
+// TestCLIManifest: an AI block of a workflows.json manifest with no
+// secrets, env_allow or provider env reaches the server through the
+// user's own setup (claude with a login token instead of a key) or, with
+// home: isolated, through the preset's variables alone; the reply reaches
+// the payload and the tokens stats.
 func TestCLIManifest(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			p := newCLIProj(t, fakemodel.Rule{Match: "greeting", Reply: fakemodel.Reply{Text: "MANIFEST-REPLY from " + c.name}})
-			m := map[string]any{
-				"version": "1",
-				"entry":   "Node:Main",
-				"secrets": []string{c.keyVar},
-				"providers": map[string]any{c.name: map[string]any{
-					"env":     map[string]string{c.baseVar: p.srv.URL + c.suffix, "SMITH_TEST_MARK": p.mark},
-					"secrets": []string{c.keyVar},
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode, fakemodel.Rule{Match: "greeting", Reply: fakemodel.Reply{Text: "MANIFEST-REPLY from " + c.name}})
+		m := map[string]any{
+			"version": "1",
+			"entry":   "Node:Main",
+			"workers": map[string]any{"Worker:Writer": map[string]any{
+				"provider": c.name, "model": c.model,
+				"instructions": "Write a greeting.", "output_type": "DOCUMENTATION_OUTPUT",
+			}},
+			"nodes": map[string]any{"Node:Main": map[string]any{
+				"entry_block": "Block:Main__Write",
+				"blocks": map[string]any{"Block:Main__Write": map[string]any{
+					"worker": "Worker:Writer",
+					"transitions": []any{
+						map[string]string{"on_signal": "SIGNAL:SUCCESS", "action": "END"},
+						map[string]string{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"},
+					},
 				}},
-				"workers": map[string]any{"Worker:Writer": map[string]any{
-					"provider": c.name, "model": c.model,
-					"instructions": "Write a greeting.", "output_type": "DOCUMENTATION_OUTPUT",
-				}},
-				"nodes": map[string]any{"Node:Main": map[string]any{
-					"entry_block": "Block:Main__Write",
-					"blocks": map[string]any{"Block:Main__Write": map[string]any{
-						"worker": "Worker:Writer",
-						"transitions": []any{
-							map[string]string{"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-							map[string]string{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"},
-						},
-					}},
-				}},
+			}},
+		}
+		if mode == modeIsolated {
+			m["providers"] = map[string]any{c.name: map[string]any{"home": "isolated"}}
+		}
+		b, _ := json.MarshalIndent(m, "", "  ")
+		wf := p.put("workflows.json", string(b))
+		env := p.env()
+		if c.name == "claude" && mode == modeUser {
+			// A subscription's login token instead of a key: the user's
+			// terminal has CLAUDE_CODE_OAUTH_TOKEN (claude setup-token).
+			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") })
+			env = append(env, "CLAUDE_CODE_OAUTH_TOKEN=fake-oauth-token-0123456789")
+		}
+		r := p.runWith(env, "run", wf)
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+		st := p.state(r)
+		found := false
+		for _, s := range st.Payload {
+			if strings.Contains(s.Content, "MANIFEST-REPLY from "+c.name) {
+				found = true
 			}
-			b, _ := json.MarshalIndent(m, "", "  ")
-			wf := p.put("workflows.json", string(b))
-			r := p.run("run", wf)
-			if r.code != 0 {
-				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-			}
-			st := p.state(r)
-			found := false
-			for _, s := range st.Payload {
-				if strings.Contains(s.Content, "MANIFEST-REPLY from "+c.name) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("the reply is not in the payload: %+v", st.Payload)
-			}
-			if st.Stats.Tokens != 15 {
-				t.Errorf("totalTokensUsed = %d, want 15", st.Stats.Tokens)
-			}
-		})
-	}
+		}
+		if !found {
+			t.Errorf("the reply is not in the payload: %+v", st.Payload)
+		}
+		if st.Stats.Tokens != 15 {
+			t.Errorf("totalTokensUsed = %d, want 15", st.Stats.Tokens)
+		}
+	})
 }
 
 // TestCLIFallback: a 500 is retried, a 429 on the retry too (one request
@@ -345,89 +417,85 @@ func TestCLIManifest(t *testing.T) {
 // with the WARNING line naming the last failure.
 func TestCLIFallback(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			n := c.next()
-			needCLIs(t, c.name, n.name)
-			p := newCLIProj(t,
-				fakemodel.Rule{Protocol: c.proto, Times: 1, Reply: fakemodel.Reply{Status: 500}},
-				fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: 429}},
-				fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
-			wf := p.put("wf.yaml", p.header("fallback")+`steps:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		n := c.next()
+		needCLIs(t, c.name, n.name)
+		p := newCLIProj(t, mode,
+			fakemodel.Rule{Protocol: c.proto, Times: 1, Reply: fakemodel.Reply{Status: 500}},
+			fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: 429}},
+			fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
+		wf := p.put("wf.yaml", p.header("fallback")+`steps:
   - name: Ask
     provider: [`+c.name+`, `+n.name+`]
     model: `+c.model+`
     prompt: "Please answer, fallback test."
     retry: {attempts: 2, backoff_sec: 0}
 `)
-			r := p.run("run", wf)
-			if r.code != 0 {
-				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-			}
-			st := p.state(r)
-			if s := st.Steps["Ask"]; s.Provider != n.name || s.Output != "answered by "+n.name || s.Attempts != 3 {
-				t.Errorf("Ask: provider %q output %q attempts %d, want %s's answer on the third try", s.Provider, s.Output, s.Attempts, n.name)
-			}
-			if got := len(p.requests(c.proto)); got != 2 {
-				t.Errorf("%s made %d requests for 2 tries; its own retries are not off", c.name, got)
-			}
-			if !r.has("WARNING: Step 'Ask' attempt 1 failed with exit code 1; retrying in 0s.") {
-				t.Errorf("the 500 was not retried:\n%s", r.stderr)
-			}
-			want := fmt.Sprintf("WARNING: Step 'Ask': provider '%s' failed (rate limited by the model server (HTTP 429): ", c.name)
-			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; trying '"+n.name+"'.") {
-				t.Errorf("no %q ... trying '%s' line in:\n%s", want, n.name, r.stderr)
-			}
-		})
-	}
+		r := p.run("run", wf)
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+		st := p.state(r)
+		if s := st.Steps["Ask"]; s.Provider != n.name || s.Output != "answered by "+n.name || s.Attempts != 3 {
+			t.Errorf("Ask: provider %q output %q attempts %d, want %s's answer on the third try", s.Provider, s.Output, s.Attempts, n.name)
+		}
+		if got := len(p.requests(c.proto)); got != 2 {
+			t.Errorf("%s made %d requests for 2 tries; its own retries are not off", c.name, got)
+		}
+		if !r.has("WARNING: Step 'Ask' attempt 1 failed with exit code 1; retrying in 0s.") {
+			t.Errorf("the 500 was not retried:\n%s", r.stderr)
+		}
+		want := fmt.Sprintf("WARNING: Step 'Ask': provider '%s' failed (rate limited by the model server (HTTP 429): ", c.name)
+		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; trying '"+n.name+"'.") {
+			t.Errorf("no %q ... trying '%s' line in:\n%s", want, n.name, r.stderr)
+		}
+	})
 }
 
 // TestCLIAuthError: a 401 is not retried and the reason on the console says
 // which variable to set.
 func TestCLIAuthError(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			p := newCLIProj(t, fakemodel.Rule{Reply: fakemodel.Reply{Status: 401}})
-			wf := p.put("wf.yaml", p.header("auth")+`steps:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Status: 401}})
+		wf := p.put("wf.yaml", p.header("auth")+`steps:
   - name: Ask
     provider: `+c.name+`
     model: `+c.model+`
     prompt: "hello"
     retry: {attempts: 3, backoff_sec: 0}
 `)
-			r := p.run("run", wf)
-			if r.code != 1 {
-				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
-			}
-			if got := len(p.requests(c.proto)); got != 1 {
-				t.Errorf("%d requests, want 1 (401 is not retried)", got)
-			}
-			st := p.state(r)
-			if s := st.Steps["Ask"]; s.ExitCode != 2 {
-				t.Errorf("Ask exit %d, want 2", s.ExitCode)
-			}
-			want := "ERROR: Step 'Ask' failed: E_EXEC: provider '" + c.name + "' failed: the model server refused the credentials"
-			if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "check "+c.keyVar) {
-				t.Errorf("console lacks %q ... check %s:\n%s", want, c.keyVar, r.stderr)
-			}
-		})
-	}
+		r := p.run("run", wf)
+		if r.code != 1 {
+			t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+		}
+		if got := len(p.requests(c.proto)); got != 1 {
+			t.Errorf("%d requests, want 1 (401 is not retried)", got)
+		}
+		st := p.state(r)
+		if s := st.Steps["Ask"]; s.ExitCode != 2 {
+			t.Errorf("Ask exit %d, want 2", s.ExitCode)
+		}
+		want := "ERROR: Step 'Ask' failed: E_EXEC: provider '" + c.name + "' failed: the model server refused the credentials"
+		keyVar := c.keyVar
+		if c.name == "codex" && mode == modeUser {
+			keyVar = "GATEWAY_API_KEY" // the env_key of the user's own model provider
+		}
+		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "check "+keyVar) {
+			t.Errorf("console lacks %q ... check %s:\n%s", want, keyVar, r.stderr)
+		}
+	})
 }
 
 // TestCLIHang: a server that never answers ends at the step timeout (124)
 // with every process of the CLI gone.
 func TestCLIHang(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			p := newCLIProj(t, fakemodel.Rule{Reply: fakemodel.Reply{Hang: true}})
-			wf := p.put("wf.yaml", p.header("hang")+`steps:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Hang: true}})
+		wf := p.put("wf.yaml", p.header("hang")+`steps:
   - name: Ask
     provider: `+c.name+`
     model: `+c.model+`
@@ -435,15 +503,14 @@ func TestCLIHang(t *testing.T) {
     timeout: 3
     retry: {attempts: 1}
 `)
-			r := p.run("run", wf)
-			if r.code != 124 {
-				t.Fatalf("run: exit %d, want 124\n%s", r.code, r.stderr)
-			}
-			if st := p.state(r); st.Steps["Ask"].ExitCode != 124 {
-				t.Errorf("Ask exit %d, want 124", st.Steps["Ask"].ExitCode)
-			}
-		})
-	}
+		r := p.run("run", wf)
+		if r.code != 124 {
+			t.Fatalf("run: exit %d, want 124\n%s", r.code, r.stderr)
+		}
+		if st := p.state(r); st.Steps["Ask"].ExitCode != 124 {
+			t.Errorf("Ask exit %d, want 124", st.Steps["Ask"].ExitCode)
+		}
+	})
 }
 
 // TestCLIWrite: with the default permissions (edit) the agent's file write
@@ -451,14 +518,12 @@ func TestCLIHang(t *testing.T) {
 // fails with exit 2 saying which permission was missing.
 func TestCLIWrite(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			p := newCLIProj(t,
-				fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
-				fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
-			wf := p.put("wf.yaml", p.header("write")+`steps:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode,
+			fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
+			fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+		wf := p.put("wf.yaml", p.header("write")+`steps:
   - name: Edit
     provider: `+c.name+`
     model: `+c.model+`
@@ -469,39 +534,36 @@ func TestCLIWrite(t *testing.T) {
     permissions: read
     prompt: "WRITE-TWO: create two.txt"
 `)
-			r := p.run("run", wf)
-			if got := p.read("workspace/one.txt"); got != "first file\n" {
-				t.Errorf("one.txt = %q, want the agent's write (permissions: edit by default)\n%s", got, r.stderr)
-			}
-			if got := p.read("workspace/two.txt"); got != "" {
-				t.Errorf("two.txt = %q, written with permissions: read", got)
-			}
-			if r.code != 1 {
-				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
-			}
-			st := p.state(r)
-			if s := st.Steps["Read"]; s.ExitCode != 2 {
-				t.Errorf("Read exit %d, want 2", s.ExitCode)
-			}
-			if !strings.Contains(r.stderr, "with permissions: read; set permissions: edit to allow it") {
-				t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
-			}
-		})
-	}
+		r := p.run("run", wf)
+		if got := p.read("workspace/one.txt"); got != "first file\n" {
+			t.Errorf("one.txt = %q, want the agent's write (permissions: edit by default)\n%s", got, r.stderr)
+		}
+		if got := p.read("workspace/two.txt"); got != "" {
+			t.Errorf("two.txt = %q, written with permissions: read", got)
+		}
+		if r.code != 1 {
+			t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+		}
+		st := p.state(r)
+		if s := st.Steps["Read"]; s.ExitCode != 2 {
+			t.Errorf("Read exit %d, want 2", s.ExitCode)
+		}
+		if !strings.Contains(r.stderr, "with permissions: read; set permissions: edit to allow it") {
+			t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+		}
+	})
 }
 
 // TestCLIFixLoop: a reply that fails validation sends the step round again
 // with the failure appended to its prompt; the fixed reply passes.
 func TestCLIFixLoop(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			p := newCLIProj(t,
-				fakemodel.Rule{Match: "Output failed validation. Fix this:", Reply: fakemodel.Reply{Text: "Fixed:\n```json\n{\"files\": [\"a.go\"]}\n```"}},
-				fakemodel.Rule{Match: "Plan the work", Times: 1, Reply: fakemodel.Reply{Text: "Sure, I will plan it."}})
-			wf := p.put("wf.yaml", p.header("fix")+`schemas:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode,
+			fakemodel.Rule{Match: "Output failed validation. Fix this:", Reply: fakemodel.Reply{Text: "Fixed:\n```json\n{\"files\": [\"a.go\"]}\n```"}},
+			fakemodel.Rule{Match: "Plan the work", Times: 1, Reply: fakemodel.Reply{Text: "Sure, I will plan it."}})
+		wf := p.put("wf.yaml", p.header("fix")+`schemas:
   Plan: {type: object, required: [files], properties: {files: {type: array, items: {type: string}}}}
 steps:
   - name: Plan
@@ -513,20 +575,19 @@ steps:
     max_visits: 3
     on: {validation_fail: {goto: Plan}}
 `)
-			r := p.run("run", wf)
-			if r.code != 0 {
-				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-			}
-			st := p.state(r)
-			files, _ := st.Steps["Plan"].JSON.(map[string]any)["files"].([]any)
-			if len(files) != 1 || files[0] != "a.go" {
-				t.Errorf("Plan json = %v, want {files: [a.go]}", st.Steps["Plan"].JSON)
-			}
-			if n := len(p.requests(c.proto)); n < 2 {
-				t.Errorf("%d requests, want the step asked twice", n)
-			}
-		})
-	}
+		r := p.run("run", wf)
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+		st := p.state(r)
+		files, _ := st.Steps["Plan"].JSON.(map[string]any)["files"].([]any)
+		if len(files) != 1 || files[0] != "a.go" {
+			t.Errorf("Plan json = %v, want {files: [a.go]}", st.Steps["Plan"].JSON)
+		}
+		if n := len(p.requests(c.proto)); n < 2 {
+			t.Errorf("%d requests, want the step asked twice", n)
+		}
+	})
 }
 
 // TestCLIRecordReplay: the reply of each real CLI reaches output_file whole
@@ -538,17 +599,15 @@ steps:
 // each CLI starts twice, not three times.)
 func TestCLIRecordReplay(t *testing.T) {
 	t.Parallel()
-	for _, c := range cliCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			needCLIs(t, c.name)
-			reply := bigReply(200 << 10)
-			p := newCLIProj(t,
-				fakemodel.Rule{Match: "BIGPROMPT", Reply: fakemodel.Reply{Text: reply}},
-				fakemodel.Rule{Match: "second", Reply: fakemodel.Reply{Text: "TWO after ONE"}})
-			prompt := bigPrompt("BIGPROMPT", 300<<10)
-			p.put("workspace/prompt.txt", prompt)
-			wf := p.put("wf.yaml", p.header("rec")+`steps:
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		reply := bigReply(200 << 10)
+		p := newCLIProj(t, mode,
+			fakemodel.Rule{Match: "BIGPROMPT", Reply: fakemodel.Reply{Text: reply}},
+			fakemodel.Rule{Match: "second", Reply: fakemodel.Reply{Text: "TWO after ONE"}})
+		prompt := bigPrompt("BIGPROMPT", 300<<10)
+		p.put("workspace/prompt.txt", prompt)
+		wf := p.put("wf.yaml", p.header("rec")+`steps:
   - name: First
     provider: `+c.name+`
     model: `+c.model+`
@@ -560,64 +619,63 @@ func TestCLIRecordReplay(t *testing.T) {
     prompt: "the second question, after: ${steps.First.output}"
     input_file: notes.txt
 `)
-			p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
-			rec := filepath.Join(p.base, "rec")
-			r1 := p.run("run", wf, "--record", rec)
-			if r1.code != 0 {
-				t.Fatalf("record: exit %d\n%s", r1.code, r1.stderr)
-			}
-			if got := p.read("workspace/artifacts/First/out/reply.txt"); got != reply {
-				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
-			}
-			s1 := p.state(r1)
-			if !strings.HasPrefix(s1.Steps["First"].Output, "reply line 000000") {
-				t.Errorf("output starts %q", head(s1.Steps["First"].Output))
-			}
-			if s1.Stats.Tokens != 30 {
-				t.Errorf("totalTokensUsed = %d, want 30 (two requests of 10 in + 5 out, as the server reported)", s1.Stats.Tokens)
-			}
-			reqs := p.requests(c.proto)
-			// Second's prompt holds ${steps.First.output}: the excerpt the
-			// state keeps of First's stdout.
-			second := "the second question, after: " + s1.Steps["First"].Output + "\n\nNOTES FROM THE INPUT FILE\n"
-			whole, both := false, false
-			for _, l := range reqs {
-				if strings.Contains(l.Prompt, prompt) {
-					whole = true
-					if l.Model != c.model {
-						t.Errorf("model %q reached the server, want %q", l.Model, c.model)
-					}
-				}
-				both = both || strings.Contains(l.Prompt, second)
-			}
-			if !whole {
-				t.Errorf("no request of %d carried the whole %d-byte prompt", len(reqs), len(prompt))
-			}
-			if !both {
-				t.Errorf("no request carried the prompt, an empty line and the input_file")
-			}
-			p.keysInHome()
-			before := len(p.srv.Requests())
-			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home} // no CLIs, no keys
-			if _, err := exec.LookPath(c.name); err == nil && !strings.Contains(os.Getenv("PATH"), clisDir()) {
-				t.Logf("note: a %s is on PATH outside %s", c.name, clisDir())
-			}
-			r2 := p.runEnv(env, "run", wf, "--replay", rec)
-			if r2.code != 0 {
-				t.Fatalf("replay: exit %d\n%s", r2.code, r2.stderr)
-			}
-			if after := len(p.srv.Requests()); after != before {
-				t.Errorf("replay made %d requests", after-before)
-			}
-			s2 := p.state(r2)
-			for _, step := range []string{"First", "Second"} {
-				if s1.Steps[step].Output != s2.Steps[step].Output || s1.Steps[step].Output == "" {
-					t.Errorf("%s: recorded %q, replayed %q", step, head(s1.Steps[step].Output), head(s2.Steps[step].Output))
+		p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
+		rec := filepath.Join(p.base, "rec")
+		r1 := p.run("run", wf, "--record", rec)
+		if r1.code != 0 {
+			t.Fatalf("record: exit %d\n%s", r1.code, r1.stderr)
+		}
+		if got := p.read("workspace/artifacts/First/out/reply.txt"); got != reply {
+			t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
+		}
+		s1 := p.state(r1)
+		if !strings.HasPrefix(s1.Steps["First"].Output, "reply line 000000") {
+			t.Errorf("output starts %q", head(s1.Steps["First"].Output))
+		}
+		if s1.Stats.Tokens != 30 {
+			t.Errorf("totalTokensUsed = %d, want 30 (two requests of 10 in + 5 out, as the server reported)", s1.Stats.Tokens)
+		}
+		reqs := p.requests(c.proto)
+		// Second's prompt holds ${steps.First.output}: the excerpt the
+		// state keeps of First's stdout.
+		second := "the second question, after: " + s1.Steps["First"].Output + "\n\nNOTES FROM THE INPUT FILE\n"
+		whole, both := false, false
+		for _, l := range reqs {
+			if strings.Contains(l.Prompt, prompt) {
+				whole = true
+				if l.Model != c.model {
+					t.Errorf("model %q reached the server, want %q", l.Model, c.model)
 				}
 			}
-			if s1.Stats.Tokens != s2.Stats.Tokens {
-				t.Errorf("tokens: recorded %d, replayed %d", s1.Stats.Tokens, s2.Stats.Tokens)
+			both = both || strings.Contains(l.Prompt, second)
+		}
+		if !whole {
+			t.Errorf("no request of %d carried the whole %d-byte prompt", len(reqs), len(prompt))
+		}
+		if !both {
+			t.Errorf("no request carried the prompt, an empty line and the input_file")
+		}
+		p.keysInHome()
+		before := len(p.srv.Requests())
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home} // no CLIs, no keys
+		if _, err := exec.LookPath(c.name); err == nil && !strings.Contains(os.Getenv("PATH"), clisDir()) {
+			t.Logf("note: a %s is on PATH outside %s", c.name, clisDir())
+		}
+		r2 := p.runEnv(env, "run", wf, "--replay", rec)
+		if r2.code != 0 {
+			t.Fatalf("replay: exit %d\n%s", r2.code, r2.stderr)
+		}
+		if after := len(p.srv.Requests()); after != before {
+			t.Errorf("replay made %d requests", after-before)
+		}
+		s2 := p.state(r2)
+		for _, step := range []string{"First", "Second"} {
+			if s1.Steps[step].Output != s2.Steps[step].Output || s1.Steps[step].Output == "" {
+				t.Errorf("%s: recorded %q, replayed %q", step, head(s1.Steps[step].Output), head(s2.Steps[step].Output))
 			}
-		})
-	}
+		}
+		if s1.Stats.Tokens != s2.Stats.Tokens {
+			t.Errorf("tokens: recorded %d, replayed %d", s1.Stats.Tokens, s2.Stats.Tokens)
+		}
+	})
 }
