@@ -162,7 +162,13 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	}
 	given := envMap(proc.BuildEnv(r.Lookup, allow, secrets, vars))
 	if !pv.Isolated {
-		return proc.BuildEnv(r.Lookup, allow, secrets, vars), f.ConfigHome(given), nil
+		home := f.ConfigHome(given)
+		if pv.Own && f.LoginNeeded(readConfig(f, home)) && !f.HasKey(given) && LoginFile(f, home) == "" {
+			// codex would send unauthenticated requests for 13-30 s.
+			return nil, home, source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
+				pv.Name, f.Login, f.UserKeyVar(), pv.Name, home)
+		}
+		return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, nil
 	}
 	// home: isolated: a home of Smith's, unless the step's or the
 	// provider's env names one (a home variable from Smith's own
@@ -198,7 +204,7 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 	}
-	if ours && pv.Own && f.KeyNeeded && given[f.KeyVar] == "" {
+	if ours && pv.Own && f.KeyNeeded && !f.HasKey(given) {
 		return nil, "", source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
 			pv.Name, f.KeyVar, home, f.KeyVar)
 	}
@@ -210,6 +216,19 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
 	return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, nil
+}
+
+// LoginFile returns the first of the CLI's login files (its own login:
+// ~/.claude/.credentials.json, ~/.codex/auth.json, ...) in its
+// configuration home, "" for none.
+func LoginFile(f *provider.CLI, home string) string {
+	for _, name := range f.LoginFiles {
+		p := filepath.Join(home, name)
+		if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 // readConfig reads the CLI's configuration file in its config home (codex:

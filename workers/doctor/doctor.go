@@ -73,7 +73,7 @@ func Check(ctx context.Context, e Env, t Target, ping bool) []Line {
 	if !inst.OK {
 		return out
 	}
-	login := loggedIn(ctx, f, t, env)
+	login := loggedIn(ctx, e, f, t, env)
 	out = append(out, login)
 	if ping && login.OK {
 		out = append(out, pingOnce(ctx, e, t))
@@ -138,7 +138,7 @@ func lookPath(exe, path string) string {
 }
 
 // loggedIn: a key in the environment, or the CLI's own login.
-func loggedIn(ctx context.Context, f *provider.CLI, t Target, env []string) Line {
+func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []string) Line {
 	l := Line{Preset: t.Name, Check: "login"}
 	vars := envMap(env)
 	home := f.ConfigHome(vars)
@@ -148,7 +148,7 @@ func loggedIn(ctx context.Context, f *provider.CLI, t Target, env []string) Line
 	}
 	config, _ := os.ReadFile(filepath.Join(home, f.ConfigFile))
 	if name := f.ProviderKeyVar(config); name != "" {
-		if vars[name] != "" {
+		if v, _ := e.Lookup(name); v != "" {
 			l.OK, l.Text = true, fmt.Sprintf("%s (the key of the model provider chosen in %s) is set", name, filepath.Join(home, f.ConfigFile))
 		} else {
 			l.Text = fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, filepath.Join(home, f.ConfigFile))
@@ -166,27 +166,15 @@ func loggedIn(ctx context.Context, f *provider.CLI, t Target, env []string) Line
 			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)
 			return l
 		}
-		l.Text = fmt.Sprintf("not logged in (%s: %q); %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.Login, f.KeyVar, t.Name, home)
+		l.Text = fmt.Sprintf("not logged in (%s: %q); %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.Login, f.UserKeyVar(), t.Name, home)
 		return l
 	}
-	if file := loginFile(f, home); file != "" {
+	if file := agent.LoginFile(f, home); file != "" {
 		l.OK, l.Text = true, "logged in ("+file+")"
 		return l
 	}
-	l.Text = fmt.Sprintf("no login and no key; %s, or set %s (%s's configuration home: %s)", f.Login, f.KeyVar, t.Name, home)
+	l.Text = fmt.Sprintf("no login and no key; %s, or set %s (%s's configuration home: %s)", f.Login, f.UserKeyVar(), t.Name, home)
 	return l
-}
-
-// loginFile returns the first of the CLI's login files in its
-// configuration home, "" for none.
-func loginFile(f *provider.CLI, home string) string {
-	for _, name := range f.LoginFiles {
-		p := filepath.Join(home, name)
-		if st, err := os.Stat(p); err == nil && st.Size() > 0 {
-			return p
-		}
-	}
-	return ""
 }
 
 // pingPrompt is the one tiny request of --ping.

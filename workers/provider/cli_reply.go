@@ -140,6 +140,9 @@ func failureText(pv Provider, e *cliError, exit int) string {
 	keyVar, baseVar := "the key", "the server address"
 	if f := pv.CLI; f != nil {
 		keyVar, baseVar = f.KeyVar, f.baseVar
+		if !pv.Isolated {
+			keyVar = f.UserKeyVar()
+		}
 	}
 	if pv.KeyVar != "" {
 		keyVar = pv.KeyVar

@@ -74,9 +74,10 @@ func TestPresetCommand(t *testing.T) {
 	t.Parallel()
 	codexEnv := Call{Isolated: true, Env: map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}}
 	// The user's own config.toml: their provider stays, its retries go to
-	// 0 for the call; a profile's provider wins; the built-in one is left.
+	// 0 for the call; the built-in one and an undefined one are left.
 	userProvider := Call{Env: codexEnv.Env, Config: []byte("model_provider = \"gateway\"\n[model_providers.gateway]\nbase_url = \"http://127.0.0.1:1/v1\"\n")}
-	userProfile := Call{Config: []byte("model_provider = \"a\"\nprofile = \"work\"\n[profiles.work]\nmodel_provider = \"az.ure\"\n")}
+	userQuoted := Call{Config: []byte("model_provider = \"az.ure\"\n[model_providers.\"az.ure\"]\nname = \"Azure\"\n")}
+	userUndefined := Call{Config: []byte("model_provider = \"nowhere\"\n")} // codex itself says so; a -c would hide it
 	userBuiltin := Call{Env: codexEnv.Env, Config: []byte("model = \"o3\"\n")}
 	tests := []struct {
 		cli, model, perms string
@@ -95,7 +96,8 @@ func TestPresetCommand(t *testing.T) {
 			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
 		{"codex", "", "edit", userProvider, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
 			"-c model_providers.gateway.request_max_retries=0 -c model_providers.gateway.stream_max_retries=0 -"},
-		{"codex", "", "read", userProfile, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
+		{"codex", "", "edit", userUndefined, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
+		{"codex", "", "read", userQuoted, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
 			`-c model_providers."az.ure".request_max_retries=0 -c model_providers."az.ure".stream_max_retries=0 -`},
 		{"codex", "", "edit", userBuiltin, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
 	}

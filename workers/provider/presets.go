@@ -88,6 +88,10 @@ type CLI struct {
 	// KeyVar and baseVar are the variables a user sets for a key and a
 	// server; error reasons name them. Login is how a user logs in.
 	KeyVar, baseVar, Login string
+	// userKeyVar, when set, is the key variable the CLI reads with the
+	// user's own configuration (codex's built-in provider reads
+	// CODEX_API_KEY, not OPENAI_API_KEY); KeyVar otherwise.
+	userKeyVar string
 	// Tested is the version the presets are proven against (the pin of
 	// testdata/clis/package.json; TestPinnedVersions keeps them equal).
 	Tested string
@@ -216,11 +220,13 @@ var clis = map[string]*CLI{
 		KeyNeeded:   true,
 		args:        codexArgs,
 		KeyVar:      "OPENAI_API_KEY",
+		userKeyVar:  "CODEX_API_KEY",
 		baseVar:     "OPENAI_BASE_URL",
-		Login:       "run 'codex login'",
+		Login:       "run 'codex login' (or 'codex login --with-api-key')",
 		Tested:      "0.169.0",
-		Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		Credentials: []string{"CODEX_API_KEY"},
 		LoginStatus: []string{"codex", "login", "status"},
+		LoginFiles:  []string{"auth.json"},
 		notLoggedIn: []string{"Not logged in"},
 		denied:      codexDenied,
 	},
@@ -313,9 +319,9 @@ func MaskedVars() []string {
 func codexArgs(c Call) []string {
 	env := c.Env
 	if !c.Isolated {
-		name, _ := codexActiveProvider(c.Config)
-		if name == "" || codexBuiltin(name) {
-			return nil
+		name, defined, _ := codexActiveProvider(c.Config)
+		if name == "" || codexBuiltin(name) || !defined {
+			return nil // -c on a built-in or unknown provider is refused
 		}
 		key := "model_providers." + tomlKey(name)
 		return []string{"-c", key + ".request_max_retries=0", "-c", key + ".stream_max_retries=0"}
@@ -501,32 +507,27 @@ func appendUnique(list []string, s string) []string {
 }
 
 // codexActiveProvider returns the model provider codex's config.toml
-// (config, as the runner read it) selects: the active profile's
-// model_provider, else the top-level one; "" when neither is set (codex's
-// built-in openai provider). envKey is the variable that provider reads
-// its key from (its env_key), "" for none.
-func codexActiveProvider(config []byte) (name, envKey string) {
+// (config, as the runner read it) selects with its top-level
+// model_provider, "" when none (codex's built-in openai provider); defined
+// tells whether the file has a [model_providers.NAME] table for it, and
+// envKey is the variable that table reads its key from (its env_key).
+// (codex 0.169 refuses a profile key in config.toml, and Smith passes no
+// --profile: the top-level key decides.)
+func codexActiveProvider(config []byte) (name string, defined bool, envKey string) {
 	var doc struct {
-		ModelProvider string `toml:"model_provider"`
-		Profile       string `toml:"profile"`
-		Profiles      map[string]struct {
-			ModelProvider string `toml:"model_provider"`
-		} `toml:"profiles"`
+		ModelProvider  string `toml:"model_provider"`
 		ModelProviders map[string]struct {
 			EnvKey string `toml:"env_key"`
 		} `toml:"model_providers"`
 	}
 	if len(config) == 0 {
-		return "", ""
+		return "", false, ""
 	}
 	if _, err := toml.Decode(string(config), &doc); err != nil {
-		return "", "" // codex itself reports a broken config.toml
+		return "", false, "" // codex itself reports a broken config.toml
 	}
-	name = doc.ModelProvider
-	if p, ok := doc.Profiles[doc.Profile]; ok && doc.Profile != "" && p.ModelProvider != "" {
-		name = p.ModelProvider
-	}
-	return name, doc.ModelProviders[name].EnvKey
+	p, defined := doc.ModelProviders[doc.ModelProvider]
+	return doc.ModelProvider, defined, p.EnvKey
 }
 
 // ProviderKeyVar returns the variable that the model provider chosen in
@@ -537,8 +538,35 @@ func (f *CLI) ProviderKeyVar(config []byte) string {
 	if f.ConfigFile != "config.toml" {
 		return ""
 	}
-	_, key := codexActiveProvider(config)
+	_, _, key := codexActiveProvider(config)
 	return key
+}
+
+// LoginNeeded reports whether the CLI, with the configuration file config,
+// can only work with a login or a key of its own (codex's built-in openai
+// provider: it reads CODEX_API_KEY or its login in auth.json, and without
+// either sends unauthenticated requests for 13-30 s before failing): a
+// step then fails at once when there is neither.
+func (f *CLI) LoginNeeded(config []byte) bool {
+	if f.ConfigFile != "config.toml" {
+		return false
+	}
+	name, _, _ := codexActiveProvider(config)
+	return name == "" || name == "openai"
+}
+
+// UserKeyVar is the key variable the CLI reads in the user's own home.
+func (f *CLI) UserKeyVar() string {
+	if f.userKeyVar != "" {
+		return f.userKeyVar
+	}
+	return f.KeyVar
+}
+
+// HasKey reports whether env gives the CLI a key or a login token of its
+// own (one of its credential variables, or KeyVar).
+func (f *CLI) HasKey(env map[string]string) bool {
+	return env[f.KeyVar] != "" || f.CredentialIn(env) != ""
 }
 
 // codexBuiltin reports codex's built-in model providers, whose settings a

@@ -679,3 +679,63 @@ func TestCLIRecordReplay(t *testing.T) {
 		}
 	})
 }
+
+// TestCLINoLogin: a CLI with no login and no key fails its step with exit
+// 2 and one line naming both ways to fix it and the configuration home the
+// CLI was given, in the user's own home (nothing set up: a new machine) and
+// with home: isolated (a key is the only way there). No request reaches
+// the server.
+func TestCLINoLogin(t *testing.T) {
+	t.Parallel()
+	fixes := map[string]string{
+		"claude": "run 'claude' once to log in, or set ANTHROPIC_API_KEY",
+		"gemini": "run 'gemini' once to log in, or set GEMINI_API_KEY",
+		"codex":  "run 'codex login' (or 'codex login --with-api-key'), or set CODEX_API_KEY",
+	}
+	homes := map[string]string{"claude": ".claude", "gemini": ".gemini", "codex": ".codex"}
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		needCLIs(t, c.name)
+		p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Text: "should not be asked"}})
+		if mode == modeUser {
+			// A machine where the CLI was installed and never set up.
+			if err := os.RemoveAll(p.home); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(p.home, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wf := p.put("wf.yaml", p.header("nologin")+`steps:
+  - name: Ask
+    provider: `+c.name+`
+    model: `+c.model+`
+    prompt: "hello"
+    retry: {attempts: 2, backoff_sec: 0}
+`)
+		env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}
+		if c.name != "codex" || mode == modeIsolated {
+			env = append(env, c.baseVar+"="+p.srv.URL+c.suffix)
+		}
+		r := p.runWith(env, "run", wf)
+		if r.code != 1 {
+			t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+		}
+		if s := p.state(r).Steps["Ask"]; s.ExitCode != 2 || s.Attempts != 1 {
+			t.Errorf("Ask: exit %d after %d tries, want 2 after 1 (not retried)", s.ExitCode, s.Attempts)
+		}
+		var want []string
+		if mode == modeUser {
+			want = []string{fixes[c.name], c.name + "'s configuration home: " + filepath.Join(p.home, homes[c.name])}
+		} else {
+			want = []string{c.keyVar, "home: isolated", filepath.Join(".orchestrator", "runs")}
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stderr, "ERROR: Step 'Ask' failed: E_EXEC: provider '"+c.name+"' failed: ") || !strings.Contains(r.stderr, w) {
+				t.Errorf("the console does not say %q:\n%s", w, r.stderr)
+			}
+		}
+		if n := len(p.requests(c.proto)); n != 0 && c.name == "codex" {
+			t.Errorf("codex sent %d requests with no credentials; the step should fail before it starts", n)
+		}
+	})
+}
