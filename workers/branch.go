@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -21,21 +24,38 @@ import (
 // BaseRef is the ref that holds a run's starting commit.
 func BaseRef(runID string) string { return "refs/smith-base/" + runID }
 
-// CommitStep commits every change in the worktree wt (added, changed and
-// removed files) on its branch with msg, and returns the new commit's hash;
-// "" when nothing changed.
-func (l Local) CommitStep(ctx context.Context, wt, msg string) (string, error) {
-	g, err := openRepo(ctx, wt, l.Env)
+// CommitStep commits every change in the worktree c.Worktree (added,
+// changed and removed files) but those under c.Exclude on its branch with
+// c.Msg, and returns the new commit's hash; "" when nothing changed. A
+// change that holds the value of one of c.Secrets (or of a preset's key
+// variable) is E_SECRET_IN_CHANGE: the index is reset, so nothing is
+// committed and the branch is as it was.
+func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
+	g, err := openRepo(ctx, c.Worktree, l.Env)
 	if err != nil {
 		return "", err
 	}
-	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
+	args := []string{"add", "-A", "--", "."}
+	for _, p := range c.Exclude {
+		args = append(args, ":(exclude,literal)"+p)
+	}
+	if r := g.git(ctx, args...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	if g.ok(ctx, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv") {
 		return "", nil // nothing staged
 	}
-	if r := g.git(ctx, "commit", "-q", "--no-verify", "--no-edit", "-m", msg); r.err != nil {
+	hit, err := scanStaged(ctx, g, secretValues(c.Secrets, l.Env))
+	if err == nil && hit != nil {
+		err = secretError(hit)
+	}
+	if err != nil {
+		if r := g.git(ctx, "reset", "-q"); r.err != nil {
+			return "", fmt.Errorf("%w (and git reset failed: %v: %s)", err, r.err, strings.TrimSpace(r.out))
+		}
+		return "", err
+	}
+	if r := g.git(ctx, "commit", "-q", "--no-verify", "--no-edit", "-m", c.Msg); r.err != nil {
 		return "", fmt.Errorf("git commit: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	r := g.git(ctx, "rev-parse", "HEAD")
@@ -43,6 +63,35 @@ func (l Local) CommitStep(ctx context.Context, wt, msg string) (string, error) {
 		return "", fmt.Errorf("git rev-parse: %v", r.err)
 	}
 	return strings.TrimSpace(r.out), nil
+}
+
+// ArtifactsDir is the folder of WORKSPACE (or a worktree) that holds the
+// steps' output files: WORKSPACE/artifacts/<Step>/<output_file>.
+const ArtifactsDir = "artifacts"
+
+// CommitExcludes are the paths (relative to a worktree) that a step's
+// commit leaves out (CONTRACT 12.4): the agents' folders (their inboxes
+// and processed folders, given, and the sending folders beside them) and,
+// unless commitArtifacts, artifacts/. The branch holds the team's work,
+// not its messages; no .gitignore in the repository is needed for that.
+func CommitExcludes(agentFolders []string, commitArtifacts bool) []string {
+	var out []string
+	if !commitArtifacts {
+		out = append(out, ArtifactsDir)
+	}
+	for _, f := range agentFolders {
+		out = appendNew(out, path.Clean(f))
+		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), sendingDir))
+	}
+	return out
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // StepCommitMessage is the message of a step's commit.

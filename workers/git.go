@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,6 +223,16 @@ func (g *gitRepo) argv(args []string) []string {
 // error.
 func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) {
 	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout})
+	if res.StartErr == nil && res.ExitCode != 0 {
+		return res, fmt.Errorf("exit status %d", res.ExitCode)
+	}
+	return res, res.StartErr
+}
+
+// stream runs git with args on g with its whole stdout written to w (a
+// diff of any size), its stderr captured.
+func (g *gitRepo) stream(ctx context.Context, w io.Writer, args ...string) (proc.Result, error) {
+	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, Stdout: w, MemCap: 64 << 10})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
 	}

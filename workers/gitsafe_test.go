@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // plantedHooks are the hooks a hostile repository plants; every git path
@@ -157,7 +158,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 		t.Fatalf("CreateWorktree = %v", err)
 	}
 	write(wt, "a.txt", "from the run\n")
-	if h, err := l.CommitStep(ctx, wt, "smith: A (run r1, attempt 1)"); err != nil || h == "" {
+	if h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: A (run r1, attempt 1)"}); err != nil || h == "" {
 		t.Fatalf("CommitStep = %q, %v", h, err)
 	}
 	// Two threads: one a fast-forward join, one a merge commit.
@@ -172,7 +173,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 	write(u0, "u0.txt", "zero\n")
 	write(u1, "u1.txt", "one\n")
 	for _, u := range []string{u0, u1} {
-		if _, err := l.CommitStep(ctx, u, "smith: unit"); err != nil {
+		if _, err := l.CommitStep(ctx, step.Commit{Worktree: u, Msg: "smith: unit"}); err != nil {
 			t.Fatalf("CommitStep(%s) = %v", u, err)
 		}
 	}
@@ -189,7 +190,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 			t.Fatalf("UnitWorktree %s = %v", k, err)
 		}
 		write(u, "shared.txt", "changed by "+k+"\n")
-		if _, err := l.CommitStep(ctx, u, "smith: unit "+k); err != nil {
+		if _, err := l.CommitStep(ctx, step.Commit{Worktree: u, Msg: "smith: unit " + k}); err != nil {
 			t.Fatalf("CommitStep(%s) = %v", u, err)
 		}
 	}
@@ -212,7 +213,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 	// A commit on the repository's branch too, so the merge is not a
 	// fast-forward.
 	write(d.Workspace, "main.txt", "main\n")
-	if _, err := l.CommitStep(ctx, d.Workspace, "main work"); err != nil {
+	if _, err := l.CommitStep(ctx, step.Commit{Worktree: d.Workspace, Msg: "main work"}); err != nil {
 		t.Fatalf("CommitStep(workspace) = %v", err)
 	}
 	if _, err := Merge(ctx, d, "r1", lookup); err != nil {

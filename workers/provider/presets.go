@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -302,6 +303,20 @@ func codexDenied(_, stderr string) string {
 		return strings.TrimSpace(line)
 	}
 	return ""
+}
+
+// KeyVars returns the variables that hold the presets' keys
+// (ANTHROPIC_API_KEY, ...), sorted: values that must never be committed
+// (CONTRACT 12.4), whether or not a workflow declares them.
+func KeyVars() []string {
+	var out []string
+	for _, f := range clis {
+		if f.KeyVar != "" {
+			out = appendUnique(out, f.KeyVar)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func appendUnique(list []string, s string) []string {
