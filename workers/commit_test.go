@@ -165,3 +165,27 @@ func TestCommitStepExcludes(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitStepKeepsUserExcludes: a file the user ignores everywhere
+// (core.excludesFile in ~/.gitconfig) stays out of a step's commit,
+// although Smith's git reads no global configuration otherwise.
+func TestCommitStepKeepsUserExcludes(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	ignore := filepath.Join(home, "global-ignore")
+	writeFiles(t, home, ".gitconfig", "[core]\n\texcludesFile = "+ignore+"\n\tfsmonitor = /nonexistent/fsmonitor\n", "global-ignore", ".env\n")
+	lookup := func(name string) (string, bool) {
+		if name == "HOME" {
+			return home, true
+		}
+		return os.LookupEnv(name)
+	}
+	_, wt := runWorktree(t, lookup)
+	writeFiles(t, wt, ".env", "X=1\n", "main.go", "package main\n")
+	if _, err := (Local{Env: lookup}).CommitStep(context.Background(), step.Commit{Worktree: wt, Msg: "smith: S"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testGit(t, wt, lookup, "show", "--name-only", "--format=", "HEAD").out; got != "main.go\n" {
+		t.Errorf("committed files = %q, want main.go only", got)
+	}
+}

@@ -138,7 +138,24 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 	if err := g.disableDrivers(ctx); err != nil {
 		return nil, err
 	}
+	if f := userExcludesFile(ctx, lookup); f != "" {
+		g.config = append(g.config, [2]string{"core.excludesFile", f})
+	}
 	return g, nil
+}
+
+// userExcludesFile is the user's global ignore file as their own
+// configuration names it (core.excludesFile in ~/.gitconfig), which
+// GIT_CONFIG_GLOBAL=/dev/null would otherwise lose: files the user ignores
+// everywhere (.env, ...) stay out of Smith's commits. Reading a setting
+// runs nothing; "" when none is set.
+func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) string {
+	env := proc.BuildEnv(lookup, nil, nil, []proc.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", "--global", "--path", "--get", "core.excludesFile"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
+	if res.StartErr != nil || res.ExitCode != 0 {
+		return ""
+	}
+	return strings.TrimSpace(res.Stdout)
 }
 
 // linkedGitDir reads the .git file of a linked worktree at dir and returns
