@@ -35,12 +35,20 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := []string{"add", "-A", "--", "."}
-	for _, p := range c.Exclude {
-		args = append(args, ":(exclude,literal)"+p)
-	}
-	if r := g.git(ctx, args...); r.err != nil {
+	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	// The excluded paths go back to what the branch has (new files out of
+	// the index, tracked ones as they were). Not exclude pathspecs of the
+	// add: git refuses those that a .gitignore also ignores.
+	if len(c.Exclude) > 0 {
+		args := []string{"reset", "-q", "--"}
+		for _, p := range c.Exclude {
+			args = append(args, ":(literal)"+p)
+		}
+		if r := g.git(ctx, args...); r.err != nil {
+			return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
+		}
 	}
 	if g.ok(ctx, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv") {
 		return "", nil // nothing staged

@@ -124,7 +124,8 @@ func TestCommitStepWithoutSecret(t *testing.T) {
 
 // TestCommitStepExcludes: inboxes, processed and sending folders and
 // artifacts/ stay out of a step's commit, with no .gitignore in the
-// repository; commit_artifacts puts artifacts/ in (CONTRACT 12.4).
+// repository, and also when a .gitignore lists them (the examples' case);
+// commit_artifacts puts artifacts/ in (CONTRACT 12.4).
 func TestCommitStepExcludes(t *testing.T) {
 	t.Parallel()
 	folders := []string{"agents/eng/inbox", "agents/eng/processed", "team/qa/in", "team/qa/done"}
@@ -143,12 +144,16 @@ func TestCommitStepExcludes(t *testing.T) {
 	}{
 		{"default", false, "main.go\n"},
 		{"commit_artifacts", true, "artifacts/Design/design.md\nmain.go\n"},
+		{"listed in .gitignore too", false, ".gitignore\nmain.go\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d, wt := runWorktree(t, os.LookupEnv)
 			writeFiles(t, wt, files...)
+			if strings.Contains(tt.name, ".gitignore") {
+				writeFiles(t, wt, ".gitignore", "agents/\nartifacts/\n")
+			}
 			c := step.Commit{Worktree: wt, Msg: "smith: S", Exclude: CommitExcludes(folders, tt.commitArtifacts)}
 			if _, err := (Local{Env: os.LookupEnv}).CommitStep(context.Background(), c); err != nil {
 				t.Fatal(err)
@@ -158,7 +163,7 @@ func TestCommitStepExcludes(t *testing.T) {
 				t.Errorf("committed files = %q, want %q", got, tt.want)
 			}
 			for _, p := range []string{filepath.Join(d.Workspace, ".gitignore"), filepath.Join(wt, ".gitignore")} {
-				if _, err := os.Stat(p); err == nil {
+				if _, err := os.Stat(p); err == nil && !strings.Contains(tt.name, ".gitignore") {
 					t.Errorf("%s was written", p)
 				}
 			}
