@@ -38,10 +38,11 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
 		data.Config = lang.Config{
-			TestCommand:  rawStrings(c.TestCommand),
-			LintCommand:  rawStrings(c.LintCommand),
-			BuildCommand: rawStrings(c.BuildCommand),
-			Isolation:    c.Isolation.V,
+			TestCommand:     rawStrings(c.TestCommand),
+			LintCommand:     rawStrings(c.LintCommand),
+			BuildCommand:    rawStrings(c.BuildCommand),
+			Isolation:       c.Isolation.V,
+			CommitArtifacts: c.CommitArtifacts.V,
 		}
 	}
 	data.Agents = m.lowerAgents(mf.Agents)

@@ -36,10 +36,11 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 	}
 	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
 	data.Config = lang.Config{
-		TestCommand:  rawStrings(wf.TestCommand),
-		LintCommand:  rawStrings(wf.LintCommand),
-		BuildCommand: rawStrings(wf.BuildCommand),
-		Isolation:    wf.Isolation.V,
+		TestCommand:     rawStrings(wf.TestCommand),
+		LintCommand:     rawStrings(wf.LintCommand),
+		BuildCommand:    rawStrings(wf.BuildCommand),
+		Isolation:       wf.Isolation.V,
+		CommitArtifacts: wf.CommitArtifacts.V,
 	}
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)

@@ -14,7 +14,7 @@ import (
 // of the format.
 const (
 	poolLayoutVersion = 3
-	poolLayout        = "b373ff59dfe05bf8ae96583653d74f67026a771f01f91c69088da714610bc825"
+	poolLayout        = "808c3f62bc95bdbfb4d1c940eeb98c1164cf345b5899671aafc98bb1b243f6f1"
 )
 
 // layout describes the encoded layout of t: every encoded field's name and

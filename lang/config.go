@@ -53,4 +53,7 @@ type Config struct {
 	LintCommand  []string `json:"lint_command,omitempty"`
 	BuildCommand []string `json:"build_command,omitempty"`
 	Isolation    string   `json:"isolation,omitempty"`
+	// CommitArtifacts puts artifacts/ into a run's step commits, which
+	// otherwise leave it out (CONTRACT 12.4).
+	CommitArtifacts bool `json:"commit_artifacts,omitempty"`
 }

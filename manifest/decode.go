@@ -50,6 +50,8 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 			wf.BuildCommand = decStringList(e.Val)
 		case "isolation":
 			wf.Isolation = decString(e.Val)
+		case "commit_artifacts":
+			wf.CommitArtifacts = decBool(e.Val)
 		}
 	}
 	return wf
@@ -664,11 +666,12 @@ func decConfig(v *Value) *Config {
 		return nil
 	}
 	return &Config{
-		Pos:          v.Pos,
-		TestCommand:  decStringList(v.Get("test_command")),
-		LintCommand:  decStringList(v.Get("lint_command")),
-		BuildCommand: decStringList(v.Get("build_command")),
-		Isolation:    decString(v.Get("isolation")),
+		Pos:             v.Pos,
+		TestCommand:     decStringList(v.Get("test_command")),
+		LintCommand:     decStringList(v.Get("lint_command")),
+		BuildCommand:    decStringList(v.Get("build_command")),
+		Isolation:       decString(v.Get("isolation")),
+		CommitArtifacts: decBool(v.Get("commit_artifacts")),
 	}
 }
 

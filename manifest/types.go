@@ -98,7 +98,9 @@ type Workflow struct {
 	LintCommand  StringList `json:"lint_command,omitempty"`
 	BuildCommand StringList `json:"build_command,omitempty"`
 	Isolation    String     `json:"isolation,omitempty"` // none|git-worktree
-	Steps        []*Step    `json:"steps"`
+	// CommitArtifacts puts artifacts/ into the run's step commits.
+	CommitArtifacts Bool    `json:"commit_artifacts,omitempty"`
+	Steps           []*Step `json:"steps"`
 }
 
 // A Provider overrides or adds an LLM CLI template (CONTRACT section 5).
@@ -390,6 +392,8 @@ type Config struct {
 	LintCommand  StringList `json:"lint_command,omitempty"`
 	BuildCommand StringList `json:"build_command,omitempty"`
 	Isolation    String     `json:"isolation,omitempty"` // none|git-worktree
+	// CommitArtifacts puts artifacts/ into the run's step commits.
+	CommitArtifacts Bool `json:"commit_artifacts,omitempty"`
 }
 
 // A WorkerDef is an AI worker (Provider set) or a command worker (Command set).

@@ -64,6 +64,8 @@ const (
 	ELimit         Code = "E_LIMIT"
 	EMergeConflict Code = "E_MERGE_CONFLICT"
 	EUnmerged      Code = "E_UNMERGED"
+	ESecretChange  Code = "E_SECRET_IN_CHANGE"
+	ERunNotDone    Code = "E_RUN_NOT_DONE"
 	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
 )
 
@@ -119,6 +121,8 @@ var codeTable = [...]CodeInfo{
 	{EInterrupted, SevError, ExitInterrupted, false, "smithvm received SIGINT or SIGTERM; state was saved and the run can be resumed"},
 	{EMergeConflict, SevError, ExitExec, false, "merging a run's branch (smithvm merge, or a join of parallel worktrees) conflicts; the files are named and nothing was changed"},
 	{EUnmerged, SevError, ExitConfig, false, "smithvm clean would delete a branch with commits that are not merged (or a worktree with uncommitted changes); merge first or pass --force"},
+	{ESecretChange, SevError, ExitExec, false, "a step's changes in the run's worktree contain a secret's value; the file and line are named, the value is not, and nothing was committed"},
+	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
 	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
 	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},

@@ -203,6 +203,9 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitString(b, "started_at", r.StartedAt)
 	b = jsonOmitString(b, "ended_at", r.EndedAt)
 	b = jsonOmitInt(b, "tokens", r.Tokens)
+	if len(r.JoinKept) > 0 {
+		b = jsonStrings(jsonKey(b, "join_kept"), r.JoinKept)
+	}
 	return append(b, '}'), nil
 }
 

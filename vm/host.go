@@ -34,9 +34,10 @@ type Host interface {
 	MergeUnit(ctx context.Context, runWT, runID, step, key string) error
 	RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string)
 	Head(ctx context.Context, wt string) (string, error)
-	// CommitStep commits a step's changes in wt and returns the commit
-	// ("" when nothing changed).
-	CommitStep(ctx context.Context, wt, msg string) (string, error)
+	// CommitStep commits a step's changes in a worktree (but the paths it
+	// excludes) and returns the commit ("" when nothing changed); a change
+	// holding a secret's value is E_SECRET_IN_CHANGE and commits nothing.
+	CommitStep(ctx context.Context, c step.Commit) (string, error)
 
 	// PrepareAgents creates the agents' folders; ConsumeMessages carries
 	// out the moves of consumed messages; Notices returns the conflict

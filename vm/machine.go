@@ -145,6 +145,10 @@ type Machine struct {
 	// its threads (a resume in phase parallel).
 	thr    *thread
 	rejoin bool
+	// retryJoin is the parallel step whose join conflicted, set by a
+	// resume that re-enters it: it merges the kept branches again instead
+	// of running its threads.
+	retryJoin string
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
@@ -414,6 +418,9 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	// visit, as in an uninterrupted run.
 	if r := st.Steps[st.CurrentStep]; r != nil && r.Status == StepRunning && (st.Phase == PhaseStart || st.Phase == "") {
 		m.revisit = st.CurrentStep
+	}
+	if r := st.Steps[st.CurrentStep]; r != nil && len(r.JoinKept) > 0 && (st.Phase == PhaseStart || st.Phase == "") {
+		m.retryJoin = st.CurrentStep
 	}
 	return m.loop(ctx, pc)
 }

@@ -8,6 +8,7 @@ import (
 
 	"smith/source"
 	"smith/workers/builtin"
+	"smith/workers/provider"
 	"smith/workers/step"
 
 	"smith/isa"
@@ -135,10 +136,15 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 	if m.st.WorktreePath == "" {
 		return ""
 	}
-	msg := workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1))
-	hash, err := m.cfg.Host.CommitStep(ctx, m.st.WorktreePath, msg)
+	c := step.Commit{
+		Worktree: m.st.WorktreePath,
+		Msg:      workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
+		Exclude:  workers.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
+		Secrets:  append(slices.Clone(m.p.Secrets), provider.KeyVars()...),
+	}
+	hash, err := m.cfg.Host.CommitStep(ctx, c)
 	if err != nil && res.Err == nil {
-		res.Signal, res.Err = SigFailure, &source.Error{Code: source.EExec, Msg: "commit the changes of step '" + blk.ID + "': " + err.Error()}
+		res.Signal, res.Err = SigFailure, &source.Error{Code: source.CodeOf(err, source.EExec), Msg: "commit the changes of step '" + blk.ID + "': " + err.Error()}
 		if res.ExitCode == 0 {
 			res.ExitCode = 1
 		}

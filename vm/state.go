@@ -207,6 +207,11 @@ type StepResult struct {
 	// Tokens is the model tokens the step's last execution used (provider
 	// steps and AI workers), shown by smithvm status.
 	Tokens int `json:"tokens,omitempty"`
+	// JoinKept are the threads (keys) of a parallel step whose join
+	// conflicted (E_MERGE_CONFLICT): their branches are kept, and resume
+	// retries the join from them instead of running the threads again
+	// (CONTRACT 12.4).
+	JoinKept []string `json:"join_kept,omitempty"`
 }
 
 // A StepError is the code and message of a failed step.

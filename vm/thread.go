@@ -80,32 +80,71 @@ func (m *Machine) isolated() bool {
 }
 
 // mergeUnits merges the branches of the threads keys that ran into the
-// run's branch, in that order (isolation: git-worktree); a conflict stops
-// there and is the step's error (E_MERGE_CONFLICT, the branches kept).
-// It returns the run's commit after the merges.
-func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError) {
+// run's branch, in that order (isolation: git-worktree): see joinUnits.
+func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError, []string) {
 	if !m.isolated() {
-		return "", nil
+		return "", nil, nil
 	}
+	var ran []string
 	for _, k := range keys {
-		if m.st.Threads[k] == nil {
-			continue
+		if m.st.Threads[k] != nil {
+			ran = append(ran, k)
 		}
+	}
+	return m.joinUnits(ctx, blk, ran)
+}
+
+// joinUnits merges the branches of the threads keys into the run's
+// branch, in that order, and then removes them. It returns the run's
+// commit after the merges. A conflict stops there and is the step's error
+// (E_MERGE_CONFLICT); every branch of keys is then kept (those merged
+// already too: a merged branch merges again as nothing), and returned, so
+// that resume retries the join from them (CONTRACT 12.4).
+func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError, []string) {
+	for _, k := range keys {
 		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
 			var be *workers.BranchError
 			if errors.As(err, &be) {
-				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}
+				var kept []string
+				if be.Code == source.EMergeConflict {
+					kept = slices.Clone(keys)
+				}
+				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}, kept
 			}
-			return "", stepErrorOf(err, m.mask.String)
+			return "", stepErrorOf(err, m.mask.String), nil
 		}
 	}
 	for _, k := range keys {
-		if m.st.Threads[k] != nil {
-			m.cfg.Host.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k)
-		}
+		m.cfg.Host.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k)
 	}
 	head, _ := m.cfg.Host.Head(ctx, m.st.WorktreePath)
-	return head, nil
+	return head, nil, nil
+}
+
+// retryJoinAt is the join of parallel step blk again, after a resume of
+// the run that failed in it with a conflict: the threads' results are
+// in the state since that join, and their branches are kept, so only the
+// merges run (a person may have resolved the conflict on the branches
+// meanwhile). It reports whether it did; a conflict again fails the step
+// the same way, keeping the branches.
+func (m *Machine) retryJoinAt(ctx context.Context, blk *isa.Block) (bool, error) {
+	prev := m.st.Steps[blk.ID]
+	if m.retryJoin != blk.ID || prev == nil || len(prev.JoinKept) == 0 || !m.isolated() {
+		return false, nil
+	}
+	m.retryJoin = ""
+	kept := slices.Clone(prev.JoinKept)
+	started := m.now().Format(time.RFC3339Nano)
+	m.executed.Add(1)
+	m.emit(evStepStarted(blk.ID, ""))
+	// The running record keeps the branches to merge: a crash during the
+	// retry retries again.
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started, JoinKept: kept})
+	if err := m.finish(); err != nil {
+		return true, err
+	}
+	commit, se, still := m.joinUnits(ctx, blk, kept)
+	return true, m.finishPar(blk, started, se, commit, still)
 }
 
 // maxParallel is how many threads of a step with parallelism n (0: as
@@ -421,6 +460,9 @@ func (g *goGroup) Wait()       { g.wg.Wait() }
 // (the loop's dispatch).
 func (m *Machine) parLoop(ctx context.Context, a, disp uint32) (uint32, error) {
 	blk := &m.p.Blocks[a]
+	if done, err := m.retryJoinAt(ctx, blk); done {
+		return disp, err
+	}
 	if !m.takeRejoin(blk) {
 		if empty, err := m.openLoop(blk, a, PhaseParallel); empty || err != nil {
 			return disp, err
@@ -466,8 +508,8 @@ func (m *Machine) joinLoop(ctx context.Context, blk *isa.Block, a uint32) error 
 	}
 	m.keepSteps(a, last)
 	st.LoopStack = slices.Clone(st.LoopStack[:len(st.LoopStack)-1])
-	se, commit := m.joinOutcome(ctx, blk, keys, failed, "iteration "+failed)
-	return m.finishPar(blk, f.Started, se, commit)
+	se, commit, kept := m.joinOutcome(ctx, blk, keys, failed, "iteration "+failed)
+	return m.finishPar(blk, f.Started, se, commit, kept)
 }
 
 // mergeThreads merges the context changes, payload segments and visit
@@ -538,8 +580,9 @@ func sameMap(a, b map[string]any) bool {
 }
 
 // finishPar records the result of parallel step blk after its join:
-// completed, or failed with se; started is when it began (RFC 3339).
-func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commit string) error {
+// completed, or failed with se (kept: the threads whose branches a
+// conflicting join kept); started is when it began (RFC 3339).
+func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commit string, kept []string) error {
 	st := m.st
 	dur := 0.0
 	if t, err := time.Parse(time.RFC3339Nano, started); err == nil {
@@ -548,7 +591,7 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	status, sig := StepCompleted, SigSuccess
 	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: sig, Visits: st.Visits[blk.ID], StartedAt: started, Commit: commit}
 	if se != nil {
-		r.Status, r.Signal, r.ExitCode, r.Error = StepFailed, SigFailure, 1, se
+		r.Status, r.Signal, r.ExitCode, r.Error, r.JoinKept = StepFailed, SigFailure, 1, se, kept
 	}
 	// The highest message number any thread sent keeps later sends
 	// numbered past it (the threads' own results are not all kept).
@@ -567,6 +610,9 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	blk := &m.p.Blocks[a]
 	if m.thr != nil || blk.Par == nil {
 		return 0, m.internal(fmt.Sprintf("parallel step '%s' inside a thread", blk.ID))
+	}
+	if done, err := m.retryJoinAt(ctx, blk); done {
+		return disp, err
 	}
 	if !m.takeRejoin(blk) {
 		m.executed.Add(1)
@@ -596,14 +642,15 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	}
 	_, failed := m.mergeThreads(keys)
 	m.keepSteps(a, keys...)
-	se, commit := m.joinOutcome(ctx, blk, keys, failed, "branch '"+failed+"'")
-	return disp, m.finishPar(blk, started, se, commit)
+	se, commit, kept := m.joinOutcome(ctx, blk, keys, failed, "branch '"+failed+"'")
+	return disp, m.finishPar(blk, started, se, commit, kept)
 }
 
 // joinOutcome is the error of a join (the thread failed, named by what, or
 // else a merge conflict of the threads' worktrees) and the commit the
-// threads' work was merged into.
-func (m *Machine) joinOutcome(ctx context.Context, blk *isa.Block, keys []string, failed, what string) (*StepError, string) {
+// threads' work was merged into, and the threads whose branches a
+// conflict kept.
+func (m *Machine) joinOutcome(ctx context.Context, blk *isa.Block, keys []string, failed, what string) (*StepError, string, []string) {
 	var se *StepError
 	if failed != "" {
 		se = &StepError{Code: string(source.EStepFailed), Message: what + " failed"}
@@ -611,9 +658,9 @@ func (m *Machine) joinOutcome(ctx context.Context, blk *isa.Block, keys []string
 			se.Message += ": " + t.Error.Message
 		}
 	}
-	commit, merr := m.mergeUnits(ctx, blk, keys)
+	commit, merr, kept := m.mergeUnits(ctx, blk, keys)
 	if se == nil {
 		se = merr
 	}
-	return se, commit
+	return se, commit, kept
 }

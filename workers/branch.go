@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -18,31 +21,85 @@ import (
 // the repository's checked-out branch, and clean refuses to delete a branch
 // with commits that are not merged.
 
-// smithAuthor is who the step commits are by.
-var smithAuthor = []string{"-c", "user.name=Smith", "-c", "user.email=smith@localhost", "-c", "commit.gpgsign=false"}
-
 // BaseRef is the ref that holds a run's starting commit.
 func BaseRef(runID string) string { return "refs/smith-base/" + runID }
 
-// CommitStep commits every change in the worktree wt (added, changed and
-// removed files) on its branch with msg, and returns the new commit's hash;
-// "" when nothing changed.
-func (l Local) CommitStep(ctx context.Context, wt, msg string) (string, error) {
-	if r := git(ctx, wt, l.Env, "add", "-A", "--", "."); r.err != nil {
+// CommitStep commits every change in the worktree c.Worktree (added,
+// changed and removed files) but those under c.Exclude on its branch with
+// c.Msg, and returns the new commit's hash; "" when nothing changed. A
+// change that holds the value of one of c.Secrets (or of a preset's key
+// variable) is E_SECRET_IN_CHANGE: the index is reset, so nothing is
+// committed and the branch is as it was.
+func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
+	g, err := openRepo(ctx, c.Worktree, l.Env)
+	if err != nil {
+		return "", err
+	}
+	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	if git(ctx, wt, l.Env, "diff", "--cached", "--quiet").err == nil {
+	// The excluded paths go back to what the branch has (new files out of
+	// the index, tracked ones as they were). Not exclude pathspecs of the
+	// add: git refuses those that a .gitignore also ignores.
+	if len(c.Exclude) > 0 {
+		args := []string{"reset", "-q", "--"}
+		for _, p := range c.Exclude {
+			args = append(args, ":(literal)"+p)
+		}
+		if r := g.git(ctx, args...); r.err != nil {
+			return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
+		}
+	}
+	if g.ok(ctx, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv") {
 		return "", nil // nothing staged
 	}
-	args := append(append([]string(nil), smithAuthor...), "commit", "-q", "--no-verify", "-m", msg)
-	if r := git(ctx, wt, l.Env, args...); r.err != nil {
+	hit, err := scanStaged(ctx, g, secretValues(c.Secrets, l.Env))
+	if err == nil && hit != nil {
+		err = secretError(hit)
+	}
+	if err != nil {
+		if r := g.git(ctx, "reset", "-q"); r.err != nil {
+			return "", fmt.Errorf("%w (and git reset failed: %v: %s)", err, r.err, strings.TrimSpace(r.out))
+		}
+		return "", err
+	}
+	if r := g.git(ctx, "commit", "-q", "--no-verify", "--no-edit", "-m", c.Msg); r.err != nil {
 		return "", fmt.Errorf("git commit: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	r := git(ctx, wt, l.Env, "rev-parse", "HEAD")
+	r := g.git(ctx, "rev-parse", "HEAD")
 	if r.err != nil {
 		return "", fmt.Errorf("git rev-parse: %v", r.err)
 	}
 	return strings.TrimSpace(r.out), nil
+}
+
+// ArtifactsDir is the folder of WORKSPACE (or a worktree) that holds the
+// steps' output files: WORKSPACE/artifacts/<Step>/<output_file>.
+const ArtifactsDir = "artifacts"
+
+// CommitExcludes are the paths (relative to a worktree) that a step's
+// commit leaves out (CONTRACT 12.4): the agents' folders (their inboxes
+// and processed folders, given, and the sending folders beside them) and,
+// unless commitArtifacts, artifacts/. The branch holds the team's work,
+// not its messages; no .gitignore in the repository is needed for that.
+func CommitExcludes(agentFolders []string, commitArtifacts bool) []string {
+	var out []string
+	if !commitArtifacts {
+		out = append(out, ArtifactsDir)
+	}
+	for _, f := range agentFolders {
+		out = appendNew(out, path.Clean(f))
+		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), sendingDir))
+	}
+	return out
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // StepCommitMessage is the message of a step's commit.
@@ -68,7 +125,7 @@ func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(str
 	if !IsGitRepo(ctx, d.Workspace, lookup) {
 		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("workspace %s is not a git repository, so run '%s' has no branch", d.Workspace, runID)}
 	}
-	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+WorktreeBranch(runID)).err != nil {
+	if g, err := openRepo(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+WorktreeBranch(runID)) {
 		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no branch %s: it did not run with isolation: git-worktree (or its branch was deleted)", runID, WorktreeBranch(runID))}
 	}
 	return nil
@@ -80,21 +137,25 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return "", err
+	}
 	base := BaseRef(runID)
-	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", base).err != nil {
+	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", base) {
 		// No record of the start (a branch made before Smith kept one):
 		// compare with the merge base.
-		r := git(ctx, d.Workspace, lookup, "merge-base", "HEAD", WorktreeBranch(runID))
+		r := g.git(ctx, "merge-base", "HEAD", WorktreeBranch(runID))
 		if r.err != nil {
 			return "", fmt.Errorf("git merge-base: %v: %s", r.err, strings.TrimSpace(r.out))
 		}
 		base = strings.TrimSpace(r.out)
 	}
-	args := []string{"diff", "--no-color", "--no-ext-diff"}
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv"}
 	if stat {
 		args = append(args, "--stat")
 	}
-	r := runGitOut(ctx, d.Workspace, lookup, append(args, base, WorktreeBranch(runID))...)
+	r := g.out(ctx, append(args, base, WorktreeBranch(runID))...)
 	if r.err != nil {
 		return "", fmt.Errorf("git diff: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
@@ -109,11 +170,15 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
-	if r := git(ctx, d.Workspace, lookup, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return "", err
+	}
+	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
 		return "", &BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
 	branch := WorktreeBranch(runID)
-	out, files, err := merge(ctx, d.Workspace, lookup, branch, "smith: merge run "+runID)
+	out, files, err := merge(ctx, g, branch, "smith: merge run "+runID)
 	if err != nil || files == nil {
 		return out, err
 	}
@@ -126,44 +191,40 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 // none.
 func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (bool, error) {
 	branch := WorktreeBranch(runID)
-	if git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return false, err
+	}
+	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
 		return false, nil
 	}
-	r := git(ctx, d.Workspace, lookup, "rev-list", "--count", "HEAD.."+branch)
+	r := g.git(ctx, "rev-list", "--count", "HEAD.."+branch)
 	if r.err != nil {
 		return false, fmt.Errorf("git rev-list: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	return strings.TrimSpace(r.out) != "0", nil
 }
 
-// merge merges branch into the branch checked out in dir, as Smith, with
+// merge merges branch into the branch checked out in g, as Smith, with
 // message msg, and returns git's output. On a conflict it aborts the merge,
-// leaving dir as it was, and returns the conflicted files, sorted.
-func merge(ctx context.Context, dir string, lookup func(string) (string, bool), branch, msg string) (out string, conflicts []string, err error) {
-	args := append(append([]string(nil), smithAuthor...), "merge", "--no-edit", "-m", msg, branch)
-	r := git(ctx, dir, lookup, args...)
+// leaving g as it was, and returns the conflicted files, sorted.
+func merge(ctx context.Context, g *gitRepo, branch, msg string) (out string, conflicts []string, err error) {
+	r := g.git(ctx, "merge", "--no-edit", "--no-stat", "--no-verify", "-m", msg, branch)
 	if r.err == nil {
 		return strings.TrimSpace(r.out), nil, nil
 	}
-	files := splitNonEmpty(runGitOut(ctx, dir, lookup, "diff", "--name-only", "--diff-filter=U").out)
+	files := splitNonEmpty(g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U").out)
 	if len(files) == 0 {
+		if g.ok(ctx, "rev-parse", "--verify", "--quiet", "MERGE_HEAD") {
+			_ = g.git(ctx, "merge", "--abort")
+		}
 		return "", nil, fmt.Errorf("git merge %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 	}
-	if a := git(ctx, dir, lookup, "merge", "--abort"); a.err != nil {
+	if a := g.git(ctx, "merge", "--abort"); a.err != nil {
 		return "", nil, fmt.Errorf("git merge --abort after a conflict in %s: %v: %s", strings.Join(files, ", "), a.err, strings.TrimSpace(a.out))
 	}
 	sort.Strings(files)
 	return "", files, nil
-}
-
-// runGitOut is git with its stdout alone (diffs must not mix in stderr), or
-// its stderr when it failed.
-func runGitOut(ctx context.Context, dir string, lookup func(string) (string, bool), args ...string) gitResult {
-	res, err := runGit(ctx, dir, lookup, args)
-	if err != nil {
-		return gitResult{res.Stderr, err}
-	}
-	return gitResult{res.Stdout, nil}
 }
 
 func splitNonEmpty(s string) []string {

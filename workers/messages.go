@@ -61,6 +61,9 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	if name == "" {
 		name = defaultMessageName
 	}
+	// A message is masked like every other place a value enters the run
+	// (CONTRACT 12.2): content: "${env.SECRET}", or a file holding one.
+	data, name = req.Mask.Bytes(data), req.Mask.String(name)
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
 		return step.Failed(step.ExitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
 	}

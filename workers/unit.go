@@ -37,19 +37,23 @@ func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
 func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
 	path := UnitWorktreePath(d, runID, step, key)
 	branch := UnitBranch(runID, step, key)
+	if isDir(path) && !fresh {
+		return path, nil
+	}
+	g, err := openRepo(ctx, runWT, l.Env)
+	if err != nil {
+		return "", err
+	}
 	if isDir(path) {
-		if !fresh {
-			return path, nil
-		}
-		if r := git(ctx, runWT, l.Env, "worktree", "remove", "--force", path); r.err != nil {
+		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
 			return "", fmt.Errorf("git worktree remove %s: %v: %s", path, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	_ = git(ctx, runWT, l.Env, "worktree", "prune")
+	_ = g.git(ctx, "worktree", "prune")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("create unit worktree directory: %w", err)
 	}
-	if r := git(ctx, runWT, l.Env, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
+	if r := g.git(ctx, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
 		return "", fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 	}
 	return path, nil
@@ -62,10 +66,14 @@ func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, st
 // E_MERGE_CONFLICT naming the files; the unit's branch is kept.
 func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) error {
 	branch := UnitBranch(runID, step, key)
-	if git(ctx, runWT, l.Env, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).err != nil {
+	g, err := openRepo(ctx, runWT, l.Env)
+	if err != nil {
+		return err
+	}
+	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
 		return nil
 	}
-	_, files, err := merge(ctx, runWT, l.Env, branch, fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID))
+	_, files, err := merge(ctx, g, branch, fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID))
 	if err != nil || files == nil {
 		return err
 	}
@@ -75,7 +83,11 @@ func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) er
 
 // Head returns the commit checked out in the worktree wt.
 func (l Local) Head(ctx context.Context, wt string) (string, error) {
-	r := git(ctx, wt, l.Env, "rev-parse", "HEAD")
+	g, err := openRepo(ctx, wt, l.Env)
+	if err != nil {
+		return "", err
+	}
+	r := g.git(ctx, "rev-parse", "HEAD")
 	if r.err != nil {
 		return "", fmt.Errorf("git rev-parse HEAD: %v", r.err)
 	}
@@ -85,23 +97,31 @@ func (l Local) Head(ctx context.Context, wt string) (string, error) {
 // RemoveUnit removes thread key's worktree and branch after a join that
 // merged it (best effort: what is left is only clutter).
 func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string) {
-	if path := UnitWorktreePath(d, runID, step, key); isDir(path) {
-		_ = git(ctx, runWT, l.Env, "worktree", "remove", "--force", path)
+	g, err := openRepo(ctx, runWT, l.Env)
+	if err != nil {
+		return
 	}
-	_ = git(ctx, runWT, l.Env, "branch", "-D", UnitBranch(runID, step, key))
+	if path := UnitWorktreePath(d, runID, step, key); isDir(path) {
+		_ = g.git(ctx, "worktree", "remove", "--force", path)
+	}
+	_ = g.git(ctx, "branch", "-D", UnitBranch(runID, step, key))
 }
 
 // RemoveUnits removes every thread worktree and branch of run runID (those
 // a conflicting join kept): smithvm clean --force.
 func RemoveUnits(d confine.Dir, runID string, lookup func(string) (string, bool)) {
 	ctx := context.Background()
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return
+	}
 	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
 	if isDir(root) {
 		_ = os.RemoveAll(root)
-		_ = git(ctx, d.Workspace, lookup, "worktree", "prune")
+		_ = g.git(ctx, "worktree", "prune")
 	}
-	refs := runGitOut(ctx, d.Workspace, lookup, "for-each-ref", "--format=%(refname:short)", "refs/heads/smith-unit/"+runID+"/")
+	refs := g.out(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/smith-unit/"+runID+"/")
 	for _, b := range splitNonEmpty(refs.out) {
-		_ = git(ctx, d.Workspace, lookup, "branch", "-D", b)
+		_ = g.git(ctx, "branch", "-D", b)
 	}
 }

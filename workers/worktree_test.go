@@ -57,7 +57,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if want := filepath.Join(base, ".orchestrator", "worktrees", "r1"); path != want {
 		t.Errorf("CreateWorktree path = %s, want %s", path, want)
 	}
-	head := git(ctx, path, lookup, "rev-parse", "--abbrev-ref", "HEAD")
+	head := testGit(t, path, lookup, "rev-parse", "--abbrev-ref", "HEAD")
 	if got := strings.TrimSpace(head.out); got != "smith/r1" {
 		t.Errorf("worktree branch = %q, want smith/r1", got)
 	}
@@ -78,7 +78,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if err := RemoveWorktree(d, "r1", true, false, lookup); err != nil {
 		t.Fatalf("RemoveWorktree = %v", err)
 	}
-	if r := git(ctx, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/smith/r1"); r.err == nil {
+	if r := testGit(t, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/smith/r1"); r.err == nil {
 		t.Error("branch smith/r1 still exists after RemoveWorktree with deleteBranch")
 	}
 	if err := RemoveWorktree(d, "r1", true, false, lookup); err == nil {
@@ -101,4 +101,15 @@ func TestWorktreeRefusesNestedWorkspace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not its top") {
 		t.Fatalf("CreateWorktree in a nested workspace = %v, want a 'not its top' error", err)
 	}
+}
+
+// testGit runs git with args through Smith's helper on the repository at
+// dir.
+func testGit(t *testing.T, dir string, lookup func(string) (string, bool), args ...string) gitResult {
+	t.Helper()
+	g, err := openRepo(context.Background(), dir, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.git(context.Background(), args...)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"smith/source"
+	"smith/vm"
 	"smith/vm/store"
 	"smith/workers"
 )
@@ -65,11 +66,36 @@ func (e *env) cmdMerge(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
+	if !c.force {
+		if err := runDone(proj, fs.Arg(0)); err != nil {
+			return e.branchFail("merge", err)
+		}
+	}
 	if _, err := workers.Merge(context.Background(), proj.dirs, fs.Arg(0), e.lookup); err != nil {
 		return e.branchFail("merge", err)
 	}
 	fmt.Fprintf(e.stderr, "INFO: Merged %s into the checked-out branch of %s.\n", workers.WorktreeBranch(fs.Arg(0)), proj.dirs.Workspace)
 	return 0
+}
+
+// runDone refuses (E_RUN_NOT_DONE) to merge a run that is not completed
+// (CONTRACT 12.4: merging waits for the person): halted for approval,
+// failed, interrupted or running. A run with no readable state is left to
+// Merge, which says what is missing.
+func runDone(proj *project, id string) error {
+	st, err := proj.store.ReadState(id)
+	if err != nil || st.Status == vm.StatusCompleted {
+		return nil
+	}
+	what := "resume it (smithvm resume " + id + ") and merge when it completes"
+	switch st.Status {
+	case vm.StatusHalted:
+		what = "it waits for a person: resume it (smithvm resume " + id + ", with --signal to approve) and merge when it completes"
+	case vm.StatusRunning:
+		what = "wait until it completes"
+	}
+	return &workers.BranchError{Code: source.ERunNotDone,
+		Msg: fmt.Sprintf("run '%s' is %s, not completed: %s, or pass --force to merge its branch as it is", id, st.Status, what)}
 }
 
 // runProject is project for a command on run id: the WORKSPACE is the one

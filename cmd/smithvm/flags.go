@@ -126,8 +126,9 @@ func (e *env) diffFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) mergeFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was.\n")
+	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was. A run that is not completed (halted for\napproval, failed, running) is refused with E_RUN_NOT_DONE (exit 2) unless --force.\n")
 	v.addBase(fs)
+	fs.BoolVar(&v.force, "force", false, "merge the branch of a run that is not completed, as it is")
 	return fs
 }
 

@@ -225,6 +225,10 @@ func TestFileSystemWriterPathEscape(t *testing.T) {
 		{"symlink", "link/evil.go", "path 'link/evil.go' passes through the symlink 'link'"},
 		{"out of the worktree", "../../../workspace/x.go", "path '../../../workspace/x.go' resolves outside the workspace"},
 		{"into another run's state", "../../runs/r1/state.json", "resolves outside the workspace"},
+		{"git config", ".git/config", "path '.git/config' has the component '.git'"},
+		{"git config upper", ".GIT/config", "path '.GIT/config' has the component '.GIT'"},
+		{"git file", "sub/.git", "path 'sub/.git' has the component '.git'"},
+		{"git hook", "sub/.Git/hooks/post-commit", "path 'sub/.Git/hooks/post-commit' has the component '.Git'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

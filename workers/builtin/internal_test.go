@@ -73,12 +73,16 @@ func TestInternalHelperProcess(t *testing.T) {
 		os.Exit(num(2))
 	case "recorded":
 		// whether this process's group is recorded in RUN_ROOT/procs (arg 1)
-		ents, _ := os.ReadDir(filepath.Join(arg(1), "procs"))
-		for _, e := range ents {
-			b, _ := os.ReadFile(filepath.Join(arg(1), "procs", e.Name()))
-			if f := strings.Fields(string(b)); len(f) > 0 && f[0] == strconv.Itoa(syscall.Getpgrp()) {
-				fmt.Print("recorded")
-				os.Exit(0)
+		// while it runs: the record is written just after the start, so a
+		// loaded machine may run the child first; it looks for 5 s.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			ents, _ := os.ReadDir(filepath.Join(arg(1), "procs"))
+			for _, e := range ents {
+				b, _ := os.ReadFile(filepath.Join(arg(1), "procs", e.Name()))
+				if f := strings.Fields(string(b)); len(f) > 0 && f[0] == strconv.Itoa(syscall.Getpgrp()) {
+					fmt.Print("recorded")
+					os.Exit(0)
+				}
 			}
 		}
 		fmt.Print("not recorded")

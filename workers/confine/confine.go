@@ -105,7 +105,31 @@ func lexical(dirRel, rel string) (string, error) {
 	if !filepath.IsLocal(joined) {
 		return "", &Error{Path: rel, Reason: reasonOutside}
 	}
+	if c := gitComponent(joined); c != "" {
+		return "", &Error{Path: rel, Reason: gitReason(c)}
+	}
 	return joined, nil
+}
+
+// gitComponent returns the first component of rel (a local path) that git
+// would take for its own metadata, ".git" in any case, or "" when there is
+// none. Trailing dots and spaces are ignored, as Windows and macOS file
+// systems (and git's own core.protectNTFS check) ignore them, so ".git."
+// and ".GIT " count too. A file or folder of that name inside a work tree
+// is a repository's configuration (hooks, core.fsmonitor, filters: commands
+// git runs), never a file Smith writes for a user or a model.
+func gitComponent(rel string) string {
+	for part := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if strings.EqualFold(strings.TrimRight(part, ". "), ".git") && part != "." && part != ".." {
+			return part
+		}
+	}
+	return ""
+}
+
+// gitReason is the reason of a violation for the component c of gitComponent.
+func gitReason(c string) string {
+	return fmt.Sprintf("has the component '%s', which git reads as a repository's own files (hooks, configuration); Smith never writes or reads there for a user or a model: choose another name", c)
 }
 
 // A Dir is a project layout. Both fields are absolute and cleaned, and
@@ -212,6 +236,9 @@ func (d Dir) checked(abs string) (string, error) {
 	}
 	if rel == "." {
 		return "", &Error{Path: abs, Reason: "is the project directory itself"}
+	}
+	if c := gitComponent(rel); c != "" {
+		return "", &Error{Path: abs, Reason: gitReason(c)}
 	}
 	err = d.checkLinks(rel, func(link string) error {
 		return &Error{Path: abs, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.Join(d.Base, link))}

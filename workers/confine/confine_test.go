@@ -373,3 +373,55 @@ func TestOrchestratorRefusedWhenWorkspaceIsBase(t *testing.T) {
 		t.Errorf("worktree ResolveIn(../../runs/r/state.json) = %v, want a violation", err)
 	}
 }
+
+// TestGitComponentRefused: a path with a component git reads as a
+// repository's own files (.git in any case, as a folder or a file) is a
+// violation for every resolution and at the moment of a write, so no
+// caller can plant hooks or configuration (CONTRACT 12.4).
+func TestGitComponentRefused(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	tests := []struct {
+		name, path string
+		bad        string // the component named in the error; "" = accepted
+	}{
+		{"config", ".git/config", ".git"},
+		{"upper", ".GIT/config", ".GIT"},
+		{"mixed", "x/.Git/hooks/post-commit", ".Git"},
+		{"file", "sub/.git", ".git"},
+		{"trailing dot", "sub/.git./config", ".git."},
+		{"trailing space", ".git /config", ".git "},
+		{"through dots", "a/../.git/HEAD", ".git"},
+		{"gitignore", ".gitignore", ""},
+		{"gitattributes", "sub/.gitattributes", ""},
+		{"git without dot", "git/config", ""},
+		{"longer", ".github/workflows/ci.yml", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			lexErr := Lexical(tt.path)
+			abs, resErr := d.Resolve(tt.path)
+			raw := filepath.Join(d.Workspace, tt.path)
+			writeErr := d.WriteFile(raw, []byte("x"), 0o644)
+			if tt.bad == "" {
+				if lexErr != nil || resErr != nil || writeErr != nil {
+					t.Errorf("Lexical, Resolve, WriteFile(%q) = %v, %v, %v, want nil", tt.path, lexErr, resErr, writeErr)
+				}
+				return
+			}
+			want := "has the component '" + tt.bad + "'"
+			for what, err := range map[string]error{"Lexical": lexErr, "Resolve": resErr, "WriteFile": writeErr} {
+				if !errors.Is(err, ErrEscape) || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s(%q) = %v, want E_PATH_ESCAPE containing %q", what, tt.path, err, want)
+				}
+			}
+			if abs != "" {
+				t.Errorf("Resolve(%q) = %q, want no path", tt.path, abs)
+			}
+			if _, err := os.Lstat(raw); err == nil {
+				t.Errorf("WriteFile(%q) wrote the file", tt.path)
+			}
+		})
+	}
+}

@@ -497,6 +497,24 @@ func codexDenied(_, stderr string) string {
 	return ""
 }
 
+// KeyVars returns the variables that hold the presets' keys and login
+// tokens (ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, CODEX_API_KEY, ...),
+// sorted: values that must never be committed (CONTRACT 12.4), whether or
+// not a workflow declares them. (Endpoints and config homes are masked but
+// may well appear in code: they are not scanned for.)
+func KeyVars() []string {
+	var out []string
+	for _, f := range clis {
+		for _, v := range append([]string{f.KeyVar, f.userKeyVar}, f.Credentials...) {
+			if v != "" && slices.Contains(f.Vars, v) {
+				out = appendUnique(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func appendUnique(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {

@@ -248,3 +248,19 @@ func (req *Request) CallKey() string {
 	}
 	return req.Step
 }
+
+// A Commit is what the VM asks its host to commit after a step changed
+// files in a worktree (CONTRACT 12.4).
+type Commit struct {
+	Worktree string `json:"worktree"` // the worktree, absolute
+	Msg      string `json:"msg"`      // the commit message
+	// Exclude are paths relative to the worktree kept out of the commit:
+	// the agents' inboxes, processed and sending folders, and artifacts/
+	// unless the workflow commits them.
+	Exclude []string `json:"exclude,omitempty"`
+	// Secrets are the names (never the values) of the variables whose
+	// values must not be committed: the document's secrets and the
+	// presets' key variables. The host looks the values up in its own
+	// environment, so a value never travels with the request.
+	Secrets []string `json:"secrets,omitempty"`
+}

@@ -26,16 +26,16 @@ type HostInput struct {
 	// Workspace, when set, is WORKSPACE for the agents' operations: the
 	// run's worktree (an absolute path on the host that holds it);
 	// otherwise the worker's BASE/workspace.
-	Workspace string      `json:",omitempty"`
-	RunWT     string      `json:",omitempty"` // the run's worktree
-	WT        string      `json:",omitempty"` // a worktree (head, commit-step)
-	RunID     string      `json:",omitempty"`
-	Step      string      `json:",omitempty"`
-	Key       string      `json:",omitempty"` // a thread's key
-	Fresh     bool        `json:",omitempty"`
-	Msg       string      `json:",omitempty"` // a commit message
-	Folders   []string    `json:",omitempty"`
-	Moves     []step.Move `json:",omitempty"`
+	Workspace string       `json:",omitempty"`
+	RunWT     string       `json:",omitempty"` // the run's worktree
+	WT        string       `json:",omitempty"` // a worktree (head, commit-step)
+	RunID     string       `json:",omitempty"`
+	Step      string       `json:",omitempty"`
+	Key       string       `json:",omitempty"` // a thread's key
+	Fresh     bool         `json:",omitempty"`
+	Commit    *step.Commit `json:",omitempty"` // commit-step (secrets by name only)
+	Folders   []string     `json:",omitempty"`
+	Moves     []step.Move  `json:",omitempty"`
 }
 
 // HostOutput is its answer, the error as data.
@@ -84,7 +84,10 @@ func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error)
 	case hostHead:
 		out.Path, err = l.Head(ctx, in.WT)
 	case hostCommitStep:
-		out.Path, err = l.CommitStep(ctx, in.WT, in.Msg)
+		if in.Commit == nil {
+			return out, fmt.Errorf("host: %s without a commit", in.Op)
+		}
+		out.Path, err = l.CommitStep(ctx, *in.Commit)
 	case hostPrepareAgents:
 		err = l.PrepareAgents(dirs, in.Folders)
 	case hostConsumeMessages:
@@ -152,8 +155,8 @@ func (f *workflowHost) Head(_ context.Context, wt string) (string, error) {
 }
 
 // CommitStep implements vm.Host.
-func (f *workflowHost) CommitStep(_ context.Context, wt, msg string) (string, error) {
-	out := f.host(HostInput{Op: hostCommitStep, WT: wt, Msg: msg})
+func (f *workflowHost) CommitStep(_ context.Context, c step.Commit) (string, error) {
+	out := f.host(HostInput{Op: hostCommitStep, Commit: &c})
 	return out.Path, out.err()
 }
 

@@ -147,6 +147,13 @@ func main() {
 			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 				fail(err)
 			}
+		case "writeenv":
+			// writeenv:PATH:VAR writes a first line, then VAR's value, to
+			// PATH: a program that puts a secret into a file.
+			path, name, _ := strings.Cut(arg, ":")
+			if err := os.WriteFile(path, []byte("first line\nvalue: "+os.Getenv(name)+"\n"), 0o644); err != nil {
+				fail(err)
+			}
 		case "exit":
 			k, _ := strconv.Atoi(arg)
 			os.Exit(k)

@@ -1,0 +1,196 @@
+package workers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"smith/source"
+	"smith/workers/confine"
+	"smith/workers/step"
+)
+
+// runWorktree makes a repository with one commit and a run's worktree of
+// it, and returns the layout and the worktree.
+func runWorktree(t *testing.T, lookup func(string) (string, bool)) (confine.Dir, string) {
+	t.Helper()
+	needGit(t)
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, d.Workspace)
+	wt, err := CreateWorktree(context.Background(), d, "r1", lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, wt
+}
+
+// writeFiles writes name/content pairs under dir.
+func writeFiles(t *testing.T, dir string, pairs ...string) {
+	t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p := filepath.Join(dir, pairs[i])
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(pairs[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCommitStepRefusesSecret: a change holding a secret's value (a
+// declared secret, or a preset's key variable nobody declared) fails with
+// E_SECRET_IN_CHANGE naming the file and line, not the value, and commits
+// nothing: the branch and the index are as they were, the file is left in
+// the worktree (CONTRACT 12.4).
+func TestCommitStepRefusesSecret(t *testing.T) {
+	t.Parallel()
+	const token, key = "tok-3f9a77c1e5", "sk-ant-0000secret"
+	lookup := func(name string) (string, bool) {
+		switch name {
+		case "PATH":
+			return os.Getenv("PATH"), true
+		case "API_TOKEN":
+			return token, true
+		case "ANTHROPIC_API_KEY":
+			return key, true
+		}
+		return "", false
+	}
+	tests := []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"new file", []string{"config.yaml", "a: 1\nb: 2\ntoken: " + token + "\n"}, "secret 'API_TOKEN' in config.yaml:3"},
+		{"preset key", []string{"src/client.go", "package c\n\nconst k = \"" + key + "\"\n"}, "secret 'ANTHROPIC_API_KEY' in src/client.go:3"},
+		{"line like a header", []string{"notes.md", "x\n++ " + token + "\n"}, "secret 'API_TOKEN' in notes.md:2"},
+		{"no newline at end", []string{"z.txt", "one\ntwo " + token}, "secret 'API_TOKEN' in z.txt:2"},
+		{"second file", []string{"a.txt", "clean\n", "b/c d.txt", "\n\n\n\n" + token + "\n"}, "secret 'API_TOKEN' in b/c d.txt:5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, wt := runWorktree(t, lookup)
+			l := Local{Env: lookup}
+			ctx := context.Background()
+			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
+			writeFiles(t, wt, tt.files...)
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY"}})
+			if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
+			}
+			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) {
+				t.Errorf("CommitStep error %q shows the secret's value", err)
+			}
+			if after := testGit(t, wt, lookup, "rev-parse", "HEAD").out; after != before {
+				t.Errorf("HEAD moved from %s to %s: something was committed", before, after)
+			}
+			if staged := testGit(t, wt, lookup, "diff", "--cached", "--name-only").out; staged != "" {
+				t.Errorf("staged after the refusal: %q, want nothing", staged)
+			}
+			if _, err := os.Stat(filepath.Join(wt, tt.files[0])); err != nil {
+				t.Errorf("the change was not left in the worktree: %v", err)
+			}
+		})
+	}
+}
+
+// TestCommitStepWithoutSecret: the same change with no secret in it is
+// committed.
+func TestCommitStepWithoutSecret(t *testing.T) {
+	t.Parallel()
+	lookup := func(name string) (string, bool) {
+		if name == "API_TOKEN" {
+			return "tok-3f9a77c1e5", true
+		}
+		return os.LookupEnv(name)
+	}
+	_, wt := runWorktree(t, lookup)
+	writeFiles(t, wt, "config.yaml", "token: ${API_TOKEN}\n")
+	h, err := Local{Env: lookup}.CommitStep(context.Background(), step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN"}})
+	if err != nil || h == "" {
+		t.Fatalf("CommitStep = %q, %v, want a commit", h, err)
+	}
+}
+
+// TestCommitStepExcludes: inboxes, processed and sending folders and
+// artifacts/ stay out of a step's commit, with no .gitignore in the
+// repository, and also when a .gitignore lists them (the examples' case);
+// commit_artifacts puts artifacts/ in (CONTRACT 12.4).
+func TestCommitStepExcludes(t *testing.T) {
+	t.Parallel()
+	folders := []string{"agents/eng/inbox", "agents/eng/processed", "team/qa/in", "team/qa/done"}
+	files := []string{
+		"main.go", "package main\n",
+		"agents/eng/inbox/0001-task.md", "do it\n",
+		"agents/eng/processed/0000-old.md", "done\n",
+		"agents/eng/.sending/0002-x.md", "half\n",
+		"team/qa/in/0003-q.md", "question\n",
+		"artifacts/Design/design.md", "# design\n",
+	}
+	tests := []struct {
+		name            string
+		commitArtifacts bool
+		want            string
+	}{
+		{"default", false, "main.go\n"},
+		{"commit_artifacts", true, "artifacts/Design/design.md\nmain.go\n"},
+		{"listed in .gitignore too", false, ".gitignore\nmain.go\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, wt := runWorktree(t, os.LookupEnv)
+			writeFiles(t, wt, files...)
+			if strings.Contains(tt.name, ".gitignore") {
+				writeFiles(t, wt, ".gitignore", "agents/\nartifacts/\n")
+			}
+			c := step.Commit{Worktree: wt, Msg: "smith: S", Exclude: CommitExcludes(folders, tt.commitArtifacts)}
+			if _, err := (Local{Env: os.LookupEnv}).CommitStep(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			got := testGit(t, wt, os.LookupEnv, "show", "--name-only", "--format=", "HEAD").out
+			if got != tt.want {
+				t.Errorf("committed files = %q, want %q", got, tt.want)
+			}
+			for _, p := range []string{filepath.Join(d.Workspace, ".gitignore"), filepath.Join(wt, ".gitignore")} {
+				if _, err := os.Stat(p); err == nil && !strings.Contains(tt.name, ".gitignore") {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
+}
+
+// TestCommitStepKeepsUserExcludes: a file the user ignores everywhere
+// (core.excludesFile in ~/.gitconfig) stays out of a step's commit,
+// although Smith's git reads no global configuration otherwise.
+func TestCommitStepKeepsUserExcludes(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	ignore := filepath.Join(home, "global-ignore")
+	writeFiles(t, home, ".gitconfig", "[core]\n\texcludesFile = "+ignore+"\n\tfsmonitor = /nonexistent/fsmonitor\n", "global-ignore", ".env\n")
+	lookup := func(name string) (string, bool) {
+		if name == "HOME" {
+			return home, true
+		}
+		return os.LookupEnv(name)
+	}
+	_, wt := runWorktree(t, lookup)
+	writeFiles(t, wt, ".env", "X=1\n", "main.go", "package main\n")
+	if _, err := (Local{Env: lookup}).CommitStep(context.Background(), step.Commit{Worktree: wt, Msg: "smith: S"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testGit(t, wt, lookup, "show", "--name-only", "--format=", "HEAD").out; got != "main.go\n" {
+		t.Errorf("committed files = %q, want main.go only", got)
+	}
+}

@@ -1,0 +1,198 @@
+package workers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"smith/source"
+)
+
+// No secret is committed (CONTRACT 12.4): before a step's changes are
+// committed, the staged diff (the added lines, a new file's content
+// included) is scanned for the value of every secret; a hit fails the step
+// with E_SECRET_IN_CHANGE naming the file and line, never the value, and
+// the index is reset so that nothing is committed.
+
+// A secretValue is a secret's name and value.
+type secretValue struct{ name, value string }
+
+// secretValues returns the values of the named secrets that lookup has,
+// longest first (a secret that contains another is named whole), each
+// value once.
+func secretValues(names []string, lookup func(string) (string, bool)) []secretValue {
+	var out []secretValue
+	if lookup == nil {
+		return nil
+	}
+	for _, n := range names {
+		v, ok := lookup(n)
+		if !ok || v == "" || slices.ContainsFunc(out, func(s secretValue) bool { return s.value == v }) {
+			continue
+		}
+		out = append(out, secretValue{n, v})
+	}
+	slices.SortStableFunc(out, func(a, b secretValue) int { return len(b.value) - len(a.value) })
+	return out
+}
+
+// A secretHit is where a secret's value was found in a change.
+type secretHit struct {
+	secret, file string
+	line         int
+}
+
+// secretScanner reads a unified diff (git diff -U0 --text with a/ and b/
+// prefixes) as it streams and records the first added line that holds a
+// secret's value. Lines are read by the hunks' counts, so an added line
+// that looks like a header ("+++ x") is still content.
+type secretScanner struct {
+	secrets  []secretValue
+	longest  int
+	line     []byte // the current line, or the tail of a very long one
+	file     string // the file of the current hunk ("" for a deleted file)
+	newLine  int    // the number of the next added line in file
+	old, new int    // the lines left in the current hunk on each side
+	hit      *secretHit
+}
+
+// maxScanLine bounds what the scanner keeps of one line: past it, the line
+// is scanned and only the tail that may begin a secret is kept.
+const maxScanLine = 1 << 20
+
+func newSecretScanner(secrets []secretValue) *secretScanner {
+	s := &secretScanner{secrets: secrets}
+	for _, v := range secrets {
+		s.longest = max(s.longest, len(v.value))
+	}
+	return s
+}
+
+// Write implements io.Writer.
+func (s *secretScanner) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.line = append(s.line, p...)
+			if len(s.line) > maxScanLine && s.new > 0 && bytes.HasPrefix(s.line, []byte("+")) {
+				s.check(s.line)
+				keep := s.line[len(s.line)-s.longest+1:]
+				s.line = append([]byte("+"), keep...)
+			}
+			break
+		}
+		s.line = append(s.line, p[:i]...)
+		s.endLine(s.line)
+		s.line = s.line[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// endLine reads one whole line of the diff.
+func (s *secretScanner) endLine(l []byte) {
+	switch {
+	case s.old > 0 || s.new > 0:
+		switch {
+		case len(l) > 0 && l[0] == '+':
+			s.check(l[1:])
+			s.new--
+			s.newLine++
+		case len(l) > 0 && l[0] == '-':
+			s.old--
+		case len(l) > 0 && l[0] == ' ':
+			s.old--
+			s.new--
+			s.newLine++
+		}
+	case bytes.HasPrefix(l, []byte("+++ ")):
+		s.file = diffPath(string(l[4:]), "b/")
+	case bytes.HasPrefix(l, []byte("@@ ")):
+		s.old, s.new, s.newLine = hunkCounts(string(l))
+	}
+}
+
+// check records a hit when l holds a secret's value.
+func (s *secretScanner) check(l []byte) {
+	if s.hit != nil {
+		return
+	}
+	for _, v := range s.secrets {
+		if bytes.Contains(l, []byte(v.value)) {
+			s.hit = &secretHit{secret: v.name, file: s.file, line: s.newLine}
+			return
+		}
+	}
+}
+
+// flush reads a last line without a newline.
+func (s *secretScanner) flush() {
+	if len(s.line) > 0 {
+		s.endLine(s.line)
+		s.line = nil
+	}
+}
+
+// diffPath is the path of a ---/+++ header without its prefix; git ends a
+// name with a space in a tab, and quotes (C style) a name with unusual
+// characters.
+func diffPath(p, prefix string) string {
+	p = strings.TrimSuffix(p, "\t")
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			p = u
+		}
+	}
+	if p == "/dev/null" {
+		return ""
+	}
+	return strings.TrimPrefix(p, prefix)
+}
+
+// hunkCounts reads "@@ -a[,b] +c[,d] @@": the old and new line counts and
+// the first new line.
+func hunkCounts(h string) (old, new, start int) {
+	f := strings.Fields(h)
+	if len(f) < 3 {
+		return 0, 0, 0
+	}
+	count := func(r string) (int, int) {
+		a, b, ok := strings.Cut(r[1:], ",")
+		first, _ := strconv.Atoi(a)
+		n := 1
+		if ok {
+			n, _ = strconv.Atoi(b)
+		}
+		return first, n
+	}
+	_, old = count(f[1])
+	start, new = count(f[2])
+	return old, new, start
+}
+
+// scanStaged scans the staged changes of g for secrets and returns the
+// first hit, or nil.
+func scanStaged(ctx context.Context, g *gitRepo, secrets []secretValue) (*secretHit, error) {
+	if len(secrets) == 0 {
+		return nil, nil
+	}
+	s := newSecretScanner(secrets)
+	res, err := g.stream(ctx, s, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--no-color", "--text",
+		"--no-renames", "-U0", "--src-prefix=a/", "--dst-prefix=b/")
+	if err != nil {
+		return nil, fmt.Errorf("git diff --cached: %v: %s", err, strings.TrimSpace(res.Stderr))
+	}
+	s.flush()
+	return s.hit, nil
+}
+
+// secretError is the failure for a hit.
+func secretError(h *secretHit) error {
+	return &source.Error{Code: source.ESecretChange, Msg: fmt.Sprintf(
+		"the change contains the value of secret '%s' in %s:%d; nothing was committed (the change is left in the worktree): remove the value and pass it to the program through the environment (secrets:) instead",
+		h.secret, h.file, h.line)}
+}
