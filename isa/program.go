@@ -268,8 +268,8 @@ type ProviderDef struct {
 	Command   []string   `json:"command"` // raw: ${PROMPT}, ${model}, ... are provider template keys
 	Defaults  []Field    `json:"defaults,omitempty"`
 	Transport *Transport `json:"prompt_transport,omitempty"`
-	Env       []EnvVar   `json:"env,omitempty"`     // only for this provider's processes
-	Secrets   []string   `json:"secrets,omitempty"` // names from the program's Secrets
+	Env       []EnvVar   `json:"env,omitempty"`      // only for this provider's processes
+	Secrets   []string   `json:"secrets,omitempty"`  // names from the program's Secrets
 	Isolated  bool       `json:"isolated,omitempty"` // home: isolated (a config home under RUN_ROOT)
 }
 
