@@ -129,16 +129,16 @@ func newCLIProj(t *testing.T, mode string, rules ...fakemodel.Rule) *cliProj {
 // talking to the model server at url:
 //   - claude: ~/.claude/settings.json, its env block naming the server
 //     (the key is ANTHROPIC_API_KEY in the terminal's environment);
-//   - gemini: ~/.gemini/settings.json choosing API-key auth (the key and
-//     GOOGLE_GEMINI_BASE_URL in the environment);
-//   - codex: ~/.codex/config.toml with a model provider of the user's (a
-//     gateway) whose key is GATEWAY_API_KEY.
+//   - gemini: ~/.gemini/settings.json choosing API-key auth and a model
+//     (the key and GOOGLE_GEMINI_BASE_URL in the environment);
+//   - codex: ~/.codex/config.toml with a model and a model provider of the
+//     user's (a gateway) whose key is GATEWAY_API_KEY.
 func userSetup(t *testing.T, home, url string) {
 	t.Helper()
 	files := map[string]string{
 		".claude/settings.json": `{"env": {"ANTHROPIC_BASE_URL": "` + url + `"}, "permissions": {"allow": []}}` + "\n",
-		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "ui": {"theme": "Default"}}` + "\n",
-		".codex/config.toml": "model_provider = \"gateway\"\n\n[model_providers.gateway]\nname = \"Team gateway\"\nbase_url = \"" + url + "/v1\"\n" +
+		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "ui": {"theme": "Default"}}` + "\n",
+		".codex/config.toml": "model = \"gpt-fake\"\nmodel_provider = \"gateway\"\n\n[model_providers.gateway]\nname = \"Team gateway\"\nbase_url = \"" + url + "/v1\"\n" +
 			"env_key = \"GATEWAY_API_KEY\"\nwire_api = \"responses\"\n",
 	}
 	for rel, text := range files {
