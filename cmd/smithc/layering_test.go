@@ -49,6 +49,7 @@ var allowed = map[string][]string{
 	"internal/stepfake":                {"internal/testchild", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
+	"bench/failcost":                   {"internal/fakemodel"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},

@@ -21,7 +21,10 @@ import (
 // under RUN_ROOT, then the process; then it reads the reply and classifies
 // a failure from everything the CLI said (CONTRACT 5).
 func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
-	env, home, serr := cliEnv(r, req, p, pv)
+	env, home, overlay, serr := cliEnv(r, req, p, pv)
+	if overlay != "" {
+		defer os.RemoveAll(overlay) // links and a copy: the user's files stay
+	}
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
@@ -145,7 +148,7 @@ func permissionsOf(req *step.Request) string {
 // the preset's config home too: the user's own (~/.claude, or the home
 // variable's folder), or with home: isolated RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) ([]string, string, *source.Error) {
+func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) (env []string, home, overlay string, serr *source.Error) {
 	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	allow := req.EnvAllow
 	f := pv.CLI
@@ -158,27 +161,38 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	vars = append(vars, req.Env...)
 	vars = append(vars, pv.Env...)
 	if f == nil || f.Home == "" {
-		return proc.BuildEnv(r.Lookup, allow, secrets, vars), "", nil
+		return proc.BuildEnv(r.Lookup, allow, secrets, vars), "", "", nil
 	}
 	given := envMap(proc.BuildEnv(r.Lookup, allow, secrets, vars))
+	// A home the step's or the provider's env names (not one from Smith's
+	// own environment) is the workflow's choice: used as it is.
+	chosen := ""
+	for _, v := range append(append([]proc.EnvVar(nil), req.Env...), pv.Env...) {
+		if v.Name == f.Home {
+			chosen = v.Value
+		}
+	}
 	if !pv.Isolated {
-		home := f.ConfigHome(given)
+		home = f.ConfigHome(given)
 		if pv.Own && f.LoginNeeded(readConfig(f, home)) && !f.HasKey(given) && LoginFile(f, home) == "" {
 			// codex would send unauthenticated requests for 13-30 s.
-			return nil, home, source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
+			return nil, home, "", source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
 				pv.Name, f.Login, f.UserKeyVar(), pv.Name, home)
 		}
-		return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, nil
+		if f.Overlay != nil && chosen == "" {
+			root, err := overlayHome(req, p, f, given)
+			if err != nil {
+				return nil, home, root, source.Errorf(source.EExec, "prepare the settings of provider '%s': %v", pv.Name, err)
+			}
+			vars = append([]proc.EnvVar{{Name: f.Home, Value: root}}, vars...)
+			return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, root, nil
+		}
+		return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
 	}
 	// home: isolated: a home of Smith's, unless the step's or the
 	// provider's env names one (a home variable from Smith's own
 	// environment does not count: isolated means not the user's).
-	home := ""
-	for _, v := range append(append([]proc.EnvVar(nil), req.Env...), pv.Env...) {
-		if v.Name == f.Home {
-			home = v.Value
-		}
-	}
+	home = chosen
 	ours := home == ""
 	if ours {
 		base := req.RunRoot
@@ -195,27 +209,27 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 		}
 		path := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			return nil, "", source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
+			return nil, "", "", source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
 		}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+		return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 	}
 	if ours && pv.Own && f.KeyNeeded && !f.HasKey(given) {
-		return nil, "", source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
+		return nil, "", "", source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
 			pv.Name, f.KeyVar, home, f.KeyVar)
 	}
 	if f.TmpInHome {
 		tmp := filepath.Join(home, "tmp")
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, nil
+	return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
 }
 
 // LoginFile returns the first of the CLI's login files (its own login:

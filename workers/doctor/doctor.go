@@ -58,6 +58,9 @@ type Env struct {
 // versionPattern finds a version number in a CLI's --version output.
 var versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+`) })
 
+// messagePattern finds the message of a JSON error object.
+var messagePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"message"\s*:\s*"([^"]+)"`) })
+
 // Check runs the checks of one target: installed, then login, then (with
 // ping) one real request. A check that cannot run because an earlier one
 // failed is not printed.
@@ -162,8 +165,11 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 	if argv := f.LoginStatus; len(argv) > 0 {
 		res := run(ctx, argv, env)
 		said := statusLine(res.Stdout + "\n" + res.Stderr)
-		if res.StartErr == nil && res.ExitCode == 0 && !f.NotLoggedIn(said) {
+		if res.StartErr == nil && res.ExitCode == f.LoginOKExit && !f.NotLoggedIn(said) {
 			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)
+			if f.LoginOKExit != 0 {
+				l.Text = fmt.Sprintf("ready: %s checked its own auth with no prompt and stopped before any model request (exit %d)", t.Name, res.ExitCode)
+			}
 			return l
 		}
 		l.Text = fmt.Sprintf("not logged in (%s: %q); %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.Login, f.UserKeyVar(), t.Name, home)
@@ -232,6 +238,9 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 // statusLine is the line of a login status command's output that says
 // something about the login (the last one otherwise), skipping warnings.
 func statusLine(s string) string {
+	if m := messagePattern().FindStringSubmatch(s); m != nil {
+		return cut(m[1], 200) // an error object's message (gemini's JSON)
+	}
 	last := ""
 	for line := range strings.SplitSeq(s, "\n") {
 		line = strings.TrimSpace(line)

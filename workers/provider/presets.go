@@ -105,9 +105,30 @@ type CLI struct {
 	LoginStatus []string
 	notLoggedIn []string
 	LoginFiles  []string
+	// LoginOKExit is LoginStatus's exit code when logged in (0 unless set).
+	LoginOKExit int
+	// Overlay, for a CLI whose retries only its settings file can turn
+	// off, gives a call in the user's home an overlay home instead (the
+	// Home variable set to it): Dir of the user's home linked entry by
+	// entry, and File a copy of theirs with Set applied. The user's files
+	// are never written.
+	Overlay *Overlay
 	// denied finds, in stdout and stderr, a tool call the CLI refused for
 	// lack of permission; it returns what was denied.
 	denied func(stdout, stderr string) string
+}
+
+// An Overlay is a settings file of the user's with a few keys set for a
+// call, in a home of Smith's that links everything else of theirs.
+type Overlay struct {
+	File, Dir string
+	Set       []Setting
+}
+
+// A Setting is one key (a dotted JSON path) and its value.
+type Setting struct {
+	Path  string
+	Value any
 }
 
 // A Call is what a preset's command depends on besides model and
@@ -192,7 +213,17 @@ var clis = map[string]*CLI{
 		},
 		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
 		// process of itself with a bigger heap, which costs a second start.
-		Env:         []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"}},
+		// NO_BROWSER: with a Google login selected and none saved, gemini
+		// would otherwise ask for consent on stdin (eating the prompt) or
+		// open a browser and wait.
+		Env: []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"},
+			{Name: "NO_BROWSER", Value: "true"}},
+		// gemini takes its retries (10 tries, 5 s doubling to 30 s) only
+		// from settings, and reads system settings only from root-owned
+		// files: in the user's home the call gets an overlay home of its
+		// own, the user's ~/.gemini linked entry by entry, with their
+		// settings.json and these keys set over it.
+		Overlay:     &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
@@ -200,6 +231,11 @@ var clis = map[string]*CLI{
 		Tested:      "0.61.0",
 		Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
 		LoginFiles:  []string{"oauth_creds.json"},
+		// With empty stdin gemini checks its auth and stops before any
+		// model request: exit 42 ("No input provided") means it is ready,
+		// 41 that it has no usable auth.
+		LoginStatus: []string{"gemini", "--output-format", "json"},
+		LoginOKExit: 42,
 		denied:      geminiDenied,
 	},
 	"codex": {
