@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/graph"
@@ -196,7 +197,7 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 	nb := uint32(len(p.Blocks))
 	startOf := make(map[uint32]int64, nb) // pc -> block whose first instruction it is
 	for i, b := range p.Blocks {
-		attrs := attrList{{Key: "label", Value: b.ID}, {Key: "shape", Value: "box"}}
+		attrs := attrList{{Key: "label", Value: dotSafe(b.ID)}, {Key: "shape", Value: "box"}}
 		var style []string
 		if b.Kind == isa.KindProvider || b.Step != nil && b.Step.AI != nil {
 			style = append(style, "rounded")
@@ -345,7 +346,7 @@ func (d *dotBuilder) action(from int64, signal string, pc uint32, startOf, loopN
 		}
 		id, ok := d.fails[in.A]
 		if !ok {
-			id = d.addNode(fmt.Sprintf("fail_%d", in.A), attrList{{Key: "label", Value: "FAIL: " + p.Templates[in.A].Source()}, {Key: "shape", Value: "doubleoctagon"}})
+			id = d.addNode(fmt.Sprintf("fail_%d", in.A), attrList{{Key: "label", Value: dotSafe("FAIL: " + p.Templates[in.A].Source())}, {Key: "shape", Value: "doubleoctagon"}})
 			d.fails[in.A] = id
 		}
 		d.edge(from, id, styleSolid, signal)
@@ -376,13 +377,13 @@ func (d *dotBuilder) action(from int64, signal string, pc uint32, startOf, loopN
 // graph assembles the gonum graph: every node and edge at top level, and
 // one cluster per program Node holding its blocks.
 func (d *dotBuilder) graph() *dotGraph {
-	g := &dotGraph{DirectedGraph: multi.NewDirectedGraph(), name: d.p.Name}
+	g := &dotGraph{DirectedGraph: multi.NewDirectedGraph(), name: dotSafe(d.p.Name)}
 	clusters := make([]*dotCluster, len(d.p.Nodes))
 	for i, n := range d.p.Nodes {
 		clusters[i] = &dotCluster{
 			DirectedGraph: multi.NewDirectedGraph(),
 			id:            fmt.Sprintf("cluster_%d", i),
-			attrs:         attrList{{Key: "label", Value: n.ID}},
+			attrs:         attrList{{Key: "label", Value: dotSafe(n.ID)}},
 		}
 		g.clusters = append(g.clusters, clusters[i])
 	}
@@ -397,11 +398,21 @@ func (d *dotBuilder) graph() *dotGraph {
 		g.AddNode(n)
 	}
 	for uid, k := range d.edges {
-		attrs := attrList{{Key: "label", Value: strings.Join(d.labels[k], "\n")}}
+		attrs := attrList{{Key: "label", Value: dotSafe(strings.Join(d.labels[k], "\n"))}}
 		if k.style != styleSolid {
 			attrs = append(attrs, encoding.Attribute{Key: "style", Value: k.style})
 		}
 		g.SetLine(&dotLine{f: g.Node(k.from), t: g.Node(k.to), uid: int64(uid), attrs: attrs})
 	}
 	return g
+}
+
+// dotSafe makes a name or label from the document safe as a DOT ID: the
+// encoder writes a string of the form <...> as it is (an HTML string), so
+// such a one is quoted here; every other string the encoder quotes itself.
+func dotSafe(s string) string {
+	if len(s) >= 2 && strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") {
+		return strconv.Quote(s)
+	}
+	return s
 }

@@ -17,6 +17,9 @@ func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
 	l.agents = dropNil(byOrder(m, func(a *manifest.Agent) int { return a.Order }))
 	var out []isa.AgentDef
 	for _, a := range l.agents {
+		if a.Key == "" || a.Key == "." || a.Key == ".." || strings.ContainsAny(a.Key, "/\\\x00\n\r") {
+			l.errorf(a.Pos, source.ESchema, "agent name '%s' is not a plain name: it names the folder agents/NAME, so it may hold no '/', '\\' or line break and may not be '.' or '..'", a.Key)
+		}
 		def := isa.AgentDef{Name: a.Key, Providers: l.checkProviders(a.Provider, nil), Inbox: "agents/" + a.Key + "/inbox",
 			Instructions: a.Instructions.V, InstructionsFile: a.InstructionsFile.V}
 		if a.Inbox.Set {
@@ -37,7 +40,44 @@ func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
 		}
 		out = append(out, def)
 	}
+	l.checkInboxes(out)
 	return out
+}
+
+// checkInboxes reports an agent's inbox that is another agent's inbox or
+// processed folder, or its own processed folder (or lies in one): its
+// messages would be taken for consumed ones, or consumed by the wrong
+// agent.
+func (l *lowerer) checkInboxes(defs []isa.AgentDef) {
+	within := func(p, dir string) bool {
+		for d := path.Clean(p); d != "." && d != "/"; d = path.Dir(d) {
+			if d == path.Clean(dir) {
+				return true
+			}
+		}
+		return false
+	}
+	overlap := func(x, y string) bool { return within(x, y) || within(y, x) }
+	for i, a := range defs {
+		for j, b := range defs {
+			what, folder := "", ""
+			switch {
+			case j < i && overlap(a.Inbox, b.Inbox):
+				what, folder = "the inbox of agent '"+b.Name+"'", b.Inbox
+			case i == j && overlap(a.Inbox, b.Processed):
+				what, folder = "its own processed folder", b.Processed
+			case i != j && overlap(a.Inbox, b.Processed):
+				what, folder = "the processed folder of agent '"+b.Name+"'", b.Processed
+			default:
+				continue
+			}
+			pos := l.agents[i].Pos
+			if l.agents[i].Inbox.Set {
+				pos = l.agents[i].Inbox.Pos
+			}
+			l.errorf(pos, source.ESchema, "the inbox '%s' of agent '%s' overlaps %s ('%s'): give each agent a folder of its own", a.Inbox, a.Name, what, folder)
+		}
+	}
 }
 
 // agent returns the agent named name, or nil.
@@ -81,8 +121,9 @@ func (l *lowerer) send(s *manifest.Send, sc *scope) *isa.Send {
 	l.checkPath(out.File, s.File.Pos)
 	out.Content = l.templatePtr(s.Content, sc)
 	out.Name = l.templatePtr(s.Name, sc)
-	if s.Name.Set && (s.Name.V == "" || strings.ContainsAny(s.Name.V, "/\\") || s.Name.V == "." || s.Name.V == "..") {
-		l.errorf(s.Name.Pos, source.ESchema, "send.name must be a plain file name, got '%s'", s.Name.V)
+	if s.Name.Set && (s.Name.V == "" || strings.ContainsAny(s.Name.V, "/\\\n\r\x00") || s.Name.V == "." || s.Name.V == "..") {
+		l.errorf(s.Name.Pos, source.ESchema, "send.name must be a plain file name (no '/', '\\' or line break), got '%s'",
+			strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s.Name.V))
 	}
 	return out
 }

@@ -191,6 +191,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitInt(b, "iterations_total", r.IterationsTotal)
 	b = jsonOmitString(b, "provider", r.Provider)
 	b = jsonOmitInt(b, "message", r.Message)
+	b = jsonOmitInt(b, "message_sub", r.MessageSub)
 	if len(r.Consumed) > 0 {
 		if b, err = jsonKeyValue(b, "consumed", r.Consumed); err != nil {
 			return nil, err

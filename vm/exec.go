@@ -41,12 +41,12 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	// What failed validation last time, read before the running record
 	// replaces the step's last result.
 	feedback := m.feedback(blk)
-	msg := 0
+	var msg msgNum
 	if blk.Kind == isa.KindSend {
 		msg = m.messageSeq(blk.ID)
 	}
 	m.takeNotices(blk)
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg, Feedback: feedback})
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg.seq, MessageSub: msg.sub, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.d.Deferred = true // made durable by the sync of the step's result
 	if err := m.finish(evStepStarted(blk.ID, m.attemptID(1))); err != nil {
@@ -59,7 +59,10 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 			req.PayloadStdin, req.KeepReply, req.ReplyFrom = s.PayloadIO, s.KeepReply, s.ReplyFrom
 		}
 		if req.Send != nil {
-			req.Send.Seq = msg
+			req.Send.Seq, req.Send.Sub, req.Send.Again = msg.seq, msg.sub, msg.again
+			if msg.sub > 0 {
+				req.Send.Thread = m.threadKey()
+			}
 		}
 	}
 	var res step.Result
@@ -145,7 +148,7 @@ func (m *Machine) onFallback(from, to, reason string) {
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, execs, msg int, commit string) error {
+func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, execs int, msg msgNum, commit string) error {
 	if res.HasJSON && tooDeep(res.JSON) {
 		// Never saved: a state holding it could not be read back.
 		res.JSON, res.HasJSON = nil, false
@@ -176,7 +179,8 @@ func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, exec
 		Visits:          m.st.Visits[blk.ID],
 		Executions:      execs,
 		Provider:        res.Provider,
-		Message:         msg,
+		Message:         msg.seq,
+		MessageSub:      msg.sub,
 		Commit:          commit,
 		Tokens:          res.Tokens,
 		Stderr:          m.mask.String(stderr),
@@ -184,6 +188,8 @@ func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, exec
 	if stepSucceeded(sig, r.Error) {
 		r.Status = StepCompleted
 		r.Consumed = res.Consumed
+	} else if len(res.Consumed) > 0 {
+		m.release(blk.ID, res.Consumed) // failed after all: consumes nothing
 	}
 	if res.HasJSON {
 		r.JSON = m.maskValue(res.JSON)
@@ -372,6 +378,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 	if sd := s.Send; sd != nil {
 		req.Send = &step.Send{To: sd.To, Inbox: m.agent(sd.To).Inbox, File: sub(sd.File), Content: sub(sd.Content), Name: sub(sd.Name)}
 	}
+	req.Mail = m.mail(blk)
 	req.ProviderDefs = m.providerDefs(prov, &err)
 	if err != nil {
 		return nil, err

@@ -147,6 +147,11 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 		dur = m.now().Sub(t).Seconds()
 	}
 	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID]}
+	// ${steps.Loop.output} is the last inner step's (docs/workflow-reference.md,
+	// for_each); the loop's exit code says how the loop ended.
+	if last := m.st.Steps[f.Last]; f.Last != "" && last != nil {
+		r.Output = last.Output
+	}
 	if status == StepFailed {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}

@@ -19,21 +19,59 @@ import (
 // from durable state, and consuming messages only once a step's
 // completion is on disk.
 
+// A msgNum numbers one send: seq is its NNNN, sub its number in its
+// thread (0 outside threads), again that it runs again after a crash.
+type msgNum struct {
+	seq, sub int
+	again    bool
+}
+
 // messageSeq is the message number of send step id: the one recorded for
 // it when a crash cut it off while running (delivering it again replaces
-// the same file), else one more than any number the run has used.
-func (m *Machine) messageSeq(id string) int {
+// the same file), else one more than any number the run has used. In a
+// thread it is the group's number and one more than the thread's sends
+// under it: deterministic, whatever order the threads run in.
+func (m *Machine) messageSeq(id string) msgNum {
 	if old := m.st.Steps[id]; old != nil && old.Status == StepRunning && old.Message > 0 {
-		return old.Message
+		return msgNum{seq: old.Message, sub: old.MessageSub, again: true}
 	}
 	if m.thr != nil {
-		return m.thr.g.nextMessage()
+		seq, sub := m.thr.g.msg, 0
+		for _, r := range m.st.Steps {
+			if r.Message == seq {
+				sub = max(sub, r.MessageSub)
+			}
+		}
+		return msgNum{seq: seq, sub: sub + 1}
 	}
-	n := 0
-	for _, r := range m.st.Steps {
-		n = max(n, r.Message)
+	return msgNum{seq: maxMessage(m.st.Steps) + 1}
+}
+
+// mailWorkspace is where the run's messages are: the run's worktree in an
+// isolated run (also for its threads, which work in worktrees of their
+// own), else WORKSPACE.
+func (m *Machine) mailWorkspace() string {
+	st := m.st
+	if m.thr != nil {
+		st = m.thr.g.root.st // its WorktreePath does not change while threads run
 	}
-	return n + 1
+	if st.WorktreePath != "" {
+		return st.WorktreePath
+	}
+	return m.cfg.Dirs.Workspace
+}
+
+// mail is the step.Mail of block blk's request.
+func (m *Machine) mail(blk *isa.Block) *step.Mail {
+	if len(m.p.Agents) == 0 && (blk.Step == nil || blk.Step.Send == nil) {
+		return nil
+	}
+	claimant := m.st.RunID + "/" + blk.ID
+	if k := m.threadKey(); k != "" {
+		claimant = m.st.RunID + "/" + blk.ID + "[" + k + "]"
+	}
+	return &step.Mail{Workspace: m.mailWorkspace(), Folders: agentFolders(m.p),
+		Tag: step.RunTag(m.st.RunID), Claimant: claimant}
 }
 
 // afterStep does what must follow the durable record of block blk's
@@ -61,9 +99,7 @@ func (m *Machine) afterStep(blk *isa.Block, res step.Result) error {
 // again.
 func (m *Machine) consume(id, agent string, moves []step.Move) {
 	dirs := m.cfg.Dirs
-	if m.st.WorktreePath != "" {
-		dirs.Workspace = m.st.WorktreePath // the inboxes of an isolated run are in its worktree
-	}
+	dirs.Workspace = m.mailWorkspace()
 	done, err := m.cfg.Host.ConsumeMessages(dirs, moves)
 	for _, mv := range done {
 		m.emit(evMessage(EvMessageConsumed, id, agent, mv.From))
@@ -71,6 +107,24 @@ func (m *Machine) consume(id, agent string, moves []step.Move) {
 	if err != nil {
 		m.emit(Event{Kind: EvMessageConsumed, Level: LevelWarning, Step: id,
 			Msg: "could not move consumed messages (resume finishes it): " + err.Error()})
+	}
+}
+
+// release gives back the claims of step id on the messages it would have
+// consumed: the step failed after its worker succeeded (validation, a
+// commit), so another step may take them.
+func (m *Machine) release(id string, moves []step.Move) {
+	back := make([]step.Move, 0, len(moves))
+	for _, mv := range moves {
+		if mv.Claim != "" {
+			back = append(back, step.Move{From: mv.From, Claim: mv.Claim})
+		}
+	}
+	dirs := m.cfg.Dirs
+	dirs.Workspace = m.mailWorkspace()
+	if _, err := m.cfg.Host.ConsumeMessages(dirs, back); err != nil {
+		m.emit(Event{Kind: EvMessageConsumed, Level: LevelWarning, Step: id,
+			Msg: "could not give back claimed messages: " + err.Error()})
 	}
 }
 

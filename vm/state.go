@@ -183,6 +183,9 @@ type StepResult struct {
 	// Message is the message number of a send step (its NNNN), kept when a
 	// crash cuts the step off so that delivering again replaces the file.
 	Message int `json:"message,omitempty"`
+	// MessageSub numbers a send in a thread of a parallel step: the
+	// thread's J-th send, Message being the parallel step's number.
+	MessageSub int `json:"message_sub,omitempty"`
 	// Consumed are the messages a wait_for with consume: true took: moved to
 	// the agent's processed folder once this result is on disk (resume
 	// finishes the moves a crash cut short).

@@ -41,24 +41,10 @@ type group struct {
 	root *Machine // the main machine; its State changes only under mu
 	// stop: a thread failed or took _loop_break, so no new one starts.
 	stop bool
-	// msg is the last message number a thread reserved.
+	// msg is the message number of every send of the group's threads:
+	// one past the run's at the fork. A thread numbers its own sends
+	// under it (MessageSub), so names do not depend on timing.
 	msg int
-}
-
-// nextMessage reserves the run's next message number for a send in a
-// thread: past every number in the run's state and its threads' sub-states,
-// and past those reserved by threads that have not saved theirs yet.
-func (g *group) nextMessage() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	n := g.msg
-	root := g.root.st
-	n = max(n, maxMessage(root.Steps))
-	for _, t := range root.Threads {
-		n = max(n, maxMessage(t.Steps))
-	}
-	g.msg = n + 1
-	return g.msg
 }
 
 // maxMessage is the highest message number in steps.
@@ -356,7 +342,7 @@ type threadSpec struct {
 // run's error when a thread's could not be handled in the join (an
 // interrupt, a runtime error, a failed save).
 func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []threadSpec, loop, par, limit int) error {
-	g := &group{root: m}
+	g := &group{root: m, msg: maxMessage(m.st.Steps) + 1}
 	st := m.st
 	ended := func(t *Thread) bool { return t != nil && t.Status != StatusRunning }
 	for _, s := range specs {

@@ -90,6 +90,7 @@ func CommitExcludes(agentFolders []string, commitArtifacts bool) []string {
 	for _, f := range agentFolders {
 		out = appendNew(out, path.Clean(f))
 		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), sendingDir))
+		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), step.ClaimsDir))
 	}
 	return out
 }

@@ -2,7 +2,7 @@ package workers
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -30,30 +30,31 @@ const sendingDir = ".sending"
 // defaultMessageName is the name of a message sent as content.
 const defaultMessageName = "message.md"
 
-// MessageName is the file name a send delivers: NNNN-name, NNNN the run's
-// message counter zero-padded to 4.
-func MessageName(seq int, name string) string { return fmt.Sprintf("%04d-%s", seq, name) }
-
 // runSend delivers req.Send. Its output is the delivered path (relative to
-// WORKSPACE). Delivering the same Seq again (a resumed step) replaces the
-// same file, so a message is never delivered twice.
+// WORKSPACE). The message is streamed file to file (a file of any size
+// costs no memory), masked, into the sending folder beside the inbox, then
+// linked into the inbox under a name no other message has (O_EXCL: never
+// overwritten) and removed from the sending folder. A send run again after
+// a crash (Again) delivers under the same name, replacing its half-done
+// copy, and delivers nothing when the message was consumed already.
 func (r *Registry) runSend(req *step.Request) step.Result {
 	s := req.Send
 	if s == nil {
 		return step.Failed(step.ExitNotRun, source.Errorf(source.EInternal, "internal error: send step '%s' has no send", req.Step))
 	}
-	data := []byte(s.Content)
+	var src io.Reader = strings.NewReader(s.Content)
 	name := s.Name
 	if s.File != "" {
 		abs, err := req.Dirs.Resolve(s.File)
 		if err != nil {
 			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, "send.file", err))
 		}
-		text, err := steprun.ReadConfined(req.Dirs, abs)
+		f, err := req.Dirs.Open(abs)
 		if err != nil {
 			return step.Failed(step.ExitNotRun, steprun.FileErr("send.file", s.File, err))
 		}
-		data = []byte(text)
+		defer f.Close()
+		src = f
 		if name == "" {
 			name = path.Base(filepath.ToSlash(s.File))
 		}
@@ -63,43 +64,107 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 	}
 	// A message is masked like every other place a value enters the run
 	// (CONTRACT 12.2): content: "${env.SECRET}", or a file holding one.
-	data, name = req.Mask.Bytes(data), req.Mask.String(name)
-	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+	name = req.Mask.String(name)
+	if strings.ContainsAny(name, "/\\\n\r") || name == "." || name == ".." {
 		return step.Failed(step.ExitNotRun, source.Errorf(source.EPathEscape, "send.name '%s' is not a plain file name", name))
 	}
-	rel, sendTo := path.Join(s.Inbox, MessageName(s.Seq, name)), "send to '"+s.To+"'"
-	dst, err := req.Dirs.Resolve(rel)
+	tag := ""
+	dirs := req.Dirs
+	if m := req.Mail; m != nil {
+		tag = m.Tag
+		if m.Workspace != "" {
+			dirs.Workspace = m.Workspace
+		}
+	}
+	msg := step.MessageName(s.Seq, tag, s.Thread, s.Sub, name)
+	rel, sendTo := path.Join(s.Inbox, msg), "send to '"+s.To+"'"
+	fail := func(err error) step.Result {
+		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
+	}
+	dst, err := dirs.Resolve(rel)
 	if err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
+		return fail(err)
 	}
-	tmp, err := req.Dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, MessageName(s.Seq, name)))
+	if s.Again {
+		if done, err := delivered(dirs, s.Inbox, msg, path.Join(path.Dir(s.Inbox), "processed", msg)); err != nil {
+			return fail(err)
+		} else if done {
+			return step.Result{Signal: lang.SigSuccess, Output: rel}
+		}
+	}
+	tmp, err := dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, msg))
 	if err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
+		return fail(err)
 	}
-	if err := req.Dirs.WriteFile(tmp, data, 0o644); err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
+	f, err := dirs.Create(tmp)
+	if err != nil {
+		return fail(err)
 	}
-	if err := req.Dirs.Rename(tmp, dst); err != nil {
-		return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, sendTo, err))
+	defer dirs.Remove(tmp)
+	w := req.Mask.Writer(f)
+	_, err = io.Copy(w, src)
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if s.Again {
+		err = dirs.Rename(tmp, dst)
+	} else {
+		err = dirs.LinkNew(tmp, dst)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "%s: the inbox already holds a message named '%s'", sendTo, msg))
+	}
+	if err != nil {
+		return fail(err)
 	}
 	return step.Result{Signal: lang.SigSuccess, Output: rel}
 }
 
+// delivered reports whether message msg, sent before a crash, is in the
+// inbox or was consumed already (it is in processed, or claimed).
+func delivered(dirs confine.Dir, inbox, msg, processed string) (bool, error) {
+	for _, rel := range []string{path.Join(inbox, msg), processed, step.ClaimPath(inbox, msg)} {
+		abs, err := dirs.Resolve(rel)
+		if err != nil {
+			return false, err
+		}
+		if ok, err := dirs.Exists(abs); err != nil || ok {
+			return ok && rel != path.Join(inbox, msg), err
+		}
+	}
+	return false, nil
+}
+
 // consumed returns the moves of the files that satisfied req's wait_for:
-// each to the agent's processed folder, under the same name.
+// each to the agent's processed folder, under the same name, with the
+// claim the step took on it.
 func consumed(req *step.Request, matched []string) []step.Move {
 	var out []step.Move
 	for _, abs := range matched {
-		rel, err := filepath.Rel(req.Dirs.Workspace, abs)
-		if err != nil || !filepath.IsLocal(rel) {
-			continue
+		rel, claim := steprun.ClaimOf(req, abs)
+		if rel == "" {
+			r, err := filepath.Rel(req.Dirs.Workspace, abs)
+			if err != nil || !filepath.IsLocal(r) {
+				continue
+			}
+			rel = filepath.ToSlash(r)
 		}
-		out = append(out, step.Move{From: filepath.ToSlash(rel), To: path.Join(req.WaitFor.Processed, path.Base(filepath.ToSlash(rel)))})
+		out = append(out, step.Move{From: rel, To: path.Join(req.WaitFor.Processed, path.Base(rel)), Claim: claim})
 	}
 	return out
 }
 
-// ConsumeMessages carries out moves (relative to dirs.Workspace). It is
+// ConsumeMessages carries out moves (relative to dirs.Workspace); a move
+// with no To gives the message's claim back (it stays in the inbox). It is
 // idempotent: a move whose source is gone and whose destination exists was
 // done before (a crash cut the list short), so running it again after a
 // crash finishes the list and consumes nothing twice. It returns the moves
@@ -111,21 +176,33 @@ func (Local) ConsumeMessages(dirs confine.Dir, moves []step.Move) ([]step.Move, 
 		if err != nil {
 			return done, err
 		}
-		to, err := dirs.Resolve(mv.To)
-		if err != nil {
-			return done, err
+		to := ""
+		if mv.To != "" {
+			if to, err = dirs.Resolve(mv.To); err != nil {
+				return done, err
+			}
 		}
 		ok, err := dirs.Exists(from)
 		if err != nil {
 			return done, err
 		}
-		if !ok {
-			continue // moved before
+		if ok && mv.To != "" {
+			if err := dirs.Rename(from, to); err != nil {
+				return done, err
+			}
+			done = append(done, mv)
+		} // else moved before
+		if mv.Claim != "" {
+			// The claim goes after the move: a step that globbed the
+			// message before the move then finds it gone.
+			c, err := dirs.Resolve(mv.Claim)
+			if err != nil {
+				return done, err
+			}
+			if err := dirs.Remove(c); err != nil {
+				return done, err
+			}
 		}
-		if err := dirs.Rename(from, to); err != nil {
-			return done, err
-		}
-		done = append(done, mv)
 	}
 	return done, nil
 }

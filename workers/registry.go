@@ -61,8 +61,12 @@ func (r *Registry) Run(ctx context.Context, req *step.Request) step.Result {
 	if res.Attempts == 0 {
 		res.Attempts = 1
 	}
-	if wf := req.WaitFor; wf != nil && wf.Processed != "" && res.Err == nil && res.ExitCode == 0 {
-		res.Consumed = consumed(req, req.WaitMatched)
+	if wf := req.WaitFor; wf != nil && wf.Processed != "" {
+		if res.Err == nil && res.ExitCode == 0 {
+			res.Consumed = consumed(req, req.WaitMatched)
+		} else {
+			steprun.Release(req, req.WaitMatched) // a failed step consumes nothing
+		}
 	}
 	return res
 }

@@ -40,6 +40,9 @@ type callReply struct {
 	spill       string // its spill file
 	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
 	stderr      string // the CLI's stderr (masked), not recorded
+	// files are the changes the call made in its working directory
+	// (recorded with --record, applied by --replay).
+	files []FileChange
 }
 
 // A Runner runs provider steps: the environment they run in, and
@@ -173,6 +176,11 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		return finishReply(req, p, rep)
 	}
 	start := r.Now()
+	var before snapshot
+	var snapErr error
+	if r.Record != "" {
+		before, snapErr = takeSnapshot(req, req.Dirs.Workspace)
+	}
 	var rep callReply
 	if pv.Mock {
 		rep = r.runMock(req, pv, prompt, call)
@@ -180,6 +188,18 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
 	}
 	if r.Record != "" {
+		if snapErr == nil {
+			var after snapshot
+			if after, snapErr = takeSnapshot(req, req.Dirs.Workspace); snapErr == nil {
+				rep.files, snapErr = fileChanges(req, req.Dirs.Workspace, before, after)
+			}
+		}
+		if snapErr != nil && rep.err == nil {
+			rep.err = source.Errorf(source.EExec, "record the file changes of step '%s': %v", req.Step, snapErr)
+			if rep.exit == 0 {
+				rep.exit = provider.ExitInvalid
+			}
+		}
 		if err := r.record(req, pv.Name, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {

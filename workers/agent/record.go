@@ -37,6 +37,9 @@ type Recording struct {
 	Duration  float64 `json:"duration"` // seconds
 	ErrorCode string  `json:"error_code,omitempty"`
 	Error     string  `json:"error,omitempty"`
+	// Patch is what the call did to the files of its working directory
+	// (WORKSPACE or the run's worktree): replay applies it there.
+	Patch []FileChange `json:"patch,omitempty"`
 }
 
 // record writes one provider call to the --record directory.
@@ -61,6 +64,7 @@ func (r *Runner) record(req *step.Request, name, prompt string, rep callReply, a
 		Signal:   rep.signal,
 		Tokens:   rep.tokens,
 		Duration: d.Seconds(),
+		Patch:    rep.files,
 	}
 	if rep.err != nil {
 		rec.ErrorCode, rec.Error = string(rep.err.Code), rep.err.Msg
@@ -138,6 +142,11 @@ func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 	}
 	if masked := req.Mask.String(prompt); recorded != masked {
 		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(recorded, masked))
+	}
+	// The files as the CLI left them, before the cursor moves on: a file
+	// already as recorded (the call repeated after a crash) is left alone.
+	if serr := applyChanges(req, rec.Patch, path); serr != nil {
+		return callReply{exit: step.ExitNotRun, err: serr}
 	}
 	if !seen || call == "" {
 		cur.Used = n

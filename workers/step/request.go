@@ -86,6 +86,8 @@ type Request struct {
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
 	Send      *Send // KindSend
+	// Mail is where the run's messages are; nil when the run has no agents.
+	Mail *Mail
 
 	// The step's agent (CONTRACT 12.1): its instructions, or the content of
 	// its instructions file (relative to WORKSPACE), are prepended to the
@@ -142,8 +144,8 @@ type WaitFor struct {
 }
 
 // A Send delivers Content (or the content of File, relative to WORKSPACE)
-// into Inbox (relative to WORKSPACE) as NNNN-Name, NNNN being Seq
-// zero-padded to 4 (CONTRACT 12.2).
+// into Inbox (relative to the Mail's workspace) under the name
+// MessageName(Seq, Mail.Tag, Thread, Sub, Name) (CONTRACT 12.2).
 type Send struct {
 	To      string
 	Inbox   string
@@ -151,13 +153,27 @@ type Send struct {
 	Content string
 	Name    string
 	Seq     int
+	// Thread and Sub number a send in a thread of a parallel step: the
+	// thread's key and the count of its sends (from 1). Seq is then the
+	// parallel step's one number, the same for all its threads, so names
+	// do not depend on which thread finishes first.
+	Thread string
+	Sub    int
+	// Again is set when the send runs again after a crash cut it off: the
+	// message replaces its earlier copy, and is not delivered again when
+	// it was consumed already.
+	Again bool
 }
 
 // A Move is one consumed message: From (in an inbox) moves to To (in the
-// agent's processed folder), both relative to WORKSPACE.
+// agent's processed folder), both relative to the run's Mail workspace.
+// A Move with no To gives the claim back: the message stays.
 type Move struct {
 	From string `json:"from"`
 	To   string `json:"to"`
+	// Claim is the message's claim file (step.ClaimPath), removed after
+	// the move; "" when the message was not claimed.
+	Claim string `json:"claim,omitempty"`
 }
 
 // A DependsOn lists globs a step needs; Inject is "", "list" or "content".

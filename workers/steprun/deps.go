@@ -47,16 +47,24 @@ func (e Env) waitFor(ctx context.Context, req *step.Request) (step.Result, bool)
 	}
 	minCount = max(minCount, 1)
 	deadline := e.Now().Add(timeout)
+	// A step that consumes what it waits for claims it first: of several
+	// steps waiting on one inbox, one takes each message and the others
+	// keep waiting (CONTRACT 12.2).
+	consume := wf.Processed != "" && req.Mail != nil
 	for {
 		matches, serr := globFiles(req, wf.Glob)
 		if serr != nil {
 			return step.Failed(step.ExitNotRun, serr), false
+		}
+		if consume {
+			matches = claim(req, matches)
 		}
 		if len(matches) >= minCount {
 			req.WaitMatched = matches
 			return step.Result{}, true
 		}
 		if !e.Now().Before(deadline) {
+			Release(req, matches)
 			return step.Result{
 				Signal:   lang.SigTimeout,
 				ExitCode: proc.ExitTimeout,
@@ -65,6 +73,7 @@ func (e Env) waitFor(ctx context.Context, req *step.Request) (step.Result, bool)
 			}, false
 		}
 		if err := e.sleep(ctx, poll); err != nil {
+			Release(req, matches)
 			return step.Failed(step.ExitNotRun, source.Errorf(source.EInterrupted, "step '%s' was interrupted while waiting for '%s'", req.Step, wf.Glob)), false
 		}
 	}
@@ -102,32 +111,35 @@ func dependsOn(req *step.Request) ([]string, *source.Error) {
 // E_PATH_ESCAPE), and then every match, so a wildcard cannot lead through a
 // symlink either.
 func globFiles(req *step.Request, pattern string) ([]string, *source.Error) {
-	abs, err := req.Dirs.Resolve(pattern)
+	d := DirsFor(req, pattern)
+	abs, err := d.Resolve(pattern)
 	if err != nil {
 		return nil, source.Wrap(source.EExec, "glob", err)
 	}
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
 	}
-	rel, err := filepath.Rel(req.Dirs.Base, abs)
+	rel, err := filepath.Rel(d.Base, abs)
 	if err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 	}
-	matches, err := filepath.Glob(filepath.Join(escapeGlob(req.Dirs.Base), rel))
+	matches, err := filepath.Glob(filepath.Join(escapeGlob(d.Base), rel))
 	if err != nil {
 		return nil, source.Errorf(source.EExec, "glob '%s' is malformed: %v", pattern, err)
 	}
 	slices.Sort(matches)
 	for _, m := range matches {
-		mrel, err := filepath.Rel(req.Dirs.Workspace, m)
+		mrel, err := filepath.Rel(d.Workspace, m)
 		if err != nil {
 			return nil, source.Errorf(source.EExec, "glob '%s': %v", pattern, err)
 		}
-		if _, err := req.Dirs.Resolve(mrel); err != nil {
+		if _, err := d.Resolve(mrel); err != nil {
 			return nil, source.Wrap(source.EExec, "glob '"+pattern+"'", err)
 		}
 	}
-	return matches, nil
+	// Another run's messages, and those another step claimed, are not
+	// this step's to see.
+	return slices.DeleteFunc(matches, func(m string) bool { return hidden(req, m) }), nil
 }
 
 // escapeGlob quotes the glob metacharacters of a literal path.

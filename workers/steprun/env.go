@@ -181,6 +181,9 @@ func StderrHeader(req *step.Request) string {
 // displayPath returns abs relative to WORKSPACE with forward slashes, for
 // messages and prompts.
 func displayPath(req *step.Request, abs string) string {
+	if rel, ok := mailRel(req, abs); ok {
+		return rel
+	}
 	rel, err := filepath.Rel(req.Dirs.Workspace, abs)
 	if err != nil {
 		return filepath.ToSlash(abs)

@@ -68,11 +68,11 @@ func TestCookbook(t *testing.T) {
 	t.Run("agents messaging", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
-		want(t, p.vm("run", recipe("messaging.yaml")), 0)
-		if got := p.read("workspace/agents/engineer/processed/0001-design.md"); !strings.Contains(got, "Design a cache") {
+		want(t, p.vm("run", recipe("messaging.yaml"), "--run-id", "cook"), 0)
+		if got := p.read("workspace/agents/engineer/processed/0001-03fb9418-design.md"); !strings.Contains(got, "Design a cache") {
 			t.Errorf("the design was not consumed into processed/: %q", got)
 		}
-		if got := p.read("workspace/agents/architect/inbox/0002-done.md"); !strings.HasPrefix(got, "Done") {
+		if got := p.read("workspace/agents/architect/inbox/0002-03fb9418-done.md"); !strings.HasPrefix(got, "Done") {
 			t.Errorf("the architect's inbox lacks the reply: %q", got)
 		}
 		if got := p.read("workspace/artifacts/Implement/change.md"); !strings.Contains(got, "Your inbox:") {

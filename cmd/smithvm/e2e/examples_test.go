@@ -74,13 +74,13 @@ func TestTeamExample(t *testing.T) {
 	r := runIn(t, other, "run", repoFile(t, "examples/team/team.yaml"), "--workspace", repo, "--run-id", "team")
 	want(t, r, 4)
 	for _, line := range []string{
-		"INFO: Step 'SendDesign' sent agents/engineer/inbox/0001-design.md to 'engineer'.",
-		"INFO: Step 'ReadDesign' consumed agents/engineer/inbox/0001-design.md.",
+		"INFO: Step 'SendDesign' sent agents/engineer/inbox/0001-ca8b22d0-design.md to 'engineer'.",
+		"INFO: Step 'ReadDesign' consumed agents/engineer/inbox/0001-ca8b22d0-design.md.",
 		"INFO: Step 'Hello' [hello] completed successfully",
 		"INFO: Step 'Goodbye' [goodbye] completed successfully",
-		"INFO: Step 'AskArchitect' sent agents/architect/inbox/0002-question.md to 'architect'.",
-		"INFO: Step 'Answer' consumed agents/architect/inbox/0002-question.md.",
-		"INFO: Step 'Verdict' consumed agents/qa/inbox/0003-answer.md.",
+		"INFO: Step 'AskArchitect' sent agents/architect/inbox/0002-ca8b22d0-question.md to 'architect'.",
+		"INFO: Step 'Answer' consumed agents/architect/inbox/0002-ca8b22d0-question.md.",
+		"INFO: Step 'Verdict' consumed agents/qa/inbox/0003-ca8b22d0-answer.md.",
 		"WARNING: Run team halted at 'Approve' awaiting resume.",
 	} {
 		if !strings.Contains(r.stderr, line) {

@@ -55,6 +55,7 @@ func TestMessages(t *testing.T) {
 		t.Fatalf("run: exit %d, want 1 (Gate fails)\n%s", r.code, r.stderr)
 	}
 	id := r.runID()
+	design, note := msgName(id, "0001", "design.md"), msgName(id, "0002", "note.txt")
 	for _, dir := range []string{"architect/inbox", "architect/processed", "qa/inbox", "qa/processed", "engineer/processed"} {
 		if fi, err := os.Stat(filepath.Join(p.ws, "agents", dir)); err != nil || !fi.IsDir() {
 			t.Errorf("agents/%s is not a folder: %v", dir, err)
@@ -64,20 +65,20 @@ func TestMessages(t *testing.T) {
 	if got := st.Steps["Design"].Output; !strings.HasPrefix(got, "You are the architect.\n\nWrite a design.") {
 		t.Errorf("Design output %q does not start with the agent's instructions, an empty line and the prompt", got)
 	}
-	if got := st.Steps["HandOff"].Output; got != "agents/engineer/inbox/0001-design.md" {
-		t.Errorf("HandOff output %q, want agents/engineer/inbox/0001-design.md", got)
+	if got := st.Steps["HandOff"].Output; got != "agents/engineer/inbox/"+design {
+		t.Errorf("HandOff output %q, want agents/engineer/inbox/%s", got, design)
 	}
-	if got := st.Steps["Note"].Output; got != "agents/engineer/inbox/0002-note.txt" {
-		t.Errorf("Note output %q, want agents/engineer/inbox/0002-note.txt", got)
+	if got := st.Steps["Note"].Output; got != "agents/engineer/inbox/"+note {
+		t.Errorf("Note output %q, want agents/engineer/inbox/%s", got, note)
 	}
 	impl := st.Steps["Implement"].Output
-	if !strings.HasPrefix(impl, "You are the engineer.\n\n") || !strings.HasSuffix(impl, "Implement.") || !strings.Contains(impl, "0001-design.md") || !strings.Contains(impl, "0002-note.txt") {
+	if !strings.HasPrefix(impl, "You are the engineer.\n\n") || !strings.HasSuffix(impl, "Implement.") || !strings.Contains(impl, design) || !strings.Contains(impl, note) {
 		t.Errorf("Implement prompt %q lacks the instructions file first or the injected messages", impl)
 	}
-	if got := p.read("workspace/agents/engineer/processed/0002-note.txt"); got != "also: tests for qa" {
+	if got := p.read("workspace/agents/engineer/processed/" + note); got != "also: tests for qa" {
 		t.Errorf("processed/0002-note.txt = %q", got)
 	}
-	if got := p.read("workspace/agents/engineer/processed/0001-design.md"); !strings.Contains(got, "Write a design.") {
+	if got := p.read("workspace/agents/engineer/processed/" + design); !strings.Contains(got, "Write a design.") {
 		t.Errorf("processed/0001-design.md = %q, want the design", got)
 	}
 	if names := ls(t, filepath.Join(p.ws, "agents/engineer/inbox")); len(names) != 0 {
@@ -90,13 +91,13 @@ func TestMessages(t *testing.T) {
 	if n := count(evs, "message_consumed"); n != 2 {
 		t.Errorf("%d message_consumed events, want 2", n)
 	}
-	if !r.has("INFO: Step 'HandOff' sent agents/engineer/inbox/0001-design.md to 'engineer'.") {
+	if !r.has("INFO: Step 'HandOff' sent agents/engineer/inbox/" + design + " to 'engineer'.") {
 		t.Errorf("console lacks the message_sent line:\n%s", r.stderr)
 	}
 
 	// A crash after Implement's completion was saved but before its moves:
 	// put the messages back; resume finishes the moves, Implement does not run again.
-	for _, n := range []string{"0001-design.md", "0002-note.txt"} {
+	for _, n := range []string{design, note} {
 		if err := os.Rename(filepath.Join(p.ws, "agents/engineer/processed", n), filepath.Join(p.ws, "agents/engineer/inbox", n)); err != nil {
 			t.Fatal(err)
 		}

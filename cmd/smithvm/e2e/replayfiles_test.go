@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const replayFilesWorkflow = `version: "1.0"
+name: rf
+strict_flow: false
+isolation: git-worktree
+providers:
+  coder: {command: [CODER, "write:src/code.txt:v1", "write:bin/run.sh:#!/bin/sh", "echo:wrote the code"]}
+  editor: {command: [CODER, "write:src/code.txt:v2", "write:README.md:hello", "echo:edited"]}
+steps:
+  - {name: Code, provider: coder, prompt: "write the code"}
+  - {name: Edit, provider: editor, prompt: "edit it after: ${steps.Code.output}"}
+  - name: Check
+    command: [HELPER, "echo:${steps.Edit.output}"]
+`
+
+// TestReplayRestoresFiles (CONTRACT 5.2): --record keeps what each provider
+// call changed in the run's worktree; --replay, with the provider's program
+// gone, applies it where the CLI would have run, so the replayed run's
+// branch has the same trees as the recorded one, step by step, and the same
+// results. A change that no longer applies fails the step with
+// E_REPLAY_MISS naming the file.
+func TestReplayRestoresFiles(t *testing.T) {
+	t.Parallel()
+	rec := gitProj(t)
+	wf := strings.ReplaceAll(replayFilesWorkflow, "CODER", "HELPER")
+	dir := filepath.Join(t.TempDir(), "rec")
+	want(t, rec.vm("run", rec.write("rf.yaml", wf), "--run-id", "r", "--record", dir), 0)
+	if b, err := os.ReadFile(filepath.Join(dir, "Edit-1.json")); err != nil || !strings.Contains(string(b), `"path": "README.md"`) {
+		t.Fatalf("the recording of Edit lacks its file changes: %v\n%s", err, b)
+	}
+
+	// Replay in another repository with the same start, the program gone.
+	rep := gitProj(t)
+	wf = strings.ReplaceAll(replayFilesWorkflow, "CODER", filepath.Join(t.TempDir(), "no-such-cli"))
+	want(t, rep.vm("run", rep.write("rf.yaml", wf), "--run-id", "r", "--replay", dir), 0)
+	treesOf := func(p *proj) string {
+		var out []string
+		for _, c := range strings.Fields(gitIn(t, p.ws, "rev-list", "--reverse", "smith/r")) {
+			out = append(out, gitIn(t, p.ws, "show", "-s", "--format=%s", c)+"\n"+gitIn(t, p.ws, "ls-tree", "-r", c))
+		}
+		return strings.Join(out, "\n")
+	}
+	if a, b := treesOf(rec), treesOf(rep); a != b {
+		t.Errorf("replayed branch differs from the recorded one:\nrecorded:\n%s\nreplayed:\n%s", a, b)
+	}
+	if a, b := rec.state("r").Steps["Check"].Output, rep.state("r").Steps["Check"].Output; a != b || a != "edited" {
+		t.Errorf("Check output: recorded %q, replayed %q", a, b)
+	}
+
+	// A change that no longer applies: README.md is not as it was.
+	miss := gitProj(t)
+	miss.write("workspace/README.md", "someone else's\n")
+	gitIn(t, miss.ws, "add", "README.md")
+	gitIn(t, miss.ws, "commit", "-q", "-m", "readme")
+	r := miss.vm("run", miss.write("rf.yaml", wf), "--run-id", "r", "--replay", dir)
+	if r.code == 0 || !strings.Contains(r.stderr, "E_REPLAY_MISS") || !strings.Contains(r.stderr, "README.md") {
+		t.Errorf("replay onto a changed README.md: exit %d, want E_REPLAY_MISS naming README.md\n%s", r.code, r.stderr)
+	}
+}

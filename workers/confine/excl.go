@@ -1,0 +1,111 @@
+package confine
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// WriteFileNew writes data to abs (a path returned by Resolve or
+// ResolveIn) only when abs does not exist yet, atomically: the data goes
+// to a temporary file that is then hard-linked as abs, which fails when
+// abs exists. Of several writers of the same abs exactly one wins; the
+// others get an error wrapping fs.ErrExist. A reader sees all the data or
+// no file.
+func (d Dir) WriteFileNew(abs string, data []byte, perm os.FileMode) error {
+	rel, err := d.checked(abs)
+	if err != nil {
+		return err
+	}
+	dirfd, err := d.walk(abs, filepath.Dir(rel), true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	name := filepath.Base(rel)
+	tmp := "." + name + tempSuffix + rand.Text()
+	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", abs, err)
+	}
+	defer unix.Unlinkat(dirfd, tmp, 0)
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", abs, err)
+	}
+	return linkNew(dirfd, tmp, dirfd, name, abs)
+}
+
+// LinkNew gives the file from (a path returned by Resolve or ResolveIn)
+// the second name to, creating to's parent directories, only when to does
+// not exist yet (else an error wrapping fs.ErrExist). Both parents are
+// opened from Base without following links. Unlike Rename it never
+// replaces a file: of several writers of one name exactly one wins.
+func (d Dir) LinkNew(from, to string) error {
+	relFrom, err := d.checked(from)
+	if err != nil {
+		return err
+	}
+	relTo, err := d.checked(to)
+	if err != nil {
+		return err
+	}
+	fromDir, err := d.walk(from, filepath.Dir(relFrom), false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fromDir)
+	toDir, err := d.walk(to, filepath.Dir(relTo), true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(toDir)
+	return linkNew(fromDir, filepath.Base(relFrom), toDir, filepath.Base(relTo), to)
+}
+
+// linkNew is linkat without following links; an existing destination is
+// fs.ErrExist.
+func linkNew(fromDir int, from string, toDir int, to, shown string) error {
+	err := unix.Linkat(fromDir, from, toDir, to, 0)
+	if errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("create %s: %w", shown, fs.ErrExist)
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", shown, err)
+	}
+	return nil
+}
+
+// Remove deletes the file abs (a path returned by Resolve or ResolveIn),
+// walking from Base without following links. A file that does not exist is
+// not an error.
+func (d Dir) Remove(abs string) error {
+	rel, err := d.checked(abs)
+	if err != nil {
+		return err
+	}
+	dirfd, err := d.walk(abs, filepath.Dir(rel), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Unlinkat(dirfd, filepath.Base(rel), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove %s: %w", abs, err)
+	}
+	return nil
+}
