@@ -739,3 +739,64 @@ func TestCLINoLogin(t *testing.T) {
 		}
 	})
 }
+
+// TestCLIPresetVars: a preset's own variables reach its CLI from Smith's
+// environment (the key, and the config home, here CLAUDE_CONFIG_DIR naming
+// the user's own) and no other process (a command step), and their values
+// are masked wherever they enter the run: a reply that quotes the key and
+// the config home leaves only *** in the state, the events, the recording
+// and the output file.
+func TestCLIPresetVars(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	const key = "fake-key-claude-0123456789"
+	p := newCLIProj(t, modeUser)
+	cfg := filepath.Join(p.home, "claude-config")
+	userSetup(t, cfg, p.srv.URL)
+	if err := os.Rename(filepath.Join(cfg, ".claude"), cfg+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(cfg+".tmp", cfg); err != nil {
+		t.Fatal(err)
+	}
+	p.srv.SetRules([]fakemodel.Rule{{Reply: fakemodel.Reply{Text: "the key is " + key + " and the home " + cfg}}})
+	wf := p.put("wf.yaml", p.header("vars")+`steps:
+  - name: Env
+    command: ["env"]
+  - name: Ask
+    provider: claude
+    model: claude-fake-1
+    prompt: "quote your key"
+    output_file: reply.txt
+`)
+	rec := filepath.Join(p.base, "rec")
+	r := p.runWith(append(p.env(), "CLAUDE_CONFIG_DIR="+cfg), "run", wf, "--record", rec)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	st := p.state(r)
+	if env := st.Steps["Env"].Output; strings.Contains(env, "ANTHROPIC_API_KEY") || strings.Contains(env, "CLAUDE_CONFIG_DIR") || strings.Contains(env, "GATEWAY_API_KEY") {
+		t.Errorf("a command step got a preset's variables:\n%s", env)
+	}
+	if got := st.Steps["Ask"].Output; got != "the key is *** and the home ***" {
+		t.Errorf("Ask output %q, want the key and the home masked", got)
+	}
+	if n := len(p.requests(fakemodel.Anthropic)); n != 1 {
+		t.Errorf("%d requests: the settings in CLAUDE_CONFIG_DIR (the server's address) were not used", n)
+	}
+	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec, p.ws} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			if bytes.Contains(b, []byte(key)) {
+				t.Errorf("the key is in %s", path)
+			}
+			return nil
+		})
+	}
+}

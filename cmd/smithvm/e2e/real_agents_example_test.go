@@ -70,3 +70,36 @@ func TestRealAgentsExample(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamExampleSwitch: examples/team/team.yaml goes to a real CLI by its
+// one provider: line alone: with claude, gemini or codex there it checks
+// clean, and smithvm doctor on it checks that CLI and no other, in the
+// user's own setup (no secrets:, env_allow: or env: to add).
+func TestTeamExampleSwitch(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(repoFile(t, "examples/team/team.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "provider: &ai mock "
+	if !strings.Contains(string(src), line) {
+		t.Fatalf("team.yaml has no %q line to switch", line)
+	}
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeUser)
+			wf := p.put("team.yaml", strings.Replace(string(src), line, "provider: &ai "+c.name+" ", 1))
+			r := p.doctor(p.env(), wf)
+			if r.code != 0 {
+				t.Fatalf("doctor team.yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, other := range cliCases {
+				if got := doctorLine(r.stdout, "ok", other.name, "login") != ""; got != (other.name == c.name) {
+					t.Errorf("doctor checked %s: %v\n%s", other.name, got, r.stdout)
+				}
+			}
+		})
+	}
+}
