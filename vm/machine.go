@@ -77,7 +77,7 @@ type Config struct {
 	// evaluations and transition lookups (--log-level debug).
 	Debug bool
 	// MaxParallel caps the threads of a parallel step that run at once
-	// (--max-parallel); 0 means the number of CPUs.
+	// (--max-parallel); 0 leaves each step's own parallel: N or max: N.
 	MaxParallel int
 	// Threads returns the ThreadGroup that runs the threads of one
 	// parallel step, at most limit at once; nil means goroutines.

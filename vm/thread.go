@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -109,17 +108,17 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 }
 
 // maxParallel is how many threads of a step with parallelism n (0: as
-// many as there are) may run at once: n capped by --max-parallel, whose
-// default is the number of CPUs.
+// many as there are) may run at once: n capped by --max-parallel, which by
+// default caps nothing (CONTRACT 12.3: agent steps wait on the network, not
+// on this machine's CPUs).
 func (m *Machine) maxParallel(n, count int) int {
-	limit := m.cfg.MaxParallel
-	if limit <= 0 {
-		limit = runtime.NumCPU()
-	}
 	if n <= 0 {
 		n = count
 	}
-	return max(1, min(n, limit))
+	if limit := m.cfg.MaxParallel; limit > 0 {
+		n = min(n, limit)
+	}
+	return max(1, n)
 }
 
 // forkPC returns the pc of the instruction that starts the threads of block

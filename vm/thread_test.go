@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -503,4 +504,41 @@ func stripSeq(s string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestParallelNoDefaultCap: with no --max-parallel (0), a step's own
+// parallel: N runs N iterations at once, even past the number of CPUs
+// (CONTRACT 12.3: agent steps wait on the network, not on the CPUs).
+func TestParallelNoDefaultCap(t *testing.T) {
+	n := runtime.NumCPU() + 2
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	src := fmt.Sprintf(`version: "1.0"
+name: nocap
+steps:
+  - name: Each
+    for_each:
+      items: [%s]
+      parallel: %d
+      steps:
+        - name: Work
+          command: ["work", "${item}"]
+          on: {success: {goto: _loop_continue}, failure: {error: "work failed"}}
+    on: {success: {goto: _end}, failure: {error: "loop failed"}}
+`, strings.Join(items, ", "), n)
+	w := &parWorker{}
+	w.before = func(*step.Request) {
+		// Wait (a bounded time) until every iteration is in flight.
+		for deadline := time.Now().Add(5 * time.Second); int(w.peak.Load()) < n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, _, err := runPar(t, compileYAML(t, src), w, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if peak := int(w.peak.Load()); peak != n {
+		t.Errorf("%d calls in flight at most, want %d (parallel: %d, no --max-parallel)", peak, n, n)
+	}
 }

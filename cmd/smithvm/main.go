@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/spf13/pflag"
 
@@ -176,7 +175,7 @@ func (c *common) addBase(fs *pflag.FlagSet) {
 
 // addMaxParallel adds --max-parallel (run, resume; CONTRACT 12.3).
 func (c *common) addMaxParallel(fs *pflag.FlagSet) {
-	fs.IntVar(&c.maxPar, "max-parallel", runtime.NumCPU(), "run at most `N` iterations or branches of a parallel step at once")
+	fs.IntVar(&c.maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: no cap beyond each step's own parallel: or max:)")
 }
 
 // addLimits adds --max-steps and --max-parallel (run, resume).
