@@ -634,6 +634,7 @@ func (m *Machine) save(d *Delta, st *State) error {
 // ran says the step ran: in a loop body it is then the iteration's last
 // step, and its r.Duration counts in the iteration's time.
 func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) error {
+	m.stampResult(blk.ID, &r, evs)
 	m.setStep(blk.ID, r)
 	if n := len(m.st.LoopStack); ran && n > 0 && blk.Parent != 0 && m.st.LoopStack[n-1].Loop == m.p.Blocks[blk.Parent-1].ID {
 		f := &m.st.LoopStack[n-1]
@@ -641,6 +642,40 @@ func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) err
 	}
 	m.enter(blk.ID, PhaseDispatch, r.Signal)
 	return m.finish(evs...)
+}
+
+// stampResult gives r, when it has none, an ended_at and a started_at
+// (CONTRACT 12.5: every step result records both). The end is the time of
+// the step's last event, evs (stamped here, one clock reading each, as emit
+// would), or now; the start is that of the step's running record when it
+// has one (a loop, a parallel step), else the end (a step that takes no
+// time: set_context, a skip, a failure before the step ran).
+func (m *Machine) stampResult(name string, r *StepResult, evs []Event) {
+	if r.EndedAt != "" && r.StartedAt != "" {
+		return
+	}
+	for i := range evs {
+		if evs[i].Time.IsZero() {
+			evs[i].Time = m.now()
+		}
+	}
+	start := r.StartedAt
+	if old := m.st.Steps[name]; start == "" && old != nil && old.Status == StepRunning {
+		start = old.StartedAt
+	}
+	if r.EndedAt == "" {
+		var end time.Time
+		if n := len(evs); n > 0 {
+			end = evs[n-1].Time
+		} else {
+			end = m.now()
+		}
+		_, r.EndedAt = m.formatSpan(end, end)
+	}
+	if start == "" {
+		start = r.EndedAt
+	}
+	r.StartedAt = start
 }
 
 // setStep records the result of a step.
