@@ -34,10 +34,10 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 		return true, m.failStep(blk, err)
 	}
 	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-	m.emit(evStepStarted(blk.ID, ""))
+	m.emit(evStepStarted(blk.ID, try{}))
 	if len(items) == 0 {
 		return true, m.done(blk, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]}, true,
-			evStepCompleted(blk.ID, "", 0, 0))
+			evStepCompleted(blk.ID, try{}, 0, 0))
 	}
 	started := m.now().Format(time.RFC3339Nano)
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started})
@@ -152,5 +152,5 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
-	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
+	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
 }

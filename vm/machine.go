@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -565,6 +566,9 @@ func (m *Machine) emit(ev Event) {
 	}
 	if e.Time.IsZero() {
 		e.Time = m.now()
+	}
+	if e.AttemptID == 0 && e.Step != "" && !strings.HasPrefix(e.Kind, "run_") {
+		e.AttemptID, e.AttemptUID = m.tryOf(e.Step)
 	}
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(atPos(e, m.pos()))

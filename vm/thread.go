@@ -556,7 +556,7 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	}
 	st.Threads = nil
 	m.d.DropThreads = true
-	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
+	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
 }
 
 // parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one
@@ -570,7 +570,7 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	if !m.takeRejoin(blk) {
 		m.executed.Add(1)
 		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-		m.emit(evStepStarted(blk.ID, ""))
+		m.emit(evStepStarted(blk.ID, try{}))
 		// The step's duration is its wall time, across a resume too.
 		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID],
 			StartedAt: m.now().Format(time.RFC3339Nano)})
