@@ -95,6 +95,15 @@ func (p *proj) expand(text string) string {
 	return r.Replace(text)
 }
 
+// gitWorkTree makes BASE look like a git work tree to smithvm (a .git
+// folder), without git.
+func (p *proj) gitWorkTree() {
+	p.t.Helper()
+	if err := os.MkdirAll(filepath.Join(p.base, ".git"), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // write writes the expanded text to rel (relative to BASE) and returns its
 // absolute path.
 func (p *proj) write(rel, text string) string {
