@@ -18,7 +18,7 @@ import (
 // "/" allows its sub-packages too. New entries need a note in
 // docs/dependencies.md.
 var allowed = map[string][]string{
-	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "github.com/spf13/pflag"},
+	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "internal/buildversion", "internal/shellcomp", "github.com/spf13/pflag"},
 	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
@@ -42,6 +42,8 @@ var allowed = map[string][]string{
 	"lang":                             {"source"},
 	"internal/docgen":                  {},
 	"internal/hugeheap":                {"golang.org/x/sys/unix"},
+	"internal/buildversion":            {},
+	"internal/shellcomp":               {"github.com/spf13/pflag"},
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
