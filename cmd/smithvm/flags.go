@@ -38,6 +38,7 @@ var flagBuilders = []flagBuilder{
 	(*env).mergeFlags,
 	(*env).cleanProcessedFlags,
 	(*env).serveFlags,
+	(*env).completionFlags,
 }
 
 func (e *env) runFlags(v *flagVals) *pflag.FlagSet {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"smith/internal/buildversion"
 	"smith/source"
 	"smith/vm"
 )
@@ -33,6 +34,8 @@ Usage:
   smithvm merge RUN_ID            merge the run's branch into the repository's checked-out branch
   smithvm clean-processed         delete the processed inbox messages of every agent
   smithvm serve                   the run viewer in a browser (loopback; --token for other addresses)
+  smithvm completion bash|zsh|fish  print a shell completion script
+  smithvm --version               print the version (module version or commit)
 
 Directories: BASE is --base or the current directory; every step runs in
 BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
@@ -87,9 +90,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdMerge(rest)
 	case "serve":
 		return e.cmdServe(rest)
+	case "completion":
+		return e.cmdCompletion(rest)
+	case "--version", "version":
+		fmt.Fprintf(stdout, "smithvm %s\n", buildversion.Get())
+		return 0
 	}
-	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge", "serve"}), usage)
+	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, e.commandNames()), usage)
 	return source.ExitConfig
 }
 
