@@ -88,4 +88,3 @@ func TestBashCompletes(t *testing.T) {
 		})
 	}
 }
-
