@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -117,6 +119,27 @@ func TestCompletionNamesEveryFlag(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestExamplesFormatted: every YAML workflow shipped under examples/ is in
+// the canonical form of smithc fmt (smithc fmt --check passes).
+func TestExamplesFormatted(t *testing.T) {
+	wd := scratch(t)
+	var files []string
+	filepath.WalkDir(filepath.Join(wd, "../../examples"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			rel, _ := filepath.Rel(wd, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if len(files) < 5 {
+		t.Fatalf("only %d examples found", len(files))
+	}
+	r := runIn(t, wd, append([]string{"fmt", "--check"}, files...))
+	if r.status != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("smithc fmt --check examples: exit %d; not formatted (run smithc fmt -w on them):\n%s%s", r.status, r.stdout, r.stderr)
 	}
 }
 
