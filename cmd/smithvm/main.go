@@ -53,10 +53,13 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	getwd          func() (string, error)
+	// arg0 is how smithvm was started (os.Args[0]): hints name a command
+	// that works after this one (self).
+	arg0 string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, arg0: os.Args[0]}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return source.ExitConfig

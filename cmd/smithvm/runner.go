@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -215,7 +216,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 		} else {
-			s.console.line("INFO: Next: smithvm status " + st.RunID + s.baseFlag())
+			s.console.line("INFO: Next: " + s.e.self() + " status " + st.RunID + s.baseFlag())
 		}
 	}
 	return exitStatus(runErr)
@@ -232,6 +233,29 @@ func (s *session) baseFlag() string {
 	return " --base " + shellQuote(s.proj.base)
 }
 
+// self is the command a printed hint uses to start smithvm again:
+// "smithvm", but "go run ./cmd/smithvm" after go run in the repository
+// (go run's binary is gone once it exits, and smithvm may not be
+// installed).
+func (e *env) self() string {
+	if !goRunBinary(e.arg0) {
+		return "smithvm"
+	}
+	if wd, err := e.getwd(); err == nil {
+		if _, err := os.Stat(filepath.Join(wd, "cmd", "smithvm", "main.go")); err == nil {
+			return "go run ./cmd/smithvm"
+		}
+	}
+	return "smithvm"
+}
+
+// goRunBinary reports whether arg0 is a binary go run built: it lives in
+// an exe folder of a go-build temporary folder.
+func goRunBinary(arg0 string) bool {
+	dir := filepath.ToSlash(filepath.Dir(arg0))
+	return path.Base(dir) == "exe" && strings.Contains(dir, "/go-build")
+}
+
 // sameDir reports whether a and b name the same directory.
 func sameDir(a, b string) bool {
 	if a == b {
@@ -244,7 +268,7 @@ func sameDir(a, b string) bool {
 
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := "smithvm resume " + st.RunID + s.baseFlag()
+	cmd := s.e.self() + " resume " + st.RunID + s.baseFlag()
 	if s.opts.wsDir != "" {
 		cmd += " --workspace " + shellQuote(s.opts.wsDir)
 	}
