@@ -89,6 +89,10 @@ type Event struct {
 	// Thread is the iteration index or branch name of an event from a
 	// thread of a parallel step (CONTRACT 12.3).
 	Thread string `json:"thread,omitempty"`
+	// Iteration is the index of the iteration of the serial loops an
+	// event's step runs in (outermost first, joined by "."): the console
+	// names it as it names a thread, 'Fix' [2].
+	Iteration string `json:"iteration,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies. It is
@@ -153,6 +157,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmit(b, "agent", e.Agent)
 	b = appendOmit(b, "path", e.Path)
 	b = appendOmit(b, "thread", e.Thread)
+	b = appendOmit(b, "iteration", e.Iteration)
 	if e.HasDuration {
 		if b, err = jsonKeyFloat(b, "duration", e.Duration); err != nil {
 			return nil, err

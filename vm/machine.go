@@ -567,14 +567,33 @@ func (m *Machine) emit(ev Event) {
 	if e.Time.IsZero() {
 		e.Time = m.now()
 	}
-	if e.AttemptID == 0 && e.Step != "" && !strings.HasPrefix(e.Kind, "run_") {
-		e.AttemptID, e.AttemptUID = m.tryOf(e.Step)
+	if e.Step != "" && !strings.HasPrefix(e.Kind, "run_") {
+		if e.AttemptID == 0 {
+			e.AttemptID, e.AttemptUID = m.tryOf(e.Step)
+		}
+		if m.thr == nil && len(m.st.LoopStack) > 0 {
+			e.Iteration = m.iterationRef()
+		}
 	}
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(atPos(e, m.pos()))
 	for i, t := range e.Traceback {
 		e.Traceback[i] = m.mask.String(t)
 	}
+}
+
+// iterationRef is the index of the current iteration of every serial loop
+// entered, outermost first, joined by ".": "2", "1.0".
+func (m *Machine) iterationRef() string {
+	b := m.scratch[:0]
+	for i, f := range m.st.LoopStack {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, int64(f.Index), 10)
+	}
+	m.scratch = b
+	return string(b)
 }
 
 // finish ends a handler's change: it queues evs after the events queued
