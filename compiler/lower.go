@@ -45,6 +45,8 @@ type lowerer struct {
 	stepSet map[string]bool
 	// contextKeys are the known first keys of ${context.KEY}.
 	contextKeys []string
+	// yaml is set for a YAML workflow (which has a context: section).
+	yaml bool
 	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
 	envAllowed []string
 	// secrets are the document's secrets.

@@ -43,6 +43,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 	}
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)
+	l.yaml = true
 	y.collect(wf.Steps)
 	if wf.Context.V != nil {
 		ctx := l.tvalue(wf.Context.V, &scope{})
