@@ -47,6 +47,9 @@ type lowerer struct {
 	contextKeys []string
 	// yaml is set for a YAML workflow (which has a context: section).
 	yaml bool
+	// jsonSteps are the steps of a YAML workflow with output_capture:
+	// json, the only ones ${steps.NAME.json} can read.
+	jsonSteps map[string]bool
 	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
 	envAllowed []string
 	// secrets are the document's secrets.

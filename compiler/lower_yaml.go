@@ -90,6 +90,12 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 				first[s.Name.V] = s.Name.Pos
 				y.addStep(s.Name.V)
 			}
+			if s.OutputCapture.V == "json" {
+				if y.jsonSteps == nil {
+					y.jsonSteps = map[string]bool{}
+				}
+				y.jsonSteps[s.Name.V] = true
+			}
 			if v := s.SetContext.V; v != nil && v.Kind == manifest.KMap {
 				for _, e := range v.Map {
 					k, _, _ := strings.Cut(e.Key, ".")

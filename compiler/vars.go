@@ -127,6 +127,10 @@ func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, lang.StepFields[:]))
 			return
 		}
+		if field == "json" && l.yaml && !l.jsonSteps[name] {
+			l.errorf(r.Pos, source.EVarMissing, "'${%s}' reads the json of step '%s', which has no output_capture: json (add output_capture: json to '%s', or read ${steps.%s.output})", r.Raw, name, name, name)
+			return
+		}
 		if len(r.Path) > 3 {
 			switch {
 			case field == "json" || field == "iterations":
