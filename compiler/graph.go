@@ -43,6 +43,7 @@ func CheckGraph(p *ir.Program) source.Diagnostics {
 func checkGraph(fp *flatProgram) source.Diagnostics {
 	var ds source.Diagnostics
 	checkFallbacks(fp, &ds)
+	checkDeadSignals(fp, &ds)
 
 	edges := flowEdgesOf(fp)
 	full := buildFlow(fp, edges, true)
@@ -373,6 +374,36 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 				continue
 			}
 			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s", b.ID, sig, lang.SigFailDefault)
+		}
+	}
+}
+
+// checkDeadSignals reports a manifest's transitions on a signal that the
+// block's worker never emits (a typo such as SIGNAL:SUCCES), with the
+// nearest signal it does emit. A block that can emit any signal (an AI or
+// command worker) or that halts (resume --signal takes any transition) has
+// none. YAML steps' transitions come from on: outcomes, never dead.
+func checkDeadSignals(fp *flatProgram, ds *source.Diagnostics) {
+	if fp.p.Format == ir.YAML {
+		return
+	}
+	var buf [16]*ir.Transition
+	for _, fb := range fp.blocks {
+		b := fb.b
+		if b.AI || b.AnySignal {
+			continue
+		}
+		live := appendLiveTransitions(buf[:0], b)
+		for _, t := range b.Transitions {
+			if t.Signal == lang.SigFailDefault || slices.Contains(live, t) || slices.Contains(b.Signals, t.Signal) {
+				continue
+			}
+			pos := t.Pos
+			if pos.Line == 0 {
+				pos = b.Pos
+			}
+			ds.Add(pos, source.WDeadSignal, "block '%s' has a transition on '%s', which its worker '%s' never emits (it emits %s)%s",
+				b.ID, t.Signal, b.Worker, strings.Join(b.Signals, ", "), source.DidYouMean(t.Signal, b.Signals))
 		}
 	}
 }
