@@ -378,8 +378,8 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 	}
 }
 
-// checkDeadSignals reports a manifest's transitions on a signal that the
-// block's worker never emits (a typo such as SIGNAL:SUCCES), with the
+// checkDeadSignals reports a manifest's transitions on a custom signal that
+// the block's worker never emits (a typo such as SIGNAL:SUCCES), with the
 // nearest signal it does emit. A block that can emit any signal (an AI or
 // command worker) or that halts (resume --signal takes any transition) has
 // none. YAML steps' transitions come from on: outcomes, never dead.
@@ -395,7 +395,10 @@ func checkDeadSignals(fp *flatProgram, ds *source.Diagnostics) {
 		}
 		live := appendLiveTransitions(buf[:0], b)
 		for _, t := range b.Transitions {
-			if t.Signal == lang.SigFailDefault || slices.Contains(live, t) || slices.Contains(b.Signals, t.Signal) {
+			// A handler of a reserved outcome the worker happens not to
+			// produce (a FAILURE transition on a worker that cannot fail)
+			// is defensive, not a mistake: only other signals are reported.
+			if lang.IsReserved(t.Signal) || t.Signal == lang.SigFailDefault || slices.Contains(live, t) || slices.Contains(b.Signals, t.Signal) {
 				continue
 			}
 			pos := t.Pos
