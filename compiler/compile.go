@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"smith/compiler/ir"
@@ -79,7 +80,13 @@ func compile(name string, srcp *[]byte, opt Options) (*Result, source.Diagnostic
 		return res, ds
 	}
 	fp := flatten(res.IR) // one layout for the graph checks and the code
-	ds.Append(checkGraph(fp)...)
+	gds := checkGraph(fp)
+	if opt.Start != "" {
+		// Reachability is the document's, from its entry: starting
+		// elsewhere (--start) leaves the entry's part unreached by design.
+		gds = slices.DeleteFunc(gds, func(d source.Diagnostic) bool { return d.Code == source.WUnreachable })
+	}
+	ds.Append(gds...)
 	ds.Sort()
 	if wf != nil {
 		strictFlowOnly(ds)

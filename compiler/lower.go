@@ -16,6 +16,10 @@ type Options struct {
 	// ContextKeys are the keys given with --context/--context-file; they
 	// count as known context keys for the ${context.KEY} checks.
 	ContextKeys []string
+	// Start is the node (Node:X or X) where a manifest's run starts
+	// instead of its entry (smithvm run --start); "" keeps the entry. An
+	// unknown node is E_UNKNOWN_TARGET. YAML workflows ignore it.
+	Start string
 	// ChecksOnly stops Compile after the checks (smithc check): no code is
 	// generated and Result.Prog stays nil. Code generation reports nothing
 	// about a document the checks accepted (only a compiler bug, as an

@@ -230,7 +230,8 @@ var keyDocs = map[string]KeyDoc{
 
 	// The manifest (root).
 	"Manifest.version":   {"Format version of the document; write \"1\".", ""},
-	"Manifest.entry":     {"The node the run starts in (Node:X or X).", ""},
+	"Manifest.name":      {"Name of the runs of this manifest (smithvm list, status); default: the file's name, or for workflows.json the name of its folder.", ""},
+	"Manifest.entry":     {"The node the run starts in (Node:X or X); smithvm run --start NODE starts another.", ""},
 	"Manifest.config":    {"Commands of the internal workers and the isolation mode.", ""},
 	"Manifest.secrets":   {"Names of environment variables the run needs; a missing one stops the run before it starts (E_SECRET_MISSING). Their values are masked as *** everywhere.", "[]"},
 	"Manifest.env_allow": {"Names of environment variables that every child process inherits.", "[]"},

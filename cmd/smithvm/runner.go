@@ -132,7 +132,13 @@ func keysOf(m map[string]any) []string {
 
 // load compiles (or decodes) the program and prints its diagnostics.
 func (e *env) load(file string, ctxKeys []string) (*isa.Program, int) {
-	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys})
+	return e.loadFrom(file, ctxKeys, "")
+}
+
+// loadFrom is load with a manifest's run starting at node start ("": its
+// entry; --start).
+func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Program, int) {
+	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
 	if wd, err := e.getwd(); err == nil {
 		ds.RelTo(wd)
 	}
@@ -333,7 +339,7 @@ func (e *env) cmdRun(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	return e.runFile(&c.common, fs.Arg(0), "")
+	return e.runFile(&c.common, fs.Arg(0), "", c.start)
 }
 
 func (e *env) cmdRunStep(args []string) int {
@@ -342,11 +348,12 @@ func (e *env) cmdRunStep(args []string) int {
 	if st, done := e.parse(fs, args, 2); done {
 		return st
 	}
-	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1))
+	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1), "")
 }
 
-// runFile runs FILE (only STEP when step != "").
-func (e *env) runFile(c *common, file, step string) int {
+// runFile runs FILE (only STEP when step != "", from node start when start
+// != "").
+func (e *env) runFile(c *common, file, step, start string) int {
 	ctxVals, err := c.contextValues()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -361,9 +368,20 @@ func (e *env) runFile(c *common, file, step string) int {
 		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
 		return source.ExitConfig
 	}
-	prog, st := e.load(file, keysOf(ctxVals))
+	// Compiled from its absolute path, as resume compiles it again: a
+	// workflows.json names its runs after its folder (diagnostics still
+	// print relative to the current directory).
+	abs := file
+	if a, err := filepath.Abs(file); err == nil {
+		abs = a
+	}
+	prog, st := e.loadFrom(abs, keysOf(ctxVals), start)
 	if prog == nil {
 		return st
+	}
+	if start != "" && prog.Format != "manifest" {
+		fmt.Fprintf(e.stderr, "smithvm run: %s: --start names a node of a manifest (workflows.json); a YAML workflow starts at its first step (smithvm run-step runs one step alone)\n", source.EUsage)
+		return source.ExitConfig
 	}
 	if step != "" {
 		if msg := runStepProblem(prog, step, file); msg != "" {
@@ -392,10 +410,6 @@ func (e *env) runFile(c *common, file, step string) int {
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
-	abs := file
-	if a, err := filepath.Abs(file); err == nil {
-		abs = a
-	}
 	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	defer s.console.close()
 	m, err := vm.New(prog, s.config(abs, ctxVals))
