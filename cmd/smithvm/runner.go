@@ -81,13 +81,14 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 	return &project{base: abs, dirs: dirs, store: st}, nil
 }
 
-// setWorkspace makes ws (absolute) the WORKSPACE of dirs; it must be BASE
-// or a directory below it, since every path is confined to BASE.
+// setWorkspace makes ws (absolute) the WORKSPACE of dirs: BASE, a
+// directory below it, or one outside it.
 func setWorkspace(dirs *confine.Dir, ws string) error {
-	rel, err := filepath.Rel(dirs.Base, ws)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		return fmt.Errorf("--workspace %s is not inside BASE %s (give --base a directory that holds it)", ws, dirs.Base)
+	if !filepath.IsAbs(ws) {
+		return fmt.Errorf("--workspace %s: not an absolute path", ws)
 	}
+	// WORKSPACE may lie outside BASE (state under BASE, steps in DIR):
+	// paths are confined to WORKSPACE, not to BASE (CONTRACT 2).
 	dirs.Workspace = filepath.Clean(ws)
 	return nil
 }
