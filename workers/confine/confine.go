@@ -118,6 +118,17 @@ type Dir struct {
 	Workspace string
 }
 
+// Contains reports whether abs (absolute) is Base, Workspace or a path
+// below one of them, lexically (no link is looked at).
+func (d Dir) Contains(abs string) bool {
+	for _, root := range []string{d.Base, d.Workspace} {
+		if rel, err := filepath.Rel(root, filepath.Clean(abs)); root != "" && err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return true
+		}
+	}
+	return false
+}
+
 // rooted is the layout the checks walk from: d itself when Workspace is
 // Base or below it, else Workspace alone (its own root), since confinement
 // is to WORKSPACE, not to BASE: the paths of steps and models never reach
