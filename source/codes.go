@@ -41,6 +41,7 @@ const (
 	EEnvNotAllowed Code = "E_ENV_NOT_ALLOWED"
 	EPathEscape    Code = "E_PATH_ESCAPE"
 	ETemplateKey   Code = "E_TEMPLATE_KEY"
+	ENoReply       Code = "E_NO_REPLY"
 	WUnreachable   Code = "W_UNREACHABLE"
 	WUnboundedLoop Code = "W_UNBOUNDED_LOOP"
 	WDeadSignal    Code = "W_DEAD_SIGNAL"
@@ -99,6 +100,7 @@ var codeTable = [...]CodeInfo{
 	{EEnvNotAllowed, SevError, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
 	{EPathEscape, SevError, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
 	{ETemplateKey, SevError, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
+	{ENoReply, SevError, ExitConfig, true, "a YAML step runs an internal worker that reads the previous step's reply (FileSystemWriter, DocumentationWriter, PreambleValidator, UpdateChangePlan), but no provider step comes right before it"},
 	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
 	{WDeadSignal, SevWarning, ExitOK, true, "a manifest transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES)"},
