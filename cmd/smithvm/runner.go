@@ -369,16 +369,18 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
 		return source.ExitConfig
 	}
-	// Compiled from its absolute path, as resume compiles it again: a
-	// workflows.json names its runs after its folder (diagnostics still
-	// print relative to the current directory).
 	abs := file
 	if a, err := filepath.Abs(file); err == nil {
 		abs = a
 	}
-	prog, st := e.loadFrom(abs, keysOf(ctxVals), start)
+	prog, st := e.loadFrom(file, keysOf(ctxVals), start)
 	if prog == nil {
 		return st
+	}
+	if prog.Format == "manifest" && prog.Name == "workflows" && filepath.Base(file) == "workflows.json" {
+		// ./workflows.json: the compiler saw no folder to name the runs
+		// after (resume compiles the absolute path, which has one).
+		prog.Name = filepath.Base(filepath.Dir(abs))
 	}
 	if start != "" && prog.Format != "manifest" {
 		fmt.Fprintf(e.stderr, "smithvm run: %s: --start names a node of a manifest (workflows.json); a YAML workflow starts at its first step (smithvm run-step runs one step alone)\n", source.EUsage)
