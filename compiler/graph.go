@@ -378,15 +378,13 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 	}
 }
 
-// checkDeadSignals reports a manifest's transitions on a custom signal that
-// the block's worker never emits (a typo such as SIGNAL:SUCCES), with the
-// nearest signal it does emit. A block that can emit any signal (an AI or
+// checkDeadSignals reports transitions on a custom signal that the block's
+// worker never emits (a typo such as SIGNAL:SUCCES in a manifest, an
+// on.signals entry on a YAML command step), with the nearest signal it does
+// emit. A block that can emit any signal (an AI worker or step, a manifest
 // command worker) or that halts (resume --signal takes any transition) has
-// none. YAML steps' transitions come from on: outcomes, never dead.
+// none.
 func checkDeadSignals(fp *flatProgram, ds *source.Diagnostics) {
-	if fp.p.Format == ir.YAML {
-		return
-	}
 	var buf [16]*ir.Transition
 	for _, fb := range fp.blocks {
 		b := fb.b
@@ -404,6 +402,11 @@ func checkDeadSignals(fp *flatProgram, ds *source.Diagnostics) {
 			pos := t.Pos
 			if pos.Line == 0 {
 				pos = b.Pos
+			}
+			if fp.p.Format == ir.YAML {
+				ds.Add(pos, source.WDeadSignal, "step '%s' routes '%s', which it never emits (it emits %s; only provider steps emit custom signals)%s",
+					b.ID, t.Signal, strings.Join(b.Signals, ", "), source.DidYouMean(t.Signal, b.Signals))
+				continue
 			}
 			ds.Add(pos, source.WDeadSignal, "block '%s' has a transition on '%s', which its worker '%s' never emits (it emits %s)%s",
 				b.ID, t.Signal, b.Worker, strings.Join(b.Signals, ", "), source.DidYouMean(t.Signal, b.Signals))

@@ -103,7 +103,7 @@ var codeTable = [...]CodeInfo{
 	{ENoReply, SevError, ExitConfig, true, "a YAML step runs an internal worker that reads the previous step's reply (FileSystemWriter, DocumentationWriter, PreambleValidator, UpdateChangePlan), but no provider step comes right before it"},
 	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
-	{WDeadSignal, SevWarning, ExitOK, true, "a manifest transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES)"},
+	{WDeadSignal, SevWarning, ExitOK, true, "a transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES, or on.signals on a YAML step that is no provider step)"},
 	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
 	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start"},
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
