@@ -33,6 +33,9 @@ func compileForCheck(name string, src []byte) source.Diagnostics {
 	}
 	ds.Append(more...)
 	ds.Sort()
+	if wf != nil {
+		strictFlowOnly(ds) // as compile does
+	}
 	return ds
 }
 

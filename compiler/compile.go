@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"smith/compiler/ir"
@@ -79,8 +80,17 @@ func compile(name string, srcp *[]byte, opt Options) (*Result, source.Diagnostic
 		return res, ds
 	}
 	fp := flatten(res.IR) // one layout for the graph checks and the code
-	ds.Append(checkGraph(fp)...)
+	gds := checkGraph(fp)
+	if opt.Start != "" {
+		// Reachability is the document's, from its entry: starting
+		// elsewhere (--start) leaves the entry's part unreached by design.
+		gds = slices.DeleteFunc(gds, func(d source.Diagnostic) bool { return d.Code == source.WUnreachable })
+	}
+	ds.Append(gds...)
 	ds.Sort()
+	if wf != nil {
+		strictFlowOnly(ds)
+	}
 	if ds.HasErrors() || opt.ChecksOnly {
 		return res, ds
 	}
@@ -94,6 +104,24 @@ func compile(name string, srcp *[]byte, opt Options) (*Result, source.Diagnostic
 	}
 	res.Prog = prog
 	return res, ds
+}
+
+// strictFlowOnly adds to the last error of a workflow whose only errors are
+// E_STRICT_FLOW that strict_flow: false would accept it.
+func strictFlowOnly(ds source.Diagnostics) {
+	last := -1
+	for i, d := range ds {
+		if d.Severity != source.SevError {
+			continue
+		}
+		if d.Code != source.EStrictFlow {
+			return
+		}
+		last = i
+	}
+	if last >= 0 {
+		ds[last].Msg += "; these are the workflow's only errors: add the handlers, or set strict_flow: false at the top level (then a missing success handler goes to the next step and a missing failure handler fails the run)"
+	}
 }
 
 // CompileFile reads and compiles the source file at path.

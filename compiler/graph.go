@@ -43,6 +43,7 @@ func CheckGraph(p *ir.Program) source.Diagnostics {
 func checkGraph(fp *flatProgram) source.Diagnostics {
 	var ds source.Diagnostics
 	checkFallbacks(fp, &ds)
+	checkDeadSignals(fp, &ds)
 
 	edges := flowEdgesOf(fp)
 	full := buildFlow(fp, edges, true)
@@ -373,6 +374,42 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 				continue
 			}
 			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s", b.ID, sig, lang.SigFailDefault)
+		}
+	}
+}
+
+// checkDeadSignals reports transitions on a custom signal that the block's
+// worker never emits (a typo such as SIGNAL:SUCCES in a manifest, an
+// on.signals entry on a YAML command step), with the nearest signal it does
+// emit. A block that can emit any signal (an AI worker or step, a manifest
+// command worker) or that halts (resume --signal takes any transition) has
+// none.
+func checkDeadSignals(fp *flatProgram, ds *source.Diagnostics) {
+	var buf [16]*ir.Transition
+	for _, fb := range fp.blocks {
+		b := fb.b
+		if b.AI || b.AnySignal {
+			continue
+		}
+		live := appendLiveTransitions(buf[:0], b)
+		for _, t := range b.Transitions {
+			// A handler of a reserved outcome the worker happens not to
+			// produce (a FAILURE transition on a worker that cannot fail)
+			// is defensive, not a mistake: only other signals are reported.
+			if lang.IsReserved(t.Signal) || t.Signal == lang.SigFailDefault || slices.Contains(live, t) || slices.Contains(b.Signals, t.Signal) {
+				continue
+			}
+			pos := t.Pos
+			if pos.Line == 0 {
+				pos = b.Pos
+			}
+			if fp.p.Format == ir.YAML {
+				ds.Add(pos, source.WDeadSignal, "step '%s' routes '%s', which it never emits (it emits %s; only provider steps emit custom signals)%s",
+					b.ID, t.Signal, strings.Join(b.Signals, ", "), source.DidYouMean(t.Signal, b.Signals))
+				continue
+			}
+			ds.Add(pos, source.WDeadSignal, "block '%s' has a transition on '%s', which its worker '%s' never emits (it emits %s)%s",
+				b.ID, t.Signal, b.Worker, strings.Join(b.Signals, ", "), source.DidYouMean(t.Signal, b.Signals))
 		}
 	}
 }

@@ -64,7 +64,7 @@ func TestCheckGraph(t *testing.T) {
 			p: func() *ir.Program {
 				return yamlProg(loop("l", []*ir.Block{
 					cmd("x", on("SUCCESS", ir.Jump, "y"), on("FAIL_DEFAULT", ir.LoopFail)),
-					cmd("y", on("SUCCESS", ir.LoopNext), on("SIGNAL:STOP", ir.LoopBreak), on("FAIL_DEFAULT", ir.LoopFail)),
+					cmd("y", on("SUCCESS", ir.LoopNext), on("FAILURE", ir.LoopBreak), on("FAIL_DEFAULT", ir.LoopFail)),
 				}, on("SUCCESS", ir.End), on("FAILURE", ir.Fail, "l")))
 			},
 		},

@@ -48,6 +48,7 @@ name: f
 steps:
   - name: A
     command: ["true"]
+    output_capture: json
     on: {success: {goto: B}, failure: {error: "A failed"}}
   - name: B
     command: ["echo", "${steps.A.` + f + `}"]

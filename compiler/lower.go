@@ -16,6 +16,10 @@ type Options struct {
 	// ContextKeys are the keys given with --context/--context-file; they
 	// count as known context keys for the ${context.KEY} checks.
 	ContextKeys []string
+	// Start is the node (Node:X or X) where a manifest's run starts
+	// instead of its entry (smithvm run --start); "" keeps the entry. An
+	// unknown node is E_UNKNOWN_TARGET. YAML workflows ignore it.
+	Start string
 	// ChecksOnly stops Compile after the checks (smithc check): no code is
 	// generated and Result.Prog stays nil. Code generation reports nothing
 	// about a document the checks accepted (only a compiler bug, as an
@@ -45,6 +49,11 @@ type lowerer struct {
 	stepSet map[string]bool
 	// contextKeys are the known first keys of ${context.KEY}.
 	contextKeys []string
+	// yaml is set for a YAML workflow (which has a context: section).
+	yaml bool
+	// jsonSteps are the steps of a YAML workflow with output_capture:
+	// json, the only ones ${steps.NAME.json} can read.
+	jsonSteps map[string]bool
 	// envAllowed are the names ${env.NAME} may read: env_allow and secrets.
 	envAllowed []string
 	// secrets are the document's secrets.

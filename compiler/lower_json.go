@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	l := m.lowerer
 	l.providers = sortedProviders(mf.Providers)
 	l.contextKeys = nil
-	data := &isa.Program{Name: fileStem(mf.File), Format: ir.Manifest.String(), Source: mf.File}
+	data := &isa.Program{Name: manifestName(mf), Format: ir.Manifest.String(), Source: mf.File}
 	l.runWide(data, mf.Secrets, mf.EnvAllow, mf.Env)
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
@@ -204,10 +205,38 @@ func (m *jsonLowerer) lowerWorkers() {
 	}
 }
 
+// manifestName is the name of a manifest's runs: its name key, else the
+// name of its file, but for the conventional workflows.json the name of the
+// folder that holds it (runs of several projects' workflows.json are then
+// told apart in smithvm list).
+func manifestName(mf *manifest.Manifest) string {
+	if mf.Name.V != "" {
+		return mf.Name.V
+	}
+	stem := fileStem(mf.File)
+	if stem == "workflows" {
+		if d := filepath.Base(filepath.Dir(mf.File)); d != "." && d != "/" && d != "" {
+			return d
+		}
+	}
+	return stem
+}
+
 // entry resolves the manifest's entry (a node, or a block) to the ID of the
 // block where a run starts.
 func (m *jsonLowerer) entry() (string, source.Pos) {
 	e := m.mf.Entry
+	if s := m.opt.Start; s != "" {
+		pos := e.Pos
+		if !e.Set {
+			pos = m.mf.Pos
+		}
+		if n, ok := m.node(s); ok {
+			return m.nodeEntry(n, false), pos
+		}
+		m.errorf(pos, source.EUnknownTarget, "--start '%s' is not a node of the manifest%s", s, m.nodeHint(s))
+		return "", pos
+	}
 	if !e.Set {
 		if len(m.nodeList) > 0 {
 			return m.nodeEntry(m.nodeList[0], false), m.nodeList[0].Pos

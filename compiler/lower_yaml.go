@@ -44,6 +44,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 	}
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)
+	l.yaml = true
 	y.collect(wf.Steps)
 	if wf.Context.V != nil {
 		ctx := l.tvalue(wf.Context.V, &scope{})
@@ -89,6 +90,12 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 			} else {
 				first[s.Name.V] = s.Name.Pos
 				y.addStep(s.Name.V)
+			}
+			if s.OutputCapture.V == "json" {
+				if y.jsonSteps == nil {
+					y.jsonSteps = map[string]bool{}
+				}
+				y.jsonSteps[s.Name.V] = true
 			}
 			if v := s.SetContext.V; v != nil && v.Kind == manifest.KMap {
 				for _, e := range v.Map {
@@ -187,8 +194,11 @@ func (y *yamlLowerer) lowerList(steps []*manifest.Step, sc *scope) []*ir.Block {
 	for i, s := range named {
 		b, ssc := y.lowerStep(s, sc)
 		b.Transitions = y.transitions(s, list, i, ssc)
-		if i > 0 {
-			linkReply(blocks[i-1], b)
+		if readsReply(b) {
+			if i == 0 || !linkReply(blocks[i-1], b) {
+				y.errorf(stepPos(s), source.ENoReply, "step '%s' runs %s, which reads the reply of the step before it, but %s (put it right after the provider step whose reply it takes)",
+					s.Name.V, b.Spec.Step.Worker, noReplyReason(blocks, i))
+			}
 		}
 		blocks = append(blocks, b)
 	}
@@ -283,18 +293,35 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 	return b, ssc
 }
 
-// linkReply lets a YAML writer read the reply of the provider step before
-// it (CONTRACT 12.5): the writer names the step, and the step keeps its
-// whole reply.
-func linkReply(prev, b *ir.Block) {
+// replyReaders are the internal workers that, in a YAML workflow, take
+// their input from the reply of the provider step before them (CONTRACT
+// 12.5; in a manifest, from the payload).
+var replyReaders = [...]string{lang.InternalPrefix + "FileSystemWriter", lang.InternalPrefix + "DocumentationWriter",
+	lang.InternalPreambleValidator, lang.InternalUpdateChangePlan}
+
+// readsReply reports whether block b runs one of replyReaders.
+func readsReply(b *ir.Block) bool {
+	return b.Spec != nil && b.Spec.Step != nil && slices.Contains(replyReaders[:], b.Spec.Step.Worker)
+}
+
+// linkReply lets a YAML step of replyReaders read the reply of the provider
+// step before it (CONTRACT 12.5): the reader names the step, and the step
+// keeps its whole reply. It reports false when prev is no provider step.
+func linkReply(prev, b *ir.Block) bool {
 	spec, pspec := b.Spec, prev.Spec
 	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || pspec.Kind != isa.KindProvider {
-		return
+		return false
 	}
-	switch spec.Step.Worker {
-	case lang.InternalPrefix + "FileSystemWriter", lang.InternalPrefix + "DocumentationWriter":
-		spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
+	spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
+	return true
+}
+
+// noReplyReason says why the step at i of blocks has no reply to read.
+func noReplyReason(blocks []*ir.Block, i int) string {
+	if i == 0 {
+		return "it is the first step of its list"
 	}
+	return "the step before it, '" + blocks[i-1].ID + "', is not a provider step"
 }
 
 // workerSignals returns the signals of an internal worker (nil if unknown).

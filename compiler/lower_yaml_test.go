@@ -155,7 +155,7 @@ func TestLowerWorkflowContextKeys(t *testing.T) {
 		opt   Options
 		diags string
 	}{
-		{"unknown without the option", Options{}, "w.yaml:6:16: error: E_VAR_MISSING: unknown context key 'cli'\n"},
+		{"unknown without the option", Options{}, "w.yaml:6:16: error: E_VAR_MISSING: unknown context key 'cli' (pass --context cli=VALUE or add it under context:)\n"},
 		{"known from --context", Options{ContextKeys: []string{"cli"}}, ""},
 	}
 	for _, tt := range tests {

@@ -72,6 +72,18 @@ func (sc *scope) roots() []string {
 	return append(out, sc.keys...)
 }
 
+// orContextHint is a did-you-mean for an unknown context key, else how to
+// give the key a value.
+func (l *lowerer) orContextHint(name, didYouMean string) string {
+	switch {
+	case didYouMean != "":
+		return didYouMean
+	case l.yaml:
+		return fmt.Sprintf(" (pass --context %s=VALUE or add it under context:)", name)
+	}
+	return fmt.Sprintf(" (pass --context %s=VALUE)", name)
+}
+
 // checkRef checks one reference statically: that the step, context key,
 // environment variable, run/agent/loop field or loop variable it names
 // exists where it occurs. References listed in allow_missing_vars are
@@ -115,6 +127,10 @@ func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 			l.errorf(r.Pos, source.EVarMissing, "unknown step field '%s' in '${%s}'%s", field, r.Raw, source.DidYouMean(field, lang.StepFields[:]))
 			return
 		}
+		if field == "json" && l.yaml && !l.jsonSteps[name] {
+			l.errorf(r.Pos, source.EVarMissing, "'${%s}' reads the json of step '%s', which has no output_capture: json (add output_capture: json to '%s', or read ${steps.%s.output})", r.Raw, name, name, name)
+			return
+		}
 		if len(r.Path) > 3 {
 			switch {
 			case field == "json" || field == "iterations":
@@ -133,7 +149,7 @@ func (l *lowerer) checkRef(r *lang.Ref, sc *scope) {
 		}
 		if !contains(l.contextKeys, name) && !contains(l.opt.ContextKeys, name) {
 			known := append(l.contextKeys[:len(l.contextKeys):len(l.contextKeys)], l.opt.ContextKeys...)
-			l.errorf(r.Pos, source.EVarMissing, "unknown context key '%s'%s", name, source.DidYouMean(name, known))
+			l.errorf(r.Pos, source.EVarMissing, "unknown context key '%s'%s", name, l.orContextHint(name, source.DidYouMean(name, known)))
 		}
 	case rootEnv:
 		name, ok := key(1)

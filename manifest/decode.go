@@ -69,6 +69,8 @@ func DecodeManifest(name string, v *Value) *Manifest {
 		switch e.Key {
 		case "version":
 			mf.Version = decString(e.Val)
+		case "name":
+			mf.Name = decString(e.Val)
 		case "entry":
 			mf.Entry = decString(e.Val)
 		case "config":

@@ -84,6 +84,14 @@ steps:
             line three
         provider: mock
         on: {success: {end: true}, failure: {error: "b failed"}}
+    -   name: C
+        prompt: >
+            folded text stays
+            folded as written,
+
+              more-indented lines too
+        provider: mock
+        on: {success: {end: true}, failure: {error: "c failed"}}
 `
 	want := `# A workflow
 version: "1.0"
@@ -104,6 +112,14 @@ steps:
       line three
     provider: mock
     on: {success: {end: true}, failure: {error: "b failed"}}
+  - name: C
+    prompt: >
+      folded text stays
+      folded as written,
+
+        more-indented lines too
+    provider: mock
+    on: {success: {end: true}, failure: {error: "c failed"}}
 `
 	got, err := FormatYAML([]byte(src))
 	if err != nil {

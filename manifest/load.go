@@ -39,7 +39,13 @@ func loadManifest(vr *Validator, name string, src []byte) (*Manifest, source.Dia
 	if mf, ok := streamManifest(vr, name, src); ok {
 		return mf, nil
 	}
-	return load(vr, name, src, ParseJSON, newLazyManifestValidator, DecodeManifest)
+	return load(vr, name, src, parseJSONExplained, newLazyManifestValidator, DecodeManifest)
+}
+
+// parseJSONExplained is ParseJSON with its syntax errors in words.
+func parseJSONExplained(name string, src []byte) (*Value, source.Diagnostics) {
+	v, ds := ParseJSON(name, src)
+	return v, explainJSON(src, ds)
 }
 
 // load parses src, validates it against its format's schema (vr, or one

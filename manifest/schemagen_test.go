@@ -220,7 +220,7 @@ var keyDocs = map[string]KeyDoc{
 	"Workflow.context":          {"Initial variables, read as ${context.KEY}; --context and --context-file override them.", "{}"},
 	"Workflow.secrets":          {"Names of environment variables the run needs; a missing one stops the run before it starts (E_SECRET_MISSING). Their values are masked as *** everywhere.", "[]"},
 	"Workflow.env_allow":        {"Names of environment variables that ${env.NAME} may read and that every child process inherits.", "[]"},
-	"Workflow.env":              {"Variables set for every child process of the run (a step's own env wins).", "{}"},
+	"Workflow.env":              {"Variables set for every child process of the run (a step's own env wins; a name that is also a secret keeps the secret's value).", "{}"},
 	"Workflow.defaults":         {"Model, permissions, timeout and retry for every step that sets none.", ""},
 	"Workflow.providers":        {"Provider templates by name; they override or add to the built-in claude, gemini, codex and mock presets.", "the presets"},
 	"Workflow.agents":           {"Named agents, each with a provider and an inbox folder; steps name one with agent:.", "{}"},
@@ -234,7 +234,8 @@ var keyDocs = map[string]KeyDoc{
 
 	// The manifest (root).
 	"Manifest.version":   {"Format version of the document; write \"1\".", ""},
-	"Manifest.entry":     {"The node the run starts in (Node:X or X).", ""},
+	"Manifest.name":      {"Name of the runs of this manifest (smithvm list, status); default: the file's name, or for workflows.json the name of its folder.", ""},
+	"Manifest.entry":     {"The node the run starts in (Node:X or X); smithvm run --start NODE starts another.", ""},
 	"Manifest.config":    {"Commands of the internal workers and the isolation mode.", ""},
 	"Manifest.secrets":   {"Names of environment variables the run needs; a missing one stops the run before it starts (E_SECRET_MISSING). Their values are masked as *** everywhere.", "[]"},
 	"Manifest.env_allow": {"Names of environment variables that every child process inherits.", "[]"},
@@ -329,7 +330,7 @@ var keyDocs = map[string]KeyDoc{
 	"Step.on":                 {"Where control goes for each outcome.", ""},
 	"Step.timeout":            {"Seconds before the step's process group gets SIGTERM (SIGKILL 10 s later); exit code 124, outcome timeout.", "300"},
 	"Step.retry":              {"Retry policy.", "1 attempt"},
-	"Step.env":                {"Variables for this step's process (over the workflow's env).", "{}"},
+	"Step.env":                {"Variables for this step's process (over the workflow's env; a name that is also a secret keeps the secret's value).", "{}"},
 	"Step.secrets":            {"Which of the workflow's secrets this step's process gets.", "all of them"},
 	"Step.wait_for":           {"Block until files matching a glob exist (an agent waiting for its inbox).", ""},
 	"Step.depends_on":         {"Files the step needs; optionally injected into the prompt.", ""},

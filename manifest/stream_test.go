@@ -172,7 +172,7 @@ func TestStreamManifestRefuses(t *testing.T) {
 				t.Fatal("read node by node")
 			}
 			_, got := LoadManifest("m.json", []byte(tt.src))
-			_, want := load(vr, "m.json", []byte(tt.src), ParseJSON, newLazyManifestValidator, DecodeManifest)
+			_, want := load(vr, "m.json", []byte(tt.src), parseJSONExplained, newLazyManifestValidator, DecodeManifest)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("LoadManifest diagnostics:\n%s\nwant:\n%s", showDiags(got), showDiags(want))
 			}

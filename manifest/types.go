@@ -372,6 +372,7 @@ type Manifest struct {
 	Pos  source.Pos `json:"-"`
 
 	Version   String                `json:"version"`
+	Name      String                `json:"name,omitempty"`
 	Entry     String                `json:"entry"`
 	Config    *Config               `json:"config,omitempty"`
 	Secrets   StringList            `json:"secrets,omitempty"`

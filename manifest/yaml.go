@@ -44,7 +44,7 @@ func ParseYAML(name string, src []byte) (*Value, source.Diagnostics) {
 			ds.Add(source.Pos{File: name, Line: 1, Col: 1}, source.ESchema, "document is empty, expected an object")
 			return nil, ds
 		}
-		ds.Append(yamlError(name, err))
+		ds.Append(yamlError(name, src, err))
 		return nil, ds
 	}
 	var next yaml.Node
@@ -53,7 +53,7 @@ func ParseYAML(name string, src []byte) (*Value, source.Diagnostics) {
 			"only one document per file is allowed, found a second one")
 		return nil, ds
 	} else if !errors.Is(err, io.EOF) {
-		ds.Append(yamlError(name, err))
+		ds.Append(yamlError(name, src, err))
 		return nil, ds
 	}
 	if len(doc.Content) == 0 {
@@ -85,10 +85,11 @@ func ParseYAML(name string, src []byte) (*Value, source.Diagnostics) {
 	return v, ds
 }
 
-// yamlError turns an error of the YAML library into an E_PARSE diagnostic
-// on the line it reports (line 1 when it reports none: yaml omits the line
-// for problems on the first line).
-func yamlError(name string, err error) source.Diagnostic {
+// yamlError turns an error of the YAML library into an E_PARSE diagnostic:
+// at the mistake explainYAML finds, named in words, else on the line the
+// library reports (line 1 when it reports none: yaml omits the line for
+// problems on the first line). The library's own text follows, never alone.
+func yamlError(name string, src []byte, err error) source.Diagnostic {
 	msg := err.Error()
 	line := 1
 	var te *yaml.TypeError
@@ -103,7 +104,31 @@ func yamlError(name string, err error) source.Diagnostic {
 		}
 		msg = m[2]
 	}
-	return source.New(source.Pos{File: name, Line: line, Col: 1}, source.EParse, "%s", strings.TrimRight(msg, "."))
+	msg = strings.TrimRight(msg, ".")
+	if te == nil {
+		if mk, ok := explainYAML(src); ok {
+			return source.New(source.Pos{File: name, Line: mk.line, Col: mk.col}, source.EParse, "%s (the YAML parser: line %d: %s)", mk.msg, line, msg)
+		}
+	}
+	return source.New(source.Pos{File: name, Line: line, Col: 1}, source.EParse, "%s (the YAML parser: %s)", yamlWords(msg), msg)
+}
+
+// yamlWords says what a message of the YAML library means for the writer
+// of a workflow.
+func yamlWords(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "mapping values are not allowed"):
+		return "a ': ' inside a value: quote the value (\"...\") when it holds ': ', or put the entry on a line of its own"
+	case strings.HasPrefix(msg, "did not find expected node content"):
+		return "a value is missing, or a list ([) or object ({) is not closed"
+	case strings.HasPrefix(msg, "found unexpected end of stream"):
+		return "the document ends inside a quoted string or an unclosed list ([) or object ({)"
+	case strings.HasPrefix(msg, "unknown anchor"):
+		return "an alias (*name) names no anchor (&name) defined above it"
+	case strings.HasPrefix(msg, "found character that cannot start any token"):
+		return "a character that cannot start a value here: quote the value"
+	}
+	return "YAML syntax error: check the indentation and the quotes on this line and the lines above it"
 }
 
 // aliasCost is the expanded size of a YAML node: how many nodes it stands

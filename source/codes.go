@@ -41,8 +41,10 @@ const (
 	EEnvNotAllowed Code = "E_ENV_NOT_ALLOWED"
 	EPathEscape    Code = "E_PATH_ESCAPE"
 	ETemplateKey   Code = "E_TEMPLATE_KEY"
+	ENoReply       Code = "E_NO_REPLY"
 	WUnreachable   Code = "W_UNREACHABLE"
 	WUnboundedLoop Code = "W_UNBOUNDED_LOOP"
+	WDeadSignal    Code = "W_DEAD_SIGNAL"
 	EBytecode      Code = "E_BYTECODE"
 	ESecretMissing Code = "E_SECRET_MISSING"
 	EStateCorrupt  Code = "E_STATE_CORRUPT"
@@ -100,8 +102,10 @@ var codeTable = [...]CodeInfo{
 	{EEnvNotAllowed, SevError, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
 	{EPathEscape, SevError, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
 	{ETemplateKey, SevError, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
+	{ENoReply, SevError, ExitConfig, true, "a YAML step runs an internal worker that reads the previous step's reply (FileSystemWriter, DocumentationWriter, PreambleValidator, UpdateChangePlan), but no provider step comes right before it"},
 	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
+	{WDeadSignal, SevWarning, ExitOK, true, "a transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES, or on.signals on a YAML step that is no provider step)"},
 	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
 	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start"},
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},

@@ -70,10 +70,13 @@ func (e Event) Console() string {
 }
 
 // stepRef names the event's step, quoted, with a thread's index or branch
-// name: 'Implement' [2].
+// name, or its loop iteration: 'Implement' [2].
 func (e Event) stepRef() string {
-	if e.Thread != "" {
+	switch {
+	case e.Thread != "":
 		return "'" + e.Step + "' [" + e.Thread + "]"
+	case e.Iteration != "":
+		return "'" + e.Step + "' [" + e.Iteration + "]"
 	}
 	return "'" + e.Step + "'"
 }

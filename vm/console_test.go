@@ -49,8 +49,8 @@ func TestEventJSON(t *testing.T) {
 		ev   vm.Event
 		want string
 	}{
-		{"with duration", vm.Event{Kind: vm.EvStepCompleted, RunID: "r", Seq: 3, Level: "INFO", Step: "A", AttemptID: "a1", ExitCode: &code, Duration: 0, HasDuration: true},
-			`{"timestamp":"0001-01-01T00:00:00Z","run_id":"r","event_seq":3,"level":"INFO","step":"A","attempt_id":"a1","event":"step_completed","exit_code":0,"duration":0}`},
+		{"with duration", vm.Event{Kind: vm.EvStepCompleted, RunID: "r", Seq: 3, Level: "INFO", Step: "A", AttemptID: 1, AttemptUID: "a1", ExitCode: &code, Duration: 0, HasDuration: true},
+			`{"timestamp":"0001-01-01T00:00:00Z","run_id":"r","event_seq":3,"level":"INFO","step":"A","attempt_id":1,"attempt_uid":"a1","event":"step_completed","exit_code":0,"duration":0}`},
 		{"without", vm.Event{Kind: vm.EvRunCompleted, RunID: "r", Seq: 4, Level: "INFO"},
 			`{"timestamp":"0001-01-01T00:00:00Z","run_id":"r","event_seq":4,"level":"INFO","event":"run_completed"}`},
 	}

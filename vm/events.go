@@ -54,11 +54,16 @@ type Event struct {
 	Time  time.Time `json:"timestamp"`
 	RunID string    `json:"run_id"`
 	// Seq is strictly increasing across the whole run, resumes included.
-	Seq       int    `json:"event_seq"`
-	Level     string `json:"level"`
-	Step      string `json:"step,omitempty"`
-	AttemptID string `json:"attempt_id,omitempty"`
-	Kind      string `json:"event"`
+	Seq   int    `json:"event_seq"`
+	Level string `json:"level"`
+	Step  string `json:"step,omitempty"`
+	// AttemptID is the number of the step's try (1, 2, ...: CONTRACT 3.5,
+	// seed 004) on every event of a step; run events have none (0).
+	AttemptID int `json:"attempt_id,omitempty"`
+	// AttemptUID is the unique id of a try of a worker step (the same on
+	// every event of that try, never on another's).
+	AttemptUID string `json:"attempt_uid,omitempty"`
+	Kind       string `json:"event"`
 	// Duration is in seconds; it is printed only when HasDuration.
 	Duration    float64  `json:"duration"`
 	HasDuration bool     `json:"-"`
@@ -84,6 +89,10 @@ type Event struct {
 	// Thread is the iteration index or branch name of an event from a
 	// thread of a parallel step (CONTRACT 12.3).
 	Thread string `json:"thread,omitempty"`
+	// Iteration is the index of the iteration of the serial loops an
+	// event's step runs in (outermost first, joined by "."): the console
+	// names it as it names a thread, 'Fix' [2].
+	Iteration string `json:"iteration,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies. It is
@@ -109,7 +118,11 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(e.Seq), 10)
 	b = appendKey(b, "level", e.Level)
 	b = appendOmit(b, "step", e.Step)
-	b = appendOmit(b, "attempt_id", e.AttemptID)
+	if e.AttemptID != 0 {
+		b = append(b, `,"attempt_id":`...)
+		b = strconv.AppendInt(b, int64(e.AttemptID), 10)
+	}
+	b = appendOmit(b, "attempt_uid", e.AttemptUID)
 	b = appendKey(b, "event", e.Kind)
 	if e.ExitCode != nil {
 		b = append(b, `,"exit_code":`...)
@@ -144,6 +157,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmit(b, "agent", e.Agent)
 	b = appendOmit(b, "path", e.Path)
 	b = appendOmit(b, "thread", e.Thread)
+	b = appendOmit(b, "iteration", e.Iteration)
 	if e.HasDuration {
 		if b, err = jsonKeyFloat(b, "duration", e.Duration); err != nil {
 			return nil, err
@@ -211,46 +225,53 @@ func evRunInterrupted(step string) Event {
 	return Event{Kind: EvRunInterrupted, Level: LevelWarning, Step: step}
 }
 
-func evStepStarted(step, attemptID string) Event {
-	return Event{Kind: EvStepStarted, Level: LevelInfo, Step: step, AttemptID: attemptID}
+// A try is a try of a step: its number (0: filled in by emit) and, for a
+// worker step, its unique id.
+type try struct {
+	n   int
+	uid string
 }
 
-func evStepCompleted(step, attemptID string, exitCode int, dur float64) Event {
-	return Event{Kind: EvStepCompleted, Level: LevelInfo, Step: step, AttemptID: attemptID,
+func evStepStarted(step string, t try) Event {
+	return Event{Kind: EvStepStarted, Level: LevelInfo, Step: step, AttemptID: t.n, AttemptUID: t.uid}
+}
+
+func evStepCompleted(step string, t try, exitCode int, dur float64) Event {
+	return Event{Kind: EvStepCompleted, Level: LevelInfo, Step: step, AttemptID: t.n, AttemptUID: t.uid,
 		ExitCode: exitCodeOf(exitCode), Duration: dur, HasDuration: true}
 }
 
 // evStepFailed is a failed step: msg is the error's message ("" when the
 // exit code says it all).
-func evStepFailed(step, attemptID, signal string, exitCode *int, dur float64, code, msg string) Event {
-	return Event{Kind: EvStepFailed, Level: LevelError, Step: step, AttemptID: attemptID, Signal: signal,
+func evStepFailed(step string, t try, signal string, exitCode *int, dur float64, code, msg string) Event {
+	return Event{Kind: EvStepFailed, Level: LevelError, Step: step, AttemptID: t.n, AttemptUID: t.uid, Signal: signal,
 		ExitCode: exitCode, Duration: dur, HasDuration: true, Code: code, Msg: msg}
 }
 
-// evOutcome is the event of step's result r (attemptID's): completed for
+// evOutcome is the event of step's result r (try t's): completed for
 // SIGNAL:SUCCESS, failed for an error, a failure or a timeout, else the
 // signal it finished with.
-func evOutcome(step, attemptID string, r *StepResult) Event {
+func evOutcome(step string, t try, r *StepResult) Event {
 	switch {
 	case r.Signal == SigSuccess:
-		return evStepCompleted(step, attemptID, r.ExitCode, r.Duration)
+		return evStepCompleted(step, t, r.ExitCode, r.Duration)
 	case r.Error != nil || r.Signal == SigFailure || r.Signal == SigTimeout:
 		code, e := r.ExitCode, StepError{}
 		if r.Error != nil {
 			e = *r.Error
 		}
-		return evStepFailed(step, attemptID, r.Signal, exitCodeOf(code), r.Duration, e.Code, e.Message)
+		return evStepFailed(step, t, r.Signal, exitCodeOf(code), r.Duration, e.Code, e.Message)
 	}
-	return evStepSignal(step, attemptID, r.Signal, r.ExitCode, r.Duration)
+	return evStepSignal(step, t, r.Signal, r.ExitCode, r.Duration)
 }
 
-func evStepSignal(step, attemptID, signal string, exitCode int, dur float64) Event {
-	return Event{Kind: EvStepSignal, Level: LevelInfo, Step: step, AttemptID: attemptID, Signal: signal,
+func evStepSignal(step string, t try, signal string, exitCode int, dur float64) Event {
+	return Event{Kind: EvStepSignal, Level: LevelInfo, Step: step, AttemptID: t.n, AttemptUID: t.uid, Signal: signal,
 		ExitCode: exitCodeOf(exitCode), Duration: dur, HasDuration: true}
 }
 
-func evStepRetry(step, attemptID string, attempt, exitCode int, wait time.Duration) Event {
-	return Event{Kind: EvStepRetry, Level: LevelWarning, Step: step, AttemptID: attemptID, Attempt: attempt,
+func evStepRetry(step string, t try, exitCode int, wait time.Duration) Event {
+	return Event{Kind: EvStepRetry, Level: LevelWarning, Step: step, AttemptID: t.n, AttemptUID: t.uid, Attempt: t.n,
 		ExitCode: exitCodeOf(exitCode), Wait: wait.Seconds()}
 }
 

@@ -25,6 +25,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
 	m.cur = stepCall{blk: blk, ids: m.cur.ids[:0]}
+	defer func() { m.cur.blk = nil }() // its tries end with it (tryOf)
 	// Provider steps number their executions. A step found running was cut
 	// off by a crash: repeating it keeps its number, so the mock and --replay
 	// answer it as before and the resumed run matches an uninterrupted one.
@@ -49,7 +50,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg.seq, MessageSub: msg.sub, Feedback: feedback})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.d.Deferred = true // made durable by the sync of the step's result
-	if err := m.finish(evStepStarted(blk.ID, m.attemptID(1))); err != nil {
+	if err := m.finish(evStepStarted(blk.ID, m.try(1))); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
@@ -94,7 +95,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		return m.lateErr
 	}
 	commit := m.commitStep(ctx, blk, &res)
-	if err := m.record(blk, res, m.attemptID(max(res.Attempts, 1)), execs, msg, commit); err != nil {
+	if err := m.record(blk, res, m.try(res.Attempts), execs, msg, commit); err != nil {
 		return err
 	}
 	return m.afterStep(blk, res)
@@ -132,9 +133,26 @@ func (m *Machine) attemptID(n int) string {
 	return m.cur.ids[max(n, 1)-1]
 }
 
+// try returns try n (from 1) of the step being executed: its number and
+// its unique id.
+func (m *Machine) try(n int) try {
+	n = max(n, 1)
+	return try{n: n, uid: m.attemptID(n)}
+}
+
+// tryOf is the number and id of the current try of step name: the step
+// being executed's last try, or 1 (and no id) for a step that has no tries
+// of its own (set_context, a loop, a parallel step, a skip).
+func (m *Machine) tryOf(name string) (int, string) {
+	if c := m.cur; c.blk != nil && c.blk.ID == name && len(c.ids) > 0 {
+		return len(c.ids), c.ids[len(c.ids)-1]
+	}
+	return 1, ""
+}
+
 // onRetry logs a retry of the step being executed (Request.OnRetry).
 func (m *Machine) onRetry(attempt, exitCode int, wait time.Duration) {
-	if err := m.finish(evStepRetry(m.cur.blk.ID, m.attemptID(attempt), attempt, exitCode, wait)); err != nil && m.lateErr == nil {
+	if err := m.finish(evStepRetry(m.cur.blk.ID, m.try(attempt), exitCode, wait)); err != nil && m.lateErr == nil {
 		m.lateErr = err
 	}
 }
@@ -148,7 +166,7 @@ func (m *Machine) onFallback(from, to, reason string) {
 }
 
 // record stores the result of block blk's run and sets the signal.
-func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, execs int, msg msgNum, commit string) error {
+func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg msgNum, commit string) error {
 	if res.HasJSON && tooDeep(res.JSON) {
 		// Never saved: a state holding it could not be read back.
 		res.JSON, res.HasJSON = nil, false
@@ -215,7 +233,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, attemptID string, exec
 	// The step's end is the time of its event (one clock reading).
 	ended := m.now()
 	r.StartedAt, r.EndedAt = m.formatSpan(ended.Add(-res.Duration), ended)
-	ev := evOutcome(blk.ID, attemptID, &r)
+	ev := evOutcome(blk.ID, t, &r)
 	ev.Provider = res.Provider
 	ev.Time = ended // the step's ended_at
 	return m.done(blk, r, true, ev)

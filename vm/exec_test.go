@@ -129,17 +129,24 @@ func TestRetryAndLive(t *testing.T) {
 	if rr.ids[0] == rr.ids[1] {
 		t.Errorf("attempt ids %v are not distinct", rr.ids)
 	}
-	var retry, done vm.Event
+	// attempt_id is the try's number on every event of the step (CONTRACT
+	// 3.5, seed 004's integer); attempt_uid the try's own id.
+	var started, retry, done vm.Event
 	for _, e := range r.events {
 		switch e.Kind {
+		case vm.EvStepStarted:
+			started = e
 		case vm.EvStepRetry:
 			retry = e
 		case vm.EvStepCompleted:
 			done = e
 		}
 	}
-	if retry.AttemptID != rr.ids[0] || done.AttemptID != rr.ids[1] {
-		t.Errorf("event attempt ids %q, %q; want %q, %q", retry.AttemptID, done.AttemptID, rr.ids[0], rr.ids[1])
+	if started.AttemptID != 1 || retry.AttemptID != 1 || done.AttemptID != 2 {
+		t.Errorf("event attempt_ids %d, %d, %d; want 1, 1, 2", started.AttemptID, retry.AttemptID, done.AttemptID)
+	}
+	if started.AttemptUID != rr.ids[0] || retry.AttemptUID != rr.ids[0] || done.AttemptUID != rr.ids[1] {
+		t.Errorf("event attempt_uids %q, %q, %q; want %q, %q, %q", started.AttemptUID, retry.AttemptUID, done.AttemptUID, rr.ids[0], rr.ids[0], rr.ids[1])
 	}
 	if got := live.String(); got != "token=***\n" {
 		t.Errorf("live output = %q, want masked", got)

@@ -122,7 +122,7 @@ func (m *Machine) visit(a, next, b uint32) (uint32, error) {
 func (m *Machine) failStep(blk *isa.Block, err error) error {
 	se := stepErrorOf(err, m.mask.String)
 	return m.done(blk, StepResult{Status: StepFailed, Error: se, Signal: SigFailure, Visits: m.st.Visits[blk.ID]}, false,
-		evStepFailed(blk.ID, "", SigFailure, nil, 0, se.Code, se.Message))
+		evStepFailed(blk.ID, try{}, SigFailure, nil, 0, se.Code, se.Message))
 }
 
 // setContext merges block a's values into the context.
@@ -143,7 +143,7 @@ func (m *Machine) setContext(a uint32) error {
 	}
 	m.setContextMap(c)
 	return m.done(blk, StepResult{Status: StepCompleted, Signal: SigSuccess, Attempts: 1, Visits: m.st.Visits[blk.ID]}, true,
-		evStepStarted(blk.ID, ""), evStepCompleted(blk.ID, "", 0, 0))
+		evStepStarted(blk.ID, try{}), evStepCompleted(blk.ID, try{}, 0, 0))
 }
 
 // cloneMap copies the maps of a context (lists and scalars are never

@@ -323,7 +323,7 @@ func TestFailMessage(t *testing.T) {
 		{"secret", oneFail("key ${env.TOKEN} rejected"), map[string][]step.Result{"A": {fail(1)}},
 			source.EStepFailed, "key *** rejected"},
 		{"missing", oneFail("key ${context.nope} rejected"), map[string][]step.Result{"A": {fail(1)}},
-			source.EStepFailed, "key ${context.nope} rejected (reference '${context.nope}' cannot be resolved)"},
+			source.EStepFailed, "key ${context.nope} rejected (reference '${context.nope}' cannot be resolved: the context has no 'nope'; pass --context nope=VALUE or add it under the workflow's context:)"},
 		{"loop variables", loopFail("${file} (${loop.index} of ${loop.total}) failed"), map[string][]step.Result{"Body": {{Signal: vm.SigSuccess}, fail(1)}},
 			source.EStepFailed, "b.txt (1 of 2) failed"},
 	}

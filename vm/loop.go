@@ -34,14 +34,15 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 		return true, m.failStep(blk, err)
 	}
 	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-	m.emit(evStepStarted(blk.ID, ""))
+	m.emit(evStepStarted(blk.ID, try{}))
 	if len(items) == 0 {
 		return true, m.done(blk, StepResult{Status: StepCompleted, Signal: SigSuccess, Visits: m.st.Visits[blk.ID]}, true,
-			evStepCompleted(blk.ID, "", 0, 0))
+			evStepCompleted(blk.ID, try{}, 0, 0))
 	}
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID]})
+	started := m.now().Format(time.RFC3339Nano)
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started})
 	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
-		Started: m.now().Format(time.RFC3339Nano)})
+		Started: started})
 	m.pushed = true
 	if phase == PhaseParallel {
 		m.st.Threads = nil
@@ -146,7 +147,7 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 	if t, err := time.Parse(time.RFC3339Nano, f.Started); err == nil {
 		dur = m.now().Sub(t).Seconds()
 	}
-	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID]}
+	r := StepResult{Status: status, Duration: dur, Attempts: 1, Signal: signal, Visits: m.st.Visits[blk.ID], StartedAt: f.Started}
 	// ${steps.Loop.output} is the last inner step's (docs/workflow-reference.md,
 	// for_each); the loop's exit code says how the loop ended.
 	if last := m.st.Steps[f.Last]; f.Last != "" && last != nil {
@@ -156,5 +157,5 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 		r.ExitCode = 1
 		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
-	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
+	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -78,7 +79,7 @@ type Config struct {
 	// evaluations and transition lookups (--log-level debug).
 	Debug bool
 	// MaxParallel caps the threads of a parallel step that run at once
-	// (--max-parallel); 0 means the number of CPUs.
+	// (--max-parallel); 0 leaves each step's own parallel: N or max: N.
 	MaxParallel int
 	// Threads returns the ThreadGroup that runs the threads of one
 	// parallel step, at most limit at once; nil means goroutines.
@@ -583,11 +584,33 @@ func (m *Machine) emit(ev Event) {
 	if e.Time.IsZero() {
 		e.Time = m.now()
 	}
+	if e.Step != "" && !strings.HasPrefix(e.Kind, "run_") {
+		if e.AttemptID == 0 {
+			e.AttemptID, e.AttemptUID = m.tryOf(e.Step)
+		}
+		if m.thr == nil && len(m.st.LoopStack) > 0 {
+			e.Iteration = m.iterationRef()
+		}
+	}
 	e.RunID = m.st.RunID
 	e.Msg = m.mask.String(atPos(e, m.pos()))
 	for i, t := range e.Traceback {
 		e.Traceback[i] = m.mask.String(t)
 	}
+}
+
+// iterationRef is the index of the current iteration of every serial loop
+// entered, outermost first, joined by ".": "2", "1.0".
+func (m *Machine) iterationRef() string {
+	b := m.scratch[:0]
+	for i, f := range m.st.LoopStack {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, int64(f.Index), 10)
+	}
+	m.scratch = b
+	return string(b)
 }
 
 // finish ends a handler's change: it queues evs after the events queued
@@ -651,6 +674,7 @@ func (m *Machine) save(d *Delta, st *State) error {
 // ran says the step ran: in a loop body it is then the iteration's last
 // step, and its r.Duration counts in the iteration's time.
 func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) error {
+	m.stampResult(blk.ID, &r, evs)
 	m.setStep(blk.ID, r)
 	if n := len(m.st.LoopStack); ran && n > 0 && blk.Parent != 0 && m.st.LoopStack[n-1].Loop == m.p.Blocks[blk.Parent-1].ID {
 		f := &m.st.LoopStack[n-1]
@@ -658,6 +682,40 @@ func (m *Machine) done(blk *isa.Block, r StepResult, ran bool, evs ...Event) err
 	}
 	m.enter(blk.ID, PhaseDispatch, r.Signal)
 	return m.finish(evs...)
+}
+
+// stampResult gives r, when it has none, an ended_at and a started_at
+// (CONTRACT 12.5: every step result records both). The end is the time of
+// the step's last event, evs (stamped here, one clock reading each, as emit
+// would), or now; the start is that of the step's running record when it
+// has one (a loop, a parallel step), else the end (a step that takes no
+// time: set_context, a skip, a failure before the step ran).
+func (m *Machine) stampResult(name string, r *StepResult, evs []Event) {
+	if r.EndedAt != "" && r.StartedAt != "" {
+		return
+	}
+	for i := range evs {
+		if evs[i].Time.IsZero() {
+			evs[i].Time = m.now()
+		}
+	}
+	start := r.StartedAt
+	if old := m.st.Steps[name]; start == "" && old != nil && old.Status == StepRunning {
+		start = old.StartedAt
+	}
+	if r.EndedAt == "" {
+		var end time.Time
+		if n := len(evs); n > 0 {
+			end = evs[n-1].Time
+		} else {
+			end = m.now()
+		}
+		_, r.EndedAt = m.formatSpan(end, end)
+	}
+	if start == "" {
+		start = r.EndedAt
+	}
+	r.StartedAt = start
 }
 
 // setStep records the result of a step.

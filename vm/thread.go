@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -122,7 +121,7 @@ func (m *Machine) retryJoinAt(ctx context.Context, blk *isa.Block) (bool, error)
 	kept := slices.Clone(prev.JoinKept)
 	started := m.now().Format(time.RFC3339Nano)
 	m.executed.Add(1)
-	m.emit(evStepStarted(blk.ID, ""))
+	m.emit(evStepStarted(blk.ID, try{}))
 	// The running record keeps the branches to merge: a crash during the
 	// retry retries again.
 	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started, JoinKept: kept})
@@ -134,17 +133,17 @@ func (m *Machine) retryJoinAt(ctx context.Context, blk *isa.Block) (bool, error)
 }
 
 // maxParallel is how many threads of a step with parallelism n (0: as
-// many as there are) may run at once: n capped by --max-parallel, whose
-// default is the number of CPUs.
+// many as there are) may run at once: n capped by --max-parallel, which by
+// default caps nothing (CONTRACT 12.3: agent steps wait on the network, not
+// on this machine's CPUs).
 func (m *Machine) maxParallel(n, count int) int {
-	limit := m.cfg.MaxParallel
-	if limit <= 0 {
-		limit = runtime.NumCPU()
-	}
 	if n <= 0 {
 		n = count
 	}
-	return max(1, min(n, limit))
+	if limit := m.cfg.MaxParallel; limit > 0 {
+		n = min(n, limit)
+	}
+	return max(1, n)
 }
 
 // forkPC returns the pc of the instruction that starts the threads of block
@@ -586,7 +585,7 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	}
 	st.Threads = nil
 	m.d.DropThreads = true
-	return m.done(blk, r, true, evOutcome(blk.ID, "", &r))
+	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
 }
 
 // parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one
@@ -603,7 +602,7 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 	if !m.takeRejoin(blk) {
 		m.executed.Add(1)
 		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
-		m.emit(evStepStarted(blk.ID, ""))
+		m.emit(evStepStarted(blk.ID, try{}))
 		// The step's duration is its wall time, across a resume too.
 		m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID],
 			StartedAt: m.now().Format(time.RFC3339Nano)})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -503,4 +504,102 @@ func stripSeq(s string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestParallelNoDefaultCap: with no --max-parallel (0), a step's own
+// parallel: N runs N iterations at once, even past the number of CPUs
+// (CONTRACT 12.3: agent steps wait on the network, not on the CPUs).
+func TestParallelNoDefaultCap(t *testing.T) {
+	n := runtime.NumCPU() + 2
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	src := fmt.Sprintf(`version: "1.0"
+name: nocap
+steps:
+  - name: Each
+    for_each:
+      items: [%s]
+      parallel: %d
+      steps:
+        - name: Work
+          command: ["work", "${item}"]
+          on: {success: {goto: _loop_continue}, failure: {error: "work failed"}}
+    on: {success: {goto: _end}, failure: {error: "loop failed"}}
+`, strings.Join(items, ", "), n)
+	w := &parWorker{}
+	w.before = func(*step.Request) {
+		// Wait (a bounded time) until every iteration is in flight.
+		for deadline := time.Now().Add(5 * time.Second); int(w.peak.Load()) < n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, _, err := runPar(t, compileYAML(t, src), w, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if peak := int(w.peak.Load()); peak != n {
+		t.Errorf("%d calls in flight at most, want %d (parallel: %d, no --max-parallel)", peak, n, n)
+	}
+}
+
+// TestStepTimesEveryResult: every step result, the parallel loop's, the
+// parallel step's, set_context's and the iterations' own included, records
+// started_at and ended_at, in that order (CONTRACT 12.5).
+func TestStepTimesEveryResult(t *testing.T) {
+	src := `version: "1.0"
+name: times
+steps:
+  - name: Each
+    for_each:
+      items: [a, b]
+      parallel: 2
+      steps:
+        - name: Work
+          command: ["work", "${item}"]
+          on: {success: {goto: _loop_continue}, failure: {error: "work failed"}}
+    on: {success: {goto: Review}, failure: {error: "loop failed"}}
+  - name: Review
+    parallel:
+      branches:
+        a: [{name: A1, command: [run, ok]}]
+        b: [{name: B1, command: [run, ok]}]
+    on: {success: {goto: Mark}, failure: {error: "review failed"}}
+  - name: Mark
+    set_context: {done: "yes"}
+    on: {success: {goto: Serial}, failure: {error: "mark failed"}}
+  - name: Serial
+    for_each:
+      items: [x]
+      steps:
+        - name: Inner
+          command: ["work", "${item}"]
+          on: {success: {goto: _loop_continue}, failure: {error: "inner failed"}}
+    on: {success: {goto: _end}, failure: {error: "serial failed"}}
+strict_flow: false
+`
+	st, _, err := runPar(t, compileYAML(t, src), &parWorker{}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	check := func(where string, r *vm.StepResult) {
+		start, err1 := time.Parse(time.RFC3339Nano, r.StartedAt)
+		end, err2 := time.Parse(time.RFC3339Nano, r.EndedAt)
+		if err1 != nil || err2 != nil || end.Before(start) {
+			t.Errorf("%s: started_at %q, ended_at %q, want both, in order", where, r.StartedAt, r.EndedAt)
+		}
+	}
+	for _, name := range []string{"Each", "Work", "Review", "A1", "B1", "Mark", "Serial", "Inner"} {
+		r := st.Steps[name]
+		if r == nil {
+			t.Errorf("no result for %s", name)
+			continue
+		}
+		check(name, r)
+		for _, it := range r.Iterations {
+			for s, ir := range it.Steps {
+				check(fmt.Sprintf("%s[%d].%s", name, it.Index, s), ir)
+			}
+		}
+	}
 }

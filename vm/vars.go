@@ -164,7 +164,26 @@ func (m *Machine) resolve(sc scope, r *lang.Ref) (any, error) {
 	case sc.b != nil && sc.b.Step != nil && slices.Contains(sc.b.Step.AllowMissing, r.Raw):
 		return "", nil
 	}
-	return nil, &source.Error{Code: source.EVarMissing, Msg: fmt.Sprintf("reference '${%s}' cannot be resolved", r.Raw)}
+	return nil, &source.Error{Code: source.EVarMissing, Msg: fmt.Sprintf("reference '${%s}' cannot be resolved%s", r.Raw, contextHint(r, m.p.Format == "workflow"))}
+}
+
+// contextHint tells how to give a missing ${context.KEY} a value (yaml: a
+// YAML workflow, which has a context: section): "" for other references.
+func contextHint(r *lang.Ref, yaml bool) string {
+	if len(r.Path) < 2 || r.Path[0].Key != "context" || r.Path[1].IsIndex {
+		return ""
+	}
+	key := r.Path[1].Key
+	for _, p := range r.Path[2:] {
+		if p.IsIndex {
+			break
+		}
+		key += "." + p.Key
+	}
+	if !yaml {
+		return fmt.Sprintf(": the context has no '%s'; pass --context %s=VALUE", key, key)
+	}
+	return fmt.Sprintf(": the context has no '%s'; pass --context %s=VALUE or add it under the workflow's context:", key, key)
 }
 
 // lookup finds the value of r by its root namespace. ok is false when it

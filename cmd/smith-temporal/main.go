@@ -27,6 +27,7 @@ import (
 
 	"smith/cmd/smith-temporal/engine"
 	"smith/compiler"
+	"smith/internal/buildversion"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -44,6 +45,8 @@ Usage:
   smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
+  smith-temporal completion bash|zsh|fish
+  smith-temporal --version
 
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
 the runs' steps in BASE/workspace; every worker and client of a fleet uses
@@ -76,6 +79,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdStatus(rest, stdout, stderr)
 	case "step-host":
 		return cmdStepHost(rest, stdin, stdout, stderr)
+	case "completion":
+		return cmdCompletion(rest, stdout, stderr)
+	case "--version", "version":
+		fmt.Fprintf(stdout, "smith-temporal %s\n", buildversion.Get())
+		return 0
 	}
 	fmt.Fprintf(stderr, "smith-temporal: unknown command %q\n\n%s", cmd, usage)
 	return source.ExitConfig
@@ -127,6 +135,61 @@ func (c *conn) dial() (client.Client, error) {
 	})
 }
 
+// flagVals holds the values of every command's flags.
+type flagVals struct {
+	conn
+	hostQueue, runID, sig, note    string
+	ctxKV                          []string
+	shared, detach, asJSON         bool
+	maxSteps, historyLimit, maxPar int
+}
+
+// flagBuilders makes each user command's flag set, bound to v, in the
+// usage's order (step-host is internal): the commands parse these and the
+// completion scripts are generated from them.
+var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
+	workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
+}
+
+func workerFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
+	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n\nThe worker also pulls from a queue of its own host and BASE (--host-queue):\na run with isolation: git-worktree keeps its worktree on the host that created\nit and sends every later step there. A worker restarted with the same\n--base and --host-queue takes those runs up again.\n", stderr)
+	v.conn.add(fs)
+	fs.StringVar(&v.hostQueue, "host-queue", "", "the task queue of this host and BASE (default TASK-QUEUE@HOSTNAME-HASH, HASH from BASE)")
+	fs.BoolVar(&v.shared, "shared-workspace", false, "BASE is one directory shared by every worker of the fleet (the same mount on every host):\nisolated runs are not kept on one host")
+	return fs
+}
+
+func runFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
+	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
+	v.conn.add(fs)
+	fs.StringVar(&v.runID, "run-id", "", "the run id (default: generated)")
+	fs.StringArrayVar(&v.ctxKV, "context", nil, "KEY=VALUE overriding a context key (repeatable; KEY may be dotted)")
+	fs.BoolVar(&v.detach, "detach", false, "print the run id and return at once")
+	fs.BoolVar(&v.asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&v.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
+	fs.IntVar(&v.maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: each step's own parallel: or max:)")
+	fs.IntVar(&v.historyLimit, "history-limit", 0, "continue the run as new once its history holds `N` events (default 3000)")
+	return fs
+}
+
+func resumeFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
+	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
+	v.conn.add(fs)
+	fs.StringVar(&v.sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
+	fs.StringVar(&v.note, "note", "", "append a USER_NOTE segment with TEXT first")
+	fs.BoolVar(&v.detach, "detach", false, "send the resume and return at once")
+	fs.BoolVar(&v.asJSON, "json", false, "print the final state as JSON")
+	fs.IntVar(&v.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps of this resume")
+	return fs
+}
+
+func statusFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
+	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state, asked of its workflow (a query): status, current step,\nstep results. --json prints the whole state in the shape of state.json.\n", stderr)
+	v.conn.add(fs)
+	fs.BoolVar(&v.asJSON, "json", false, "print the state as JSON (the shape of state.json)")
+	return fs
+}
+
 func newFlags(name, synopsis, help string, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("smith-temporal "+name, pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -157,16 +220,12 @@ func parse(fs *pflag.FlagSet, args []string, nargs int, stdout, stderr io.Writer
 }
 
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
-	var c conn
-	var hostQueue string
-	var shared bool
-	fs := newFlags("worker", "--address HOST:PORT [flags]", "Runs a worker: it executes the workflows (the VM) and the steps of Smith runs\nfrom the task queue until SIGINT or SIGTERM. Steps run in BASE/workspace.\n\nThe worker also pulls from a queue of its own host and BASE (--host-queue):\na run with isolation: git-worktree keeps its worktree on the host that created\nit and sends every later step there. A worker restarted with the same\n--base and --host-queue takes those runs up again.\n", stderr)
-	c.add(fs)
-	fs.StringVar(&hostQueue, "host-queue", "", "the task queue of this host and BASE (default TASK-QUEUE@HOSTNAME-HASH, HASH from BASE)")
-	fs.BoolVar(&shared, "shared-workspace", false, "BASE is one directory shared by every worker of the fleet (the same mount on every host):\nisolated runs are not kept on one host")
+	var v flagVals
+	fs := workerFlags(&v, stderr)
 	if st, done := parse(fs, args, 0, stdout, stderr); done {
 		return st
 	}
+	c, hostQueue, shared := v.conn, v.hostQueue, v.shared
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
 		return source.ExitConfig
@@ -224,23 +283,13 @@ func defaultHostQueue(queue, base string) string {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	var c conn
-	var runID string
-	var ctxKV []string
-	var detach, asJSON bool
-	var maxSteps, historyLimit, maxPar int
-	fs := newFlags("run", "FILE --address HOST:PORT [flags]", "Compiles FILE (exit 2, or 3 for a path escape, on any error) and starts it as a\nTemporal workflow whose id is the run id. Without --detach it waits for the\nrun to end (or halt) and exits with its status.\n", stderr)
-	c.add(fs)
-	fs.StringVar(&runID, "run-id", "", "the run id (default: generated)")
-	fs.StringArrayVar(&ctxKV, "context", nil, "KEY=VALUE overriding a context key (repeatable; KEY may be dotted)")
-	fs.BoolVar(&detach, "detach", false, "print the run id and return at once")
-	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
-	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps (every thread's steps count)")
-	fs.IntVar(&maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: each step's own parallel: or max:)")
-	fs.IntVar(&historyLimit, "history-limit", 0, "continue the run as new once its history holds `N` events (default 3000)")
+	var v flagVals
+	fs := runFlags(&v, stderr)
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
 	}
+	c, runID, ctxKV, detach, asJSON := v.conn, v.runID, v.ctxKV, v.detach, v.asJSON
+	maxSteps, historyLimit, maxPar := v.maxSteps, v.historyLimit, v.maxPar
 	if maxSteps < 1 || historyLimit < 0 || maxPar < 0 {
 		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1, --history-limit and --max-parallel at least 0\n")
 		return source.ExitConfig
@@ -401,20 +450,12 @@ func queryState(ctx context.Context, cl client.Client, runID string) (*vm.State,
 }
 
 func cmdResume(args []string, stdout, stderr io.Writer) int {
-	var c conn
-	var sig, note string
-	var detach, asJSON bool
-	var maxSteps int
-	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
-	c.add(fs)
-	fs.StringVar(&sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
-	fs.StringVar(&note, "note", "", "append a USER_NOTE segment with TEXT first")
-	fs.BoolVar(&detach, "detach", false, "send the resume and return at once")
-	fs.BoolVar(&asJSON, "json", false, "print the final state as JSON")
-	fs.IntVar(&maxSteps, "max-steps", vm.DefaultMaxSteps, "fail the run with E_STEP_BUDGET after `N` executed steps of this resume")
+	var v flagVals
+	fs := resumeFlags(&v, stderr)
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
 	}
+	c, sig, note, detach, asJSON, maxSteps := v.conn, v.sig, v.note, v.detach, v.asJSON, v.maxSteps
 	if maxSteps < 1 {
 		fmt.Fprintf(stderr, "smith-temporal resume: --max-steps must be at least 1\n")
 		return source.ExitConfig
@@ -480,14 +521,12 @@ func notFound(runID string, err error, stderr io.Writer) int {
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	var c conn
-	var asJSON bool
-	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state, asked of its workflow (a query): status, current step,\nstep results. --json prints the whole state in the shape of state.json.\n", stderr)
-	c.add(fs)
-	fs.BoolVar(&asJSON, "json", false, "print the state as JSON (the shape of state.json)")
+	var v flagVals
+	fs := statusFlags(&v, stderr)
 	if st, done := parse(fs, args, 1, stdout, stderr); done {
 		return st
 	}
+	c, asJSON := v.conn, v.asJSON
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal status: %v\n", err)
 		return source.ExitConfig

@@ -2,11 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"smith/internal/goldenfile"
+	"smith/internal/shellcomp"
 	"smith/source"
 )
 
@@ -65,7 +72,7 @@ func TestBuildThenDisasm(t *testing.T) {
 // stdout, nothing on stderr, and exit 0.
 func TestHelp(t *testing.T) {
 	wd := scratch(t)
-	for _, cmd := range []string{"check", "build", "disasm", "dot", "schema"} {
+	for _, cmd := range commandNames() {
 		for _, flag := range []string{"--help", "-h"} {
 			t.Run(cmd+flag, func(t *testing.T) {
 				r := runIn(t, wd, []string{cmd, flag})
@@ -80,6 +87,59 @@ func TestHelp(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestVersion: --version prints "smithc VERSION" on one line and exits 0.
+func TestVersion(t *testing.T) {
+	wd := scratch(t)
+	r := runIn(t, wd, []string{"--version"})
+	if r.status != 0 || r.stderr != "" || !regexp.MustCompile(`^smithc \S+\n$`).MatchString(r.stdout) {
+		t.Errorf("smithc --version = exit %d, stdout %q, stderr %q; want 0, one line smithc VERSION, nothing", r.status, r.stdout, r.stderr)
+	}
+}
+
+// TestCompletionNamesEveryFlag: each shell's script names every command
+// and every long flag of smithc (they come from the same flag sets).
+func TestCompletionNamesEveryFlag(t *testing.T) {
+	wd := scratch(t)
+	for _, shell := range shellcomp.Shells {
+		r := runIn(t, wd, []string{"completion", shell})
+		if r.status != 0 {
+			t.Fatalf("smithc completion %s: exit %d: %s", shell, r.status, r.stderr)
+		}
+		for _, build := range flagBuilders {
+			fs := build(&flagVals{}, io.Discard)
+			if name := strings.TrimPrefix(fs.Name(), "smithc "); !strings.Contains(r.stdout, name) {
+				t.Errorf("smithc completion %s lacks the command %s", shell, name)
+			}
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !strings.Contains(r.stdout, f.Name) {
+					t.Errorf("smithc completion %s lacks --%s of %s", shell, f.Name, fs.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestExamplesFormatted: every YAML workflow shipped under examples/ is in
+// the canonical form of smithc fmt (smithc fmt --check passes).
+func TestExamplesFormatted(t *testing.T) {
+	wd := scratch(t)
+	var files []string
+	filepath.WalkDir(filepath.Join(wd, "../../examples"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			rel, _ := filepath.Rel(wd, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if len(files) < 5 {
+		t.Fatalf("only %d examples found", len(files))
+	}
+	r := runIn(t, wd, append([]string{"fmt", "--check"}, files...))
+	if r.status != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("smithc fmt --check examples: exit %d; not formatted (run smithc fmt -w on them):\n%s%s", r.status, r.stdout, r.stderr)
 	}
 }
 

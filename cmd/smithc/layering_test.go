@@ -18,8 +18,8 @@ import (
 // "/" allows its sub-packages too. New entries need a note in
 // docs/dependencies.md.
 var allowed = map[string][]string{
-	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "internal/buildversion", "internal/shellcomp", "github.com/spf13/pflag"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source", "gonum.org/v1/gonum/"},
@@ -43,6 +43,8 @@ var allowed = map[string][]string{
 	"lang":                             {"source"},
 	"internal/docgen":                  {},
 	"internal/hugeheap":                {"golang.org/x/sys/unix"},
+	"internal/buildversion":            {},
+	"internal/shellcomp":               {"github.com/spf13/pflag"},
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
@@ -52,7 +54,7 @@ var allowed = map[string][]string{
 	"bench/failcost":                   {"internal/fakemodel"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
-	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
+	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "internal/buildversion", "internal/shellcomp", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
 	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
 	// The nested module smith/cmd/smithvm/e2e: end-to-end tests only, no
 	// package code (its tests run the built binaries).

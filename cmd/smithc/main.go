@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/compiler"
+	"smith/internal/buildversion"
 	"smith/internal/hugeheap"
 	"smith/isa"
 	"smith/manifest"
@@ -43,6 +44,8 @@ Usage:
   smithc dot FILE [-o OUT]        Graphviz DOT of the control-flow graph
   smithc schema workflow|manifest print the JSON Schema of a source format
   smithc fmt FILE... [-w|--check] print YAML workflows in canonical form (comments kept)
+  smithc completion bash|zsh|fish print a shell completion script
+  smithc --version                print the version (module version or commit)
 
 FILE is a YAML workflow (.yaml, .yml) or a workflows.json manifest (.json).
 Run 'smithc COMMAND --help' for a command's flags.
@@ -73,8 +76,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdSchema(rest, stdout, stderr)
 	case "fmt":
 		return cmdFmt(rest, stdout, stderr)
+	case "completion":
+		return cmdCompletion(rest, stdout, stderr)
+	case "--version", "version":
+		fmt.Fprintf(stdout, "smithc %s\n", buildversion.Get())
+		return 0
 	}
-	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, []string{"check", "build", "disasm", "dot", "schema", "fmt"}), usage)
+	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, commandNames()), usage)
 	return source.ExitConfig
 }
 
@@ -155,7 +163,7 @@ type flagVals struct {
 // order. Building a flag set runs nothing, so docs/cli.md is generated
 // from these same builders (TestCLIDocs).
 var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags, fmtFlags,
+	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags, fmtFlags, completionFlags,
 }
 
 func checkFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
@@ -326,7 +334,7 @@ func cmdSchema(args []string, stdout, stderr io.Writer) int {
 	case "manifest":
 		stdout.Write(manifest.ManifestSchema())
 	default:
-		fmt.Fprintf(stderr, "smithc schema: unknown format %q%s: want workflow or manifest\n", fs.Arg(0), source.DidYouMean(fs.Arg(0), []string{"workflow", "manifest"}))
+		fmt.Fprintf(stderr, "smithc schema: unknown format %q%s: want workflow or manifest\n", fs.Arg(0), source.DidYouMean(fs.Arg(0), schemaFormats))
 		return source.ExitConfig
 	}
 	return 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -132,14 +133,18 @@ func (c *console) close() {
 	c.mu.Unlock()
 }
 
-// gitignoreCheck: on the first run in a BASE whose .gitignore does not list
-// .orchestrator/, ask once on a terminal, otherwise print one INFO hint.
-// .gitignore is never edited without a yes. It reports whether this is the
-// first run in BASE.
+// gitignoreCheck: on the first run in a BASE inside a git work tree whose
+// .gitignore does not list .orchestrator/, ask once on a terminal, otherwise
+// print one INFO hint; outside git, nothing (CONTRACT 2). .gitignore is
+// never edited without a yes. It reports whether this is the first run in
+// BASE.
 func (e *env) gitignoreCheck(p *project) bool {
 	orch := p.base + "/.orchestrator"
 	if _, err := os.Stat(orch); err == nil {
 		return false
+	}
+	if !inGitWorkTree(p.base) {
+		return true
 	}
 	path := p.base + "/.gitignore"
 	data, _ := os.ReadFile(path)
@@ -177,4 +182,24 @@ func (e *env) gitignoreCheck(p *project) bool {
 	}
 	fmt.Fprintln(e.stderr, "INFO: .gitignore does not list .orchestrator/ (run state and logs); add it to keep runs out of git.")
 	return true
+}
+
+// inGitWorkTree reports whether dir or one of its parents holds a .git (a
+// repository's folder, or the file of a linked worktree or submodule): the
+// test git itself makes, without starting git.
+func inGitWorkTree(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }

@@ -10,6 +10,7 @@ import (
 // the few that one command has alone.
 type flagVals struct {
 	common
+	start      string // run
 	output     string
 	keepBranch bool
 	force      bool
@@ -40,6 +41,7 @@ var flagBuilders = []flagBuilder{
 	(*env).cleanProcessedFlags,
 	(*env).serveFlags,
 	(*env).doctorFlags,
+	(*env).completionFlags,
 }
 
 func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {
@@ -51,6 +53,7 @@ func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {
 func (e *env) runFlags(v *flagVals) *pflag.FlagSet {
 	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/. At the end it\nprints the run folder, the artifacts folder and the command to go on with.\n")
 	v.addRun(fs, true)
+	fs.StringVar(&v.start, "start", "", "(manifests) start at the entry block of `NODE` instead of the manifest's entry")
 	return fs
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,11 +115,14 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "stats:        %d tokens, %d lines written\n", st.Stats.TotalTokensUsed, st.Stats.TotalLinesWritten)
 	}
 	names, depth := stepOrder(st)
+	runs := stepRuns(filepath.Join(proj.store.RunsDir(), st.RunID, "logs", "events.jsonl"))
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	if len(names) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tDURATION\tEXIT\tPROVIDER\tTOKENS\tDETAIL")
+		// RUNS: how many times the step was entered (a goto back, a loop's
+		// iterations); ATTEMPTS: the tries of its last run.
+		fmt.Fprintln(tw, "STEP\tSTATUS\tRUNS\tATTEMPTS\tDURATION\tEXIT\tPROVIDER\tTOKENS\tDETAIL")
 	}
 	for _, n := range names {
 		r := st.Steps[n]
@@ -132,7 +137,7 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 			detail = fmt.Sprintf("%d iterations", r.IterationsTotal)
 		}
 		name := strings.Repeat("  ", depth[n]) + n
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1fs\t%d\t%s\t%s\t%s\n", name, r.Status, r.Attempts, r.Duration, r.ExitCode,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%d\t%s\t%s\t%s\n", name, r.Status, dash(count(max(runs[n], st.Visits[n], r.Visits))), r.Attempts, r.Duration, r.ExitCode,
 			dash(r.Provider), dash(tokens(r.Tokens)), strings.ReplaceAll(detail, "\n", " "))
 	}
 	tw.Flush()
@@ -142,6 +147,42 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		}
 	}
 	writeThreads(w, st)
+}
+
+// stepRuns counts the step_started events of each step in the event log at
+// path: how many times each ran (a goto back, each iteration and thread);
+// a log that cannot be read counts nothing.
+func stepRuns(path string) map[string]int {
+	runs := map[string]int{}
+	f, err := os.Open(path)
+	if err != nil {
+		return runs
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	marker := []byte(`"event":"` + vm.EvStepStarted + `"`)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), marker) {
+			continue
+		}
+		var ev struct {
+			Step  string `json:"step"`
+			Event string `json:"event"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == vm.EvStepStarted {
+			runs[ev.Step]++
+		}
+	}
+	return runs
+}
+
+// count is n in decimal, or "" for 0.
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // dash is s, or "-" for nothing.

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/spf13/pflag"
 
+	"smith/internal/buildversion"
 	"smith/source"
 	"smith/vm"
 )
@@ -35,6 +35,8 @@ Usage:
   smithvm clean-processed         delete the processed inbox messages of every agent
   smithvm serve                   the run viewer in a browser (loopback; --token for other addresses)
   smithvm doctor [FILE...]        are the agent CLIs installed and logged in? (--ping: one real request)
+  smithvm completion bash|zsh|fish  print a shell completion script
+  smithvm --version               print the version (module version or commit)
 
 Directories: BASE is --base or the current directory; every step runs in
 BASE/workspace; run state lives in BASE/.orchestrator/runs/<run_id>/.
@@ -52,10 +54,13 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	getwd          func() (string, error)
+	// arg0 is how smithvm was started (os.Args[0]): hints name a command
+	// that works after this one (self).
+	arg0 string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, arg0: os.Args[0]}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return source.ExitConfig
@@ -91,9 +96,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdServe(rest)
 	case "doctor":
 		return e.cmdDoctor(rest)
+	case "completion":
+		return e.cmdCompletion(rest)
+	case "--version", "version":
+		fmt.Fprintf(stdout, "smithvm %s\n", buildversion.Get())
+		return 0
 	}
-	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd,
-		source.DidYouMean(cmd, []string{"run", "resume", "run-step", "watch", "list", "status", "graph", "clean", "clean-processed", "diff", "merge", "serve", "doctor"}), usage)
+	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, e.commandNames()), usage)
 	return source.ExitConfig
 }
 
@@ -179,7 +188,7 @@ func (c *common) addBase(fs *pflag.FlagSet) {
 
 // addMaxParallel adds --max-parallel (run, resume; CONTRACT 12.3).
 func (c *common) addMaxParallel(fs *pflag.FlagSet) {
-	fs.IntVar(&c.maxPar, "max-parallel", runtime.NumCPU(), "run at most `N` iterations or branches of a parallel step at once")
+	fs.IntVar(&c.maxPar, "max-parallel", 0, "run at most `N` iterations or branches of a parallel step at once (default: no cap beyond each step's own parallel: or max:)")
 }
 
 // addLimits adds --max-steps and --max-parallel (run, resume).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -80,13 +81,14 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 	return &project{base: abs, dirs: dirs, store: st}, nil
 }
 
-// setWorkspace makes ws (absolute) the WORKSPACE of dirs; it must be BASE
-// or a directory below it, since every path is confined to BASE.
+// setWorkspace makes ws (absolute) the WORKSPACE of dirs: BASE, a
+// directory below it, or one outside it.
 func setWorkspace(dirs *confine.Dir, ws string) error {
-	rel, err := filepath.Rel(dirs.Base, ws)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		return fmt.Errorf("--workspace %s is not inside BASE %s (give --base a directory that holds it)", ws, dirs.Base)
+	if !filepath.IsAbs(ws) {
+		return fmt.Errorf("--workspace %s: not an absolute path", ws)
 	}
+	// WORKSPACE may lie outside BASE (state under BASE, steps in DIR):
+	// paths are confined to WORKSPACE, not to BASE (CONTRACT 2).
 	dirs.Workspace = filepath.Clean(ws)
 	return nil
 }
@@ -131,7 +133,13 @@ func keysOf(m map[string]any) []string {
 
 // load compiles (or decodes) the program and prints its diagnostics.
 func (e *env) load(file string, ctxKeys []string) (*isa.Program, int) {
-	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys})
+	return e.loadFrom(file, ctxKeys, "")
+}
+
+// loadFrom is load with a manifest's run starting at node start ("": its
+// entry; --start).
+func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Program, int) {
+	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
 	if wd, err := e.getwd(); err == nil {
 		ds.RelTo(wd)
 	}
@@ -215,7 +223,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 		} else {
-			s.console.line("INFO: Next: smithvm status " + st.RunID + s.baseFlag())
+			s.console.line("INFO: Next: " + s.e.self() + " status " + st.RunID + s.baseFlag())
 		}
 	}
 	return exitStatus(runErr)
@@ -232,6 +240,29 @@ func (s *session) baseFlag() string {
 	return " --base " + shellQuote(s.proj.base)
 }
 
+// self is the command a printed hint uses to start smithvm again:
+// "smithvm", but "go run ./cmd/smithvm" after go run in the repository
+// (go run's binary is gone once it exits, and smithvm may not be
+// installed).
+func (e *env) self() string {
+	if !goRunBinary(e.arg0) {
+		return "smithvm"
+	}
+	if wd, err := e.getwd(); err == nil {
+		if _, err := os.Stat(filepath.Join(wd, "cmd", "smithvm", "main.go")); err == nil {
+			return "go run ./cmd/smithvm"
+		}
+	}
+	return "smithvm"
+}
+
+// goRunBinary reports whether arg0 is a binary go run built: it lives in
+// an exe folder of a go-build temporary folder.
+func goRunBinary(arg0 string) bool {
+	dir := filepath.ToSlash(filepath.Dir(arg0))
+	return path.Base(dir) == "exe" && strings.Contains(dir, "/go-build")
+}
+
 // sameDir reports whether a and b name the same directory.
 func sameDir(a, b string) bool {
 	if a == b {
@@ -244,7 +275,7 @@ func sameDir(a, b string) bool {
 
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := "smithvm resume " + st.RunID + s.baseFlag()
+	cmd := s.e.self() + " resume " + st.RunID + s.baseFlag()
 	if s.opts.wsDir != "" {
 		cmd += " --workspace " + shellQuote(s.opts.wsDir)
 	}
@@ -309,7 +340,7 @@ func (e *env) cmdRun(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	return e.runFile(&c.common, fs.Arg(0), "")
+	return e.runFile(&c.common, fs.Arg(0), "", c.start)
 }
 
 func (e *env) cmdRunStep(args []string) int {
@@ -318,11 +349,12 @@ func (e *env) cmdRunStep(args []string) int {
 	if st, done := e.parse(fs, args, 2); done {
 		return st
 	}
-	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1))
+	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1), "")
 }
 
-// runFile runs FILE (only STEP when step != "").
-func (e *env) runFile(c *common, file, step string) int {
+// runFile runs FILE (only STEP when step != "", from node start when start
+// != "").
+func (e *env) runFile(c *common, file, step, start string) int {
 	ctxVals, err := c.contextValues()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -337,9 +369,22 @@ func (e *env) runFile(c *common, file, step string) int {
 		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
 		return source.ExitConfig
 	}
-	prog, st := e.load(file, keysOf(ctxVals))
+	abs := file
+	if a, err := filepath.Abs(file); err == nil {
+		abs = a
+	}
+	prog, st := e.loadFrom(file, keysOf(ctxVals), start)
 	if prog == nil {
 		return st
+	}
+	if prog.Format == "manifest" && prog.Name == "workflows" && filepath.Base(file) == "workflows.json" {
+		// ./workflows.json: the compiler saw no folder to name the runs
+		// after (resume compiles the absolute path, which has one).
+		prog.Name = filepath.Base(filepath.Dir(abs))
+	}
+	if start != "" && prog.Format != "manifest" {
+		fmt.Fprintf(e.stderr, "smithvm run: %s: --start names a node of a manifest (workflows.json); a YAML workflow starts at its first step (smithvm run-step runs one step alone)\n", source.EUsage)
+		return source.ExitConfig
 	}
 	if step != "" {
 		if msg := runStepProblem(prog, step, file); msg != "" {
@@ -368,10 +413,6 @@ func (e *env) runFile(c *common, file, step string) int {
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
-	abs := file
-	if a, err := filepath.Abs(file); err == nil {
-		abs = a
-	}
 	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	defer s.console.close()
 	m, err := vm.New(prog, s.config(abs, ctxVals))

@@ -54,7 +54,7 @@ func (e *env) cmdWatch(args []string) int {
 	}
 	last := 0
 	for {
-		last = e.runFile(&c.common, fs.Arg(0), "")
+		last = e.runFile(&c.common, fs.Arg(0), "", "")
 		if ctx.Err() != nil {
 			return source.ExitInterrupted
 		}

@@ -172,6 +172,10 @@ func writePlan(root string, plan []string) error {
 
 // runUpdateChangePlan is Internal:UpdateChangePlan.
 func runUpdateChangePlan(ctx context.Context, e Env, req *step.Request) step.Result {
+	// In YAML the previous step's reply lists the files (CONTRACT 12.5).
+	if res, ok := replyPayload(req, step.SegNewFiles); !ok {
+		return res
+	}
 	if req.RunRoot == "" {
 		l := &segmentList{req: req}
 		l.add(step.SegError, "UpdateChangePlan: the run has no run directory; the change plan was not saved")

@@ -87,7 +87,8 @@ func (l *segmentList) result(signal string, exit int, err error) step.Result {
 }
 
 // worktreePath returns the absolute worktree path of req, checked to lie
-// inside BASE. WORKSPACE is created when it is the worktree.
+// inside the project (BASE, or a WORKSPACE outside it). WORKSPACE is created
+// when it is the worktree.
 func worktreePath(req *step.Request) (string, error) {
 	wt := req.WorktreePath
 	if wt == "" {
@@ -99,7 +100,11 @@ func worktreePath(req *step.Request) (string, error) {
 			return "", &source.Error{Code: source.EExec, Msg: fmt.Sprintf("create workspace: %v", err)}
 		}
 	}
-	// The worktree stands in for WORKSPACE: paths are confined to it.
+	// The worktree stands in for WORKSPACE: paths are confined to it. It
+	// must itself lie in the project (BASE, or a WORKSPACE outside BASE).
+	if !filepath.IsAbs(wt) || !req.Dirs.Contains(wt) {
+		return "", source.Wrap(source.EExec, "worktree_path", &confine.Error{Path: wt, Reason: "resolves outside the project"})
+	}
 	req.Dirs.Workspace = filepath.Clean(wt)
 	abs, err := req.Dirs.ResolveIn(filepath.Clean(wt), ".")
 	if err != nil {

@@ -181,6 +181,10 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 // E_PATH_ESCAPE), is SIGNAL:VALIDATION_FAIL with a VALIDATION_ERROR segment,
 // so the block's validation loop can ask for a fix.
 func runPreambleValidator(_ context.Context, _ Env, req *step.Request) step.Result {
+	// In YAML the previous step's reply names the file (CONTRACT 12.5).
+	if res, ok := replyPayload(req, lang.DefaultOutputType); !ok {
+		return res
+	}
 	l := &segmentList{req: req}
 	invalid := func(format string, args ...any) step.Result {
 		l.add(step.SegValidationError, reply.ValidationFailPrefix+fmt.Sprintf(format, args...))

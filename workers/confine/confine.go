@@ -9,7 +9,9 @@
 // violation wraps ErrEscape. The checks are lexical (filepath.IsLocal) plus
 // os.Lstat, never string prefixes, and every open, write, rename and mkdir
 // walks from BASE one component at a time with openat(O_NOFOLLOW), so a link
-// created after the check is refused at the moment of use.
+// created after the check is refused at the moment of use. A WORKSPACE outside
+// BASE (smithvm --workspace DIR --base B) is its own root: everything above
+// is BASE for WORKSPACE itself.
 package confine
 
 import (
@@ -133,11 +135,36 @@ func gitReason(c string) string {
 }
 
 // A Dir is a project layout. Both fields are absolute and cleaned, and
-// Workspace is Base/workspace (New), or Base or a directory below it
-// (smithvm --workspace).
+// Workspace is Base/workspace (New), or any directory (smithvm --workspace:
+// Base or below it, or a directory outside Base, CONTRACT 2).
 type Dir struct {
 	Base      string
 	Workspace string
+}
+
+// Contains reports whether abs (absolute) is Base, Workspace or a path
+// below one of them, lexically (no link is looked at).
+func (d Dir) Contains(abs string) bool {
+	for _, root := range []string{d.Base, d.Workspace} {
+		if rel, err := filepath.Rel(root, filepath.Clean(abs)); root != "" && err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return true
+		}
+	}
+	return false
+}
+
+// rooted is the layout the checks walk from: d itself when Workspace is
+// Base or below it, else Workspace alone (its own root), since confinement
+// is to WORKSPACE, not to BASE: the paths of steps and models never reach
+// Base from a workspace outside it.
+func (d Dir) rooted() Dir {
+	if d.Base == "" || d.Workspace == "" {
+		return d
+	}
+	if rel, err := filepath.Rel(d.Base, d.Workspace); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return d
+	}
+	return Dir{Base: d.Workspace, Workspace: d.Workspace}
 }
 
 // New returns the layout for the project rooted at base (made absolute).
@@ -162,6 +189,7 @@ func (d Dir) Resolve(rel string) (string, error) {
 // whose target lies inside the project. The walk stops at the first component
 // that does not exist, since nothing below it can be a link yet.
 func (d Dir) ResolveIn(dir, rel string) (string, error) {
+	d = d.rooted()
 	dirRel, err := d.local(dir)
 	if err != nil {
 		return "", err

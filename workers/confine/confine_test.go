@@ -425,3 +425,37 @@ func TestGitComponentRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceOutsideBase: with --workspace DIR outside BASE (CONTRACT 2)
+// paths resolve, are written and read inside DIR; leaving DIR (into BASE
+// or anywhere) and symlinks inside DIR are violations, as for any
+// WORKSPACE.
+func TestWorkspaceOutsideBase(t *testing.T) {
+	t.Parallel()
+	base, ws := t.TempDir(), t.TempDir()
+	if err := os.Symlink(base, filepath.Join(ws, "tobase")); err != nil {
+		t.Fatal(err)
+	}
+	d := Dir{Base: base, Workspace: ws}
+	abs, err := d.Resolve("artifacts/S/out.txt")
+	if err != nil || abs != filepath.Join(ws, "artifacts", "S", "out.txt") {
+		t.Fatalf("Resolve(artifacts/S/out.txt) = %q, %v", abs, err)
+	}
+	if err := d.WriteFile(abs, []byte("ok"), 0o644); err != nil {
+		t.Fatalf("WriteFile: %v", err)
+	}
+	f, err := d.Open(abs)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	f.Close()
+	if ok, err := d.Exists(abs); !ok || err != nil {
+		t.Errorf("Exists = %v, %v", ok, err)
+	}
+	relBase, _ := filepath.Rel(ws, filepath.Join(base, "x"))
+	for _, rel := range []string{"..", "../x", relBase, "/etc/passwd", "tobase/x"} {
+		if _, err := d.Resolve(rel); !errors.Is(err, ErrEscape) {
+			t.Errorf("Resolve(%q) = %v, want a violation", rel, err)
+		}
+	}
+}

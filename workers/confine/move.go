@@ -12,6 +12,7 @@ import (
 // MkdirAll creates the directory abs (a path returned by Resolve or
 // ResolveIn) and its parents, walking from Base without following links.
 func (d Dir) MkdirAll(abs string) error {
+	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return err
@@ -29,6 +30,7 @@ func (d Dir) MkdirAll(abs string) error {
 // without following links, so a link created after the checks is refused.
 // The rename is atomic within one file system.
 func (d Dir) Rename(from, to string) error {
+	d = d.rooted()
 	relFrom, err := d.checked(from)
 	if err != nil {
 		return err
@@ -56,6 +58,7 @@ func (d Dir) Rename(from, to string) error {
 // Exists reports whether abs (a path returned by Resolve or ResolveIn)
 // exists, without following a final symbolic link.
 func (d Dir) Exists(abs string) (bool, error) {
+	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return false, err

@@ -72,6 +72,7 @@ func (d Dir) linkErr(dirfd int, name, shown, prefix string, err error) error {
 // Base without following any link (see walk); flag is as for os.OpenFile,
 // and mkdirs creates the parent directories.
 func (d Dir) openFile(abs string, flag int, perm os.FileMode, mkdirs bool) (*os.File, error) {
+	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,7 @@ func IsTempName(name string) bool {
 // goes to a temporary file in the same directory, which is then renamed over
 // abs.
 func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
+	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return err

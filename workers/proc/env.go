@@ -16,7 +16,8 @@ type EnvVar struct {
 // TMPDIR, SHELL) that lookup finds, then each name in allow that lookup finds,
 // then secrets, then stepEnv. A later entry overrides an earlier one with the
 // same name, which keeps the position of its first appearance, so the result has
-// no duplicate names. lookup is the parent's environment (os.LookupEnv, passed
+// no duplicate names; but a stepEnv entry named as a secret is dropped, so the
+// secret keeps its value (CONTRACT 3.5, seed 004) and stays masked. lookup is the parent's environment (os.LookupEnv, passed
 // in by cmd); nothing else of it reaches the child.
 func BuildEnv(lookup func(string) (string, bool), allow []string, secrets []EnvVar, stepEnv []EnvVar) []string {
 	var (
@@ -43,11 +44,15 @@ func BuildEnv(lookup func(string) (string, bool), allow []string, secrets []EnvV
 	for _, name := range allow {
 		fromParent(name)
 	}
+	secret := make(map[string]bool, len(secrets))
 	for _, v := range secrets {
 		set(v.Name, v.Value)
+		secret[v.Name] = true
 	}
 	for _, v := range stepEnv {
-		set(v.Name, v.Value)
+		if !secret[v.Name] {
+			set(v.Name, v.Value)
+		}
 	}
 	env := make([]string, 0, len(names))
 	for _, name := range names {

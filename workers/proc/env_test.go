@@ -47,8 +47,14 @@ func TestBuildEnv(t *testing.T) {
 			name:    "later overrides earlier in place",
 			allow:   []string{"GOPATH"},
 			secrets: []EnvVar{{"GOPATH", "/secret"}, {"TOKEN", "s1"}},
-			stepEnv: []EnvVar{{"PATH", "/step/bin"}, {"TOKEN", "s2"}, {"NEW", "n"}, {"NEW", "m"}},
-			want:    "PATH=/step/bin HOME=/home/u TERM=xterm SHELL=/bin/sh GOPATH=/secret TOKEN=s2 NEW=m",
+			stepEnv: []EnvVar{{"PATH", "/step/bin"}, {"NEW", "n"}, {"NEW", "m"}},
+			want:    "PATH=/step/bin HOME=/home/u TERM=xterm SHELL=/bin/sh GOPATH=/secret TOKEN=s1 NEW=m",
+		},
+		{
+			name:    "an env entry named as a secret keeps the secret's value",
+			secrets: []EnvVar{{"TOKEN", "s1"}},
+			stepEnv: []EnvVar{{"TOKEN", "plain"}, {"MODE", "fast"}},
+			want:    "PATH=/usr/bin HOME=/home/u TERM=xterm SHELL=/bin/sh TOKEN=s1 MODE=fast",
 		},
 		{
 			name:    "allow listing an inherited name keeps one entry",

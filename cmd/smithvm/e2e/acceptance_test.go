@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -153,27 +154,22 @@ steps:
 	if n := p.count("flaky.cnt"); n != 2 {
 		t.Errorf("Flaky ran %d times, want 2", n)
 	}
-	// Each try has its own attempt_id: the failed try's events carry the
-	// first, the completion the second.
-	ids := map[string]bool{}
-	var completed string
+	// attempt_id is the try's number (seed 004's integer): the failed try's
+	// events carry 1, the completion 2; each try has its own attempt_uid.
+	var got []string
+	uids := map[string]bool{}
 	for _, ev := range p.events(id) {
 		if ev.Step != "Flaky" {
 			continue
 		}
-		if ev.AttemptID == "" {
-			t.Errorf("event %s of step Flaky has no attempt_id", ev.Event)
-		}
-		ids[ev.AttemptID] = true
-		if ev.Event == "step_completed" {
-			completed = ev.AttemptID
-		}
+		got = append(got, fmt.Sprintf("%s:%d", ev.Event, ev.AttemptID))
+		uids[ev.AttemptUID] = true
 	}
-	if len(ids) != 2 {
-		t.Errorf("events.jsonl has %d distinct attempt_ids for Flaky, want 2: %v", len(ids), ids)
+	if g, w := strings.Join(got, " "), "step_started:1 step_retry:1 step_completed:2"; g != w {
+		t.Errorf("events of Flaky (event:attempt_id) = %s, want %s", g, w)
 	}
-	if completed == "" {
-		t.Errorf("events.jsonl has no step_completed event for Flaky")
+	if len(uids) != 2 || uids[""] {
+		t.Errorf("events.jsonl has attempt_uids %v for Flaky, want 2 distinct", uids)
 	}
 }
 
@@ -481,7 +477,7 @@ steps:
 		t.Fatal("events.jsonl is empty")
 	}
 	prev := 0
-	attempts := map[string]string{}
+	attempts := map[string]string{} // step -> attempt_uid
 	for i, ev := range evs {
 		if ev.Seq == nil || *ev.Seq <= prev && i > 0 {
 			t.Errorf("event %d: event_seq %v after %d, want strictly increasing", i, ev.Seq, prev)
@@ -494,18 +490,18 @@ steps:
 		}
 		switch ev.Event {
 		case "step_started":
-			if ev.AttemptID == "" {
-				t.Errorf("event %d (step_started %s) has no attempt_id", i, ev.Step)
+			if ev.AttemptID != 1 || ev.AttemptUID == "" {
+				t.Errorf("event %d (step_started %s) has attempt_id %d, attempt_uid %q, want 1 and an id", i, ev.Step, ev.AttemptID, ev.AttemptUID)
 			}
 			for s, a := range attempts {
-				if a == ev.AttemptID {
-					t.Errorf("steps %s and %s share attempt_id %q", s, ev.Step, a)
+				if a == ev.AttemptUID {
+					t.Errorf("steps %s and %s share attempt_uid %q", s, ev.Step, a)
 				}
 			}
-			attempts[ev.Step] = ev.AttemptID
+			attempts[ev.Step] = ev.AttemptUID
 		case "step_completed", "step_failed":
-			if ev.AttemptID != attempts[ev.Step] || ev.Duration == nil || ev.ExitCode == nil {
-				t.Errorf("event %d = %+v, want attempt_id %q, duration and exit_code", i, ev, attempts[ev.Step])
+			if ev.AttemptID != 1 || ev.AttemptUID != attempts[ev.Step] || ev.Duration == nil || ev.ExitCode == nil {
+				t.Errorf("event %d = %+v, want attempt_id 1, attempt_uid %q, duration and exit_code", i, ev, attempts[ev.Step])
 			}
 		}
 	}

@@ -398,23 +398,28 @@ steps:
 }
 
 // TestGitignoreHint covers the first-run .gitignore hint without a terminal
-// (CONTRACT 2).
+// (CONTRACT 2): only in a BASE inside a git work tree.
 func TestGitignoreHint(t *testing.T) {
 	t.Parallel()
 	const hint = "INFO: .gitignore does not list .orchestrator/"
 	tests := []struct {
 		name      string
 		gitignore string // "" means no .gitignore
+		git       bool   // BASE is in a git work tree
 		hints     int
 	}{
-		{"no .gitignore", "", 1},
-		{"a .gitignore without it", "*.o\n", 1},
-		{"listed", "*.o\n.orchestrator/\n", 0},
+		{"no .gitignore", "", true, 1},
+		{"a .gitignore without it", "*.o\n", true, 1},
+		{"listed", "*.o\n.orchestrator/\n", true, 0},
+		{"outside git", "", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := newProj(t)
+			if tt.git {
+				p.gitWorkTree()
+			}
 			if tt.gitignore != "" {
 				p.write(".gitignore", tt.gitignore)
 			}

@@ -95,6 +95,15 @@ func (p *proj) expand(text string) string {
 	return r.Replace(text)
 }
 
+// gitWorkTree makes BASE look like a git work tree to smithvm (a .git
+// folder), without git.
+func (p *proj) gitWorkTree() {
+	p.t.Helper()
+	if err := os.MkdirAll(filepath.Join(p.base, ".git"), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // write writes the expanded text to rel (relative to BASE) and returns its
 // absolute path.
 func (p *proj) write(rel, text string) string {
@@ -416,15 +425,16 @@ func (p *proj) state(id string) stateFile {
 
 // event is one line of events.jsonl.
 type event struct {
-	Timestamp string   `json:"timestamp"`
-	RunID     string   `json:"run_id"`
-	Seq       *int     `json:"event_seq"`
-	Level     string   `json:"level"`
-	Step      string   `json:"step"`
-	AttemptID string   `json:"attempt_id"`
-	Event     string   `json:"event"`
-	Duration  *float64 `json:"duration"`
-	ExitCode  *int     `json:"exit_code"`
+	Timestamp  string   `json:"timestamp"`
+	RunID      string   `json:"run_id"`
+	Seq        *int     `json:"event_seq"`
+	Level      string   `json:"level"`
+	Step       string   `json:"step"`
+	AttemptID  int      `json:"attempt_id"`
+	AttemptUID string   `json:"attempt_uid"`
+	Event      string   `json:"event"`
+	Duration   *float64 `json:"duration"`
+	ExitCode   *int     `json:"exit_code"`
 }
 
 // events reads RUN_ROOT/logs/events.jsonl of run id.
@@ -452,7 +462,8 @@ func (p *proj) events(id string) []event {
 }
 
 // checkEvents fails the test unless event_seq strictly increases over the
-// whole events.jsonl and every step_started event has its own attempt_id.
+// whole events.jsonl, every event of a step has an attempt_id (the try's
+// number) and every step_started event of a worker step its own attempt_uid.
 func checkEvents(t *testing.T, evs []event) {
 	t.Helper()
 	prev := 0
@@ -464,11 +475,14 @@ func checkEvents(t *testing.T, evs []event) {
 		if ev.Seq != nil {
 			prev = *ev.Seq
 		}
-		if ev.Event == "step_started" {
-			if ev.AttemptID == "" || ids[ev.AttemptID] {
-				t.Errorf("events.jsonl line %d: step_started %s has attempt_id %q, want a new one", i+1, ev.Step, ev.AttemptID)
+		if ev.Step != "" && !strings.HasPrefix(ev.Event, "run_") && ev.AttemptID < 1 {
+			t.Errorf("events.jsonl line %d: %s of %s has attempt_id %d, want the try's number", i+1, ev.Event, ev.Step, ev.AttemptID)
+		}
+		if ev.Event == "step_started" && ev.AttemptUID != "" {
+			if ids[ev.AttemptUID] {
+				t.Errorf("events.jsonl line %d: step_started %s has attempt_uid %q, want a new one", i+1, ev.Step, ev.AttemptUID)
 			}
-			ids[ev.AttemptID] = true
+			ids[ev.AttemptUID] = true
 		}
 	}
 }

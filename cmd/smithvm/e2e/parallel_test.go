@@ -345,9 +345,35 @@ steps:
 	if r := runIn(t, other, "watch", "--help"); !strings.Contains(r.stdout+r.stderr, "--workspace") {
 		t.Errorf("watch --help does not offer --workspace:\n%s%s", r.stdout, r.stderr)
 	}
-	// A --workspace outside --base is refused.
-	if r := runIn(t, other, "run", wf, "--workspace", repo, "--base", other); r.code != 2 || !strings.Contains(r.stderr, "not inside BASE") {
-		t.Errorf("--workspace outside --base: exit %d\n%s", r.code, r.stderr)
+	// A --workspace outside --base works (CONTRACT 2): the state under
+	// BASE, the steps in DIR, and resume, from anywhere, uses the WORKSPACE
+	// the run recorded.
+	state := t.TempDir()
+	os.Remove(filepath.Join(repo, "made.txt"))
+	os.Remove(filepath.Join(repo, "go.txt"))
+	run = exec.Command(built.smithvm, "run", wf, "--workspace", repo, "--base", state, "--run-id", "w3")
+	run.Dir, run.Env = other, baseEnv()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	events = filepath.Join(state, ".orchestrator", "runs", "w3", "logs", "events.jsonl")
+	waitFor(t, cmdTimeout, "the Check step", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), `"step":"Check","attempt_id":1,"attempt_uid"`)
+	})
+	run.Process.Signal(syscall.SIGKILL)
+	run.Wait()
+	if got := p.read("repo/made.txt"); got != "here" {
+		t.Errorf("--workspace outside --base: repo/made.txt = %q, want the step to run in DIR", got)
+	}
+	if _, err := os.Stat(filepath.Join(state, "workspace")); err == nil {
+		t.Errorf("--workspace outside --base: a default WORKSPACE was created under BASE")
+	}
+	p.write("repo/go.txt", "go\n")
+	r = runIn(t, t.TempDir(), "resume", "w3", "--base", state)
+	want(t, r, 0)
+	if st := p.state2(filepath.Join(state, ".orchestrator", "runs", "w3")); st.Steps["Check"].Output != "checked" {
+		t.Errorf("resumed Check (WORKSPACE outside BASE) output %q", st.Steps["Check"].Output)
 	}
 }
 

@@ -55,6 +55,7 @@ func TestTerminal(t *testing.T) {
 	t.Run("progress line and yes", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
+		p.gitWorkTree()
 		wf := p.write("tty.yaml", ttyWorkflow)
 		screen := onTerminal(t, p, "y\n", "run", wf)
 		if !strings.Contains(screen, "[step 1 of 1] Wait") {
@@ -134,6 +135,7 @@ steps:
 	t.Run("no", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
+		p.gitWorkTree()
 		p.write(".gitignore", "bin/\n")
 		wf := p.write("tty.yaml", ttyWorkflow)
 		screen := onTerminal(t, p, "n\n", "run", wf)

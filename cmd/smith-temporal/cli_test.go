@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"smith/internal/shellcomp"
+)
+
+// TestVersion: --version prints "smith-temporal VERSION" on one line.
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if st := run([]string{"--version"}, strings.NewReader(""), &out, &errb); st != 0 || errb.Len() != 0 ||
+		!regexp.MustCompile(`^smith-temporal \S+\n$`).MatchString(out.String()) {
+		t.Errorf("smith-temporal --version = exit %d, stdout %q, stderr %q", st, out.String(), errb.String())
+	}
+}
+
+// TestCompletion: each shell's script names every command and long flag of
+// flagBuilders, the flag sets the commands parse; another shell exits 2.
+func TestCompletion(t *testing.T) {
+	for _, shell := range shellcomp.Shells {
+		var out, errb bytes.Buffer
+		if st := run([]string{"completion", shell}, strings.NewReader(""), &out, &errb); st != 0 {
+			t.Fatalf("smith-temporal completion %s: exit %d: %s", shell, st, errb.String())
+		}
+		for _, build := range flagBuilders {
+			fs := build(&flagVals{}, io.Discard)
+			if name := strings.TrimPrefix(fs.Name(), "smith-temporal "); !strings.Contains(out.String(), name) {
+				t.Errorf("smith-temporal completion %s lacks the command %s", shell, name)
+			}
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !strings.Contains(out.String(), f.Name) {
+					t.Errorf("smith-temporal completion %s lacks --%s of %s", shell, f.Name, fs.Name())
+				}
+			})
+		}
+	}
+	var out, errb bytes.Buffer
+	if st := run([]string{"completion", "tcsh"}, strings.NewReader(""), &out, &errb); st != 2 || !strings.Contains(errb.String(), "want bash, zsh, fish") {
+		t.Errorf("smith-temporal completion tcsh = exit %d, stderr %q; want 2 naming the shells", st, errb.String())
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"smith/internal/shellcomp"
+	"smith/source"
+)
+
+// schemaFormats are the arguments of smithc schema.
+var schemaFormats = []string{"workflow", "manifest"}
+
+// commandWords are the words a command's arguments may be (the others take
+// files).
+var commandWords = map[string][]string{"schema": schemaFormats, "completion": shellcomp.Shells}
+
+func completionFlags(_ *flagVals, stderr io.Writer) *pflag.FlagSet {
+	return newFlags("completion", "bash|zsh|fish", "Prints a completion script for the shell, made from smithc's own commands and\nflags. bash: source <(smithc completion bash); zsh: smithc completion zsh >\n\"${fpath[1]}/_smithc\"; fish: smithc completion fish >\n~/.config/fish/completions/smithc.fish.\n", stderr)
+}
+
+func cmdCompletion(args []string, stdout, stderr io.Writer) int {
+	fs := completionFlags(nil, stderr)
+	if st, done := parse(fs, args, stdout); done {
+		return st
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "smithc completion: want one of: %s\n", strings.Join(shellcomp.Shells, ", "))
+		return source.ExitConfig
+	}
+	if err := shellcomp.Write(stdout, fs.Arg(0), program()); err != nil {
+		fmt.Fprintf(stderr, "smithc completion: %v%s\n", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
+		return source.ExitConfig
+	}
+	return 0
+}
+
+// program is smithc as its completion scripts see it: every command of
+// flagBuilders with its flags.
+func program() shellcomp.Program {
+	p := shellcomp.Program{Name: "smithc", Global: []string{"--help", "--version"}}
+	for _, build := range flagBuilders {
+		fs := build(&flagVals{}, io.Discard)
+		name := strings.TrimPrefix(fs.Name(), "smithc ")
+		p.Commands = append(p.Commands, shellcomp.Command{Name: name, Flags: fs, Words: commandWords[name]})
+	}
+	return p
+}
+
+// commandNames are smithc's commands, in the usage's order.
+func commandNames() []string {
+	var names []string
+	for _, c := range program().Commands {
+		names = append(names, c.Name)
+	}
+	return names
+}

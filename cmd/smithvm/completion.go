@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"smith/internal/shellcomp"
+	"smith/source"
+)
+
+func (e *env) completionFlags(_ *flagVals) *pflag.FlagSet {
+	return e.newFlags("completion", "bash|zsh|fish", "Prints a completion script for the shell, made from smithvm's own commands and\nflags. bash: source <(smithvm completion bash); zsh: smithvm completion zsh >\n\"${fpath[1]}/_smithvm\"; fish: smithvm completion fish >\n~/.config/fish/completions/smithvm.fish.\n")
+}
+
+func (e *env) cmdCompletion(args []string) int {
+	fs := e.completionFlags(&flagVals{})
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	if err := shellcomp.Write(e.stdout, fs.Arg(0), e.program()); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm completion: %v%s\n", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
+		return source.ExitConfig
+	}
+	return 0
+}
+
+// program is smithvm as its completion scripts see it: every command of
+// flagBuilders with its flags.
+func (e *env) program() shellcomp.Program {
+	quiet := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	p := shellcomp.Program{Name: "smithvm", Global: []string{"--help", "--version"}}
+	for _, build := range flagBuilders {
+		fs := build(quiet, &flagVals{})
+		name := strings.TrimPrefix(fs.Name(), "smithvm ")
+		var words []string
+		if name == "completion" {
+			words = shellcomp.Shells
+		}
+		p.Commands = append(p.Commands, shellcomp.Command{Name: name, Flags: fs, Words: words})
+	}
+	return p
+}
+
+// commandNames are smithvm's commands, in the usage's order.
+func (e *env) commandNames() []string {
+	var names []string
+	for _, c := range e.program().Commands {
+		names = append(names, c.Name)
+	}
+	return names
+}
