@@ -148,8 +148,8 @@ func Decode(data []byte) (*Program, error) {
 	if len(data) < len(magic)+4 {
 		return nil, badCode("truncated .smbc header")
 	}
-	if v := binary.LittleEndian.Uint16(data[4:]); v != Version {
-		return nil, badCode("program is isa version %d, this smith reads version %d", v, Version)
+	if v := binary.LittleEndian.Uint16(data[4:]); v < MinVersion || v > Version {
+		return nil, badCode("program is isa version %d, this smith reads versions %d to %d", v, MinVersion, Version)
 	}
 	if f := binary.LittleEndian.Uint16(data[6:]); f != 0 {
 		return nil, badCode("unknown .smbc flags 0x%04x", f)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -103,7 +105,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad magic", []byte("SMBX\x02\x00\x00\x00"), "not a .smbc file"},
 		{"yaml", []byte("version: 1\n"), "not a .smbc file"},
 		{"short header", []byte("SMBC\x01"), "truncated .smbc header"},
-		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads version 3"},
+		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads versions 2 to 3"},
 		{"flags", with(func(b []byte) []byte { b[6] = 4; return b }), "unknown .smbc flags 0x0004"},
 		{"no sections", good[:8], "section strings is missing"},
 		{"trailing", append(append([]byte(nil), good...), 0), "1 bytes after the last section"},
@@ -241,5 +243,26 @@ func BenchmarkVerify(b *testing.B) {
 		if err := p.Verify(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecodeOlderVersion: a program of an older isa version that the
+// current one only extends (MinVersion) decodes, its new fields zero; one
+// older than MinVersion is refused.
+func TestDecodeOlderVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "v2", "demo.smbc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(b)
+	if err != nil {
+		t.Fatalf("Decode of a version 2 program: %v", err)
+	}
+	if p.Name != "demo" || len(p.Blocks) == 0 {
+		t.Errorf("decoded %q with %d blocks", p.Name, len(p.Blocks))
+	}
+	b[4] = MinVersion - 1
+	if _, err := Decode(b); err == nil {
+		t.Errorf("a version %d program was read", MinVersion-1)
 	}
 }

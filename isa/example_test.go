@@ -82,5 +82,5 @@ func ExampleDecode() {
 	_, err := isa.Decode([]byte("SMBC\x07\x00\x00\x00"))
 	fmt.Println(err)
 	// Output:
-	// -: error: E_BYTECODE: program is isa version 7, this smith reads version 3
+	// -: error: E_BYTECODE: program is isa version 7, this smith reads versions 2 to 3
 }

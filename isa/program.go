@@ -10,6 +10,16 @@ import (
 // refused, naming both versions.
 const Version = 3
 
+// MinVersion is the oldest isa version Decode reads. A version that only
+// appends fields at the end of pool structs (their bitmap then has no bit
+// for them, and they decode as zero) keeps the versions before it
+// readable, so a run in flight on Temporal, whose history holds its
+// program's bytes, still replays after an upgrade; any other change of
+// the format raises MinVersion to Version.
+//
+// Version 3 appended ProviderDef.Isolated and Config.CommitArtifacts.
+const MinVersion = 2
+
 // A Program is a compiled workflow: code, a source position per
 // instruction, and pools of plain data that operands index. It carries
 // everything a run needs; the VM never sees the source document.
