@@ -8,7 +8,7 @@ import (
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
 // refused, naming both versions.
-const Version = 3
+const Version = 4
 
 // A Program is a compiled workflow: code, a source position per
 // instruction, and pools of plain data that operands index. It carries
@@ -281,6 +281,9 @@ type AgentDef struct {
 	Processed        string   `json:"processed"`
 	Instructions     string   `json:"instructions,omitempty"`
 	InstructionsFile string   `json:"instructions_file,omitempty"`
+	// Session is lang.SessionContinue when each provider call of the agent
+	// continues its previous conversation (CONTRACT 12.1); "" = fresh.
+	Session string `json:"session,omitempty"`
 }
 
 // A SchemaDef is a named JSON Schema (canonical JSON text).
