@@ -133,6 +133,12 @@ type CLI struct {
 type Overlay struct {
 	File, Dir string
 	Set       []Setting
+	// Saves are the sub-folders of Dir where the CLI saves its sessions
+	// (gemini: tmp/<project>/chats): for an agent that continues its
+	// session they are created in the user's folder when missing, so the
+	// overlay links them and the sessions land with the user's, as in a
+	// terminal, instead of in the overlay removed after the call.
+	Saves []string
 }
 
 // A Setting is one key (a dotted JSON path) and its value.
@@ -244,7 +250,8 @@ var clis = map[string]*CLI{
 		// files: in the user's home the call gets an overlay home of its
 		// own, the user's ~/.gemini linked entry by entry, with their
 		// settings.json and these keys set over it.
-		Overlay:     &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}}},
+		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}},
+			Saves: []string{"tmp", "history"}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
