@@ -21,7 +21,7 @@ func (l *lowerer) lowerAgents(m map[string]*manifest.Agent) []isa.AgentDef {
 			l.errorf(a.Pos, source.ESchema, "agent name '%s' is not a plain name: it names the folder agents/NAME, so it may hold no '/', '\\' or line break and may not be '.' or '..'", a.Key)
 		}
 		def := isa.AgentDef{Name: a.Key, Providers: l.checkProviders(a.Provider, nil), Inbox: "agents/" + a.Key + "/inbox",
-			Instructions: a.Instructions.V, InstructionsFile: a.InstructionsFile.V}
+			Instructions: a.Instructions.V, InstructionsFile: a.InstructionsFile.V, Session: l.lowerSession(a)}
 		if a.Inbox.Set {
 			def.Inbox = strings.TrimRight(a.Inbox.V, "/")
 			if def.Inbox == "" || path.Clean(def.Inbox) == "." {

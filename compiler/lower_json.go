@@ -189,6 +189,7 @@ func (m *jsonLowerer) lowerWorkers() {
 		sc := &scope{}
 		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
 			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
+			m.checkStepContinues(ws.agent, w.Provider)
 			if !w.Provider.Set {
 				ws.providers = rawStrings(manifest.StringList(ws.agent.Provider))
 			}

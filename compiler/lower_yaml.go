@@ -379,6 +379,7 @@ func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st 
 	params := mapKeys(s.ProviderParams.V)
 	if s.Provider.Set {
 		st.Providers = y.checkProviders(s.Provider, params)
+		y.checkStepContinues(agent, s.Provider)
 	} else if agent != nil {
 		known := y.providerNames()
 		for _, p := range agent.Provider.V {

@@ -13,8 +13,8 @@ import (
 // the .smbc encoding follows the Go types, so a change to them is a change
 // of the format.
 const (
-	poolLayoutVersion = 3
-	poolLayout        = "808c3f62bc95bdbfb4d1c940eeb98c1164cf345b5899671aafc98bb1b243f6f1"
+	poolLayoutVersion = 4
+	poolLayout        = "108e0f71bf184379fab39c74d08119e0071f81b03c86fc92bd72a525334ed233"
 )
 
 // layout describes the encoded layout of t: every encoded field's name and

@@ -8,7 +8,7 @@ import (
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
 // refused, naming both versions.
-const Version = 3
+const Version = 4
 
 // MinVersion is the oldest isa version Decode reads. A version that only
 // appends fields at the end of pool structs (their bitmap then has no bit
@@ -17,7 +17,8 @@ const Version = 3
 // program's bytes, still replays after an upgrade; any other change of
 // the format raises MinVersion to Version.
 //
-// Version 3 appended ProviderDef.Isolated and Config.CommitArtifacts.
+// Version 3 appended ProviderDef.Isolated and Config.CommitArtifacts;
+// version 4 appended AgentDef.Session.
 const MinVersion = 2
 
 // A Program is a compiled workflow: code, a source position per
@@ -291,6 +292,9 @@ type AgentDef struct {
 	Processed        string   `json:"processed"`
 	Instructions     string   `json:"instructions,omitempty"`
 	InstructionsFile string   `json:"instructions_file,omitempty"`
+	// Session is lang.SessionContinue when each provider call of the agent
+	// continues its previous conversation (CONTRACT 12.1); "" = fresh.
+	Session string `json:"session,omitempty"`
 }
 
 // A SchemaDef is a named JSON Schema (canonical JSON text).

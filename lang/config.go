@@ -46,6 +46,17 @@ const (
 // HomeModes are the values home: accepts.
 var HomeModes = []string{HomeUser, HomeIsolated}
 
+// Values of an agent's session: (CONTRACT 12.1): every provider call a new
+// conversation (the default), or each call continuing the agent's previous
+// conversation with its CLI.
+const (
+	SessionFresh    = "fresh"
+	SessionContinue = "continue"
+)
+
+// SessionModes are the values session: accepts.
+var SessionModes = []string{SessionFresh, SessionContinue}
+
 // Config holds a workflow's project commands and isolation mode: compiled
 // into the program, handed to the internal workers as it is.
 type Config struct {

@@ -291,6 +291,8 @@ func decAgents(v *Value) map[string]*Agent {
 				a.InstructionsFile = decString(f.Val)
 			case "inbox":
 				a.Inbox = decString(f.Val)
+			case "session":
+				a.Session = decString(f.Val)
 			}
 		}
 		out[e.Key] = a

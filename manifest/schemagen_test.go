@@ -104,6 +104,9 @@ func refine(defs jsonschema.Definitions) {
 	if s := defs["Provider"]; s != nil {
 		s.Properties.Set("home", enumSchema(lang.HomeModes...))
 	}
+	if s := defs["Agent"]; s != nil {
+		s.Properties.Set("session", enumSchema(lang.SessionModes...))
+	}
 	if s := defs["Config"]; s != nil {
 		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...))
 	}
@@ -301,6 +304,7 @@ var keyDocs = map[string]KeyDoc{
 	"Agent.instructions":      {"Text prepended to every prompt of the agent's steps, followed by an empty line.", ""},
 	"Agent.instructions_file": {"File (relative to WORKSPACE) whose content is used as instructions.", ""},
 	"Agent.inbox":             {"Folder (relative to WORKSPACE) where send delivers the agent's messages; processed/ sits beside it.", "agents/NAME/inbox"},
+	"Agent.session":           {"fresh (every provider call starts a new conversation) or continue (each call continues the agent's previous conversation with its CLI; the session id is kept in the run's state).", "fresh"},
 
 	"Retry.attempts":    {"Tries in all (1 = no retry); only exit codes 1 and 124 are retried.", "1"},
 	"Retry.backoff_sec": {"Seconds between tries (fractions allowed).", "2"},

@@ -144,6 +144,9 @@ type Agent struct {
 	Instructions     String `json:"instructions,omitempty"`
 	InstructionsFile String `json:"instructions_file,omitempty"`
 	Inbox            String `json:"inbox,omitempty"`
+	// Session is fresh (every call a new conversation) or continue (each
+	// call continues the agent's previous conversation with its CLI).
+	Session String `json:"session,omitempty"`
 }
 
 // A Send delivers a message into an agent's inbox (CONTRACT 12.2): the

@@ -46,6 +46,8 @@ func (e Event) Console() string {
 		return fmt.Sprintf("WARNING: Step %s: provider '%s' failed (%s); trying '%s'.", e.stepRef(), e.Provider, e.Msg, e.Next)
 	case EvConflict:
 		return fmt.Sprintf("WARNING: Step %s: %s", e.stepRef(), e.Msg)
+	case EvSession:
+		return fmt.Sprintf("INFO: Step %s: %s.", e.stepRef(), e.Msg)
 	case EvDebug:
 		if e.Step != "" {
 			return fmt.Sprintf("DEBUG: Step %s: %s", e.stepRef(), e.Msg)

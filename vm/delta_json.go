@@ -128,6 +128,11 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	b = jsonOmitBool(b, "drop_threads", d.DropThreads)
+	if len(d.Sessions) > 0 {
+		if b, err = jsonKeyValue(b, "sessions", d.Sessions); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

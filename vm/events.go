@@ -34,6 +34,10 @@ const (
 	// EvConflict: another active run changes files this run changes too
 	// (YAML; manifests get a CONFLICT segment). Msg names the run and files.
 	EvConflict = "conflict"
+	// EvSession: an agent that continues its sessions (session: continue)
+	// started one: its first, or a new one on the provider a fallback
+	// handed over to (CONTRACT 12.1).
+	EvSession = "session_started"
 	// EvFailAction is an error:/FAIL: action ending the run: its console
 	// line is ERROR: MSG (CONTRACT 3.3), before the run_failed line.
 	EvFailAction = "fail_action"

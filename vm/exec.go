@@ -224,6 +224,9 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 	if len(res.Segments) > 0 {
 		m.appendPayload(m.stamp(res.Segments))
 	}
+	if res.Session != nil && blk.Agent != "" {
+		m.keepSession(blk, *res.Session)
+	}
 	if blk.Step != nil && blk.Step.Worker == lang.InternalUpdateChangePlan && m.cfg.RunRoot != "" {
 		if plan, err := m.cfg.Host.ChangePlan(m.cfg.RunRoot); err == nil {
 			m.st.ChangePlan = plan
@@ -314,6 +317,10 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 		}
 		if blk.Kind == isa.KindProvider {
 			req.AgentInstructions, req.AgentInstructionsFile = a.Instructions, a.InstructionsFile
+			req.Agent = blk.Agent
+			if a.Session == lang.SessionContinue {
+				req.Continue, req.Session = true, m.session(blk.Agent)
+			}
 		}
 	}
 	var err error

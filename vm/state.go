@@ -1,6 +1,8 @@
 package vm
 
 import (
+	"maps"
+
 	"smith/lang"
 	"smith/workers/step"
 )
@@ -113,6 +115,10 @@ type State struct {
 	// run (CurrentStep, phase parallel), keyed by iteration index ("3") or
 	// branch name; nil otherwise.
 	Threads map[string]*Thread `json:"threads,omitempty"`
+	// Sessions are the agents' sessions (session: continue, CONTRACT
+	// 12.1), keyed by step.SessionKey: the agent's name, or in a thread of
+	// a parallel step the agent's name and the thread's key.
+	Sessions map[string]step.Session `json:"sessions,omitempty"`
 	// Seq is the Seq of the last Delta applied.
 	Seq int `json:"seq"`
 	// EventSeq is the Seq of the last event emitted (or reserved).
@@ -331,6 +337,9 @@ type Delta struct {
 	Iterations  []IterationChange `json:"iterations,omitempty"`
 	Visits      map[string]int    `json:"visits,omitempty"`
 	DropThreads bool              `json:"drop_threads,omitempty"`
+	// Sessions are the agents' sessions that changed (State.Sessions), a
+	// thread's too: their keys name the thread.
+	Sessions map[string]step.Session `json:"sessions,omitempty"`
 
 	// Deferred (never saved) says the change may become durable with the
 	// next one instead of on its own: a step's running record, written
@@ -393,6 +402,9 @@ func (d *Delta) reset() {
 	if d.Visits != nil {
 		d.Visits = nil
 	}
+	if d.Sessions != nil {
+		d.Sessions = nil
+	}
 	d.Steps, d.Reset, d.LoopStack = steps, reset, loops
 }
 
@@ -434,6 +446,7 @@ func (s *State) Apply(d *Delta) {
 		return
 	}
 	s.Seq = d.Seq
+	s.applySessions(d.Sessions)
 	if d.Thread != "" {
 		s.EventSeq = max(s.EventSeq, d.EventSeq)
 		s.Stats.TotalTokensUsed += d.Stats.TotalTokensUsed
@@ -504,6 +517,17 @@ func (s *State) Apply(d *Delta) {
 	if d.DropThreads {
 		s.Threads = nil
 	}
+}
+
+// applySessions records the agents' sessions that changed.
+func (s *State) applySessions(changed map[string]step.Session) {
+	if len(changed) == 0 {
+		return
+	}
+	if s.Sessions == nil {
+		s.Sessions = map[string]step.Session{}
+	}
+	maps.Copy(s.Sessions, changed)
 }
 
 // apply applies a thread's change d to its sub-state.

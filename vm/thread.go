@@ -301,6 +301,7 @@ func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
 		Steps: maps.Clone(root.Steps), ReturnStack: []ReturnFrame{}, LoopStack: base,
 		Visits: maps.Clone(root.Visits), WorktreePath: root.WorktreePath, ChangePlan: root.ChangePlan,
 		ConflictNotices: root.ConflictNotices, EventSeq: root.EventSeq, Seq: root.Seq,
+		Sessions: maps.Clone(root.Sessions),
 	}
 	st.init()
 	t := root.Threads[key]

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,6 +149,30 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		}
 	}
 	writeThreads(w, st)
+	writeSessions(w, st)
+}
+
+// writeSessions lists the agents' sessions (session: continue, CONTRACT
+// 12.1), sorted by key: agent (and thread), provider, session id, calls.
+func writeSessions(w io.Writer, st *vm.State) {
+	if len(st.Sessions) == 0 {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(st.Sessions))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "sessions:")
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, k := range keys {
+		s := st.Sessions[k]
+		calls := "calls"
+		if s.Turns == 1 {
+			calls = "call"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d %s\n", k, s.Provider, s.ID, s.Turns, calls)
+	}
+	tw.Flush()
+	fmt.Fprint(w, b.String())
 }
 
 // stepRuns counts the step_started events of each step in the event log at

@@ -28,8 +28,29 @@ const mockCursors = "mock-cursors.json"
 // this step whose match (if any) matches the prompt; that entry is then
 // consumed. When no entry is left, or there is no script, the reply is the
 // prompt itself. Tokens are the number of whitespace-separated words of the
-// prompt plus those of the reply.
-func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call string) callReply {
+// prompt plus those of the reply. For an agent that continues its
+// sessions, the mock continues sess (or starts one, with an id of its
+// own), and an entry with a turn answers only that call of the session.
+func (r *Runner) runMock(req *step.Request, pv provider.Provider, sess *step.Session, prompt, call string) callReply {
+	rep := r.mockReply(req, pv, sess, prompt, call)
+	if req.Continue {
+		rep.session = mockSessionID(req)
+		if sess != nil {
+			rep.session = sess.ID
+		}
+	}
+	return rep
+}
+
+// mockReply is the mock's reply (runMock).
+func (r *Runner) mockReply(req *step.Request, pv provider.Provider, sess *step.Session, prompt, call string) callReply {
+	turn := 0 // no session
+	if req.Continue {
+		turn = 1
+		if sess != nil {
+			turn = sess.Turns + 1
+		}
+	}
 	script := ""
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {
 		for _, kv := range list {
@@ -65,7 +86,7 @@ func (r *Runner) runMock(req *step.Request, pv provider.Provider, prompt, call s
 	if !seen || call == "" {
 		pick = -1
 		for i := range entries {
-			if !slices.Contains(cur.Used, i) && entries[i].Matches(prompt) {
+			if !slices.Contains(cur.Used, i) && entries[i].Matches(prompt) && entries[i].MatchesTurn(turn) {
 				pick = i
 				break
 			}

@@ -44,6 +44,14 @@ func overlayHome(req *step.Request, p steprun.Paths, f *provider.CLI, env map[st
 		return "", err
 	}
 	userDir := filepath.Join(userRoot, o.Dir)
+	if req.Continue && userRoot != "" {
+		// The CLI's saved sessions must outlive the overlay (CONTRACT 12.1).
+		for _, sub := range o.Saves {
+			if err := os.MkdirAll(filepath.Join(userDir, sub), 0o700); err != nil {
+				return "", err
+			}
+		}
+	}
 	ents, err := os.ReadDir(userDir)
 	if err != nil && !os.IsNotExist(err) {
 		return "", err

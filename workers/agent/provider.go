@@ -43,6 +43,10 @@ type callReply struct {
 	// files are the changes the call made in its working directory
 	// (recorded with --record, applied by --replay).
 	files []FileChange
+	// session is the id of the session the reply came from (session:
+	// continue), usage the CLI's running token total of it (codex).
+	session string
+	usage   int
 }
 
 // A Runner runs provider steps: the environment they run in, and
@@ -83,9 +87,11 @@ func (r *Runner) Run(ctx context.Context, req *step.Request) step.Result {
 		return step.Failed(step.ExitNotRun, serr)
 	}
 	tries := 0
+	provs = sessionOrder(req, provs)
 	for i, pv := range provs {
+		sess := sessionOn(req, pv.Name)
 		res = r.Retry(ctx, req, tries, r.Replay != "", func(n int) step.Result {
-			return r.callProvider(ctx, req, p, pv, prompt, fromInput, n)
+			return r.callProvider(ctx, req, p, pv, sess, prompt, fromInput, n)
 		})
 		tries = res.Attempts
 		res.Provider = pv.Name
@@ -167,13 +173,18 @@ func joinParagraphs(a, b string) string {
 	return strings.TrimRight(a, "\n") + "\n\n" + b
 }
 
-// callProvider makes one provider call (try n): from the replay directory, the
-// mock, or the CLI; records it when recording; then builds the Result.
-func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool, n int) step.Result {
+// callProvider makes one provider call (try n), continuing sess when the
+// step's agent continues its sessions (nil: a new one): from the replay
+// directory, the mock, or the CLI; records it when recording; then builds
+// the Result.
+func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, sess *step.Session, prompt string, fromInput bool, n int) step.Result {
 	call := callID(req, pv.Name, n)
+	if serr := cannotContinue(req, pv); serr != nil {
+		return finishReply(req, p, callReply{exit: provider.ExitInvalid, err: serr}, pv.Name, sess)
+	}
 	if r.Replay != "" {
-		rep := r.replay(req, prompt, call)
-		return finishReply(req, p, rep)
+		rep := r.replay(req, prompt, call, sess)
+		return finishReply(req, p, rep, pv.Name, sess)
 	}
 	start := r.Now()
 	var before snapshot
@@ -183,9 +194,9 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	}
 	var rep callReply
 	if pv.Mock {
-		rep = r.runMock(req, pv, prompt, call)
+		rep = r.runMock(req, pv, sess, prompt, call)
 	} else {
-		rep = r.runCLI(ctx, req, p, pv, prompt, fromInput)
+		rep = r.runCLI(ctx, req, p, pv, sess, prompt, fromInput)
 	}
 	if r.Record != "" {
 		if snapErr == nil {
@@ -200,14 +211,14 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				rep.exit = provider.ExitInvalid
 			}
 		}
-		if err := r.record(req, pv.Name, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, sess, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
 			}
 		}
 	}
-	return finishReply(req, p, rep)
+	return finishReply(req, p, rep, pv.Name, sess)
 }
 
 // callID identifies one provider call of a numbered execution (execution,
@@ -220,9 +231,15 @@ func callID(req *step.Request, name string, try int) string {
 	return fmt.Sprintf("%d/%s/%d", req.Execution, name, try)
 }
 
-// finishReply turns a reply into a Result: the output (cut to the in-memory
-// cap when the raw stdout was), output_file and the output capture.
-func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result {
+// finishReply turns a reply of provider name into a Result: the output (cut
+// to the in-memory cap when the raw stdout was), output_file, the output
+// capture, and for an agent that continues its sessions the session after
+// the call (sess: the one it continued, nil for a new one).
+func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string, sess *step.Session) step.Result {
+	if req.Continue && rep.exit == 0 && rep.err == nil && rep.session == "" {
+		rep.exit = provider.ExitInvalid
+		rep.err = source.Errorf(source.EExec, "provider '%s' did not say which session it answered in, so agent '%s' cannot continue it (session: continue)", name, req.Agent)
+	}
 	res := step.Result{
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
@@ -237,6 +254,9 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply) step.Result 
 	}
 	if res.Signal == "" {
 		res.Signal = steprun.SignalFor(rep.exit)
+	}
+	if req.Continue && rep.session != "" && rep.exit == 0 && rep.err == nil {
+		res.Session = sessionAfter(name, sess, rep.session, rep.usage)
 	}
 	out := rep.text
 	if rep.truncated && len(out) > proc.DefaultMemCap {

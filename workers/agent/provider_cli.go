@@ -19,8 +19,9 @@ import (
 // runCLI runs a provider's command once: its environment (the step's, the
 // preset's facts, the provider entry's env and secrets), its config home
 // under RUN_ROOT, then the process; then it reads the reply and classifies
-// a failure from everything the CLI said (CONTRACT 5).
-func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, prompt string, fromInput bool) callReply {
+// a failure from everything the CLI said (CONTRACT 5). sess is the session
+// the call continues (session: continue; nil: none, or a new one).
+func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, sess *step.Session, prompt string, fromInput bool) callReply {
 	env, home, overlay, serr := cliEnv(r, req, p, pv)
 	if overlay != "" {
 		defer os.RemoveAll(overlay) // links and a copy: the user's files stay
@@ -45,7 +46,11 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	var inv *invocation
 	if pv.Own && len(req.CommandOverride) == 0 {
-		inv, serr = presetInvocation(req, p, pv, prompt, provider.Call{Env: envMap(env), Isolated: pv.Isolated, Config: config})
+		call := provider.Call{Env: envMap(env), Isolated: pv.Isolated, Config: config, Continue: req.Continue}
+		if sess != nil {
+			call.Session = sess.ID
+		}
+		inv, serr = presetInvocation(req, p, pv, prompt, call)
 	} else {
 		inv, serr = buildInvocation(req, p, pv, prompt, fromInput)
 	}
@@ -122,6 +127,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		}
 	}
 	out := provider.ReadReply(pv, permissionsOf(req), rep.text, stderr, pr.ExitCode)
+	if req.Continue {
+		readSession(&rep, pv, sess, &out)
+	}
 	if out.Parsed {
 		// A secret that JSON escaped is masked only once decoded.
 		rep.text, rep.tokens = req.Mask.String(out.Text), out.Tokens

@@ -40,10 +40,18 @@ type Recording struct {
 	// Patch is what the call did to the files of its working directory
 	// (WORKSPACE or the run's worktree): replay applies it there.
 	Patch []FileChange `json:"patch,omitempty"`
+	// Session is the session the call continued (session: continue; ""
+	// for a new one), SessionID the session the reply came from, and
+	// SessionUsage the CLI's running token total of it (codex): replay
+	// checks the first and answers with the others.
+	Session      string `json:"session,omitempty"`
+	SessionID    string `json:"session_id,omitempty"`
+	SessionUsage int    `json:"session_usage,omitempty"`
 }
 
-// record writes one provider call to the --record directory.
-func (r *Runner) record(req *step.Request, name, prompt string, rep callReply, attempt int, d time.Duration) error {
+// record writes one provider call to the --record directory (sess: the
+// session it continued).
+func (r *Runner) record(req *step.Request, name string, sess *step.Session, prompt string, rep callReply, attempt int, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
@@ -65,6 +73,12 @@ func (r *Runner) record(req *step.Request, name, prompt string, rep callReply, a
 		Tokens:   rep.tokens,
 		Duration: d.Seconds(),
 		Patch:    rep.files,
+
+		SessionID:    rep.session,
+		SessionUsage: rep.usage,
+	}
+	if sess != nil {
+		rec.Session = sess.ID
 	}
 	if rep.err != nil {
 		rec.ErrorCode, rec.Error = string(rep.err.Code), rep.err.Msg
@@ -105,9 +119,10 @@ func lastRecording(dir, step string) (int, error) {
 }
 
 // replay answers a provider call from the --replay directory: the step's next
-// recording, whose prompt must equal this call's (masked) prompt. A missing
-// recording or a different prompt is E_REPLAY_MISS.
-func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
+// recording, whose prompt must equal this call's (masked) prompt and which
+// must continue the same session (sess, nil: none). A missing recording, a
+// different prompt or session is E_REPLAY_MISS.
+func (r *Runner) replay(req *step.Request, prompt, call string, sess *step.Session) callReply {
 	miss := func(format string, args ...any) callReply {
 		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EReplayMiss, format, args...)}
 	}
@@ -143,6 +158,9 @@ func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 	if masked := req.Mask.String(prompt); recorded != masked {
 		return miss("prompt of step '%s' differs from the recording %s:\n%s", req.Step, path, promptDiff(recorded, masked))
 	}
+	if passed := sessionIDOf(sess); passed != rec.Session {
+		return miss("step '%s' continues session '%s', but the recording %s continued session '%s'", req.Step, passed, path, rec.Session)
+	}
 	// The files as the CLI left them, before the cursor moves on: a file
 	// already as recorded (the call repeated after a crash) is left alone.
 	if serr := applyChanges(req, rec.Patch, path); serr != nil {
@@ -155,7 +173,7 @@ func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 			return miss("replay: %v", err)
 		}
 	}
-	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
+	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens, session: rec.SessionID, usage: rec.SessionUsage}
 	if rec.ErrorCode != "" {
 		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}

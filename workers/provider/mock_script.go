@@ -17,13 +17,23 @@ type MockEntry struct {
 	Reply    string `json:"reply"`               // the reply text
 	ExitCode int    `json:"exit_code,omitempty"` // as a CLI's exit code: 1 and 124 are retried
 	Signal   string `json:"signal,omitempty"`    // a signal for the result ("SIGNAL:" is added when missing)
-	re       *regexp.Regexp
+	// Turn, when set, answers only the Turn-th call of the agent's session
+	// (session: continue; 1 = the call that starts it).
+	Turn int `json:"turn,omitempty"`
+	re   *regexp.Regexp
 }
 
 // Matches reports whether the entry answers prompt: it has no match, or its
 // match matches prompt.
 func (e *MockEntry) Matches(prompt string) bool {
 	return e.re == nil || e.re.MatchString(prompt)
+}
+
+// MatchesTurn reports whether the entry answers the turn-th call of a
+// session (0: the call continues no session): it names no turn, or that
+// one.
+func (e *MockEntry) MatchesTurn(turn int) bool {
+	return e.Turn == 0 || e.Turn == turn
 }
 
 // ParseScript reads a mock script: a JSON array of entries when its first
@@ -68,7 +78,8 @@ func isEmptyYAMLList(src string) bool {
 }
 
 // parseScriptYAML reads the YAML subset that mock scripts use: a block
-// sequence of flat mappings whose keys are match, reply, exit_code and signal.
+// sequence of flat mappings whose keys are match, reply, exit_code, signal and
+// turn.
 // Values are plain scalars (a " #" starts a comment), 'single-quoted' (a
 // doubled quote is a quote), "double-quoted" (with the escapes \n, \t, \",
 // \\ and the other escapes Go and YAML share), or
@@ -173,15 +184,19 @@ func parseYAMLKey(lines []string, i, keyIndent int, text string, e *MockEntry) (
 		e.Reply = s
 	case "signal":
 		e.Signal = s
-	case "exit_code":
+	case "exit_code", "turn":
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return 0, fmt.Errorf("line %d: exit_code '%s' is not an integer", i+1, s)
+			return 0, fmt.Errorf("line %d: %s '%s' is not an integer", i+1, key, s)
 		}
-		e.ExitCode = n
+		if key == "turn" {
+			e.Turn = n
+		} else {
+			e.ExitCode = n
+		}
 	default:
 		return 0, fmt.Errorf("line %d: unknown key '%s'%s", i+1, key,
-			source.DidYouMean(key, []string{"match", "reply", "exit_code", "signal"}))
+			source.DidYouMean(key, []string{"match", "reply", "exit_code", "signal", "turn"}))
 	}
 	return next, nil
 }

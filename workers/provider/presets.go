@@ -116,6 +116,16 @@ type CLI struct {
 	// denied finds, in stdout and stderr, a tool call the CLI refused for
 	// lack of permission; it returns what was denied.
 	denied func(stdout, stderr string) string
+	// Sessions (session: continue, CONTRACT 12.1; session.go): noSession
+	// are the flags of argv that keep the CLI from saving its session
+	// (left out for an agent that continues), resume the arguments that
+	// continue session id, sessionID reads the id of the session a reply
+	// came from, usageTotal says the CLI reports a resumed session's
+	// running token total instead of the call's.
+	noSession  []string
+	resume     func(id string) []string
+	sessionID  func(stdout string) string
+	usageTotal bool
 }
 
 // An Overlay is a settings file of the user's with a few keys set for a
@@ -123,6 +133,12 @@ type CLI struct {
 type Overlay struct {
 	File, Dir string
 	Set       []Setting
+	// Saves are the sub-folders of Dir where the CLI saves its sessions
+	// (gemini: tmp/<project>/chats): for an agent that continues its
+	// session they are created in the user's folder when missing, so the
+	// overlay links them and the sessions land with the user's, as in a
+	// terminal, instead of in the overlay removed after the call.
+	Saves []string
 }
 
 // A Setting is one key (a dotted JSON path) and its value.
@@ -139,6 +155,11 @@ type Call struct {
 	// Config is the CLI's configuration file (ConfigFile in its config
 	// home) as the runner read it, nil when there is none.
 	Config []byte
+	// Continue is set for an agent that continues its session (the CLI
+	// saves it); Session is the id of the session to resume ("" = start
+	// one).
+	Continue bool
+	Session  string
 }
 
 // proxyVars are the proxies every preset's CLI honours (node's and Rust's
@@ -191,6 +212,9 @@ var clis = map[string]*CLI{
 			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
 		LoginFiles: []string{".credentials.json"},
 		denied:     claudeDenied,
+		noSession:  []string{"--no-session-persistence"},
+		resume:     claudeResume,
+		sessionID:  claudeSessionID,
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "json"},
@@ -226,7 +250,8 @@ var clis = map[string]*CLI{
 		// files: in the user's home the call gets an overlay home of its
 		// own, the user's ~/.gemini linked entry by entry, with their
 		// settings.json and these keys set over it.
-		Overlay:     &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}}},
+		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}},
+			Saves: []string{"tmp", "history"}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
@@ -240,6 +265,8 @@ var clis = map[string]*CLI{
 		LoginStatus: []string{"gemini", "--output-format", "json"},
 		LoginOKExit: 42,
 		denied:      geminiDenied,
+		resume:      geminiResume,
+		sessionID:   geminiSessionID,
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
@@ -268,6 +295,10 @@ var clis = map[string]*CLI{
 		LoginFiles:  []string{"auth.json"},
 		notLoggedIn: []string{"Not logged in"},
 		denied:      codexDenied,
+		noSession:   []string{"--ephemeral"},
+		resume:      codexResume,
+		sessionID:   codexSessionID,
+		usageTotal:  true,
 	},
 }
 
@@ -411,6 +442,7 @@ func (f *CLI) Command(model, perms string, c Call) []string {
 	if f.args != nil {
 		argv = append(argv, f.args(c)...)
 	}
+	argv = f.sessionArgs(argv, c)
 	return append(argv, f.tail...)
 }
 

@@ -94,6 +94,14 @@ type Request struct {
 	// prompt, followed by an empty line.
 	AgentInstructions     string
 	AgentInstructionsFile string
+	// Agent is the step's agent ("" = none); Continue is set when the
+	// agent continues its conversation (session: continue, CONTRACT 12.1),
+	// and Session is that conversation so far (nil: none yet). The worker
+	// continues it when the provider that answers is Session.Provider,
+	// and starts a new one otherwise.
+	Agent    string
+	Continue bool
+	Session  *Session
 	// Feedback is appended to the prompt after an empty line: what failed
 	// validation the last time this step ran (the YAML fix loop, CONTRACT 9).
 	Feedback string
@@ -214,6 +222,10 @@ type Result struct {
 	Tokens       int    // token usage reported by the provider
 	LinesWritten int    // lines written by FileSystemWriter/DocumentationWriter
 	Segments     []Segment
+	// Session is the agent's conversation after this call when the step's
+	// agent continues its sessions (Request.Continue); nil otherwise, or
+	// when no provider answered with a session.
+	Session *Session
 	// Consumed are the messages a wait_for with consume: true matched; the
 	// caller moves them (ConsumeMessages) once the step's completion is
 	// durable.

@@ -1,2 +1,2 @@
-; smith program, isa 3
+; smith program, isa 4
 program "x" format "workflow" source "x.yaml" entry 0000

@@ -162,7 +162,7 @@ func main() {
 				fail(err)
 			}
 		case "sigparent":
-			sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[arg]
+			sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[arg]
 			if sig == 0 {
 				fail(fmt.Errorf("sigparent: unknown signal %q", arg))
 			}

@@ -1,0 +1,184 @@
+package e2e
+
+// End-to-end tests of session: continue (CONTRACT 12.1) with the real
+// claude, gemini and codex against the fake model server: an agent's
+// second call carries its first turn and continues the same session, also
+// after smithvm is SIGKILLed between the two calls; the iterations of a
+// parallel for_each get a session each; a recording replays the same
+// sessions and replies with no CLI installed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"smith/internal/fakemodel"
+)
+
+// sessionState is the part of state.json these tests read.
+type sessionState struct {
+	Status   string `json:"status"`
+	Sessions map[string]struct {
+		Provider string `json:"provider"`
+		ID       string `json:"id"`
+		Turns    int    `json:"turns"`
+	} `json:"sessions"`
+	Steps map[string]struct {
+		Status string `json:"status"`
+		Output string `json:"output"`
+		Tokens int    `json:"tokens"`
+	} `json:"steps"`
+}
+
+func (p *cliProj) sessionState(id string) sessionState {
+	p.t.Helper()
+	var st sessionState
+	if err := json.Unmarshal([]byte(p.read(filepath.Join(".orchestrator/runs", id, "state.json"))), &st); err != nil {
+		p.t.Fatal(err)
+	}
+	return st
+}
+
+// sessionWorkflow: the engineer asks twice, smithvm is killed between the
+// two calls (the first time only), then two parallel iterations work.
+func sessionWorkflow(p *cliProj, c cliCase) string {
+	return p.put("sessions.yaml", p.header("sessions")+fmt.Sprintf(`agents:
+  eng: {provider: %s, model: %s, session: continue}
+steps:
+  - {name: One, agent: eng, prompt: "first question ONE"}
+  - name: Crash
+    command: [%q, "once:%s", "sigparent:KILL"]
+  - {name: Two, agent: eng, prompt: "second question TWO"}
+  - name: Each
+    for_each:
+      items: [a, b]
+      parallel: 2
+      steps:
+        - {name: Work, agent: eng, prompt: "work on item-${item}"}
+`, c.name, c.model, built.helper, filepath.Join(p.base, "crash.mark")))
+}
+
+func sessionRules() []fakemodel.Rule {
+	return []fakemodel.Rule{
+		{Match: "first question ONE", Reply: fakemodel.Reply{Text: "answer one"}},
+		{Match: "second question TWO", Reply: fakemodel.Reply{Text: "answer two"}},
+		{Match: "work on item-a", Reply: fakemodel.Reply{Text: "did a"}},
+		{Match: "work on item-b", Reply: fakemodel.Reply{Text: "did b"}},
+	}
+}
+
+// TestCLISession: each CLI in both home modes.
+func TestCLISession(t *testing.T) {
+	needCLIs(t, "claude", "gemini", "codex")
+	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
+		p := newCLIProj(t, mode, sessionRules()...)
+		wf := sessionWorkflow(p, c)
+		rec := filepath.Join(p.base, "rec")
+		r := p.run("run", wf, "--run-id", "s1", "--record", rec)
+		if r.code != 137 {
+			t.Fatalf("run: exit %d, want 137 (killed between the calls)\n%s", r.code, r.stderr)
+		}
+		r = p.run("resume", "s1", "--record", rec)
+		if r.code != 0 {
+			t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+		}
+		st := p.sessionState("s1")
+		eng := st.Sessions["eng"]
+		if eng.ID == "" || eng.Turns != 2 || eng.Provider != c.name {
+			t.Errorf("after resume: session %+v, want the first call's at turn 2", eng)
+		}
+		// One session of the engineer's own (and one per iteration): the
+		// resumed call continued the first.
+		events := p.read(".orchestrator/runs/s1/logs/events.jsonl")
+		if n := strings.Count(events, `"event":"session_started","message":"agent 'eng' started session `+eng.ID); n != 1 {
+			t.Errorf("%d session_started events of %s, want 1:\n%s", n, eng.ID, events)
+		}
+		if got := st.Steps["Two"].Output; got != "answer two" {
+			t.Errorf("Two: output %q", got)
+		}
+		if got := st.Steps["Two"].Tokens; got != 15 {
+			t.Errorf("Two: tokens %d, want 15 (the call's own: 10 in, 5 out)", got)
+		}
+		// The second request carries the first turn: the question and its answer.
+		var second, work []fakemodel.Logged
+		for _, l := range p.requests(c.proto) {
+			switch {
+			case strings.Contains(l.Prompt, "second question TWO"):
+				second = append(second, l)
+			case strings.Contains(l.Prompt, "work on item-"):
+				work = append(work, l)
+			}
+		}
+		if len(second) != 1 {
+			t.Fatalf("%d requests of the second question, want 1", len(second))
+		}
+		for _, s := range []string{"first question ONE", "answer one"} {
+			if !strings.Contains(second[0].Body, s) {
+				t.Errorf("the second request does not carry %q of the first turn:\n%s", s, head(second[0].Body))
+			}
+		}
+		// Parallel iterations: a session each, none carrying another's turns.
+		a, b := st.Sessions["eng[0]"], st.Sessions["eng[1]"]
+		if a.ID == "" || b.ID == "" || a.ID == b.ID || a.ID == eng.ID || b.ID == eng.ID {
+			t.Errorf("parallel sessions: eng %q, eng[0] %q, eng[1] %q: want three different ones", eng.ID, a.ID, b.ID)
+		}
+		if len(work) != 2 {
+			t.Fatalf("%d work requests, want 2", len(work))
+		}
+		for _, l := range work {
+			for _, s := range []string{"answer one", "did a", "did b"} {
+				if strings.Contains(l.Body, s) {
+					t.Errorf("the work request %q carries %q of another conversation", head(l.Prompt), s)
+				}
+			}
+		}
+		if mode == modeUser {
+			p.sessionsSaved(c, eng.ID)
+		}
+		// Replay: the same sessions and replies, no CLI, no key.
+		before := len(p.srv.Requests())
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home}
+		r2 := p.runEnv(env, "run", wf, "--run-id", "s2", "--replay", rec)
+		if r2.code != 0 {
+			t.Fatalf("replay: exit %d\n%s", r2.code, r2.stderr)
+		}
+		if after := len(p.srv.Requests()); after != before {
+			t.Errorf("replay made %d requests", after-before)
+		}
+		st2 := p.sessionState("s2")
+		for _, k := range []string{"eng", "eng[0]", "eng[1]"} {
+			if st2.Sessions[k] != st.Sessions[k] {
+				t.Errorf("replayed session %s = %+v, recorded %+v", k, st2.Sessions[k], st.Sessions[k])
+			}
+		}
+		for _, s := range []string{"One", "Two"} {
+			if st2.Steps[s].Output != st.Steps[s].Output {
+				t.Errorf("%s: replayed %q, recorded %q", s, st2.Steps[s].Output, st.Steps[s].Output)
+			}
+		}
+	})
+}
+
+// sessionsSaved checks that the CLI saved session id where it saves it in
+// the user's own configuration (gemini: through its overlay home's link).
+func (p *cliProj) sessionsSaved(c cliCase, id string) {
+	p.t.Helper()
+	dir := map[string]string{"claude": ".claude/projects", "gemini": ".gemini/tmp", "codex": ".codex/sessions"}[c.name]
+	found := false
+	short := id
+	if c.name == "gemini" {
+		short = id[:8] // gemini names the file after the id's first part
+	}
+	_ = filepath.WalkDir(filepath.Join(p.home, dir), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(d.Name(), short) {
+			found = true
+		}
+		return nil
+	})
+	if !found {
+		p.t.Errorf("no file of session %s under ~/%s", id, dir)
+	}
+}

@@ -1,0 +1,65 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSessionCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, cli string
+		call      Call
+		want      string
+	}{
+		{"claude fresh", "claude", Call{}, "claude -p --output-format json --no-session-persistence --settings"},
+		{"claude first", "claude", Call{Continue: true}, "claude -p --output-format json --settings"},
+		{"claude later", "claude", Call{Continue: true, Session: "S1"}, "--permission-mode acceptEdits --resume S1"},
+		{"gemini later", "gemini", Call{Continue: true, Session: "S2"}, "gemini --output-format json --approval-mode auto_edit --resume S2"},
+		{"codex fresh", "codex", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable"},
+		{"codex first", "codex", Call{Continue: true}, "codex exec --json --skip-git-repo-check --disable unbounded_connection_retries --sandbox workspace-write -"},
+		{"codex later", "codex", Call{Continue: true, Session: "T3"}, "--sandbox workspace-write resume T3 -"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, _ := CLIOf(tt.cli)
+			got := strings.Join(f.Command("", PermEdit, tt.call), " ")
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("Command(%+v) = %q, want it to hold %q", tt.call, got, tt.want)
+			}
+			if tt.call.Continue && (strings.Contains(got, "--ephemeral") || strings.Contains(got, "--no-session-persistence")) {
+				t.Errorf("Command(%+v) = %q keeps a flag that saves no session", tt.call, got)
+			}
+		})
+	}
+}
+
+func TestSessionID(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, cli, stdout, want string
+	}{
+		{"claude", "claude", `{"type":"result","session_id":"589f","result":"hi"}`, "589f"},
+		{"gemini", "gemini", "{\n  \"session_id\": \"0489\",\n  \"response\": \"hi\"\n}", "0489"},
+		{"codex", "codex", `{"type":"thread.started","thread_id":"01a2"}` + "\n" + `{"type":"turn.started"}`, "01a2"},
+		{"codex none", "codex", `{"type":"turn.started"}`, ""},
+		{"claude not json", "claude", `oops`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := Lookup(nil, tt.cli)
+			if got := p.SessionID(tt.stdout); got != tt.want {
+				t.Errorf("SessionID(%q) = %q, want %q", tt.stdout, got, tt.want)
+			}
+			if !p.CanContinue() {
+				t.Errorf("%s.CanContinue() = false, want true", tt.cli)
+			}
+		})
+	}
+	own, _ := Lookup([]Def{{Name: "claude", Command: []string{"my-claude"}}}, "claude")
+	if own.CanContinue() {
+		t.Errorf("a replaced claude command CanContinue() = true, want false")
+	}
+}
