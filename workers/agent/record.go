@@ -34,6 +34,7 @@ type Recording struct {
 	ExitCode  int     `json:"exit_code"`
 	Signal    string  `json:"signal,omitempty"` // a custom signal (mock)
 	Tokens    int     `json:"tokens"`
+	Cost      float64 `json:"cost_usd,omitempty"` // where the CLI reports it
 	Duration  float64 `json:"duration"` // seconds
 	ErrorCode string  `json:"error_code,omitempty"`
 	Error     string  `json:"error,omitempty"`
@@ -63,6 +64,7 @@ func (r *Runner) record(req *step.Request, name, prompt string, rep callReply, a
 		ExitCode: rep.exit,
 		Signal:   rep.signal,
 		Tokens:   rep.tokens,
+		Cost:     rep.cost,
 		Duration: d.Seconds(),
 		Patch:    rep.files,
 	}
@@ -155,7 +157,7 @@ func (r *Runner) replay(req *step.Request, prompt, call string) callReply {
 			return miss("replay: %v", err)
 		}
 	}
-	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens}
+	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens, cost: rec.Cost}
 	if rec.ErrorCode != "" {
 		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}

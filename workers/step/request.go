@@ -210,9 +210,10 @@ type Result struct {
 	Stderr       string // stderr (masked) with trailing newlines removed, at most its in-memory part
 	Duration     time.Duration
 	Attempts     int
-	Provider     string // the provider that answered
-	Tokens       int    // token usage reported by the provider
-	LinesWritten int    // lines written by FileSystemWriter/DocumentationWriter
+	Provider     string  // the provider that answered
+	Tokens       int     // token usage reported by the provider
+	Cost         float64 // the call's cost in US dollars where the provider's CLI reports it (claude), else 0
+	LinesWritten int     // lines written by FileSystemWriter/DocumentationWriter
 	Segments     []Segment
 	// Consumed are the messages a wait_for with consume: true matched; the
 	// caller moves them (ConsumeMessages) once the step's completion is
