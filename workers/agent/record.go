@@ -35,7 +35,7 @@ type Recording struct {
 	Signal    string  `json:"signal,omitempty"` // a custom signal (mock)
 	Tokens    int     `json:"tokens"`
 	Cost      float64 `json:"cost_usd,omitempty"` // where the CLI reports it
-	Duration  float64 `json:"duration"` // seconds
+	Duration  float64 `json:"duration"`           // seconds
 	ErrorCode string  `json:"error_code,omitempty"`
 	Error     string  `json:"error,omitempty"`
 	// Patch is what the call did to the files of its working directory

@@ -49,8 +49,8 @@ type Spec struct {
 	// Lines, when set, gets each whole (masked) line of either stream as
 	// it arrives (without its newline; a last line without one at the
 	// end), for a live log. It is called from both streams' goroutines.
-	Lines func(s Stream, line []byte)
-	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	Lines  func(s Stream, line []byte)
+	Stdout io.Writer // optional sink for the whole (masked) stdout, e.g. an output_file
 	// StderrHeader, when set, is written to StderrLog before the child's
 	// stderr; the log is appended to, never truncated, so it keeps every
 	// try of a step.
