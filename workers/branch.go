@@ -6,9 +6,9 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"strconv"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"smith/source"
