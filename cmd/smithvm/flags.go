@@ -15,8 +15,8 @@ type flagVals struct {
 	keepBranch bool
 	force      bool
 	stat       bool
-	diff       bool   // status
-	follow     bool   // logs
+	diff       bool // status
+	follow     bool // logs
 	olderThan  string
 	addr       string // serve
 	token      string // serve
