@@ -14,7 +14,7 @@ import (
 
 	"smith/source"
 	"smith/vm"
-	"smith/workers/steprun"
+	"smith/vm/store"
 
 	"github.com/spf13/pflag"
 )
@@ -48,7 +48,7 @@ func (e *env) cmdLogs(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: run %s has no step '%s'%s\n", id, stepName, source.DidYouMean(stepName, stepNames(st)))
 		return source.ExitConfig
 	}
-	path := filepath.Join(proj.store.RunsDir(), id, "logs", steprun.LiveFile)
+	path := filepath.Join(proj.store.RunsDir(), id, "logs", store.LiveFile)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var (
@@ -108,7 +108,7 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 		if i < 0 {
 			break
 		}
-		var l steprun.LiveLine
+		var l store.LiveLine
 		if json.Unmarshal(held[:i], &l) == nil && (stepName == "" || l.Step == stepName) {
 			fmt.Fprintln(e.stdout, formatLive(l))
 		}
@@ -119,7 +119,7 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 
 // formatLive is one line of the live log on a terminal: time, step, kind
 // and text.
-func formatLive(l steprun.LiveLine) string {
+func formatLive(l store.LiveLine) string {
 	t := l.Time
 	if ts, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
 		t = ts.UTC().Format("15:04:05.000")
