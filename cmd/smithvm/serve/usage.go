@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"smith/vm"
 )
@@ -77,4 +78,30 @@ func FormatCost(c float64) string {
 		return "<$0.0001"
 	}
 	return fmt.Sprintf("$%.4f", c)
+}
+
+// addUsage fills in the view's tokens and cost per step and for the run,
+// and the steps' commits.
+func (s *Server) addUsage(v *view, st *vm.State) {
+	dir, err := s.resolveRun(st.RunID)
+	if err != nil {
+		return
+	}
+	steps, total := StepUsage(filepath.Join(dir, "logs", "events.jsonl"))
+	v.Usage = total
+	v.Usage.Tokens = st.Stats.TotalTokensUsed
+	v.Diff = st.WorktreePath != "" && s.cfg.Diff != nil
+	for i := range v.Steps {
+		row := &v.Steps[i]
+		u := steps[row.Name]
+		row.Tokens, row.Cost = u.Tokens, u.Cost
+		if r := st.Steps[row.Name]; r != nil {
+			if row.Tokens == 0 {
+				row.Tokens = r.Tokens
+			}
+			if s.cfg.Diff != nil {
+				row.Commit = r.Commit
+			}
+		}
+	}
 }
