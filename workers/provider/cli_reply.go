@@ -62,6 +62,11 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 		// No error in the CLI's JSON: its stderr (or a stdout that is not
 		// JSON) says what happened.
 		cerr = &cliError{msg: lastLine(stderr)}
+		if pv.format == formatGemini && !out.Parsed {
+			// gemini streaming prints a startup failure as plain text on
+			// stderr, its reason often on the line before the last.
+			cerr.msg = lastParagraph(stderr)
+		}
 		if cerr.msg == "" && !out.Parsed {
 			cerr.msg = lastLine(stdout)
 		}
@@ -395,8 +400,19 @@ func readGeminiStream(stdout string, result gjson.Result, stderr string) (CLIRep
 				msg, status = inner.Get("message").String(), int(inner.Get("code").Int())
 			}
 		}
+		if inner, ok := strings.CutPrefix(msg, "[API Error: "); ok {
+			first, rest, _ := strings.Cut(inner, "\n")
+			msg = strings.TrimSuffix(first, "]")
+			if rest != "" {
+				msg += " " + strings.Join(strings.Fields(rest), " ")
+			}
+		}
 		if status < 400 || status > 599 {
+			// The status is on stderr, in the error object gemini dumps.
 			status = 0
+			if m := stderrStatus().FindAllStringSubmatch(stderr, -1); len(m) > 0 {
+				status, _ = strconv.Atoi(m[len(m)-1][1])
+			}
 		}
 		return out, &cliError{status: status, msg: msg}
 	}
@@ -411,6 +427,28 @@ func readGeminiStream(stdout string, result gjson.Result, stderr string) (CLIRep
 		return out, &cliError{msg: "gemini gave no reply: " + strings.Join(msgs, "; ")}
 	}
 	return out, nil
+}
+
+// stderrStatus finds the HTTP status in the error object gemini dumps on
+// stderr ("  status: 429").
+var stderrStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*status: ([45]\d\d)\s*$`) })
+
+// lastParagraph is the last run of meaningful lines of s (at most three,
+// no stack frames or colours), joined by spaces.
+func lastParagraph(s string) string {
+	lines := strings.Split(strings.TrimSpace(ansiPattern().ReplaceAllString(s, "")), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < 3; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") || l == "}" || strings.HasPrefix(l, "{") || strings.HasSuffix(l, "{") {
+			if len(out) > 0 {
+				break
+			}
+			continue
+		}
+		out = append([]string{l}, out...)
+	}
+	return strings.Join(out, " ")
 }
 
 // lastJSONObject returns the last JSON object of s that starts a line and

@@ -47,6 +47,8 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"gemini", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},
 		{"gemini", "stream-500", "edit", 244, 1, "", 0, "the model server failed (HTTP 500): boom server"},
 		{"gemini", "stream-401", "edit", 145, 2, "", 0, "check GEMINI_API_KEY"},
+		{"gemini", "stream-429", "edit", 173, 1, "", 0, "rate limited by the model server (HTTP 429): fakemodel: rate limit exceeded"},
+		{"gemini", "stream-nologin", "edit", 41, 2, "", 0, "the CLI has no usable credentials: When using Gemini API, you must specify the GEMINI_API_KEY environment variable."},
 		{"gemini", "stream-denied", "read", 0, 2, "wrote one", 30, "the agent was denied write_file with permissions: read"},
 		{"codex", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
 		{"codex", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},
