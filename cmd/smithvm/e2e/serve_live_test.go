@@ -68,6 +68,7 @@ func TestServeBrowserLiveOutput(t *testing.T) {
 		t.Errorf("Build is %q when its first lines show, want running", st)
 	}
 	evalJS[int](t, ctx, `window.smithNoReload = 1`)
+	evalJS[bool](t, ctx, `(document.querySelector("#steps").scrollIntoView(), true)`)
 	screenshot(t, ctx, "serve-live-output")
 	p.write("workspace/release", "")
 	released = true
@@ -150,6 +151,7 @@ steps:
 	if got := evalJS[string](t, ctx, `document.querySelector("#summary").textContent`); !strings.Contains(got, "tokens60") || !strings.Contains(got, "lines written3") {
 		t.Errorf("summary = %q, want 60 tokens and 3 lines written", got)
 	}
+	evalJS[bool](t, ctx, `(document.querySelector("#steps").scrollIntoView(), true)`)
 	screenshot(t, ctx, "serve-agent-activity")
 	if err := chromedp.Do(ctx,
 		waitJS(`(() => { const a = document.querySelector('#steps tr[data-step="Write"] a.diff'); if (!a) return false; a.click(); return true })()`),
@@ -161,6 +163,7 @@ steps:
 	if got := evalJS[string](t, ctx, `document.querySelector("#log pre").textContent`); strings.Contains(got, "third line") {
 		t.Errorf("Write's diff holds More's change:\n%s", got)
 	}
+	evalJS[bool](t, ctx, `(document.querySelector("#steps").scrollIntoView(), true)`)
 	screenshot(t, ctx, "serve-step-diff")
 	if err := chromedp.Do(ctx,
 		waitJS(`(() => { const a = document.querySelector('#rundiff'); if (!a) return false; a.click(); return true })()`),
