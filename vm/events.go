@@ -97,6 +97,12 @@ type Event struct {
 	// event's step runs in (outermost first, joined by "."): the console
 	// names it as it names a thread, 'Fix' [2].
 	Iteration string `json:"iteration,omitempty"`
+	// Tokens and Cost are what a step's execution used (the provider's
+	// tokens, and its cost in US dollars where the CLI reports one), on
+	// the event that ends it: summed over a step's events they are its
+	// tokens over all its visits and iterations (CONTRACT 13).
+	Tokens int     `json:"tokens,omitempty"`
+	Cost   float64 `json:"cost_usd,omitempty"`
 }
 
 // MarshalJSON writes the event with duration only where it applies. It is
@@ -162,6 +168,15 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmit(b, "path", e.Path)
 	b = appendOmit(b, "thread", e.Thread)
 	b = appendOmit(b, "iteration", e.Iteration)
+	if e.Tokens != 0 {
+		b = append(b, `,"tokens":`...)
+		b = strconv.AppendInt(b, int64(e.Tokens), 10)
+	}
+	if e.Cost != 0 {
+		if b, err = jsonKeyFloat(b, "cost_usd", e.Cost); err != nil {
+			return nil, err
+		}
+	}
 	if e.HasDuration {
 		if b, err = jsonKeyFloat(b, "duration", e.Duration); err != nil {
 			return nil, err

@@ -45,7 +45,7 @@ func TestEventMarshalJSONMatchesReflection(t *testing.T) {
 		{"tiny and huge floats", vm.Event{Kind: "k", HasDuration: true, Duration: 1e-9, Wait: 1e21}},
 		{"every field", vm.Event{Time: ts, RunID: "r", Seq: 1, Level: vm.LevelError, Step: "S", AttemptID: 2, AttemptUID: "S#2", Kind: vm.EvStepFailed,
 			ExitCode: &code, Msg: "failed", Traceback: []string{"a", "b <c>"}, Workflow: "w", Code: "E_X", Signal: "FAIL",
-			Attempt: 2, Wait: 1.5, Visits: 10, Provider: "p", Next: "q", Agent: "ag", Path: "x/y", Thread: "0", Iteration: "1.2", HasDuration: true, Duration: 2}},
+			Attempt: 2, Wait: 1.5, Visits: 10, Provider: "p", Next: "q", Agent: "ag", Path: "x/y", Thread: "0", Iteration: "1.2", Tokens: 42, Cost: 0.00028000000000000003, HasDuration: true, Duration: 2}},
 		{"html only", vm.Event{Kind: "k", Msg: "a <b> & c", Step: "x>y"}},
 		{"escapes", vm.Event{Kind: "k", Msg: "quote \" back \\ tab \t nl \n <html> & \x01 \x7f", Step: "é ü 日本", Path: "bad \xff utf8", Thread: "\u2028"}},
 		{"negative", vm.Event{Kind: "k", Seq: -1, Attempt: -2, Visits: -3, Wait: -0.5, ExitCode: &code, HasDuration: true, Duration: math.SmallestNonzeroFloat64}},

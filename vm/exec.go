@@ -238,6 +238,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 	r.StartedAt, r.EndedAt = m.formatSpan(ended.Add(-res.Duration), ended)
 	ev := evOutcome(blk.ID, t, &r)
 	ev.Provider = res.Provider
+	ev.Tokens, ev.Cost = res.Tokens, res.Cost
 	ev.Time = ended // the step's ended_at
 	return m.done(blk, r, true, ev)
 }

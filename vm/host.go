@@ -65,3 +65,12 @@ type Host interface {
 }
 
 var _ Host = workers.Local{}
+
+// A lineCounter is a Host that can count the lines a step's commit adds
+// (optional: a Host without it leaves stats.totalLinesWritten to the
+// workers that report lines themselves).
+type lineCounter interface {
+	CommitLines(ctx context.Context, worktree, commit string) (int, error)
+}
+
+var _ lineCounter = workers.Local{}

@@ -197,6 +197,13 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 		Secrets:  append(slices.Clone(m.p.Secrets), provider.KeyVars()...),
 	}
 	hash, err := m.cfg.Host.CommitStep(ctx, c)
+	if lc, ok := m.cfg.Host.(lineCounter); ok && hash != "" && err == nil && res.LinesWritten == 0 {
+		// An agent that edits files itself reports no lines: its commit
+		// says what it wrote (stats.totalLinesWritten).
+		if n, lerr := lc.CommitLines(ctx, m.st.WorktreePath, hash); lerr == nil {
+			res.LinesWritten = n
+		}
+	}
 	if err != nil && res.Err == nil {
 		res.Signal, res.Err = SigFailure, &source.Error{Code: source.CodeOf(err, source.EExec), Msg: "commit the changes of step '" + blk.ID + "': " + err.Error()}
 		if res.ExitCode == 0 {

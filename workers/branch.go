@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"smith/source"
@@ -242,4 +244,54 @@ func splitNonEmpty(s string) []string {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// commitPattern is a commit id as the state records it.
+var commitPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// ShowCommit returns one step's commit on a run's branch (CONTRACT 13:
+// what the agents did): `git show` of it, the patch or with stat the
+// summary, through Smith's git, which runs nothing from the repository.
+func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lookup func(string) (string, bool)) (string, error) {
+	if !commitPattern.MatchString(commit) {
+		return "", fmt.Errorf("'%s' is not a commit id", commit)
+	}
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"show", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H%n%s%n"}
+	if stat {
+		args = append(args, "--stat")
+	}
+	r := g.out(ctx, append(args, commit)...)
+	if r.err != nil {
+		return "", fmt.Errorf("git show: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	return r.out, nil
+}
+
+// CommitLines returns the lines a commit adds (git's numstat, binary files
+// not counted): what a step wrote, for stats.totalLinesWritten when the
+// agents edit files themselves.
+func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, error) {
+	if !commitPattern.MatchString(commit) {
+		return 0, fmt.Errorf("'%s' is not a commit id", commit)
+	}
+	g, err := openRepo(ctx, worktree, l.Env)
+	if err != nil {
+		return 0, err
+	}
+	r := g.out(ctx, "show", "--no-color", "--no-ext-diff", "--no-textconv", "--numstat", "--format=", commit)
+	if r.err != nil {
+		return 0, fmt.Errorf("git show --numstat: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	n := 0
+	for line := range strings.SplitSeq(r.out, "\n") {
+		added, _, _ := strings.Cut(line, "\t")
+		if k, err := strconv.Atoi(added); err == nil {
+			n += k
+		}
+	}
+	return n, nil
 }

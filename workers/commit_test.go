@@ -194,3 +194,30 @@ func TestCommitStepKeepsUserExcludes(t *testing.T) {
 		t.Errorf("committed files = %q, want main.go only", got)
 	}
 }
+
+// TestCommitLinesAndShow: a step's commit counts the lines it adds, and
+// ShowCommit shows it (patch and summary); a bad id runs no git.
+func TestCommitLinesAndShow(t *testing.T) {
+	t.Parallel()
+	d, wt := runWorktree(t, os.LookupEnv)
+	writeFiles(t, wt, "a.txt", "one\ntwo\nthree\n", "b.txt", "x\n")
+	l := Local{Env: os.LookupEnv}
+	h, err := l.CommitStep(context.Background(), step.Commit{Worktree: wt, Msg: "smith: S"})
+	if err != nil || h == "" {
+		t.Fatalf("CommitStep = %q, %v", h, err)
+	}
+	if n, err := l.CommitLines(context.Background(), wt, h); n != 4 || err != nil {
+		t.Errorf("CommitLines = %d, %v, want 4", n, err)
+	}
+	patch, err := ShowCommit(context.Background(), d, h, false, os.LookupEnv)
+	if err != nil || !strings.Contains(patch, "+two\n") || !strings.Contains(patch, "smith: S") {
+		t.Errorf("ShowCommit = %q, %v", patch, err)
+	}
+	stat, err := ShowCommit(context.Background(), d, h, true, os.LookupEnv)
+	if err != nil || !strings.Contains(stat, "2 files changed, 4 insertions(+)") {
+		t.Errorf("ShowCommit stat = %q, %v", stat, err)
+	}
+	if _, err := ShowCommit(context.Background(), d, "--output=/tmp/x", false, os.LookupEnv); err == nil {
+		t.Errorf("ShowCommit of an option ran")
+	}
+}

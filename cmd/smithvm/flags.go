@@ -15,6 +15,8 @@ type flagVals struct {
 	keepBranch bool
 	force      bool
 	stat       bool
+	diff       bool // status
+	follow     bool // logs
 	olderThan  string
 	addr       string // serve
 	token      string // serve
@@ -34,6 +36,7 @@ var flagBuilders = []flagBuilder{
 	(*env).watchFlags,
 	(*env).listFlags,
 	(*env).statusFlags,
+	(*env).logsFlags,
 	(*env).graphFlags,
 	(*env).cleanFlags,
 	(*env).diffFlags,
@@ -100,9 +103,10 @@ func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) statusFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
+	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens and cost summed\nover all its runs, commit). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print the run's whole state as JSON")
+	fs.BoolVar(&v.diff, "diff", false, "(isolation: git-worktree) also print each step's commit and the run's whole diff")
 	return fs
 }
 

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
+	"smith/workers"
 )
 
 func (e *env) cmdList(args []string) int {
@@ -94,6 +94,9 @@ func (e *env) cmdStatus(args []string) int {
 		return writeJSON(e, st)
 	}
 	e.printStatus(proj, st)
+	if c.diff {
+		e.printDiffs(proj, st)
+	}
 	return 0
 }
 
@@ -113,18 +116,26 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	if st.IsHalted {
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
 	}
-	if st.Stats.TotalTokensUsed > 0 || st.Stats.TotalLinesWritten > 0 {
-		fmt.Fprintf(w, "stats:        %d tokens, %d lines written\n", st.Stats.TotalTokensUsed, st.Stats.TotalLinesWritten)
+	usage, total := serve.StepUsage(filepath.Join(proj.store.RunsDir(), st.RunID, "logs", "events.jsonl"))
+	if st.Stats.TotalTokensUsed > 0 || st.Stats.TotalLinesWritten > 0 || total.Cost > 0 {
+		fmt.Fprintf(w, "stats:        %d tokens, cost %s, %d lines written\n", st.Stats.TotalTokensUsed, serve.FormatCost(total.Cost), st.Stats.TotalLinesWritten)
+	}
+	if st.WorktreePath != "" {
+		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.lookup); err == nil {
+			if lines := strings.Split(strings.TrimSpace(stat), "\n"); lines[len(lines)-1] != "" {
+				fmt.Fprintf(w, "changes:      %s (smithvm status %s --diff, or smithvm diff %s)\n", strings.TrimSpace(lines[len(lines)-1]), st.RunID, st.RunID)
+			}
+		}
 	}
 	names, depth := stepOrder(st)
-	runs := stepRuns(filepath.Join(proj.store.RunsDir(), st.RunID, "logs", "events.jsonl"))
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	if len(names) > 0 {
 		fmt.Fprintln(w)
 		// RUNS: how many times the step was entered (a goto back, a loop's
 		// iterations); ATTEMPTS: the tries of its last run.
-		fmt.Fprintln(tw, "STEP\tSTATUS\tRUNS\tATTEMPTS\tDURATION\tEXIT\tPROVIDER\tTOKENS\tDETAIL")
+		// TOKENS and COST: summed over every run of the step.
+		fmt.Fprintln(tw, "STEP\tSTATUS\tRUNS\tATTEMPTS\tDURATION\tEXIT\tPROVIDER\tTOKENS\tCOST\tCOMMIT\tDETAIL")
 	}
 	for _, n := range names {
 		r := st.Steps[n]
@@ -139,8 +150,12 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 			detail = fmt.Sprintf("%d iterations", r.IterationsTotal)
 		}
 		name := strings.Repeat("  ", depth[n]) + n
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%d\t%s\t%s\t%s\n", name, r.Status, dash(count(max(runs[n], st.Visits[n], r.Visits))), r.Attempts, r.Duration, r.ExitCode,
-			dash(r.Provider), dash(tokens(r.Tokens)), strings.ReplaceAll(detail, "\n", " "))
+		u := usage[n]
+		if u.Tokens == 0 {
+			u.Tokens = r.Tokens // a run from before events carried tokens
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%d\t%s\t%s\t%s\t%s\t%s\n", name, r.Status, dash(count(max(u.Runs, st.Visits[n], r.Visits))), r.Attempts, r.Duration, r.ExitCode,
+			dash(r.Provider), dash(tokens(u.Tokens)), serve.FormatCost(u.Cost), dash(shortCommit(r.Commit)), strings.ReplaceAll(detail, "\n", " "))
 	}
 	tw.Flush()
 	for _, l := range strings.SplitAfter(table.String(), "\n") {
@@ -175,32 +190,37 @@ func writeSessions(w io.Writer, st *vm.State) {
 	fmt.Fprint(w, b.String())
 }
 
-// stepRuns counts the step_started events of each step in the event log at
-// path: how many times each ran (a goto back, each iteration and thread);
-// a log that cannot be read counts nothing.
-func stepRuns(path string) map[string]int {
-	runs := map[string]int{}
-	f, err := os.Open(path)
-	if err != nil {
-		return runs
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	marker := []byte(`"event":"` + vm.EvStepStarted + `"`)
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), marker) {
+// shortCommit is a commit's first 10 characters.
+func shortCommit(c string) string { return c[:min(len(c), 10)] }
+
+// printDiffs prints, for status --diff, each step's commit (its patch) in
+// step order and then the run's whole diff against its starting commit,
+// through Smith's git (CONTRACT 13).
+func (e *env) printDiffs(proj *project, st *vm.State) {
+	w := e.stdout
+	names, _ := stepOrder(st)
+	for _, n := range names {
+		r := st.Steps[n]
+		if r.Commit == "" {
 			continue
 		}
-		var ev struct {
-			Step  string `json:"step"`
-			Event string `json:"event"`
+		out, err := workers.ShowCommit(context.Background(), proj.dirs, r.Commit, false, e.lookup)
+		if err != nil {
+			fmt.Fprintf(w, "\n=== step %s: commit %s: %v\n", n, r.Commit, err)
+			continue
 		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == vm.EvStepStarted {
-			runs[ev.Step]++
-		}
+		fmt.Fprintf(w, "\n=== step %s (commit %s)\n%s", n, shortCommit(r.Commit), out)
 	}
-	return runs
+	if st.WorktreePath == "" {
+		fmt.Fprintf(w, "\n(run %s has no worktree: it did not run with isolation: git-worktree)\n", st.RunID)
+		return
+	}
+	out, err := workers.Diff(context.Background(), proj.dirs, st.RunID, false, e.lookup)
+	if err != nil {
+		fmt.Fprintf(w, "\n=== run %s: %v\n", st.RunID, err)
+		return
+	}
+	fmt.Fprintf(w, "\n=== run %s (%s against its starting commit)\n%s", st.RunID, workers.WorktreeBranch(st.RunID), out)
 }
 
 // count is n in decimal, or "" for 0.

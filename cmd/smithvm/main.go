@@ -28,6 +28,7 @@ Usage:
   smithvm watch FILE              re-run the whole workflow whenever its inputs change
   smithvm list                    the runs under BASE, newest first
   smithvm status RUN_ID           one run: status, current step, step results
+  smithvm logs RUN_ID [STEP]      what the steps write and the agents do, live (-f follows)
   smithvm graph RUN_ID            DOT of the run's program coloured by the run's state
   smithvm clean RUN_ID            remove a run's git worktree and branch (refuses unmerged work)
   smithvm diff RUN_ID             the run's code changes against its starting commit
@@ -82,6 +83,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdList(rest)
 	case "status":
 		return e.cmdStatus(rest)
+	case "logs":
+		return e.cmdLogs(rest)
 	case "graph":
 		return e.cmdGraph(rest)
 	case "clean":

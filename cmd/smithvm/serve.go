@@ -15,6 +15,7 @@ import (
 	"smith/cmd/smithvm/serve"
 	"smith/source"
 	"smith/vm"
+	"smith/workers"
 )
 
 func (e *env) cmdServe(args []string) int {
@@ -49,6 +50,12 @@ func (e *env) cmdServe(args []string) int {
 		Env:   e.lookup,
 		Resume: func(id, signal, note string) error {
 			return e.serveResume(ctx, &resumes, log, proj.base, id, signal, note)
+		},
+		Diff: func(ctx context.Context, id, commit string) (string, error) {
+			if commit == "" {
+				return workers.Diff(ctx, proj.dirs, id, false, e.lookup)
+			}
+			return workers.ShowCommit(ctx, proj.dirs, commit, false, e.lookup)
 		},
 	})
 	if err != nil {

@@ -35,6 +35,7 @@ type callReply struct {
 	exit        int
 	signal      string // "" = from exit
 	tokens      int
+	cost        float64 // US dollars, where the CLI reports it
 	err         *source.Error
 	truncated   bool   // the raw stdout passed the in-memory cap
 	spill       string // its spill file
@@ -244,6 +245,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 		ExitCode:    rep.exit,
 		Signal:      rep.signal,
 		Tokens:      rep.tokens,
+		Cost:        rep.cost,
 		Truncated:   rep.truncated,
 		SpillStdout: rep.spill,
 		StderrLog:   p.StderrLog,

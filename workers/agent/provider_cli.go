@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"smith/lang"
 	"smith/source"
@@ -77,7 +79,11 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		spec.StdoutFile = f
 		defer os.Remove(f)
 	}
+	live := steprun.OpenLive(req, r.Now)
+	defer live.Close()
+	act := followLive(live, &spec, pv)
 	pr := proc.Run(ctx, spec)
+	act.finish()
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
@@ -132,7 +138,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	if out.Parsed {
 		// A secret that JSON escaped is masked only once decoded.
-		rep.text, rep.tokens = req.Mask.String(out.Text), out.Tokens
+		rep.text, rep.tokens, rep.cost = req.Mask.String(out.Text), out.Tokens, out.Cost
 	}
 	rep.exit = out.Exit
 	if out.Reason != "" {
@@ -300,4 +306,115 @@ func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, 
 	model, _ := providerVars(req, pv, p, "", "").Get("model")
 	inv.argv = f.Command(model, perms, call)
 	return inv, nil
+}
+
+// A liveFollower feeds one call's streams to the run's live log (CONTRACT
+// 13): stderr as lines; a preset's stdout, a stream of JSON events, as the
+// agent's activity (ActivityReader); any other provider's stdout as lines.
+// A CLI whose stdout goes to a file (StdoutFile) is followed by reading the
+// file as it grows.
+type liveFollower struct {
+	live       *steprun.Live
+	act        *provider.ActivityReader
+	stop, done chan struct{}
+}
+
+// followPoll is how often a stdout file is read while the CLI runs.
+const followPoll = 200 * time.Millisecond
+
+// followLive sets spec up to feed live and returns the follower, whose
+// finish must be called once the process is done.
+func followLive(live *steprun.Live, spec *proc.Spec, pv provider.Provider) *liveFollower {
+	f := &liveFollower{live: live}
+	if live == nil {
+		return f
+	}
+	f.act = provider.NewActivityReader(pv, spec.Dir)
+	if f.act == nil {
+		spec.Lines = live.Lines
+		return f
+	}
+	spec.Lines = func(s proc.Stream, line []byte) {
+		if s == proc.Stderr {
+			live.Add(steprun.LiveStderr, string(line))
+			return
+		}
+		f.line(line) // only stdout's goroutine
+	}
+	if spec.StdoutFile != "" {
+		f.stop, f.done = make(chan struct{}), make(chan struct{})
+		go f.follow(spec.StdoutFile)
+	}
+	return f
+}
+
+// line reads one line of the CLI's stream.
+func (f *liveFollower) line(line []byte) {
+	for _, a := range f.act.Line(line) {
+		f.live.Add(a.Kind, a.Text)
+	}
+}
+
+// follow reads the file path as it grows, line by line, until stop; then
+// it reads the rest.
+func (f *liveFollower) follow(path string) {
+	defer close(f.done)
+	var (
+		off  int64
+		held []byte
+		buf  = make([]byte, 64<<10)
+	)
+	read := func() {
+		file, err := os.Open(path)
+		if err != nil {
+			return
+		}
+		defer file.Close()
+		for {
+			n, err := file.ReadAt(buf, off)
+			off += int64(n)
+			held = append(held, buf[:n]...)
+			for {
+				i := bytes.IndexByte(held, '\n')
+				if i < 0 {
+					break
+				}
+				f.line(held[:i])
+				held = held[i+1:]
+			}
+			if len(held) > 1<<20 {
+				held = held[:0] // no line of activity is that long: skip it
+			}
+			if err != nil || n == 0 {
+				return
+			}
+		}
+	}
+	t := time.NewTicker(followPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			read()
+			if len(held) > 0 {
+				f.line(held)
+			}
+			return
+		case <-t.C:
+			read()
+		}
+	}
+}
+
+// finish waits for the follower and adds what the stream left unfinished.
+func (f *liveFollower) finish() {
+	if f.stop != nil {
+		close(f.stop)
+		<-f.done
+	}
+	if f.act != nil {
+		for _, a := range f.act.Flush() {
+			f.live.Add(a.Kind, a.Text)
+		}
+	}
 }

@@ -34,7 +34,8 @@ type Recording struct {
 	ExitCode  int     `json:"exit_code"`
 	Signal    string  `json:"signal,omitempty"` // a custom signal (mock)
 	Tokens    int     `json:"tokens"`
-	Duration  float64 `json:"duration"` // seconds
+	Cost      float64 `json:"cost_usd,omitempty"` // where the CLI reports it
+	Duration  float64 `json:"duration"`           // seconds
 	ErrorCode string  `json:"error_code,omitempty"`
 	Error     string  `json:"error,omitempty"`
 	// Patch is what the call did to the files of its working directory
@@ -71,6 +72,7 @@ func (r *Runner) record(req *step.Request, name string, sess *step.Session, prom
 		ExitCode: rep.exit,
 		Signal:   rep.signal,
 		Tokens:   rep.tokens,
+		Cost:     rep.cost,
 		Duration: d.Seconds(),
 		Patch:    rep.files,
 
@@ -173,7 +175,7 @@ func (r *Runner) replay(req *step.Request, prompt, call string, sess *step.Sessi
 			return miss("replay: %v", err)
 		}
 	}
-	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens, session: rec.SessionID, usage: rec.SessionUsage}
+	rep := callReply{text: rec.Reply, exit: rec.ExitCode, signal: rec.Signal, tokens: rec.Tokens, cost: rec.Cost, session: rec.SessionID, usage: rec.SessionUsage}
 	if rec.ErrorCode != "" {
 		rep.err = &source.Error{Code: source.Code(rec.ErrorCode), Msg: rec.Error}
 	}

@@ -46,7 +46,11 @@ type Spec struct {
 	StderrLog   string        // when set, holds the whole of stderr; created at the first byte (a stale one is removed when there is none)
 	Mask        *Masker       // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
-	Stdout      io.Writer     // optional sink for the whole (masked) stdout, e.g. an output_file
+	// Lines, when set, gets each whole (masked) line of either stream as
+	// it arrives (without its newline; a last line without one at the
+	// end), for a live log. It is called from both streams' goroutines.
+	Lines  func(s Stream, line []byte)
+	Stdout io.Writer // optional sink for the whole (masked) stdout, e.g. an output_file
 	// StderrHeader, when set, is written to StderrLog before the child's
 	// stderr; the log is appended to, never truncated, so it keeps every
 	// try of a step.
@@ -59,6 +63,35 @@ type Spec struct {
 	// exit): nothing of stdout is captured, masked or copied; the caller
 	// reads and masks the file.
 	StdoutFile string
+}
+
+// A Stream names one of a process's output streams.
+type Stream uint8
+
+// The streams Spec.Lines names.
+const (
+	Stdout Stream = iota + 1
+	Stderr
+)
+
+// A lineFunc passes the lines of what a lineSink writes to a callback.
+type lineFunc struct {
+	s Stream
+	f func(Stream, []byte)
+}
+
+func (l lineFunc) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.f(l.s, p)
+			break
+		}
+		l.f(l.s, p[:i])
+		p = p[i+1:]
+	}
+	return n, nil
 }
 
 // A Result is what Run observed. Every captured byte has been masked.
@@ -139,7 +172,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	// goroutine copies it. Run then reads back the first memCap bytes; a
 	// stream over memCap becomes the spill by being named.
 	var direct *os.File
-	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Mask.empty() {
+	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Lines == nil && spec.Mask.empty() {
 		if direct = openUnnamed(filepath.Dir(spec.StdoutSpill)); direct != nil {
 			defer direct.Close()
 		}
@@ -161,6 +194,12 @@ func Run(ctx context.Context, spec Spec) Result {
 		liveOut, liveErr = &lineSink{w: live}, &lineSink{w: live}
 		out.addSink(liveOut)
 		errCap.addSink(liveErr)
+	}
+	var linesOut, linesErr *lineSink
+	if spec.Lines != nil {
+		linesOut, linesErr = &lineSink{w: lineFunc{Stdout, spec.Lines}}, &lineSink{w: lineFunc{Stderr, spec.Lines}}
+		out.addSink(linesOut)
+		errCap.addSink(linesErr)
 	}
 	stdoutW := spec.Mask.Writer(out)
 	stderrW := spec.Mask.Writer(errCap)
@@ -234,6 +273,10 @@ func Run(ctx context.Context, spec Spec) Result {
 				errs.set(err)
 			}
 		}
+	}
+	if spec.Lines != nil {
+		_ = linesOut.flush()
+		_ = linesErr.flush()
 	}
 	if err := out.close(); err != nil {
 		errs.set(err)

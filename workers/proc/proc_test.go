@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -645,5 +646,32 @@ func TestLineSinkKeepsLinesWhole(t *testing.T) {
 	long.Write(bytes.Repeat([]byte("x"), lineSinkMax))
 	if live.Len() != lineSinkMax {
 		t.Errorf("a line of %d bytes without newline: %d bytes passed, want all (held back at most lineSinkMax)", lineSinkMax, live.Len())
+	}
+}
+
+// TestRunProcLines: Spec.Lines gets every whole line of both streams,
+// masked, each with its stream.
+func TestRunProcLines(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-secret-value"
+	var mu sync.Mutex
+	var got []string
+	argv, env := testchild.Argv(t, "split", secret, "40")
+	res := Run(context.Background(), Spec{
+		Argv: argv, Env: env, Mask: NewMasker([]string{secret}),
+		Lines: func(s Stream, line []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%d %s", s, line))
+		},
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("Run(split) = exit %d", res.ExitCode)
+	}
+	want := []string{"1 before *** after", "1 " + string(testchild.Pattern(40)), "2 before *** after"}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Lines got %q, want %q", got, want)
 	}
 }

@@ -25,6 +25,9 @@ type CLIReply struct {
 	Parsed bool // stdout was in the CLI's format (text and tokens are from it)
 	Text   string
 	Tokens int
+	// Cost is what the call cost in US dollars where the CLI reports it
+	// (claude's total_cost_usd), 0 otherwise.
+	Cost   float64
 	Exit   int
 	Reason string
 }
@@ -59,6 +62,11 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 		// No error in the CLI's JSON: its stderr (or a stdout that is not
 		// JSON) says what happened.
 		cerr = &cliError{msg: lastLine(stderr)}
+		if pv.format == formatGemini && !out.Parsed {
+			// gemini streaming prints a startup failure as plain text on
+			// stderr, its reason often on the line before the last.
+			cerr.msg = lastParagraph(stderr)
+		}
 		if cerr.msg == "" && !out.Parsed {
 			cerr.msg = lastLine(stdout)
 		}
@@ -231,12 +239,13 @@ func lastLine(s string) string {
 	return ""
 }
 
-// claudeResult returns claude's result object: stdout is one object, or
-// (with --verbose) an array whose last "result" element it is.
+// claudeResult returns claude's result object: stdout is one object, an
+// array whose last "result" element it is (json --verbose), or JSONL
+// events whose last "result" line it is (stream-json).
 func claudeResult(stdout string) gjson.Result {
 	s := strings.TrimSpace(stdout)
 	if !gjson.Valid(s) {
-		return gjson.Result{}
+		return lastResultLine(s)
 	}
 	v := gjson.Parse(s)
 	if v.IsArray() {
@@ -255,8 +264,28 @@ func claudeResult(stdout string) gjson.Result {
 	return v
 }
 
-// readClaude reads `claude -p --output-format json`: {"type":"result",
-// "subtype":"success","is_error":false,"result":"...","usage":{...},
+// lastResultLine returns the last line of JSONL events s that is an
+// object of type "result" (claude's and gemini's stream-json).
+func lastResultLine(s string) gjson.Result {
+	for end := len(s); end > 0; {
+		i := strings.LastIndexByte(s[:end], '\n')
+		line := strings.TrimSpace(s[i+1 : end])
+		if strings.HasPrefix(line, "{") && gjson.Valid(line) {
+			if v := gjson.Parse(line); v.Get("type").String() == "result" {
+				return v
+			}
+		}
+		if i < 0 {
+			break
+		}
+		end = i
+	}
+	return gjson.Result{}
+}
+
+// readClaude reads `claude -p --output-format stream-json --verbose` (or
+// json): the result object {"type":"result", "subtype":"success",
+// "is_error":false,"result":"...","usage":{...},"total_cost_usd":N,
 // "permission_denials":[...],"api_error_status":N}. Tokens are input +
 // output + cache creation + cache read tokens.
 func readClaude(stdout string) (CLIReply, *cliError) {
@@ -265,7 +294,7 @@ func readClaude(stdout string) (CLIReply, *cliError) {
 		return CLIReply{Text: stdout}, nil
 	}
 	u := v.Get("usage")
-	out := CLIReply{Parsed: true, Text: v.Get("result").String(),
+	out := CLIReply{Parsed: true, Text: v.Get("result").String(), Cost: v.Get("total_cost_usd").Float(),
 		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
 	if v.Get("is_error").Bool() || strings.HasPrefix(v.Get("subtype").String(), "error") {
@@ -285,6 +314,9 @@ func readClaude(stdout string) (CLIReply, *cliError) {
 // loop detection stopped the model) is an error too, though gemini exits 0.
 // Tokens are the sum of every model's total.
 func readGemini(stdout, stderr string) (CLIReply, *cliError) {
+	if r := lastResultLine(strings.TrimSpace(stdout)); r.Exists() {
+		return readGeminiStream(stdout, r, stderr)
+	}
 	out := CLIReply{Text: stdout}
 	s := strings.TrimSpace(stdout)
 	var v gjson.Result
@@ -326,6 +358,97 @@ func readGemini(stdout, stderr string) (CLIReply, *cliError) {
 		status = 0
 	}
 	return out, &cliError{status: status, msg: msg}
+}
+
+// readGeminiStream reads `gemini --output-format stream-json`: JSONL
+// events; the reply is the assistant's messages (streamed in pieces,
+// "delta": true) after the last tool call, joined; the last event
+// {"type":"result","status":"success"|"error","error":{"message"},
+// "stats":{"total_tokens"}} gives the tokens and the error (its message
+// often the server's JSON error body inside "[API Error: ...]").
+func readGeminiStream(stdout string, result gjson.Result, stderr string) (CLIReply, *cliError) {
+	out := CLIReply{Parsed: true, Tokens: int(result.Get("stats.total_tokens").Int())}
+	var text strings.Builder
+	for line := range strings.SplitSeq(stdout, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") || !gjson.Valid(line) {
+			continue
+		}
+		ev := gjson.Parse(line)
+		switch ev.Get("type").String() {
+		case "message":
+			if ev.Get("role").String() == "assistant" {
+				if !ev.Get("delta").Bool() {
+					text.Reset()
+				}
+				text.WriteString(ev.Get("content").String())
+			}
+		case "tool_use":
+			text.Reset() // the reply is what the model said after its last tool call
+		}
+	}
+	out.Text = text.String()
+	if result.Get("status").String() == "error" || result.Get("error").IsObject() {
+		msg := result.Get("error.message").String()
+		if msg == "" {
+			msg = result.Get("error").String()
+		}
+		status := 0
+		if i := strings.Index(msg, "{"); i >= 0 {
+			body := strings.TrimSuffix(strings.TrimSpace(msg[i:]), "]")
+			if inner := gjson.Get(body, "error"); gjson.Valid(body) && inner.IsObject() {
+				msg, status = inner.Get("message").String(), int(inner.Get("code").Int())
+			}
+		}
+		if inner, ok := strings.CutPrefix(msg, "[API Error: "); ok {
+			first, rest, _ := strings.Cut(inner, "\n")
+			msg = strings.TrimSuffix(first, "]")
+			if rest != "" {
+				msg += " " + strings.Join(strings.Fields(rest), " ")
+			}
+		}
+		if status < 400 || status > 599 {
+			// The status is on stderr, in the error object gemini dumps.
+			status = 0
+			if m := stderrStatus().FindAllStringSubmatch(stderr, -1); len(m) > 0 {
+				status, _ = strconv.Atoi(m[len(m)-1][1])
+			}
+		}
+		return out, &cliError{status: status, msg: msg}
+	}
+	if e := lastJSONObject(stderr).Get("error"); e.IsObject() {
+		return out, &cliError{msg: e.Get("message").String()}
+	}
+	if w := result.Get("warnings"); out.Text == "" && len(w.Array()) > 0 {
+		var msgs []string
+		for _, m := range w.Array() {
+			msgs = append(msgs, m.String())
+		}
+		return out, &cliError{msg: "gemini gave no reply: " + strings.Join(msgs, "; ")}
+	}
+	return out, nil
+}
+
+// stderrStatus finds the HTTP status in the error object gemini dumps on
+// stderr ("  status: 429").
+var stderrStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*status: ([45]\d\d)\s*$`) })
+
+// lastParagraph is the last run of meaningful lines of s (at most three,
+// no stack frames or colours), joined by spaces.
+func lastParagraph(s string) string {
+	lines := strings.Split(strings.TrimSpace(ansiPattern().ReplaceAllString(s, "")), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < 3; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") || l == "}" || strings.HasPrefix(l, "{") || strings.HasSuffix(l, "{") {
+			if len(out) > 0 {
+				break
+			}
+			continue
+		}
+		out = append([]string{l}, out...)
+	}
+	return strings.Join(out, " ")
 }
 
 // lastJSONObject returns the last JSON object of s that starts a line and

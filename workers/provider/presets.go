@@ -17,8 +17,8 @@ type replyFormat uint8
 
 const (
 	formatRaw    replyFormat = iota // stdout is the reply
-	formatClaude                    // claude -p --output-format json: one result object
-	formatGemini                    // gemini --output-format json: {response, stats}; errors as JSON at the end of stderr
+	formatClaude                    // claude -p --output-format stream-json --verbose: JSONL events, the last a result object
+	formatGemini                    // gemini --output-format stream-json: JSONL events, the last a result object
 	formatCodex                     // codex exec --json: JSONL events
 )
 
@@ -177,7 +177,7 @@ var clis = map[string]*CLI{
 		// environment, so CLAUDE_CODE_MAX_RETRIES=0 also goes in as a
 		// settings layer of the call's own (merged over the user's, which
 		// are not changed).
-		argv: []string{"claude", "-p", "--output-format", "json", "--no-session-persistence",
+		argv: []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence",
 			"--settings", `{"env": {"CLAUDE_CODE_MAX_RETRIES": "0"}}`},
 		modelFlag: "--model",
 		Perms: map[string][]string{
@@ -217,7 +217,7 @@ var clis = map[string]*CLI{
 		sessionID:  claudeSessionID,
 	},
 	"gemini": {
-		argv:      []string{"gemini", "--output-format", "json"},
+		argv:      []string{"gemini", "--output-format", "stream-json"},
 		modelFlag: "-m",
 		Perms: map[string][]string{
 			PermRead: {"--approval-mode", "default"},

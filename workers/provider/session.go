@@ -30,14 +30,24 @@ func claudeSessionID(stdout string) string {
 	return claudeResult(stdout).Get("session_id").String()
 }
 
-// geminiSessionID reads session_id of gemini's JSON output (its error
-// object on stderr names it too, but a failed call continues nothing).
+// geminiSessionID reads session_id of gemini's output: its stream's init
+// event (stream-json), or its one JSON object (json). (Its error object on
+// stderr names it too, but a failed call continues nothing.)
 func geminiSessionID(stdout string) string {
 	s := strings.TrimSpace(stdout)
-	if !gjson.Valid(s) {
-		return ""
+	if gjson.Valid(s) {
+		return gjson.Get(s, "session_id").String()
 	}
-	return gjson.Get(s, "session_id").String()
+	for line := range strings.SplitSeq(s, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.Contains(line, `"session_id"`) || !gjson.Valid(line) {
+			continue
+		}
+		if id := gjson.Get(line, "session_id").String(); id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // codexSessionID reads thread_id of codex's thread.started event.

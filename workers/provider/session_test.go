@@ -12,10 +12,10 @@ func TestSessionCommand(t *testing.T) {
 		call      Call
 		want      string
 	}{
-		{"claude fresh", "claude", Call{}, "claude -p --output-format json --no-session-persistence --settings"},
-		{"claude first", "claude", Call{Continue: true}, "claude -p --output-format json --settings"},
+		{"claude fresh", "claude", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings"},
+		{"claude first", "claude", Call{Continue: true}, "claude -p --output-format stream-json --verbose --settings"},
 		{"claude later", "claude", Call{Continue: true, Session: "S1"}, "--permission-mode acceptEdits --resume S1"},
-		{"gemini later", "gemini", Call{Continue: true, Session: "S2"}, "gemini --output-format json --approval-mode auto_edit --resume S2"},
+		{"gemini later", "gemini", Call{Continue: true, Session: "S2"}, "gemini --output-format stream-json --approval-mode auto_edit --resume S2"},
 		{"codex fresh", "codex", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable"},
 		{"codex first", "codex", Call{Continue: true}, "codex exec --json --skip-git-repo-check --disable unbounded_connection_retries --sandbox workspace-write -"},
 		{"codex later", "codex", Call{Continue: true, Session: "T3"}, "--sandbox workspace-write resume T3 -"},
@@ -42,6 +42,8 @@ func TestSessionID(t *testing.T) {
 	}{
 		{"claude", "claude", `{"type":"result","session_id":"589f","result":"hi"}`, "589f"},
 		{"gemini", "gemini", "{\n  \"session_id\": \"0489\",\n  \"response\": \"hi\"\n}", "0489"},
+		{"gemini stream", "gemini", `{"type":"init","session_id":"5511","model":"m"}` + "\n" + `{"type":"result","status":"success"}`, "5511"},
+		{"claude stream", "claude", `{"type":"system","subtype":"init","session_id":"77ab"}` + "\n" + `{"type":"result","session_id":"77ab","result":"hi"}`, "77ab"},
 		{"codex", "codex", `{"type":"thread.started","thread_id":"01a2"}` + "\n" + `{"type":"turn.started"}`, "01a2"},
 		{"codex none", "codex", `{"type":"turn.started"}`, ""},
 		{"claude not json", "claude", `oops`, ""},

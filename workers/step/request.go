@@ -218,9 +218,10 @@ type Result struct {
 	Stderr       string // stderr (masked) with trailing newlines removed, at most its in-memory part
 	Duration     time.Duration
 	Attempts     int
-	Provider     string // the provider that answered
-	Tokens       int    // token usage reported by the provider
-	LinesWritten int    // lines written by FileSystemWriter/DocumentationWriter
+	Provider     string  // the provider that answered
+	Tokens       int     // token usage reported by the provider
+	Cost         float64 // the call's cost in US dollars where the provider's CLI reports it (claude), else 0
+	LinesWritten int     // lines written by FileSystemWriter/DocumentationWriter
 	Segments     []Segment
 	// Session is the agent's conversation after this call when the step's
 	// agent continues its sessions (Request.Continue); nil otherwise, or

@@ -114,6 +114,12 @@ func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []
 		return proc.Result{}, nil, err
 	}
 	defer closeStdin()
+	// Its lines, as they come, for the viewer and smithvm logs.
+	live := OpenLive(req, e.Now)
+	defer live.Close()
+	if live != nil {
+		spec.Lines = live.Lines
+	}
 	var sink *errWriter
 	if output != "" {
 		f, err := req.Dirs.Create(output)

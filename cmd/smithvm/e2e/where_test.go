@@ -100,14 +100,14 @@ steps:
 	want(t, p.vm("run", wf, "--run-id", "tbl"), 0)
 	r := p.vm("status", "tbl")
 	want(t, r, 0)
-	cols := regexp.MustCompile(`(?m)^STEP +STATUS +RUNS +ATTEMPTS +DURATION +EXIT +PROVIDER +TOKENS +DETAIL$`)
+	cols := regexp.MustCompile(`(?m)^STEP +STATUS +RUNS +ATTEMPTS +DURATION +EXIT +PROVIDER +TOKENS +COST +COMMIT +DETAIL$`)
 	if !cols.MatchString(r.stdout) {
 		t.Errorf("status lacks the table header:\n%s", r.stdout)
 	}
-	if !regexp.MustCompile(`(?m)^Ask +completed +1 +1 +\d+\.\ds +0 +mock +[1-9]\d*$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^Ask +completed +1 +1 +\d+\.\ds +0 +mock +[1-9]\d* +- +-$`).MatchString(r.stdout) {
 		t.Errorf("status lacks the row of Ask (mock, tokens):\n%s", r.stdout)
 	}
-	if !regexp.MustCompile(`(?m)^Shell +completed +1 +1 +\d+\.\ds +0 +- +-$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^Shell +completed +1 +1 +\d+\.\ds +0 +- +- +- +-$`).MatchString(r.stdout) {
 		t.Errorf("status lacks the row of Shell:\n%s", r.stdout)
 	}
 	for _, s := range []string{"run folder:   " + p.runRoot("tbl"), "artifacts:    " + filepath.Join(p.ws, "artifacts")} {

@@ -165,6 +165,11 @@ type stepRow struct {
 	Stdout   bool          `json:"stdout"`
 	Stderr   bool          `json:"stderr"`
 	Files    []string      `json:"files,omitempty"`
+	// Tokens and Cost are summed over every run of the step (Usage);
+	// Commit is its commit on the run's branch.
+	Tokens int     `json:"tokens"`
+	Cost   float64 `json:"cost_usd"`
+	Commit string  `json:"commit,omitempty"`
 }
 
 // A view is what the run page draws: the state plus what only the
@@ -182,6 +187,10 @@ type view struct {
 	// Signals are those the halted block has transitions for.
 	Signals   []string `json:"signals,omitempty"`
 	CanResume bool     `json:"can_resume"`
+	// Usage is the whole run's, from its events; Diff says the run has a
+	// diff to show (a worktree).
+	Usage Usage `json:"usage"`
+	Diff  bool  `json:"diff"`
 }
 
 // apiView is GET /api/runs/ID/view: everything the run page draws.
@@ -222,6 +231,7 @@ func (s *Server) view(st *vm.State) *view {
 		}
 		v.Steps = append(v.Steps, row)
 	}
+	s.addUsage(v, st)
 	if prog == nil {
 		return v
 	}

@@ -564,3 +564,27 @@ func BenchmarkListPage1000(b *testing.B) {
 		}
 	}
 }
+
+// TestStepUsage: a step's tokens and cost are the sums over all its
+// events (every visit, iteration and thread), runs its step_started
+// events, and the run's total is the sum of the steps'.
+func TestStepUsage(t *testing.T) {
+	t.Parallel()
+	log := `{"event_seq":1,"step":"A","event":"step_started"}
+{"event_seq":2,"step":"A","event":"step_completed","tokens":15,"cost_usd":0.0002}
+{"event_seq":3,"step":"B","event":"step_started"}
+{"event_seq":4,"step":"B","event":"step_failed","tokens":7}
+{"event_seq":5,"step":"A","event":"step_started","thread":"1"}
+{"event_seq":6,"step":"A","event":"step_completed","tokens":30,"cost_usd":0.0003,"thread":"1"}
+{"event_seq":7,"event":"run_completed"}
+`
+	steps, total := readUsage(strings.NewReader(log))
+	got := fmt.Sprintf("A %+v B %+v total %+v", steps["A"], steps["B"], total)
+	want := "A {Runs:2 Tokens:45 Cost:0.0005} B {Runs:1 Tokens:7 Cost:0} total {Runs:0 Tokens:52 Cost:0.0005}"
+	if got != want {
+		t.Errorf("readUsage = %s, want %s", got, want)
+	}
+	if FormatCost(0) != "-" || FormatCost(0.00028) != "$0.0003" {
+		t.Errorf("FormatCost(0), FormatCost(0.00028) = %q, %q", FormatCost(0), FormatCost(0.00028))
+	}
+}

@@ -45,6 +45,10 @@ type Config struct {
 	// E_RUN_LOCKED among them) and continues the run in the background.
 	// Nil turns the resume form off.
 	Resume func(id, signal, note string) error
+	// Diff returns a step's commit (`git show`) or, for commit "", run
+	// id's whole diff against its starting commit, through Smith's git.
+	// Nil turns the diff links off.
+	Diff func(ctx context.Context, id, commit string) (string, error)
 	// Env looks up environment variables: the values of a program's
 	// secrets, masked in everything served. Nil means none.
 	Env func(string) (string, bool)
@@ -101,6 +105,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/stderr", s.apiStderr)
 	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/files/{path...}", s.apiStepFile)
 	s.mux.HandleFunc("POST /api/runs/{id}/resume", s.apiResume)
+	s.mux.HandleFunc("GET /api/runs/{id}/live", s.apiLive)
+	s.mux.HandleFunc("GET /api/runs/{id}/diff", s.apiRunDiff)
+	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/diff", s.apiStepDiff)
 	return s, nil
 }
 

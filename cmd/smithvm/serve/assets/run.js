@@ -28,6 +28,8 @@
     return e;
   }
   const badge = (s) => el("span", { class: "status " + (s || "") }, s || "");
+  // cost is a cost in US dollars as smithvm status prints it, "-" for none.
+  const cost = (c) => !c ? "-" : (c < 0.0001 ? "<$0.0001" : "$" + c.toFixed(4));
   const secs = (d) => (d === undefined || d === null) ? "" : d.toFixed(1) + "s";
 
   async function getText(url) {
@@ -78,11 +80,14 @@
     const items = [
       ["workflow", st.workflow_name], ["file", st.workflow_path], ["started", st.started_at],
       ["ended", st.ended_at], ["duration", dur], ["current step", st.current_step],
-      ["tokens", st.stats ? st.stats.totalTokensUsed : 0], ["lines written", st.stats ? st.stats.totalLinesWritten : 0],
+      ["tokens", st.stats ? st.stats.totalTokensUsed : 0], ["cost", cost(view.usage ? view.usage.cost_usd : 0)],
+      ["lines written", st.stats ? st.stats.totalLinesWritten : 0],
     ];
     const box = $("#summary");
     box.replaceChildren(...items.filter(([, v]) => v !== undefined && v !== "").map(([k, v]) =>
       el("div", {}, el("span", {}, k), k === "current step" || k === "file" ? el("code", {}, v) : String(v))));
+    if (view.diff) box.append(el("div", {}, el("span", {}, "changes"),
+      el("a", { href: "#", id: "rundiff", onclick: (e) => { e.preventDefault(); showLog("", "rundiff"); } }, "the run's whole diff")));
   }
 
   function drawFlag() {
@@ -151,6 +156,7 @@
       const links = [];
       if (s.stdout) links.push(el("a", { href: "#", onclick: (e) => { e.preventDefault(); showLog(s.name, "stdout"); } }, "stdout"));
       if (s.stderr) links.push(el("a", { href: "#", onclick: (e) => { e.preventDefault(); showLog(s.name, "stderr"); } }, "stderr"));
+      if (s.commit) links.push(el("a", { href: "#", class: "diff", title: "commit " + s.commit, onclick: (e) => { e.preventDefault(); showLog(s.name, "diff"); } }, "diff"));
       for (const f of s.files || []) links.push(el("a", { href: "#", class: "mono", onclick: (e) => { e.preventDefault(); showLog(s.name, "file", f); } }, f));
       const detail = s.error ? s.error.code + ": " + s.error.message : (s.signal && s.signal !== "SIGNAL:SUCCESS" ? s.signal : (s.iterations ? s.iterations + " iterations" : ""));
       return el("tr", { "data-step": s.name, "data-status": s.status },
@@ -160,7 +166,8 @@
         el("td", { class: "num" }, secs(s.duration)),
         el("td", { class: "num" }, s.status === "running" || s.status === "skipped" ? "" : s.exit_code),
         el("td", {}, s.provider || ""),
-        el("td", { class: "num muted" }, "—"),
+        el("td", { class: "num tokens" }, s.tokens ? String(s.tokens) : "-"),
+        el("td", { class: "num cost" }, cost(s.cost_usd)),
         el("td", {}, links.flatMap((l, i) => i ? [" · ", l] : [l])));
     });
     body.replaceChildren(...rows);
@@ -176,10 +183,11 @@
 
   async function showLog(step, what, path, quiet) {
     openLog = { step, what, path };
-    const url = api + "/steps/" + encodeURIComponent(step) + "/" + (what === "file" ? "files/" + path.split("/").map(encodeURIComponent).join("/") : what);
+    const url = what === "rundiff" ? api + "/diff" :
+      api + "/steps/" + encodeURIComponent(step) + "/" + (what === "file" ? "files/" + path.split("/").map(encodeURIComponent).join("/") : what);
     let text;
     try { text = await getText(url); } catch (e) { text = "(" + e.message + ")"; }
-    const title = step + " · " + (what === "file" ? path : what);
+    const title = what === "rundiff" ? "the run's whole diff" : step + " · " + (what === "file" ? path : what);
     const box = $("#logview");
     const pre = box.querySelector("pre");
     if (quiet && pre && box.dataset.title === title) {

@@ -1,0 +1,138 @@
+package steprun
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"smith/workers/proc"
+	"smith/workers/step"
+)
+
+// LiveFile is the run's live log, RUN_ROOT/logs/live.jsonl (CONTRACT 13,
+// "watch a step while it runs"): one JSON object per line, appended as a
+// step's process writes: {"time", "step", "kind", "text"}, kind stdout or
+// stderr (a line of the process's output) or, for a preset's agent CLI,
+// message, tool, command, read or edit (what the agent did, as its CLI
+// streamed it). Everything in it is masked. The viewer and `smithvm logs`
+// follow it.
+const LiveFile = "live.jsonl"
+
+// Kinds of the live log's lines besides the agent's activity.
+const (
+	LiveStdout = "stdout"
+	LiveStderr = "stderr"
+)
+
+const (
+	// liveLineMax bounds one line's text.
+	liveLineMax = 4096
+	// liveMax bounds what one process adds to the live log: it is a view
+	// of the step, the whole streams are in the step's logs.
+	liveMax = 8 << 20
+)
+
+// A LiveLine is one line of the live log.
+type LiveLine struct {
+	Time string `json:"time"`
+	Step string `json:"step"`
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// A Live appends one step's lines to the run's live log. It is safe for
+// concurrent use (both streams of a process write to it). A nil *Live
+// writes nothing.
+type Live struct {
+	path, step string
+	mask       *proc.Masker
+	now        func() time.Time
+
+	mu      sync.Mutex
+	f       *os.File
+	n       int
+	cut     bool
+	failed  bool
+	scratch []byte
+}
+
+// OpenLive returns the live log of req's step, nil without RUN_ROOT. The
+// file is created at the first line.
+func OpenLive(req *step.Request, now func() time.Time) *Live {
+	if req.RunRoot == "" {
+		return nil
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Live{path: filepath.Join(req.RunRoot, "logs", LiveFile), step: req.Step, mask: req.Mask, now: now}
+}
+
+// Add appends one line of kind. text is masked again (a secret that a
+// JSON stream escaped is masked only once decoded).
+func (l *Live) Add(kind, text string) {
+	if l == nil {
+		return
+	}
+	text = l.mask.String(text)
+	if len(text) > liveLineMax {
+		cut := liveLineMax
+		for cut > 0 && text[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failed || l.cut {
+		return
+	}
+	if l.n > liveMax {
+		l.cut = true
+		kind, text = LiveStderr, "[smith: the live log of this step stops here; its whole output is in its logs]"
+	}
+	b, err := json.Marshal(LiveLine{Time: l.now().UTC().Format(time.RFC3339Nano), Step: l.step, Kind: kind, Text: text})
+	if err != nil {
+		return
+	}
+	if l.f == nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err == nil {
+			l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		}
+		if err != nil {
+			l.failed = true // a view, not a record: the step goes on
+			return
+		}
+	}
+	l.scratch = append(append(l.scratch[:0], b...), '\n')
+	// One write per line, O_APPEND: lines of parallel steps never mix.
+	if _, err := l.f.Write(l.scratch); err != nil {
+		l.failed = true
+	}
+	l.n += len(l.scratch)
+}
+
+// Lines is a proc.Spec.Lines that adds every line of both streams.
+func (l *Live) Lines(s proc.Stream, line []byte) {
+	kind := LiveStdout
+	if s == proc.Stderr {
+		kind = LiveStderr
+	}
+	l.Add(kind, string(line))
+}
+
+// Close closes the file.
+func (l *Live) Close() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	l.failed = true
+}
