@@ -182,3 +182,51 @@ func (p *cliProj) sessionsSaved(c cliCase, id string) {
 		p.t.Errorf("no file of session %s under ~/%s", id, dir)
 	}
 }
+
+// TestCLISessionFallback: an agent with session: continue on [claude,
+// codex]: claude answers its first call and starts a session; on the
+// second call claude's server fails (500), so codex answers, starting a new
+// session, and the event log says the claude session did not answer; the
+// third call goes straight to codex, the provider that answered, and
+// continues its session (its request carries the second turn).
+func TestCLISessionFallback(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude", "codex")
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Protocol: fakemodel.Anthropic, Match: "first question ONE", Reply: fakemodel.Reply{Text: "answer one"}},
+		fakemodel.Rule{Protocol: fakemodel.Anthropic, Reply: fakemodel.Reply{Status: 500}},
+		fakemodel.Rule{Protocol: fakemodel.OpenAI, Match: "second question TWO", Reply: fakemodel.Reply{Text: "answer two"}},
+		fakemodel.Rule{Protocol: fakemodel.OpenAI, Match: "third question THREE", Reply: fakemodel.Reply{Text: "answer three"}})
+	wf := p.put("fallback.yaml", p.header("fallback")+`agents:
+  eng: {provider: [claude, codex], session: continue}
+steps:
+  - {name: One, agent: eng, prompt: "first question ONE"}
+  - {name: Two, agent: eng, prompt: "second question TWO"}
+  - {name: Three, agent: eng, prompt: "third question THREE"}
+`)
+	r := p.run("run", wf, "--run-id", "f1")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	st := p.sessionState("f1")
+	eng := st.Sessions["eng"]
+	if eng.Provider != "codex" || eng.ID == "" || eng.Turns != 2 {
+		t.Errorf("session %+v, want codex's at turn 2", eng)
+	}
+	if got := len(p.requests(fakemodel.Anthropic)); got != 2 {
+		t.Errorf("claude made %d requests, want 2 (the third call goes to codex, which answered the second)", got)
+	}
+	events := p.read(".orchestrator/runs/f1/logs/events.jsonl")
+	if !strings.Contains(events, "on 'claude' did not answer, so the agent's later calls continue on 'codex'") {
+		t.Errorf("no session_started event saying the claude session did not answer:\n%s", events)
+	}
+	var third string
+	for _, l := range p.requests(fakemodel.OpenAI) {
+		if strings.Contains(l.Prompt, "third question THREE") {
+			third = l.Body
+		}
+	}
+	if !strings.Contains(third, "second question TWO") || !strings.Contains(third, "answer two") {
+		t.Errorf("codex's third request does not carry the second turn:\n%s", head(third))
+	}
+}
