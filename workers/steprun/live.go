@@ -98,7 +98,8 @@ func (l *Live) Add(kind, text string) {
 		return
 	}
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err == nil {
+		err := os.MkdirAll(filepath.Dir(l.path), 0o755)
+		if err == nil {
 			l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		}
 		if err != nil {
