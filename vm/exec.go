@@ -22,7 +22,6 @@ const (
 // exec runs block a's worker and records its result and signal. A
 // cancelled run records nothing: the step runs again on resume.
 func (m *Machine) exec(ctx context.Context, a uint32) error {
-	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
 	m.cur = stepCall{blk: blk, ids: m.cur.ids[:0]}
 	defer func() { m.cur.blk = nil }() // its tries end with it (tryOf)

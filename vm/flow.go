@@ -127,7 +127,6 @@ func (m *Machine) failStep(blk *isa.Block, err error) error {
 
 // setContext merges block a's values into the context.
 func (m *Machine) setContext(a uint32) error {
-	m.executed.Add(1)
 	blk := &m.p.Blocks[a]
 	sc := blockScope(blk)
 	c := cloneMap(m.st.Context)

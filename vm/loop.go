@@ -28,7 +28,6 @@ func (m *Machine) loopBegin(ctx context.Context, a, next, b uint32) (uint32, err
 // otherwise its frame is pushed at iteration 0 and the block is entered in
 // phase. err is the step's failure (already recorded) or the finish's.
 func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, err error) {
-	m.executed.Add(1)
 	items, err := m.loopItems(blk)
 	if err != nil {
 		return true, m.failStep(blk, err)

@@ -494,7 +494,7 @@ run:
 		case int(pc) >= len(code):
 			err = m.internal(fmt.Sprintf("pc %04d is past the end of the code", pc))
 			break run
-		case int(m.executed.Load()) >= m.max && counted(code[pc].Op):
+		case counted(code[pc].Op) && !m.reserve():
 			err = m.abort(source.EStepBudget, fmt.Sprintf("step budget exceeded: more than %d steps", m.max))
 			break run
 		}
@@ -567,6 +567,25 @@ run:
 
 // counted reports whether op executes a block for the step budget (a
 // skipped WHEN counts too, when it happens).
+// reserve counts one block towards MaxSteps, unless the budget is spent:
+// one atomic check-and-count shared by every thread of the run, so that a
+// thousand threads starting at once cannot all pass the check before any
+// of them counted (a check, then a count later, let 10,000 parallel
+// branches run under a budget of 10,000 blocks).
+func (m *Machine) reserve() bool {
+	for {
+		n := m.executed.Load()
+		if int(n) >= m.max {
+			return false
+		}
+		if m.executed.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// counted reports the instructions that count towards MaxSteps: the run
+// loop reserves one for each before running it.
 func counted(op isa.Op) bool {
 	return op == isa.OpExec || op == isa.OpSetContext || op == isa.OpLoopBegin || op == isa.OpParBegin
 }

@@ -120,7 +120,6 @@ func (m *Machine) retryJoinAt(ctx context.Context, blk *isa.Block) (bool, error)
 	m.retryJoin = ""
 	kept := slices.Clone(prev.JoinKept)
 	started := m.now().Format(time.RFC3339Nano)
-	m.executed.Add(1)
 	m.emit(evStepStarted(blk.ID, try{}))
 	// The running record keeps the branches to merge: a crash during the
 	// retry retries again.
@@ -601,7 +600,6 @@ func (m *Machine) parBegin(ctx context.Context, a, disp uint32) (uint32, error) 
 		return disp, err
 	}
 	if !m.takeRejoin(blk) {
-		m.executed.Add(1)
 		m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
 		m.emit(evStepStarted(blk.ID, try{}))
 		// The step's duration is its wall time, across a resume too.

@@ -603,3 +603,43 @@ strict_flow: false
 		}
 	}
 }
+
+// TestParallelStepBudgetManyThreads: 2,000 parallel iterations under a
+// budget of 50 blocks run at most 50 blocks in all: every thread reserves
+// its block before running it (one atomic check-and-count), so threads
+// starting at once cannot all pass the check before any counted.
+func TestParallelStepBudgetManyThreads(t *testing.T) {
+	items := make([]string, 2000)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	src := `version: "1.0"
+name: many
+strict_flow: false
+steps:
+  - name: Each
+    for_each:
+      items: [` + strings.Join(items, ", ") + `]
+      parallel: 2000
+      steps:
+        - {name: Work, command: [run, "${item}"]}
+`
+	w := &parWorker{maxMs: 2}
+	_, _, err := runPar(t, compileYAML(t, src), w, func(c *vm.Config) {
+		c.MaxSteps = 50
+		c.MaxParallel = 2000
+	})
+	var re *vm.RuntimeError
+	if err == nil || !errorsAs(err, &re) || re.Code != source.EStepBudget {
+		t.Fatalf("Run = %v, want E_STEP_BUDGET", err)
+	}
+	w.mu.Lock()
+	n := 0
+	for _, c := range w.calls {
+		n += c
+	}
+	w.mu.Unlock()
+	if n >= 50 {
+		t.Errorf("%d steps ran under a budget of 50 blocks (the loop itself is one)", n)
+	}
+}
