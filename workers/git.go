@@ -77,6 +77,11 @@ var gitFixedConfig = [][2]string{
 	{"commit.gpgSign", "false"},
 	{"tag.gpgSign", "false"},
 	{"gc.auto", "0"},
+	// Every completed step is on disk before the next starts, git's part
+	// included: objects, refs and the index are fsynced (git's default
+	// leaves loose objects and refs to the page cache).
+	{"core.fsync", "all"},
+	{"core.fsyncMethod", "fsync"},
 	{"maintenance.auto", "false"},
 	{"user.name", "Smith"},
 	{"user.email", "smith@localhost"},

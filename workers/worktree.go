@@ -28,50 +28,173 @@ func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, boo
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch
 // smith/<run_id>, starting at WORKSPACE's HEAD, and returns its path. An
-// existing worktree of the run (a resume) is reused.
+// existing worktree of the run (a resume) is reused when it is whole.
 func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (string, error) {
+	t, err := OpenRunTree(ctx, d, runID, "", lookup)
+	return t.Path, err
+}
+
+// A RunTree is a run's worktree as OpenRunTree found or made it.
+type RunTree struct {
+	Path string // BASE/.orchestrator/worktrees/<run_id>
+	Base string // the run's starting commit (refs/smith-base/<run_id>)
+	Head string // the commit the run's branch is at
+}
+
+// OpenRunTree makes (or, on resume, checks and repairs) run runID's
+// worktree, so that a crash at any instant of an earlier call is finished
+// or undone (CONTRACT 12.4). base is the starting commit the run's state
+// recorded ("" for a run that has none yet). In order, each step durable
+// before the next depends on it:
+//
+//   - the base ref refs/smith-base/<run_id>: recreated from base when
+//     missing; a new run's is written first, from WORKSPACE's HEAD;
+//   - the branch smith/<run_id>: made at the base when missing;
+//   - the worktree: kept only when it is a whole worktree of this
+//     repository (its .git names it back, git's "initializing" lock of
+//     an add cut off is gone) checked out on the branch; anything else
+//     at its path (an empty folder, a half-made worktree) is removed with
+//     git's record of it and made again.
+func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (RunTree, error) {
 	path := WorktreePath(d, runID)
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return path, nil
-	}
 	top, err := discover(ctx, d.Workspace, lookup)
 	if err != nil {
-		return "", fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
+		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
 	}
 	// A workspace nested inside a larger repository would give a worktree of
 	// the outer repository: refuse it rather than isolate the wrong tree.
 	if !sameDir(top, d.Workspace) {
-		return "", fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
+		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
 			d.Workspace, top)
 	}
 	g, err := openRepo(ctx, d.Workspace, lookup)
 	if err != nil {
-		return "", fmt.Errorf("isolation git-worktree: %w", err)
+		return RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("create worktree directory: %w", err)
+	ref := BaseRef(runID)
+	switch have := revParse(ctx, g, ref); {
+	case have != "":
+		if base == "" {
+			base = have
+		}
+	case base != "":
+		// Lost (a crash, a person): recreated from the run's state.
+	default:
+		if base = revParse(ctx, g, "HEAD"); base == "" {
+			return RunTree{}, fmt.Errorf("isolation git-worktree: the repository %s has no commit to start from", d.Workspace)
+		}
+	}
+	if revParse(ctx, g, ref) != base {
+		if r := g.git(ctx, "update-ref", ref, base); r.err != nil {
+			return RunTree{}, fmt.Errorf("git update-ref %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+		}
 	}
 	branch := WorktreeBranch(runID)
-	args := []string{"worktree", "add", "-b", branch, path, "HEAD"}
-	if g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
-		// The branch survived an earlier `smithvm clean --keep-branch`:
-		// check it out again rather than fail.
-		args = []string{"worktree", "add", path, branch}
+	if revParse(ctx, g, "refs/heads/"+branch) == "" {
+		if r := g.git(ctx, "branch", "--no-track", branch, base); r.err != nil {
+			return RunTree{}, fmt.Errorf("git branch %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	if err := ensureWorktree(ctx, g, path, branch, lookup); err != nil {
+		return RunTree{}, err
+	}
+	return RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
+}
+
+// ensureWorktree makes path a whole worktree of g checked out on branch
+// (which exists), keeping one that is already.
+func ensureWorktree(ctx context.Context, g *gitRepo, path, branch string, lookup func(string) (string, bool)) error {
+	if wholeWorktree(ctx, path, branch, lookup) {
+		return nil
+	}
+	if err := dropWorktree(ctx, g, path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create worktree directory: %w", err)
+	}
+	if r := g.git(ctx, "worktree", "add", path, branch); r.err != nil {
+		return fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+	}
+	return nil
+}
+
+// wholeWorktree reports whether path is a linked worktree whose .git names
+// it back, that no cut-off `git worktree add` left locked, and whose HEAD
+// is branch.
+func wholeWorktree(ctx context.Context, path, branch string, lookup func(string) (string, bool)) bool {
+	wt, err := openRepo(ctx, path, lookup)
+	if err != nil || wt.gitDir == filepath.Join(path, ".git") {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(wt.gitDir, "locked")); err == nil {
+		return false // git's "initializing" lock: the add was cut off
+	}
+	return headBranch(ctx, wt) == "refs/heads/"+branch
+}
+
+// dropWorktree removes whatever is at path (a worktree, a half-made one,
+// an empty folder) and git's record of it, so that it can be made again.
+func dropWorktree(ctx context.Context, g *gitRepo, path string) error {
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("remove the worktree %s: %w", path, err)
+	}
+	// An add cut off leaves its record locked ("initializing"), which
+	// prune keeps: unlock it first (an error says there is none).
+	_ = g.git(ctx, "worktree", "unlock", path)
+	if r := g.git(ctx, "worktree", "prune"); r.err != nil {
+		return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	return nil
+}
+
+// revParse returns the commit rev names in g, "" when none.
+func revParse(ctx context.Context, g *gitRepo, rev string) string {
+	r := g.out(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if r.err != nil {
+		return ""
+	}
+	return strings.TrimSpace(r.out)
+}
+
+// headBranch is the ref HEAD of g names ("" when detached or unreadable).
+func headBranch(ctx context.Context, g *gitRepo) string {
+	r := g.out(ctx, "symbolic-ref", "-q", "HEAD")
+	if r.err != nil {
+		return ""
+	}
+	return strings.TrimSpace(r.out)
+}
+
+// RestoreWorktree puts the worktree wt back to commit on branch: HEAD on
+// the branch, the branch at commit, the index and the files as commit has
+// them (a merge cut off is dropped with them), and the untracked files that
+// are not ignored removed, but those under exclude (Smith's own folders:
+// inboxes, artifacts). A step cut off by a crash then runs again from the
+// files of the last saved step, not on top of its own half-done changes
+// (CONTRACT 12.4).
+func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, exclude []string) error {
+	g, err := openRepo(ctx, wt, l.Env)
+	if err != nil {
+		return err
+	}
+	ref := "refs/heads/" + branch
+	if headBranch(ctx, g) != ref {
+		if r := g.git(ctx, "symbolic-ref", "HEAD", ref); r.err != nil {
+			return fmt.Errorf("git symbolic-ref HEAD %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	if r := g.git(ctx, "reset", "-q", "--hard", commit); r.err != nil {
+		return fmt.Errorf("git reset --hard %s: %v: %s", commit, r.err, strings.TrimSpace(r.out))
+	}
+	args := []string{"clean", "-q", "-f", "-d"}
+	for _, p := range exclude {
+		args = append(args, "-e", "/"+strings.Trim(p, "/")+"/")
 	}
 	if r := g.git(ctx, args...); r.err != nil {
-		return "", fmt.Errorf("git worktree add: %v: %s", r.err, strings.TrimSpace(r.out))
+		return fmt.Errorf("git clean: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	// Keep the starting commit for diff, however the branches move on.
-	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", BaseRef(runID)) {
-		wt, err := openRepo(ctx, path, lookup)
-		if err != nil {
-			return "", err
-		}
-		if r := wt.git(ctx, "update-ref", BaseRef(runID), "HEAD"); r.err != nil {
-			return "", fmt.Errorf("git update-ref %s: %v: %s", BaseRef(runID), r.err, strings.TrimSpace(r.out))
-		}
-	}
-	return path, nil
+	return nil
 }
 
 // RemoveWorktree removes a run's worktree and, with deleteBranch, its
