@@ -257,3 +257,37 @@ func TestUnitWorktreeAfterCutOff(t *testing.T) {
 		t.Errorf("worktrees after the sweep:\n%s", list)
 	}
 }
+
+// TestStaleLocksCleared: a git command killed with smithvm leaves its
+// locks (the worktree's index.lock, the branch's ref lock); opening the run
+// again removes those of the run, so the restore and the next commit work.
+func TestStaleLocksCleared(t *testing.T) {
+	t.Parallel()
+	lookup := os.LookupEnv
+	ctx := context.Background()
+	d, wt := runWorktree(t, lookup)
+	admin := strings.TrimPrefix(strings.TrimSpace(readFile(t, filepath.Join(wt, ".git"))), "gitdir: ")
+	writeFiles(t, admin, "index.lock", "")
+	writeFiles(t, filepath.Join(d.Workspace, ".git"), "refs/heads/smith/r1.lock", "")
+	head := gitOut(t, wt, "rev-parse", "HEAD")
+	if _, err := OpenRunTree(ctx, d, "r1", "", lookup); err != nil {
+		t.Fatal(err)
+	}
+	l := Local{Env: lookup}
+	if err := l.RestoreWorktree(ctx, wt, WorktreeBranch("r1"), head, nil); err != nil {
+		t.Fatalf("RestoreWorktree after a kill left locks = %v", err)
+	}
+	writeFiles(t, wt, "x.txt", "x\n")
+	if c, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "m"}); err != nil || c == "" {
+		t.Errorf("CommitStep after a kill left locks = %q, %v", c, err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

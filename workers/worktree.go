@@ -71,6 +71,7 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 	if err != nil {
 		return RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
+	clearStaleLocks(g, d, runID)
 	ref := BaseRef(runID)
 	switch have := revParse(ctx, g, ref); {
 	case have != "":
@@ -99,6 +100,55 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 		return RunTree{}, err
 	}
 	return RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
+}
+
+// clearStaleLocks removes the lock files git left in the records of run
+// runID's worktrees (its own and its threads': index.lock, HEAD.lock, ...)
+// and on its refs (its branch, its threads' branches, its base ref): a git
+// command of Smith's dies with a smithvm killed mid-way (DieWithParent)
+// and leaves its locks, which would fail every later command. Only the
+// run's driver, which holds the run's lock, touches these, so a lock left
+// there is stale by the time it opens the run.
+func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
+	common := g.gitDir
+	if b, err := os.ReadFile(filepath.Join(common, "commondir")); err == nil {
+		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
+			common = c
+		} else {
+			common = filepath.Join(common, c)
+		}
+	}
+	removeLocks := func(dir string, deep bool) {
+		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if e.IsDir() && p != dir && !deep {
+				return filepath.SkipDir
+			}
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".lock") {
+				_ = os.Remove(p)
+			}
+			return nil
+		})
+	}
+	runWT := WorktreePath(d, runID)
+	units := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
+	recs, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		wt := filepath.Dir(strings.TrimSpace(string(b)))
+		if rel, err := filepath.Rel(units, wt); wt == runWT || err == nil && filepath.IsLocal(rel) {
+			removeLocks(filepath.Dir(r), false)
+		}
+	}
+	for _, f := range []string{"refs/heads/" + WorktreeBranch(runID) + ".lock", BaseRef(runID) + ".lock"} {
+		_ = os.Remove(filepath.Join(common, filepath.FromSlash(f)))
+	}
+	removeLocks(filepath.Join(common, "refs", "heads", "smith-unit", runID), true)
 }
 
 // ensureWorktree makes path a whole worktree of g checked out on branch
