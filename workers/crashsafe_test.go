@@ -184,6 +184,9 @@ func TestRestoreWorktree(t *testing.T) {
 		t.Fatal("the planted merge left no MERGE_HEAD")
 	}
 	writeFiles(t, wt, "more.txt", "x\n", "agents/a/inbox/0001-m.md", "msg\n", "artifacts/S/out.txt", "out\n", "build/obj", "o\n")
+	// A step's commit cut off after its git add -A: Smith's own files are
+	// staged too.
+	testGit(t, wt, lookup, "add", "-A", "--", "agents", "artifacts")
 
 	if err := l.RestoreWorktree(ctx, wt, WorktreeBranch("r1"), saved, excl); err != nil {
 		t.Fatalf("RestoreWorktree = %v", err)
@@ -197,7 +200,7 @@ func TestRestoreWorktree(t *testing.T) {
 	if got := gitOut(t, wt, "status", "--porcelain", "--untracked-files=all"); got != "?? agents/a/inbox/0001-m.md\n?? artifacts/S/out.txt" {
 		t.Errorf("status after the restore =\n%s\nwant only Smith's folders", got)
 	}
-	for f, want := range map[string]string{"keep.txt": "saved\n", "build/obj": "o\n", "agents/a/inbox/0001-m.md": "msg\n"} {
+	for f, want := range map[string]string{"keep.txt": "saved\n", "build/obj": "o\n", "agents/a/inbox/0001-m.md": "msg\n", "artifacts/S/out.txt": "out\n"} {
 		if b, _ := os.ReadFile(filepath.Join(wt, f)); string(b) != want {
 			t.Errorf("%s = %q, want %q", f, b, want)
 		}

@@ -157,6 +157,7 @@ func ensureWorktree(ctx context.Context, g *gitRepo, path, branch string, lookup
 	if wholeWorktree(ctx, path, branch, lookup) {
 		return nil
 	}
+
 	if err := dropWorktree(ctx, g, path); err != nil {
 		return err
 	}
@@ -234,8 +235,14 @@ func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, e
 			return fmt.Errorf("git symbolic-ref HEAD %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	if r := g.git(ctx, "reset", "-q", "--hard", commit); r.err != nil {
-		return fmt.Errorf("git reset --hard %s: %v: %s", commit, r.err, strings.TrimSpace(r.out))
+	// First the index alone: a `git add -A` cut off may have staged
+	// Smith's own files (an inbox, artifacts/), which a hard reset would
+	// delete as files the index tracks and commit does not. The hard
+	// reset then touches only commit's files.
+	for _, mode := range []string{"--mixed", "--hard"} {
+		if r := g.git(ctx, "reset", "-q", mode, commit); r.err != nil {
+			return fmt.Errorf("git reset %s %s: %v: %s", mode, commit, r.err, strings.TrimSpace(r.out))
+		}
 	}
 	args := []string{"clean", "-q", "-f", "-d"}
 	for _, p := range exclude {
@@ -244,6 +251,7 @@ func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, e
 	if r := g.git(ctx, args...); r.err != nil {
 		return fmt.Errorf("git clean: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
+
 	return nil
 }
 
