@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"smith/workers/confine"
 	"smith/workers/step"
@@ -271,7 +272,11 @@ func TestStaleLocksCleared(t *testing.T) {
 	d, wt := runWorktree(t, lookup)
 	admin := strings.TrimPrefix(strings.TrimSpace(readFile(t, filepath.Join(wt, ".git"))), "gitdir: ")
 	writeFiles(t, admin, "index.lock", "")
-	writeFiles(t, filepath.Join(d.Workspace, ".git"), "refs/heads/smith/r1.lock", "")
+	writeFiles(t, filepath.Join(d.Workspace, ".git"), "refs/heads/smith/r1.lock", "", "packed-refs.lock", "")
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(d.Workspace, ".git", "packed-refs.lock"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	head := gitOut(t, wt, "rev-parse", "HEAD")
 	if _, err := OpenRunTree(ctx, d, "r1", "", lookup); err != nil {
 		t.Fatal(err)
@@ -283,6 +288,13 @@ func TestStaleLocksCleared(t *testing.T) {
 	writeFiles(t, wt, "x.txt", "x\n")
 	if c, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "m"}); err != nil || c == "" {
 		t.Errorf("CommitStep after a kill left locks = %q, %v", c, err)
+	}
+	if _, err := l.UnitWorktree(ctx, d, wt, "r1", "P", "0", "", true); err != nil {
+		t.Fatal(err)
+	}
+	l.RemoveUnit(ctx, d, wt, "r1", "P", "0")
+	if got := gitOut(t, d.Workspace, "for-each-ref", "refs/heads/smith-unit/"); got != "" {
+		t.Errorf("unit branch left after a kill left packed-refs.lock: %s", got)
 	}
 }
 

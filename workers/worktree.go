@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"smith/source"
 	"smith/workers/confine"
@@ -149,6 +150,32 @@ func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
 		_ = os.Remove(filepath.Join(common, filepath.FromSlash(f)))
 	}
 	removeLocks(filepath.Join(common, "refs", "heads", "smith-unit", runID), true)
+	// packed-refs.lock is the repository's, taken by every deletion of a
+	// ref (Smith's, another run's, the user's) for milliseconds: one that
+	// outlives packedRefsGrace is a killed deletion's, which would fail
+	// every later one (a unit branch left after its join).
+	clearStale(filepath.Join(common, "packed-refs.lock"), packedRefsGrace)
+}
+
+// packedRefsGrace is how long a git command may hold the repository's
+// packed-refs.lock before it counts as left by a killed one.
+const packedRefsGrace = 2 * time.Second
+
+// clearStale removes the lock file f once it has existed for grace: it
+// waits for a live holder to release it, and removes it when none does.
+func clearStale(f string, grace time.Duration) {
+	for {
+		fi, err := os.Lstat(f)
+		if err != nil {
+			return
+		}
+		age := time.Since(fi.ModTime())
+		if age >= grace {
+			_ = os.Remove(f)
+			return
+		}
+		time.Sleep(min(grace-age, 100*time.Millisecond))
+	}
 }
 
 // ensureWorktree makes path a whole worktree of g checked out on branch
