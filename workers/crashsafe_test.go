@@ -306,3 +306,26 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// TestHalfWrittenRecordCleared: a worktree add killed right after it made
+// its record's folder (no commondir yet) fails every later add in the
+// repository; making a unit worktree clears it once it is old.
+func TestHalfWrittenRecordCleared(t *testing.T) {
+	t.Parallel()
+	lookup := os.LookupEnv
+	ctx := context.Background()
+	d, wt := runWorktree(t, lookup)
+	half := filepath.Join(d.Workspace, ".git", "worktrees", "2")
+	writeFiles(t, half, "locked", "initializing")
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(half, old, old); err != nil {
+		t.Fatal(err)
+	}
+	l := Local{Env: lookup}
+	if _, err := l.UnitWorktree(ctx, d, wt, "r1", "Each", "2", "", true); err != nil {
+		t.Fatalf("UnitWorktree after a half-written record = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(half, "commondir")); err != nil {
+		t.Errorf("the record of the new worktree is not whole: %v", err)
+	}
+}

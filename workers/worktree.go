@@ -111,14 +111,7 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 // run's driver, which holds the run's lock, touches these, so a lock left
 // there is stale by the time it opens the run.
 func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
-	common := g.gitDir
-	if b, err := os.ReadFile(filepath.Join(common, "commondir")); err == nil {
-		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
-			common = c
-		} else {
-			common = filepath.Join(common, c)
-		}
-	}
+	common := commonDir(g)
 	removeLocks := func(dir string, deep bool) {
 		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 			if err != nil {
@@ -155,6 +148,47 @@ func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
 	// outlives packedRefsGrace is a killed deletion's, which would fail
 	// every later one (a unit branch left after its join).
 	clearStale(filepath.Join(common, "packed-refs.lock"), packedRefsGrace)
+}
+
+// commonDir is the git directory g shares with its other worktrees.
+func commonDir(g *gitRepo) string {
+	common := g.gitDir
+	if b, err := os.ReadFile(filepath.Join(common, "commondir")); err == nil {
+		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
+			common = c
+		} else {
+			common = filepath.Join(common, c)
+		}
+	}
+	return common
+}
+
+// clearHalfRecords removes the records of worktrees (.git/worktrees/<id>)
+// that a `git worktree add` killed before it wrote them whole left (no
+// commondir yet): git fails every later add on them ("failed to read
+// .../commondir"), and prune keeps them (they are locked). A record is
+// written within milliseconds, so one that stays half made for
+// packedRefsGrace is a killed add's, whoever's.
+func clearHalfRecords(g *gitRepo) {
+	recs, _ := os.ReadDir(filepath.Join(commonDir(g), "worktrees"))
+	for _, e := range recs {
+		dir := filepath.Join(commonDir(g), "worktrees", e.Name())
+		for e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, "commondir")); err == nil {
+				break
+			}
+			fi, err := os.Stat(dir)
+			if err != nil {
+				break
+			}
+			if age := time.Since(fi.ModTime()); age < packedRefsGrace {
+				time.Sleep(min(packedRefsGrace-age, 100*time.Millisecond))
+				continue
+			}
+			_ = os.RemoveAll(dir)
+			break
+		}
+	}
 }
 
 // packedRefsGrace is how long a git command may hold the repository's
@@ -218,7 +252,9 @@ func dropWorktree(ctx context.Context, g *gitRepo, path string) error {
 		return fmt.Errorf("remove the worktree %s: %w", path, err)
 	}
 	// An add cut off leaves its record locked ("initializing"), which
-	// prune keeps: unlock it first (an error says there is none).
+	// prune keeps: unlock it first (an error says there is none); one
+	// cut off before its record was whole cannot be named by its path.
+	clearHalfRecords(g)
 	_ = g.git(ctx, "worktree", "unlock", path)
 	if r := g.git(ctx, "worktree", "prune"); r.err != nil {
 		return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
