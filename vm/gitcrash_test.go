@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,7 +108,12 @@ func (p *gitCrashProj) branchShape(t *testing.T) string {
 	t.Helper()
 	ws := p.dirs.Workspace
 	var b strings.Builder
-	b.WriteString(hostGit(t, ws, "log", "--format=%s", "main..smith/r1"))
+	// The run's own line in order; every commit's subject sorted (the
+	// order of the threads' commits in a log follows their times).
+	b.WriteString(hostGit(t, ws, "log", "--first-parent", "--format=%s", "main..smith/r1"))
+	all := strings.Split(hostGit(t, ws, "log", "--format=%s", "main..smith/r1"), "\n")
+	slices.Sort(all)
+	b.WriteString("\nall:\n" + strings.Join(all, "\n"))
 	b.WriteString("\nfiles:")
 	for _, f := range strings.Fields(hostGit(t, ws, "ls-tree", "-r", "--name-only", "smith/r1")) {
 		b.WriteString(" " + strings.SplitN(f, ".", 2)[0])
@@ -150,7 +156,7 @@ func TestGitCrashResumes(t *testing.T) {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
 	want := ref.branchShape(t)
-	if !strings.Contains(want, "smith: One (run r1, attempt 1)") || !strings.Contains(want, "files: a b one two") {
+	if !strings.Contains(want, "smith: One (run r1, attempt 1)") || !strings.Contains(want, "smith: B (run r1, attempt 1)") || !strings.Contains(want, "files: a b one two") {
 		t.Fatalf("uninterrupted branch:\n%s", want)
 	}
 	for _, tt := range []struct {
