@@ -315,17 +315,26 @@ func TestHalfWrittenRecordCleared(t *testing.T) {
 	lookup := os.LookupEnv
 	ctx := context.Background()
 	d, wt := runWorktree(t, lookup)
-	half := filepath.Join(d.Workspace, ".git", "worktrees", "2")
-	writeFiles(t, half, "locked", "initializing")
-	old := time.Now().Add(-time.Minute)
-	if err := os.Chtimes(half, old, old); err != nil {
-		t.Fatal(err)
-	}
 	l := Local{Env: lookup}
-	if _, err := l.UnitWorktree(ctx, d, wt, "r1", "Each", "2", "", true); err != nil {
-		t.Fatalf("UnitWorktree after a half-written record = %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(half, "commondir")); err != nil {
-		t.Errorf("the record of the new worktree is not whole: %v", err)
+	for _, tt := range []struct {
+		name  string
+		files []string
+	}{
+		{"no commondir", []string{"locked", "initializing"}},
+		{"empty commondir", []string{"locked", "initializing", "gitdir", "/nowhere/.git\n", "HEAD", "0000000000000000000000000000000000000000\n", "commondir", ""}},
+	} {
+		half := filepath.Join(d.Workspace, ".git", "worktrees", "2")
+		writeFiles(t, half, tt.files...)
+		old := time.Now().Add(-time.Minute)
+		if err := os.Chtimes(half, old, old); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.UnitWorktree(ctx, d, wt, "r1", "Each", "2", "", true); err != nil {
+			t.Fatalf("%s: UnitWorktree after a half-written record = %v", tt.name, err)
+		}
+		if !wholeRecord(half) {
+			t.Errorf("%s: the record of the new worktree is not whole", tt.name)
+		}
+		l.RemoveUnit(ctx, d, wt, "r1", "Each", "2")
 	}
 }

@@ -164,9 +164,10 @@ func commonDir(g *gitRepo) string {
 }
 
 // clearHalfRecords removes the records of worktrees (.git/worktrees/<id>)
-// that a `git worktree add` killed before it wrote them whole left (no
-// commondir yet): git fails every later add on them ("failed to read
-// .../commondir"), and prune keeps them (they are locked). A record is
+// that a `git worktree add` killed before it wrote them whole left (a
+// gitdir, HEAD or commondir missing or empty: git writes them in place,
+// one after the other): git fails every later add on them ("failed to
+// read .../commondir"), and prune keeps them (they are locked). A record is
 // written within milliseconds, so one that stays half made for
 // packedRefsGrace is a killed add's, whoever's.
 func clearHalfRecords(g *gitRepo) {
@@ -174,7 +175,7 @@ func clearHalfRecords(g *gitRepo) {
 	for _, e := range recs {
 		dir := filepath.Join(commonDir(g), "worktrees", e.Name())
 		for e.IsDir() {
-			if _, err := os.Stat(filepath.Join(dir, "commondir")); err == nil {
+			if wholeRecord(dir) {
 				break
 			}
 			fi, err := os.Stat(dir)
@@ -189,6 +190,17 @@ func clearHalfRecords(g *gitRepo) {
 			break
 		}
 	}
+}
+
+// wholeRecord reports whether the worktree record dir has its gitdir,
+// HEAD and commondir, none empty.
+func wholeRecord(dir string) bool {
+	for _, f := range []string{"gitdir", "HEAD", "commondir"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // packedRefsGrace is how long a git command may hold the repository's
