@@ -29,6 +29,7 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitString(b, "ended_at", d.EndedAt)
 	b = jsonKeyInt(b, "event_seq", d.EventSeq)
 	b = jsonOmitString(b, "worktree_path", d.WorktreePath)
+	b = jsonOmitString(b, "head", d.Head)
 	b = jsonOmitInt(b, "conflict_notices", d.ConflictNotices)
 	b = append(b, `,"loop_stack":`...)
 	if d.LoopStack == nil {

@@ -23,16 +23,24 @@ type Host interface {
 	Now() time.Time
 
 	// RunWorktree returns the run's git worktree (isolation:
-	// git-worktree), creating it on first use, or "" when WORKSPACE is not
-	// a git repository and no worktree exists.
-	RunWorktree(ctx context.Context, d confine.Dir, runID string) (string, error)
+	// git-worktree), creating it on first use and repairing what a crash
+	// left of it (base: the starting commit the state recorded), or a zero
+	// RunTree when WORKSPACE is not a git repository and no worktree
+	// exists.
+	RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (workers.RunTree, error)
 	// UnitWorktree returns the worktree of one thread of a parallel step,
-	// created from runWT (fresh: start it again).
-	UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error)
+	// created at the commit from of runWT (fresh: start it again).
+	UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key, from string, fresh bool) (string, error)
+	// RestoreWorktree puts a worktree back to commit on branch (tracked
+	// and untracked files, but those under exclude).
+	RestoreWorktree(ctx context.Context, wt, branch, commit string, exclude []string) error
 	// MergeUnit merges a thread's branch into the run's; RemoveUnit drops
-	// its worktree; Head returns the commit of a worktree.
+	// its worktree; SweepUnits drops every thread worktree and branch of
+	// the run but those kept ("<Step>/<key>"); Head returns the commit of
+	// a worktree.
 	MergeUnit(ctx context.Context, runWT, runID, step, key string) error
 	RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string)
+	SweepUnits(ctx context.Context, d confine.Dir, runWT, runID string, keep []string)
 	Head(ctx context.Context, wt string) (string, error)
 	// CommitStep commits a step's changes in a worktree (but the paths it
 	// excludes) and returns the commit ("" when nothing changed); a change

@@ -150,6 +150,10 @@ type Machine struct {
 	// resume that re-enters it: it merges the kept branches again instead
 	// of running its threads.
 	retryJoin string
+	// joined are the threads whose branches the last join merged: their
+	// worktrees and branches are removed once the join's result is saved
+	// (a crash in between leaves them to SweepUnits on resume).
+	joined []string
 
 	// schemas is the run's validation SchemaSet, built on first use
 	// (schemaErr when the program's schemas do not compile).
@@ -323,9 +327,11 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		return nil, err
 	}
 	st.Context = c
-	if st.WorktreePath, err = m.worktree(ctx, st.RunID); err != nil {
+	tree, err := m.worktree(ctx, st.RunID, "")
+	if err != nil {
 		return nil, err
 	}
+	st.WorktreePath, st.Base, st.Head = tree.Path, tree.Base, tree.Head
 	if err := m.prepareAgents(); err != nil {
 		return nil, err
 	}
@@ -334,7 +340,8 @@ func (m *Machine) Run(ctx context.Context) (*State, error) {
 		st.CurrentStep = m.p.Blocks[e.block].ID
 	}
 	m.d.Start = &RunStart{RunID: st.RunID, WorkflowName: st.WorkflowName, WorkflowPath: st.WorkflowPath,
-		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: st.RunStep, Workspace: st.Workspace}
+		ProgramHash: st.ProgramHash, StartedAt: st.StartedAt, Context: c, RunStep: st.RunStep, Workspace: st.Workspace,
+		Base: st.Base}
 	if err := m.finish(evRunStarted(m.p.Name)); err != nil {
 		return st, err
 	}
@@ -389,11 +396,14 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	}
 	st.init()
 	m.st, m.d, m.idBase = st, &Delta{}, st.Seq
-	wt, err := m.worktree(ctx, st.RunID)
+	tree, err := m.worktree(ctx, st.RunID, st.Base)
 	if err != nil {
 		return st, err
 	}
-	st.WorktreePath = wt
+	st.WorktreePath = tree.Path
+	if err := m.restoreRun(ctx, tree); err != nil {
+		return st, err
+	}
 	if err := m.prepareAgents(); err != nil {
 		return st, err
 	}
@@ -643,7 +653,7 @@ func (m *Machine) finish(evs ...Event) error {
 	}
 	d, st := m.d, m.st
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
-	d.WorktreePath, d.LoopStack = st.WorktreePath, loopStackDelta(d.LoopStack[:0], st.LoopStack, m.pushed)
+	d.WorktreePath, d.Head, d.LoopStack = st.WorktreePath, st.Head, loopStackDelta(d.LoopStack[:0], st.LoopStack, m.pushed)
 	m.pushed, m.revisit = false, ""
 	if m.thr != nil {
 		return m.thr.commit(m, d)
@@ -895,18 +905,20 @@ func sortedKeys(c map[string]any) []string {
 	return keys
 }
 
-// worktree returns the run's worktree path: with config.isolation
+// worktree returns the run's worktree: with config.isolation
 // git-worktree and a WORKSPACE that is a git repository, the run's own git
 // worktree BASE/.orchestrator/worktrees/<run_id> on branch smith/<run_id>,
-// created at the run's start and reused on resume; otherwise "" (WORKSPACE).
-func (m *Machine) worktree(ctx context.Context, runID string) (string, error) {
+// created at the run's start and checked (repaired) on resume, with its
+// starting commit (base: the state's, "" for a new run) and the branch's
+// commit; otherwise a zero RunTree (WORKSPACE).
+func (m *Machine) worktree(ctx context.Context, runID, base string) (workers.RunTree, error) {
 	d := m.cfg.Dirs
 	if m.p.Config.Isolation != lang.IsolationWorktree || d.Workspace == "" {
-		return "", nil
+		return workers.RunTree{}, nil
 	}
-	wt, err := m.cfg.Host.RunWorktree(ctx, d, runID)
+	tree, err := m.cfg.Host.RunWorktree(ctx, d, runID, base)
 	if err != nil {
-		return "", &RuntimeError{Code: source.EExec, Msg: err.Error()}
+		return workers.RunTree{}, &RuntimeError{Code: source.EExec, Msg: err.Error()}
 	}
-	return wt, nil
+	return tree, nil
 }

@@ -192,11 +192,15 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 	}
 	c := step.Commit{
 		Worktree: m.st.WorktreePath,
+		Branch:   m.branch(),
 		Msg:      workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
 		Exclude:  workers.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
 		Secrets:  append(slices.Clone(m.p.Secrets), provider.KeyVars()...),
 	}
 	hash, err := m.cfg.Host.CommitStep(ctx, c)
+	if hash != "" {
+		m.st.Head = hash // saved with the step's result
+	}
 	if lc, ok := m.cfg.Host.(lineCounter); ok && hash != "" && err == nil && res.LinesWritten == 0 {
 		// An agent that edits files itself reports no lines: its commit
 		// says what it wrote (stats.totalLinesWritten).
@@ -211,6 +215,67 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 		}
 	}
 	return hash
+}
+
+// branch is the branch of the machine's worktree: the run's, or a
+// thread's own (isolation: git-worktree).
+func (m *Machine) branch() string {
+	if t := m.thr; t != nil {
+		idx := t.par
+		if idx < 0 {
+			idx = t.loop
+		}
+		if idx >= 0 && idx < len(m.p.Blocks) {
+			return workers.UnitBranch(m.st.RunID, m.p.Blocks[idx].ID, t.key)
+		}
+	}
+	return workers.WorktreeBranch(m.st.RunID)
+}
+
+// restoreExcludes are the paths a restore of a worktree leaves as they are:
+// Smith's own folders (inboxes, processed, sending, artifacts/).
+func (m *Machine) restoreExcludes() []string {
+	return workers.CommitExcludes(agentFolders(m.p), false)
+}
+
+// restoreRun brings the run's worktree back to the last saved state on
+// resume (CONTRACT 12.4). A run cut off (running, interrupted) has its
+// branch, index and files put back to the commit its state saved, so that
+// the step cut off runs again from the files of the last saved step, and a
+// commit or a join's merge made after that save (a merge cut off
+// included) is undone and made again. A run that stopped by itself
+// (failed, halted) keeps its branch as it is: a person may have committed
+// on it meanwhile. Then every thread worktree and branch that no thread
+// of the state and no conflicting join needs is removed.
+func (m *Machine) restoreRun(ctx context.Context, tree workers.RunTree) error {
+	st := m.st
+	if tree.Path == "" {
+		return nil
+	}
+	if st.Base == "" {
+		st.Base = tree.Base
+	}
+	cutOff := st.Status == StatusRunning || st.Status == StatusInterrupted
+	if cutOff && st.Head != "" {
+		if err := m.cfg.Host.RestoreWorktree(ctx, tree.Path, workers.WorktreeBranch(st.RunID), st.Head, m.restoreExcludes()); err != nil {
+			return &RuntimeError{Code: source.EExec, Msg: "restore the run's worktree: " + err.Error()}
+		}
+	} else {
+		st.Head = tree.Head
+	}
+	var keep []string
+	if st.Phase == PhaseParallel {
+		for k := range st.Threads {
+			keep = append(keep, st.CurrentStep+"/"+k)
+		}
+	}
+	for name, r := range st.Steps {
+		for _, k := range r.JoinKept {
+			keep = append(keep, name+"/"+k)
+		}
+	}
+	m.cfg.Host.SweepUnits(ctx, m.cfg.Dirs, tree.Path, st.RunID, keep)
+	return nil
 }
 
 // takeNotices turns the conflict notices other runs left for this one

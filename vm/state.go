@@ -105,6 +105,13 @@ type State struct {
 	// WorktreePath is the run's git worktree (config.isolation
 	// git-worktree, CONTRACT 8), absolute; "" means WORKSPACE.
 	WorktreePath string `json:"worktree_path,omitempty"`
+	// Base is the run's starting commit (refs/smith-base/<run_id>), which
+	// resume recreates the ref from when it is missing.
+	Base string `json:"base,omitempty"`
+	// Head is the commit the run's branch was at when this state was
+	// saved: after the last saved step's commit or join. Resume of a run
+	// cut off puts the branch and the worktree back to it (CONTRACT 12.4).
+	Head string `json:"head,omitempty"`
 	// ChangePlan is the run's change plan as Internal:UpdateChangePlan last
 	// saved it (sorted paths relative to the worktree).
 	ChangePlan []string `json:"change_plan,omitempty"`
@@ -153,6 +160,9 @@ type Thread struct {
 	// WorktreePath is the thread's own git worktree (isolation:
 	// git-worktree: branch smith-unit/<run_id>/<Step>/<key>), or the run's.
 	WorktreePath string `json:"worktree_path,omitempty"`
+	// Head is the commit of the thread's branch when its state was last
+	// saved, as State.Head is the run's.
+	Head string `json:"head,omitempty"`
 }
 
 // Stats are run-wide counters.
@@ -289,8 +299,10 @@ type Delta struct {
 	HaltedBlock string `json:"halted_block,omitempty"`
 	EndedAt     string `json:"ended_at,omitempty"`
 	EventSeq    int    `json:"event_seq"`
-	// WorktreePath and ConflictNotices are copied whole, like the registers.
+	// WorktreePath, Head and ConflictNotices are copied whole, like the
+	// registers.
 	WorktreePath    string `json:"worktree_path,omitempty"`
+	Head            string `json:"head,omitempty"`
 	ConflictNotices int    `json:"conflict_notices,omitempty"`
 	// LoopStack is the whole loop stack, without items except for a frame
 	// this delta pushed.
@@ -364,7 +376,7 @@ func (d *Delta) reset() {
 	d.Seq, d.IsHalted, d.EventSeq, d.ConflictNotices = 0, false, 0, 0
 	d.SetReturn, d.ReplacePayload, d.SetChangePlan, d.DropThreads, d.Deferred = false, false, false, false, false
 	d.Stats = Stats{}
-	for _, s := range []*string{&d.CurrentStep, &d.Phase, &d.Signal, &d.Status, &d.HaltedBlock, &d.EndedAt, &d.WorktreePath, &d.Thread} {
+	for _, s := range []*string{&d.CurrentStep, &d.Phase, &d.Signal, &d.Status, &d.HaltedBlock, &d.EndedAt, &d.WorktreePath, &d.Head, &d.Thread} {
 		if *s != "" {
 			*s = ""
 		}
@@ -418,6 +430,8 @@ type RunStart struct {
 	Context      map[string]any `json:"context"`
 	RunStep      string         `json:"run_step,omitempty"`
 	Workspace    string         `json:"workspace,omitempty"`
+	// Base is the run's starting commit (isolation: git-worktree).
+	Base string `json:"base,omitempty"`
 }
 
 // A StepChange is one step result as it is now. A loop's result in a delta
@@ -465,13 +479,13 @@ func (s *State) Apply(d *Delta) {
 	if st := d.Start; st != nil {
 		s.RunID, s.WorkflowName, s.WorkflowPath = st.RunID, st.WorkflowName, st.WorkflowPath
 		s.ProgramHash, s.StartedAt, s.Context = st.ProgramHash, st.StartedAt, st.Context
-		s.RunStep, s.Workspace = st.RunStep, st.Workspace
+		s.RunStep, s.Workspace, s.Base = st.RunStep, st.Workspace, st.Base
 		s.init()
 	}
 	s.CurrentStep, s.Phase, s.Signal, s.Status = d.CurrentStep, d.Phase, d.Signal, d.Status
 	s.IsHalted, s.HaltedBlock, s.EndedAt = d.IsHalted, d.HaltedBlock, d.EndedAt
 	s.EventSeq = d.EventSeq
-	s.WorktreePath = d.WorktreePath
+	s.WorktreePath, s.Head = d.WorktreePath, d.Head
 	s.ConflictNotices = d.ConflictNotices
 	if d.SetChangePlan {
 		s.ChangePlan = append([]string{}, d.ChangePlan...)
@@ -533,7 +547,7 @@ func (s *State) applySessions(changed map[string]step.Session) {
 // apply applies a thread's change d to its sub-state.
 func (t *Thread) apply(d *Delta) {
 	t.Status, t.CurrentStep, t.Phase, t.Signal = d.Status, d.CurrentStep, d.Phase, d.Signal
-	t.WorktreePath = d.WorktreePath
+	t.WorktreePath, t.Head = d.WorktreePath, d.Head
 	t.LoopStack = mergeLoopStack(t.LoopStack, d.LoopStack)
 	sub := State{Steps: t.Steps}
 	for _, name := range d.Reset {

@@ -99,9 +99,9 @@ func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) 
 			return "", stepErrorOf(err, m.mask.String), nil
 		}
 	}
-	for _, k := range keys {
-		m.cfg.Host.RemoveUnit(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, k)
-	}
+	// The branches are removed only once the join's result is saved
+	// (finishPar): a crash before that merges them again on resume.
+	m.joined = slices.Clone(keys)
 	head, _ := m.cfg.Host.Head(ctx, m.st.WorktreePath)
 	return head, nil, nil
 }
@@ -298,7 +298,7 @@ func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
 		ProgramHash: root.ProgramHash, Status: StatusRunning, StartedAt: root.StartedAt, RunStep: root.RunStep,
 		Phase: PhaseStart, Context: root.Context, Payload: slices.Clone(root.Payload),
 		Steps: maps.Clone(root.Steps), ReturnStack: []ReturnFrame{}, LoopStack: base,
-		Visits: maps.Clone(root.Visits), WorktreePath: root.WorktreePath, ChangePlan: root.ChangePlan,
+		Visits: maps.Clone(root.Visits), WorktreePath: root.WorktreePath, Head: root.Head, ChangePlan: root.ChangePlan,
 		ConflictNotices: root.ConflictNotices, EventSeq: root.EventSeq, Seq: root.Seq,
 		Sessions: maps.Clone(root.Sessions),
 	}
@@ -322,6 +322,9 @@ func (m *Machine) threadState(key string, base []LoopFrame) (*State, bool) {
 	}
 	if t.WorktreePath != "" {
 		st.WorktreePath = t.WorktreePath
+	}
+	if t.Head != "" {
+		st.Head = t.Head
 	}
 	return st, true
 }
@@ -370,7 +373,7 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		g.mu.Unlock()
 		c := m.newThread(g, s.key, loop, par, tst)
 		if m.isolated() {
-			wt, err := m.cfg.Host.UnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, s.key, !resumed)
+			wt, err := m.unitWorktree(ctx, blk, s.key, tst, resumed)
 			if err != nil {
 				tg.Release()
 				errs[i] = &RuntimeError{Code: source.EExec, Msg: err.Error()}
@@ -418,6 +421,24 @@ func (m *Machine) runThreads(ctx context.Context, blk *isa.Block, specs []thread
 		return err
 	}
 	return nil
+}
+
+// unitWorktree returns the worktree of thread key of parallel step blk
+// (isolation: git-worktree): a new one at the run's commit for a thread
+// that starts; for a thread that continues after a crash its own,
+// repaired when a crash left it half made, and put back to the commit its
+// state saved (tst.Head), so that its step cut off runs again from the
+// files of its last saved step (CONTRACT 12.4).
+func (m *Machine) unitWorktree(ctx context.Context, blk *isa.Block, key string, tst *State, resumed bool) (string, error) {
+	wt, err := m.cfg.Host.UnitWorktree(ctx, m.cfg.Dirs, m.st.WorktreePath, m.st.RunID, blk.ID, key, m.st.Head, !resumed)
+	if err != nil || !resumed || tst.Head == "" {
+		return wt, err
+	}
+	branch := workers.UnitBranch(m.st.RunID, blk.ID, key)
+	if err := m.cfg.Host.RestoreWorktree(ctx, wt, branch, tst.Head, m.restoreExcludes()); err != nil {
+		return "", fmt.Errorf("restore the worktree of %s: %w", branch, err)
+	}
+	return wt, nil
 }
 
 // threadGroup returns the ThreadGroup of a parallel step that runs at most
@@ -585,7 +606,18 @@ func (m *Machine) finishPar(blk *isa.Block, started string, se *StepError, commi
 	}
 	st.Threads = nil
 	m.d.DropThreads = true
-	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
+	if commit != "" {
+		st.Head = commit
+	}
+	joined := m.joined
+	m.joined = nil
+	if err := m.done(blk, r, true, evOutcome(blk.ID, try{}, &r)); err != nil {
+		return err
+	}
+	for _, k := range joined {
+		m.cfg.Host.RemoveUnit(context.Background(), m.cfg.Dirs, st.WorktreePath, st.RunID, blk.ID, k)
+	}
+	return nil
 }
 
 // parBegin is PAR_BEGIN: it starts (or, after a resume, continues) one

@@ -37,6 +37,11 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A commit lands on the run's (or the thread's) branch or nowhere:
+	// never on a branch a half-made worktree or a stray checkout left.
+	if want := "refs/heads/" + c.Branch; c.Branch != "" && headBranch(ctx, g) != want {
+		return "", fmt.Errorf("the worktree %s is not on the branch %s (HEAD is %q): nothing committed", c.Worktree, c.Branch, headBranch(ctx, g))
+	}
 	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}

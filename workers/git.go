@@ -77,6 +77,11 @@ var gitFixedConfig = [][2]string{
 	{"commit.gpgSign", "false"},
 	{"tag.gpgSign", "false"},
 	{"gc.auto", "0"},
+	// Every completed step is on disk before the next starts, git's part
+	// included: objects, refs and the index are fsynced (git's default
+	// leaves loose objects and refs to the page cache).
+	{"core.fsync", "all"},
+	{"core.fsyncMethod", "fsync"},
 	{"maintenance.auto", "false"},
 	{"user.name", "Smith"},
 	{"user.email", "smith@localhost"},
@@ -239,7 +244,7 @@ func (g *gitRepo) argv(args []string) []string {
 // run runs git once on g; a failure to start or a non-zero exit is its
 // error.
 func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) {
-	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout})
+	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, DieWithParent: true})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
 	}
@@ -249,7 +254,7 @@ func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) 
 // stream runs git with args on g with its whole stdout written to w (a
 // diff of any size), its stderr captured.
 func (g *gitRepo) stream(ctx context.Context, w io.Writer, args ...string) (proc.Result, error) {
-	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, Stdout: w, MemCap: 64 << 10})
+	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, Stdout: w, MemCap: 64 << 10, DieWithParent: true})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
 	}

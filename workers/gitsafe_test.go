@@ -162,11 +162,11 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 		t.Fatalf("CommitStep = %q, %v", h, err)
 	}
 	// Two threads: one a fast-forward join, one a merge commit.
-	u0, err := l.UnitWorktree(ctx, d, wt, "r1", "Par", "0", true)
+	u0, err := l.UnitWorktree(ctx, d, wt, "r1", "Par", "0", "", true)
 	if err != nil {
 		t.Fatalf("UnitWorktree 0 = %v", err)
 	}
-	u1, err := l.UnitWorktree(ctx, d, wt, "r1", "Par", "1", true)
+	u1, err := l.UnitWorktree(ctx, d, wt, "r1", "Par", "1", "", true)
 	if err != nil {
 		t.Fatalf("UnitWorktree 1 = %v", err)
 	}
@@ -185,7 +185,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 	}
 	// Two threads changing the same file: the merge driver would run.
 	for _, k := range []string{"2", "3"} {
-		u, err := l.UnitWorktree(ctx, d, wt, "r1", "Same", k, true)
+		u, err := l.UnitWorktree(ctx, d, wt, "r1", "Same", k, "", true)
 		if err != nil {
 			t.Fatalf("UnitWorktree %s = %v", k, err)
 		}

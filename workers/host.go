@@ -24,13 +24,15 @@ type Local struct {
 // Now returns the wall clock's time.
 func (Local) Now() time.Time { return time.Now() }
 
-// RunWorktree returns the run's git worktree, creating it, or "" when
-// WORKSPACE is not a git repository and the worktree does not exist.
-func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID string) (string, error) {
+// RunWorktree returns the run's git worktree, creating or repairing it
+// (OpenRunTree; base is the starting commit the run's state recorded), or
+// a zero RunTree when WORKSPACE is not a git repository and the worktree
+// does not exist.
+func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (RunTree, error) {
 	if !isDir(WorktreePath(d, runID)) && !IsGitRepo(ctx, d.Workspace, l.Env) {
-		return "", nil
+		return RunTree{}, nil
 	}
-	return CreateWorktree(ctx, d, runID, l.Env)
+	return OpenRunTree(ctx, d, runID, base, l.Env)
 }
 
 // FileExists reports whether rel, confined to d's WORKSPACE, names a file

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"smith/source"
@@ -29,31 +30,38 @@ func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
 	return filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID, step, key)
 }
 
-// UnitWorktree gives thread key of step its own worktree, branched
-// from the current commit of the run's worktree runWT, and returns its path.
-// With fresh, an old worktree and branch of the same thread (a step run
-// again) are replaced; otherwise an existing one is reused (a thread that
-// continues after a crash).
-func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
+// UnitWorktree gives thread key of step its own worktree and returns its
+// path. With fresh (a thread that starts), an old worktree and branch of
+// the same thread are replaced by a new branch at from, the run's commit at
+// the fork. Otherwise (a thread that continues after a crash) a whole
+// worktree on the thread's branch is kept, and anything else at its path
+// (an empty folder, a half-made worktree) is removed and made again from
+// the thread's branch (or from, when the branch was never made); the
+// caller then restores it to the thread's last saved commit.
+func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key, from string, fresh bool) (string, error) {
 	path := UnitWorktreePath(d, runID, step, key)
 	branch := UnitBranch(runID, step, key)
-	if isDir(path) && !fresh {
+	if !fresh && wholeWorktree(ctx, path, branch, l.Env) {
 		return path, nil
 	}
 	g, err := openRepo(ctx, runWT, l.Env)
 	if err != nil {
 		return "", err
 	}
-	if isDir(path) {
-		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
-			return "", fmt.Errorf("git worktree remove %s: %v: %s", path, r.err, strings.TrimSpace(r.out))
-		}
+	if from == "" {
+		from = "HEAD"
 	}
-	_ = g.git(ctx, "worktree", "prune")
+	if err := dropWorktree(ctx, g, path); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("create unit worktree directory: %w", err)
 	}
-	if r := g.git(ctx, "worktree", "add", "-B", branch, path, "HEAD"); r.err != nil {
+	args := []string{"worktree", "add", "-B", branch, path, from}
+	if !fresh && revParse(ctx, g, "refs/heads/"+branch) != "" {
+		args = []string{"worktree", "add", path, branch}
+	}
+	if r := g.git(ctx, args...); r.err != nil {
 		return "", fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 	}
 	return path, nil
@@ -95,16 +103,62 @@ func (l Local) Head(ctx context.Context, wt string) (string, error) {
 }
 
 // RemoveUnit removes thread key's worktree and branch after a join that
-// merged it (best effort: what is left is only clutter).
+// merged it, once the join is saved (best effort: what is left is only
+// clutter, which SweepUnits removes on resume).
 func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string) {
 	g, err := openRepo(ctx, runWT, l.Env)
 	if err != nil {
 		return
 	}
-	if path := UnitWorktreePath(d, runID, step, key); isDir(path) {
-		_ = g.git(ctx, "worktree", "remove", "--force", path)
+	removeUnit(ctx, g, d, runID, step, key)
+}
+
+// removeUnit removes thread key's worktree (whatever a crash left of it)
+// and its branch.
+func removeUnit(ctx context.Context, g *gitRepo, d confine.Dir, runID, step, key string) {
+	_ = dropWorktree(ctx, g, UnitWorktreePath(d, runID, step, key))
+	if branch := "refs/heads/" + UnitBranch(runID, step, key); revParse(ctx, g, branch) != "" {
+		_ = g.git(ctx, "update-ref", "-d", branch)
 	}
-	_ = g.git(ctx, "branch", "-D", UnitBranch(runID, step, key))
+}
+
+// SweepUnits removes every thread worktree and branch of run runID but
+// those keep names ("<Step>/<key>"): on resume, what a crash left of a
+// join's removals or of a worktree being made, so that no unit branch
+// outlives its join.
+func (l Local) SweepUnits(ctx context.Context, d confine.Dir, runWT, runID string, keep []string) {
+	g, err := openRepo(ctx, runWT, l.Env)
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	var units []string
+	add := func(u string) {
+		if !seen[u] && !slices.Contains(keep, u) {
+			seen[u] = true
+			units = append(units, u)
+		}
+	}
+	prefix := "smith-unit/" + runID + "/"
+	for _, b := range splitNonEmpty(g.out(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+prefix).out) {
+		if u, ok := strings.CutPrefix(b, prefix); ok {
+			add(u)
+		}
+	}
+	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
+	steps, _ := os.ReadDir(root)
+	for _, s := range steps {
+		keys, _ := os.ReadDir(filepath.Join(root, s.Name()))
+		for _, k := range keys {
+			add(s.Name() + "/" + k.Name())
+		}
+	}
+	for _, u := range units {
+		step, key, ok := strings.Cut(u, "/")
+		if ok {
+			removeUnit(ctx, g, d, runID, step, key)
+		}
+	}
 }
 
 // RemoveUnits removes every thread worktree and branch of run runID (those

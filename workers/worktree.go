@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"smith/source"
 	"smith/workers/confine"
@@ -28,50 +29,305 @@ func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, boo
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch
 // smith/<run_id>, starting at WORKSPACE's HEAD, and returns its path. An
-// existing worktree of the run (a resume) is reused.
+// existing worktree of the run (a resume) is reused when it is whole.
 func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (string, error) {
+	t, err := OpenRunTree(ctx, d, runID, "", lookup)
+	return t.Path, err
+}
+
+// A RunTree is a run's worktree as OpenRunTree found or made it.
+type RunTree struct {
+	Path string // BASE/.orchestrator/worktrees/<run_id>
+	Base string // the run's starting commit (refs/smith-base/<run_id>)
+	Head string // the commit the run's branch is at
+}
+
+// OpenRunTree makes (or, on resume, checks and repairs) run runID's
+// worktree, so that a crash at any instant of an earlier call is finished
+// or undone (CONTRACT 12.4). base is the starting commit the run's state
+// recorded ("" for a run that has none yet). In order, each step durable
+// before the next depends on it:
+//
+//   - the base ref refs/smith-base/<run_id>: recreated from base when
+//     missing; a new run's is written first, from WORKSPACE's HEAD;
+//   - the branch smith/<run_id>: made at the base when missing;
+//   - the worktree: kept only when it is a whole worktree of this
+//     repository (its .git names it back, git's "initializing" lock of
+//     an add cut off is gone) checked out on the branch; anything else
+//     at its path (an empty folder, a half-made worktree) is removed with
+//     git's record of it and made again.
+func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (RunTree, error) {
 	path := WorktreePath(d, runID)
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return path, nil
-	}
 	top, err := discover(ctx, d.Workspace, lookup)
 	if err != nil {
-		return "", fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
+		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
 	}
 	// A workspace nested inside a larger repository would give a worktree of
 	// the outer repository: refuse it rather than isolate the wrong tree.
 	if !sameDir(top, d.Workspace) {
-		return "", fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
+		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
 			d.Workspace, top)
 	}
 	g, err := openRepo(ctx, d.Workspace, lookup)
 	if err != nil {
-		return "", fmt.Errorf("isolation git-worktree: %w", err)
+		return RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("create worktree directory: %w", err)
+	clearStaleLocks(g, d, runID)
+	ref := BaseRef(runID)
+	switch have := revParse(ctx, g, ref); {
+	case have != "":
+		if base == "" {
+			base = have
+		}
+	case base != "":
+		// Lost (a crash, a person): recreated from the run's state.
+	default:
+		if base = revParse(ctx, g, "HEAD"); base == "" {
+			return RunTree{}, fmt.Errorf("isolation git-worktree: the repository %s has no commit to start from", d.Workspace)
+		}
+	}
+	if revParse(ctx, g, ref) != base {
+		if r := g.git(ctx, "update-ref", ref, base); r.err != nil {
+			return RunTree{}, fmt.Errorf("git update-ref %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+		}
 	}
 	branch := WorktreeBranch(runID)
-	args := []string{"worktree", "add", "-b", branch, path, "HEAD"}
-	if g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
-		// The branch survived an earlier `smithvm clean --keep-branch`:
-		// check it out again rather than fail.
-		args = []string{"worktree", "add", path, branch}
+	if revParse(ctx, g, "refs/heads/"+branch) == "" {
+		if r := g.git(ctx, "branch", "--no-track", branch, base); r.err != nil {
+			return RunTree{}, fmt.Errorf("git branch %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	if err := ensureWorktree(ctx, g, path, branch, lookup); err != nil {
+		return RunTree{}, err
+	}
+	return RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
+}
+
+// clearStaleLocks removes the lock files git left in the records of run
+// runID's worktrees (its own and its threads': index.lock, HEAD.lock, ...)
+// and on its refs (its branch, its threads' branches, its base ref): a git
+// command of Smith's dies with a smithvm killed mid-way (DieWithParent)
+// and leaves its locks, which would fail every later command. Only the
+// run's driver, which holds the run's lock, touches these, so a lock left
+// there is stale by the time it opens the run.
+func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
+	common := commonDir(g)
+	removeLocks := func(dir string, deep bool) {
+		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if e.IsDir() && p != dir && !deep {
+				return filepath.SkipDir
+			}
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".lock") {
+				_ = os.Remove(p)
+			}
+			return nil
+		})
+	}
+	runWT := WorktreePath(d, runID)
+	units := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
+	recs, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		wt := filepath.Dir(strings.TrimSpace(string(b)))
+		if rel, err := filepath.Rel(units, wt); wt == runWT || err == nil && filepath.IsLocal(rel) {
+			removeLocks(filepath.Dir(r), false)
+		}
+	}
+	for _, f := range []string{"refs/heads/" + WorktreeBranch(runID) + ".lock", BaseRef(runID) + ".lock"} {
+		_ = os.Remove(filepath.Join(common, filepath.FromSlash(f)))
+	}
+	removeLocks(filepath.Join(common, "refs", "heads", "smith-unit", runID), true)
+	// packed-refs.lock is the repository's, taken by every deletion of a
+	// ref (Smith's, another run's, the user's) for milliseconds: one that
+	// outlives packedRefsGrace is a killed deletion's, which would fail
+	// every later one (a unit branch left after its join).
+	clearStale(filepath.Join(common, "packed-refs.lock"), packedRefsGrace)
+}
+
+// commonDir is the git directory g shares with its other worktrees.
+func commonDir(g *gitRepo) string {
+	common := g.gitDir
+	if b, err := os.ReadFile(filepath.Join(common, "commondir")); err == nil {
+		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
+			common = c
+		} else {
+			common = filepath.Join(common, c)
+		}
+	}
+	return common
+}
+
+// clearHalfRecords removes the records of worktrees (.git/worktrees/<id>)
+// that a `git worktree add` killed before it wrote them whole left (a
+// gitdir, HEAD or commondir missing or empty: git writes them in place,
+// one after the other): git fails every later add on them ("failed to
+// read .../commondir"), and prune keeps them (they are locked). A record is
+// written within milliseconds, so one that stays half made for
+// packedRefsGrace is a killed add's, whoever's.
+func clearHalfRecords(g *gitRepo) {
+	recs, _ := os.ReadDir(filepath.Join(commonDir(g), "worktrees"))
+	for _, e := range recs {
+		dir := filepath.Join(commonDir(g), "worktrees", e.Name())
+		for e.IsDir() {
+			if wholeRecord(dir) {
+				break
+			}
+			fi, err := os.Stat(dir)
+			if err != nil {
+				break
+			}
+			if age := time.Since(fi.ModTime()); age < packedRefsGrace {
+				time.Sleep(min(packedRefsGrace-age, 100*time.Millisecond))
+				continue
+			}
+			_ = os.RemoveAll(dir)
+			break
+		}
+	}
+}
+
+// wholeRecord reports whether the worktree record dir has its gitdir,
+// HEAD and commondir, none empty.
+func wholeRecord(dir string) bool {
+	for _, f := range []string{"gitdir", "HEAD", "commondir"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// packedRefsGrace is how long a git command may hold the repository's
+// packed-refs.lock before it counts as left by a killed one.
+const packedRefsGrace = 2 * time.Second
+
+// clearStale removes the lock file f once it has existed for grace: it
+// waits for a live holder to release it, and removes it when none does.
+func clearStale(f string, grace time.Duration) {
+	for {
+		fi, err := os.Lstat(f)
+		if err != nil {
+			return
+		}
+		age := time.Since(fi.ModTime())
+		if age >= grace {
+			_ = os.Remove(f)
+			return
+		}
+		time.Sleep(min(grace-age, 100*time.Millisecond))
+	}
+}
+
+// ensureWorktree makes path a whole worktree of g checked out on branch
+// (which exists), keeping one that is already.
+func ensureWorktree(ctx context.Context, g *gitRepo, path, branch string, lookup func(string) (string, bool)) error {
+	if wholeWorktree(ctx, path, branch, lookup) {
+		return nil
+	}
+
+	if err := dropWorktree(ctx, g, path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create worktree directory: %w", err)
+	}
+	if r := g.git(ctx, "worktree", "add", path, branch); r.err != nil {
+		return fmt.Errorf("git worktree add %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+	}
+	return nil
+}
+
+// wholeWorktree reports whether path is a linked worktree whose .git names
+// it back, that no cut-off `git worktree add` left locked, and whose HEAD
+// is branch.
+func wholeWorktree(ctx context.Context, path, branch string, lookup func(string) (string, bool)) bool {
+	wt, err := openRepo(ctx, path, lookup)
+	if err != nil || wt.gitDir == filepath.Join(path, ".git") {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(wt.gitDir, "locked")); err == nil {
+		return false // git's "initializing" lock: the add was cut off
+	}
+	return headBranch(ctx, wt) == "refs/heads/"+branch
+}
+
+// dropWorktree removes whatever is at path (a worktree, a half-made one,
+// an empty folder) and git's record of it, so that it can be made again.
+func dropWorktree(ctx context.Context, g *gitRepo, path string) error {
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("remove the worktree %s: %w", path, err)
+	}
+	// An add cut off leaves its record locked ("initializing"), which
+	// prune keeps: unlock it first (an error says there is none); one
+	// cut off before its record was whole cannot be named by its path.
+	clearHalfRecords(g)
+	_ = g.git(ctx, "worktree", "unlock", path)
+	if r := g.git(ctx, "worktree", "prune"); r.err != nil {
+		return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	return nil
+}
+
+// revParse returns the commit rev names in g, "" when none.
+func revParse(ctx context.Context, g *gitRepo, rev string) string {
+	r := g.out(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if r.err != nil {
+		return ""
+	}
+	return strings.TrimSpace(r.out)
+}
+
+// headBranch is the ref HEAD of g names ("" when detached or unreadable).
+func headBranch(ctx context.Context, g *gitRepo) string {
+	r := g.out(ctx, "symbolic-ref", "-q", "HEAD")
+	if r.err != nil {
+		return ""
+	}
+	return strings.TrimSpace(r.out)
+}
+
+// RestoreWorktree puts the worktree wt back to commit on branch: HEAD on
+// the branch, the branch at commit, the index and the files as commit has
+// them (a merge cut off is dropped with them), and the untracked files that
+// are not ignored removed, but those under exclude (Smith's own folders:
+// inboxes, artifacts). A step cut off by a crash then runs again from the
+// files of the last saved step, not on top of its own half-done changes
+// (CONTRACT 12.4).
+func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, exclude []string) error {
+	g, err := openRepo(ctx, wt, l.Env)
+	if err != nil {
+		return err
+	}
+	ref := "refs/heads/" + branch
+	if headBranch(ctx, g) != ref {
+		if r := g.git(ctx, "symbolic-ref", "HEAD", ref); r.err != nil {
+			return fmt.Errorf("git symbolic-ref HEAD %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	// First the index alone: a `git add -A` cut off may have staged
+	// Smith's own files (an inbox, artifacts/), which a hard reset would
+	// delete as files the index tracks and commit does not. The hard
+	// reset then touches only commit's files.
+	for _, mode := range []string{"--mixed", "--hard"} {
+		if r := g.git(ctx, "reset", "-q", mode, commit); r.err != nil {
+			return fmt.Errorf("git reset %s %s: %v: %s", mode, commit, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	args := []string{"clean", "-q", "-f", "-d"}
+	for _, p := range exclude {
+		args = append(args, "-e", "/"+strings.Trim(p, "/")+"/")
 	}
 	if r := g.git(ctx, args...); r.err != nil {
-		return "", fmt.Errorf("git worktree add: %v: %s", r.err, strings.TrimSpace(r.out))
+		return fmt.Errorf("git clean: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	// Keep the starting commit for diff, however the branches move on.
-	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", BaseRef(runID)) {
-		wt, err := openRepo(ctx, path, lookup)
-		if err != nil {
-			return "", err
-		}
-		if r := wt.git(ctx, "update-ref", BaseRef(runID), "HEAD"); r.err != nil {
-			return "", fmt.Errorf("git update-ref %s: %v: %s", BaseRef(runID), r.err, strings.TrimSpace(r.out))
-		}
-	}
-	return path, nil
+
+	return nil
 }
 
 // RemoveWorktree removes a run's worktree and, with deleteBranch, its

@@ -63,6 +63,10 @@ type Spec struct {
 	// exit): nothing of stdout is captured, masked or copied; the caller
 	// reads and masks the file.
 	StdoutFile string
+	// DieWithParent has the child killed (SIGKILL) when this process dies
+	// (Linux), so that a command of Smith's own (git) never outlives a
+	// smithvm killed mid-way to race the resume that follows.
+	DieWithParent bool
 }
 
 // A Stream names one of a process's output streams.
@@ -217,6 +221,9 @@ func Run(ctx context.Context, spec Spec) Result {
 		Stderr:      stderrW,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 		WaitDelay:   pipeDrainDelay,
+	}
+	if spec.DieWithParent {
+		dieWithParent(cmd.SysProcAttr)
 	}
 	if stdin != nil {
 		cmd.Stdin = stdin

@@ -302,3 +302,6 @@ func KillLeftovers(runRoot string) int {
 	}
 	return killed
 }
+
+// dieWithParent has the child killed when smithvm dies (Spec.DieWithParent).
+func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -14,6 +14,7 @@ func startStep(start func() (int, error)) error {
 	return err
 }
 func reapOrphans()                                {}
+func dieWithParent(*syscall.SysProcAttr)          {}
 func recordGroup(string, int) (*groupSlot, error) { return nil, nil }
 func forgetGroup(*groupSlot)                      {}
 

@@ -282,7 +282,10 @@ func (req *Request) CallKey() string {
 // files in a worktree (CONTRACT 12.4).
 type Commit struct {
 	Worktree string `json:"worktree"` // the worktree, absolute
-	Msg      string `json:"msg"`      // the commit message
+	// Branch is the branch the worktree's HEAD must be on (the run's or
+	// the thread's): the commit is refused on any other.
+	Branch string `json:"branch,omitempty"`
+	Msg    string `json:"msg"` // the commit message
 	// Exclude are paths relative to the worktree kept out of the commit:
 	// the agents' inboxes, processed and sending folders, and artifacts/
 	// unless the workflow commits them.

@@ -33,6 +33,11 @@ type HostInput struct {
 	Step      string       `json:",omitempty"`
 	Key       string       `json:",omitempty"` // a thread's key
 	Fresh     bool         `json:",omitempty"`
+	From      string       `json:",omitempty"` // unit-worktree: the fork's commit; run-worktree: the base
+	Rev       string       `json:",omitempty"` // restore-worktree: the commit
+	Branch    string       `json:",omitempty"` // restore-worktree
+	Exclude   []string     `json:",omitempty"` // restore-worktree
+	Keep      []string     `json:",omitempty"` // sweep-units`
 	Commit    *step.Commit `json:",omitempty"` // commit-step (secrets by name only)
 	Folders   []string     `json:",omitempty"`
 	Moves     []step.Move  `json:",omitempty"`
@@ -41,6 +46,8 @@ type HostInput struct {
 // HostOutput is its answer, the error as data.
 type HostOutput struct {
 	Path  string      `json:",omitempty"` // a worktree, a commit
+	Base  string      `json:",omitempty"` // run-worktree: the run's starting commit
+	Head  string      `json:",omitempty"` // run-worktree: its branch's commit
 	Moves []step.Move `json:",omitempty"`
 	wireErr
 }
@@ -50,6 +57,8 @@ const (
 	hostUnitWorktree    = "unit-worktree"
 	hostMergeUnit       = "merge-unit"
 	hostRemoveUnit      = "remove-unit"
+	hostRestoreWorktree = "restore-worktree"
+	hostSweepUnits      = "sweep-units"
 	hostHead            = "head"
 	hostCommitStep      = "commit-step"
 	hostPrepareAgents   = "prepare-agents"
@@ -74,9 +83,15 @@ func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error)
 	var out HostOutput
 	switch in.Op {
 	case hostRunWorktree:
-		out.Path, err = l.RunWorktree(ctx, dirs, in.RunID)
+		var t workers.RunTree
+		t, err = l.RunWorktree(ctx, dirs, in.RunID, in.From)
+		out.Path, out.Base, out.Head = t.Path, t.Base, t.Head
 	case hostUnitWorktree:
-		out.Path, err = l.UnitWorktree(ctx, dirs, in.RunWT, in.RunID, in.Step, in.Key, in.Fresh)
+		out.Path, err = l.UnitWorktree(ctx, dirs, in.RunWT, in.RunID, in.Step, in.Key, in.From, in.Fresh)
+	case hostRestoreWorktree:
+		err = l.RestoreWorktree(ctx, in.WT, in.Branch, in.Rev, in.Exclude)
+	case hostSweepUnits:
+		l.SweepUnits(ctx, dirs, in.RunWT, in.RunID, in.Keep)
 	case hostMergeUnit:
 		err = l.MergeUnit(ctx, in.RunWT, in.RunID, in.Step, in.Key)
 	case hostRemoveUnit:
@@ -127,15 +142,25 @@ func (f *workflowHost) workspace(d confine.Dir) string {
 }
 
 // RunWorktree implements vm.Host.
-func (f *workflowHost) RunWorktree(_ context.Context, _ confine.Dir, runID string) (string, error) {
-	out := f.host(HostInput{Op: hostRunWorktree, RunID: runID})
-	return out.Path, out.err()
+func (f *workflowHost) RunWorktree(_ context.Context, _ confine.Dir, runID, base string) (workers.RunTree, error) {
+	out := f.host(HostInput{Op: hostRunWorktree, RunID: runID, From: base})
+	return workers.RunTree{Path: out.Path, Base: out.Base, Head: out.Head}, out.err()
 }
 
 // UnitWorktree implements vm.Host.
-func (f *workflowHost) UnitWorktree(_ context.Context, _ confine.Dir, runWT, runID, step, key string, fresh bool) (string, error) {
-	out := f.host(HostInput{Op: hostUnitWorktree, RunWT: runWT, RunID: runID, Step: step, Key: key, Fresh: fresh})
+func (f *workflowHost) UnitWorktree(_ context.Context, _ confine.Dir, runWT, runID, step, key, from string, fresh bool) (string, error) {
+	out := f.host(HostInput{Op: hostUnitWorktree, RunWT: runWT, RunID: runID, Step: step, Key: key, From: from, Fresh: fresh})
 	return out.Path, out.err()
+}
+
+// RestoreWorktree implements vm.Host.
+func (f *workflowHost) RestoreWorktree(_ context.Context, wt, branch, commit string, exclude []string) error {
+	return f.host(HostInput{Op: hostRestoreWorktree, WT: wt, Branch: branch, Rev: commit, Exclude: exclude}).err()
+}
+
+// SweepUnits implements vm.Host.
+func (f *workflowHost) SweepUnits(_ context.Context, _ confine.Dir, runWT, runID string, keep []string) {
+	f.host(HostInput{Op: hostSweepUnits, RunWT: runWT, RunID: runID, Keep: keep})
 }
 
 // MergeUnit implements vm.Host.
