@@ -110,6 +110,11 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	fmt.Fprintf(w, "artifacts:    %s\n", filepath.Join(proj.dirs.Workspace, "artifacts"))
 	if st.IsHalted {
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
+		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+			if sigs := p.Signals(st.HaltedBlock); len(sigs) > 0 {
+				fmt.Fprintf(w, "signals:      %s\n", strings.Join(sigs, ", "))
+			}
+		}
 	}
 	if st.Stats.TotalTokensUsed > 0 || st.Stats.TotalLinesWritten > 0 {
 		fmt.Fprintf(w, "stats:        %d tokens, %d lines written\n", st.Stats.TotalTokensUsed, st.Stats.TotalLinesWritten)

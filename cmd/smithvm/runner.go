@@ -516,6 +516,19 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, exitStatus(err), err
 	}
+	var prog *isa.Program
+	if c.signal != "" && st.Status != vm.StatusCompleted {
+		// The signal is checked before anything of the run is touched: a
+		// mistyped one leaves the run as it was (E_UNKNOWN_SIGNAL).
+		var code int
+		if prog, code = e.load(st.WorkflowPath, keysOf(st.Context)); prog == nil {
+			return nil, code, nil
+		}
+		if err := vm.CheckResumeSignal(prog, st, c.signal); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+			return nil, exitStatus(err), err
+		}
+	}
 	// What an attempt cut off by a crash left running dies before anything
 	// runs again (its process groups are recorded under RUN_ROOT/procs).
 	proc.KillLeftovers(r.Root())
@@ -546,9 +559,11 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			return nil, source.ExitConfig, err
 		}
 	}
-	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {
-		return nil, code, nil
+		var code int
+		if prog, code = e.load(st.WorkflowPath, keysOf(st.Context)); prog == nil {
+			return nil, code, nil
+		}
 	}
 	if st.RunStep != "" {
 		// A run-step run stays one step.

@@ -235,34 +235,9 @@ func (s *Server) view(st *vm.State) *view {
 		v.Graph.Start = "overview"
 	}
 	if st.IsHalted {
-		v.Signals = haltSignals(prog, st.HaltedBlock)
+		v.Signals = prog.Signals(st.HaltedBlock)
 	}
 	return v
-}
-
-// haltSignals lists the signals block has transitions for, sorted.
-func haltSignals(prog *isa.Program, block string) []string {
-	idx := -1
-	for i, b := range prog.Blocks {
-		if b.ID == block {
-			idx = i
-		}
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range prog.Tables {
-		if int(t.Block) != idx {
-			continue
-		}
-		for _, e := range t.Entries {
-			if !seen[e.Signal] && e.Signal != vm.SigFailDefault {
-				seen[e.Signal] = true
-				out = append(out, e.Signal)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // stderrLog is the stderr log of step relative to RUN_ROOT, as the store
@@ -506,13 +481,16 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	signal, note := strings.TrimSpace(r.PostForm.Get("signal")), r.PostForm.Get("note")
-	if signal != "" && !strings.HasPrefix(signal, "SIGNAL:") {
-		jsonError(w, http.StatusBadRequest, string(source.EUsage)+": signal '"+signal+"' does not start with SIGNAL:")
-		return
-	}
 	if st.Status == vm.StatusCompleted {
 		jsonError(w, http.StatusConflict, "run '"+id+"' already completed; nothing to resume")
 		return
+	}
+	if prog := s.stateProgram(st); prog != nil {
+		// The same check as smithvm resume's (which Resume makes again).
+		if err := vm.CheckResumeSignal(prog, st, signal); err != nil {
+			jsonError(w, http.StatusBadRequest, string(source.EUnknownSignal)+": "+err.Error())
+			return
+		}
 	}
 	if err := s.cfg.Resume(id, signal, note); err != nil {
 		status := http.StatusBadRequest

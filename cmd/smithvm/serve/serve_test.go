@@ -33,6 +33,7 @@ steps:
     output_file: prep.txt
   - name: Build
     command: ["true"]
+    on: {signals: {"SIGNAL:APPROVED": {end: true}}}
 `
 
 // secretValue is API_TOKEN's value in the tests' environment.
@@ -265,7 +266,8 @@ func TestResumeChecks(t *testing.T) {
 		{"same Origin", s, "/api/runs/h1/resume", self, form, nil, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
 		{"same Origin with token", tok, "/api/runs/h1/resume", self, form, []string{"Authorization", "Bearer s3cret"}, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
 		{"locked", s, "/api/runs/h1/resume", self, "note=locked", nil, 409, "h1||locked", "E_RUN_LOCKED"},
-		{"bad signal", s, "/api/runs/h1/resume", self, "signal=APPROVED", nil, 400, "", "SIGNAL:"},
+		{"signal without its prefix", s, "/api/runs/h1/resume", self, "signal=APPROVED", nil, 400, "", "E_UNKNOWN_SIGNAL: signal 'APPROVED' is not one that 'Build' accepts"},
+		{"mistyped signal", s, "/api/runs/h1/resume", self, "signal=SIGNAL:APROVED", nil, 400, "", "did you mean 'SIGNAL:APPROVED'?"},
 		{"completed run", s, "/api/runs/done/resume", self, form, nil, 409, "", "already completed"},
 		{"unknown run", s, "/api/runs/nope/resume", self, form, nil, 404, "", ""},
 	}
