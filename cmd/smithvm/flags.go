@@ -30,6 +30,8 @@ type flagBuilder func(e *env, v *flagVals) *pflag.FlagSet
 var flagBuilders = []flagBuilder{
 	(*env).runFlags,
 	(*env).resumeFlags,
+	(*env).stopFlags,
+	(*env).retryFlags,
 	(*env).runStepFlags,
 	(*env).watchFlags,
 	(*env).listFlags,

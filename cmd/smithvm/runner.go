@@ -422,6 +422,8 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	ctx, unwatch := stoppable(ctx, r)
+	defer unwatch()
 	final, runErr := m.Run(ctx)
 	if final == nil && runErr != nil {
 		// Nothing ran and no state was written: leave no empty run behind.
@@ -587,6 +589,8 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	return func(ctx context.Context) int {
 		defer r.Close()
 		defer s.console.close()
+		ctx, unwatch := stoppable(ctx, r)
+		defer unwatch()
 		final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
 		return s.finish(final, runErr)
 	}, 0, nil
