@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/signal"
 	"strings"
 	"sync"
 
@@ -40,6 +42,10 @@ func (e *env) cmdServe(args []string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	// The stop signal is for the runs this server drives (their own
+	// watches read it); one that arrives when none is driven must not end
+	// the server.
+	signal.Notify(make(chan os.Signal, 1), stopSignal)
 	log := &lockedWriter{w: e.stderr}
 	var resumes sync.WaitGroup
 	srv, err := serve.New(serve.Config{
@@ -50,6 +56,7 @@ func (e *env) cmdServe(args []string) int {
 		Resume: func(id, signal, note string) error {
 			return e.serveResume(ctx, &resumes, log, proj.base, id, signal, note)
 		},
+		Stop: func(id string) (bool, error) { return stopRun(proj.store, id, false) },
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm serve: %v\n", err)

@@ -182,6 +182,10 @@ type view struct {
 	// Signals are those the halted block has transitions for.
 	Signals   []string `json:"signals,omitempty"`
 	CanResume bool     `json:"can_resume"`
+	// CanStop: the page may stop runs; Driven: a process holds the run's
+	// lock now (its status alone may say running after a crash).
+	CanStop bool `json:"can_stop"`
+	Driven  bool `json:"driven"`
 }
 
 // apiView is GET /api/runs/ID/view: everything the run page draws.
@@ -196,7 +200,8 @@ func (s *Server) apiView(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) view(st *vm.State) *view {
 	prog := s.stateProgram(st)
-	v := &view{State: st, CanResume: s.cfg.Resume != nil}
+	v := &view{State: st, CanResume: s.cfg.Resume != nil, CanStop: s.cfg.Stop != nil}
+	_, v.Driven, _ = s.cfg.Store.Driver(st.RunID)
 	// A step being run has no result yet: it shows as running.
 	rows := *st
 	if cur := st.CurrentStep; st.Status == vm.StatusRunning && cur != "" && st.Steps[cur] == nil {
@@ -461,12 +466,7 @@ func (s *Server) writeText(w http.ResponseWriter, st *vm.State, text []byte) {
 
 // apiResume is POST /api/runs/ID/resume (form fields signal and note).
 func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		http.Error(w, "serve: a resume must come from this server's own page (Origin)", http.StatusForbidden)
-		return
-	}
-	if s.cfg.Resume == nil {
-		http.Error(w, "serve: resuming is turned off", http.StatusForbidden)
+	if !s.actionAllowed(w, r, s.cfg.Resume != nil) {
 		return
 	}
 	id := r.PathValue("id")
@@ -493,23 +493,10 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := s.cfg.Resume(id, signal, note); err != nil {
-		status := http.StatusBadRequest
-		var c source.Coded
-		if !errors.As(err, &c) {
-			c = nil
-		} else if c.ErrCode() == source.ERunLocked {
-			status = http.StatusConflict
-		}
-		msg := err.Error()
-		if c != nil && !strings.Contains(msg, string(c.ErrCode())) {
-			msg = string(c.ErrCode()) + ": " + msg
-		}
-		jsonError(w, status, msg)
+		resumeRefused(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	io.WriteString(w, `{"ok":true}`+"\n")
+	accepted(w)
 }
 
 // jsonError writes {"error": msg} with status.

@@ -45,6 +45,10 @@ type Config struct {
 	// E_RUN_LOCKED among them) and continues the run in the background.
 	// Nil turns the resume form off.
 	Resume func(id, signal, note string) error
+	// Stop asks the process driving run id to stop it, as `smithvm stop
+	// ID` does, without waiting; stopped is false when nothing drives the
+	// run. Nil turns the stop button off.
+	Stop func(id string) (stopped bool, err error)
 	// Env looks up environment variables: the values of a program's
 	// secrets, masked in everything served. Nil means none.
 	Env func(string) (string, bool)
@@ -101,6 +105,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/stderr", s.apiStderr)
 	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/files/{path...}", s.apiStepFile)
 	s.mux.HandleFunc("POST /api/runs/{id}/resume", s.apiResume)
+	s.mux.HandleFunc("POST /api/runs/{id}/stop", s.apiStop)
+	s.mux.HandleFunc("POST /api/runs/{id}/retry", s.apiRetry)
 	return s, nil
 }
 
