@@ -61,6 +61,12 @@ type Run struct {
 	// writeSnapshot); the first snapshot, which fsyncs RUN_ROOT anyway,
 	// then costs one directory fsync more instead of two.
 	dirsPending bool
+	// catchUp brings state.json up to date while a step runs (Save);
+	// catchUpSeq is the seq it was armed at (a later change disarms it),
+	// catchUpCost what the last one took.
+	catchUp     *time.Timer
+	catchUpSeq  int64
+	catchUpCost time.Duration
 }
 
 // open creates the run's directories and files under an existing root and
@@ -626,6 +632,9 @@ func (r *Run) Close() error {
 	defer r.mu.Unlock()
 	if r.lock == nil {
 		return nil
+	}
+	if r.catchUp != nil {
+		r.catchUp.Stop()
 	}
 	var errs []error
 	loops := make([]string, 0, len(r.iters))

@@ -31,6 +31,10 @@ type Store struct {
 type Policy struct {
 	Every    int
 	Interval time.Duration
+	// CatchUp is how long a step's running record may stay in the journal
+	// alone before state.json is brought up to date with it (default
+	// 250 ms; see Run.Save).
+	CatchUp time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -39,6 +43,7 @@ type Policy struct {
 const (
 	DefaultEvery    = 200
 	DefaultInterval = 2 * time.Second
+	DefaultCatchUp  = 250 * time.Millisecond
 )
 
 // withDefaults returns p with zero fields replaced by the defaults.
@@ -48,6 +53,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Interval <= 0 {
 		p.Interval = DefaultInterval
+	}
+	if p.CatchUp <= 0 {
+		p.CatchUp = DefaultCatchUp
 	}
 	if p.Now == nil {
 		p.Now = time.Now
