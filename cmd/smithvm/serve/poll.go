@@ -3,8 +3,8 @@ package serve
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"io"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"strconv"
