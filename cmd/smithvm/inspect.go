@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
@@ -26,31 +27,52 @@ func (e *env) cmdList(args []string) int {
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}
+	if c.limit < 0 || c.offset < 0 {
+		fmt.Fprintf(e.stderr, "smithvm list: %s: --limit and --offset must not be negative\n", source.EUsage)
+		return source.ExitConfig
+	}
 	proj, err := e.project(c.base)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	runs, err := proj.store.List()
+	page, err := proj.store.ListPage(store.ListOptions{Status: c.status, Workflow: c.workflow, Offset: c.offset, Limit: c.limit})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
+	runs := page.Runs
 	if c.json {
 		out := make([]map[string]string, 0, len(runs))
 		for _, r := range runs {
-			out = append(out, map[string]string{"run_id": r.RunID, "workflow_name": r.WorkflowName, "status": r.Status,
-				"started_at": r.StartedAt, "ended_at": r.EndedAt, "current_step": r.CurrentStep})
+			m := map[string]string{"run_id": r.RunID, "workflow_name": r.WorkflowName, "status": r.Status,
+				"started_at": r.StartedAt, "ended_at": r.EndedAt, "current_step": r.CurrentStep}
+			if r.StepStartedAt != "" {
+				m["step_started_at"] = r.StepStartedAt
+			}
+			out = append(out, m)
 		}
 		return writeJSON(e, out)
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(e.stdout, "no runs under %s\n", proj.base)
+		if page.Total > 0 {
+			fmt.Fprintf(e.stdout, "no runs past the first %d (of %d)\n", c.offset, page.Total)
+		} else {
+			fmt.Fprintf(e.stdout, "no runs under %s\n", proj.base)
+		}
 		return 0
 	}
+	now := time.Now()
 	fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
 	for _, r := range runs {
-		fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, r.CurrentStep)
+		cur := r.CurrentStep
+		if t, err := time.Parse(time.RFC3339Nano, r.StepStartedAt); err == nil && r.Status == "running" {
+			cur += fmt.Sprintf(" (running for %s)", now.Sub(t).Round(100*time.Millisecond))
+		}
+		fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, cur)
+	}
+	if rest := page.Total - c.offset - len(runs); rest > 0 {
+		fmt.Fprintf(e.stderr, "INFO: %d more runs (--offset %d, or --limit 0 for all).\n", rest, c.offset+len(runs))
 	}
 	return 0
 }

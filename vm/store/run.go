@@ -64,6 +64,9 @@ type Run struct {
 	// catchUp brings state.json up to date while a step runs (Save);
 	// catchUpSeq is the seq it was armed at (a later change disarms it),
 	// catchUpCost what the last one took.
+	// indexed is the status the index of runs last recorded for the run
+	// (Save appends a line when it changes).
+	indexed     string
 	catchUp     *time.Timer
 	catchUpSeq  int64
 	catchUpCost time.Duration

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"time"
 
 	"smith/source"
@@ -80,6 +81,7 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	// thread's status (a parallel iteration or branch ending) is not the
 	// run's: it goes to the journal like any step.
 	force := d.Start != nil || (d.Thread == "" && d.Status != "" && d.Status != vm.StatusRunning)
+	defer r.indexStatus(d, st)
 	if d.Deferred && !force {
 		// A step's running record: synced with the step's result
 		// (vm.Delta.Deferred), and brought into state.json if the step
@@ -148,4 +150,26 @@ func (r *Run) runCatchUp() {
 	if r.writeSnapshot(&st) == nil {
 		r.catchUpCost = time.Since(start)
 	}
+}
+
+// indexStatus records the run in the index of runs (index.go) when d
+// changed its status (its start, a resume, its end), after the snapshot
+// of that change, so the line matches state.json as it is now.
+func (r *Run) indexStatus(d *vm.Delta, st *vm.State) {
+	if d.Thread != "" || d.Status == "" {
+		return
+	}
+	r.mu.Lock()
+	changed := r.indexed != d.Status && r.lock != nil
+	r.indexed = d.Status
+	r.mu.Unlock()
+	if !changed {
+		return
+	}
+	sum := Summary{RunID: r.id, WorkflowName: st.WorkflowName, Status: st.Status, StartedAt: st.StartedAt, EndedAt: st.EndedAt, CurrentStep: st.CurrentStep}
+	if res := st.Steps[st.CurrentStep]; res != nil && res.Status == vm.StepRunning {
+		sum.StepStartedAt = res.StartedAt
+	}
+	runs := filepath.Dir(r.root)
+	appendIndex(filepath.Join(filepath.Dir(runs), indexFile), filepath.Join(r.root, stateFile), sum)
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -537,22 +538,71 @@ func runsFixture(t testing.TB, n int) *fixture {
 	return f
 }
 
-func TestListThousandRuns(t *testing.T) {
+// TestListPages: the list of 1,000 runs comes in pages of 100, newest
+// first, with the status filter's counts over all runs, links to the
+// next page, and the same pages and filters in /api/runs.
+func TestListPages(t *testing.T) {
 	t.Parallel()
 	f := runsFixture(t, 1000)
 	s := f.server(Config{})
 	w := get(s, "/")
 	body := w.Body.String()
-	if w.Code != 200 || strings.Count(body, "<tr data-run=") != 1000 {
-		t.Fatalf("GET / = %d with %d rows, want 1000", w.Code, strings.Count(body, "<tr data-run="))
+	if w.Code != 200 || strings.Count(body, "<tr data-run=") != 100 {
+		t.Fatalf("GET / = %d with %d rows, want 100", w.Code, strings.Count(body, "<tr data-run="))
 	}
-	if i, j := strings.Index(body, `data-run="run-0999"`), strings.Index(body, `data-run="run-0000"`); i < 0 || j < i {
-		t.Errorf("not newest first")
+	if i, j := strings.Index(body, `data-run="run-0999"`), strings.Index(body, `data-run="run-0900"`); i < 0 || j < i || strings.Contains(body, `data-run="run-0899"`) {
+		t.Errorf("first page: want run-0999 to run-0900, newest first")
+	}
+	for _, want := range []string{`all (1000)`, `failed (200)`, `runs 1–100 of 1000`, `href="/?offset=100" id="next"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET / lacks %q", want)
+		}
+	}
+	w = get(s, "/?offset=100")
+	if b := w.Body.String(); !strings.Contains(b, `data-run="run-0899"`) || !strings.Contains(b, `id="prev"`) || strings.Contains(b, `data-run="run-0900"`) {
+		t.Errorf("second page: want run-0899 on, and a link back")
 	}
 	w = get(s, "/?status=failed")
-	if n := strings.Count(w.Body.String(), "<tr data-run="); n != 200 || strings.Contains(w.Body.String(), `data-status="completed"><td>`) {
-		t.Errorf("filter failed: %d rows", n)
+	if n := strings.Count(w.Body.String(), "<tr data-run="); n != 100 || strings.Contains(w.Body.String(), `data-status="completed"><td>`) {
+		t.Errorf("filter failed: %d rows, want 100 failed ones", n)
 	}
+	tests := []struct {
+		target string
+		rows   int
+		total  string
+	}{
+		{"/api/runs", 100, "1000"},
+		{"/api/runs?limit=0", 1000, "1000"},
+		{"/api/runs?status=failed&limit=0", 200, "200"},
+		{"/api/runs?workflow=demo&offset=950", 50, "1000"},
+		{"/api/runs?workflow=other", 0, "0"},
+	}
+	for _, tt := range tests {
+		w := get(s, tt.target)
+		var rows []map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &rows); err != nil || len(rows) != tt.rows || w.Header().Get("X-Total-Count") != tt.total {
+			t.Errorf("GET %s = %d rows (X-Total-Count %s), %v; want %d (%s)", tt.target, len(rows), w.Header().Get("X-Total-Count"), err, tt.rows, tt.total)
+		}
+	}
+}
+
+// BenchmarkListPage5000 renders the first page of the run list of 5,000
+// runs (1,000 of them running, read with their journal) and reports the
+// median (-benchtime 11x: the median of 11).
+func BenchmarkListPage5000(b *testing.B) {
+	f := runsFixture(b, 5000)
+	s := f.server(Config{})
+	get(s, "/") // the index is built
+	var ms []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if w := get(s, "/"); w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+		ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+	}
+	sort.Float64s(ms)
+	b.ReportMetric(ms[len(ms)/2], "ms-median")
 }
 
 // BenchmarkListPage1000 renders the run list of 1,000 runs (reading every
