@@ -378,4 +378,3 @@ func (s *Store) live(sum *Summary) {
 		})
 	}
 }
-
