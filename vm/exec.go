@@ -205,6 +205,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 		Attempts:        res.Attempts,
 		Truncated:       cut || res.Truncated,
 		SpillStdoutPath: res.SpillStdout,
+		OutputFile:      res.OutputFile,
 		Error:           stepErrorOf(res.Err, m.mask.String),
 		Signal:          sig,
 		Visits:          m.st.Visits[blk.ID],

@@ -129,7 +129,13 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	}
 	fmt.Fprintf(w, "current step: %s\n", st.CurrentStep)
 	fmt.Fprintf(w, "run folder:   %s\n", filepath.Join(proj.store.RunsDir(), st.RunID))
-	fmt.Fprintf(w, "artifacts:    %s\n", filepath.Join(proj.dirs.Workspace, "artifacts"))
+	fmt.Fprintf(w, "artifacts:    %s\n", artifactsOf(proj, st))
+	if outs := keptOutputs(st); len(outs) > 0 {
+		fmt.Fprintf(w, "outputs:      %s (this run's copies of its output files)\n", filepath.Join(proj.store.RunsDir(), st.RunID, "outputs"))
+		for _, o := range outs {
+			fmt.Fprintf(w, "  %s\n", o)
+		}
+	}
 	if st.IsHalted {
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
 		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
@@ -305,4 +311,30 @@ func writeJSON(e *env, v any) int {
 		return source.ExitExec
 	}
 	return 0
+}
+
+// artifactsOf is WORKSPACE/artifacts of the run st: its git worktree's for
+// an isolated run, the --workspace folder it recorded, else BASE's
+// workspace. The printed path is the one the steps wrote to.
+func artifactsOf(proj *project, st *vm.State) string {
+	switch {
+	case st.WorktreePath != "":
+		return filepath.Join(st.WorktreePath, "artifacts")
+	case st.Workspace != "":
+		return filepath.Join(st.Workspace, "artifacts")
+	}
+	return filepath.Join(proj.dirs.Workspace, "artifacts")
+}
+
+// keptOutputs lists the run's copies of its steps' output files
+// (RUN_ROOT/outputs/...), in step order, "STEP: PATH" each.
+func keptOutputs(st *vm.State) []string {
+	names, _ := stepOrder(st)
+	var out []string
+	for _, n := range names {
+		if r := st.Steps[n]; r != nil && r.OutputFile != "" {
+			out = append(out, n+": "+r.OutputFile)
+		}
+	}
+	return out
 }

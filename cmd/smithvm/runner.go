@@ -219,7 +219,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 	}
 	if st != nil {
 		s.console.line("INFO: Run folder: " + s.run.Root())
-		s.console.line("INFO: Artifacts: " + filepath.Join(s.proj.dirs.Workspace, "artifacts"))
+		s.console.line("INFO: Artifacts: " + artifactsOf(s.proj, st))
 		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 		} else {

@@ -215,7 +215,7 @@ func (s *Server) view(st *vm.State) *view {
 	// One listing of RUN_ROOT/logs and of WORKSPACE/artifacts serves every
 	// step: a run of thousands of steps is redrawn on every event.
 	logs := s.logSizes(st.RunID)
-	withFiles := s.artifactSteps()
+	withFiles, kept := s.outputSteps(st.RunID)
 	for _, n := range names {
 		res := rows.Steps[n]
 		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
@@ -223,7 +223,7 @@ func (s *Server) view(st *vm.State) *view {
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
 		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0
 		if withFiles[n] {
-			row.Files = s.stepFiles(n)
+			row.Files = s.stepFiles(st.RunID, n, kept)
 		}
 		v.Steps = append(v.Steps, row)
 	}
@@ -274,34 +274,53 @@ func (s *Server) logSizes(id string) map[string]int64 {
 	return out
 }
 
-// artifactSteps is the set of steps with a folder (not a symlink) under
+// outputSteps is the set of steps with output files: the folders of
+// RUN_ROOT/outputs, where a run keeps its own copies (kept is true), or,
+// for a run made before runs kept them, the folders (not symlinks) under
 // WORKSPACE/artifacts.
-func (s *Server) artifactSteps() map[string]bool {
+func (s *Server) outputSteps(id string) (steps map[string]bool, kept bool) {
 	out := map[string]bool{}
-	dir, err := s.cfg.Dirs.ResolveIn(s.cfg.Dirs.Workspace, "artifacts")
+	dir, err := s.resolveRun(filepath.Join(id, steprunOutputs))
+	kept = err == nil
+	if fi, serr := os.Stat(dir); !kept || serr != nil || !fi.IsDir() {
+		kept = false
+		dir, err = s.cfg.Dirs.ResolveIn(s.cfg.Dirs.Workspace, "artifacts")
+	}
 	if err != nil {
-		return out
+		return out, kept
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return out
+		return out, kept
 	}
 	for _, e := range ents {
 		if e.IsDir() {
 			out[e.Name()] = true
 		}
 	}
-	return out
+	return out, kept
+}
+
+// steprunOutputs is RUN_ROOT/outputs (steprun.OutputsDir; serve does not
+// import the workers).
+const steprunOutputs = "outputs"
+
+// outputDir is the folder of step's output files in run id: its copies
+// under RUN_ROOT/outputs/<step>/ when kept, else WORKSPACE/artifacts/<step>/.
+func (s *Server) outputDir(id, step string, kept bool) (string, error) {
+	if kept {
+		return s.resolveRun(filepath.Join(id, steprunOutputs, step))
+	}
+	return s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
 }
 
 // maxFiles bounds the output files listed for one step.
 const maxFiles = 50
 
-// stepFiles lists the files under WORKSPACE/artifacts/<step>/ (the step's
-// output_file lives there), relative to that directory, without following
-// symlinks.
-func (s *Server) stepFiles(step string) []string {
-	dir, err := s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
+// stepFiles lists the step's output files (outputDir), relative to their
+// folder, without following symlinks.
+func (s *Server) stepFiles(id, step string, kept bool) []string {
+	dir, err := s.outputDir(id, step, kept)
 	if err != nil {
 		return nil
 	}
@@ -368,8 +387,9 @@ func (s *Server) apiStderr(w http.ResponseWriter, r *http.Request) {
 	s.writeText(w, st, text)
 }
 
-// apiStepFile is GET /api/runs/ID/steps/STEP/files/PATH: a file under
-// WORKSPACE/artifacts/STEP/.
+// apiStepFile is GET /api/runs/ID/steps/STEP/files/PATH: one of the
+// step's output files, this run's copy (RUN_ROOT/outputs/STEP/PATH), or
+// WORKSPACE/artifacts/STEP/PATH for a run made before runs kept them.
 func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 	id, step, rel := r.PathValue("id"), r.PathValue("step"), r.PathValue("path")
 	st, _, err := s.stepResult(id, step)
@@ -377,7 +397,8 @@ func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	dir, err := s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
+	_, kept := s.outputSteps(id)
+	dir, err := s.outputDir(id, step, kept)
 	if err != nil {
 		httpError(w, errNotFound(err.Error()))
 		return
