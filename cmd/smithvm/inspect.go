@@ -127,7 +127,13 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	if st.EndedAt != "" {
 		fmt.Fprintf(w, "ended:        %s\n", st.EndedAt)
 	}
-	fmt.Fprintf(w, "current step: %s\n", st.CurrentStep)
+	cur := st.CurrentStep
+	if r := st.Steps[cur]; r != nil && r.Status == vm.StepRunning && st.Status == vm.StatusRunning {
+		if t, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
+			cur += fmt.Sprintf(" (attempt %d, running for %s)", max(r.Attempts, 1), time.Since(t).Round(100*time.Millisecond))
+		}
+	}
+	fmt.Fprintf(w, "current step: %s\n", cur)
 	fmt.Fprintf(w, "run folder:   %s\n", filepath.Join(proj.store.RunsDir(), st.RunID))
 	fmt.Fprintf(w, "artifacts:    %s\n", artifactsOf(proj, st))
 	if outs := keptOutputs(st); len(outs) > 0 {

@@ -78,12 +78,21 @@
     if (started) dur = (((ended || (st.status === "running" ? new Date() : started)) - started) / 1000).toFixed(1) + "s";
     const items = [
       ["workflow", st.workflow_name], ["file", st.workflow_path], ["started", st.started_at],
-      ["ended", st.ended_at], ["duration", dur], ["current step", st.current_step],
+      ["ended", st.ended_at], ["duration", dur], ["current step", currentStep(st)],
       ["tokens", st.stats ? st.stats.totalTokensUsed : 0], ["lines written", st.stats ? st.stats.totalLinesWritten : 0],
     ];
     const box = $("#summary");
     box.replaceChildren(...items.filter(([, v]) => v !== undefined && v !== "").map(([k, v]) =>
       el("div", {}, el("span", {}, k), k === "current step" || k === "file" ? el("code", {}, v) : String(v))));
+  }
+
+  // currentStep is the current step, with its attempt and how long it has
+  // run while it runs (its running record, on disk before it started).
+  function currentStep(st) {
+    const r = (st.steps || {})[st.current_step];
+    if (st.status !== "running" || !r || r.status !== "running" || !r.started_at) return st.current_step;
+    const secs = Math.max(0, (Date.now() - new Date(r.started_at)) / 1000);
+    return st.current_step + " (attempt " + (r.attempts || 1) + ", running for " + secs.toFixed(1) + "s)";
   }
 
   function drawFlag() {
@@ -403,6 +412,8 @@
   }
 
   panZoom();
+  // The elapsed times of a running run move on between events.
+  setInterval(() => { if (view && view.state.status === "running") drawSummary(); }, 1000);
   refresh();
   follow();
 })();
