@@ -70,6 +70,9 @@ func TestServeBrowserStopRetry(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("Build's process %d is still there after the stop (kill -0: %v)", pid, err)
 	}
+	if err := chromedp.Do(ctx, waitJS(`[...document.querySelectorAll('#events tbody tr')].some(r => r.cells[3].textContent === "run_interrupted")`)); err != nil {
+		t.Fatalf("run_interrupted never showed in the event log: %v", err)
+	}
 	screenshot(t, ctx, "serve-run-interrupted")
 	p.write("workspace/release", "")
 	if err := chromedp.Do(ctx,

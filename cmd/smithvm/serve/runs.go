@@ -218,7 +218,11 @@ func (s *Server) view(st *vm.State) *view {
 	withFiles, kept := s.outputSteps(st.RunID)
 	for _, n := range names {
 		res := rows.Steps[n]
-		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
+		status := res.Status
+		if status == vm.StepRunning && st.Status != vm.StatusRunning {
+			status = vm.StatusInterrupted // cut off: it runs again on resume
+		}
+		row := stepRow{Name: n, Depth: depth[n], Status: status, Attempts: res.Attempts, Duration: res.Duration,
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
 		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0
