@@ -63,14 +63,17 @@ func (e *env) cmdList(args []string) int {
 		return 0
 	}
 	now := time.Now()
-	fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
+	out := bufio.NewWriter(e.stdout) // one write, not one a run
+	defer out.Flush()
+	fmt.Fprintf(out, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
 	for _, r := range runs {
 		cur := r.CurrentStep
 		if t, err := time.Parse(time.RFC3339Nano, r.StepStartedAt); err == nil && r.Status == "running" {
 			cur += fmt.Sprintf(" (running for %s)", now.Sub(t).Round(100*time.Millisecond))
 		}
-		fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, cur)
+		fmt.Fprintf(out, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, cur)
 	}
+	out.Flush()
 	if rest := page.Total - c.offset - len(runs); rest > 0 {
 		fmt.Fprintf(e.stderr, "INFO: %d more runs (--offset %d, or --limit 0 for all).\n", rest, c.offset+len(runs))
 	}
