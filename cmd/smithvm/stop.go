@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/source"
+	"smith/vm"
 	"smith/vm/store"
 )
 
@@ -174,7 +175,7 @@ func retryProblem(c *common, e *env, id string) error {
 	if err != nil {
 		return nil // openResume says why, with its code
 	}
-	if st.IsHalted {
+	if st.IsHalted || st.Status == vm.StatusHalted {
 		return &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is halted at '" + st.HaltedBlock + "' awaiting a decision, not failed",
 			Hint: "resume it with smithvm resume " + id + " --signal SIGNAL:X (or without --signal to run the step again)"}
 	}

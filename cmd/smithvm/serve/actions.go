@@ -56,7 +56,7 @@ func (s *Server) apiRetry(w http.ResponseWriter, r *http.Request) {
 	case st.Status == vm.StatusCompleted:
 		jsonError(w, http.StatusConflict, "run '"+id+"' already completed; nothing to retry")
 		return
-	case st.IsHalted:
+	case st.IsHalted || st.Status == vm.StatusHalted:
 		jsonError(w, http.StatusBadRequest, string(source.EUsage)+": run '"+id+"' is halted at '"+st.HaltedBlock+"' awaiting a decision: resume it with a signal")
 		return
 	}

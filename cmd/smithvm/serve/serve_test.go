@@ -616,3 +616,108 @@ func BenchmarkListPage1000(b *testing.B) {
 		}
 	}
 }
+
+// TestStopRetryChecks: stop and retry are POSTs from this server's page,
+// each the CLI's: stop says when nothing drives the run, retry refuses a
+// completed and a halted run and passes a refusal (E_RUN_LOCKED) on.
+func TestStopRetryChecks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("h1", vm.StatusHalted, time.Now(), 1)
+	f.run("f1", vm.StatusFailed, time.Now(), 1)
+	f.run("done", vm.StatusCompleted, time.Now(), 1)
+	f.run("r1", vm.StatusRunning, time.Now(), 1)
+	var mu sync.Mutex
+	var calls []string
+	record := func(c string) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, c)
+	}
+	s := f.server(Config{
+		Resume: func(id, signal, note string) error {
+			record("resume " + id + "|" + signal + "|" + note)
+			if id == "r1" {
+				return &source.Error{Code: source.ERunLocked, Msg: "run 'r1' is being driven by another smithvm process (pid 7)"}
+			}
+			return nil
+		},
+		Stop: func(id string) (bool, error) {
+			record("stop " + id)
+			return id == "r1", nil
+		},
+	})
+	const self = "http://127.0.0.1:8377"
+	tests := []struct {
+		name, target, origin string
+		want                 int
+		call, body           string
+	}{
+		{"stop without Origin", "/api/runs/r1/stop", "", 403, "", "Origin"},
+		{"stop a running run", "/api/runs/r1/stop", self, 202, "stop r1", `"ok":true`},
+		{"stop a run nothing drives", "/api/runs/f1/stop", self, 409, "stop f1", "is not running (status: failed)"},
+		{"stop an unknown run", "/api/runs/nope/stop", self, 404, "", ""},
+		{"retry a failed run", "/api/runs/f1/retry", self, 202, "resume f1||", `"ok":true`},
+		{"retry a halted run", "/api/runs/h1/retry", self, 400, "", "awaiting a decision"},
+		{"retry a completed run", "/api/runs/done/retry", self, 409, "", "already completed"},
+		{"retry a locked run", "/api/runs/r1/retry", self, 409, "resume r1||", "E_RUN_LOCKED"},
+		{"retry from elsewhere", "/api/runs/f1/retry", "http://evil.example", 403, "", "Origin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			calls = nil
+			mu.Unlock()
+			w := post(s, tt.target, tt.origin, "")
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.body) {
+				t.Errorf("POST %s = %d %q, want %d containing %q", tt.target, w.Code, w.Body, tt.want, tt.body)
+			}
+			mu.Lock()
+			got := strings.Join(calls, ",")
+			mu.Unlock()
+			if got != tt.call {
+				t.Errorf("calls = %q, want %q", got, tt.call)
+			}
+		})
+	}
+	off := f.server(Config{})
+	if w := post(off, "/api/runs/r1/stop", self, ""); w.Code != 403 {
+		t.Errorf("stop with no Stop configured = %d, want 403", w.Code)
+	}
+}
+
+// TestPollEvents: a poll returns the events after `after` at once, with
+// the offset read up to as its ETag; sent back, it gets 304 until a line
+// is appended, then only the new line.
+func TestPollEvents(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("p1", vm.StatusRunning, time.Now(), 3)
+	s := f.server(Config{})
+	w := get(s, "/api/runs/p1/events?poll=1&after=1")
+	if w.Code != 200 || strings.Count(w.Body.String(), "\n") != 2 || !strings.Contains(w.Body.String(), `"event_seq":2`) {
+		t.Fatalf("poll after 1 = %d %q, want events 2 and 3", w.Code, w.Body)
+	}
+	tag := w.Header().Get("ETag")
+	req := httptest.NewRequest("GET", "/api/runs/p1/events?poll=1&after=3", nil)
+	req.Host = "127.0.0.1:8377"
+	req.Header.Set("If-None-Match", tag)
+	w = httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != http.StatusNotModified {
+		t.Errorf("poll with the ETag and nothing new = %d, want 304", w.Code)
+	}
+	r, err := f.store.Open("p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AppendEvent(vm.Event{RunID: "p1", Seq: 4, Level: "INFO", Kind: "step_started", Step: "S4", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	w = httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != 200 || strings.Count(w.Body.String(), "\n") != 1 || !strings.Contains(w.Body.String(), `"event_seq":4`) {
+		t.Errorf("poll after an append = %d %q, want event 4 alone", w.Code, w.Body)
+	}
+}
