@@ -215,7 +215,7 @@ func (s *Server) view(st *vm.State) *view {
 	// One listing of RUN_ROOT/logs and of WORKSPACE/artifacts serves every
 	// step: a run of thousands of steps is redrawn on every event.
 	logs := s.logSizes(st.RunID)
-	withFiles, kept := s.outputSteps(st.RunID)
+	withFiles := s.artifactSteps()
 	for _, n := range names {
 		res := rows.Steps[n]
 		status := res.Status
@@ -226,7 +226,7 @@ func (s *Server) view(st *vm.State) *view {
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
 		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0
-		if withFiles[n] {
+		if kept := res.OutputFile != ""; kept || withFiles[n] {
 			row.Files = s.stepFiles(st.RunID, n, kept)
 		}
 		v.Steps = append(v.Steps, row)
@@ -278,39 +278,34 @@ func (s *Server) logSizes(id string) map[string]int64 {
 	return out
 }
 
-// outputSteps is the set of steps with output files: the folders of
-// RUN_ROOT/outputs, where a run keeps its own copies (kept is true), or,
-// for a run made before runs kept them, the folders (not symlinks) under
+// artifactSteps is the set of steps with a folder (not a symlink) under
 // WORKSPACE/artifacts.
-func (s *Server) outputSteps(id string) (steps map[string]bool, kept bool) {
+func (s *Server) artifactSteps() map[string]bool {
 	out := map[string]bool{}
-	dir, err := s.resolveRun(filepath.Join(id, steprunOutputs))
-	kept = err == nil
-	if fi, serr := os.Stat(dir); !kept || serr != nil || !fi.IsDir() {
-		kept = false
-		dir, err = s.cfg.Dirs.ResolveIn(s.cfg.Dirs.Workspace, "artifacts")
-	}
+	dir, err := s.cfg.Dirs.ResolveIn(s.cfg.Dirs.Workspace, "artifacts")
 	if err != nil {
-		return out, kept
+		return out
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return out, kept
+		return out
 	}
 	for _, e := range ents {
 		if e.IsDir() {
 			out[e.Name()] = true
 		}
 	}
-	return out, kept
+	return out
 }
 
 // steprunOutputs is RUN_ROOT/outputs (steprun.OutputsDir; serve does not
 // import the workers).
 const steprunOutputs = "outputs"
 
-// outputDir is the folder of step's output files in run id: its copies
-// under RUN_ROOT/outputs/<step>/ when kept, else WORKSPACE/artifacts/<step>/.
+// outputDir is the folder of step's output files in run id: the run's
+// copies under RUN_ROOT/outputs/<step>/ when it kept its output_file
+// (kept), else WORKSPACE/artifacts/<step>/ (a step that writes files
+// there itself, a run made before runs kept their outputs).
 func (s *Server) outputDir(id, step string, kept bool) (string, error) {
 	if kept {
 		return s.resolveRun(filepath.Join(id, steprunOutputs, step))
@@ -396,13 +391,12 @@ func (s *Server) apiStderr(w http.ResponseWriter, r *http.Request) {
 // WORKSPACE/artifacts/STEP/PATH for a run made before runs kept them.
 func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 	id, step, rel := r.PathValue("id"), r.PathValue("step"), r.PathValue("path")
-	st, _, err := s.stepResult(id, step)
+	st, res, err := s.stepResult(id, step)
 	if err != nil {
 		httpError(w, err)
 		return
 	}
-	_, kept := s.outputSteps(id)
-	dir, err := s.outputDir(id, step, kept)
+	dir, err := s.outputDir(id, step, res.OutputFile != "")
 	if err != nil {
 		httpError(w, errNotFound(err.Error()))
 		return
