@@ -59,6 +59,8 @@ type env struct {
 	// arg0 is how smithvm was started (os.Args[0]): hints name a command
 	// that works after this one (self).
 	arg0 string
+	// stopCaught: the stop signal is caught (catchStop).
+	stopCaught bool
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

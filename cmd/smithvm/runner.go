@@ -406,6 +406,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	if id == "" {
 		id = store.NewRunID()
 	}
+	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -502,6 +503,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, source.ExitConfig, err
 	}
+	e.catchStop()
 	r, err := proj.store.Open(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))

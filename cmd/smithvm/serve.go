@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
 
@@ -45,7 +43,7 @@ func (e *env) cmdServe(args []string) int {
 	// The stop signal is for the runs this server drives (their own
 	// watches read it); one that arrives when none is driven must not end
 	// the server.
-	signal.Notify(make(chan os.Signal, 1), stopSignal)
+	e.catchStop()
 	log := &lockedWriter{w: e.stderr}
 	var resumes sync.WaitGroup
 	srv, err := serve.New(serve.Config{

@@ -25,6 +25,17 @@ const stopSignal = syscall.SIGUSR1
 // later) and some.
 const stopWait = 30 * time.Second
 
+// catchStop catches the stop signal for the rest of the process, before
+// it takes a run's lock: `smithvm stop` may signal it as soon as the lock
+// names it, before its run watches for the request (stoppable), and the
+// signal's default action would end the process then and there.
+func (e *env) catchStop() {
+	if !e.stopCaught {
+		signal.Notify(make(chan os.Signal, 1), stopSignal)
+		e.stopCaught = true
+	}
+}
+
 // stoppable returns ctx cancelled also when run r is asked to stop
 // (RequestStop, then stopSignal to this process): the run then ends as an
 // interrupt ends it, interrupted and resumable. done ends the watch. The
