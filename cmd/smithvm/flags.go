@@ -102,7 +102,7 @@ func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
 	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print a JSON array of runs")
-	fs.IntVar(&v.limit, "limit", 0, "print at most `N` runs (0: all)")
+	fs.IntVar(&v.limit, "limit", 100, "print at most `N` runs, the newest (0: all)")
 	fs.IntVar(&v.offset, "offset", 0, "skip the newest `N` runs (with --limit: the next page)")
 	fs.StringVar(&v.status, "status", "", "only runs with this `STATUS` (running, halted, failed, interrupted, completed)")
 	fs.StringVar(&v.workflow, "workflow", "", "only runs of the workflow named `NAME`")
