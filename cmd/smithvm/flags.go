@@ -72,17 +72,26 @@ func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
 func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
 	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). Without --base, the run is looked\nfor in the current directory, then among the recent bases (see docs/cli.md).\n")
+	c.addContinue(fs, true)
+	return fs
+}
+
+// addContinue adds the flags of the commands that continue a run
+// (resume, retry); decisions adds --signal and --note, which answer a
+// halted run.
+func (c *common) addContinue(fs *pflag.FlagSet, decisions bool) {
 	c.addBase(fs)
 	c.addWorkspace(fs)
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
 	c.addLimits(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
-	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
-	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	if decisions {
+		fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
+		fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	}
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
 	c.addLogLevel(fs)
-	return fs
 }
 
 func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {

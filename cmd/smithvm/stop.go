@@ -139,12 +139,7 @@ func baseFlagOf(e *env, base string) string {
 func (e *env) retryFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
 	fs := e.newFlags("retry", "RUN_ID [flags]", "Runs a failed or interrupted run again from the step where it stopped: the\nsame as 'smithvm resume RUN_ID' (recompiles the workflow, keeps the context,\nskips completed steps). A halted run waits for a decision: resume it with\n--signal. A completed run has nothing to do (exit 0).\n")
-	c.addBase(fs)
-	c.addWorkspace(fs)
-	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
-	c.addLimits(fs)
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
-	c.addLogLevel(fs)
+	c.addContinue(fs, false)
 	return fs
 }
 
