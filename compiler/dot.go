@@ -18,7 +18,7 @@ import (
 // DOTOptions configures DOT. The zero value draws the plain graph.
 type DOTOptions struct {
 	// Status maps a block ID to its run status: "completed", "failed",
-	// "skipped", "running" or "halted". A block with a status is filled
+	// "skipped", "running", "halted" or "interrupted". A block with a status is filled
 	// with the status's colour; other statuses are ignored.
 	Status map[string]string
 }
@@ -30,6 +30,7 @@ var statusColors = [...]struct{ status, color string }{
 	{"skipped", "lightgray"},
 	{"running", "lightskyblue"},
 	{"halted", "orange"},
+	{"interrupted", "plum"}, // a step cut off by a stop or a crash, run again on resume
 }
 
 func statusColor(status string) string {

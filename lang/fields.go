@@ -9,6 +9,7 @@ var (
 	StepFields = [...]string{
 		"exit_code", "output", "stderr", "lines", "json", "duration", "status",
 		"signal", "attempts", "started_at", "ended_at", "validation_error", "iterations",
+		"output_file",
 	}
 	// RunFields are the fields of ${run.FIELD}.
 	RunFields = [...]string{"id", "timestamp_utc"}

@@ -1,5 +1,8 @@
 package lang
 
+// SignalPrefix starts every signal's name.
+const SignalPrefix = "SIGNAL:"
+
 // Reserved signals: the signals the VM, the compiler and the workers give
 // a meaning to (CONTRACT section 4).
 const (

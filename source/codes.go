@@ -50,6 +50,7 @@ const (
 	EStateCorrupt  Code = "E_STATE_CORRUPT"
 	EStateNotFound Code = "E_STATE_NOT_FOUND"
 	ERunLocked     Code = "E_RUN_LOCKED"
+	EUnknownSignal Code = "E_UNKNOWN_SIGNAL"
 	EUsage         Code = "E_USAGE"
 	EJSONParse     Code = "E_JSON_PARSE"
 	EWaitTimeout   Code = "E_WAIT_TIMEOUT"
@@ -111,6 +112,7 @@ var codeTable = [...]CodeInfo{
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
 	{EStateNotFound, SevError, ExitConfig, false, "no run with that id exists under BASE"},
 	{ERunLocked, SevError, ExitConfig, false, "another smithvm process is driving that run"},
+	{EUnknownSignal, SevError, ExitConfig, false, "resume --signal names a signal that the halted block's transitions do not name"},
 	{EUsage, SevError, ExitConfig, false, "bad command-line flags or arguments"},
 	{EJSONParse, SevError, ExitExec, false, "a step with output_capture: json printed something that is not JSON"},
 	{EWaitTimeout, SevError, ExitTimeout, false, "wait_for saw fewer than min_count matching files before its timeout"},

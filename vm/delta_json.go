@@ -182,6 +182,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"truncated":`...)
 	b = strconv.AppendBool(b, r.Truncated)
 	b = jsonOmitString(b, "spill_stdout_path", r.SpillStdoutPath)
+	b = jsonOmitString(b, "output_file", r.OutputFile)
 	if r.Error != nil {
 		b = append(b, `,"error":`...)
 		b = r.Error.appendJSON(b)

@@ -46,10 +46,18 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		msg = m.messageSeq(blk.ID)
 	}
 	m.takeNotices(blk)
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg.seq, MessageSub: msg.sub, Feedback: feedback})
+	// The running record says when the step started and which attempt
+	// runs (onRetry counts on), so status, list and the viewer show the
+	// step running now, with its elapsed time (CONTRACT 6).
+	now := m.now() // the step_started event's time too
+	started := string(m.stamps.append(m.scratch[:0], now))
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], Executions: execs, Message: msg.seq, MessageSub: msg.sub, Feedback: feedback,
+		StartedAt: started, Attempts: 1})
 	m.enter(blk.ID, PhaseStart, m.st.Signal)
 	m.d.Deferred = true // made durable by the sync of the step's result
-	if err := m.finish(evStepStarted(blk.ID, m.try(1))); err != nil {
+	ev := evStepStarted(blk.ID, m.try(1))
+	ev.Time = now
+	if err := m.finish(ev); err != nil {
 		return err
 	}
 	req, err := m.request(blk, execs)
@@ -151,6 +159,11 @@ func (m *Machine) tryOf(name string) (int, string) {
 
 // onRetry logs a retry of the step being executed (Request.OnRetry).
 func (m *Machine) onRetry(attempt, exitCode int, wait time.Duration) {
+	if r := m.st.Steps[m.cur.blk.ID]; r != nil && r.Status == StepRunning {
+		rec := *r
+		rec.Attempts = attempt
+		m.setStep(m.cur.blk.ID, rec)
+	}
 	if err := m.finish(evStepRetry(m.cur.blk.ID, m.try(attempt), exitCode, wait)); err != nil && m.lateErr == nil {
 		m.lateErr = err
 	}
@@ -191,6 +204,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 		Attempts:        res.Attempts,
 		Truncated:       cut || res.Truncated,
 		SpillStdoutPath: res.SpillStdout,
+		OutputFile:      res.OutputFile,
 		Error:           stepErrorOf(res.Err, m.mask.String),
 		Signal:          sig,
 		Visits:          m.st.Visits[blk.ID],

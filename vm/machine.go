@@ -391,6 +391,9 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	if st.Status == StatusCompleted {
 		return st, nil
 	}
+	if err := CheckResumeSignal(m.p, st, opt.Signal); err != nil {
+		return nil, err // nothing changed: no state to save
+	}
 	if err := m.checkSecrets(); err != nil {
 		return st, err
 	}

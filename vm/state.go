@@ -180,11 +180,15 @@ type StepResult struct {
 	Lines    []string `json:"lines"`
 	JSON     any      `json:"json"`
 	// Duration is in seconds.
-	Duration        float64    `json:"duration"`
-	Attempts        int        `json:"attempts"`
-	Truncated       bool       `json:"truncated"`
-	SpillStdoutPath string     `json:"spill_stdout_path,omitempty"`
-	Error           *StepError `json:"error,omitempty"`
+	Duration        float64 `json:"duration"`
+	Attempts        int     `json:"attempts"`
+	Truncated       bool    `json:"truncated"`
+	SpillStdoutPath string  `json:"spill_stdout_path,omitempty"`
+	// OutputFile is this run's copy of the step's output_file, under
+	// RUN_ROOT/outputs/<Step>/ (absolute): it stays this run's when
+	// another run overwrites WORKSPACE/artifacts/<Step>/.
+	OutputFile string     `json:"output_file,omitempty"`
+	Error      *StepError `json:"error,omitempty"`
 	// Signal is the signal the step produced (manifests).
 	Signal string `json:"signal,omitempty"`
 	Visits int    `json:"visits,omitempty"`

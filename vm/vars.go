@@ -297,6 +297,9 @@ var stepFieldResolvers = map[string]func(m *Machine, name string, res *StepResul
 	"ended_at":         func(_ *Machine, _ string, res *StepResult) any { return res.EndedAt },
 	"validation_error": func(_ *Machine, _ string, res *StepResult) any { return validationError(res) },
 	"iterations":       func(_ *Machine, _ string, res *StepResult) any { return plainJSON(res.Iterations) },
+	// output_file is this run's copy of the step's output file (a run keeps
+	// its own outputs: CONTRACT 6), "" when the step has none.
+	"output_file": func(_ *Machine, _ string, res *StepResult) any { return res.OutputFile },
 }
 
 // plainJSON returns x as the generic JSON value (maps, lists, float64) it

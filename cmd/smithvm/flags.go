@@ -21,6 +21,10 @@ type flagVals struct {
 	addr       string // serve
 	token      string // serve
 	ping       bool   // doctor
+	limit      int    // list
+	offset     int
+	status     string
+	workflow   string
 }
 
 // A flagBuilder makes one command's flag set, bound to v. Building a flag
@@ -32,6 +36,8 @@ type flagBuilder func(e *env, v *flagVals) *pflag.FlagSet
 var flagBuilders = []flagBuilder{
 	(*env).runFlags,
 	(*env).resumeFlags,
+	(*env).stopFlags,
+	(*env).retryFlags,
 	(*env).runStepFlags,
 	(*env).watchFlags,
 	(*env).listFlags,
@@ -69,17 +75,26 @@ func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
 func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
 	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). Without --base, the run is looked\nfor in the current directory, then among the recent bases (see docs/cli.md).\n")
+	c.addContinue(fs, true)
+	return fs
+}
+
+// addContinue adds the flags of the commands that continue a run
+// (resume, retry); decisions adds --signal and --note, which answer a
+// halted run.
+func (c *common) addContinue(fs *pflag.FlagSet, decisions bool) {
 	c.addBase(fs)
 	c.addWorkspace(fs)
 	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
 	c.addLimits(fs)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
-	fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
-	fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	if decisions {
+		fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
+		fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
+	}
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
 	c.addLogLevel(fs)
-	return fs
 }
 
 func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
@@ -96,9 +111,13 @@ func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first.\n")
+	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print a JSON array of runs")
+	fs.IntVar(&v.limit, "limit", 100, "print at most `N` runs, the newest (0: all)")
+	fs.IntVar(&v.offset, "offset", 0, "skip the newest `N` runs (with --limit: the next page)")
+	fs.StringVar(&v.status, "status", "", "only runs with this `STATUS` (running, halted, failed, interrupted, completed)")
+	fs.StringVar(&v.workflow, "workflow", "", "only runs of the workflow named `NAME`")
 	return fs
 }
 

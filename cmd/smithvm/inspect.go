@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
@@ -28,31 +30,55 @@ func (e *env) cmdList(args []string) int {
 	if st, done := e.parse(fs, args, 0); done {
 		return st
 	}
+	if c.limit < 0 || c.offset < 0 {
+		fmt.Fprintf(e.stderr, "smithvm list: %s: --limit and --offset must not be negative\n", source.EUsage)
+		return source.ExitConfig
+	}
 	proj, err := e.project(c.base)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	runs, err := proj.store.List()
+	page, err := proj.store.ListPage(store.ListOptions{Status: c.status, Workflow: c.workflow, Offset: c.offset, Limit: c.limit})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
+	runs := page.Runs
 	if c.json {
 		out := make([]map[string]string, 0, len(runs))
 		for _, r := range runs {
-			out = append(out, map[string]string{"run_id": r.RunID, "workflow_name": r.WorkflowName, "status": r.Status,
-				"started_at": r.StartedAt, "ended_at": r.EndedAt, "current_step": r.CurrentStep})
+			m := map[string]string{"run_id": r.RunID, "workflow_name": r.WorkflowName, "status": r.Status,
+				"started_at": r.StartedAt, "ended_at": r.EndedAt, "current_step": r.CurrentStep}
+			if r.StepStartedAt != "" {
+				m["step_started_at"] = r.StepStartedAt
+			}
+			out = append(out, m)
 		}
 		return writeJSON(e, out)
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(e.stdout, "no runs under %s\n", proj.base)
+		if page.Total > 0 {
+			fmt.Fprintf(e.stdout, "no runs past the first %d (of %d)\n", c.offset, page.Total)
+		} else {
+			fmt.Fprintf(e.stdout, "no runs under %s\n", proj.base)
+		}
 		return 0
 	}
-	fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
+	now := time.Now()
+	out := bufio.NewWriter(e.stdout) // one write, not one a run
+	defer out.Flush()
+	fmt.Fprintf(out, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
 	for _, r := range runs {
-		fmt.Fprintf(e.stdout, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, r.CurrentStep)
+		cur := r.CurrentStep
+		if t, err := time.Parse(time.RFC3339Nano, r.StepStartedAt); err == nil && r.Status == "running" {
+			cur += fmt.Sprintf(" (running for %s)", now.Sub(t).Round(100*time.Millisecond))
+		}
+		fmt.Fprintf(out, "%-36s  %-11s  %-20s  %-20s  %s\n", r.RunID, r.Status, r.StartedAt, r.WorkflowName, cur)
+	}
+	out.Flush()
+	if rest := page.Total - c.offset - len(runs); rest > 0 {
+		fmt.Fprintf(e.stderr, "INFO: %d more runs (--offset %d, or --limit 0 for all).\n", rest, c.offset+len(runs))
 	}
 	return 0
 }
@@ -110,11 +136,28 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	if st.EndedAt != "" {
 		fmt.Fprintf(w, "ended:        %s\n", st.EndedAt)
 	}
-	fmt.Fprintf(w, "current step: %s\n", st.CurrentStep)
+	cur := st.CurrentStep
+	if r := st.Steps[cur]; r != nil && r.Status == vm.StepRunning && st.Status == vm.StatusRunning {
+		if t, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
+			cur += fmt.Sprintf(" (attempt %d, running for %s)", max(r.Attempts, 1), time.Since(t).Round(100*time.Millisecond))
+		}
+	}
+	fmt.Fprintf(w, "current step: %s\n", cur)
 	fmt.Fprintf(w, "run folder:   %s\n", filepath.Join(proj.store.RunsDir(), st.RunID))
-	fmt.Fprintf(w, "artifacts:    %s\n", filepath.Join(proj.dirs.Workspace, "artifacts"))
+	fmt.Fprintf(w, "artifacts:    %s\n", artifactsOf(proj, st))
+	if outs := keptOutputs(st); len(outs) > 0 {
+		fmt.Fprintf(w, "outputs:      %s (this run's copies of its output files)\n", filepath.Join(proj.store.RunsDir(), st.RunID, "outputs"))
+		for _, o := range outs {
+			fmt.Fprintf(w, "  %s\n", o)
+		}
+	}
 	if st.IsHalted {
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
+		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+			if sigs := p.Signals(st.HaltedBlock); len(sigs) > 0 {
+				fmt.Fprintf(w, "signals:      %s\n", strings.Join(sigs, ", "))
+			}
+		}
 	}
 	usage, total := serve.StepUsage(filepath.Join(proj.store.RunsDir(), st.RunID, "logs", "events.jsonl"))
 	if st.Stats.TotalTokensUsed > 0 || st.Stats.TotalLinesWritten > 0 || total.Cost > 0 {
@@ -324,4 +367,30 @@ func writeJSON(e *env, v any) int {
 		return source.ExitExec
 	}
 	return 0
+}
+
+// artifactsOf is WORKSPACE/artifacts of the run st: its git worktree's for
+// an isolated run, the --workspace folder it recorded, else BASE's
+// workspace. The printed path is the one the steps wrote to.
+func artifactsOf(proj *project, st *vm.State) string {
+	switch {
+	case st.WorktreePath != "":
+		return filepath.Join(st.WorktreePath, "artifacts")
+	case st.Workspace != "":
+		return filepath.Join(st.Workspace, "artifacts")
+	}
+	return filepath.Join(proj.dirs.Workspace, "artifacts")
+}
+
+// keptOutputs lists the run's copies of its steps' output files
+// (RUN_ROOT/outputs/...), in step order, "STEP: PATH" each.
+func keptOutputs(st *vm.State) []string {
+	names, _ := stepOrder(st)
+	var out []string
+	for _, n := range names {
+		if r := st.Steps[n]; r != nil && r.OutputFile != "" {
+			out = append(out, n+": "+r.OutputFile)
+		}
+	}
+	return out
 }

@@ -24,6 +24,8 @@ const usage = `smithvm: run Smith workflows with durable, resumable state
 Usage:
   smithvm run FILE [flags]        run a workflow (.yaml/.yml), a manifest (.json) or a compiled .smbc
   smithvm resume RUN_ID [flags]   continue a failed, interrupted or halted run
+  smithvm stop RUN_ID             stop a running run (it ends interrupted, resumable)
+  smithvm retry RUN_ID [flags]    run a failed or interrupted run again from where it stopped
   smithvm run-step FILE STEP      run one step alone, in a fresh ephemeral run
   smithvm watch FILE              re-run the whole workflow whenever its inputs change
   smithvm list                    the runs under BASE, newest first
@@ -58,6 +60,8 @@ type env struct {
 	// arg0 is how smithvm was started (os.Args[0]): hints name a command
 	// that works after this one (self).
 	arg0 string
+	// stopCaught: the stop signal is caught (catchStop).
+	stopCaught bool
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -75,6 +79,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return e.cmdRun(rest)
 	case "resume":
 		return e.cmdResume(rest)
+	case "stop":
+		return e.cmdStop(rest)
+	case "retry":
+		return e.cmdRetry(rest)
 	case "run-step":
 		return e.cmdRunStep(rest)
 	case "watch":

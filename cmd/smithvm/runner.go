@@ -219,7 +219,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 	}
 	if st != nil {
 		s.console.line("INFO: Run folder: " + s.run.Root())
-		s.console.line("INFO: Artifacts: " + filepath.Join(s.proj.dirs.Workspace, "artifacts"))
+		s.console.line("INFO: Artifacts: " + artifactsOf(s.proj, st))
 		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 		} else {
@@ -406,6 +406,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	if id == "" {
 		id = store.NewRunID()
 	}
+	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -422,6 +423,8 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	ctx, unwatch := stoppable(ctx, r)
+	defer unwatch()
 	final, runErr := m.Run(ctx)
 	if final == nil && runErr != nil {
 		// Nothing ran and no state was written: leave no empty run behind.
@@ -500,6 +503,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return nil, source.ExitConfig, err
 	}
+	e.catchStop()
 	r, err := proj.store.Open(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
@@ -515,6 +519,19 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, exitStatus(err), err
+	}
+	var prog *isa.Program
+	if c.signal != "" && st.Status != vm.StatusCompleted {
+		// The signal is checked before anything of the run is touched: a
+		// mistyped one leaves the run as it was (E_UNKNOWN_SIGNAL).
+		var code int
+		if prog, code = e.load(st.WorkflowPath, keysOf(st.Context)); prog == nil {
+			return nil, code, nil
+		}
+		if err := vm.CheckResumeSignal(prog, st, c.signal); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+			return nil, exitStatus(err), err
+		}
 	}
 	// What an attempt cut off by a crash left running dies before anything
 	// runs again (its process groups are recorded under RUN_ROOT/procs).
@@ -546,9 +563,11 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			return nil, source.ExitConfig, err
 		}
 	}
-	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {
-		return nil, code, nil
+		var code int
+		if prog, code = e.load(st.WorkflowPath, keysOf(st.Context)); prog == nil {
+			return nil, code, nil
+		}
 	}
 	if st.RunStep != "" {
 		// A run-step run stays one step.
@@ -572,6 +591,8 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	return func(ctx context.Context) int {
 		defer r.Close()
 		defer s.console.close()
+		ctx, unwatch := stoppable(ctx, r)
+		defer unwatch()
 		final, runErr := m.Resume(ctx, st, vm.ResumeOptions{Signal: c.signal, Note: c.note})
 		return s.finish(final, runErr)
 	}, 0, nil

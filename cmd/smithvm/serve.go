@@ -41,6 +41,10 @@ func (e *env) cmdServe(args []string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	// The stop signal is for the runs this server drives (their own
+	// watches read it); one that arrives when none is driven must not end
+	// the server.
+	e.catchStop()
 	log := &lockedWriter{w: e.stderr}
 	var resumes sync.WaitGroup
 	srv, err := serve.New(serve.Config{
@@ -57,6 +61,7 @@ func (e *env) cmdServe(args []string) int {
 			}
 			return workers.ShowCommit(ctx, proj.dirs, commit, false, e.lookup)
 		},
+		Stop: func(id string) (bool, error) { return stopRun(proj.store, id, false) },
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm serve: %v\n", err)

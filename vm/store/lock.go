@@ -24,6 +24,12 @@ func lockRun(id, root string) (*os.File, error) {
 		return nil, fmt.Errorf("open lock of run '%s': %w", id, err)
 	}
 	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	// A reader asking who drives the run (Store.Driver) holds a shared
+	// lock for microseconds: try again for a moment before refusing.
+	for i := 0; errors.Is(err, syscall.EWOULDBLOCK) && i < probeRetries; i++ {
+		time.Sleep(5 * time.Millisecond)
+		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	}
 	// A holder that is dead (just SIGKILLed, its files not yet released)
 	// lets go within moments: wait for it rather than refuse.
 	for waited := time.Duration(0); errors.Is(err, syscall.EWOULDBLOCK) && waited < deadHolderWait && !holderAlive(path); waited += 10 * time.Millisecond {
@@ -55,6 +61,10 @@ func lockRun(id, root string) (*os.File, error) {
 
 // deadHolderWait bounds the wait for the lock of a holder that is dead.
 const deadHolderWait = 3 * time.Second
+
+// probeRetries is how many times (5 ms apart) lockRun tries again a lock
+// that Store.Driver's probe may hold.
+const probeRetries = 10
 
 // holderPid is the pid written in the lock file at path, or 0.
 func holderPid(path string) int {

@@ -61,6 +61,15 @@ type Run struct {
 	// writeSnapshot); the first snapshot, which fsyncs RUN_ROOT anyway,
 	// then costs one directory fsync more instead of two.
 	dirsPending bool
+	// catchUp brings state.json up to date while a step runs (Save);
+	// catchUpSeq is the seq it was armed at (a later change disarms it),
+	// catchUpCost what the last one took.
+	// indexed is the status the index of runs last recorded for the run
+	// (Save appends a line when it changes).
+	indexed     string
+	catchUp     *time.Timer
+	catchUpSeq  int64
+	catchUpCost time.Duration
 }
 
 // open creates the run's directories and files under an existing root and
@@ -76,6 +85,10 @@ func open(id, root string, p Policy) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{id: id, root: root, policy: p.withDefaults(), lock: lock, iters: map[string]*os.File{}}
+	if err := clearStop(root); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open run '%s': %w", id, err)
+	}
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
 	if err != nil {
 		r.Close()
@@ -622,6 +635,9 @@ func (r *Run) Close() error {
 	defer r.mu.Unlock()
 	if r.lock == nil {
 		return nil
+	}
+	if r.catchUp != nil {
+		r.catchUp.Stop()
 	}
 	var errs []error
 	loops := make([]string, 0, len(r.iters))

@@ -2,6 +2,8 @@ package store
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"time"
 
 	"smith/source"
 	"smith/vm"
@@ -79,8 +81,95 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	// thread's status (a parallel iteration or branch ending) is not the
 	// run's: it goes to the journal like any step.
 	force := d.Start != nil || (d.Thread == "" && d.Status != "" && d.Status != vm.StatusRunning)
+	defer r.indexStatus(d, st)
 	if d.Deferred && !force {
-		return r.Stage(d) // synced with the step's result (vm.Delta.Deferred)
+		// A step's running record: synced with the step's result
+		// (vm.Delta.Deferred), and brought into state.json if the step
+		// is still running after a while (armCatchUp).
+		if err := r.Stage(d); err != nil {
+			return err
+		}
+		r.armCatchUp()
+		return nil
 	}
 	return r.Checkpoint(d, func() any { return st }, force)
+}
+
+// armCatchUp makes state.json current while a step runs. Readers that
+// replay the journal (status, list, the viewer) see a running step at
+// once; state.json itself, read by other tools, would name the previous
+// snapshot's step for the whole of a long step. So when no change
+// follows a step's running record for Policy.CatchUp, a snapshot is
+// written from what is on disk (state.json plus the journal, replayed):
+// no step pays for it unless it runs that long, and not the in-memory
+// state, which the VM owns, so nothing is shared with its goroutine. The
+// wait grows to 20 times the last catch-up's cost, so a very large state
+// costs a long step at most about 5% of its time.
+func (r *Run) armCatchUp() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lock == nil {
+		return
+	}
+	r.catchUpSeq = r.seq
+	wait := max(r.policy.CatchUp, 20*r.catchUpCost)
+	if r.catchUp == nil {
+		r.catchUp = time.AfterFunc(wait, r.runCatchUp)
+		return
+	}
+	r.catchUp.Reset(wait)
+}
+
+// runCatchUp writes the snapshot armCatchUp asked for, unless the run
+// changed since (a later delta: its own checkpoint and snapshot policy
+// take over) or is closed. A failure leaves state.json as it was: the
+// journal still holds every delta, durably or to be synced with the
+// step's result as before.
+func (r *Run) runCatchUp() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lock == nil || !r.loaded || r.seq != r.catchUpSeq || r.since == 0 {
+		return
+	}
+	start := time.Now()
+	var st vm.State
+	base, _, err := r.readState(&st)
+	if err != nil {
+		return
+	}
+	deltas, seqs, err := r.readJournal(base)
+	if err != nil || len(seqs) == 0 || seqs[len(seqs)-1] != r.seq {
+		return
+	}
+	apply := applyTo(&st)
+	for _, d := range deltas {
+		if apply(d) != nil {
+			return
+		}
+	}
+	if r.writeSnapshot(&st) == nil {
+		r.catchUpCost = time.Since(start)
+	}
+}
+
+// indexStatus records the run in the index of runs (index.go) when d
+// changed its status (its start, a resume, its end), after the snapshot
+// of that change, so the line matches state.json as it is now.
+func (r *Run) indexStatus(d *vm.Delta, st *vm.State) {
+	if d.Thread != "" || d.Status == "" {
+		return
+	}
+	r.mu.Lock()
+	changed := r.indexed != d.Status && r.lock != nil
+	r.indexed = d.Status
+	r.mu.Unlock()
+	if !changed {
+		return
+	}
+	sum := Summary{RunID: r.id, WorkflowName: st.WorkflowName, Status: st.Status, StartedAt: st.StartedAt, EndedAt: st.EndedAt, CurrentStep: st.CurrentStep}
+	if res := st.Steps[st.CurrentStep]; res != nil && res.Status == vm.StepRunning {
+		sum.StepStartedAt = res.StartedAt
+	}
+	runs := filepath.Dir(r.root)
+	appendIndex(filepath.Join(filepath.Dir(runs), indexFile), filepath.Join(r.root, stateFile), sum)
 }

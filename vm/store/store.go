@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"smith/source"
 )
@@ -31,6 +31,10 @@ type Store struct {
 type Policy struct {
 	Every    int
 	Interval time.Duration
+	// CatchUp is how long a step's running record may stay in the journal
+	// alone before state.json is brought up to date with it (default
+	// 250 ms; see Run.Save).
+	CatchUp time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -39,6 +43,7 @@ type Policy struct {
 const (
 	DefaultEvery    = 200
 	DefaultInterval = 2 * time.Second
+	DefaultCatchUp  = 250 * time.Millisecond
 )
 
 // withDefaults returns p with zero fields replaced by the defaults.
@@ -48,6 +53,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Interval <= 0 {
 		p.Interval = DefaultInterval
+	}
+	if p.CatchUp <= 0 {
+		p.CatchUp = DefaultCatchUp
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -217,56 +225,12 @@ type Summary struct {
 	StartedAt   string
 	EndedAt     string
 	CurrentStep string
+	// StepStartedAt is when the current step started, while it runs.
+	StepStartedAt string
 }
 
 // StatusCorrupt is the Summary.Status of a run whose state cannot be read.
 const StatusCorrupt = "corrupt"
-
-// List returns every run under BASE, newest first: by started_at, most
-// recent first, then by id. Runs with no valid started_at come last. It
-// reads state.json without taking locks; a snapshot is replaced atomically,
-// so a run being driven is read whole, as of its last snapshot.
-func (s *Store) List() ([]Summary, error) {
-	ents, err := os.ReadDir(s.RunsDir())
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	type entry struct {
-		sum     Summary
-		started time.Time
-		ok      bool // started is valid
-	}
-	var list []entry
-	for _, e := range ents {
-		if !e.IsDir() || !ValidRunID(e.Name()) {
-			continue
-		}
-		sum := readSummary(e.Name(), filepath.Join(s.root(e.Name()), stateFile))
-		t, terr := time.Parse(time.RFC3339Nano, sum.StartedAt)
-		list = append(list, entry{sum: sum, started: t, ok: terr == nil})
-	}
-	sort.SliceStable(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.ok != b.ok {
-			return a.ok
-		}
-		if a.ok && !a.started.Equal(b.started) {
-			return a.started.After(b.started)
-		}
-		if !a.ok && a.sum.StartedAt != b.sum.StartedAt {
-			return a.sum.StartedAt > b.sum.StartedAt
-		}
-		return a.sum.RunID < b.sum.RunID
-	})
-	out := make([]Summary, len(list))
-	for i, e := range list {
-		out[i] = e.sum
-	}
-	return out, nil
-}
 
 // readSummary reads the summary of run id from its state file at path.
 func readSummary(id, path string) Summary {
@@ -275,24 +239,30 @@ func readSummary(id, path string) Summary {
 	if err != nil {
 		return corrupt
 	}
-	var top struct {
-		WorkflowName string `json:"workflow_name"`
-		Status       string `json:"status"`
-		StartedAt    string `json:"started_at"`
-		EndedAt      string `json:"ended_at"`
-		CurrentStep  string `json:"current_step"`
-	}
-	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &top) != nil {
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || !gjson.ValidBytes(t) {
 		return corrupt
 	}
-	return Summary{
-		RunID:        id,
-		WorkflowName: top.WorkflowName,
-		Status:       top.Status,
-		StartedAt:    top.StartedAt,
-		EndedAt:      top.EndedAt,
-		CurrentStep:  top.CurrentStep,
+	r := gjson.GetManyBytes(b, "workflow_name", "status", "started_at", "ended_at", "current_step")
+	sum := Summary{RunID: id, WorkflowName: r[0].Str, Status: r[1].Str, StartedAt: r[2].Str, EndedAt: r[3].Str, CurrentStep: r[4].Str}
+	if sum.Status == "running" && sum.CurrentStep != "" {
+		if st := gjson.GetBytes(b, "steps").Get(gjsonEscape(sum.CurrentStep)); st.Get("status").Str == "running" {
+			sum.StepStartedAt = st.Get("started_at").Str
+		}
 	}
+	return sum
+}
+
+// gjsonEscape escapes the characters gjson gives a meaning to in a path.
+func gjsonEscape(key string) string {
+	var b []byte
+	for i := 0; i < len(key); i++ {
+		switch key[i] {
+		case '.', '*', '?', '|', '#', '@', '\\', '!', '=', '<', '>', '%', ':':
+			b = append(b, '\\')
+		}
+		b = append(b, key[i])
+	}
+	return string(b)
 }
 
 // syncDir fsyncs directory dir, making its entries durable.

@@ -271,6 +271,14 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 			return res
 		}
 	}
+	if kept, err := steprun.KeepOutput(req, p); err != nil {
+		if _, serr := os.Stat(p.Output); serr == nil || !rep.wroteOutput {
+			res.Signal, res.Err = lang.SigFailure, source.Wrap(source.EExec, "output_file", err)
+			return res
+		}
+	} else {
+		res.OutputFile = kept
+	}
 	steprun.ApplyCapture(req, &res, rep.text)
 	if req.KeepReply && res.Err == nil {
 		if err := steprun.KeepReply(req, rep.text); err != nil {

@@ -214,6 +214,7 @@ type Result struct {
 	HasJSON      bool
 	Truncated    bool
 	SpillStdout  string // absolute path of the spill file, "" if none
+	OutputFile   string // absolute path of this run's copy of output_file (RUN_ROOT/outputs/<Step>/...), "" if none
 	StderrLog    string
 	Stderr       string // stderr (masked) with trailing newlines removed, at most its in-memory part
 	Duration     time.Duration

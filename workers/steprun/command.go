@@ -210,6 +210,13 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 	if outErr != nil && res.Signal == lang.SigSuccess {
 		res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}
+	if outErr == nil {
+		kept, err := KeepOutput(req, p)
+		res.OutputFile = kept
+		if err != nil && res.Signal == lang.SigSuccess {
+			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "%v", err)
+		}
+	}
 	return res
 }
 

@@ -488,8 +488,9 @@ func appendEvent(t testing.TB, f *os.File, id string, seq int) {
 
 // TestServeBrowserReconnect: the server goes away while a run page is
 // open and events 4 and 5 are appended meanwhile; when a server is back on
-// the same address the browser's EventSource reconnects with
-// Last-Event-ID and the page shows exactly events 1 to 5, none twice.
+// the same address the page's polls go on from the last event_seq shown
+// (and the offset read, its ETag) and the page shows exactly events 1 to
+// 5, none twice.
 func TestServeBrowserReconnect(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()

@@ -25,6 +25,10 @@ const heartbeat = 15 * time.Second
 // events after that one.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if r.URL.Query().Get("poll") != "" {
+		s.pollEvents(w, r, id)
+		return
+	}
 	st, err := s.readState(id)
 	if err != nil {
 		httpError(w, err)

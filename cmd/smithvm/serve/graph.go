@@ -24,6 +24,10 @@ func BlockStatus(st *vm.State) map[string]string {
 	status := make(map[string]string, len(st.Steps)+1)
 	for n, r := range st.Steps {
 		status[n] = r.Status
+		if r.Status == vm.StepRunning && st.Status != vm.StatusRunning {
+			// Cut off by a stop or a crash: it runs again on resume.
+			status[n] = vm.StatusInterrupted
+		}
 	}
 	if st.IsHalted && st.HaltedBlock != "" {
 		status[st.HaltedBlock] = vm.StatusHalted

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"smith/vm/store"
@@ -25,28 +27,45 @@ type runRow struct {
 	Duration float64 `json:"duration"`
 	Started  string  `json:"-"`
 	Took     string  `json:"-"`
+	// StepStartedAt is when the current step started, while it runs;
+	// StepTook how long it has run, for people.
+	StepStartedAt string `json:"step_started_at,omitempty"`
+	StepTook      string `json:"-"`
 }
 
 // statuses are the filters of the list, in display order.
 var statuses = []string{"running", "halted", "failed", "interrupted", "completed", store.StatusCorrupt}
 
-// runs lists the runs under BASE, newest first. A running run's summary is
-// read whole (snapshot plus journal), so its current step is the latest.
-func (s *Server) runs() ([]runRow, error) {
-	sums, err := s.cfg.Store.List()
+// pageSize is how many runs the list page and /api/runs show by default.
+const pageSize = 100
+
+// listOptions reads the query's filters and page: status, workflow,
+// offset, limit (default pageSize; 0 for all).
+func listOptions(r *http.Request) store.ListOptions {
+	q := r.URL.Query()
+	opt := store.ListOptions{Status: q.Get("status"), Workflow: q.Get("workflow"), Limit: pageSize}
+	if n, err := strconv.Atoi(q.Get("offset")); err == nil && n > 0 {
+		opt.Offset = n
+	}
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 0 {
+		opt.Limit = n
+	}
+	return opt
+}
+
+// runs lists a page of the runs under BASE, newest first, from the
+// store's index (store.ListPage): a running run's current step is the
+// one running now.
+func (s *Server) runs(opt store.ListOptions) ([]runRow, *store.Page, error) {
+	page, err := s.cfg.Store.ListPage(opt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := s.cfg.Now()
-	rows := make([]runRow, 0, len(sums))
-	for _, m := range sums {
+	rows := make([]runRow, 0, len(page.Runs))
+	for _, m := range page.Runs {
 		row := runRow{RunID: m.RunID, Workflow: m.WorkflowName, Status: m.Status, StartedAt: m.StartedAt,
-			EndedAt: m.EndedAt, CurrentStep: m.CurrentStep}
-		if m.Status == "running" {
-			if st, err := s.readState(m.RunID); err == nil {
-				row.Status, row.CurrentStep, row.EndedAt = st.Status, st.CurrentStep, st.EndedAt
-			}
-		}
+			EndedAt: m.EndedAt, CurrentStep: m.CurrentStep, StepStartedAt: m.StepStartedAt}
 		if t0, err := time.Parse(time.RFC3339Nano, row.StartedAt); err == nil {
 			row.Started = t0.UTC().Format("2006-01-02 15:04:05")
 			t1 := now
@@ -58,9 +77,12 @@ func (s *Server) runs() ([]runRow, error) {
 			row.Duration = t1.Sub(t0).Seconds()
 			row.Took = took(t1.Sub(t0))
 		}
+		if t, err := time.Parse(time.RFC3339Nano, m.StepStartedAt); err == nil && row.Status == "running" {
+			row.StepTook = took(now.Sub(t))
+		}
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows, page, nil
 }
 
 // took prints a duration for people: 4.2s, 3m07s, 2h05m.
@@ -76,28 +98,17 @@ func took(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// apiRuns is GET /api/runs[?status=S]: the list as JSON.
+// apiRuns is GET /api/runs[?status=S&workflow=W&offset=N&limit=N]: a
+// page of the list as JSON (limit 100 unless given; 0 for all), with
+// X-Total-Count (the runs the filters match).
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.runs()
+	rows, page, err := s.runs(listOptions(r))
 	if err != nil {
 		httpError(w, err)
 		return
 	}
-	writeJSON(w, filterRuns(rows, r.URL.Query().Get("status")))
-}
-
-// filterRuns keeps the rows of status ("" keeps all).
-func filterRuns(rows []runRow, status string) []runRow {
-	if status == "" {
-		return rows
-	}
-	out := rows[:0:0]
-	for _, r := range rows {
-		if r.Status == status {
-			out = append(out, r)
-		}
-	}
-	return out
+	w.Header().Set("X-Total-Count", strconv.Itoa(page.Total))
+	writeJSON(w, rows)
 }
 
 // A filter is one status link above the list.
@@ -105,33 +116,66 @@ type filter struct {
 	Status string
 	Count  int
 	On     bool
+	URL    string
 }
 
-// listPage is GET /: every run, newest first, with a filter by status.
+// listPage is GET /: a page of runs, newest first, with filters by status
+// and workflow and links to the previous and next pages.
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.runs()
+	opt := listOptions(r)
+	rows, page, err := s.runs(opt)
 	if err != nil {
 		httpError(w, err)
 		return
 	}
-	want := r.URL.Query().Get("status")
-	count := map[string]int{}
-	for _, r := range rows {
-		count[r.Status]++
+	link := func(status string, offset int) string {
+		q := url.Values{}
+		if status != "" {
+			q.Set("status", status)
+		}
+		if opt.Workflow != "" {
+			q.Set("workflow", opt.Workflow)
+		}
+		if offset > 0 {
+			q.Set("offset", strconv.Itoa(offset))
+		}
+		if opt.Limit != pageSize {
+			q.Set("limit", strconv.Itoa(opt.Limit))
+		}
+		if len(q) == 0 {
+			return "/"
+		}
+		return "/?" + q.Encode()
 	}
+	total := 0
 	var filters []filter
 	for _, st := range statuses {
-		if count[st] > 0 || st == want {
-			filters = append(filters, filter{Status: st, Count: count[st], On: st == want})
+		total += page.Counts[st]
+		if page.Counts[st] > 0 || st == opt.Status {
+			filters = append(filters, filter{Status: st, Count: page.Counts[st], On: st == opt.Status, URL: link(st, 0)})
 		}
 	}
 	data := struct {
-		Base    string
-		Runs    []runRow
-		Total   int
-		Filters []filter
-		Status  string
-	}{s.cfg.Store.Base, filterRuns(rows, want), len(rows), filters, want}
+		Base      string
+		Runs      []runRow
+		Total     int
+		Filters   []filter
+		Status    string
+		Workflow  string
+		Workflows []string
+		AllURL    string
+		From, To  int
+		Matching  int
+		Prev      string
+		Next      string
+	}{Base: s.cfg.Store.Base, Runs: rows, Total: total, Filters: filters, Status: opt.Status, Workflow: opt.Workflow,
+		Workflows: page.Workflows, AllURL: link("", 0), From: opt.Offset + 1, To: opt.Offset + len(rows), Matching: page.Total}
+	if opt.Offset > 0 {
+		data.Prev = link(opt.Status, max(opt.Offset-max(opt.Limit, 1), 0))
+	}
+	if opt.Limit > 0 && opt.Offset+len(rows) < page.Total {
+		data.Next = link(opt.Status, opt.Offset+opt.Limit)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := s.pages.ExecuteTemplate(w, "list.html", data); err != nil {

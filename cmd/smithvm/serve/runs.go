@@ -191,6 +191,10 @@ type view struct {
 	// diff to show (a worktree).
 	Usage Usage `json:"usage"`
 	Diff  bool  `json:"diff"`
+	// CanStop: the page may stop runs; Driven: a process holds the run's
+	// lock now (its status alone may say running after a crash).
+	CanStop bool `json:"can_stop"`
+	Driven  bool `json:"driven"`
 }
 
 // apiView is GET /api/runs/ID/view: everything the run page draws.
@@ -205,7 +209,8 @@ func (s *Server) apiView(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) view(st *vm.State) *view {
 	prog := s.stateProgram(st)
-	v := &view{State: st, CanResume: s.cfg.Resume != nil}
+	v := &view{State: st, CanResume: s.cfg.Resume != nil, CanStop: s.cfg.Stop != nil}
+	_, v.Driven, _ = s.cfg.Store.Driver(st.RunID)
 	// A step being run has no result yet: it shows as running.
 	rows := *st
 	if cur := st.CurrentStep; st.Status == vm.StatusRunning && cur != "" && st.Steps[cur] == nil {
@@ -222,12 +227,16 @@ func (s *Server) view(st *vm.State) *view {
 	withFiles := s.artifactSteps()
 	for _, n := range names {
 		res := rows.Steps[n]
-		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
+		status := res.Status
+		if status == vm.StepRunning && st.Status != vm.StatusRunning {
+			status = vm.StatusInterrupted // cut off: it runs again on resume
+		}
+		row := stepRow{Name: n, Depth: depth[n], Status: status, Attempts: res.Attempts, Duration: res.Duration,
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
 		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0
-		if withFiles[n] {
-			row.Files = s.stepFiles(n)
+		if kept := res.OutputFile != ""; kept || withFiles[n] {
+			row.Files = s.stepFiles(st.RunID, n, kept)
 		}
 		v.Steps = append(v.Steps, row)
 	}
@@ -245,34 +254,9 @@ func (s *Server) view(st *vm.State) *view {
 		v.Graph.Start = "overview"
 	}
 	if st.IsHalted {
-		v.Signals = haltSignals(prog, st.HaltedBlock)
+		v.Signals = prog.Signals(st.HaltedBlock)
 	}
 	return v
-}
-
-// haltSignals lists the signals block has transitions for, sorted.
-func haltSignals(prog *isa.Program, block string) []string {
-	idx := -1
-	for i, b := range prog.Blocks {
-		if b.ID == block {
-			idx = i
-		}
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range prog.Tables {
-		if int(t.Block) != idx {
-			continue
-		}
-		for _, e := range t.Entries {
-			if !seen[e.Signal] && e.Signal != vm.SigFailDefault {
-				seen[e.Signal] = true
-				out = append(out, e.Signal)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // stderrLog is the stderr log of step relative to RUN_ROOT, as the store
@@ -324,14 +308,28 @@ func (s *Server) artifactSteps() map[string]bool {
 	return out
 }
 
+// steprunOutputs is RUN_ROOT/outputs (steprun.OutputsDir; serve does not
+// import the workers).
+const steprunOutputs = "outputs"
+
+// outputDir is the folder of step's output files in run id: the run's
+// copies under RUN_ROOT/outputs/<step>/ when it kept its output_file
+// (kept), else WORKSPACE/artifacts/<step>/ (a step that writes files
+// there itself, a run made before runs kept their outputs).
+func (s *Server) outputDir(id, step string, kept bool) (string, error) {
+	if kept {
+		return s.resolveRun(filepath.Join(id, steprunOutputs, step))
+	}
+	return s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
+}
+
 // maxFiles bounds the output files listed for one step.
 const maxFiles = 50
 
-// stepFiles lists the files under WORKSPACE/artifacts/<step>/ (the step's
-// output_file lives there), relative to that directory, without following
-// symlinks.
-func (s *Server) stepFiles(step string) []string {
-	dir, err := s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
+// stepFiles lists the step's output files (outputDir), relative to their
+// folder, without following symlinks.
+func (s *Server) stepFiles(id, step string, kept bool) []string {
+	dir, err := s.outputDir(id, step, kept)
 	if err != nil {
 		return nil
 	}
@@ -398,16 +396,17 @@ func (s *Server) apiStderr(w http.ResponseWriter, r *http.Request) {
 	s.writeText(w, st, text)
 }
 
-// apiStepFile is GET /api/runs/ID/steps/STEP/files/PATH: a file under
-// WORKSPACE/artifacts/STEP/.
+// apiStepFile is GET /api/runs/ID/steps/STEP/files/PATH: one of the
+// step's output files, this run's copy (RUN_ROOT/outputs/STEP/PATH), or
+// WORKSPACE/artifacts/STEP/PATH for a run made before runs kept them.
 func (s *Server) apiStepFile(w http.ResponseWriter, r *http.Request) {
 	id, step, rel := r.PathValue("id"), r.PathValue("step"), r.PathValue("path")
-	st, _, err := s.stepResult(id, step)
+	st, res, err := s.stepResult(id, step)
 	if err != nil {
 		httpError(w, err)
 		return
 	}
-	dir, err := s.cfg.Dirs.ResolveIn(s.artifactsDir(), step)
+	dir, err := s.outputDir(id, step, res.OutputFile != "")
 	if err != nil {
 		httpError(w, errNotFound(err.Error()))
 		return
@@ -496,12 +495,7 @@ func (s *Server) writeText(w http.ResponseWriter, st *vm.State, text []byte) {
 
 // apiResume is POST /api/runs/ID/resume (form fields signal and note).
 func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		http.Error(w, "serve: a resume must come from this server's own page (Origin)", http.StatusForbidden)
-		return
-	}
-	if s.cfg.Resume == nil {
-		http.Error(w, "serve: resuming is turned off", http.StatusForbidden)
+	if !s.actionAllowed(w, r, s.cfg.Resume != nil) {
 		return
 	}
 	id := r.PathValue("id")
@@ -516,32 +510,22 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	signal, note := strings.TrimSpace(r.PostForm.Get("signal")), r.PostForm.Get("note")
-	if signal != "" && !strings.HasPrefix(signal, "SIGNAL:") {
-		jsonError(w, http.StatusBadRequest, string(source.EUsage)+": signal '"+signal+"' does not start with SIGNAL:")
-		return
-	}
 	if st.Status == vm.StatusCompleted {
 		jsonError(w, http.StatusConflict, "run '"+id+"' already completed; nothing to resume")
 		return
 	}
+	if prog := s.stateProgram(st); prog != nil {
+		// The same check as smithvm resume's (which Resume makes again).
+		if err := vm.CheckResumeSignal(prog, st, signal); err != nil {
+			jsonError(w, http.StatusBadRequest, string(source.EUnknownSignal)+": "+err.Error())
+			return
+		}
+	}
 	if err := s.cfg.Resume(id, signal, note); err != nil {
-		status := http.StatusBadRequest
-		var c source.Coded
-		if !errors.As(err, &c) {
-			c = nil
-		} else if c.ErrCode() == source.ERunLocked {
-			status = http.StatusConflict
-		}
-		msg := err.Error()
-		if c != nil && !strings.Contains(msg, string(c.ErrCode())) {
-			msg = string(c.ErrCode()) + ": " + msg
-		}
-		jsonError(w, status, msg)
+		resumeRefused(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	io.WriteString(w, `{"ok":true}`+"\n")
+	accepted(w)
 }
 
 // jsonError writes {"error": msg} with status.

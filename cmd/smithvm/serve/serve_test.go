@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ steps:
     output_file: prep.txt
   - name: Build
     command: ["true"]
+    on: {signals: {"SIGNAL:APPROVED": {end: true}}}
 `
 
 // secretValue is API_TOKEN's value in the tests' environment.
@@ -265,7 +267,8 @@ func TestResumeChecks(t *testing.T) {
 		{"same Origin", s, "/api/runs/h1/resume", self, form, nil, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
 		{"same Origin with token", tok, "/api/runs/h1/resume", self, form, []string{"Authorization", "Bearer s3cret"}, 202, "h1|SIGNAL:APPROVED|use v2", `"ok":true`},
 		{"locked", s, "/api/runs/h1/resume", self, "note=locked", nil, 409, "h1||locked", "E_RUN_LOCKED"},
-		{"bad signal", s, "/api/runs/h1/resume", self, "signal=APPROVED", nil, 400, "", "SIGNAL:"},
+		{"signal without its prefix", s, "/api/runs/h1/resume", self, "signal=APPROVED", nil, 400, "", "E_UNKNOWN_SIGNAL: signal 'APPROVED' is not one that 'Build' accepts"},
+		{"mistyped signal", s, "/api/runs/h1/resume", self, "signal=SIGNAL:APROVED", nil, 400, "", "did you mean 'SIGNAL:APPROVED'?"},
 		{"completed run", s, "/api/runs/done/resume", self, form, nil, 409, "", "already completed"},
 		{"unknown run", s, "/api/runs/nope/resume", self, form, nil, 404, "", ""},
 	}
@@ -535,22 +538,71 @@ func runsFixture(t testing.TB, n int) *fixture {
 	return f
 }
 
-func TestListThousandRuns(t *testing.T) {
+// TestListPages: the list of 1,000 runs comes in pages of 100, newest
+// first, with the status filter's counts over all runs, links to the
+// next page, and the same pages and filters in /api/runs.
+func TestListPages(t *testing.T) {
 	t.Parallel()
 	f := runsFixture(t, 1000)
 	s := f.server(Config{})
 	w := get(s, "/")
 	body := w.Body.String()
-	if w.Code != 200 || strings.Count(body, "<tr data-run=") != 1000 {
-		t.Fatalf("GET / = %d with %d rows, want 1000", w.Code, strings.Count(body, "<tr data-run="))
+	if w.Code != 200 || strings.Count(body, "<tr data-run=") != 100 {
+		t.Fatalf("GET / = %d with %d rows, want 100", w.Code, strings.Count(body, "<tr data-run="))
 	}
-	if i, j := strings.Index(body, `data-run="run-0999"`), strings.Index(body, `data-run="run-0000"`); i < 0 || j < i {
-		t.Errorf("not newest first")
+	if i, j := strings.Index(body, `data-run="run-0999"`), strings.Index(body, `data-run="run-0900"`); i < 0 || j < i || strings.Contains(body, `data-run="run-0899"`) {
+		t.Errorf("first page: want run-0999 to run-0900, newest first")
+	}
+	for _, want := range []string{`all (1000)`, `failed (200)`, `runs 1–100 of 1000`, `href="/?offset=100" id="next"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET / lacks %q", want)
+		}
+	}
+	w = get(s, "/?offset=100")
+	if b := w.Body.String(); !strings.Contains(b, `data-run="run-0899"`) || !strings.Contains(b, `id="prev"`) || strings.Contains(b, `data-run="run-0900"`) {
+		t.Errorf("second page: want run-0899 on, and a link back")
 	}
 	w = get(s, "/?status=failed")
-	if n := strings.Count(w.Body.String(), "<tr data-run="); n != 200 || strings.Contains(w.Body.String(), `data-status="completed"><td>`) {
-		t.Errorf("filter failed: %d rows", n)
+	if n := strings.Count(w.Body.String(), "<tr data-run="); n != 100 || strings.Contains(w.Body.String(), `data-status="completed"><td>`) {
+		t.Errorf("filter failed: %d rows, want 100 failed ones", n)
 	}
+	tests := []struct {
+		target string
+		rows   int
+		total  string
+	}{
+		{"/api/runs", 100, "1000"},
+		{"/api/runs?limit=0", 1000, "1000"},
+		{"/api/runs?status=failed&limit=0", 200, "200"},
+		{"/api/runs?workflow=demo&offset=950", 50, "1000"},
+		{"/api/runs?workflow=other", 0, "0"},
+	}
+	for _, tt := range tests {
+		w := get(s, tt.target)
+		var rows []map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &rows); err != nil || len(rows) != tt.rows || w.Header().Get("X-Total-Count") != tt.total {
+			t.Errorf("GET %s = %d rows (X-Total-Count %s), %v; want %d (%s)", tt.target, len(rows), w.Header().Get("X-Total-Count"), err, tt.rows, tt.total)
+		}
+	}
+}
+
+// BenchmarkListPage5000 renders the first page of the run list of 5,000
+// runs (1,000 of them running, read with their journal) and reports the
+// median (-benchtime 11x: the median of 11).
+func BenchmarkListPage5000(b *testing.B) {
+	f := runsFixture(b, 5000)
+	s := f.server(Config{})
+	get(s, "/") // the index is built
+	var ms []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if w := get(s, "/"); w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+		ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+	}
+	sort.Float64s(ms)
+	b.ReportMetric(ms[len(ms)/2], "ms-median")
 }
 
 // BenchmarkListPage1000 renders the run list of 1,000 runs (reading every
@@ -586,5 +638,110 @@ func TestStepUsage(t *testing.T) {
 	}
 	if FormatCost(0) != "-" || FormatCost(0.00028) != "$0.0003" {
 		t.Errorf("FormatCost(0), FormatCost(0.00028) = %q, %q", FormatCost(0), FormatCost(0.00028))
+	}
+}
+
+// TestStopRetryChecks: stop and retry are POSTs from this server's page,
+// each the CLI's: stop says when nothing drives the run, retry refuses a
+// completed and a halted run and passes a refusal (E_RUN_LOCKED) on.
+func TestStopRetryChecks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("h1", vm.StatusHalted, time.Now(), 1)
+	f.run("f1", vm.StatusFailed, time.Now(), 1)
+	f.run("done", vm.StatusCompleted, time.Now(), 1)
+	f.run("r1", vm.StatusRunning, time.Now(), 1)
+	var mu sync.Mutex
+	var calls []string
+	record := func(c string) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, c)
+	}
+	s := f.server(Config{
+		Resume: func(id, signal, note string) error {
+			record("resume " + id + "|" + signal + "|" + note)
+			if id == "r1" {
+				return &source.Error{Code: source.ERunLocked, Msg: "run 'r1' is being driven by another smithvm process (pid 7)"}
+			}
+			return nil
+		},
+		Stop: func(id string) (bool, error) {
+			record("stop " + id)
+			return id == "r1", nil
+		},
+	})
+	const self = "http://127.0.0.1:8377"
+	tests := []struct {
+		name, target, origin string
+		want                 int
+		call, body           string
+	}{
+		{"stop without Origin", "/api/runs/r1/stop", "", 403, "", "Origin"},
+		{"stop a running run", "/api/runs/r1/stop", self, 202, "stop r1", `"ok":true`},
+		{"stop a run nothing drives", "/api/runs/f1/stop", self, 409, "stop f1", "is not running (status: failed)"},
+		{"stop an unknown run", "/api/runs/nope/stop", self, 404, "", ""},
+		{"retry a failed run", "/api/runs/f1/retry", self, 202, "resume f1||", `"ok":true`},
+		{"retry a halted run", "/api/runs/h1/retry", self, 400, "", "awaiting a decision"},
+		{"retry a completed run", "/api/runs/done/retry", self, 409, "", "already completed"},
+		{"retry a locked run", "/api/runs/r1/retry", self, 409, "resume r1||", "E_RUN_LOCKED"},
+		{"retry from elsewhere", "/api/runs/f1/retry", "http://evil.example", 403, "", "Origin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			calls = nil
+			mu.Unlock()
+			w := post(s, tt.target, tt.origin, "")
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.body) {
+				t.Errorf("POST %s = %d %q, want %d containing %q", tt.target, w.Code, w.Body, tt.want, tt.body)
+			}
+			mu.Lock()
+			got := strings.Join(calls, ",")
+			mu.Unlock()
+			if got != tt.call {
+				t.Errorf("calls = %q, want %q", got, tt.call)
+			}
+		})
+	}
+	off := f.server(Config{})
+	if w := post(off, "/api/runs/r1/stop", self, ""); w.Code != 403 {
+		t.Errorf("stop with no Stop configured = %d, want 403", w.Code)
+	}
+}
+
+// TestPollEvents: a poll returns the events after `after` at once, with
+// the offset read up to as its ETag; sent back, it gets 304 until a line
+// is appended, then only the new line.
+func TestPollEvents(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("p1", vm.StatusRunning, time.Now(), 3)
+	s := f.server(Config{})
+	w := get(s, "/api/runs/p1/events?poll=1&after=1")
+	if w.Code != 200 || strings.Count(w.Body.String(), "\n") != 2 || !strings.Contains(w.Body.String(), `"event_seq":2`) {
+		t.Fatalf("poll after 1 = %d %q, want events 2 and 3", w.Code, w.Body)
+	}
+	tag := w.Header().Get("ETag")
+	req := httptest.NewRequest("GET", "/api/runs/p1/events?poll=1&after=3", nil)
+	req.Host = "127.0.0.1:8377"
+	req.Header.Set("If-None-Match", tag)
+	w = httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != http.StatusNotModified {
+		t.Errorf("poll with the ETag and nothing new = %d, want 304", w.Code)
+	}
+	r, err := f.store.Open("p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AppendEvent(vm.Event{RunID: "p1", Seq: 4, Level: "INFO", Kind: "step_started", Step: "S4", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	w = httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != 200 || strings.Count(w.Body.String(), "\n") != 1 || !strings.Contains(w.Body.String(), `"event_seq":4`) {
+		t.Errorf("poll after an append = %d %q, want event 4 alone", w.Code, w.Body)
 	}
 }

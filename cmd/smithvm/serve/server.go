@@ -49,6 +49,10 @@ type Config struct {
 	// id's whole diff against its starting commit, through Smith's git.
 	// Nil turns the diff links off.
 	Diff func(ctx context.Context, id, commit string) (string, error)
+	// Stop asks the process driving run id to stop it, as `smithvm stop
+	// ID` does, without waiting; stopped is false when nothing drives the
+	// run. Nil turns the stop button off.
+	Stop func(id string) (stopped bool, err error)
 	// Env looks up environment variables: the values of a program's
 	// secrets, masked in everything served. Nil means none.
 	Env func(string) (string, bool)
@@ -108,6 +112,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs/{id}/live", s.apiLive)
 	s.mux.HandleFunc("GET /api/runs/{id}/diff", s.apiRunDiff)
 	s.mux.HandleFunc("GET /api/runs/{id}/steps/{step}/diff", s.apiStepDiff)
+	s.mux.HandleFunc("POST /api/runs/{id}/stop", s.apiStop)
+	s.mux.HandleFunc("POST /api/runs/{id}/retry", s.apiRetry)
 	return s, nil
 }
 

@@ -15,4 +15,9 @@
     setTimeout(tick, 2000);
   }
   setTimeout(tick, 2000);
+  // The workflow filter applies on choice (the list is refreshed in place,
+  // so the handler is on the document).
+  document.addEventListener("change", (ev) => {
+    if (ev.target && ev.target.id === "workflow") ev.target.form.submit();
+  });
 })();

@@ -54,6 +54,7 @@
     if (seq !== refreshSeq) return; // a newer refresh started meanwhile
     view = v;
     drawSummary();
+    drawActions();
     drawFlag();
     drawSteps();
     drawPayload();
@@ -79,7 +80,7 @@
     if (started) dur = (((ended || (st.status === "running" ? new Date() : started)) - started) / 1000).toFixed(1) + "s";
     const items = [
       ["workflow", st.workflow_name], ["file", st.workflow_path], ["started", st.started_at],
-      ["ended", st.ended_at], ["duration", dur], ["current step", st.current_step],
+      ["ended", st.ended_at], ["duration", dur], ["current step", currentStep(st)],
       ["tokens", st.stats ? st.stats.totalTokensUsed : 0], ["cost", cost(view.usage ? view.usage.cost_usd : 0)],
       ["lines written", st.stats ? st.stats.totalLinesWritten : 0],
     ];
@@ -88,6 +89,15 @@
       el("div", {}, el("span", {}, k), k === "current step" || k === "file" ? el("code", {}, v) : String(v))));
     if (view.diff) box.append(el("div", {}, el("span", {}, "changes"),
       el("a", { href: "#", id: "rundiff", onclick: (e) => { e.preventDefault(); showLog("", "rundiff"); } }, "the run's whole diff")));
+  }
+
+  // currentStep is the current step, with its attempt and how long it has
+  // run while it runs (its running record, on disk before it started).
+  function currentStep(st) {
+    const r = (st.steps || {})[st.current_step];
+    if (st.status !== "running" || !r || r.status !== "running" || !r.started_at) return st.current_step;
+    const secs = Math.max(0, (Date.now() - new Date(r.started_at)) / 1000);
+    return st.current_step + " (attempt " + (r.attempts || 1) + ", running for " + secs.toFixed(1) + "s)";
   }
 
   function drawFlag() {
@@ -108,10 +118,12 @@
     if (last) kids.push(el("div", { class: "muted" }, "Last segment (" + last.type + "):"), el("pre", { class: "text" }, last.content));
     if (view.can_resume) {
       const list = el("datalist", { id: "signals" }, (view.signals || []).map((s) => el("option", { value: s })));
+      const choices = el("div", { class: "choices", id: "signalchoices" }, (view.signals || []).map((s) =>
+        el("button", { type: "button", class: "choice", "data-signal": s, onclick: () => { $("#signal").value = s; } }, s)));
       const form = el("form", { id: "resume", onsubmit: resume },
         el("label", { for: "signal" }, "Signal"),
-        el("div", {}, el("input", { id: "signal", name: "signal", list: "signals", placeholder: "empty: run the halted block again", size: 40 }), list,
-          el("div", { class: "muted" }, "Takes the halted block's transition for this signal without running it (smithvm resume --signal).")),
+        el("div", {}, el("input", { id: "signal", name: "signal", list: "signals", placeholder: "empty: run the halted block again", size: 40 }), list, choices,
+          el("div", { class: "muted" }, "The signals this block accepts; takes its transition without running it (smithvm resume --signal). Any other is refused (E_UNKNOWN_SIGNAL).")),
         el("label", { for: "note" }, "Note"),
         el("div", {}, el("textarea", { id: "note", name: "note", placeholder: "your answer: appended to the payload as a USER_NOTE segment (--note)" })),
         el("span"), el("div", {}, el("button", { class: "primary", type: "submit", id: "resumebtn" }, "Resume run"), " ", el("span", { id: "resumemsg" })));
@@ -328,21 +340,88 @@
     }
     if (atEnd) box.scrollTop = box.scrollHeight;
   }
-  function follow() {
+  // Live updates by short polls (?poll=1): a page holds no connection
+  // between polls, so any number of run pages stay live side by side (a
+  // browser allows six connections per site, shared by all its tabs). The
+  // ETag is the offset read up to in events.jsonl; after is the last
+  // event_seq shown, so no event is shown twice, even across a restart of
+  // the server.
+  const pollEvery = 400;
+  let lastSeq = 0;
+  let etag = "";
+  async function follow() {
     const live = $("#live");
-    const es = new EventSource(api + "/events");
-    es.onopen = () => { live.className = "live on"; live.textContent = "live"; };
-    es.onerror = () => { live.className = "live"; live.textContent = "reconnecting…"; };
-    es.onmessage = (m) => {
-      let ev;
-      try { ev = JSON.parse(m.data); } catch { return; }
-      addEvent(ev, m.data);
-      window.smithLastEvent = { seq: ev.event_seq, at: Date.now() };
+    let wait = pollEvery;
+    try {
+      const headers = etag ? { "If-None-Match": etag } : {};
+      const r = await fetch(api + "/events?poll=1&after=" + lastSeq, { credentials: "same-origin", cache: "no-store", headers });
+      if (r.status === 200 || r.status === 204 || r.status === 304) {
+        live.className = "live on";
+        live.textContent = "live";
+        etag = r.headers.get("ETag") || etag;
+        if (r.status === 200) {
+          const text = await r.text();
+          let got = false;
+          for (const line of text.split("\n")) {
+            if (!line) continue;
+            let ev;
+            try { ev = JSON.parse(line); } catch { continue; }
+            if (!(ev.event_seq > lastSeq)) continue;
+            lastSeq = ev.event_seq;
+            addEvent(ev, line);
+            window.smithLastEvent = { seq: ev.event_seq, at: Date.now() };
+            got = true;
+          }
+          if (got) scheduleRefresh();
+          if (text.length > 1 << 20) wait = 0; // more to read
+        }
+      } else {
+        throw new Error(r.statusText);
+      }
+    } catch (e) {
+      live.className = "live";
+      live.textContent = "reconnecting…";
+      wait = 1000;
+    }
+    setTimeout(follow, wait);
+  }
+
+  // ---- actions: stop, retry ---------------------------------------------
+  function drawActions() {
+    const st = view.state;
+    const box = $("#actions");
+    const kids = [];
+    if (view.driven && view.can_stop) {
+      kids.push(el("button", { id: "stopbtn", onclick: () => act("stop", "stopping…", "Stop requested at ") }, "Stop run"));
+    }
+    if (!view.driven && view.can_resume && !st.isHalted && (st.status === "failed" || st.status === "interrupted" || st.status === "running")) {
+      kids.push(el("button", { id: "retrybtn", class: "primary", onclick: () => act("retry", "retrying…", "Retried from this page at ") }, "Retry run"));
+    }
+    const msg = $("#actionmsg");
+    box.replaceChildren(...kids, msg || el("span", { id: "actionmsg" }));
+  }
+  async function act(what, doing, done) {
+    const msg = $("#actionmsg");
+    for (const b of $("#actions").querySelectorAll("button")) b.disabled = true;
+    msg.className = "";
+    msg.textContent = doing;
+    try {
+      const r = await fetch(api + "/" + what, { method: "POST", credentials: "same-origin" });
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(body.error || r.statusText);
+      msg.className = "ok";
+      msg.textContent = done + new Date().toLocaleTimeString() + ".";
       scheduleRefresh();
-    };
+    } catch (e) {
+      msg.className = "error";
+      msg.textContent = e.message;
+      for (const b of $("#actions").querySelectorAll("button")) b.disabled = false;
+    }
   }
 
   panZoom();
+  // The elapsed times of a running run move on between events.
+  setInterval(() => { if (view && view.state.status === "running") drawSummary(); }, 1000);
   refresh();
   follow();
 })();

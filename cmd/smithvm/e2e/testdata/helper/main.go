@@ -29,6 +29,7 @@
 //	                 parent left) that writes its pid to FILE and sleeps
 //	forks:N:SECS     start N children that each sleep SECS (a bounded fork loop)
 //	binary           print bytes that are not UTF-8, and NUL
+//	alive:FILE       exit 0 if the process whose pid FILE holds runs, else 1
 package main
 
 import (
@@ -53,6 +54,12 @@ func main() {
 			fmt.Println(arg)
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)
+		case "alive":
+			b, _ := os.ReadFile(arg)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if pid <= 0 || syscall.Kill(pid, 0) != nil {
+				os.Exit(1)
+			}
 		case "count":
 			appendLine(arg)
 		case "pid":

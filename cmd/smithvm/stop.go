@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"smith/source"
+	"smith/vm"
+	"smith/vm/store"
+)
+
+// stopSignal is the signal `smithvm stop` sends the process driving a run
+// (the pid in its lock), after writing the run's stop request: that
+// process may drive several runs (serve), so the request says which.
+const stopSignal = syscall.SIGUSR1
+
+// stopWait bounds how long `smithvm stop` waits for the driver to save the
+// run and let go of it: the step's grace (SIGTERM, then SIGKILL 10 s
+// later) and some.
+const stopWait = 30 * time.Second
+
+// catchStop catches the stop signal for the rest of the process, before
+// it takes a run's lock: `smithvm stop` may signal it as soon as the lock
+// names it, before its run watches for the request (stoppable), and the
+// signal's default action would end the process then and there.
+func (e *env) catchStop() {
+	if !e.stopCaught {
+		signal.Notify(make(chan os.Signal, 1), stopSignal)
+		e.stopCaught = true
+	}
+}
+
+// stoppable returns ctx cancelled also when run r is asked to stop
+// (RequestStop, then stopSignal to this process): the run then ends as an
+// interrupt ends it, interrupted and resumable. done ends the watch. The
+// signal stays caught for the rest of the process: one sent just after
+// the run ended (its driver found by stop a moment before) must not kill
+// the process, which may be a server driving other runs.
+func stoppable(ctx context.Context, r *store.Run) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignal)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				if r.StopRequested() {
+					cancel()
+					return
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(quit)
+		cancel()
+	}
+}
+
+func (e *env) stopFlags(v *flagVals) *pflag.FlagSet {
+	fs := e.newFlags("stop", "RUN_ID [flags]", "Stops a running run from another terminal as Ctrl-C would: the step's process\ngroup gets SIGTERM (SIGKILL after its grace), the state is saved and the run\nends interrupted, resumable (smithvm resume or retry). It waits for the\nprocess driving the run to let go of it. Stopping a run that is not running\nsays so, exit 0.\n")
+	v.addBase(fs)
+	return fs
+}
+
+func (e *env) cmdStop(args []string) int {
+	var c flagVals
+	fs := e.stopFlags(&c)
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	id := fs.Arg(0)
+	proj, st, code := e.readRun(c.base, id)
+	if st == nil {
+		return code
+	}
+	stopped, err := stopRun(proj.store, id, true)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm stop: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+		return exitStatus(err)
+	}
+	if !stopped {
+		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (status: %s); nothing to stop.\n", id, st.Status)
+		return 0
+	}
+	now, err := proj.store.ReadState(id)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm stop: %v\n", err)
+		return source.ExitExec
+	}
+	fmt.Fprintf(e.stderr, "INFO: Run %s stopped: %s at '%s'; resume with '%s resume %s%s'.\n", id, now.Status, now.CurrentStep, e.self(), id, baseFlagOf(e, proj.base))
+	return 0
+}
+
+// stopRun asks the process driving run id to stop it (the stop request,
+// then stopSignal to the pid in the run's lock) and, with wait, waits
+// until that process has saved the run and let go of its lock. stopped
+// is false when no process drives the run.
+func stopRun(s *store.Store, id string, wait bool) (stopped bool, err error) {
+	pid, running, err := s.Driver(id)
+	if err != nil || !running {
+		return false, err
+	}
+	if pid <= 0 {
+		return false, fmt.Errorf("run '%s' is locked but its lock names no process", id)
+	}
+	if err := s.RequestStop(id); err != nil {
+		return false, err
+	}
+	if err := syscall.Kill(pid, stopSignal); err != nil {
+		return false, fmt.Errorf("signal process %d driving run '%s': %w", pid, id, err)
+	}
+	if !wait {
+		return true, nil
+	}
+	for deadline := time.Now().Add(stopWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, running, err := s.Driver(id); err != nil || !running {
+			return true, err
+		}
+	}
+	return true, &source.Error{Code: source.ERunLocked, Msg: fmt.Sprintf("run '%s' is still driven by process %d %s after the stop request", id, pid, stopWait)}
+}
+
+// baseFlagOf is " --base BASE" when BASE is not the current directory.
+func baseFlagOf(e *env, base string) string {
+	s := &session{e: e, proj: &project{base: base}}
+	return s.baseFlag()
+}
+
+func (e *env) retryFlags(v *flagVals) *pflag.FlagSet {
+	c := &v.common
+	fs := e.newFlags("retry", "RUN_ID [flags]", "Runs a failed or interrupted run again from the step where it stopped: the\nsame as 'smithvm resume RUN_ID' (recompiles the workflow, keeps the context,\nskips completed steps). A halted run waits for a decision: resume it with\n--signal. A completed run has nothing to do (exit 0).\n")
+	c.addContinue(fs, false)
+	return fs
+}
+
+func (e *env) cmdRetry(args []string) int {
+	var c flagVals
+	fs := e.retryFlags(&c)
+	if st, done := e.parse(fs, args, 1); done {
+		return st
+	}
+	id := fs.Arg(0)
+	if c.wsDir == "" {
+		base, code, ok := e.locateBase(c.base, id)
+		if !ok {
+			return code
+		}
+		c.base = base
+	}
+	if err := retryProblem(&c.common, e, id); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm retry: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+		return exitStatus(err)
+	}
+	cont, status, _ := e.openResume(&c.common, id)
+	if cont == nil {
+		return status
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return cont(ctx)
+}
+
+// retryProblem refuses a retry of a halted run: it waits for a person's
+// decision (resume --signal), not for a second try.
+func retryProblem(c *common, e *env, id string) error {
+	proj, err := e.projectIn(c.base, c.wsDir)
+	if err != nil {
+		return err
+	}
+	st, err := proj.store.ReadState(id)
+	if err != nil {
+		return nil // openResume says why, with its code
+	}
+	if st.IsHalted || st.Status == vm.StatusHalted {
+		return &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is halted at '" + st.HaltedBlock + "' awaiting a decision, not failed",
+			Hint: "resume it with smithvm resume " + id + " --signal SIGNAL:X (or without --signal to run the step again)"}
+	}
+	return nil
+}
