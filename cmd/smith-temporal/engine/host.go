@@ -155,11 +155,29 @@ func (f *workflowHost) UnitWorktree(_ context.Context, _ confine.Dir, runWT, run
 
 // RestoreWorktree implements vm.Host.
 func (f *workflowHost) RestoreWorktree(_ context.Context, wt, branch, commit string, exclude []string) error {
+	if !f.crashSafeGit() {
+		return nil
+	}
 	return f.host(HostInput{Op: hostRestoreWorktree, WT: wt, Branch: branch, Rev: commit, Exclude: exclude}).err()
+}
+
+// crashSafeGitChange names the version marker of the host operations that
+// make the git layer crash-safe (restore-worktree, sweep-units): a run
+// recorded before them replays without them (its history has no such
+// activities), a new one records the marker and runs them.
+const crashSafeGitChange = "crash-safe-git"
+
+// crashSafeGit reports whether this run runs the crash-safe git
+// operations (workflow.GetVersion: deterministic on replay).
+func (f *workflowHost) crashSafeGit() bool {
+	return workflow.GetVersion(f.co.cur, crashSafeGitChange, workflow.DefaultVersion, 1) >= 1
 }
 
 // SweepUnits implements vm.Host.
 func (f *workflowHost) SweepUnits(_ context.Context, _ confine.Dir, runWT, runID string, keep []string) {
+	if !f.crashSafeGit() {
+		return
+	}
 	f.host(HostInput{Op: hostSweepUnits, RunWT: runWT, RunID: runID, Keep: keep})
 }
 
