@@ -41,12 +41,16 @@ func main() {
 const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
+  smith-temporal dev [--db FILE] [--port 7233] [--namespace default]
   smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE] [--host-queue Q] [--shared-workspace]
   smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
   smith-temporal status RUN_ID --address HOST:PORT [--json]
   smith-temporal completion bash|zsh|fish
   smith-temporal --version
+
+To try it: 'smith-temporal dev' starts a development server on
+127.0.0.1:7233; then run a worker and a workflow with --address 127.0.0.1:7233.
 
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
 the runs' steps in BASE/workspace; every worker and client of a fleet uses
@@ -77,6 +81,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdResume(rest, stdout, stderr)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
+	case "dev":
+		return cmdDev(rest, stdout, stderr)
 	case "step-host":
 		return cmdStepHost(rest, stdin, stdout, stderr)
 	case "completion":
@@ -142,13 +148,14 @@ type flagVals struct {
 	ctxKV                          []string
 	shared, detach, asJSON         bool
 	maxSteps, historyLimit, maxPar int
+	dev                            devVals
 }
 
 // flagBuilders makes each user command's flag set, bound to v, in the
 // usage's order (step-host is internal): the commands parse these and the
 // completion scripts are generated from them.
 var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
+	devFlags, workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
 }
 
 func workerFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {

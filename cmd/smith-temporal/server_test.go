@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,10 +32,6 @@ const mainEnv = "SMITH_TEMPORAL_MAIN"
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	if os.Getenv(serverEnv) == "1" && len(os.Args) == 4 {
-		port, _ := strconv.Atoi(os.Args[2])
-		os.Exit(serveSQLite(os.Args[1], port, os.Args[3]))
 	}
 	code := m.Run()
 	if srv != nil {
