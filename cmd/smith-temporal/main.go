@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -136,10 +137,13 @@ func (c *conn) dial() (client.Client, error) {
 	return client.Dial(client.Options{
 		HostPort:      c.address,
 		Namespace:     c.namespace,
-		DataConverter: engine.DataConverter(c.blobs),
+		DataConverter: c.dc(),
 		Logger:        quietLogger{},
 	})
 }
+
+// dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
+func (c *conn) dc() converter.DataConverter { return engine.DataConverter(c.blobs) }
 
 // flagVals holds the values of every command's flags.
 type flagVals struct {
@@ -398,8 +402,14 @@ func wait(ctx context.Context, cl client.Client, runID string, seen int, asJSON 
 		select {
 		case <-done:
 			if gerr != nil {
-				fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
-				return source.ExitExec
+				// A failed Smith run is a failed workflow: its Output is
+				// the failure's details.
+				o, ok := failedOutput(gerr)
+				if !ok {
+					fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
+					return source.ExitExec
+				}
+				out = *o
 			}
 			// The last lines: the closed workflow answers the query too.
 			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -484,20 +494,28 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	st, err := queryState(ctx, cl, runID)
+	// What the server holds: no worker needs to run (the signal waits
+	// for the next worker).
+	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
 		return notFound(runID, err, stderr)
+	}
+	st := l.state(runID)
+	if !l.closed() && l.brief == nil {
+		// A run of older workers, or one not started yet: ask it.
+		if st, err = queryState(ctx, cl, runID); err != nil {
+			return notFound(runID, err, stderr)
+		}
 	}
 	switch {
 	case st != nil && st.Status == vm.StatusCompleted:
 		fmt.Fprintf(stderr, "INFO: run %s is completed: nothing to do\n", runID)
 		return 0
+	case l.closed():
+		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: it has ended\n", source.ERunLocked, runID, statusWord(l, st))
+		return source.ExitConfig
 	case st == nil || st.Status != vm.StatusHalted:
-		status := "starting"
-		if st != nil {
-			status = st.Status
-		}
-		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, status)
+		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
 		return source.ExitConfig
 	}
 	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {
@@ -509,7 +527,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	// Wait until the run has left the halt before following it.
 	for i := 0; i < 200; i++ {
-		if s, err := queryState(ctx, cl, runID); err == nil && s != nil && (s.Status != vm.StatusHalted || s.Seq != st.Seq) {
+		if l, err := lookAt(ctx, cl, c.dc(), runID); err == nil && (l.closed() || l.brief == nil ||
+			l.brief.Status != vm.StatusHalted || l.brief.Seq != st.Seq) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -545,19 +564,32 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	defer cl.Close()
 	runID := fs.Arg(0)
-	// A query is answered by a worker: without one it would wait.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := queryState(ctx, cl, runID)
-	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-		fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
-		return source.ExitExec
-	}
+	// What the server holds (the memo, a closed run's result): no worker
+	// needs to run.
+	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
 		return notFound(runID, err, stderr)
 	}
+	st := l.state(runID)
+	if !l.closed() && (l.brief == nil || asJSON && l.halted == nil) && hasWorker(ctx, cl, c.queue) {
+		// The whole state of a running run (or of one of older workers)
+		// is the workflow's: ask it (a query, answered by a worker).
+		qs, err := queryState(ctx, cl, runID)
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
+			return source.ExitExec
+		}
+		if err != nil {
+			return notFound(runID, err, stderr)
+		}
+		if qs != nil {
+			st = qs
+		}
+	}
 	if st == nil {
-		fmt.Fprintf(stdout, "run %s: starting\n", runID)
+		fmt.Fprintf(stdout, "run %s: %s\n", runID, statusWord(l, nil))
 		return 0
 	}
 	if asJSON {
@@ -569,7 +601,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "run %s: %s (workflow %s), current step %s\n", st.RunID, st.Status, st.WorkflowName, st.CurrentStep)
 	if st.WorktreePath != "" {
 		var q string
-		if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
+		if l.brief != nil {
+			q = l.brief.HostQueue
+		} else if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
 			v.Get(&q)
 		}
 		if q != "" {
@@ -633,6 +667,18 @@ func (quietLogger) Error(msg string, kv ...any) {
 }
 
 var _ log.Logger = quietLogger{}
+
+// statusWord names a run's status: Smith's when known, else Temporal's
+// ("starting" for a running workflow with no state yet).
+func statusWord(l *look, st *vm.State) string {
+	switch {
+	case st != nil:
+		return st.Status
+	case l.closed():
+		return strings.ToLower(l.status.String()) + " on Temporal"
+	}
+	return "starting"
+}
 
 // sortedSteps lists the state's steps by name.
 func sortedSteps(st *vm.State) []string {

@@ -75,6 +75,9 @@ type Input struct {
 	// Executed is how many blocks the Run or Resume that continued as
 	// new had executed: they count against MaxSteps in the next execution.
 	Executed int `json:",omitempty"`
+	// Activities is how many step activities the run has scheduled: the
+	// ids ("N:Step") go on counting across resumes and continue-as-new.
+	Activities int `json:",omitempty"`
 }
 
 // ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
@@ -139,6 +142,8 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("decode the program: "+err.Error(), "E_BYTECODE", err)
 	}
+	// Histories recorded before the memo replay without it (memo.go).
+	truth := workflow.GetVersion(ctx, truthChange, workflow.DefaultVersion, 1) >= 1
 	cur := in.State
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (*vm.State, error) { return cur, nil }); err != nil {
 		return nil, err
@@ -185,6 +190,12 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		}
 		in.Pinned = true
 	}
+	mm := &memo{ctx: ctx, on: truth, hostQueue: &in.HostQueue}
+	if in.Halted { // continued as new while halted: the memo starts empty
+		if err := mm.update(in.State); err != nil {
+			return nil, err
+		}
+	}
 	limit := in.HistoryLimit
 	if limit <= 0 {
 		limit = defaultHistory
@@ -202,14 +213,20 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
 		co := &coroutine{cur: ctx}
+		if !truth {
+			in.Activities = 0 // the ids of older histories restart at each resume
+		}
 		cfg := vm.Config{
-			Registry:    &stepRunner{co: co, secrets: prog.Secrets, queue: in.HostQueue},
+			Registry:    &stepRunner{co: co, secrets: prog.Secrets, queue: in.HostQueue, n: &in.Activities, summary: truth},
 			MaxSteps:    in.MaxSteps,
 			StepsBefore: before,
 			Events:      event,
 			Env:         in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
+				if err := mm.update(s); err != nil {
+					return err
+				}
 				// Continue as new at a step boundary (the step's result
 				// saved, its transition not taken): resume there.
 				if s.Status == vm.StatusRunning && s.Phase == vm.PhaseDispatch && historyFull(ctx, limit) {
@@ -253,9 +270,15 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next.Lines = lastLines(lines)
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
+		if err := mm.update(final); err != nil {
+			return nil, err
+		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
 			out := outputOf(final, runErr)
 			out.Renewed = in.Renewed
+			if truth && out.ExitCode != 0 {
+				return nil, failure(out)
+			}
 			return out, nil
 		}
 		if historyFull(ctx, limit) {
@@ -341,7 +364,8 @@ type stepRunner struct {
 	co      *coroutine
 	secrets []string
 	queue   string // the run's host queue, or "" (workflowHost.queue)
-	n       int    // executions so far: activity ids are "N:Step"
+	n       *int   // executions so far: activity ids are "N:Step"
+	summary bool   // label each activity with its step (the truth version)
 }
 
 // Run executes req as an activity and replays the callbacks it saw.
@@ -366,8 +390,11 @@ func (r *stepRunner) Run(_ context.Context, req *step.Request) step.Result {
 	// The step's name is in the activity id, so replaying a history with
 	// a workflow that would run another step there fails (the replayer
 	// compares activity ids), not only one that runs more or fewer.
-	r.n++
-	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
+	*r.n++
+	ao.ActivityID = strconv.Itoa(*r.n) + ":" + req.Step
+	if r.summary {
+		ao.Summary = "step " + req.Step
+	}
 	var out WireResult
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
 	var err error
