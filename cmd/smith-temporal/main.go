@@ -57,6 +57,10 @@ One Temporal workflow per Smith run (workflow id = run id). Workers execute
 the runs' steps in BASE/workspace; every worker and client of a fleet uses
 the same --blobs directory (default BASE/.orchestrator/blobs), where the
 program and values over 64 KiB are kept by reference.
+Production clusters: every command that talks to Temporal takes --tls-cert,
+--tls-key, --tls-ca, --tls-server-name (mTLS) and --api-key (Temporal Cloud),
+or the variables SMITH_TEMPORAL_TLS_CERT, _TLS_KEY, _TLS_CA, _TLS_SERVER_NAME
+and SMITH_TEMPORAL_API_KEY.
 Run 'smith-temporal COMMAND --help' for a command's flags.
 
 Exit status as smithvm's: 0 success, 1 a step failed, 2 configuration
@@ -99,6 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // conn holds the flags every command that talks to Temporal shares.
 type conn struct {
 	address, namespace, queue, base, blobs string
+	tls                                    tlsFlags
 }
 
 func (c *conn) add(fs *pflag.FlagSet) {
@@ -107,10 +112,14 @@ func (c *conn) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.queue, "task-queue", engine.DefaultQueue, "the task queue the workers pull from")
 	fs.StringVar(&c.base, "base", "", "the project directory BASE (default: the current directory)")
 	fs.StringVar(&c.blobs, "blobs", "", "the blob directory shared by every worker and client (default BASE/.orchestrator/blobs)")
+	c.tls.add(fs)
 }
 
 // resolve fills the defaults that depend on BASE.
 func (c *conn) resolve() error {
+	if err := c.tls.resolve(os.Getenv); err != nil {
+		return err
+	}
 	if c.address == "" {
 		return errors.New("--address HOST:PORT is required")
 	}
@@ -134,12 +143,16 @@ func (c *conn) resolve() error {
 }
 
 func (c *conn) dial() (client.Client, error) {
-	return client.Dial(client.Options{
+	opts := client.Options{
 		HostPort:      c.address,
 		Namespace:     c.namespace,
 		DataConverter: c.dc(),
 		Logger:        quietLogger{},
-	})
+	}
+	if err := c.tls.apply(&opts); err != nil {
+		return nil, err
+	}
+	return client.Dial(opts)
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.

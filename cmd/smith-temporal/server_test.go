@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
@@ -58,7 +60,8 @@ func server(t testing.TB) *temporaltest.TestServer {
 		if os.Getenv("SMITH_BENCH_DEFAULT_SERVER") != "" { // the benchmarks' comparison
 			delete(dc, dynamicconfig.TransferProcessorMaxPollRPS.Key())
 		}
-		srv = temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc)))
+		srv = temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc),
+			temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return apiKeys{} })))
 	})
 	if srv == nil {
 		t.Fatal("no Temporal server")
@@ -75,7 +78,9 @@ type fleet struct {
 	queue   string
 	base    string
 	blobs   string
-	exe     string // the worker binary; "" = this test binary
+	exe     string   // the worker binary; "" = this test binary
+	env     []string // the workers' environment, added
+	extra   []string // the commands' flags, added
 	mu      *sync.Mutex
 	workers []*exec.Cmd
 }
@@ -120,7 +125,7 @@ func (f *fleet) workerAt(base string, flags ...string) *exec.Cmd {
 		exe = f.exe
 	}
 	cmd := exec.Command(exe, append(append(append([]string{"worker"}, f.flags()...), "--base", base), flags...)...)
-	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), f.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -167,7 +172,7 @@ type result struct {
 // cli runs smith-temporal in this process with the fleet's flags.
 func (f *fleet) cli(args ...string) result {
 	var out, errb bytes.Buffer
-	code := run(append(args, f.flags()...), strings.NewReader(""), &out, &errb)
+	code := run(append(append(args, f.flags()...), f.extra...), strings.NewReader(""), &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
