@@ -104,6 +104,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type conn struct {
 	address, namespace, queue, base, blobs string
 	tls                                    tlsFlags
+	store                                  *engine.Blobs // --blobs opened by resolve
 }
 
 func (c *conn) add(fs *pflag.FlagSet) {
@@ -111,7 +112,7 @@ func (c *conn) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
 	fs.StringVar(&c.queue, "task-queue", engine.DefaultQueue, "the task queue the workers pull from")
 	fs.StringVar(&c.base, "base", "", "the project directory BASE (default: the current directory)")
-	fs.StringVar(&c.blobs, "blobs", "", "the blob directory shared by every worker and client (default BASE/.orchestrator/blobs)")
+	fs.StringVar(&c.blobs, "blobs", "", "the blob store shared by every worker and client: a directory, file:///PATH or\ns3://BUCKET/PREFIX?region=R&endpoint=URL (default BASE/.orchestrator/blobs)")
 	c.tls.add(fs)
 }
 
@@ -138,7 +139,7 @@ func (c *conn) resolve() error {
 	if c.blobs == "" {
 		c.blobs = filepath.Join(abs, ".orchestrator", "blobs")
 	}
-	c.blobs, err = filepath.Abs(c.blobs)
+	c.store, err = engine.OpenBlobs(context.Background(), c.blobs)
 	return err
 }
 
@@ -156,7 +157,7 @@ func (c *conn) dial() (client.Client, error) {
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
-func (c *conn) dc() converter.DataConverter { return engine.DataConverter(c.blobs) }
+func (c *conn) dc() converter.DataConverter { return engine.DataConverter(c.store) }
 
 // flagVals holds the values of every command's flags.
 type flagVals struct {
@@ -278,7 +279,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		acts.HostQueue = ""
 	}
 	w := worker.New(cl, c.queue, worker.Options{})
-	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}}, acts)
+	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: c.store}, acts)
 	hw := worker.New(cl, hostQueue, worker.Options{})
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
@@ -351,7 +352,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
 		return source.ExitConfig
 	}
-	ref, err := engine.Blobs{Dir: c.blobs}.Put(code)
+	ref, err := c.store.Put(code)
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
 		return source.ExitConfig

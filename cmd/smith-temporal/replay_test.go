@@ -39,7 +39,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	for _, name := range recorded {
 		t.Run(name, func(t *testing.T) {
-			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: engine.DataConverter(blobs)})
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: engine.DataConverter(engine.DirBlobs(blobs))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			engine.RegisterWorkflow(r, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: blobs}})
+			engine.RegisterWorkflow(r, &engine.Workflows{Dirs: dirs, Blobs: engine.DirBlobs(blobs)})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join(dir, name+".json")); err != nil {
 				t.Fatalf("replay of a recorded %s run: %v", name, err)
 			}

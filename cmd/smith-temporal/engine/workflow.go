@@ -122,8 +122,9 @@ type Workflows struct {
 	// Dirs is the worker's project layout (--base): the VM names
 	// directories in it; its reads of files (file_exists, ARTIFACT
 	// layers) are activities (files.go).
-	Dirs  confine.Dir
-	Blobs Blobs
+	Dirs confine.Dir
+	// Blobs is the fleet's blob store (--blobs), which holds the programs.
+	Blobs *Blobs
 }
 
 // Run is the workflow: the compiled program runs here, in the VM; every
@@ -134,6 +135,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if in.ProgramRef != "" {
 		var err error
 		// A blob is named by its hash: reading it is deterministic.
+		if w.Blobs == nil {
+			return nil, temporal.NewNonRetryableApplicationError("the program is a blob and this worker has no blob store", "E_BYTECODE", nil)
+		}
 		if data, err = w.Blobs.Get(in.ProgramRef); err != nil {
 			return nil, err
 		}
