@@ -274,7 +274,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if hostQueue == "" {
 		hostQueue = defaultHostQueue(c.queue, c.base)
 	}
-	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue}
+	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue, Blobs: c.store}
 	if shared {
 		acts.HostQueue = ""
 	}

@@ -21,6 +21,9 @@ type FilesInput struct {
 	Op  string // exists, read
 	Dir string `json:",omitempty"` // read: the directory, relative to BASE ('/')
 	Rel string
+	// Files is the run's snapshot, restored before the read (snapshot.go).
+	Files string `json:",omitempty"`
+	RunID string `json:",omitempty"`
 }
 
 // FilesOutput is its answer, the error as data.
@@ -85,6 +88,11 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 	if err != nil {
 		return FilesOutput{}, err
 	}
+	if a.Blobs != nil && in.Files != "" {
+		if err := a.runFiles().restore(a.Blobs, dirs.Workspace, in.RunID, in.Files); err != nil {
+			return FilesOutput{}, fmt.Errorf("the run's files: %w", err)
+		}
+	}
 	var l workers.Local
 	var out FilesOutput
 	switch in.Op {
@@ -111,6 +119,7 @@ type workflowHost struct {
 	// queue is the task queue of the host that holds the run's worktree
 	// ("": the run's own task queue, any worker).
 	queue string
+	runID string
 }
 
 var _ vm.Host = (*workflowHost)(nil)
@@ -131,6 +140,10 @@ func (f *workflowHost) execute(name string, ao workflow.ActivityOptions, in, out
 
 func (f *workflowHost) call(in FilesInput) FilesOutput {
 	var out FilesOutput
+	// The read sees the files after the run's (or thread's) last step.
+	if c := chainOf(f.co.cur); c != nil && c.ref != "" {
+		in.Files, in.RunID = c.ref, f.runID
+	}
 	if err := f.execute(FilesActivity, workflow.ActivityOptions{StartToCloseTimeout: time.Minute}, in, &out); err != nil {
 		return FilesOutput{wireErr: activityErr("files", err)}
 	}

@@ -78,6 +78,9 @@ type Input struct {
 	// Activities is how many step activities the run has scheduled: the
 	// ids ("N:Step") go on counting across resumes and continue-as-new.
 	Activities int `json:",omitempty"`
+	// Files is the snapshot of the run's WORKSPACE after its last step
+	// (snapshot.go), carried across continue-as-new.
+	Files string `json:",omitempty"`
 }
 
 // ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
@@ -205,6 +208,8 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		limit = defaultHistory
 	}
 	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
+	files := &chain{ref: in.Files}
+	ctx = workflow.WithValue(ctx, filesKey{}, files)
 	st, opts := in.State, in.Resume
 	// before is what this Run or Resume executed in earlier executions.
 	before := in.Executed
@@ -216,7 +221,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	for {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
-		co := &coroutine{cur: ctx}
+		co := &coroutine{cur: ctx, blobs: w.Blobs}
 		if !truth {
 			in.Activities = 0 // the ids of older histories restart at each resume
 		}
@@ -240,7 +245,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Host:         &workflowHost{co: co, dirs: w.Dirs, queue: in.HostQueue},
+			Host:         &workflowHost{co: co, dirs: w.Dirs, queue: in.HostQueue, runID: in.RunID},
 			Threads:      co.threads,
 			MaxParallel:  maxParallel(in.MaxParallel),
 			WorkflowPath: in.WorkflowPath,
@@ -272,6 +277,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
 			next.Executed = m.Executed()
 			next.Lines = lastLines(lines)
+			next.Files = files.ref
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		if err := mm.update(final); err != nil {
@@ -290,6 +296,7 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
 			next.Executed = 0
 			next.Lines = lastLines(lines)
+			next.Files = files.ref
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		// A resume is a new Run or Resume: its own step budget.
@@ -403,7 +410,15 @@ func (r *stepRunner) Run(_ context.Context, req *step.Request) step.Result {
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
 	var err error
 	r.co.block(func(ctx workflow.Context) {
+		// The step sees the files after the last step of its thread.
+		c := chainOf(ctx)
+		if c != nil {
+			wr.Files = c.ref
+		}
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
+		if err == nil && c != nil && out.Files != "" {
+			c.ref = out.Files
+		}
 	})
 	if err != nil {
 		return step.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,
