@@ -425,10 +425,21 @@ func wait(ctx context.Context, cl client.Client, runID string, seen int, asJSON 
 				}
 				out = *o
 			}
-			// The last lines: the closed workflow answers the query too.
-			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			follow(qctx)
-			cancel()
+			// The last lines: in the result, or the closed workflow
+			// answers the query too (runs of older workers, a client
+			// more than 100 lines behind).
+			if len(out.Lines) > 0 && out.Lines[0].Seq <= seen+1 {
+				for _, l := range out.Lines {
+					if l.Seq > seen {
+						fmt.Fprintln(stderr, l.Text)
+						seen = l.Seq
+					}
+				}
+			} else {
+				qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				follow(qctx)
+				cancel()
+			}
 			return report(runID, &out, asJSON, stdout, stderr)
 		case <-tick.C:
 			if follow(ctx) != vm.StatusHalted {

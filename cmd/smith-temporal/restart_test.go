@@ -24,7 +24,7 @@ import (
 
 // fileServer is a smith-temporal dev subprocess.
 type fileServer struct {
-	t       *testing.T
+	t       testing.TB
 	db, ns  string
 	port    int
 	cmd     *exec.Cmd

@@ -117,6 +117,7 @@ func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, erro
 		}
 		out.Files = ref
 	}
+	out.Step = wr.Step
 	return out, nil
 }
 

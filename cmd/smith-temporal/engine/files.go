@@ -120,6 +120,7 @@ type workflowHost struct {
 	// ("": the run's own task queue, any worker).
 	queue string
 	runID string
+	local bool // local activities when the queue is the run's (local.go)
 }
 
 var _ vm.Host = (*workflowHost)(nil)
@@ -133,6 +134,14 @@ func (f *workflowHost) execute(name string, ao workflow.ActivityOptions, in, out
 	ao.TaskQueue = f.queue
 	var err error
 	f.co.block(func(ctx workflow.Context) {
+		if f.local && f.queue == "" {
+			if f.co.hist != nil {
+				f.co.hist.local++
+			}
+			err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(ao)), name, in).Get(ctx, out)
+			return
+		}
+		f.co.beforeWait()
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), name, in).Get(ctx, out)
 	})
 	return err

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -22,9 +23,10 @@ const (
 	// blob codec moves a large one to the blob store); null otherwise.
 	MemoState = "smith.state"
 	// truthChange is the workflow.GetVersion change id of the memo, the
-	// failed workflow for a failed run, activity summaries and the step
-	// activity ids that go on counting across resumes: histories recorded
-	// before it replay as they ran.
+	// failed workflow for a failed run, activity summaries, the step
+	// activity ids that go on counting across resumes, and the local
+	// activities of local.go: histories recorded before it replay as they
+	// ran.
 	truthChange = "smith-truth"
 )
 
@@ -81,26 +83,50 @@ func (b *Brief) StateOf(runID string) *vm.State {
 	return st
 }
 
-// memo keeps a run's memo up to date: it upserts when the Brief changes
-// (encoding/json sorts map keys, so equal Briefs are equal bytes).
+// memo keeps a run's memo up to date (encoding/json sorts map keys, so
+// equal Briefs are equal bytes). A change of status upserts at once; the
+// other changes of a running run (its current step, its steps) wait until
+// the run blocks on an activity (flush) or a second of workflow time has
+// passed, so that a loop of local activities (local.go) does not write an
+// event per step, while a long step is shown as the current one.
 type memo struct {
 	ctx       workflow.Context
 	on        bool // the truth version: histories recorded before it have no memo
 	hostQueue *string
-	last      []byte
+	last      []byte // the Brief upserted last
+	status    string // its status
+	at        time.Time
 	state     bool // MemoState holds a state
+
+	pending *vm.State // a change not upserted yet
 }
+
+const memoEvery = time.Second
 
 func (m *memo) update(st *vm.State) error {
 	if !m.on || st == nil {
 		return nil
 	}
+	m.pending = st
+	if st.Status != m.status || workflow.Now(m.ctx).Sub(m.at) >= memoEvery {
+		return m.flush()
+	}
+	return nil
+}
+
+// flush upserts the pending change, if any.
+func (m *memo) flush() error {
+	st := m.pending
+	if st == nil {
+		return nil
+	}
+	m.pending = nil
 	b := briefOf(st, *m.hostQueue)
 	data, err := json.Marshal(b)
 	if err != nil || bytes.Equal(data, m.last) {
 		return err
 	}
-	m.last = data
+	m.last, m.status, m.at = data, st.Status, workflow.Now(m.ctx)
 	fields := map[string]any{MemoBrief: b}
 	if st.Status == vm.StatusHalted {
 		fields[MemoState], m.state = st, true

@@ -16,6 +16,19 @@ type coroutine struct {
 	// blobs is the fleet's blob store: the threads' snapshots of the
 	// run's files merge there at the join (nil: no snapshots).
 	blobs *Blobs
+	// memo is the run's memo, flushed before the run waits for an
+	// activity (memo.go); nil without one.
+	memo *memo
+	// hist counts the run's local activities for the history's length.
+	hist *history
+}
+
+// beforeWait flushes the memo's pending change: the run is about to wait
+// on an activity, which may take long.
+func (c *coroutine) beforeWait() {
+	if c.memo != nil {
+		_ = c.memo.flush()
+	}
 }
 
 // chain is the run's files as one thread (or the run's main thread) sees

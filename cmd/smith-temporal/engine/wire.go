@@ -106,6 +106,8 @@ type WireResult struct {
 	// Files is the snapshot of the run's WORKSPACE after the step ("":
 	// none taken, the run's files did not travel).
 	Files string `json:",omitempty"`
+	// Step echoes the request's step, which the workflow checks on replay.
+	Step string `json:",omitempty"`
 }
 
 // MarshalJSON encodes the result with Err as ErrCode/ErrMsg.
@@ -128,8 +130,9 @@ func (w WireResult) MarshalJSON() ([]byte, error) {
 		HasErr  bool     `json:",omitempty"`
 		Calls   []Call   `json:",omitempty"`
 		Files   string   `json:",omitempty"`
+		Step    string   `json:",omitempty"`
 	}
-	return json.Marshal(out{plain(r), struct{}{}, w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files})
+	return json.Marshal(out{plain(r), struct{}{}, w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files, w.Step})
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote, Err included.
@@ -143,12 +146,13 @@ func (w *WireResult) UnmarshalJSON(b []byte) error {
 		HasErr  bool     `json:",omitempty"`
 		Calls   []Call   `json:",omitempty"`
 		Files   string   `json:",omitempty"`
+		Step    string   `json:",omitempty"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
 	w.Result = step.Result(in.plain)
-	w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files = in.ErrCode, in.ErrMsg, in.HasErr, in.Calls, in.Files
+	w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files, w.Step = in.ErrCode, in.ErrMsg, in.HasErr, in.Calls, in.Files, in.Step
 	if in.HasErr {
 		w.Result.Err = &StepError{Code: source.Code(in.ErrCode), Msg: in.ErrMsg}
 	}
