@@ -55,8 +55,11 @@ To try it: 'smith-temporal dev' starts a development server on
 
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
 the runs' steps in BASE/workspace; every worker and client of a fleet uses
-the same --blobs directory (default BASE/.orchestrator/blobs), where the
-program and values over 64 KiB are kept by reference.
+the same --blobs store (a directory, default BASE/.orchestrator/blobs, or
+s3://BUCKET/PREFIX), where the program, values over 64 KiB and a snapshot of
+the run's WORKSPACE after each step are kept by reference: a run's files
+follow it to any worker.
+
 Production clusters: every command that talks to Temporal takes --tls-cert,
 --tls-key, --tls-ca, --tls-server-name (mTLS) and --api-key (Temporal Cloud),
 or the variables SMITH_TEMPORAL_TLS_CERT, _TLS_KEY, _TLS_CA, _TLS_SERVER_NAME
@@ -209,7 +212,7 @@ func resumeFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 }
 
 func statusFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state, asked of its workflow (a query): status, current step,\nstep results. --json prints the whole state in the shape of state.json.\n", stderr)
+	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state as the Temporal server holds it (the workflow's memo, a\nclosed run's result; no worker needed): status, current step, step results.\n--json prints the state in the shape of state.json: the whole state of a\nhalted or ended run; of a running one, asked of the workflow when a worker\nruns, else what the memo holds.\n", stderr)
 	v.conn.add(fs)
 	fs.BoolVar(&v.asJSON, "json", false, "print the state as JSON (the shape of state.json)")
 	return fs
