@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/server/common/testing/freeport"
 )
 
 // Figures for docs/temporal.md (not pass/fail):
@@ -104,4 +107,78 @@ func buildMain(b *testing.B) string {
 		b.Fatalf("build: %v %s", err, out)
 	}
 	return exe
+}
+
+// trivialYAML: 50 steps that start no process (the mock provider), the
+// kind of block that a round trip per step costs most.
+func trivialYAML() string {
+	items := make([]string, 50)
+	for i := range items {
+		items[i] = strconv.Itoa(i + 1)
+	}
+	return `version: "1.0"
+name: trivial
+strict_flow: false
+context: {items: [` + strings.Join(items, ", ") + `]}
+steps:
+  - name: Loop
+    for_each:
+      items: "${context.items}"
+      as: i
+      steps:
+        - name: Think
+          provider: mock
+          prompt: "step ${i}"
+`
+}
+
+// BenchmarkTrivialSteps: 20 runs of 50 steps that start no process, all
+// at once, on smithvm and on smith-temporal dev (SQLite in a file) with
+// one worker: the wall time of each and their ratio.
+func BenchmarkTrivialSteps(b *testing.B) {
+	const runs = 20
+	base := b.TempDir()
+	file := write(b, filepath.Join(base, "trivial.yaml"), trivialYAML())
+	bin := smithvm(b)
+	all := func(run func(i int) error) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, runs)
+		for i := range runs {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = run(i) }()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	local := all(func(i int) error {
+		cmd := exec.Command(bin, "run", file, "--base", base, "--run-id", "l"+strconv.Itoa(i))
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("smithvm: %v %s", err, out)
+		}
+		return nil
+	})
+	s := &fileServer{t: b, db: filepath.Join(b.TempDir(), "dev.db"), port: freeport.MustGetFreePort(), ns: "bench"}
+	s.start()
+	b.Cleanup(s.kill)
+	f := newFleetAt(b, s.addr(), s.ns)
+	f.exe = buildMain(b)
+	f.worker()
+	tfile := write(b, filepath.Join(f.base, "trivial.yaml"), trivialYAML())
+	f.cli("run", tfile, "--run-id", "warm") // worker and server warm-up
+	tmp := all(func(i int) error {
+		if r := f.cli("run", tfile, "--run-id", "t"+strconv.Itoa(i)); r.code != 0 {
+			return fmt.Errorf("temporal: %d %s", r.code, r.stderr)
+		}
+		return nil
+	})
+	b.ReportMetric(local.Seconds(), "local-s")
+	b.ReportMetric(tmp.Seconds(), "temporal-s")
+	b.ReportMetric(tmp.Seconds()/local.Seconds(), "ratio")
 }

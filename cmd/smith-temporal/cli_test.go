@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,5 +47,23 @@ func TestCompletion(t *testing.T) {
 	var out, errb bytes.Buffer
 	if st := run([]string{"completion", "tcsh"}, strings.NewReader(""), &out, &errb); st != 2 || !strings.Contains(errb.String(), "want bash, zsh, fish") {
 		t.Errorf("smith-temporal completion tcsh = exit %d, stderr %q; want 2 naming the shells", st, errb.String())
+	}
+}
+
+// TestLeanBuild: built with -tags nodev, smith-temporal has every command
+// but dev, which says how to get it (exit 1); the embedded server is left
+// out of that binary.
+func TestLeanBuild(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "smith-temporal")
+	if out, err := exec.Command("go", "build", "-tags", "nodev", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nodev: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe, "dev", "--db", filepath.Join(t.TempDir(), "d.db")).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "-tags nodev") {
+		t.Errorf("lean smith-temporal dev: %v %q, want exit 1 naming the build tag", err, out)
+	}
+	if out, err := exec.Command(exe, "worker", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--blobs") {
+		t.Errorf("lean smith-temporal worker --help: %v %q", err, out)
 	}
 }

@@ -466,13 +466,14 @@ steps:
 
 // TestStepBudgetAcrossContinueAsNew: --max-steps counts every step of the
 // run, not of each execution: a run that continues as new every few steps
-// (--history-limit 40) fails with E_STEP_BUDGET where smithvm does, in the
+// (--history-limit 12: the cheap steps are local activities, a marker
+// each) fails with E_STEP_BUDGET where smithvm does, in the
 // same state.
 func TestStepBudgetAcrossContinueAsNew(t *testing.T) {
 	f := newFleet(t)
 	f.worker()
 	c := parityCase{name: "budget", file: "budget.yaml", src: budgetYAML, codes: []int{1},
-		flags: []string{"--max-steps", "25"}, tflags: []string{"--history-limit", "40"}}
+		flags: []string{"--max-steps", "25"}, tflags: []string{"--history-limit", "12"}}
 	lc, ls := c.localRun(t, "budget1")
 	tc, ts, stderr := c.temporalRun(t, f, "budget1")
 	if !reflect.DeepEqual(lc, c.codes) || !reflect.DeepEqual(tc, lc) {
@@ -489,7 +490,7 @@ func TestStepBudgetAcrossContinueAsNew(t *testing.T) {
 		}
 	}
 	if renewed < 2 {
-		t.Errorf("the run continued as new %d times, want several (--history-limit 40)", renewed)
+		t.Errorf("the run continued as new %d times, want several (--history-limit 12)", renewed)
 	}
 }
 

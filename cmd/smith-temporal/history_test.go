@@ -55,7 +55,7 @@ func payloads(t *testing.T, blobs string, m protoreflect.Message) [][]byte {
 	if p, ok := m.Interface().(*commonpb.Payload); ok {
 		data := p.GetData()
 		if string(p.GetMetadata()["encoding"]) == "binary/smith-blob" {
-			b, err := engine.Blobs{Dir: blobs}.Get(string(data))
+			b, err := engine.DirBlobs(blobs).Get(string(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,11 +204,11 @@ steps:
 		t.Fatalf("compile: %v", ds)
 	}
 	code, _ := p.MarshalBinary()
-	ref, err := engine.Blobs{Dir: f.blobs}.Put(code)
+	ref, err := engine.DirBlobs(f.blobs).Put(code)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Dial(client.Options{HostPort: f.addr, Namespace: f.ns, DataConverter: engine.DataConverter(f.blobs), Logger: quietLogger{}})
+	c, err := client.Dial(client.Options{HostPort: f.addr, Namespace: f.ns, DataConverter: engine.DataConverter(engine.DirBlobs(f.blobs)), Logger: quietLogger{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -41,6 +42,7 @@ func main() {
 const usage = `smith-temporal: run Smith workflows on Temporal
 
 Usage:
+  smith-temporal dev [--db FILE] [--port 7233] [--namespace default]
   smith-temporal worker --address HOST:PORT [--namespace default] [--task-queue smith] [--base BASE] [--host-queue Q] [--shared-workspace]
   smith-temporal run FILE --address HOST:PORT [--run-id ID] [--context k=v] [--detach] [--max-steps N] [--max-parallel N]
   smith-temporal resume RUN_ID [--signal SIGNAL:X] [--note TEXT] --address HOST:PORT [--max-steps N]
@@ -48,10 +50,20 @@ Usage:
   smith-temporal completion bash|zsh|fish
   smith-temporal --version
 
+To try it: 'smith-temporal dev' starts a development server on
+127.0.0.1:7233; then run a worker and a workflow with --address 127.0.0.1:7233.
+
 One Temporal workflow per Smith run (workflow id = run id). Workers execute
 the runs' steps in BASE/workspace; every worker and client of a fleet uses
-the same --blobs directory (default BASE/.orchestrator/blobs), where the
-program and values over 64 KiB are kept by reference.
+the same --blobs store (a directory, default BASE/.orchestrator/blobs, or
+s3://BUCKET/PREFIX), where the program, values over 64 KiB and a snapshot of
+the run's WORKSPACE after each step are kept by reference: a run's files
+follow it to any worker.
+
+Production clusters: every command that talks to Temporal takes --tls-cert,
+--tls-key, --tls-ca, --tls-server-name (mTLS) and --api-key (Temporal Cloud),
+or the variables SMITH_TEMPORAL_TLS_CERT, _TLS_KEY, _TLS_CA, _TLS_SERVER_NAME
+and SMITH_TEMPORAL_API_KEY.
 Run 'smith-temporal COMMAND --help' for a command's flags.
 
 Exit status as smithvm's: 0 success, 1 a step failed, 2 configuration
@@ -77,6 +89,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdResume(rest, stdout, stderr)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
+	case "dev":
+		return cmdDev(rest, stdout, stderr)
 	case "step-host":
 		return cmdStepHost(rest, stdin, stdout, stderr)
 	case "completion":
@@ -92,6 +106,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // conn holds the flags every command that talks to Temporal shares.
 type conn struct {
 	address, namespace, queue, base, blobs string
+	tls                                    tlsFlags
+	store                                  *engine.Blobs // --blobs opened by resolve
 }
 
 func (c *conn) add(fs *pflag.FlagSet) {
@@ -99,11 +115,15 @@ func (c *conn) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
 	fs.StringVar(&c.queue, "task-queue", engine.DefaultQueue, "the task queue the workers pull from")
 	fs.StringVar(&c.base, "base", "", "the project directory BASE (default: the current directory)")
-	fs.StringVar(&c.blobs, "blobs", "", "the blob directory shared by every worker and client (default BASE/.orchestrator/blobs)")
+	fs.StringVar(&c.blobs, "blobs", "", "the blob store shared by every worker and client: a directory, file:///PATH or\ns3://BUCKET/PREFIX?region=R&endpoint=URL (default BASE/.orchestrator/blobs)")
+	c.tls.add(fs)
 }
 
 // resolve fills the defaults that depend on BASE.
 func (c *conn) resolve() error {
+	if err := c.tls.resolve(os.Getenv); err != nil {
+		return err
+	}
 	if c.address == "" {
 		return errors.New("--address HOST:PORT is required")
 	}
@@ -122,18 +142,25 @@ func (c *conn) resolve() error {
 	if c.blobs == "" {
 		c.blobs = filepath.Join(abs, ".orchestrator", "blobs")
 	}
-	c.blobs, err = filepath.Abs(c.blobs)
+	c.store, err = engine.OpenBlobs(context.Background(), c.blobs)
 	return err
 }
 
 func (c *conn) dial() (client.Client, error) {
-	return client.Dial(client.Options{
+	opts := client.Options{
 		HostPort:      c.address,
 		Namespace:     c.namespace,
-		DataConverter: engine.DataConverter(c.blobs),
+		DataConverter: c.dc(),
 		Logger:        quietLogger{},
-	})
+	}
+	if err := c.tls.apply(&opts); err != nil {
+		return nil, err
+	}
+	return client.Dial(opts)
 }
+
+// dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
+func (c *conn) dc() converter.DataConverter { return engine.DataConverter(c.store) }
 
 // flagVals holds the values of every command's flags.
 type flagVals struct {
@@ -142,13 +169,14 @@ type flagVals struct {
 	ctxKV                          []string
 	shared, detach, asJSON         bool
 	maxSteps, historyLimit, maxPar int
+	dev                            devVals
 }
 
 // flagBuilders makes each user command's flag set, bound to v, in the
 // usage's order (step-host is internal): the commands parse these and the
 // completion scripts are generated from them.
 var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
+	devFlags, workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
 }
 
 func workerFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
@@ -184,7 +212,7 @@ func resumeFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 }
 
 func statusFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state, asked of its workflow (a query): status, current step,\nstep results. --json prints the whole state in the shape of state.json.\n", stderr)
+	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state as the Temporal server holds it (the workflow's memo, a\nclosed run's result; no worker needed): status, current step, step results.\n--json prints the state in the shape of state.json: the whole state of a\nhalted or ended run; of a running one, asked of the workflow when a worker\nruns, else what the memo holds.\n", stderr)
 	v.conn.add(fs)
 	fs.BoolVar(&v.asJSON, "json", false, "print the state as JSON (the shape of state.json)")
 	return fs
@@ -249,12 +277,12 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if hostQueue == "" {
 		hostQueue = defaultHostQueue(c.queue, c.base)
 	}
-	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue}
+	acts := &engine.Activities{Base: c.base, Exe: exe, HostQueue: hostQueue, Blobs: c.store}
 	if shared {
 		acts.HostQueue = ""
 	}
 	w := worker.New(cl, c.queue, worker.Options{})
-	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: engine.Blobs{Dir: c.blobs}}, acts)
+	engine.Register(w, &engine.Workflows{Dirs: dirs, Blobs: c.store}, acts)
 	hw := worker.New(cl, hostQueue, worker.Options{})
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
@@ -327,7 +355,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
 		return source.ExitConfig
 	}
-	ref, err := engine.Blobs{Dir: c.blobs}.Put(code)
+	ref, err := c.store.Put(code)
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
 		return source.ExitConfig
@@ -391,13 +419,30 @@ func wait(ctx context.Context, cl client.Client, runID string, seen int, asJSON 
 		select {
 		case <-done:
 			if gerr != nil {
-				fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
-				return source.ExitExec
+				// A failed Smith run is a failed workflow: its Output is
+				// the failure's details.
+				o, ok := failedOutput(gerr)
+				if !ok {
+					fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, gerr)
+					return source.ExitExec
+				}
+				out = *o
 			}
-			// The last lines: the closed workflow answers the query too.
-			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			follow(qctx)
-			cancel()
+			// The last lines: in the result, or the closed workflow
+			// answers the query too (runs of older workers, a client
+			// more than 100 lines behind).
+			if len(out.Lines) > 0 && out.Lines[0].Seq <= seen+1 {
+				for _, l := range out.Lines {
+					if l.Seq > seen {
+						fmt.Fprintln(stderr, l.Text)
+						seen = l.Seq
+					}
+				}
+			} else {
+				qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				follow(qctx)
+				cancel()
+			}
 			return report(runID, &out, asJSON, stdout, stderr)
 		case <-tick.C:
 			if follow(ctx) != vm.StatusHalted {
@@ -477,20 +522,28 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	st, err := queryState(ctx, cl, runID)
+	// What the server holds: no worker needs to run (the signal waits
+	// for the next worker).
+	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
 		return notFound(runID, err, stderr)
+	}
+	st := l.state(runID)
+	if !l.closed() && l.brief == nil {
+		// A run of older workers, or one not started yet: ask it.
+		if st, err = queryState(ctx, cl, runID); err != nil {
+			return notFound(runID, err, stderr)
+		}
 	}
 	switch {
 	case st != nil && st.Status == vm.StatusCompleted:
 		fmt.Fprintf(stderr, "INFO: run %s is completed: nothing to do\n", runID)
 		return 0
+	case l.closed():
+		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: it has ended\n", source.ERunLocked, runID, statusWord(l, st))
+		return source.ExitConfig
 	case st == nil || st.Status != vm.StatusHalted:
-		status := "starting"
-		if st != nil {
-			status = st.Status
-		}
-		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, status)
+		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
 		return source.ExitConfig
 	}
 	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {
@@ -502,7 +555,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	// Wait until the run has left the halt before following it.
 	for i := 0; i < 200; i++ {
-		if s, err := queryState(ctx, cl, runID); err == nil && s != nil && (s.Status != vm.StatusHalted || s.Seq != st.Seq) {
+		if l, err := lookAt(ctx, cl, c.dc(), runID); err == nil && (l.closed() || l.brief == nil ||
+			l.brief.Status != vm.StatusHalted || l.brief.Seq != st.Seq) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -538,19 +592,32 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	defer cl.Close()
 	runID := fs.Arg(0)
-	// A query is answered by a worker: without one it would wait.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := queryState(ctx, cl, runID)
-	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-		fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
-		return source.ExitExec
-	}
+	// What the server holds (the memo, a closed run's result): no worker
+	// needs to run.
+	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
 		return notFound(runID, err, stderr)
 	}
+	st := l.state(runID)
+	if !l.closed() && (l.brief == nil || asJSON && l.halted == nil) && hasWorker(ctx, cl, c.queue) {
+		// The whole state of a running run (or of one of older workers)
+		// is the workflow's: ask it (a query, answered by a worker).
+		qs, err := queryState(ctx, cl, runID)
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			fmt.Fprintf(stderr, "smith-temporal status: no worker answered within 30 s: is a worker running on task queue %s?\n", c.queue)
+			return source.ExitExec
+		}
+		if err != nil {
+			return notFound(runID, err, stderr)
+		}
+		if qs != nil {
+			st = qs
+		}
+	}
 	if st == nil {
-		fmt.Fprintf(stdout, "run %s: starting\n", runID)
+		fmt.Fprintf(stdout, "run %s: %s\n", runID, statusWord(l, nil))
 		return 0
 	}
 	if asJSON {
@@ -562,7 +629,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "run %s: %s (workflow %s), current step %s\n", st.RunID, st.Status, st.WorkflowName, st.CurrentStep)
 	if st.WorktreePath != "" {
 		var q string
-		if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
+		if l.brief != nil {
+			q = l.brief.HostQueue
+		} else if v, err := cl.QueryWorkflow(ctx, runID, "", engine.HostQuery); err == nil {
 			v.Get(&q)
 		}
 		if q != "" {
@@ -626,6 +695,18 @@ func (quietLogger) Error(msg string, kv ...any) {
 }
 
 var _ log.Logger = quietLogger{}
+
+// statusWord names a run's status: Smith's when known, else Temporal's
+// ("starting" for a running workflow with no state yet).
+func statusWord(l *look, st *vm.State) string {
+	switch {
+	case st != nil:
+		return st.Status
+	case l.closed():
+		return strings.ToLower(l.status.String()) + " on Temporal"
+	}
+	return "starting"
+}
 
 // sortedSteps lists the state's steps by name.
 func sortedSteps(st *vm.State) []string {

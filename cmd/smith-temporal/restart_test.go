@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,94 +14,17 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/common/authorization"
-	"go.temporal.io/server/common/cluster"
-	"go.temporal.io/server/common/config"
-	"go.temporal.io/server/common/dynamicconfig"
-	"go.temporal.io/server/common/log"
-	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/testing/freeport"
-	"go.temporal.io/server/schema/sqlite"
-	"go.temporal.io/server/temporal"
 )
 
-// A Temporal server whose state survives its process: SQLite in a file,
-// the frontend on a fixed 127.0.0.1 port, run as a subprocess of the test
-// binary (serverEnv=1; arguments: the database file, the port, the
-// namespace), so a test can kill it and start it again on the same port
-// and database. The configuration is temporaltest's (its internal
-// temporalite package) with a database file instead of memory.
+// A Temporal server whose state survives its process: smith-temporal dev
+// (SQLite in a file, the frontend on a fixed 127.0.0.1 port), run as a
+// subprocess of the test binary, so a test can kill it and start it again
+// on the same port and database.
 
-const serverEnv = "SMITH_TEMPORAL_TEST_SERVER"
-
-// serveSQLite runs the server until SIGTERM; it prints "ready" once the
-// frontend serves.
-func serveSQLite(db string, port int, ns string) int {
-	sqlCfg := config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: db,
-		ConnectAttributes: map[string]string{"mode": "rwc"}}
-	if _, err := os.Stat(db); os.IsNotExist(err) {
-		if err := sqlite.SetupSchema(&sqlCfg); err != nil {
-			fmt.Fprintln(os.Stderr, "schema:", err)
-			return 1
-		}
-		nsc, err := sqlite.NewNamespaceConfig("active", ns, false, nil)
-		if err == nil {
-			err = sqlite.CreateNamespaces(&sqlCfg, nsc)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "namespace:", err)
-			return 1
-		}
-	}
-	const ip = "127.0.0.1"
-	svc := func(grpc int) config.Service {
-		return config.Service{RPC: config.RPC{GRPCPort: grpc, MembershipPort: freeport.MustGetFreePort(), BindOnIP: ip}}
-	}
-	cfg := &config.Config{
-		Global: config.Global{
-			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: ip},
-			PProf:      config.PProf{Port: freeport.MustGetFreePort()},
-		},
-		Persistence: config.Persistence{DefaultStore: sqliteplugin.PluginName, VisibilityStore: sqliteplugin.PluginName,
-			NumHistoryShards: 1, DataStores: map[string]config.DataStore{sqliteplugin.PluginName: {SQL: &sqlCfg}}},
-		ClusterMetadata: &cluster.Config{FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
-			ClusterInformation: map[string]cluster.ClusterInformation{"active": {Enabled: true, InitialFailoverVersion: 1,
-				RPCAddress: fmt.Sprintf("%s:%d", ip, port)}}},
-		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
-		Services: map[string]config.Service{"frontend": svc(port), "history": svc(freeport.MustGetFreePort()),
-			"matching": svc(freeport.MustGetFreePort()), "worker": svc(freeport.MustGetFreePort())},
-		Archival: config.Archival{History: config.HistoryArchival{State: "disabled"},
-			Visibility: config.VisibilityArchival{State: "disabled"}},
-		PublicClient: config.PublicClient{HostPort: fmt.Sprintf("%s:%d", ip, port)},
-		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
-			History: config.HistoryArchivalNamespaceDefaults{State: "disabled"}, Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"}}},
-	}
-	dc := dynamicconfig.StaticClient{
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-		dynamicconfig.TransferProcessorMaxPollRPS.Key():             []dynamicconfig.ConstrainedValue{{Value: 1000}},
-	}
-	srv, err := temporal.NewServer(temporal.WithConfig(cfg), temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(log.NewNoopLogger()), temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
-		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return authorization.NewNoopClaimMapper() }),
-		temporal.WithDynamicConfigClient(dc))
-	if err == nil {
-		err = srv.Start()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		return 1
-	}
-	fmt.Println("ready")
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGTERM, os.Interrupt)
-	<-ch
-	srv.Stop()
-	return 0
-}
-
-// fileServer is a serveSQLite subprocess.
+// fileServer is a smith-temporal dev subprocess.
 type fileServer struct {
-	t       *testing.T
+	t       testing.TB
 	db, ns  string
 	port    int
 	cmd     *exec.Cmd
@@ -120,8 +41,8 @@ func (s *fileServer) start() {
 		s.t.Fatal(err)
 	}
 	t0 := time.Now()
-	cmd := exec.Command(exe, s.db, strconv.Itoa(s.port), s.ns)
-	cmd.Env = append(os.Environ(), serverEnv+"=1")
+	cmd := exec.Command(exe, "dev", "--db", s.db, "--port", strconv.Itoa(s.port), "--namespace", s.ns)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -135,7 +56,7 @@ func (s *fileServer) start() {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "ready" {
+			if strings.HasPrefix(sc.Text(), "smith-temporal dev: Temporal server on "+s.addr()) {
 				ready <- true
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
@@ -33,10 +34,6 @@ const mainEnv = "SMITH_TEMPORAL_MAIN"
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	if os.Getenv(serverEnv) == "1" && len(os.Args) == 4 {
-		port, _ := strconv.Atoi(os.Args[2])
-		os.Exit(serveSQLite(os.Args[1], port, os.Args[3]))
 	}
 	code := m.Run()
 	if srv != nil {
@@ -63,7 +60,8 @@ func server(t testing.TB) *temporaltest.TestServer {
 		if os.Getenv("SMITH_BENCH_DEFAULT_SERVER") != "" { // the benchmarks' comparison
 			delete(dc, dynamicconfig.TransferProcessorMaxPollRPS.Key())
 		}
-		srv = temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc)))
+		srv = temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc),
+			temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return apiKeys{} })))
 	})
 	if srv == nil {
 		t.Fatal("no Temporal server")
@@ -80,7 +78,9 @@ type fleet struct {
 	queue   string
 	base    string
 	blobs   string
-	exe     string // the worker binary; "" = this test binary
+	exe     string   // the worker binary; "" = this test binary
+	env     []string // the workers' environment, added
+	extra   []string // the commands' flags, added
 	mu      *sync.Mutex
 	workers []*exec.Cmd
 }
@@ -125,7 +125,7 @@ func (f *fleet) workerAt(base string, flags ...string) *exec.Cmd {
 		exe = f.exe
 	}
 	cmd := exec.Command(exe, append(append(append([]string{"worker"}, f.flags()...), "--base", base), flags...)...)
-	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), f.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -172,7 +172,7 @@ type result struct {
 // cli runs smith-temporal in this process with the fleet's flags.
 func (f *fleet) cli(args ...string) result {
 	var out, errb bytes.Buffer
-	code := run(append(args, f.flags()...), strings.NewReader(""), &out, &errb)
+	code := run(append(append(args, f.flags()...), f.extra...), strings.NewReader(""), &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -197,7 +197,7 @@ func parseState(t *testing.T, s string) *vm.State {
 }
 
 // waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	end := time.Now().Add(d)
 	for !cond() {

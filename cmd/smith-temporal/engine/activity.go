@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,6 +36,13 @@ type Activities struct {
 	HostQueue string
 	// Heartbeat is how often a running step heartbeats; 0 means 1 s.
 	Heartbeat time.Duration
+	// Blobs is the fleet's blob store: with one, a run's files follow it
+	// from worker to worker (snapshot.go); nil leaves them where the steps
+	// wrote them.
+	Blobs *Blobs
+
+	filesOnce sync.Once
+	files     *workspaceFiles
 
 	hostOnce sync.Once
 	host     *stepHost
@@ -79,14 +87,55 @@ func (a *Activities) Environment(ctx context.Context, in EnvInput) (EnvOutput, e
 // Step runs one execution of a step or block. It heartbeats while the step
 // runs; when the activity is cancelled (a lost heartbeat, the run
 // cancelled) the step's process group is killed.
+//
+// Before the step, the run's WORKSPACE is made equal to the snapshot the
+// workflow sent (wr.Files: the files after the run's last step, wherever
+// it ran); after it, a new snapshot is stored and named in the result.
 func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, error) {
 	stop := a.heartbeat(ctx)
 	defer stop()
-	if a.Exe == "" || !startsProcess(&wr.Request) {
-		return RunStep(ctx, a.Base, wr, a.lookup), nil
+	ws, travel := a.workspace(&wr.Request)
+	if travel {
+		if err := a.runFiles().restore(a.Blobs, ws, wr.RunID, wr.Files); err != nil {
+			return WireResult{}, fmt.Errorf("the run's files: %w", err) // retried
+		}
 	}
-	a.hostOnce.Do(func() { a.host = &stepHost{exe: a.Exe, base: a.Base} })
-	return a.host.run(ctx, wr)
+	var out WireResult
+	if a.Exe == "" || !startsProcess(&wr.Request) {
+		out = RunStep(ctx, a.Base, wr, a.lookup)
+	} else {
+		a.hostOnce.Do(func() { a.host = &stepHost{exe: a.Exe, base: a.Base} })
+		var err error
+		if out, err = a.host.run(ctx, wr); err != nil {
+			return out, err
+		}
+	}
+	if travel {
+		ref, err := a.runFiles().snapshot(a.Blobs, ws, wr.RunID)
+		if err != nil {
+			return WireResult{}, fmt.Errorf("the run's files: %w", err) // retried
+		}
+		out.Files = ref
+	}
+	out.Step = wr.Step
+	return out, nil
+}
+
+// workspace is the WORKSPACE of the step's run on this worker, and
+// whether its files travel: with a blob store, and not for a run with a
+// git worktree (its activities stay on the host that holds it).
+func (a *Activities) workspace(r *step.Request) (string, bool) {
+	if a.Blobs == nil || r.WorktreePath != "" {
+		return "", false
+	}
+	return filepath.Join(a.Base, "workspace"), true
+}
+
+func (a *Activities) runFiles() *workspaceFiles {
+	a.filesOnce.Do(func() {
+		a.files = &workspaceFiles{synced: map[string]string{}, stats: map[string]fileStat{}}
+	})
+	return a.files
 }
 
 // startsProcess reports whether a request may start a process: commands,

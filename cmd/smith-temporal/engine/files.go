@@ -21,6 +21,9 @@ type FilesInput struct {
 	Op  string // exists, read
 	Dir string `json:",omitempty"` // read: the directory, relative to BASE ('/')
 	Rel string
+	// Files is the run's snapshot, restored before the read (snapshot.go).
+	Files string `json:",omitempty"`
+	RunID string `json:",omitempty"`
 }
 
 // FilesOutput is its answer, the error as data.
@@ -85,6 +88,11 @@ func (a *Activities) Files(ctx context.Context, in FilesInput) (FilesOutput, err
 	if err != nil {
 		return FilesOutput{}, err
 	}
+	if a.Blobs != nil && in.Files != "" {
+		if err := a.runFiles().restore(a.Blobs, dirs.Workspace, in.RunID, in.Files); err != nil {
+			return FilesOutput{}, fmt.Errorf("the run's files: %w", err)
+		}
+	}
 	var l workers.Local
 	var out FilesOutput
 	switch in.Op {
@@ -111,6 +119,8 @@ type workflowHost struct {
 	// queue is the task queue of the host that holds the run's worktree
 	// ("": the run's own task queue, any worker).
 	queue string
+	runID string
+	local bool // local activities when the queue is the run's (local.go)
 }
 
 var _ vm.Host = (*workflowHost)(nil)
@@ -124,6 +134,14 @@ func (f *workflowHost) execute(name string, ao workflow.ActivityOptions, in, out
 	ao.TaskQueue = f.queue
 	var err error
 	f.co.block(func(ctx workflow.Context) {
+		if f.local && f.queue == "" {
+			if f.co.hist != nil {
+				f.co.hist.local++
+			}
+			err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(ao)), name, in).Get(ctx, out)
+			return
+		}
+		f.co.beforeWait()
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), name, in).Get(ctx, out)
 	})
 	return err
@@ -131,6 +149,10 @@ func (f *workflowHost) execute(name string, ao workflow.ActivityOptions, in, out
 
 func (f *workflowHost) call(in FilesInput) FilesOutput {
 	var out FilesOutput
+	// The read sees the files after the run's (or thread's) last step.
+	if c := chainOf(f.co.cur); c != nil && c.ref != "" {
+		in.Files, in.RunID = c.ref, f.runID
+	}
 	if err := f.execute(FilesActivity, workflow.ActivityOptions{StartToCloseTimeout: time.Minute}, in, &out); err != nil {
 		return FilesOutput{wireErr: activityErr("files", err)}
 	}

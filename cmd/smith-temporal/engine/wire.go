@@ -22,6 +22,9 @@ type WireRequest struct {
 	// SecretNames are the program's secrets: the activity masks their
 	// values in everything it returns.
 	SecretNames []string
+	// Files is the snapshot of the run's WORKSPACE the step must see (a
+	// manifest blob, snapshot.go); "" before the run's first snapshot.
+	Files string
 }
 
 // MarshalJSON encodes the request's data fields (every field but the
@@ -38,6 +41,9 @@ func (w WireRequest) MarshalJSON() ([]byte, error) {
 	}
 	if len(w.SecretNames) > 0 {
 		m["SecretNames"] = w.SecretNames
+	}
+	if w.Files != "" {
+		m["Files"] = w.Files
 	}
 	return json.Marshal(m)
 }
@@ -57,6 +63,11 @@ func (w *WireRequest) UnmarshalJSON(b []byte) error {
 		}
 		if err := json.Unmarshal(raw, v.FieldByIndex(f.Index).Addr().Interface()); err != nil {
 			return fmt.Errorf("request field %s: %w", f.Name, err)
+		}
+	}
+	if raw, ok := m["Files"]; ok {
+		if err := json.Unmarshal(raw, &w.Files); err != nil {
+			return err
 		}
 	}
 	if raw, ok := m["SecretNames"]; ok {
@@ -92,6 +103,11 @@ type WireResult struct {
 	ErrMsg  string `json:",omitempty"`
 	HasErr  bool   `json:",omitempty"`
 	Calls   []Call `json:",omitempty"`
+	// Files is the snapshot of the run's WORKSPACE after the step ("":
+	// none taken, the run's files did not travel).
+	Files string `json:",omitempty"`
+	// Step echoes the request's step, which the workflow checks on replay.
+	Step string `json:",omitempty"`
 }
 
 // MarshalJSON encodes the result with Err as ErrCode/ErrMsg.
@@ -113,8 +129,10 @@ func (w WireResult) MarshalJSON() ([]byte, error) {
 		ErrMsg  string   `json:",omitempty"`
 		HasErr  bool     `json:",omitempty"`
 		Calls   []Call   `json:",omitempty"`
+		Files   string   `json:",omitempty"`
+		Step    string   `json:",omitempty"`
 	}
-	return json.Marshal(out{plain(r), struct{}{}, w.ErrCode, w.ErrMsg, w.HasErr, w.Calls})
+	return json.Marshal(out{plain(r), struct{}{}, w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files, w.Step})
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote, Err included.
@@ -127,12 +145,14 @@ func (w *WireResult) UnmarshalJSON(b []byte) error {
 		ErrMsg  string   `json:",omitempty"`
 		HasErr  bool     `json:",omitempty"`
 		Calls   []Call   `json:",omitempty"`
+		Files   string   `json:",omitempty"`
+		Step    string   `json:",omitempty"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
 	w.Result = step.Result(in.plain)
-	w.ErrCode, w.ErrMsg, w.HasErr, w.Calls = in.ErrCode, in.ErrMsg, in.HasErr, in.Calls
+	w.ErrCode, w.ErrMsg, w.HasErr, w.Calls, w.Files, w.Step = in.ErrCode, in.ErrMsg, in.HasErr, in.Calls, in.Files, in.Step
 	if in.HasErr {
 		w.Result.Err = &StepError{Code: source.Code(in.ErrCode), Msg: in.ErrMsg}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -75,6 +76,12 @@ type Input struct {
 	// Executed is how many blocks the Run or Resume that continued as
 	// new had executed: they count against MaxSteps in the next execution.
 	Executed int `json:",omitempty"`
+	// Activities is how many step activities the run has scheduled: the
+	// ids ("N:Step") go on counting across resumes and continue-as-new.
+	Activities int `json:",omitempty"`
+	// Files is the snapshot of the run's WORKSPACE after its last step
+	// (snapshot.go), carried across continue-as-new.
+	Files string `json:",omitempty"`
 }
 
 // ResumeRequest is the resume signal: CONTRACT 7.4's --signal and --note.
@@ -112,6 +119,9 @@ type Output struct {
 	State    *vm.State
 	// Renewed counts the times the run continued as new.
 	Renewed int `json:",omitempty"`
+	// Lines are the run's last console lines (100 at most), so that the
+	// client prints them without a query to the closed workflow.
+	Lines []ConsoleLine `json:",omitempty"`
 }
 
 // Workflows is the workflow side of a worker.
@@ -119,8 +129,9 @@ type Workflows struct {
 	// Dirs is the worker's project layout (--base): the VM names
 	// directories in it; its reads of files (file_exists, ARTIFACT
 	// layers) are activities (files.go).
-	Dirs  confine.Dir
-	Blobs Blobs
+	Dirs confine.Dir
+	// Blobs is the fleet's blob store (--blobs), which holds the programs.
+	Blobs *Blobs
 }
 
 // Run is the workflow: the compiled program runs here, in the VM; every
@@ -131,6 +142,9 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if in.ProgramRef != "" {
 		var err error
 		// A blob is named by its hash: reading it is deterministic.
+		if w.Blobs == nil {
+			return nil, temporal.NewNonRetryableApplicationError("the program is a blob and this worker has no blob store", "E_BYTECODE", nil)
+		}
 		if data, err = w.Blobs.Get(in.ProgramRef); err != nil {
 			return nil, err
 		}
@@ -139,6 +153,12 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("decode the program: "+err.Error(), "E_BYTECODE", err)
 	}
+	// Histories recorded before the memo replay without it (memo.go).
+	truth := workflow.GetVersion(ctx, truthChange, workflow.DefaultVersion, 1) >= 1
+	// Steps that start no process, the files' reads and the host's
+	// effects run as local activities (local.go) from the same version;
+	// older histories as activities.
+	local := truth
 	cur := in.State
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (*vm.State, error) { return cur, nil }); err != nil {
 		return nil, err
@@ -167,9 +187,15 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		lines = append(lines, ConsoleLine{Seq: e.Seq, Text: e.Console()})
 	}
 	if in.Env == nil {
-		ao := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		var env EnvOutput
-		if err := workflow.ExecuteActivity(ao, EnvActivity, EnvInput{Names: prog.EnvAllow, Secrets: prog.Secrets}).Get(ctx, &env); err != nil {
+		ein := EnvInput{Names: prog.EnvAllow, Secrets: prog.Secrets}
+		var f workflow.Future
+		if local {
+			f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute}), EnvActivity, ein)
+		} else {
+			f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute}), EnvActivity, ein)
+		}
+		if err := f.Get(ctx, &env); err != nil {
 			return nil, err
 		}
 		in.Env = &env
@@ -185,11 +211,20 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 		}
 		in.Pinned = true
 	}
+	mm := &memo{ctx: ctx, on: truth, hostQueue: &in.HostQueue}
+	if in.Halted { // continued as new while halted: the memo starts empty
+		if err := mm.update(in.State); err != nil {
+			return nil, err
+		}
+	}
 	limit := in.HistoryLimit
 	if limit <= 0 {
 		limit = defaultHistory
 	}
 	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
+	files := &chain{ref: in.Files}
+	hist := &history{}
+	ctx = workflow.WithValue(ctx, filesKey{}, files)
 	st, opts := in.State, in.Resume
 	// before is what this Run or Resume executed in earlier executions.
 	before := in.Executed
@@ -201,25 +236,31 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 	for {
 		mctx, cancel := context.WithCancel(context.Background())
 		renew := false
-		co := &coroutine{cur: ctx}
+		co := &coroutine{cur: ctx, blobs: w.Blobs, memo: mm, hist: hist}
+		if !truth {
+			in.Activities = 0 // the ids of older histories restart at each resume
+		}
 		cfg := vm.Config{
-			Registry:    &stepRunner{co: co, secrets: prog.Secrets, queue: in.HostQueue},
+			Registry:    &stepRunner{co: co, secrets: prog.Secrets, queue: in.HostQueue, n: &in.Activities, summary: truth, local: local},
 			MaxSteps:    in.MaxSteps,
 			StepsBefore: before,
 			Events:      event,
 			Env:         in.Env.lookup(prog.Secrets),
 			Checkpoint: func(d *vm.Delta, s *vm.State) error {
 				cur = s
+				if err := mm.update(s); err != nil {
+					return err
+				}
 				// Continue as new at a step boundary (the step's result
 				// saved, its transition not taken): resume there.
-				if s.Status == vm.StatusRunning && s.Phase == vm.PhaseDispatch && historyFull(ctx, limit) {
+				if s.Status == vm.StatusRunning && s.Phase == vm.PhaseDispatch && hist.full(ctx, limit) {
 					renew = true
 					cancel()
 				}
 				return nil
 			},
 			Dirs:         w.Dirs,
-			Host:         &workflowHost{co: co, dirs: w.Dirs, queue: in.HostQueue},
+			Host:         &workflowHost{co: co, dirs: w.Dirs, queue: in.HostQueue, runID: in.RunID, local: local},
 			Threads:      co.threads,
 			MaxParallel:  maxParallel(in.MaxParallel),
 			WorkflowPath: in.WorkflowPath,
@@ -251,18 +292,29 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, false, in.Renewed+1
 			next.Executed = m.Executed()
 			next.Lines = lastLines(lines)
+			next.Files = files.ref
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+		}
+		if err := mm.update(final); err != nil {
+			return nil, err
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
 			out := outputOf(final, runErr)
 			out.Renewed = in.Renewed
+			if truth {
+				out.Lines = lastLines(lines)
+			}
+			if truth && out.ExitCode != 0 {
+				return nil, failure(out)
+			}
 			return out, nil
 		}
-		if historyFull(ctx, limit) {
+		if hist.full(ctx, limit) {
 			next := in
 			next.State, next.Resume, next.Halted, next.Renewed = final, nil, true, in.Renewed+1
 			next.Executed = 0
 			next.Lines = lastLines(lines)
+			next.Files = files.ref
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		// A resume is a new Run or Resume: its own step budget.
@@ -296,10 +348,19 @@ func waitResume(ctx workflow.Context, ch workflow.ReceiveChannel, in *Input) *vm
 	return &vm.ResumeOptions{Signal: r.Signal, Note: r.Note}
 }
 
-// historyFull says whether the run should continue as new.
-func historyFull(ctx workflow.Context, limit int) bool {
+// history estimates the length of the run's history: the length at the
+// start of the workflow task plus the markers of the local activities run
+// since (local.go), which a loop of cheap steps may run by the thousand
+// in one workflow task. Both replay alike.
+type history struct{ seen, local int }
+
+// full says whether the run should continue as new.
+func (h *history) full(ctx workflow.Context, limit int) bool {
 	info := workflow.GetInfo(ctx)
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	if n := info.GetCurrentHistoryLength(); n != h.seen {
+		h.seen, h.local = n, 0
+	}
+	return info.GetContinueAsNewSuggested() || h.seen+h.local >= limit
 }
 
 // lookup is the VM's environment in workflow code: the recorded env_allow
@@ -341,7 +402,9 @@ type stepRunner struct {
 	co      *coroutine
 	secrets []string
 	queue   string // the run's host queue, or "" (workflowHost.queue)
-	n       int    // executions so far: activity ids are "N:Step"
+	n       *int   // executions so far: activity ids are "N:Step"
+	summary bool   // label each activity with its step (the truth version)
+	local   bool   // steps that start no process are local activities
 }
 
 // Run executes req as an activity and replays the callbacks it saw.
@@ -366,13 +429,35 @@ func (r *stepRunner) Run(_ context.Context, req *step.Request) step.Result {
 	// The step's name is in the activity id, so replaying a history with
 	// a workflow that would run another step there fails (the replayer
 	// compares activity ids), not only one that runs more or fewer.
-	r.n++
-	ao.ActivityID = strconv.Itoa(r.n) + ":" + req.Step
+	*r.n++
+	ao.ActivityID = strconv.Itoa(*r.n) + ":" + req.Step
+	if r.summary {
+		ao.Summary = "step " + req.Step
+	}
 	var out WireResult
 	wr := WireRequest{Request: *req, SecretNames: r.secrets}
 	var err error
 	r.co.block(func(ctx workflow.Context) {
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
+		// The step sees the files after the last step of its thread.
+		c := chainOf(ctx)
+		if c != nil {
+			wr.Files = c.ref
+		}
+		if r.local && r.queue == "" && !startsProcess(req) {
+			r.co.hist.local++
+			err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions(ao)), StepActivity, wr).Get(ctx, &out)
+		} else {
+			r.co.beforeWait()
+			err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), StepActivity, wr).Get(ctx, &out)
+		}
+		if err == nil && out.Step != "" && out.Step != req.Step {
+			// A history recorded with another step here (a local
+			// activity's marker does not name its step as an id does).
+			panic(fmt.Sprintf("nondeterministic run: the history has step %q where the workflow runs %q", out.Step, req.Step))
+		}
+		if err == nil && c != nil && out.Files != "" {
+			c.ref = out.Files
+		}
 	})
 	if err != nil {
 		return step.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 1,

@@ -225,7 +225,7 @@ steps:
 }
 
 // TestFileConditionsAreActivities: file_exists is answered by the Files
-// activity in the worker's BASE, not by the workflow code.
+// activity (a local one) in the worker's BASE, not by the workflow code.
 func TestFileConditionsAreActivities(t *testing.T) {
 	env, base := newEnv(t, nil)
 	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
@@ -240,6 +240,14 @@ func TestFileConditionsAreActivities(t *testing.T) {
 			var in FilesInput
 			args.Get(&in)
 			asked = append(asked, in.Op+" "+in.Rel)
+		}
+	})
+	// Local activities (local.go) since the smith-truth version.
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if info.ActivityType.Name == FilesActivity && len(args) == 1 {
+			if in, ok := args[0].(FilesInput); ok {
+				asked = append(asked, in.Op+" "+in.Rel)
+			}
 		}
 	})
 	src := `version: "1.0"
