@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "internal/buildversion", "internal/shellcomp", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/"},
+	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/", "github.com/aws/"},
 	// The nested module smith/cmd/smithvm/e2e: end-to-end tests only, no
 	// package code (its tests run the built binaries).
 	"cmd/smithvm/e2e": {},
