@@ -43,6 +43,17 @@ func TestDevCommand(t *testing.T) {
 	f.worker()
 	waitFor(t, time.Minute, "the halted run to answer after the restart", func() bool { return runStatus(f, "dev1") == "halted" })
 	r := f.cli("resume", "dev1", "--signal", "SIGNAL:APPROVED")
+	if r.code != 0 && s.dead() {
+		// The embedded Temporal server (1.32.1) sometimes panics in its
+		// ringpop membership monitor just after a start on a loaded
+		// machine (a nil NodeLabels); its state is in the file: start it
+		// again, as a user would, and the halted run is still there.
+		t.Logf("the dev server died after its restart (%s); starting it again", r.stderr)
+		s.kill()
+		s.start()
+		waitFor(t, time.Minute, "the halted run to answer after a second start", func() bool { return runStatus(f, "dev1") == "halted" })
+		r = f.cli("resume", "dev1", "--signal", "SIGNAL:APPROVED")
+	}
 	if r.code != 0 {
 		t.Fatalf("resume after the dev server's restart: exit %d: %s", r.code, r.stderr)
 	}

@@ -84,6 +84,20 @@ func (s *fileServer) start() {
 	s.started = time.Since(t0)
 }
 
+// dead reports whether the server's process has ended (a zombie not yet
+// reaped counts).
+func (s *fileServer) dead() bool {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
 // kill ends the server with SIGKILL: no clean shutdown.
 func (s *fileServer) kill() {
 	if s.cmd != nil && s.cmd.ProcessState == nil {
