@@ -452,6 +452,15 @@ func TestWorkspaceOutsideBase(t *testing.T) {
 	if ok, err := d.Exists(abs); !ok || err != nil {
 		t.Errorf("Exists = %v, %v", ok, err)
 	}
+	// The no-replace writes of the inboxes work there too.
+	msg, _ := d.Resolve("agents/qa/inbox/0001-a.md")
+	if err := d.WriteFileNew(msg, []byte("hi"), 0o644); err != nil {
+		t.Errorf("WriteFileNew: %v", err)
+	}
+	claim, _ := d.Resolve("agents/qa/.claims/inbox/0001-a.md")
+	if err := d.LinkNew(msg, claim); err != nil {
+		t.Errorf("LinkNew: %v", err)
+	}
 	relBase, _ := filepath.Rel(ws, filepath.Join(base, "x"))
 	for _, rel := range []string{"..", "../x", relBase, "/etc/passwd", "tobase/x"} {
 		if _, err := d.Resolve(rel); !errors.Is(err, ErrEscape) {

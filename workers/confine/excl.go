@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,33 +17,12 @@ import (
 // others get an error wrapping fs.ErrExist. A reader sees all the data or
 // no file.
 func (d Dir) WriteFileNew(abs string, data []byte, perm os.FileMode) error {
-	rel, err := d.checked(abs)
-	if err != nil {
-		return err
-	}
-	dirfd, err := d.walk(abs, filepath.Dir(rel), true)
+	dirfd, name, tmp, err := d.writeTemp(abs, data, perm)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dirfd)
-	name := filepath.Base(rel)
-	tmp := "." + name + tempSuffix + rand.Text()
-	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
 	defer unix.Unlinkat(dirfd, tmp, 0)
-	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
 	return linkNew(dirfd, tmp, dirfd, name, abs)
 }
 
@@ -54,25 +32,13 @@ func (d Dir) WriteFileNew(abs string, data []byte, perm os.FileMode) error {
 // opened from Base without following links. Unlike Rename it never
 // replaces a file: of several writers of one name exactly one wins.
 func (d Dir) LinkNew(from, to string) error {
-	relFrom, err := d.checked(from)
-	if err != nil {
-		return err
-	}
-	relTo, err := d.checked(to)
-	if err != nil {
-		return err
-	}
-	fromDir, err := d.walk(from, filepath.Dir(relFrom), false)
+	fromDir, fromName, toDir, toName, err := d.openPair(from, to)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fromDir)
-	toDir, err := d.walk(to, filepath.Dir(relTo), true)
-	if err != nil {
-		return err
-	}
 	defer unix.Close(toDir)
-	return linkNew(fromDir, filepath.Base(relFrom), toDir, filepath.Base(relTo), to)
+	return linkNew(fromDir, fromName, toDir, toName, to)
 }
 
 // linkNew is linkat without following links; an existing destination is

@@ -30,29 +30,41 @@ func (d Dir) MkdirAll(abs string) error {
 // without following links, so a link created after the checks is refused.
 // The rename is atomic within one file system.
 func (d Dir) Rename(from, to string) error {
-	d = d.rooted()
-	relFrom, err := d.checked(from)
-	if err != nil {
-		return err
-	}
-	relTo, err := d.checked(to)
-	if err != nil {
-		return err
-	}
-	fromDir, err := d.walk(from, filepath.Dir(relFrom), false)
+	fromDir, fromName, toDir, toName, err := d.openPair(from, to)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fromDir)
-	toDir, err := d.walk(to, filepath.Dir(relTo), true)
-	if err != nil {
-		return err
-	}
 	defer unix.Close(toDir)
-	if err := unix.Renameat(fromDir, filepath.Base(relFrom), toDir, filepath.Base(relTo)); err != nil {
+	if err := unix.Renameat(fromDir, fromName, toDir, toName); err != nil {
 		return fmt.Errorf("move %s to %s: %w", from, to, err)
 	}
 	return nil
+}
+
+// openPair opens the parents of from and to (both returned by Resolve or
+// ResolveIn) from Base without following links, creating to's, and returns
+// them with the two names: what Rename and LinkNew act on.
+func (d Dir) openPair(from, to string) (fromDir int, fromName string, toDir int, toName string, err error) {
+	d = d.rooted()
+	relFrom, err := d.checked(from)
+	if err != nil {
+		return -1, "", -1, "", err
+	}
+	relTo, err := d.checked(to)
+	if err != nil {
+		return -1, "", -1, "", err
+	}
+	fromDir, err = d.walk(from, filepath.Dir(relFrom), false)
+	if err != nil {
+		return -1, "", -1, "", err
+	}
+	toDir, err = d.walk(to, filepath.Dir(relTo), true)
+	if err != nil {
+		unix.Close(fromDir)
+		return -1, "", -1, "", err
+	}
+	return fromDir, filepath.Base(relFrom), toDir, filepath.Base(relTo), nil
 }
 
 // Exists reports whether abs (a path returned by Resolve or ResolveIn)

@@ -44,44 +44,55 @@ func IsTempName(name string) bool {
 // even one that stays inside the project), and the write is atomic: the data
 // goes to a temporary file in the same directory, which is then renamed over
 // abs.
-func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) (err error) {
-	d = d.rooted()
-	rel, err := d.checked(abs)
-	if err != nil {
-		return err
-	}
-	dirfd, err := d.walk(abs, filepath.Dir(rel), true)
+func (d Dir) WriteFile(abs string, data []byte, perm os.FileMode) error {
+	dirfd, name, tmp, err := d.writeTemp(abs, data, perm)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dirfd)
-	name := filepath.Base(rel)
-	tmp := "." + name + tempSuffix + rand.Text()
-	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
-	defer func() {
-		if err != nil {
-			_ = unix.Unlinkat(dirfd, tmp, 0)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", abs, err)
-	}
 	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		_ = unix.Unlinkat(dirfd, tmp, 0)
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
 	return nil
+}
+
+// writeTemp writes data, synced, to a new temporary file beside abs (a
+// path returned by Resolve or ResolveIn), creating abs's parent
+// directories without following links. It returns the open parent, abs's
+// name and the temporary file's name; the caller gives the file its name
+// (rename, link) and closes dirfd. On error nothing is left behind.
+func (d Dir) writeTemp(abs string, data []byte, perm os.FileMode) (dirfd int, name, tmp string, err error) {
+	d = d.rooted()
+	rel, err := d.checked(abs)
+	if err != nil {
+		return -1, "", "", err
+	}
+	dirfd, err = d.walk(abs, filepath.Dir(rel), true)
+	if err != nil {
+		return -1, "", "", err
+	}
+	name = filepath.Base(rel)
+	tmp = "." + name + tempSuffix + rand.Text()
+	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		unix.Close(dirfd)
+		return -1, "", "", fmt.Errorf("write %s: %w", abs, err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dirfd, tmp, 0)
+		unix.Close(dirfd)
+		return -1, "", "", fmt.Errorf("write %s: %w", abs, err)
+	}
+	return dirfd, name, tmp, nil
 }
 
 // Create creates or truncates abs, a path returned by Resolve or ResolveIn, for
