@@ -96,6 +96,9 @@ func gitHarnessProj(t *testing.T) (*proj, string) {
 			t.Fatal(err)
 		}
 	}
+	// And a core.fsmonitor command, which a git that honours the
+	// repository's configuration runs on every status, add and diff.
+	gitIn(t, p.ws, "config", "core.fsmonitor", p.expand("HELPER count:BASE/hooks.ran"))
 	p.write("c/.keep", "")
 	return p, p.write("g.yaml", gitHarnessYAML)
 }
@@ -165,11 +168,11 @@ func gitOutcome(t *testing.T, p *proj, id, start string) string {
 	return b.String()
 }
 
-// gitQuiet runs git in dir with no hook (the harness's own look must not
-// run the planted ones) and returns its trimmed stdout.
+// gitQuiet runs git in dir with no hook and no fsmonitor (the harness's
+// own look must not run the planted ones) and returns its trimmed stdout.
 func gitQuiet(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	return gitIn(t, dir, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
+	return gitIn(t, dir, append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
 }
 
 // TestGitCrashHarness SIGKILLs smithvm at random instants of an isolated
