@@ -30,21 +30,20 @@ const actMax = 200
 // Acts. It keeps what a stream spreads over several lines (gemini sends a
 // message in pieces). Not safe for concurrent use.
 type ActivityReader struct {
-	format replyFormat
-	cwd    string
-	msg    strings.Builder // gemini: the message being streamed
-	seen   map[string]bool // codex: items already reported at their start
+	read func(a *ActivityReader, ev gjson.Result) []Act // the CLI's (CLI.activity)
+	cwd  string
+	msg  strings.Builder // gemini: the message being streamed
+	seen map[string]bool // codex: items already reported at their start
 }
 
 // NewActivityReader returns a reader of pv's stream, nil when pv's stdout
 // is no stream of events (a workflow's own provider, the mock). Paths
 // under cwd are shown relative to it.
 func NewActivityReader(pv Provider, cwd string) *ActivityReader {
-	switch pv.format {
-	case formatClaude, formatGemini, formatCodex:
-		return &ActivityReader{format: pv.format, cwd: cwd, seen: map[string]bool{}}
+	if pv.CLI == nil || pv.CLI.activity == nil {
+		return nil
 	}
-	return nil
+	return &ActivityReader{read: pv.CLI.activity, cwd: cwd, seen: map[string]bool{}}
 }
 
 // Line reads one line of the stream and returns the Acts it completes.
@@ -54,15 +53,7 @@ func (a *ActivityReader) Line(line []byte) []Act {
 		return nil
 	}
 	ev := gjson.Parse(s)
-	switch a.format {
-	case formatClaude:
-		return a.claude(ev)
-	case formatGemini:
-		return a.gemini(ev)
-	case formatCodex:
-		return a.codex(ev)
-	}
-	return nil
+	return a.read(a, ev)
 }
 
 // Flush returns what the stream left unfinished (a message whose end never

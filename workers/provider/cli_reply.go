@@ -49,23 +49,16 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 		out  CLIReply
 		cerr *cliError
 	)
-	switch pv.format {
-	case formatClaude:
-		out, cerr = readClaude(stdout)
-	case formatGemini:
-		out, cerr = readGemini(stdout, stderr)
-	case formatCodex:
-		out, cerr = readCodex(stdout)
+	if pv.CLI != nil {
+		out, cerr = pv.CLI.read(stdout, stderr)
 	}
 	out.Exit = exit
 	if cerr == nil && exit != 0 && exit < 128 {
 		// No error in the CLI's JSON: its stderr (or a stdout that is not
 		// JSON) says what happened.
 		cerr = &cliError{msg: lastLine(stderr)}
-		if pv.format == formatGemini && !out.Parsed {
-			// gemini streaming prints a startup failure as plain text on
-			// stderr, its reason often on the line before the last.
-			cerr.msg = lastParagraph(stderr)
+		if pv.CLI != nil && pv.CLI.startFailure != nil && !out.Parsed {
+			cerr.msg = pv.CLI.startFailure(stderr)
 		}
 		if cerr.msg == "" && !out.Parsed {
 			cerr.msg = lastLine(stdout)
@@ -288,7 +281,7 @@ func lastResultLine(s string) gjson.Result {
 // "is_error":false,"result":"...","usage":{...},"total_cost_usd":N,
 // "permission_denials":[...],"api_error_status":N}. Tokens are input +
 // output + cache creation + cache read tokens.
-func readClaude(stdout string) (CLIReply, *cliError) {
+func readClaude(stdout, _ string) (CLIReply, *cliError) {
 	v := claudeResult(stdout)
 	if !v.Exists() {
 		return CLIReply{Text: stdout}, nil
@@ -478,7 +471,7 @@ func lastJSONObject(s string) gjson.Result {
 // tokens of every turn.completed; a turn.failed (or, with no agent message,
 // an error event) is the error. Item errors (warnings) and "Reconnecting"
 // errors are not.
-func readCodex(stdout string) (CLIReply, *cliError) {
+func readCodex(stdout, _ string) (CLIReply, *cliError) {
 	out := CLIReply{Text: stdout}
 	var (
 		seen, got bool

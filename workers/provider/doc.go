@@ -1,7 +1,7 @@
 // Package provider holds what Smith knows about the providers a step can
-// ask: the presets (the one table of each agent CLI's argv, model and
-// permission flags, environment, config home, settings files and reply
-// format), a workflow's own provider definitions (Def, Param, Transport)
+// ask: the presets (clis, one record per agent CLI: argv, model and
+// permission flags, environment, config home, settings files, install
+// hint, and the readers of its reply and activity), a workflow's own provider definitions (Def, Param, Transport)
 // and how a name resolves to one (Lookup), the provider template keys and
 // their substitution (Vars, Subst, Uses), reading a CLI's reply and
 // classifying its failure as retryable or not (ReadReply, ExitRetryable,

@@ -12,16 +12,6 @@ import (
 	"smith/workers/proc"
 )
 
-// A replyFormat says how a provider's stdout is read.
-type replyFormat uint8
-
-const (
-	formatRaw    replyFormat = iota // stdout is the reply
-	formatClaude                    // claude -p --output-format stream-json --verbose: JSONL events, the last a result object
-	formatGemini                    // gemini --output-format stream-json: JSONL events, the last a result object
-	formatCodex                     // codex exec --json: JSONL events
-)
-
 // Permission levels (permissions:).
 const (
 	PermRead = "read"
@@ -31,8 +21,9 @@ const (
 
 // A CLI is everything Smith knows about one agent CLI, proven against
 // the pinned versions (docs/providers.md). It is the one table of preset
-// facts: argv, flags, the variables that pass, config homes, settings files
-// and reply format.
+// facts: argv, flags, the variables that pass, config homes, settings files,
+// how to install it, and the readers of its reply and of its activity. A
+// new preset is its name in lang.ProviderPresets and one entry of clis.
 //
 // A preset runs the CLI as its user runs it (CONTRACT 5): the user's HOME and
 // the CLI's own configuration, Smith adding only the flags that make the
@@ -45,8 +36,20 @@ type CLI struct {
 	// modelFlag passes model:, added only when a model is set.
 	modelFlag string
 	// Perms maps permissions: to the CLI's flags.
-	Perms  map[string][]string
-	format replyFormat
+	Perms map[string][]string
+	// Install says how to get the CLI when it is not on PATH.
+	Install Install
+	// read reads the reply of the CLI's stdout (and stderr): the model's
+	// text and tokens, or the error the CLI reported (ReadReply).
+	read func(stdout, stderr string) (CLIReply, *cliError)
+	// startFailure, when set, reads the reason of a failure whose stdout
+	// is not in the CLI's format from stderr (gemini prints a startup
+	// failure's reason on the line before the last); stderr's last line
+	// otherwise.
+	startFailure func(stderr string) string
+	// activity reads one event of the CLI's streamed stdout into Acts
+	// (NewActivityReader).
+	activity func(a *ActivityReader, ev gjson.Result) []Act
 	// StdoutFile reads stdout through a file: node cuts writes to a pipe
 	// short when the CLI exits, so a pipe loses the end of a long reply.
 	StdoutFile bool
@@ -63,9 +66,11 @@ type CLI struct {
 	// masked (masking "1" would blank every digit one of a run's output).
 	Switches []string
 	// Home is the variable naming the CLI's config home; homeSub is the
-	// folder of the configuration under it ("" = the folder itself) and
-	// under HOME when Home is not set.
+	// folder of the configuration under HOME when Home is not set, and
+	// under Home's folder too when homeAbove (gemini's GEMINI_CLI_HOME
+	// names the folder above .gemini).
 	Home, homeSub string
+	homeAbove     bool
 	// ConfigFile is the file of the config home the preset reads (codex:
 	// config.toml, for the model provider the user chose); read only.
 	ConfigFile string
@@ -185,7 +190,9 @@ var clis = map[string]*CLI{
 			PermEdit: {"--permission-mode", "acceptEdits"},
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},
-		format: formatClaude,
+		Install:  Install{"Claude Code's CLI", "@anthropic-ai/claude-code", "run 'claude' once to log in"},
+		read:     readClaude,
+		activity: (*ActivityReader).claude,
 		Vars: append([]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
 			"ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL",
 			"ANTHROPIC_FOUNDRY_BASE_URL", "ANTHROPIC_FOUNDRY_RESOURCE", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_AUTH_TOKEN",
@@ -224,17 +231,21 @@ var clis = map[string]*CLI{
 			PermEdit: {"--approval-mode", "auto_edit"},
 			PermFull: {"--approval-mode", "yolo"},
 		},
-		format:     formatGemini,
-		StdoutFile: true,
-		MaxPrompt:  8 << 20,
+		Install:      Install{"the Gemini CLI", "@google/gemini-cli", "run 'gemini' once to log in (or set GEMINI_API_KEY)"},
+		read:         readGemini,
+		startFailure: lastParagraph,
+		activity:     (*ActivityReader).gemini,
+		StdoutFile:   true,
+		MaxPrompt:    8 << 20,
 		Vars: append([]string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT_ID", "GOOGLE_CLOUD_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
 			"GEMINI_CLI_CUSTOM_HEADERS", "GEMINI_CLI_HOME"}, proxyVars...),
 		Switches: append([]string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_LOCATION", "GOOGLE_CLOUD_QUOTA_PROJECT",
 			"GEMINI_MODEL", "GOOGLE_GENAI_API_VERSION", "GEMINI_API_KEY_AUTH_MECHANISM", "GEMINI_FORCE_FILE_STORAGE",
 			"GEMINI_FORCE_ENCRYPTED_FILE_STORAGE", "GEMINI_CLI_TRUSTED_FOLDERS_PATH"}, netVars...),
-		Home:    "GEMINI_CLI_HOME",
-		homeSub: ".gemini",
+		Home:      "GEMINI_CLI_HOME",
+		homeSub:   ".gemini",
+		homeAbove: true,
 		Files: map[string]string{
 			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
@@ -277,7 +288,9 @@ var clis = map[string]*CLI{
 			PermEdit: {"--sandbox", "workspace-write"},
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		format:      formatCodex,
+		Install:     Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set OPENAI_API_KEY)"},
+		read:        readCodex,
+		activity:    (*ActivityReader).codex,
 		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),
 		Switches:    append([]string{"CODEX_CA_CERTIFICATE"}, netVars...),
 		Home:        "CODEX_HOME",
@@ -307,7 +320,7 @@ var clis = map[string]*CLI{
 // ~/.gemini, ~/.codex).
 func (f *CLI) ConfigHome(env map[string]string) string {
 	if v := env[f.Home]; v != "" {
-		if f.Home == "GEMINI_CLI_HOME" {
+		if f.homeAbove {
 			return filepath.Join(v, f.homeSub)
 		}
 		return v
@@ -450,11 +463,12 @@ func (f *CLI) Command(model, perms string, c Call) []string {
 // a workflow's override of a preset (which keeps the preset's reply format,
 // environment and stdout handling).
 type Provider struct {
-	Def    // Name, Command, Defaults, Transport; Env and Secrets of the provider entry
-	format replyFormat
-	Mock   bool // the built-in mock: no process
-	CLI    *CLI // a preset's facts (nil for a workflow's own provider)
-	Own    bool // the preset's own command (not overridden): model and permission flags are added
+	Def       // Name, Command, Defaults, Transport; Env and Secrets of the provider entry
+	Mock bool // the built-in mock: no process
+	// CLI is a preset's facts, kept by a workflow's override of the preset
+	// (nil for the mock and a workflow's own provider).
+	CLI *CLI
+	Own bool // the preset's own command (not overridden): model and permission flags are added
 	// ConfigHome is the configuration home the CLI was given for this call
 	// (the runner sets it): failure reasons name it. KeyVar, when set, is
 	// the variable the key comes from instead of the CLI's own (the env_key
@@ -464,7 +478,7 @@ type Provider struct {
 
 // RawReply reports whether the provider's stdout is its reply as it is (a
 // workflow's own provider), not a CLI's format that ReadReply reads.
-func (p Provider) RawReply() bool { return p.format == formatRaw }
+func (p Provider) RawReply() bool { return p.CLI == nil }
 
 // preset returns a built-in preset (a fresh value each time).
 func preset(name string) (Provider, bool) {
@@ -475,7 +489,7 @@ func preset(name string) (Provider, bool) {
 	if !ok {
 		return Provider{}, false
 	}
-	return Provider{Def: Def{Name: name, Command: f.argv}, format: f.format, CLI: f, Own: true}, true
+	return Provider{Def: Def{Name: name, Command: f.argv}, CLI: f, Own: true}, true
 }
 
 // Lookup resolves name: a workflow's Def of that name (defs)

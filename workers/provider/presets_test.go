@@ -29,6 +29,23 @@ func TestPresetCatalog(t *testing.T) {
 	}
 }
 
+// TestPresetRecords: every preset's record is whole: a command, an
+// install hint, the readers of its reply and its activity, and a tested
+// version.
+func TestPresetRecords(t *testing.T) {
+	for name, f := range clis {
+		if len(f.argv) == 0 || f.argv[0] != name {
+			t.Errorf("%s: argv %q does not run %s", name, f.argv, name)
+		}
+		if f.Install.Title == "" || f.Install.Package == "" || f.Install.Then == "" {
+			t.Errorf("%s: Install %+v is not whole", name, f.Install)
+		}
+		if f.read == nil || f.activity == nil || f.Tested == "" {
+			t.Errorf("%s: a reply reader, an activity reader and a tested version are required", name)
+		}
+	}
+}
+
 // TestPinnedVersions: the version each preset says it was tested with (what
 // smithvm doctor compares against) is the one testdata/clis pins, which
 // .ci/run installs and the real-CLI suite runs.
@@ -43,9 +60,8 @@ func TestPinnedVersions(t *testing.T) {
 	if err := json.Unmarshal(b, &pkg); err != nil {
 		t.Fatal(err)
 	}
-	npm := map[string]string{"claude": "@anthropic-ai/claude-code", "gemini": "@google/gemini-cli", "codex": "@openai/codex"}
 	for name, f := range clis {
-		if got := pkg.Dependencies[npm[name]]; got != f.Tested {
+		if got := pkg.Dependencies[f.Install.Package]; got != f.Tested {
 			t.Errorf("%s: Tested = %q, testdata/clis/package.json pins %q", name, f.Tested, got)
 		}
 	}
