@@ -12,6 +12,27 @@ import (
 // the caller exits with status 4 (source.ExitHalted).
 var ErrHalted = errors.New("run halted awaiting resume")
 
+// ExitStatus is the process exit status of the error a run, a resume or
+// a load ended with (CONTRACT 11), the one mapping of every engine: 0 for
+// none, 4 for a halt, a coded error's status, the highest status of a
+// diagnostic list, and 1 (source.ExitExec) for anything else.
+func ExitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, ErrHalted) {
+		return source.ExitHalted
+	}
+	var c source.Coded
+	if errors.As(err, &c) {
+		return c.ErrCode().ExitStatus()
+	}
+	if ds := source.AsDiagnostics(err); ds != nil {
+		return ds.ExitStatus()
+	}
+	return source.ExitExec
+}
+
 // A RuntimeError ends a run: a failure, a missing transition, the step
 // budget, a cancellation, a bad program or state. Error returns Msg.
 type RuntimeError struct {

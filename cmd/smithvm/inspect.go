@@ -101,7 +101,7 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
-		return nil, nil, exitStatus(err)
+		return nil, nil, vm.ExitStatus(err)
 	}
 	return proj, st, 0
 }

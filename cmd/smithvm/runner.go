@@ -220,13 +220,13 @@ func (s *session) finish(st *vm.State, runErr error) int {
 	if st != nil {
 		s.console.line("INFO: Run folder: " + s.run.Root())
 		s.console.line("INFO: Artifacts: " + artifactsOf(s.proj, st))
-		if runErr != nil && exitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
+		if runErr != nil && vm.ExitStatus(runErr) != source.ExitConfig && st.RunStep == "" {
 			s.console.line(s.resumeHint(st, errors.Is(runErr, vm.ErrHalted)))
 		} else {
 			s.console.line("INFO: Next: " + s.e.self() + " status " + st.RunID + s.baseFlag())
 		}
 	}
-	return exitStatus(runErr)
+	return vm.ExitStatus(runErr)
 }
 
 // baseFlag is " --base BASE" (absolute) when BASE is not the current
@@ -283,25 +283,6 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
 	}
 	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
-}
-
-// exitStatus maps how a run ended to CONTRACT section 11, through the code
-// table.
-func exitStatus(err error) int {
-	if err == nil {
-		return 0
-	}
-	if errors.Is(err, vm.ErrHalted) {
-		return source.ExitHalted
-	}
-	var c source.Coded
-	if errors.As(err, &c) {
-		return c.ErrCode().ExitStatus()
-	}
-	if ds := source.AsDiagnostics(err); ds != nil {
-		return ds.ExitStatus()
-	}
-	return source.ExitExec
 }
 
 // signalContext is cancelled by SIGINT or SIGTERM; a second one kills the
@@ -393,7 +374,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		}
 		if prog, err = prog.Only(step); err != nil {
 			fmt.Fprintf(e.stderr, "smithvm run-step: %v\n", err)
-			return exitStatus(err)
+			return vm.ExitStatus(err)
 		}
 	}
 	firstRun := e.gitignoreCheck(proj)
@@ -410,7 +391,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	r, err := proj.store.Create(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return exitStatus(err)
+		return vm.ExitStatus(err)
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
@@ -419,7 +400,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	m, err := vm.New(prog, s.config(abs, ctxVals))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return exitStatus(err)
+		return vm.ExitStatus(err)
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
@@ -507,7 +488,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	r, err := proj.store.Open(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
-		return nil, exitStatus(err), err
+		return nil, vm.ExitStatus(err), err
 	}
 	done := false
 	defer func() {
@@ -518,7 +499,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	st, err := r.State()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return nil, exitStatus(err), err
+		return nil, vm.ExitStatus(err), err
 	}
 	var prog *isa.Program
 	if c.signal != "" && st.Status != vm.StatusCompleted {
@@ -530,7 +511,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 		if err := vm.CheckResumeSignal(prog, st, c.signal); err != nil {
 			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-			return nil, exitStatus(err), err
+			return nil, vm.ExitStatus(err), err
 		}
 	}
 	// What an attempt cut off by a crash left running dies before anything
@@ -573,7 +554,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		// A run-step run stays one step.
 		if prog, err = prog.Only(st.RunStep); err != nil {
 			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-			return nil, exitStatus(err), err
+			return nil, vm.ExitStatus(err), err
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
@@ -585,7 +566,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	if err != nil {
 		s.console.close()
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return nil, exitStatus(err), err
+		return nil, vm.ExitStatus(err), err
 	}
 	done = true
 	return func(ctx context.Context) int {

@@ -86,7 +86,7 @@ func (e *env) cmdStop(args []string) int {
 	stopped, err := stopRun(proj.store, id, true)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm stop: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return exitStatus(err)
+		return vm.ExitStatus(err)
 	}
 	if !stopped {
 		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (status: %s); nothing to stop.\n", id, st.Status)
@@ -159,7 +159,7 @@ func (e *env) cmdRetry(args []string) int {
 	}
 	if err := retryProblem(&c.common, e, id); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm retry: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return exitStatus(err)
+		return vm.ExitStatus(err)
 	}
 	cont, status, _ := e.openResume(&c.common, id)
 	if cont == nil {

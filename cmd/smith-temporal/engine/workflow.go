@@ -384,14 +384,10 @@ func outputOf(st *vm.State, err error) *Output {
 	if err == nil {
 		return out
 	}
-	out.Message = err.Error()
-	out.ExitCode = source.ExitExec
+	out.Message, out.ExitCode = err.Error(), vm.ExitStatus(err)
 	var c source.Coded
-	switch {
-	case errors.Is(err, vm.ErrHalted):
-		out.ExitCode = source.ExitHalted
-	case errors.As(err, &c):
-		out.Code, out.ExitCode = string(c.ErrCode()), c.ErrCode().ExitStatus()
+	if errors.As(err, &c) {
+		out.Code = string(c.ErrCode())
 	}
 	return out
 }
@@ -411,7 +407,7 @@ type stepRunner struct {
 func (r *stepRunner) Run(_ context.Context, req *step.Request) step.Result {
 	timeout := req.Timeout
 	if timeout <= 0 {
-		timeout = 300 * time.Second
+		timeout = lang.DefaultTimeout
 	}
 	tries := time.Duration(max(req.Attempts, 1) * max(len(req.Providers), 1))
 	ao := workflow.ActivityOptions{

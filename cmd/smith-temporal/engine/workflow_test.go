@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"smith/compiler"
+	"smith/source"
 	"smith/vm"
 	"smith/workers/confine"
 )
@@ -345,5 +346,19 @@ func TestParallelThreadsAreCoroutines(t *testing.T) {
 	}
 	if most != 3 {
 		t.Errorf("at most %d step activities ran at once, want 3 (parallel: 3)", most)
+	}
+}
+
+// TestOutputOfExitStatus: a run's end maps to the exit status smithvm
+// gives it (vm.ExitStatus), a diagnostic list's included.
+func TestOutputOfExitStatus(t *testing.T) {
+	ds := source.Diagnostics{source.New(source.Pos{}, source.ESchema, "bad"), source.New(source.Pos{}, source.EPathEscape, "out")}
+	for _, err := range []error{nil, vm.ErrHalted, source.Errorf(source.ESchema, "x"), ds, ds.Err(), context.Canceled} {
+		if got, want := outputOf(nil, err).ExitCode, vm.ExitStatus(err); got != want {
+			t.Errorf("outputOf(%v).ExitCode = %d, want %d", err, got, want)
+		}
+	}
+	if got := outputOf(nil, ds).ExitCode; got != source.ExitPathEscape {
+		t.Errorf("diagnostics exit %d, want %d", got, source.ExitPathEscape)
 	}
 }
