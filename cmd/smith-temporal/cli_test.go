@@ -25,15 +25,15 @@ func TestVersion(t *testing.T) {
 }
 
 // TestCompletion: each shell's script names every command and long flag of
-// flagBuilders, the flag sets the commands parse; another shell exits 2.
+// commands, the flag sets the commands parse; another shell exits 2.
 func TestCompletion(t *testing.T) {
 	for _, shell := range shellcomp.Shells {
 		var out, errb bytes.Buffer
 		if st := run([]string{"completion", shell}, strings.NewReader(""), &out, &errb); st != 0 {
 			t.Fatalf("smith-temporal completion %s: exit %d: %s", shell, st, errb.String())
 		}
-		for _, build := range flagBuilders {
-			fs := build(&flagVals{}, io.Discard)
+		for _, c := range commands() {
+			fs := c.flags(&flagVals{}, io.Discard)
 			if name := strings.TrimPrefix(fs.Name(), "smith-temporal "); !strings.Contains(out.String(), name) {
 				t.Errorf("smith-temporal completion %s lacks the command %s", shell, name)
 			}

@@ -27,12 +27,12 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// program is smith-temporal as its completion scripts see it: every
-// command of flagBuilders with its flags.
+// program is smith-temporal as its dispatcher and completion scripts see
+// it: every command of commands with its flags.
 func program() shellcomp.Program {
 	p := shellcomp.Program{Name: "smith-temporal", Global: []string{"--help", "--version"}}
-	for _, build := range flagBuilders {
-		fs := build(&flagVals{}, io.Discard)
+	for _, c := range commands() {
+		fs := c.flags(&flagVals{}, io.Discard)
 		name := strings.TrimPrefix(fs.Name(), "smith-temporal ")
 		var words []string
 		if name == "completion" {

@@ -72,35 +72,13 @@ timed out.
 `
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return source.ExitConfig
+	if len(args) > 0 && args[0] == "step-host" { // internal: no flags, not in usage or completion
+		return cmdStepHost(args[1:], stdin, stdout, stderr)
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "worker":
-		return cmdWorker(rest, stdout, stderr)
-	case "run":
-		return cmdRun(rest, stdout, stderr)
-	case "resume":
-		return cmdResume(rest, stdout, stderr)
-	case "status":
-		return cmdStatus(rest, stdout, stderr)
-	case "dev":
-		return cmdDev(rest, stdout, stderr)
-	case "step-host":
-		return cmdStepHost(rest, stdin, stdout, stderr)
-	case "completion":
-		return cmdCompletion(rest, stdout, stderr)
-	case "--version", "version":
-		fmt.Fprintf(stdout, "smith-temporal %s\n", buildversion.Get())
-		return 0
-	}
-	fmt.Fprintf(stderr, "smith-temporal: unknown command %q\n\n%s", cmd, usage)
-	return source.ExitConfig
+	cmds := commands()
+	return program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
+		return cmds[i].run(rest, stdout, stderr)
+	})
 }
 
 // conn holds the flags every command that talks to Temporal shares.
@@ -172,11 +150,26 @@ type flagVals struct {
 	dev                            devVals
 }
 
-// flagBuilders makes each user command's flag set, bound to v, in the
-// usage's order (step-host is internal): the commands parse these and the
-// completion scripts are generated from them.
-var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	devFlags, workerFlags, runFlags, resumeFlags, statusFlags, completionFlags,
+// A command is one of smith-temporal's user commands: flags makes its flag
+// set (named "smith-temporal NAME"), bound to v, and run runs it.
+type command struct {
+	flags func(v *flagVals, stderr io.Writer) *pflag.FlagSet
+	run   func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands are smith-temporal's user commands in the usage's order
+// (step-host is internal): the one table that dispatch, the did-you-mean
+// of an unknown command and the completion scripts read. (A function, not
+// a variable: completion's run reads the table.)
+func commands() []command {
+	return []command{
+		{devFlags, cmdDev},
+		{workerFlags, cmdWorker},
+		{runFlags, cmdRun},
+		{resumeFlags, cmdResume},
+		{statusFlags, cmdStatus},
+		{completionFlags, cmdCompletion},
+	}
 }
 
 func workerFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {

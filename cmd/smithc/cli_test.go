@@ -72,7 +72,7 @@ func TestBuildThenDisasm(t *testing.T) {
 // stdout, nothing on stderr, and exit 0.
 func TestHelp(t *testing.T) {
 	wd := scratch(t)
-	for _, cmd := range commandNames() {
+	for _, cmd := range program().Names() {
 		for _, flag := range []string{"--help", "-h"} {
 			t.Run(cmd+flag, func(t *testing.T) {
 				r := runIn(t, wd, []string{cmd, flag})
@@ -108,8 +108,8 @@ func TestCompletionNamesEveryFlag(t *testing.T) {
 		if r.status != 0 {
 			t.Fatalf("smithc completion %s: exit %d: %s", shell, r.status, r.stderr)
 		}
-		for _, build := range flagBuilders {
-			fs := build(&flagVals{}, io.Discard)
+		for _, c := range commands() {
+			fs := c.flags(&flagVals{}, io.Discard)
 			if name := strings.TrimPrefix(fs.Name(), "smithc "); !strings.Contains(r.stdout, name) {
 				t.Errorf("smithc completion %s lacks the command %s", shell, name)
 			}

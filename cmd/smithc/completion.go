@@ -38,23 +38,14 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// program is smithc as its completion scripts see it: every command of
-// flagBuilders with its flags.
+// program is smithc as its dispatcher and completion scripts see it:
+// every command of commands with its flags.
 func program() shellcomp.Program {
 	p := shellcomp.Program{Name: "smithc", Global: []string{"--help", "--version"}}
-	for _, build := range flagBuilders {
-		fs := build(&flagVals{}, io.Discard)
+	for _, c := range commands() {
+		fs := c.flags(&flagVals{}, io.Discard)
 		name := strings.TrimPrefix(fs.Name(), "smithc ")
 		p.Commands = append(p.Commands, shellcomp.Command{Name: name, Flags: fs, Words: commandWords[name]})
 	}
 	return p
-}
-
-// commandNames are smithc's commands, in the usage's order.
-func commandNames() []string {
-	var names []string
-	for _, c := range program().Commands {
-		names = append(names, c.Name)
-	}
-	return names
 }

@@ -19,8 +19,8 @@ import (
 func TestCLIDocs(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("```\n" + usage + "```\n")
-	for _, build := range flagBuilders {
-		fs := build(&flagVals{}, io.Discard)
+	for _, c := range commands() {
+		fs := c.flags(&flagVals{}, io.Discard)
 		var h bytes.Buffer
 		fs.SetOutput(&h)
 		fs.Usage()

@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"internal/docgen":                  {},
 	"internal/hugeheap":                {"golang.org/x/sys/unix"},
 	"internal/buildversion":            {},
-	"internal/shellcomp":               {"github.com/spf13/pflag"},
+	"internal/shellcomp":               {"source", "github.com/spf13/pflag"},
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},

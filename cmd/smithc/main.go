@@ -54,36 +54,11 @@ Exit status: 0 no errors (warnings allowed), 2 any error (E_PATH_ESCAPE included
 `
 
 // run is the whole program; main only passes it os values.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return source.ExitConfig
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "check":
-		return cmdCheck(rest, stdout, stderr)
-	case "build":
-		return cmdBuild(rest, stdout, stderr)
-	case "disasm":
-		return cmdDisasm(rest, stdout, stderr)
-	case "dot":
-		return cmdDot(rest, stdout, stderr)
-	case "schema":
-		return cmdSchema(rest, stdout, stderr)
-	case "fmt":
-		return cmdFmt(rest, stdout, stderr)
-	case "completion":
-		return cmdCompletion(rest, stdout, stderr)
-	case "--version", "version":
-		fmt.Fprintf(stdout, "smithc %s\n", buildversion.Get())
-		return 0
-	}
-	fmt.Fprintf(stderr, "smithc: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, commandNames()), usage)
-	return source.ExitConfig
+func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	cmds := commands()
+	return program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
+		return cmds[i].run(rest, stdout, stderr)
+	})
 }
 
 // newFlags makes a command's flag set; parse reports whether to go on.
@@ -159,11 +134,27 @@ type flagVals struct {
 	check  bool
 }
 
-// flagBuilders makes each command's flag set, bound to v, in the usage's
-// order. Building a flag set runs nothing, so docs/cli.md is generated
-// from these same builders (TestCLIDocs).
-var flagBuilders = []func(v *flagVals, stderr io.Writer) *pflag.FlagSet{
-	checkFlags, buildFlags, disasmFlags, dotFlags, schemaFlags, fmtFlags, completionFlags,
+// A command is one of smithc's commands: flags makes its flag set (named
+// "smithc NAME"), bound to v, and run runs it.
+type command struct {
+	flags func(v *flagVals, stderr io.Writer) *pflag.FlagSet
+	run   func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands are smithc's commands in the usage's order: the one table that
+// dispatch, the did-you-mean of an unknown command, the completion scripts
+// and docs/cli.md (TestCLIDocs) read. Building a flag set runs nothing.
+// (A function, not a variable: completion's run reads the table.)
+func commands() []command {
+	return []command{
+		{checkFlags, cmdCheck},
+		{buildFlags, cmdBuild},
+		{disasmFlags, cmdDisasm},
+		{dotFlags, cmdDot},
+		{schemaFlags, cmdSchema},
+		{fmtFlags, cmdFmt},
+		{completionFlags, cmdCompletion},
+	}
 }
 
 func checkFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {

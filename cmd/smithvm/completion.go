@@ -27,13 +27,13 @@ func (e *env) cmdCompletion(args []string) int {
 	return 0
 }
 
-// program is smithvm as its completion scripts see it: every command of
-// flagBuilders with its flags.
+// program is smithvm as its dispatcher and completion scripts see it:
+// every command of commands with its flags.
 func (e *env) program() shellcomp.Program {
 	quiet := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
 	p := shellcomp.Program{Name: "smithvm", Global: []string{"--help", "--version"}}
-	for _, build := range flagBuilders {
-		fs := build(quiet, &flagVals{})
+	for _, c := range commands() {
+		fs := c.flags(quiet, &flagVals{})
 		name := strings.TrimPrefix(fs.Name(), "smithvm ")
 		var words []string
 		if name == "completion" {
@@ -42,13 +42,4 @@ func (e *env) program() shellcomp.Program {
 		p.Commands = append(p.Commands, shellcomp.Command{Name: name, Flags: fs, Words: words})
 	}
 	return p
-}
-
-// commandNames are smithvm's commands, in the usage's order.
-func (e *env) commandNames() []string {
-	var names []string
-	for _, c := range e.program().Commands {
-		names = append(names, c.Name)
-	}
-	return names
 }

@@ -32,25 +32,37 @@ type flagVals struct {
 // (TestCLIDocs).
 type flagBuilder func(e *env, v *flagVals) *pflag.FlagSet
 
-// flagBuilders lists every command's builder, in the usage's order.
-var flagBuilders = []flagBuilder{
-	(*env).runFlags,
-	(*env).resumeFlags,
-	(*env).stopFlags,
-	(*env).retryFlags,
-	(*env).runStepFlags,
-	(*env).watchFlags,
-	(*env).listFlags,
-	(*env).statusFlags,
-	(*env).logsFlags,
-	(*env).graphFlags,
-	(*env).cleanFlags,
-	(*env).diffFlags,
-	(*env).mergeFlags,
-	(*env).cleanProcessedFlags,
-	(*env).serveFlags,
-	(*env).doctorFlags,
-	(*env).completionFlags,
+// A command is one of smithvm's commands: flags makes its flag set (named
+// "smithvm NAME") and run runs it.
+type command struct {
+	flags flagBuilder
+	run   func(e *env, args []string) int
+}
+
+// commands are smithvm's commands in the usage's order: the one table that
+// dispatch, the did-you-mean of an unknown command, the completion scripts
+// and docs/cli.md (TestCLIDocs) read. (A function, not a variable:
+// completion's run reads the table.)
+func commands() []command {
+	return []command{
+		{(*env).runFlags, (*env).cmdRun},
+		{(*env).resumeFlags, (*env).cmdResume},
+		{(*env).stopFlags, (*env).cmdStop},
+		{(*env).retryFlags, (*env).cmdRetry},
+		{(*env).runStepFlags, (*env).cmdRunStep},
+		{(*env).watchFlags, (*env).cmdWatch},
+		{(*env).listFlags, (*env).cmdList},
+		{(*env).statusFlags, (*env).cmdStatus},
+		{(*env).logsFlags, (*env).cmdLogs},
+		{(*env).graphFlags, (*env).cmdGraph},
+		{(*env).cleanFlags, (*env).cmdClean},
+		{(*env).diffFlags, (*env).cmdDiff},
+		{(*env).mergeFlags, (*env).cmdMerge},
+		{(*env).cleanProcessedFlags, (*env).cmdCleanProcessed},
+		{(*env).serveFlags, (*env).cmdServe},
+		{(*env).doctorFlags, (*env).cmdDoctor},
+		{(*env).completionFlags, (*env).cmdCompletion},
+	}
 }
 
 func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {

@@ -66,55 +66,10 @@ type env struct {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, arg0: os.Args[0]}
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return source.ExitConfig
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "run":
-		return e.cmdRun(rest)
-	case "resume":
-		return e.cmdResume(rest)
-	case "stop":
-		return e.cmdStop(rest)
-	case "retry":
-		return e.cmdRetry(rest)
-	case "run-step":
-		return e.cmdRunStep(rest)
-	case "watch":
-		return e.cmdWatch(rest)
-	case "list":
-		return e.cmdList(rest)
-	case "status":
-		return e.cmdStatus(rest)
-	case "logs":
-		return e.cmdLogs(rest)
-	case "graph":
-		return e.cmdGraph(rest)
-	case "clean":
-		return e.cmdClean(rest)
-	case "clean-processed":
-		return e.cmdCleanProcessed(rest)
-	case "diff":
-		return e.cmdDiff(rest)
-	case "merge":
-		return e.cmdMerge(rest)
-	case "serve":
-		return e.cmdServe(rest)
-	case "doctor":
-		return e.cmdDoctor(rest)
-	case "completion":
-		return e.cmdCompletion(rest)
-	case "--version", "version":
-		fmt.Fprintf(stdout, "smithvm %s\n", buildversion.Get())
-		return 0
-	}
-	fmt.Fprintf(stderr, "smithvm: unknown command %q%s\n\n%s", cmd, source.DidYouMean(cmd, e.commandNames()), usage)
-	return source.ExitConfig
+	cmds := commands()
+	return e.program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
+		return cmds[i].run(e, rest)
+	})
 }
 
 func (e *env) newFlags(name, synopsis, help string) *pflag.FlagSet {

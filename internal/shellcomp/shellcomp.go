@@ -1,5 +1,6 @@
-// Package shellcomp writes shell completion scripts (bash, zsh, fish) for a
-// program made of commands, each with a pflag flag set: the scripts are
+// Package shellcomp holds a command-line program made of commands, each
+// with a pflag flag set (Program): it runs the command the arguments name
+// (Program.Run) and writes shell completion scripts (bash, zsh, fish)
 // generated from the same flag sets the commands parse, so they never name
 // a flag or a command the program does not have.
 package shellcomp

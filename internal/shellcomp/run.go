@@ -1,0 +1,47 @@
+package shellcomp
+
+import (
+	"fmt"
+	"io"
+
+	"smith/source"
+)
+
+// Run runs the command args[0] names with the rest of args, run(i, rest)
+// running p.Commands[i]: the one dispatcher of every program, so that the
+// command table that feeds the completion scripts also feeds dispatch and
+// the did-you-mean of an unknown command. No arguments print usage on
+// stderr (exit 2); -h, --help and help print it on stdout; --version and
+// version print the program's name and version; an unknown command is
+// named, with the nearest known one, above usage (exit 2).
+func (p Program) Run(args []string, usage, version string, stdout, stderr io.Writer, run func(i int, rest []string) int) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return source.ExitConfig
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "--version", "version":
+		fmt.Fprintf(stdout, "%s %s\n", p.Name, version)
+		return 0
+	}
+	for i, c := range p.Commands {
+		if c.Name == cmd {
+			return run(i, rest)
+		}
+	}
+	fmt.Fprintf(stderr, "%s: unknown command %q%s\n\n%s", p.Name, cmd, source.DidYouMean(cmd, p.Names()), usage)
+	return source.ExitConfig
+}
+
+// Names are the names of p's commands, in order.
+func (p Program) Names() []string {
+	names := make([]string, len(p.Commands))
+	for i, c := range p.Commands {
+		names[i] = c.Name
+	}
+	return names
+}
