@@ -21,16 +21,24 @@ type DOTOptions struct {
 	// "skipped", "running", "halted" or "interrupted". A block with a status is filled
 	// with the status's colour; other statuses are ignored.
 	Status map[string]string
+	// View chooses what is drawn: the whole graph (the zero value), the
+	// overview (DOTOverview) or one Node alone (DOTNode).
+	View DOTView
 }
 
-// statusColors are the fill colours of the run statuses.
-var statusColors = [...]struct{ status, color string }{
-	{"completed", "palegreen"},
-	{"failed", "lightcoral"},
-	{"skipped", "lightgray"},
-	{"running", "lightskyblue"},
-	{"halted", "orange"},
-	{"interrupted", "plum"}, // a step cut off by a stop or a crash, run again on resume
+// statusColors are the fill colours of the run statuses; rank orders the
+// statuses an overview box takes from its blocks (the most telling one
+// wins, 0 never).
+var statusColors = [...]struct {
+	status, color string
+	rank          int
+}{
+	{"completed", "palegreen", 2},
+	{"failed", "lightcoral", 3},
+	{"skipped", "lightgray", 1},
+	{"running", "lightskyblue", 4},
+	{"halted", "orange", 5},
+	{"interrupted", "plum", 0}, // a step cut off by a stop or a crash, run again on resume
 }
 
 func statusColor(status string) string {
@@ -40,6 +48,15 @@ func statusColor(status string) string {
 		}
 	}
 	return ""
+}
+
+func statusRank(status string) int {
+	for _, s := range statusColors {
+		if s.status == status {
+			return s.rank
+		}
+	}
+	return 0
 }
 
 // DOT writes the control-flow graph of a compiled program in Graphviz DOT:
@@ -52,12 +69,16 @@ func statusColor(status string) string {
 // (doublecircle), RETURN (cds), HALT (octagon, one per halting block) and
 // "FAIL: message" (doubleoctagon, one per message). The output is
 // deterministic: graph node IDs follow the block order of the program.
+// opt.View draws the overview or one Node instead (dot_view.go).
 func DOT(p *isa.Program, w io.Writer, opt DOTOptions) error {
 	d, err := buildDOT(p, opt)
 	if err != nil {
 		return fmt.Errorf("dot of %s: %w", p.Name, err)
 	}
-	b, err := dot.MarshalMulti(d, "", "", "  ")
+	if opt.View.kind != viewAll {
+		return d.writeView(w, opt)
+	}
+	b, err := dot.MarshalMulti(d.graph(), "", "", "  ")
 	if err != nil {
 		return fmt.Errorf("dot of %s: %w", p.Name, err)
 	}
@@ -193,7 +214,7 @@ func (d *dotBuilder) exit(id *int64, dotID string, attrs attrList) int64 {
 	return *id
 }
 
-func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
+func buildDOT(p *isa.Program, opt DOTOptions) (*dotBuilder, error) {
 	d := &dotBuilder{p: p, end: -1, ret: -1, halts: map[uint32]int64{}, fails: map[uint32]int64{}, labels: map[edgeKey][]string{}}
 	nb := uint32(len(p.Blocks))
 	startOf := make(map[uint32]int64, nb) // pc -> block whose first instruction it is
@@ -265,7 +286,7 @@ func buildDOT(p *isa.Program, opt DOTOptions) (*dotGraph, error) {
 			}
 		}
 	}
-	return d.graph(), nil
+	return d, nil
 }
 
 // emits returns the reserved signals a compiled block can produce, and
@@ -383,7 +404,7 @@ func (d *dotBuilder) graph() *dotGraph {
 	for i, n := range d.p.Nodes {
 		clusters[i] = &dotCluster{
 			DirectedGraph: multi.NewDirectedGraph(),
-			id:            fmt.Sprintf("cluster_%d", i),
+			id:            clusterName(i),
 			attrs:         attrList{{Key: "label", Value: dotSafe(n.ID)}},
 		}
 		g.clusters = append(g.clusters, clusters[i])
@@ -399,13 +420,18 @@ func (d *dotBuilder) graph() *dotGraph {
 		g.AddNode(n)
 	}
 	for uid, k := range d.edges {
-		attrs := attrList{{Key: "label", Value: dotSafe(strings.Join(d.labels[k], "\n"))}}
-		if k.style != styleSolid {
-			attrs = append(attrs, encoding.Attribute{Key: "style", Value: k.style})
-		}
-		g.SetLine(&dotLine{f: g.Node(k.from), t: g.Node(k.to), uid: int64(uid), attrs: attrs})
+		g.SetLine(&dotLine{f: g.Node(k.from), t: g.Node(k.to), uid: int64(uid), attrs: d.edgeAttrs(k)})
 	}
 	return g
+}
+
+// edgeAttrs are the attributes of edge k: its signals, its style.
+func (d *dotBuilder) edgeAttrs(k edgeKey) attrList {
+	attrs := attrList{{Key: "label", Value: dotSafe(strings.Join(d.labels[k], "\n"))}}
+	if k.style != styleSolid {
+		attrs = append(attrs, encoding.Attribute{Key: "style", Value: k.style})
+	}
+	return attrs
 }
 
 // dotSafe makes a name or label from the document safe as a DOT ID: the

@@ -76,15 +76,15 @@ func TestGraphViews(t *testing.T) {
 	t.Parallel()
 	p := bigProgram(t)
 	st := bigState(p)
-	var full bytes.Buffer
-	if err := WriteDOT(p, st, &full); err != nil {
-		t.Fatal(err)
+	view := func(v compiler.DOTView) (string, error) {
+		var b bytes.Buffer
+		err := compiler.DOT(p, &b, compiler.DOTOptions{Status: BlockStatus(st), View: v})
+		return b.String(), err
 	}
-	v, err := parseViews(full.Bytes(), p, BlockStatus(st))
+	over, err := view(compiler.DOTOverview())
 	if err != nil {
 		t.Fatal(err)
 	}
-	over := string(v.Overview())
 	boxes := regexp.MustCompile(`(?m)^  c\d+ \[`).FindAllString(over, -1)
 	if len(boxes) != 40 {
 		t.Errorf("overview has %d boxes, want 40\n%s", len(boxes), over)
@@ -97,39 +97,34 @@ func TestGraphViews(t *testing.T) {
 	if !strings.Contains(over, "c0 -> c1;") || !strings.Contains(over, "c0 -> c2;") {
 		t.Errorf("overview lacks the CALL edges of Node 0")
 	}
-	one, err := v.Cluster(1)
+	one, err := view(compiler.DOTNode(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := map[string]bool{}
-	for _, id := range regexp.MustCompile(`\bb\d+\b`).FindAllString(string(one), -1) {
+	for _, id := range regexp.MustCompile(`\bb\d+\b`).FindAllString(one, -1) {
 		blocks[id] = true
 	}
 	if len(blocks) != 50 || !blocks["b50"] || !blocks["b99"] {
 		t.Errorf("node 1 alone names %d blocks, want b50..b99", len(blocks))
 	}
-	if !strings.Contains(string(one), "c3 [") || !strings.Contains(string(one), "c4 [") {
+	if !strings.Contains(one, "c3 [") || !strings.Contains(one, "c4 [") {
 		t.Errorf("node 1 alone lacks the boxes of the nodes it calls (3, 4)")
 	}
-	if _, err := v.Cluster(40); err == nil {
-		t.Errorf("Cluster(40) of 40 nodes: no error")
+	if _, err := view(compiler.DOTNode(40)); err == nil {
+		t.Errorf("DOTNode(40) of 40 nodes: no error")
 	}
 }
 
 // BenchmarkGraph2000 is the server's side of drawing the 2,000-block
-// program: its DOT coloured by state, and the overview cut from it.
+// program's overview coloured by state.
 func BenchmarkGraph2000(b *testing.B) {
 	p := bigProgram(b)
 	st := bigState(p)
 	for b.Loop() {
-		var full bytes.Buffer
-		if err := WriteDOT(p, st, &full); err != nil {
+		var out bytes.Buffer
+		if err := compiler.DOT(p, &out, compiler.DOTOptions{Status: BlockStatus(st), View: compiler.DOTOverview()}); err != nil {
 			b.Fatal(err)
 		}
-		v, err := parseViews(full.Bytes(), p, BlockStatus(st))
-		if err != nil {
-			b.Fatal(err)
-		}
-		v.Overview()
 	}
 }

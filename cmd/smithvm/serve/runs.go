@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"smith/compiler"
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
@@ -122,29 +123,25 @@ func (s *Server) apiGraph(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the run's workflow "+st.WorkflowPath+" no longer compiles", http.StatusUnprocessableEntity)
 		return
 	}
+	opt := compiler.DOTOptions{Status: BlockStatus(st)}
+	q := r.URL.Query()
+	if q.Has("node") {
+		k, _ := strconv.Atoi(q.Get("node"))
+		opt.View = compiler.DOTNode(k)
+	} else if q.Get("view") == "overview" {
+		opt.View = compiler.DOTOverview()
+	}
 	var buf bytes.Buffer
-	if err := WriteDOT(prog, st, &buf); err != nil {
+	if err := compiler.DOT(prog, &buf, opt); err != nil {
+		var nn *compiler.NoNodeError
+		if errors.As(err, &nn) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
 		httpError(w, err)
 		return
 	}
 	out := buf.Bytes()
-	q := r.URL.Query()
-	if q.Get("view") == "overview" || q.Has("node") {
-		v, err := parseViews(out, prog, BlockStatus(st))
-		if err != nil {
-			httpError(w, err)
-			return
-		}
-		if q.Has("node") {
-			k, _ := strconv.Atoi(q.Get("node"))
-			if out, err = v.Cluster(k); err != nil {
-				http.Error(w, err.Error(), http.StatusNotFound)
-				return
-			}
-		} else {
-			out = v.Overview()
-		}
-	}
 	w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(out)
