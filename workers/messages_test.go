@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"smith/lang"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // TestSendMasksSecrets: a message's content (given, or read from a file)
@@ -35,7 +35,7 @@ func TestSendMasksSecrets(t *testing.T) {
 			r := f.Req(step.KindSend, "HandOff")
 			s := tt.send
 			r.Send = &s
-			r.Mask = proc.NewMasker([]string{secret})
+			r.Mask = text.NewMasker([]string{secret})
 			res := f.reg.Run(context.Background(), r)
 			if res.Signal != lang.SigSuccess || res.Output != tt.want {
 				t.Fatalf("send = %s, %q, %v; want success delivering %s", res.Signal, res.Output, res.Err, tt.want)

@@ -19,6 +19,7 @@ import (
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func TestMain(m *testing.M) {
@@ -165,7 +166,7 @@ func TestRunCommand(t *testing.T) {
 			name: "secrets masked",
 			setup: func(f *fixture, r *step.Request) {
 				r.Argv = exe(f.t, "print", "token=hunter2\n")
-				r.Mask = proc.NewMasker([]string{"hunter2"})
+				r.Mask = text.NewMasker([]string{"hunter2"})
 			},
 			want: want{signal: lang.SigSuccess, attempts: 1, output: "token=***", checkOut: true},
 		},
@@ -271,7 +272,7 @@ func TestRunOutputFile(t *testing.T) {
 			r := f.Req(step.KindCommand, "Gen")
 			r.Argv = exe(t, tt.argv...)
 			r.OutputFile = tt.output
-			r.Mask = proc.NewMasker(tt.mask)
+			r.Mask = text.NewMasker(tt.mask)
 			got := f.reg.Run(context.Background(), r)
 			content := f.Read("artifacts/Gen/" + tt.output)
 			wantContent := tt.want

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"smith/lang"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // TestSendStreams: a big file is sent file to file, masked on the way,
@@ -30,7 +30,7 @@ func TestSendStreams(t *testing.T) {
 	}
 	r := f.Req(step.KindSend, "Big")
 	r.Send = &step.Send{To: "eng", Inbox: "agents/eng/inbox", Seq: 1, File: "big.bin"}
-	r.Mask = proc.NewMasker([]string{"s3cret"})
+	r.Mask = text.NewMasker([]string{"s3cret"})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

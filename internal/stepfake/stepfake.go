@@ -18,7 +18,6 @@ import (
 	"smith/internal/testchild"
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -88,7 +87,7 @@ func (p *Project) Req(kind step.Kind, name string) *step.Request {
 		Kind:    kind,
 		Dirs:    p.Dirs,
 		RunRoot: p.RunRoot,
-		Env:     []proc.EnvVar{{Name: testchild.Var, Value: "1"}},
+		Env:     []step.EnvVar{{Name: testchild.Var, Value: "1"}},
 		Timeout: 30 * time.Second,
 	}
 }

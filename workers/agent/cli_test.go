@@ -12,9 +12,9 @@ import (
 
 	"smith/lang"
 	"smith/source"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func TestProviderTransport(t *testing.T) {
@@ -224,7 +224,7 @@ func TestProviderReplies(t *testing.T) {
 			r.ProviderDefs = []provider.Def{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
 			r.Attempts = 2
-			r.Mask = proc.NewMasker([]string{"secret"})
+			r.Mask = text.NewMasker([]string{"secret"})
 			got := f.run.Run(context.Background(), r)
 			tt.want.check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {

@@ -10,9 +10,9 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // mockRun runs a mock provider step with prompt and returns its result.
@@ -144,7 +144,7 @@ func TestMockEcho(t *testing.T) {
 	f := newFixture(t)
 	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *step.Request) {
 		r.OutputFile = "reply.md"
-		r.Mask = proc.NewMasker([]string{"secret"})
+		r.Mask = text.NewMasker([]string{"secret"})
 	})
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
 		t.Errorf("Run(mock echo) = %s", describe(got))

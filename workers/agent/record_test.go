@@ -12,9 +12,9 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and
@@ -24,7 +24,7 @@ func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *step.
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
-	r.Mask = proc.NewMasker([]string{"hunter2"})
+	r.Mask = text.NewMasker([]string{"hunter2"})
 	r.Attempts = 2
 	r.OutputFile = "answer.txt"
 	return r

@@ -17,7 +17,6 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/step"
 )
 
@@ -153,7 +152,7 @@ func (p iwProject) request(worker string, payload ...step.Segment) *step.Request
 		WorktreePath: p.worktree,
 		Dirs:         p.dirs,
 		RunRoot:      p.runRoot,
-		Env:          []proc.EnvVar{{Name: internalHelperVar, Value: "1"}},
+		Env:          []step.EnvVar{{Name: internalHelperVar, Value: "1"}},
 	}
 }
 

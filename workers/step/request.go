@@ -12,8 +12,7 @@ import (
 
 	"smith/lang"
 	"smith/workers/confine"
-	"smith/workers/proc"
-	"smith/workers/provider"
+	"smith/workers/text"
 )
 
 // Kind says what a Request runs.
@@ -56,12 +55,12 @@ type Request struct {
 	Providers []string // KindProvider: provider names, tried in order on retryable failure
 	Worker    string   // KindInternal: Internal:NAME; manifests: the workers key
 
-	Prompt          string              // the prompt text (prompt:), when given inline
-	PromptFile      string              // prompt_file: a path relative to WORKSPACE
-	ProviderParams  []provider.Param    // step provider_params over provider defaults
-	CommandOverride []string            // replaces the provider template entirely
-	Transport       *provider.Transport // prompt_transport override
-	ProviderDefs    []provider.Def
+	Prompt          string          // the prompt text (prompt:), when given inline
+	PromptFile      string          // prompt_file: a path relative to WORKSPACE
+	ProviderParams  []ProviderParam // step provider_params over provider defaults
+	CommandOverride []string        // replaces the provider template entirely
+	Transport       *Transport      // prompt_transport override
+	ProviderDefs    []ProviderDef
 	// Model is the model to ask for (step, agent or defaults model:, or
 	// provider_params.model); "" = the CLI's default. Presets pass it with
 	// the CLI's own model flag.
@@ -79,9 +78,9 @@ type Request struct {
 	Attempts int           // all tries (0 or 1 = one)
 	Backoff  time.Duration // between tries
 
-	EnvAllow []string      // names children inherit (and ${env.X} may read)
-	Secrets  []proc.EnvVar // this step's secrets with their values
-	Env      []proc.EnvVar // the step's env:, substituted
+	EnvAllow []string // names children inherit (and ${env.X} may read)
+	Secrets  []EnvVar // this step's secrets with their values
+	Env      []EnvVar // the step's env:, substituted
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
@@ -128,7 +127,7 @@ type Request struct {
 
 	Dirs    confine.Dir
 	RunRoot string
-	Mask    *proc.Masker
+	Mask    *text.Masker
 	Live    io.Writer // -v: live step output (masked); nil = none
 	// OnRetry is called before each retry (attempt is the try that failed,
 	// counting from 1) so the caller can log it.

@@ -13,9 +13,9 @@ import (
 	"smith/lang"
 	"smith/workers"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // Activities are the effects of a Smith run, executed by workers.
@@ -216,7 +216,7 @@ func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(strin
 			values = append(values, v)
 		}
 	}
-	mask := proc.NewMasker(values)
+	mask := text.NewMasker(values)
 	dirs, err := confine.New(base)
 	if err != nil {
 		return fail(err)
