@@ -158,7 +158,7 @@ func (p *Program) verify() []fault {
 	}
 	for i, b := range p.Blocks {
 		at := func(field string) string { return fmt.Sprintf("blocks[%d].%s", i, field) }
-		if b.Kind < KindCommand || b.Kind >= kindCount {
+		if !b.Kind.Valid() {
 			add("blocks", i, at("kind"), "block %q: kind %d is not defined", b.ID, b.Kind)
 		}
 		if err := p.checkOperand(NodeIdx, b.Node); err != nil {
@@ -174,7 +174,7 @@ func (p *Program) verify() []fault {
 			switch {
 			case uint64(b.Parent-1) >= uint64(len(p.Blocks)):
 				add("blocks", i, at("parent"), "block %q: parent block %d is out of range: the program has %d", b.ID, b.Parent-1, len(p.Blocks))
-			case p.Blocks[b.Parent-1].Kind != KindLoop && p.Blocks[b.Parent-1].Kind != KindParallel:
+			case !p.Blocks[b.Parent-1].Kind.Info().Body:
 				add("blocks", i, at("parent"), "block %q: parent block %q is not a loop or parallel block", b.ID, p.Blocks[b.Parent-1].ID)
 			}
 		}

@@ -295,7 +295,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 		Iteration:       m.iteration(),
 		Execution:       execs,
 		Node:            m.p.Nodes[blk.Node].ID,
-		Kind:            kindOf(blk.Kind),
+		Kind:            blk.Kind,
 		Providers:       s.Providers,
 		Worker:          s.Worker,
 		OutputCapture:   s.OutputCapture,
@@ -469,19 +469,6 @@ func (m *Machine) providerDefs(sc scope, errp *error) []step.ProviderDef {
 		out = append(out, pd)
 	}
 	return out
-}
-
-// kindOf maps a block kind to a request kind.
-func kindOf(k isa.BlockKind) step.Kind {
-	switch k {
-	case isa.KindProvider:
-		return step.KindProvider
-	case isa.KindInternal:
-		return step.KindInternal
-	case isa.KindSend:
-		return step.KindSend
-	}
-	return step.KindCommand
 }
 
 // seconds converts seconds (fractions allowed) to a Duration.

@@ -46,7 +46,7 @@ func TestRequest(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"kind", q.Kind, step.KindProvider},
+		{"kind", q.Kind, isa.KindProvider},
 		{"argv", q.Argv, []string{"run", "bob"}},
 		{"providers", q.Providers, []string{"claude"}},
 		{"timeout", q.Timeout, 1500 * time.Millisecond},
@@ -71,7 +71,7 @@ func TestRequest(t *testing.T) {
 		}
 	}
 	d := f.req(t, "Plain")
-	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != step.KindCommand {
+	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != isa.KindCommand {
 		t.Errorf("defaults: timeout %v attempts %d backoff %v secrets %v kind %v", d.Timeout, d.Attempts, d.Backoff, d.Secrets, d.Kind)
 	}
 }

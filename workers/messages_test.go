@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/step"
 	"smith/workers/text"
@@ -32,7 +33,7 @@ func TestSendMasksSecrets(t *testing.T) {
 			if tt.file != "" {
 				f.Write("in.md", tt.file)
 			}
-			r := f.Req(step.KindSend, "HandOff")
+			r := f.Req(isa.KindSend, "HandOff")
 			s := tt.send
 			r.Send = &s
 			r.Mask = text.NewMasker([]string{secret})

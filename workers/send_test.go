@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/step"
 	"smith/workers/text"
@@ -28,7 +29,7 @@ func TestSendStreams(t *testing.T) {
 	if err := os.WriteFile(big, []byte(strings.Repeat("abcdefgh s3cret ", size/16)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := f.Req(step.KindSend, "Big")
+	r := f.Req(isa.KindSend, "Big")
 	r.Send = &step.Send{To: "eng", Inbox: "agents/eng/inbox", Seq: 1, File: "big.bin"}
 	r.Mask = text.NewMasker([]string{"s3cret"})
 	var before, after runtime.MemStats

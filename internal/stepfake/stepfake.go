@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"smith/internal/testchild"
+	"smith/isa"
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/step"
@@ -80,7 +81,7 @@ func NewProject(t testing.TB) *Project {
 
 // Req returns a request for step name of run r1 in p; its children run in
 // helper mode.
-func (p *Project) Req(kind step.Kind, name string) *step.Request {
+func (p *Project) Req(kind isa.BlockKind, name string) *step.Request {
 	return &step.Request{
 		RunID:   "r1",
 		Step:    name,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
@@ -17,7 +18,7 @@ import (
 
 // mockRun runs a mock provider step with prompt and returns its result.
 func mockRun(f *fixture, name, script, prompt string, edit func(r *step.Request)) step.Result {
-	r := f.Req(step.KindProvider, name)
+	r := f.Req(isa.KindProvider, name)
 	r.Providers = []string{"mock"}
 	if script != "" {
 		r.ProviderParams = []provider.Param{{Key: "script", Value: script}}

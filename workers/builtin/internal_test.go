@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
@@ -146,7 +147,7 @@ func (p iwProject) request(worker string, payload ...step.Segment) *step.Request
 	return &step.Request{
 		RunID:        "r1",
 		Step:         "Blk",
-		Kind:         step.KindInternal,
+		Kind:         isa.KindInternal,
 		Worker:       worker,
 		Payload:      payload,
 		WorktreePath: p.worktree,

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"smith/isa"
 	"smith/workers/agent"
 	"smith/workers/confine"
 	"smith/workers/proc"
@@ -206,7 +207,7 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 		}
 	}
 	req := &step.Request{
-		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: step.KindProvider,
+		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: isa.KindProvider,
 		Providers: []string{t.Name}, Prompt: pingPrompt, Permissions: provider.PermRead,
 		Timeout: 120 * time.Second, Attempts: 1,
 		Dirs: dirs, RunRoot: filepath.Join(base, ".orchestrator", "runs", "doctor"),

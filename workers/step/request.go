@@ -1,7 +1,7 @@
 // Package step holds the values every worker shares for one execution of a
 // step: the Request the VM hands over (templates substituted, paths not yet
 // confined), the Result a worker gives back, the Runner between them, and
-// their facts (kinds, segment types, the exit codes of a step that ran no
+// their facts (segment types, the exit codes of a step that ran no
 // process). It is data only: it must never do I/O or run a step.
 package step
 
@@ -10,20 +10,10 @@ import (
 	"io"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/confine"
 	"smith/workers/text"
-)
-
-// Kind says what a Request runs.
-type Kind uint8
-
-// Request kinds.
-const (
-	KindCommand  Kind = iota + 1 // a process: Argv
-	KindProvider                 // an LLM CLI through a provider template
-	KindInternal                 // an Internal:* worker
-	KindSend                     // deliver a message into an agent's inbox (Send)
 )
 
 // A Request is one execution of a step or block, with every ${...}
@@ -48,12 +38,12 @@ type Request struct {
 	// crash gets the same number, so the mock and --replay answer it as
 	// before. 0 means unnumbered.
 	Execution int
-	Node      string // the node id (manifests)
-	Kind      Kind
+	Node      string        // the node id (manifests)
+	Kind      isa.BlockKind // an Exec kind of isa's kind table
 
-	Argv      []string // KindCommand
-	Providers []string // KindProvider: provider names, tried in order on retryable failure
-	Worker    string   // KindInternal: Internal:NAME; manifests: the workers key
+	Argv      []string // isa.KindCommand
+	Providers []string // isa.KindProvider: provider names, tried in order on retryable failure
+	Worker    string   // isa.KindInternal: Internal:NAME; manifests: the workers key
 
 	Prompt          string          // the prompt text (prompt:), when given inline
 	PromptFile      string          // prompt_file: a path relative to WORKSPACE
@@ -84,7 +74,7 @@ type Request struct {
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
-	Send      *Send // KindSend
+	Send      *Send // isa.KindSend
 	// Mail is where the run's messages are; nil when the run has no agents.
 	Mail *Mail
 

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers"
 	"smith/workers/confine"
@@ -144,17 +145,17 @@ func (a *Activities) runFiles() *workspaceFiles {
 // mock, file writers, sends) run inside the worker, cancelled with it.
 func startsProcess(r *step.Request) bool {
 	switch r.Kind {
-	case step.KindCommand:
+	case isa.KindCommand:
 		return true
-	case step.KindInternal:
+	case isa.KindInternal:
 		switch r.Worker {
 		case lang.InternalTestRunner, lang.InternalRunLinter, lang.InternalRunBuilder:
 			return true
 		}
 		return false
-	case step.KindSend:
+	case isa.KindSend:
 		return false
-	case step.KindProvider:
+	case isa.KindProvider:
 		if len(r.CommandOverride) > 0 || len(r.Providers) == 0 {
 			return true
 		}
