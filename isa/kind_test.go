@@ -21,8 +21,8 @@ func TestKindTable(t *testing.T) {
 		if got, ok := KindByName(info.Name); !ok || got != k {
 			t.Errorf("KindByName(%q) = %v, %v; want %d", info.Name, got, ok, k)
 		}
-		if info.Exec && info.Body {
-			t.Errorf("kind %s both runs a worker and holds blocks", k)
+		if !runsBlock(info.Op) || k.Exec() != (info.Op == OpExec) || k.Exec() && info.Body {
+			t.Errorf("kind %s: Op %s, Exec %v, Body %v: want a block-running op, and no worker kind that holds blocks", k, info.Op, k.Exec(), info.Body)
 		}
 	}
 	for _, k := range []BlockKind{0, kindCount} {

@@ -94,10 +94,11 @@ const (
 type KindInfo struct {
 	// Name is the kind's name in listings, assembly text and messages.
 	Name string
-	// Exec is set for a kind that runs a worker: the block is laid out as
-	// an EXEC, its spec is Step, and the VM hands it to its step.Runner as
-	// a step.Request of this kind.
-	Exec bool
+	// Op is the instruction that runs a block of the kind: EXEC for a
+	// kind that runs a worker (its spec is Step, and the VM hands it to
+	// its step.Runner as a step.Request of this kind), SET_CONTEXT,
+	// LOOP_BEGIN or PAR_BEGIN. The verifier refuses any other.
+	Op Op
 	// Body is set for a kind whose block holds other blocks (a loop's
 	// body, a parallel step's branches): only such a block is a parent.
 	Body bool
@@ -105,13 +106,13 @@ type KindInfo struct {
 
 // kindTable holds every block kind's facts, indexed by kind.
 var kindTable = [kindCount]KindInfo{
-	KindCommand:    {Name: "command", Exec: true},
-	KindProvider:   {Name: "provider", Exec: true},
-	KindInternal:   {Name: "internal", Exec: true},
-	KindSetContext: {Name: "set_context"},
-	KindLoop:       {Name: "loop", Body: true},
-	KindSend:       {Name: "send", Exec: true},
-	KindParallel:   {Name: "parallel", Body: true},
+	KindCommand:    {Name: "command", Op: OpExec},
+	KindProvider:   {Name: "provider", Op: OpExec},
+	KindInternal:   {Name: "internal", Op: OpExec},
+	KindSetContext: {Name: "set_context", Op: OpSetContext},
+	KindLoop:       {Name: "loop", Op: OpLoopBegin, Body: true},
+	KindSend:       {Name: "send", Op: OpExec},
+	KindParallel:   {Name: "parallel", Op: OpParBegin, Body: true},
 }
 
 // Valid reports whether k is a defined kind.
@@ -126,8 +127,8 @@ func (k BlockKind) Info() KindInfo {
 	return kindTable[k]
 }
 
-// Exec reports whether a block of kind k runs a worker.
-func (k BlockKind) Exec() bool { return k.Info().Exec }
+// Exec reports whether a block of kind k runs a worker (an EXEC).
+func (k BlockKind) Exec() bool { return k.Valid() && kindTable[k].Op == OpExec }
 
 // String names the kind.
 func (k BlockKind) String() string {

@@ -150,6 +150,11 @@ func (p *Program) verify() []fault {
 		if err := p.checkOperand(info.B, in.B); err != nil {
 			add("code", pc, fmt.Sprintf("code[%d].b", pc), "pc %04d: %s operand B: %v", pc, info.Name, err)
 		}
+		if runsBlock(in.Op) && uint64(in.A) < uint64(len(p.Blocks)) {
+			if b := p.Blocks[in.A]; b.Kind.Valid() && b.Kind.Info().Op != in.Op {
+				add("code", pc, fmt.Sprintf("code[%d].a", pc), "pc %04d: %s cannot run block %q of kind %s", pc, info.Name, b.ID, b.Kind)
+			}
+		}
 	}
 	for i, n := range p.Nodes {
 		if err := p.checkOperand(BlockIdx, n.Entry); err != nil {
@@ -249,4 +254,15 @@ func canonicalize(v reflect.Value) {
 			canonicalize(v.Index(i))
 		}
 	}
+}
+
+// runsBlock reports whether op is the instruction that runs some kind of
+// block (kindTable's Op).
+func runsBlock(op Op) bool {
+	for _, k := range kindTable[KindCommand:] {
+		if k.Op == op {
+			return true
+		}
+	}
+	return false
 }
