@@ -53,6 +53,7 @@ func runStored(tb testing.TB, base string, p *isa.Program, runner step.Runner, c
 	var evErr error
 	cfg := vm.Config{
 		Registry: runner,
+		Host:     workers.Local{Env: os.LookupEnv},
 		MaxSteps: maxSteps,
 		Env:      os.LookupEnv,
 		Dirs:     dirs,
@@ -244,7 +245,7 @@ func BenchmarkVMNoPersistence(b *testing.B) {
 	}
 	var spent time.Duration
 	for b.Loop() {
-		m, err := vm.New(p, vm.Config{Registry: noopRunner{}, MaxSteps: 2 * vmBlocks, Env: os.LookupEnv, Dirs: dirs})
+		m, err := vm.New(p, vm.Config{Registry: noopRunner{}, Host: workers.Local{Env: os.LookupEnv}, MaxSteps: 2 * vmBlocks, Env: os.LookupEnv, Dirs: dirs})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -286,7 +286,7 @@ func ExampleDOT() {
 	p := &ir.Program{Name: "hello", Format: ir.YAML, Entry: "Say", Nodes: []*ir.Node{{
 		ID: "hello", Entry: "Say",
 		Blocks: []*ir.Block{{
-			ID: "Say", Kind: ir.Exec, Worker: "command",
+			ID: "Say", Kind: isa.KindCommand, Worker: "command",
 			Transitions: []*ir.Transition{{Signal: lang.SigSuccess, Action: ir.End}},
 		}},
 	}}}

@@ -52,22 +52,22 @@ func failRef(s, msg, ref string) *ir.Transition {
 }
 
 func cmd(id string, ts ...*ir.Transition) *ir.Block {
-	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "command", Transitions: ts,
+	return &ir.Block{ID: id, Kind: isa.KindCommand, Worker: "command", Transitions: ts,
 		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func aiStep(id string, ts ...*ir.Transition) *ir.Block {
-	return &ir.Block{ID: id, Kind: ir.Exec, Worker: "provider:mock", AI: true, Transitions: ts,
+	return &ir.Block{ID: id, Kind: isa.KindProvider, Worker: "provider:mock", AI: true, Transitions: ts,
 		Signals: []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}}
 }
 
 func setCtx(id string, ts ...*ir.Transition) *ir.Block {
-	return &ir.Block{ID: id, Kind: ir.SetContext, Worker: "set_context", Transitions: ts,
+	return &ir.Block{ID: id, Kind: isa.KindSetContext, Worker: "set_context", Transitions: ts,
 		Signals: []string{lang.SigSuccess}}
 }
 
 func loop(id string, body []*ir.Block, ts ...*ir.Transition) *ir.Block {
-	return &ir.Block{ID: id, Kind: ir.Loop, Worker: "for_each", Body: body, Transitions: ts,
+	return &ir.Block{ID: id, Kind: isa.KindLoop, Worker: "for_each", Body: body, Transitions: ts,
 		Signals: []string{lang.SigSuccess, lang.SigFailure}}
 }
 
@@ -107,18 +107,13 @@ func prog(f ir.Format, entry string, nodes ...*ir.Node) *ir.Program {
 				spec.When = &isa.Cond{Op: isa.CondEnvSet, Name: "GO", Pos: b.Pos}
 			}
 			switch b.Kind {
-			case ir.Exec:
-				spec.Kind = isa.KindCommand
+			case isa.KindCommand:
 				spec.Step = &isa.Step{Command: []lang.Template{lang.Lit("true")}}
-				if b.AI {
-					spec.Kind = isa.KindProvider
-					spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &lang.Template{}}
-				}
-			case ir.SetContext:
-				spec.Kind = isa.KindSetContext
+			case isa.KindProvider:
+				spec.Step = &isa.Step{Providers: []string{"mock"}, Prompt: &lang.Template{}}
+			case isa.KindSetContext:
 				spec.Set = []isa.Field{{Key: "k", Val: isa.TValue{Kind: isa.TBool, Bool: true}}}
-			case ir.Loop:
-				spec.Kind = isa.KindLoop
+			case isa.KindLoop:
 				spec.Loop = &isa.Loop{Items: isa.TValue{Kind: isa.TList}, As: "item"}
 			}
 			b.Spec = spec
@@ -632,7 +627,7 @@ func ExampleGenerate() {
 	p := &ir.Program{Name: "hello", Format: ir.YAML, Entry: "Say", Nodes: []*ir.Node{{
 		ID: "hello", Entry: "Say",
 		Blocks: []*ir.Block{{
-			ID: "Say", Kind: ir.Exec, Worker: "command",
+			ID: "Say", Kind: isa.KindCommand, Worker: "command",
 			Transitions: []*ir.Transition{
 				{Signal: lang.SigSuccess, Action: ir.End},
 				{Signal: lang.SigFailDefault, Action: ir.Fail, Msg: "step 'Say' failed"},

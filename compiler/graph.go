@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/graph/topo"
 
 	"smith/compiler/ir"
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 )
@@ -111,10 +112,10 @@ func flowEdgesOf(fp *flatProgram) *flowEdges {
 	var live []*ir.Transition
 	for i, fb := range fp.blocks {
 		b := fb.b
-		if b.Kind == ir.Loop && len(b.Body) > 0 {
+		if b.Kind == isa.KindLoop && len(b.Body) > 0 {
 			add(i, i+1, true) // the first body block follows its loop in layout order
 		}
-		if b.Kind == ir.Parallel {
+		if b.Kind == isa.KindParallel {
 			for _, br := range b.Branches {
 				if len(br.Body) > 0 {
 					if to, ok := fp.block(br.Body[0].ID); ok {

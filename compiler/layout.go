@@ -3,7 +3,6 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"smith/compiler/ir"
 	"smith/isa"
@@ -51,7 +50,7 @@ func flatten(p *ir.Program) *flatProgram {
 			} else {
 				fp.byID[b.ID] = i
 			}
-			if b.Kind == ir.Loop {
+			if b.Kind == isa.KindLoop {
 				walk(b.Body, node, i)
 			}
 			for _, br := range b.Branches {
@@ -154,12 +153,12 @@ func (l *layout) layoutBlock(i int) (int, error) {
 		e.emit(b.Pos, isa.OpWhen, blockArg(i), disp)
 	}
 	next := i + 1
-	switch b.Kind {
-	case ir.Exec:
+	switch {
+	case b.Kind.Exec():
 		e.emit(b.Pos, isa.OpExec, blockArg(i), arg{})
-	case ir.SetContext:
+	case b.Kind == isa.KindSetContext:
 		e.emit(b.Pos, isa.OpSetContext, blockArg(i), arg{})
-	case ir.Loop:
+	case b.Kind == isa.KindLoop:
 		e.emit(b.Pos, isa.OpLoopBegin, blockArg(i), disp)
 		spec.Loop.Body = e.pc()
 		e.bind(label{lblBody, i})
@@ -175,7 +174,7 @@ func (l *layout) layoutBlock(i int) (int, error) {
 		}
 		e.bind(label{lblLoopNext, i})
 		e.emit(b.Pos, isa.OpLoopNext, blockArg(i), pcArg(label{lblBody, i}))
-	case ir.Parallel:
+	case b.Kind == isa.KindParallel:
 		e.emit(b.Pos, isa.OpParBegin, blockArg(i), disp)
 		spec.Par.Branches = nil
 		for _, br := range b.Branches {
@@ -286,7 +285,7 @@ func (l *layout) action(i int, t *ir.Transition) (uint32, error) {
 		e.emit(pos, isa.OpFail, templateArg(ti), arg{})
 	case ir.BranchEnd, ir.BranchFail:
 		par := fb.parent
-		if par < 0 || l.fp.blocks[par].b.Kind != ir.Parallel {
+		if par < 0 || l.fp.blocks[par].b.Kind != isa.KindParallel {
 			return 0, fmt.Errorf("block %q uses %s outside a parallel branch", fb.b.ID, t.Action)
 		}
 		if t.Action == ir.BranchFail {
@@ -353,44 +352,24 @@ func blockSpec(fb flatBlock) (isa.Block, error) {
 		spec.Signals = nil
 	}
 	spec.Node, spec.Start, spec.Dispatch, spec.Parent = uint32(fb.node), 0, 0, uint32(fb.parent+1)
+	spec.Kind = b.Kind
 	switch b.Kind {
-	case ir.SetContext:
-		spec.Kind = isa.KindSetContext
-	case ir.Loop:
-		spec.Kind = isa.KindLoop
+	case isa.KindLoop:
 		var lp isa.Loop
 		if spec.Loop != nil {
 			lp = *spec.Loop
 		}
 		lp.Body, lp.Steps = 0, nil
 		spec.Loop = &lp
-	case ir.Parallel:
-		spec.Kind = isa.KindParallel
+	case isa.KindParallel:
 		var par isa.Par
 		if spec.Par != nil {
 			par = *spec.Par
 		}
 		par.Branches = nil
 		spec.Par = &par
-	case ir.Exec:
-		switch spec.Kind {
-		case isa.KindCommand, isa.KindProvider, isa.KindInternal, isa.KindSend:
-		default:
-			spec.Kind = execKind(b)
-		}
 	}
 	return spec, nil
-}
-
-// execKind guesses the kind of an Exec block whose spec does not say.
-func execKind(b *ir.Block) isa.BlockKind {
-	switch {
-	case b.AI:
-		return isa.KindProvider
-	case len(b.Worker) > len(lang.InternalPrefix) && strings.HasPrefix(b.Worker, lang.InternalPrefix):
-		return isa.KindInternal
-	}
-	return isa.KindCommand
 }
 
 // posOr returns p, or def when p is unknown.

@@ -298,7 +298,7 @@ func (m *jsonLowerer) lowerNode(n *manifest.Node) *ir.Node {
 
 // lowerBlock lowers one block.
 func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
-	b := &ir.Block{ID: blk.Key, Pos: blk.Pos, Kind: ir.Exec, Worker: blk.Worker.V}
+	b := &ir.Block{ID: blk.Key, Pos: blk.Pos, Worker: blk.Worker.V}
 	var spec *isa.Block
 	var st *isa.Step
 	if m.opt.ChecksOnly {
@@ -323,7 +323,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	layers := append(buf[:0], execLayer{timeout: manifest.Opt(blk.Timeout)})
 	name := blk.Worker.V
 	if iw := lang.LookupInternal(name); iw != nil {
-		spec.Kind = isa.KindInternal
+		b.Kind = isa.KindInternal
 		b.Signals = shared(iw.Signals)
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
@@ -334,7 +334,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		}
 		b.Signals = shared(manifestWorkerSignals[:])
 		if ws.providers != nil {
-			spec.Kind, b.AI = isa.KindProvider, true
+			b.Kind, b.AI = isa.KindProvider, true
 			st.Providers = ws.providers
 			st.AI = &isa.AIWorker{Key: w.Key, Instructions: w.Instructions.V, OutputType: w.OutputType.V, ProviderParams: ws.params}
 			st.ProviderParams = ws.params
@@ -344,7 +344,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			}
 			st.PayloadMerge = merge
 		} else {
-			spec.Kind = isa.KindCommand
+			b.Kind = isa.KindCommand
 			st.Command = ws.command
 			st.PayloadIO, st.OutputType = true, w.OutputType.V
 			if st.OutputType == "" {
@@ -353,7 +353,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 			b.AnySignal = true // its last stdout line may name any signal
 		}
 	} else {
-		spec.Kind = isa.KindInternal
+		b.Kind = isa.KindInternal
 		b.Signals = shared(manifestWorkerSignals[:2])
 		if blk.Worker.Set {
 			known := append(lang.InternalNames(), m.workerKs...)

@@ -45,7 +45,7 @@ func TestLowerManifest(t *testing.T) {
 			name: "internal worker signals",
 			src: doc("N", `"N": {"entry_block": "A", "blocks": {`+
 				block("A", "Internal:PreambleValidator", `{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}`)+`}}`),
-			want: []string{`block "A" exec worker="Internal:PreambleValidator" signals=[SIGNAL:SUCCESS SIGNAL:VALIDATION_FAIL]`},
+			want: []string{`block "A" internal worker="Internal:PreambleValidator" signals=[SIGNAL:SUCCESS SIGNAL:VALIDATION_FAIL]`},
 		},
 		{
 			name: "unknown jump target keeps the program whole",

@@ -123,35 +123,24 @@ func (y *yamlLowerer) collect(steps []*manifest.Step) {
 	}
 }
 
-// A stepKind is what a step runs.
-type stepKind uint8
-
-const (
-	skInvalid stepKind = iota // none or several of the kinds: the schema reports it
-	skCommand
-	skProvider
-	skWorker
-	skLoop
-	skSet
-	skSend
-	skParallel
-)
-
-// kindOf returns what s runs. A step with an agent and no kind of its own is
-// a provider step that uses the agent's provider.
-func kindOf(s *manifest.Step) stepKind {
-	k, n := skInvalid, 0
+// kindOf returns what s runs (a worker: isa.KindInternal), or 0 when s
+// names none or several of the kinds (the schema reports it). A step with
+// an agent and no kind of its own is a provider step that uses the agent's
+// provider.
+func kindOf(s *manifest.Step) isa.BlockKind {
+	var k isa.BlockKind
+	n := 0
 	for _, c := range []struct {
 		set  bool
-		kind stepKind
+		kind isa.BlockKind
 	}{
-		{s.Command.Set, skCommand},
-		{s.Provider.Set, skProvider},
-		{s.Worker.Set, skWorker},
-		{s.ForEach != nil, skLoop},
-		{s.SetContext.V != nil, skSet},
-		{s.Send != nil, skSend},
-		{s.Parallel != nil, skParallel},
+		{s.Command.Set, isa.KindCommand},
+		{s.Provider.Set, isa.KindProvider},
+		{s.Worker.Set, isa.KindInternal},
+		{s.ForEach != nil, isa.KindLoop},
+		{s.SetContext.V != nil, isa.KindSetContext},
+		{s.Send != nil, isa.KindSend},
+		{s.Parallel != nil, isa.KindParallel},
 	} {
 		if c.set {
 			k, n = c.kind, n+1
@@ -159,9 +148,9 @@ func kindOf(s *manifest.Step) stepKind {
 	}
 	switch {
 	case n == 0 && s.Agent.Set:
-		return skProvider
+		return isa.KindProvider
 	case n != 1:
-		return skInvalid
+		return 0
 	}
 	return k
 }
@@ -235,14 +224,14 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		}
 	}
 
-	switch kind := kindOf(s); kind {
-	case skSet:
-		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
+	kind := kindOf(s)
+	b.Kind = kind
+	switch kind {
+	case isa.KindSetContext:
 		spec.Set = y.fields(s.SetContext.V, ssc)
 		// A value whose reference cannot be resolved at run time fails it.
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
-	case skLoop:
-		b.Kind, spec.Kind = ir.Loop, isa.KindLoop
+	case isa.KindLoop:
 		as := "item"
 		if s.ForEach.As.Set && s.ForEach.As.V != "" {
 			as = s.ForEach.As.V
@@ -253,8 +242,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		}
 		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as, spec.Loop.Parallel > 1))
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
-	case skParallel:
-		b.Kind, spec.Kind = ir.Parallel, isa.KindParallel
+	case isa.KindParallel:
 		if sc.thread {
 			y.errorf(pos, source.ENestedPar, "parallel step '%s' is inside a parallel iteration or branch: threads do not start threads (run its branches as steps, or move it to the top level)", name)
 		}
@@ -268,19 +256,18 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 			b.Branches = append(b.Branches, &ir.Branch{Name: br.Name, Pos: br.Pos, Body: y.lowerList(br.Steps, sc.branch())})
 		}
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
-	case skSend:
-		b.Kind, spec.Kind, b.Worker = ir.Exec, isa.KindSend, "send"
+	case isa.KindSend:
+		b.Worker = "send"
 		spec.Step = &isa.Step{AllowMissing: ssc.allow, Send: y.send(s.Send, ssc)}
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
-	case skInvalid:
+	case 0:
 		// The schema reports the step's shape; a no-op keeps the program whole.
-		b.Kind, spec.Kind = ir.SetContext, isa.KindSetContext
+		b.Kind = isa.KindSetContext
 		b.Signals = []string{lang.SigSuccess}
 	default:
-		b.Kind = ir.Exec
 		spec.Step = y.lowerExec(s, kind, agent, b, spec, ssc)
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure, lang.SigTimeout}
-		if spec.Step.Validation != "" || (kind == skWorker && contains(workerSignals(s.Worker.V), lang.SigValidationFail)) {
+		if spec.Step.Validation != "" || (kind == isa.KindInternal && contains(workerSignals(s.Worker.V), lang.SigValidationFail)) {
 			b.Signals = append(b.Signals, lang.SigValidationFail)
 		}
 	}
@@ -309,7 +296,7 @@ func readsReply(b *ir.Block) bool {
 // keeps its whole reply. It reports false when prev is no provider step.
 func linkReply(prev, b *ir.Block) bool {
 	spec, pspec := b.Spec, prev.Spec
-	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || pspec.Kind != isa.KindProvider {
+	if spec == nil || pspec == nil || spec.Step == nil || pspec.Step == nil || prev.Kind != isa.KindProvider {
 		return false
 	}
 	spec.Step.ReplyFrom, pspec.Step.KeepReply = prev.ID, true
@@ -333,21 +320,21 @@ func workerSignals(worker string) []string {
 }
 
 // lowerExec builds the run-time spec of a step that runs a worker.
-func (y *yamlLowerer) lowerExec(s *manifest.Step, kind stepKind, agent *manifest.Agent, b *ir.Block, spec *isa.Block, sc *scope) *isa.Step {
+func (y *yamlLowerer) lowerExec(s *manifest.Step, kind isa.BlockKind, agent *manifest.Agent, b *ir.Block, spec *isa.Block, sc *scope) *isa.Step {
 	st := &isa.Step{AllowMissing: sc.allow}
 	switch kind {
-	case skCommand:
-		spec.Kind, b.Worker = isa.KindCommand, "command"
+	case isa.KindCommand:
+		b.Worker = "command"
 		st.Command = y.templates(s.Command, sc)
-	case skWorker:
-		spec.Kind, b.Worker = isa.KindInternal, s.Worker.V
+	case isa.KindInternal:
+		b.Worker = s.Worker.V
 		st.Worker = s.Worker.V
 		if lang.LookupInternal(s.Worker.V) == nil {
 			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
 				s.Worker.V, source.DidYouMean(s.Worker.V, lang.InternalNames()))
 		}
-	case skProvider:
-		spec.Kind, b.AI = isa.KindProvider, true
+	case isa.KindProvider:
+		b.AI = true
 		y.lowerProvider(s, agent, st, sc)
 		b.Worker = "provider:" + strings.Join(st.Providers, ",")
 	}

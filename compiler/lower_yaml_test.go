@@ -125,13 +125,13 @@ func TestLowerWorkflowSignals(t *testing.T) {
 		step string
 		want string
 	}{
-		{"command", "  - name: A\n    command: [a]\n", `block "A" exec worker="command" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
+		{"command", "  - name: A\n    command: [a]\n", `block "A" command worker="command" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
 		{"provider with schema, when, max_visits",
 			"  - name: A\n    provider: [claude, codex]\n    prompt: x\n    validation_schema: CodeOnly\n    when: {env_set: X}\n    max_visits: 3\n",
-			`block "A" exec worker="provider:claude,codex" ai when max_visits=3 signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT SIGNAL:VALIDATION_FAIL SIGNAL:SKIPPED SIGNAL:MAX_VISITS]`},
+			`block "A" provider worker="provider:claude,codex" ai when max_visits=3 signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT SIGNAL:VALIDATION_FAIL SIGNAL:SKIPPED SIGNAL:MAX_VISITS]`},
 		{"set_context", "  - name: A\n    set_context: {k: v}\n", `block "A" set_context signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
 		{"loop", "  - name: A\n    for_each: {items: [1], steps: [{name: B, command: [b]}]}\n", `block "A" loop signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
-		{"internal worker", "  - name: A\n    worker: Internal:RunLinter\n", `block "A" exec worker="Internal:RunLinter" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
+		{"internal worker", "  - name: A\n    worker: Internal:RunLinter\n", `block "A" internal worker="Internal:RunLinter" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -347,10 +347,10 @@ func (a *assembler) line(l, prev *asmLine) {
 	case l.Block != nil:
 		b := l.Block
 		a.index(tok(b.Index), "block", len(p.Blocks))
-		kind, ok := kindByName(b.Kind.Value)
+		kind, ok := KindByName(b.Kind.Value)
 		if !ok {
-			a.errorf(b.Kind.Pos, "block kind '%s' is not one of command, provider, internal, set_context, loop%s",
-				b.Kind.Value, source.DidYouMean(b.Kind.Value, []string{"command", "provider", "internal", "set_context", "loop", "send", "parallel"}))
+			a.errorf(b.Kind.Pos, "block kind '%s' is not one of %s%s",
+				b.Kind.Value, strings.Join(KindNames(), ", "), source.DidYouMean(b.Kind.Value, KindNames()))
 		}
 		p.Blocks = append(p.Blocks, Block{ID: a.str(tok(b.ID)), Kind: kind, Node: a.num(tok(b.Node)),
 			Start: a.num(tok(b.Start)), Dispatch: a.num(tok(b.Dispatch)), Pos: a.pos(tok(b.Where))})

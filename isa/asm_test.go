@@ -118,6 +118,13 @@ func TestRoundTripEachOp(t *testing.T) {
 // kind.
 func oneOpProgram(op Op) *Program {
 	in := Instr{Op: op}
+	kind := KindLoop // the block of the kind op runs, if op runs one
+	for k := KindCommand; k < kindCount; k++ {
+		if kindTable[k].Op == op {
+			kind = k
+			break
+		}
+	}
 	return &Program{
 		Name: "op", Format: "workflow", Source: "op.yaml",
 		Code:      []Instr{in},
@@ -125,7 +132,7 @@ func oneOpProgram(op Op) *Program {
 		Strings:   []string{"s"},
 		Templates: []lang.Template{lang.Lit("t")},
 		Nodes:     []Node{{ID: "n", Pos: at("op.yaml", 1, 1)}},
-		Blocks: []Block{{ID: "b", Kind: KindLoop, Pos: at("op.yaml", 1, 1),
+		Blocks: []Block{{ID: "b", Kind: kind, Pos: at("op.yaml", 1, 1),
 			Loop: &Loop{Items: TValue{Kind: TList}, As: "x"}}},
 		Tables: []Table{{Block: 0, Default: 0, HasDefault: true}},
 	}

@@ -182,21 +182,12 @@ func memoryText(s string) string {
 	return strconv.Quote(s)
 }
 
-// kindName is the listing's name of a block kind; kindByName inverts it.
+// kindName is the listing's name of a block kind; KindByName inverts it.
 func kindName(k BlockKind) string {
-	if k >= KindCommand && k < kindCount {
+	if k.Valid() {
 		return k.String()
 	}
 	return fmt.Sprintf("kind%d", k)
-}
-
-func kindByName(s string) (BlockKind, bool) {
-	for k := KindCommand; k < kindCount; k++ {
-		if k.String() == s {
-			return k, true
-		}
-	}
-	return 0, false
 }
 
 // disassembleCode writes the code, one line per instruction.

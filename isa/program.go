@@ -86,25 +86,75 @@ const (
 	kindCount
 )
 
+// A KindInfo is what the stages need to know of a block kind: the
+// compiler's lowering and layout, the assembler and the listing, the
+// verifier, the VM's request building and the Registry's dispatch all read
+// kindTable, so adding a kind is one row here (and its spec field, its
+// lowering and its worker).
+type KindInfo struct {
+	// Name is the kind's name in listings, assembly text and messages.
+	Name string
+	// Op is the instruction that runs a block of the kind: EXEC for a
+	// kind that runs a worker (its spec is Step, and the VM hands it to
+	// its step.Runner as a step.Request of this kind), SET_CONTEXT,
+	// LOOP_BEGIN or PAR_BEGIN. The verifier refuses any other.
+	Op Op
+	// Body is set for a kind whose block holds other blocks (a loop's
+	// body, a parallel step's branches): only such a block is a parent.
+	Body bool
+}
+
+// kindTable holds every block kind's facts, indexed by kind.
+var kindTable = [kindCount]KindInfo{
+	KindCommand:    {Name: "command", Op: OpExec},
+	KindProvider:   {Name: "provider", Op: OpExec},
+	KindInternal:   {Name: "internal", Op: OpExec},
+	KindSetContext: {Name: "set_context", Op: OpSetContext},
+	KindLoop:       {Name: "loop", Op: OpLoopBegin, Body: true},
+	KindSend:       {Name: "send", Op: OpExec},
+	KindParallel:   {Name: "parallel", Op: OpParBegin, Body: true},
+}
+
+// Valid reports whether k is a defined kind.
+func (k BlockKind) Valid() bool { return k >= KindCommand && k < kindCount }
+
+// Info returns k's row of the kind table (the zero KindInfo when k is not
+// a kind).
+func (k BlockKind) Info() KindInfo {
+	if !k.Valid() {
+		return KindInfo{}
+	}
+	return kindTable[k]
+}
+
+// Exec reports whether a block of kind k runs a worker (an EXEC).
+func (k BlockKind) Exec() bool { return k.Valid() && kindTable[k].Op == OpExec }
+
 // String names the kind.
 func (k BlockKind) String() string {
-	switch k {
-	case KindCommand:
-		return "command"
-	case KindProvider:
-		return "provider"
-	case KindInternal:
-		return "internal"
-	case KindSetContext:
-		return "set_context"
-	case KindLoop:
-		return "loop"
-	case KindSend:
-		return "send"
-	case KindParallel:
-		return "parallel"
+	if !k.Valid() {
+		return "BlockKind(?)"
 	}
-	return "BlockKind(?)"
+	return kindTable[k].Name
+}
+
+// KindNames returns the names of the kinds, in the order of their values.
+func KindNames() []string {
+	names := make([]string, 0, kindCount-KindCommand)
+	for k := KindCommand; k < kindCount; k++ {
+		names = append(names, kindTable[k].Name)
+	}
+	return names
+}
+
+// KindByName returns the kind named s.
+func KindByName(s string) (BlockKind, bool) {
+	for k := KindCommand; k < kindCount; k++ {
+		if kindTable[k].Name == s {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // A Block is one step or block of the source, with its run-time spec.

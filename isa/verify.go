@@ -150,6 +150,11 @@ func (p *Program) verify() []fault {
 		if err := p.checkOperand(info.B, in.B); err != nil {
 			add("code", pc, fmt.Sprintf("code[%d].b", pc), "pc %04d: %s operand B: %v", pc, info.Name, err)
 		}
+		if runsBlock(in.Op) && uint64(in.A) < uint64(len(p.Blocks)) {
+			if b := p.Blocks[in.A]; b.Kind.Valid() && b.Kind.Info().Op != in.Op {
+				add("code", pc, fmt.Sprintf("code[%d].a", pc), "pc %04d: %s cannot run block %q of kind %s", pc, info.Name, b.ID, b.Kind)
+			}
+		}
 	}
 	for i, n := range p.Nodes {
 		if err := p.checkOperand(BlockIdx, n.Entry); err != nil {
@@ -158,7 +163,7 @@ func (p *Program) verify() []fault {
 	}
 	for i, b := range p.Blocks {
 		at := func(field string) string { return fmt.Sprintf("blocks[%d].%s", i, field) }
-		if b.Kind < KindCommand || b.Kind >= kindCount {
+		if !b.Kind.Valid() {
 			add("blocks", i, at("kind"), "block %q: kind %d is not defined", b.ID, b.Kind)
 		}
 		if err := p.checkOperand(NodeIdx, b.Node); err != nil {
@@ -174,7 +179,7 @@ func (p *Program) verify() []fault {
 			switch {
 			case uint64(b.Parent-1) >= uint64(len(p.Blocks)):
 				add("blocks", i, at("parent"), "block %q: parent block %d is out of range: the program has %d", b.ID, b.Parent-1, len(p.Blocks))
-			case p.Blocks[b.Parent-1].Kind != KindLoop && p.Blocks[b.Parent-1].Kind != KindParallel:
+			case !p.Blocks[b.Parent-1].Kind.Info().Body:
 				add("blocks", i, at("parent"), "block %q: parent block %q is not a loop or parallel block", b.ID, p.Blocks[b.Parent-1].ID)
 			}
 		}
@@ -249,4 +254,15 @@ func canonicalize(v reflect.Value) {
 			canonicalize(v.Index(i))
 		}
 	}
+}
+
+// runsBlock reports whether op is the instruction that runs some kind of
+// block (kindTable's Op).
+func runsBlock(op Op) bool {
+	for _, k := range kindTable[KindCommand:] {
+		if k.Op == op {
+			return true
+		}
+	}
+	return false
 }

@@ -37,11 +37,16 @@ func TestVerify(t *testing.T) {
 		{"block dispatch", func(p *Program) { p.Blocks[1].Dispatch = 99 }, "blocks[1].dispatch", at(f, 20, 5), `block "Report": dispatch: pc 0099`},
 		{"parent range", func(p *Program) { p.Blocks[1].Parent = 4 }, "blocks[1].parent", at(f, 20, 5), `block "Report": parent block 3 is out of range`},
 		{"parent kind", func(p *Program) { p.Blocks[1].Parent = 1 }, "blocks[1].parent", at(f, 20, 5), `block "Report": parent block "Prep" is not a loop`},
+		{"kind's op", func(p *Program) {
+			p.Blocks[0].Kind, p.Blocks[0].Loop = KindLoop, &Loop{Body: 1}
+		}, "code[0].a", at(f, 10, 5), `pc 0000: EXEC cannot run block "Prep" of kind loop`},
 		{"loop body", func(p *Program) {
 			p.Blocks[0].Kind, p.Blocks[0].Loop = KindLoop, &Loop{Body: 11}
+			p.Code[0].Op, p.Code[0].B = OpLoopBegin, 1
 		}, "blocks[0].loop.body", at(f, 10, 5), `block "Prep": loop body: pc 0011`},
 		{"loop steps", func(p *Program) {
 			p.Blocks[0].Kind, p.Blocks[0].Loop = KindLoop, &Loop{Body: 1, Steps: []uint32{1, 7}}
+			p.Code[0].Op, p.Code[0].B = OpLoopBegin, 1
 		}, "blocks[0].loop.steps[1]", at(f, 10, 5), `block "Prep": loop step 1: block 7 is out of range`},
 		{"table block", func(p *Program) { p.Tables[1].Block = 5 }, "tables[1].block", source.Pos{}, "table 1: block: block 5 is out of range"},
 		{"table entry", func(p *Program) { p.Tables[0].Entries[1].PC = 11 }, "tables[0].entries[1]", at(f, 10, 5), `table 0: signal "SIGNAL:FAILURE": pc 0011 is out of range`},

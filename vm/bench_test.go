@@ -9,6 +9,7 @@ import (
 
 	"smith/isa"
 	"smith/vm"
+	"smith/workers"
 	"smith/workers/step"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkLoop10k(b *testing.B) {
 	for b.Loop() {
 		sr := &stampRunner{stamps: make([]time.Time, 0, n)}
 		var bytes int
-		m, err := vm.New(p, vm.Config{Registry: sr, MaxSteps: 2 * n, Checkpoint: func(d *vm.Delta, st *vm.State) error {
+		m, err := vm.New(p, vm.Config{Registry: sr, Host: workers.Local{}, MaxSteps: 2 * n, Checkpoint: func(d *vm.Delta, st *vm.State) error {
 			out, err := json.Marshal(d)
 			bytes += len(out)
 			return err

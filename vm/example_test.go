@@ -9,6 +9,7 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/vm"
+	"smith/workers"
 	"smith/workers/step"
 )
 
@@ -37,6 +38,7 @@ func Example() {
 	}
 	m, err := vm.New(p, vm.Config{
 		Registry: okRunner{},
+		Host:     workers.Local{},
 		RunID:    "r1",
 		Events:   func(e vm.Event) { fmt.Println(e.Console()) },
 	})

@@ -8,9 +8,8 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers/proc"
-	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // Step defaults (CONTRACT 3.5).
@@ -192,8 +191,8 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 		}
 	}
 	sig = m.reply(blk, &res, sig)
-	out, cut := proc.Excerpt(res.Output, outputExcerpt, res.Truncated)
-	stderr, _ := proc.Excerpt(res.Stderr, outputExcerpt, false)
+	out, cut := text.Excerpt(res.Output, outputExcerpt, res.Truncated)
+	stderr, _ := text.Excerpt(res.Stderr, outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
@@ -296,7 +295,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 		Iteration:       m.iteration(),
 		Execution:       execs,
 		Node:            m.p.Nodes[blk.Node].ID,
-		Kind:            kindOf(blk.Kind),
+		Kind:            blk.Kind,
 		Providers:       s.Providers,
 		Worker:          s.Worker,
 		OutputCapture:   s.OutputCapture,
@@ -366,7 +365,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 	}
 	req.CommandOverride = subAll(prov, s.CommandOverride)
 	if s.Transport != nil {
-		req.Transport = &provider.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
+		req.Transport = &step.Transport{Mode: s.Transport.Mode, ArgvTemplate: subAll(prov, s.Transport.ArgvTemplate)}
 	}
 	if s.AI != nil {
 		req.Instructions = s.AI.Instructions
@@ -386,7 +385,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 	for _, list := range [][]isa.EnvVar{m.p.Env, s.Env} {
 		for _, e := range list {
 			v := sub(&e.Val)
-			req.Env = append(req.Env, proc.EnvVar{Name: e.Name, Value: v})
+			req.Env = append(req.Env, step.EnvVar{Name: e.Name, Value: v})
 		}
 	}
 	names := m.p.Secrets
@@ -397,7 +396,7 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 		v, ok := m.env(n)
 		switch {
 		case ok:
-			req.Secrets = append(req.Secrets, proc.EnvVar{Name: n, Value: v})
+			req.Secrets = append(req.Secrets, step.EnvVar{Name: n, Value: v})
 		case s.HasSecrets && err == nil:
 			// Only possible with --replay, which checks no secret up front.
 			err = errSecretMissing(n)
@@ -427,8 +426,8 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 
 // params substitutes provider_params into strings; the first error is
 // kept in *errp.
-func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []provider.Param {
-	var out []provider.Param
+func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []step.ProviderParam {
+	var out []step.ProviderParam
 	for _, f := range fs {
 		if *errp != nil {
 			return nil
@@ -438,26 +437,26 @@ func (m *Machine) params(sc scope, fs []isa.Field, errp *error) []provider.Param
 			*errp = err
 			return nil
 		}
-		out = append(out, provider.Param{Key: f.Key, Value: render(v)})
+		out = append(out, step.ProviderParam{Key: f.Key, Value: render(v)})
 	}
 	return out
 }
 
 // providerDefs converts the program's providers.
-func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
-	var out []provider.Def
+func (m *Machine) providerDefs(sc scope, errp *error) []step.ProviderDef {
+	var out []step.ProviderDef
 	for _, d := range m.p.Providers {
-		pd := provider.Def{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp), Isolated: d.Isolated}
+		pd := step.ProviderDef{Name: d.Name, Command: d.Command, Defaults: m.params(sc, d.Defaults, errp), Isolated: d.Isolated}
 		for _, e := range d.Env {
 			v, err := m.subst(scope{}, e.Val)
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Env = append(pd.Env, proc.EnvVar{Name: e.Name, Value: v})
+			pd.Env = append(pd.Env, step.EnvVar{Name: e.Name, Value: v})
 		}
 		for _, n := range d.Secrets {
 			if v, ok := m.env(n); ok {
-				pd.Secrets = append(pd.Secrets, proc.EnvVar{Name: n, Value: v})
+				pd.Secrets = append(pd.Secrets, step.EnvVar{Name: n, Value: v})
 			}
 		}
 		if d.Transport != nil {
@@ -465,24 +464,11 @@ func (m *Machine) providerDefs(sc scope, errp *error) []provider.Def {
 			if err != nil && *errp == nil {
 				*errp = err
 			}
-			pd.Transport = &provider.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
+			pd.Transport = &step.Transport{Mode: d.Transport.Mode, ArgvTemplate: argv}
 		}
 		out = append(out, pd)
 	}
 	return out
-}
-
-// kindOf maps a block kind to a request kind.
-func kindOf(k isa.BlockKind) step.Kind {
-	switch k {
-	case isa.KindProvider:
-		return step.KindProvider
-	case isa.KindInternal:
-		return step.KindInternal
-	case isa.KindSend:
-		return step.KindSend
-	}
-	return step.KindCommand
 }
 
 // seconds converts seconds (fractions allowed) to a Duration.

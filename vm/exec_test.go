@@ -10,8 +10,6 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/vm"
-	"smith/workers/proc"
-	"smith/workers/provider"
 	"smith/workers/step"
 )
 
@@ -48,22 +46,22 @@ func TestRequest(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"kind", q.Kind, step.KindProvider},
+		{"kind", q.Kind, isa.KindProvider},
 		{"argv", q.Argv, []string{"run", "bob"}},
 		{"providers", q.Providers, []string{"claude"}},
 		{"timeout", q.Timeout, 1500 * time.Millisecond},
 		{"attempts", q.Attempts, 3},
 		{"backoff", q.Backoff, time.Duration(0)},
-		{"env", q.Env, []proc.EnvVar{{Name: "WHO", Value: "bob"}}},
-		{"secrets", q.Secrets, []proc.EnvVar{{Name: "B", Value: "vB"}}},
+		{"env", q.Env, []step.EnvVar{{Name: "WHO", Value: "bob"}}},
+		{"secrets", q.Secrets, []step.EnvVar{{Name: "B", Value: "vB"}}},
 		{"env allow", q.EnvAllow, []string{"GOPATH"}},
 		{"prompt", q.Prompt, "hi eng"},
 		{"output file", q.OutputFile, "r1.txt"},
-		{"params", q.ProviderParams, []provider.Param{{Key: "model", Value: "m-bob"}}},
+		{"params", q.ProviderParams, []step.ProviderParam{{Key: "model", Value: "m-bob"}}},
 		{"transport", q.Transport.ArgvTemplate, []string{"--p=${PROMPT}"}},
 		{"wait glob", q.WaitFor.Glob, "in/eng/*.md"},
 		{"wait poll", q.WaitFor.Poll, 50 * time.Millisecond},
-		{"provider defs", q.ProviderDefs[0].Defaults, []provider.Param{{Key: "model", Value: "x"}}},
+		{"provider defs", q.ProviderDefs[0].Defaults, []step.ProviderParam{{Key: "model", Value: "x"}}},
 		{"run id", q.RunID, "r1"},
 		{"node", q.Node, "main"},
 	}
@@ -73,7 +71,7 @@ func TestRequest(t *testing.T) {
 		}
 	}
 	d := f.req(t, "Plain")
-	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != step.KindCommand {
+	if d.Timeout != 300*time.Second || d.Attempts != 1 || d.Backoff != 2*time.Second || len(d.Secrets) != 2 || d.Kind != isa.KindCommand {
 		t.Errorf("defaults: timeout %v attempts %d backoff %v secrets %v kind %v", d.Timeout, d.Attempts, d.Backoff, d.Secrets, d.Kind)
 	}
 }
@@ -82,10 +80,10 @@ func equal(a, b any) bool {
 	switch x := a.(type) {
 	case []string:
 		return slices.Equal(x, b.([]string))
-	case []proc.EnvVar:
-		return slices.Equal(x, b.([]proc.EnvVar))
-	case []provider.Param:
-		return slices.Equal(x, b.([]provider.Param))
+	case []step.EnvVar:
+		return slices.Equal(x, b.([]step.EnvVar))
+	case []step.ProviderParam:
+		return slices.Equal(x, b.([]step.ProviderParam))
 	}
 	return a == b
 }

@@ -12,6 +12,7 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
+	"smith/workers"
 	"smith/workers/step"
 )
 
@@ -172,7 +173,7 @@ func TestResumeCompleted(t *testing.T) {
 	p := haltProgram(t)
 	f := &fake{}
 	r := run(t, p, f, nil)
-	m, _ := vm.New(p, vm.Config{Registry: f})
+	m, _ := vm.New(p, vm.Config{Registry: f, Host: workers.Local{}})
 	st, err := m.Resume(context.Background(), r.st, vm.ResumeOptions{})
 	if err != nil || st != r.st || len(f.calls) != 3 {
 		t.Errorf("Resume(completed) = %v, %d calls; want nil and nothing run", err, len(f.calls))
@@ -183,7 +184,7 @@ func TestResumeUnknownName(t *testing.T) {
 	p := haltProgram(t)
 	r := run(t, p, &fake{script: map[string][]step.Result{"Review": {fail(1)}}}, nil)
 	r.st.CurrentStep = "Gone"
-	m, _ := vm.New(p, vm.Config{})
+	m, _ := vm.New(p, vm.Config{Host: workers.Local{}})
 	_, err := m.Resume(context.Background(), r.st, vm.ResumeOptions{})
 	if codeOf(err) != source.EStateCorrupt || !strings.Contains(err.Error(), "'Gone'") {
 		t.Errorf("Resume() error = %v, want E_STATE_CORRUPT naming 'Gone'", err)

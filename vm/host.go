@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"smith/workers"
-	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/step"
 )
@@ -16,7 +14,8 @@ import (
 // the run's own capture files. The VM itself does no file or process I/O
 // and reads no clock (TestVMDoesNoIO in cmd/smithc checks its imports and
 // calls), so another Host can record, replay or move a run's effects
-// elsewhere. workers.Local is the Host of this machine, and the default.
+// elsewhere. workers.Local is the Host of this machine; a Config must name
+// its Host (the VM imports no worker, so it has no default).
 type Host interface {
 	// Now is the clock: the times of the run, its steps and events, and
 	// the id of a fresh run given none.
@@ -27,7 +26,7 @@ type Host interface {
 	// left of it (base: the starting commit the state recorded), or a zero
 	// RunTree when WORKSPACE is not a git repository and no worktree
 	// exists.
-	RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (workers.RunTree, error)
+	RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (step.RunTree, error)
 	// UnitWorktree returns the worktree of one thread of a parallel step,
 	// created at the commit from of runWT (fresh: start it again).
 	UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key, from string, fresh bool) (string, error)
@@ -52,7 +51,7 @@ type Host interface {
 	// notices under runRoot after the first skip.
 	PrepareAgents(d confine.Dir, folders []string) error
 	ConsumeMessages(d confine.Dir, moves []step.Move) ([]step.Move, error)
-	Notices(runRoot string, skip int) ([]builtin.Conflict, error)
+	Notices(runRoot string, skip int) ([]step.Conflict, error)
 
 	// FileExists reports whether rel (confined to d) names a file:
 	// file_exists conditions.
@@ -72,13 +71,9 @@ type Host interface {
 	Remove(path string) error
 }
 
-var _ Host = workers.Local{}
-
 // A lineCounter is a Host that can count the lines a step's commit adds
 // (optional: a Host without it leaves stats.totalLinesWritten to the
 // workers that report lines themselves).
 type lineCounter interface {
 	CommitLines(ctx context.Context, worktree, commit string) (int, error)
 }
-
-var _ lineCounter = workers.Local{}

@@ -11,6 +11,13 @@ import (
 	"smith/workers/confine"
 )
 
+// This machine's Host is a Host, and counts the lines of a commit. (The
+// check lives in a test: the VM imports no worker.)
+var (
+	_ Host        = workers.Local{}
+	_ lineCounter = workers.Local{}
+)
+
 // fakeHost answers file questions from a map, touching no disk.
 type fakeHost struct {
 	workers.Local // the git and message effects, unused here

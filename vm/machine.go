@@ -14,22 +14,20 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/reply"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // DefaultMaxSteps bounds the executed blocks of a run when Config.MaxSteps
 // is 0.
 const DefaultMaxSteps = 10000
 
-// Config holds everything a run needs besides the Program. The zero value
-// works: no workers (every EXEC fails with E_EXEC), this machine's effects
-// and clock (workers.Local), no events, no checkpoints, an empty
-// environment.
+// Config holds everything a run needs besides the Program. Host is
+// required; the rest may be zero: no workers (every EXEC fails with
+// E_EXEC), no events, no checkpoints, an empty environment.
 type Config struct {
 	// Registry executes EXEC blocks; nil makes every EXEC fail with E_EXEC.
 	// Its Run must not keep the Request or its Argv (nor call its
@@ -38,8 +36,9 @@ type Config struct {
 	Registry step.Runner
 	// Host performs every other effect of the run (the clock, git
 	// worktrees, agents' folders, file_exists, ARTIFACT: reads, the change
-	// plan, capture files); nil means workers.Local on this machine, with
-	// Env.
+	// plan, capture files); required: workers.Local is this machine's,
+	// and New refuses a Config without one rather than act on this
+	// machine's files unasked.
 	Host Host
 	// MaxSteps bounds the executed blocks (EXEC, SET_CONTEXT, LOOP_BEGIN,
 	// skipped WHEN) of one Run or Resume; 0 means DefaultMaxSteps.
@@ -116,7 +115,7 @@ type Machine struct {
 	p    *isa.Program
 	cfg  Config
 	max  int
-	mask *proc.Masker
+	mask *text.Masker
 	hash string
 
 	blockIdx map[string]int   // block id -> index
@@ -192,14 +191,14 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
+	if cfg.Host == nil {
+		return nil, errors.New("vm: Config.Host is nil: give the run a Host (workers.Local is this machine's)")
+	}
 	m := &Machine{p: p, cfg: cfg, max: cfg.MaxSteps, executed: new(atomic.Int64), captures: map[string]*cachedCapture{}}
 	if m.max <= 0 {
 		m.max = DefaultMaxSteps
 	}
 	m.executed.Store(int64(cfg.StepsBefore))
-	if m.cfg.Host == nil {
-		m.cfg.Host = workers.Local{Env: m.cfg.Env}
-	}
 	var secrets []string
 	for _, name := range p.Secrets {
 		if v, ok := m.env(name); ok {
@@ -215,7 +214,7 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 			secrets = append(secrets, v)
 		}
 	}
-	m.mask = proc.NewMasker(secrets)
+	m.mask = text.NewMasker(secrets)
 	m.hash = p.Hash()
 	m.index()
 	return m, nil
@@ -914,14 +913,14 @@ func sortedKeys(c map[string]any) []string {
 // created at the run's start and checked (repaired) on resume, with its
 // starting commit (base: the state's, "" for a new run) and the branch's
 // commit; otherwise a zero RunTree (WORKSPACE).
-func (m *Machine) worktree(ctx context.Context, runID, base string) (workers.RunTree, error) {
+func (m *Machine) worktree(ctx context.Context, runID, base string) (step.RunTree, error) {
 	d := m.cfg.Dirs
 	if m.p.Config.Isolation != lang.IsolationWorktree || d.Workspace == "" {
-		return workers.RunTree{}, nil
+		return step.RunTree{}, nil
 	}
 	tree, err := m.cfg.Host.RunWorktree(ctx, d, runID, base)
 	if err != nil {
-		return workers.RunTree{}, &RuntimeError{Code: source.EExec, Msg: err.Error()}
+		return step.RunTree{}, &RuntimeError{Code: source.EExec, Msg: err.Error()}
 	}
 	return tree, nil
 }

@@ -12,6 +12,7 @@ import (
 	"smith/isa"
 	"smith/source"
 	"smith/vm"
+	"smith/workers"
 	"smith/workers/step"
 )
 
@@ -366,7 +367,7 @@ func TestStepBudgetStepsBefore(t *testing.T) {
 	if codeOf(r.err) != source.EStepBudget || len(f.calls) != 2 {
 		t.Errorf("Run() = %v after %d calls; want E_STEP_BUDGET after 2 (3 counted before)", r.err, len(f.calls))
 	}
-	m, err := vm.New(p, vm.Config{StepsBefore: 7})
+	m, err := vm.New(p, vm.Config{Host: workers.Local{}, StepsBefore: 7})
 	if err != nil || m.Executed() != 7 {
 		t.Errorf("Executed() of a new machine = %d (%v), want StepsBefore 7", m.Executed(), err)
 	}
@@ -413,13 +414,22 @@ func TestSecretMissing(t *testing.T) {
 
 func TestNoRegistry(t *testing.T) {
 	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:no"}}}}})
-	m, err := vm.New(p, vm.Config{})
+	m, err := vm.New(p, vm.Config{Host: workers.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := m.Run(context.Background())
 	if codeOf(err) != source.EStepFailed || st.Steps["A"].Error == nil || st.Steps["A"].Error.Code != "E_EXEC" {
 		t.Errorf("Run() = %v, A = %+v; want the step failed with E_EXEC", err, st.Steps["A"])
+	}
+}
+
+// TestNewNeedsHost: a Config without a Host is refused, not run on this
+// machine's files.
+func TestNewNeedsHost(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:no"}}}}})
+	if _, err := vm.New(p, vm.Config{}); err == nil || !strings.Contains(err.Error(), "Config.Host") {
+		t.Errorf("New(no Host) error = %v, want one naming Config.Host", err)
 	}
 }
 
@@ -440,7 +450,7 @@ func TestInternalError(t *testing.T) {
 		Code:   []isa.Instr{{Op: isa.OpLoopNext, A: 0, B: 0}, {Op: isa.OpDispatch}},
 		Pos:    []source.Pos{{File: "f.yaml", Line: 3, Col: 5}, {}},
 	}
-	m, err := vm.New(p, vm.Config{})
+	m, err := vm.New(p, vm.Config{Host: workers.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,10 @@ import (
 	"strings"
 
 	"smith/source"
-	"smith/workers/builtin"
 	"smith/workers/provider"
 	"smith/workers/step"
 
 	"smith/isa"
-	"smith/workers"
 )
 
 // Messages between agents (CONTRACT 12.2), the VM's part: numbering sends
@@ -193,8 +191,8 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 	c := step.Commit{
 		Worktree: m.st.WorktreePath,
 		Branch:   m.branch(),
-		Msg:      workers.StepCommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
-		Exclude:  workers.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
+		Msg:      step.CommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
+		Exclude:  step.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
 		Secrets:  append(slices.Clone(m.p.Secrets), provider.KeyVars()...),
 	}
 	hash, err := m.cfg.Host.CommitStep(ctx, c)
@@ -226,16 +224,16 @@ func (m *Machine) branch() string {
 			idx = t.loop
 		}
 		if idx >= 0 && idx < len(m.p.Blocks) {
-			return workers.UnitBranch(m.st.RunID, m.p.Blocks[idx].ID, t.key)
+			return step.UnitBranch(m.st.RunID, m.p.Blocks[idx].ID, t.key)
 		}
 	}
-	return workers.WorktreeBranch(m.st.RunID)
+	return step.WorktreeBranch(m.st.RunID)
 }
 
 // restoreExcludes are the paths a restore of a worktree leaves as they are:
 // Smith's own folders (inboxes, processed, sending, artifacts/).
 func (m *Machine) restoreExcludes() []string {
-	return workers.CommitExcludes(agentFolders(m.p), false)
+	return step.CommitExcludes(agentFolders(m.p), false)
 }
 
 // restoreRun brings the run's worktree back to the last saved state on
@@ -247,7 +245,7 @@ func (m *Machine) restoreExcludes() []string {
 // (failed, halted) keeps its branch as it is: a person may have committed
 // on it meanwhile. Then every thread worktree and branch that no thread
 // of the state and no conflicting join needs is removed.
-func (m *Machine) restoreRun(ctx context.Context, tree workers.RunTree) error {
+func (m *Machine) restoreRun(ctx context.Context, tree step.RunTree) error {
 	st := m.st
 	if tree.Path == "" {
 		return nil
@@ -257,7 +255,7 @@ func (m *Machine) restoreRun(ctx context.Context, tree workers.RunTree) error {
 	}
 	cutOff := st.Status == StatusRunning || st.Status == StatusInterrupted
 	if cutOff && st.Head != "" {
-		if err := m.cfg.Host.RestoreWorktree(ctx, tree.Path, workers.WorktreeBranch(st.RunID), st.Head, m.restoreExcludes()); err != nil {
+		if err := m.cfg.Host.RestoreWorktree(ctx, tree.Path, step.WorktreeBranch(st.RunID), st.Head, m.restoreExcludes()); err != nil {
 			return &RuntimeError{Code: source.EExec, Msg: "restore the run's worktree: " + err.Error()}
 		}
 	} else {
@@ -292,7 +290,7 @@ func (m *Machine) takeNotices(blk *isa.Block) {
 	m.st.ConflictNotices += len(ns)
 	for _, n := range ns {
 		if m.p.Format == "manifest" {
-			m.appendPayload(m.stamp([]step.Segment{{Type: step.SegConflict, Content: builtin.NoticeText(n)}}))
+			m.appendPayload(m.stamp([]step.Segment{{Type: step.SegConflict, Content: n.Notice()}}))
 			continue
 		}
 		m.emit(Event{Kind: EvConflict, Level: LevelWarning, Step: blk.ID,

@@ -8,8 +8,6 @@ import (
 	"smith/compiler"
 	"smith/isa"
 	"smith/vm"
-	"smith/workers/proc"
-	"smith/workers/provider"
 	"smith/workers/step"
 )
 
@@ -23,7 +21,7 @@ func compileDoc(t *testing.T, file, src string) *isa.Program {
 	return res.Prog
 }
 
-func envOf(vs []proc.EnvVar) string {
+func envOf(vs []step.EnvVar) string {
 	var b []string
 	for _, v := range vs {
 		b = append(b, v.Name+"="+v.Value)
@@ -80,7 +78,7 @@ steps:
 			t.Errorf("%s: model %q permissions %q env %q timeout %s attempts %d, want %q %q %q %s %d", tt.step,
 				req.Model, req.Permissions, envOf(req.Env), req.Timeout, req.Attempts, tt.model, tt.perm, tt.env, tt.timeout, tt.attempts)
 		}
-		i := slices.IndexFunc(req.ProviderDefs, func(d provider.Def) bool { return d.Name == "claude" })
+		i := slices.IndexFunc(req.ProviderDefs, func(d step.ProviderDef) bool { return d.Name == "claude" })
 		if i < 0 || envOf(req.ProviderDefs[i].Env) != "BASE=http://127.0.0.1:1" || envOf(req.ProviderDefs[i].Secrets) != "KEY=sekrit" {
 			t.Errorf("%s: provider defs %+v, want claude with env BASE and secret KEY", tt.step, req.ProviderDefs)
 		}

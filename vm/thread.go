@@ -14,7 +14,7 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // Threads (docs/isa.md, "Threads"): a parallel for_each runs each
@@ -88,7 +88,7 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError, []string) {
 	for _, k := range keys {
 		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
-			var be *workers.BranchError
+			var be *step.BranchError
 			if errors.As(err, &be) {
 				var kept []string
 				if be.Code == source.EMergeConflict {
@@ -434,7 +434,7 @@ func (m *Machine) unitWorktree(ctx context.Context, blk *isa.Block, key string, 
 	if err != nil || !resumed || tst.Head == "" {
 		return wt, err
 	}
-	branch := workers.UnitBranch(m.st.RunID, blk.ID, key)
+	branch := step.UnitBranch(m.st.RunID, blk.ID, key)
 	if err := m.cfg.Host.RestoreWorktree(ctx, wt, branch, tst.Head, m.restoreExcludes()); err != nil {
 		return "", fmt.Errorf("restore the worktree of %s: %w", branch, err)
 	}

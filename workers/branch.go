@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,61 +78,13 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	return strings.TrimSpace(r.out), nil
 }
 
-// ArtifactsDir is the folder of WORKSPACE (or a worktree) that holds the
-// steps' output files: WORKSPACE/artifacts/<Step>/<output_file>.
-const ArtifactsDir = "artifacts"
-
-// CommitExcludes are the paths (relative to a worktree) that a step's
-// commit leaves out (CONTRACT 12.4): the agents' folders (their inboxes
-// and processed folders, given, and the sending folders beside them) and,
-// unless commitArtifacts, artifacts/. The branch holds the team's work,
-// not its messages; no .gitignore in the repository is needed for that.
-func CommitExcludes(agentFolders []string, commitArtifacts bool) []string {
-	var out []string
-	if !commitArtifacts {
-		out = append(out, ArtifactsDir)
-	}
-	for _, f := range agentFolders {
-		out = appendNew(out, path.Clean(f))
-		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), sendingDir))
-		out = appendNew(out, path.Join(path.Dir(path.Clean(f)), step.ClaimsDir))
-	}
-	return out
-}
-
-// appendNew appends s to list unless it is there.
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// StepCommitMessage is the message of a step's commit.
-func StepCommitMessage(step, runID string, attempt int) string {
-	return fmt.Sprintf("smith: %s (run %s, attempt %d)", step, runID, attempt)
-}
-
-// A BranchError is a failure of diff, merge or clean with its code:
-// E_MERGE_CONFLICT (naming the files), E_UNMERGED or E_USAGE.
-type BranchError struct {
-	Code  source.Code
-	Msg   string
-	Files []string
-}
-
-func (e *BranchError) Error() string { return string(e.Code) + ": " + e.Msg }
-
-// ErrCode returns the error's code.
-func (e *BranchError) ErrCode() source.Code { return e.Code }
-
 // hasBranch checks that run runID has its branch in the repository of d.
 func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) error {
 	if !IsGitRepo(ctx, d.Workspace, lookup) {
-		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("workspace %s is not a git repository, so run '%s' has no branch", d.Workspace, runID)}
+		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("workspace %s is not a git repository, so run '%s' has no branch", d.Workspace, runID)}
 	}
-	if g, err := openRepo(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+WorktreeBranch(runID)) {
-		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no branch %s: it did not run with isolation: git-worktree (or its branch was deleted)", runID, WorktreeBranch(runID))}
+	if g, err := openRepo(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
+		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no branch %s: it did not run with isolation: git-worktree (or its branch was deleted)", runID, step.WorktreeBranch(runID))}
 	}
 	return nil
 }
@@ -153,7 +103,7 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", base) {
 		// No record of the start (a branch made before Smith kept one):
 		// compare with the merge base.
-		r := g.git(ctx, "merge-base", "HEAD", WorktreeBranch(runID))
+		r := g.git(ctx, "merge-base", "HEAD", step.WorktreeBranch(runID))
 		if r.err != nil {
 			return "", fmt.Errorf("git merge-base: %v: %s", r.err, strings.TrimSpace(r.out))
 		}
@@ -163,7 +113,7 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if stat {
 		args = append(args, "--stat")
 	}
-	r := g.out(ctx, append(args, base, WorktreeBranch(runID))...)
+	r := g.out(ctx, append(args, base, step.WorktreeBranch(runID))...)
 	if r.err != nil {
 		return "", fmt.Errorf("git diff: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
@@ -183,14 +133,14 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 		return "", err
 	}
 	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
-		return "", &BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
+		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
-	branch := WorktreeBranch(runID)
+	branch := step.WorktreeBranch(runID)
 	out, files, err := merge(ctx, g, branch, "smith: merge run "+runID)
 	if err != nil || files == nil {
 		return out, err
 	}
-	return "", &BranchError{Code: source.EMergeConflict, Files: files,
+	return "", &step.BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
 }
 
@@ -198,7 +148,7 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 // repository's checked-out branch does not contain. A missing branch has
 // none.
 func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (bool, error) {
-	branch := WorktreeBranch(runID)
+	branch := step.WorktreeBranch(runID)
 	g, err := openRepo(ctx, d.Workspace, lookup)
 	if err != nil {
 		return false, err

@@ -154,7 +154,7 @@ func TestCommitStepExcludes(t *testing.T) {
 			if strings.Contains(tt.name, ".gitignore") {
 				writeFiles(t, wt, ".gitignore", "agents/\nartifacts/\n")
 			}
-			c := step.Commit{Worktree: wt, Msg: "smith: S", Exclude: CommitExcludes(folders, tt.commitArtifacts)}
+			c := step.Commit{Worktree: wt, Msg: "smith: S", Exclude: step.CommitExcludes(folders, tt.commitArtifacts)}
 			if _, err := (Local{Env: os.LookupEnv}).CommitStep(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}

@@ -112,14 +112,14 @@ func TestRunWorktreeAfterCutOffAdd(t *testing.T) {
 				t.Errorf("the worktree's HEAD = %q, want refs/heads/smith/r1", got)
 			}
 			if got := gitOut(t, d.Workspace, "rev-parse", BaseRef("r1")); got != start || tree.Base != start {
-				t.Errorf("base ref = %q (RunTree.Base %q), want %q recreated from the state", got, tree.Base, start)
+				t.Errorf("base ref = %q (step.RunTree.Base %q), want %q recreated from the state", got, tree.Base, start)
 			}
 			if _, err := os.Stat(filepath.Join(tree.Path, "README.md")); err != nil {
 				t.Errorf("the worktree is not whole: %v", err)
 			}
 			writeFiles(t, tree.Path, "work.txt", "done\n")
 			l := Local{Env: lookup}
-			if _, err := l.CommitStep(ctx, step.Commit{Worktree: tree.Path, Branch: WorktreeBranch("r1"), Msg: "smith: S (run r1, attempt 1)"}); err != nil {
+			if _, err := l.CommitStep(ctx, step.Commit{Worktree: tree.Path, Branch: step.WorktreeBranch("r1"), Msg: "smith: S (run r1, attempt 1)"}); err != nil {
 				t.Fatalf("CommitStep = %v", err)
 			}
 			if got := gitOut(t, d.Workspace, "rev-parse", "refs/heads/main"); got != main {
@@ -144,7 +144,7 @@ func TestCommitStepOnlyOnItsBranch(t *testing.T) {
 	main := gitOut(t, d.Workspace, "rev-parse", "refs/heads/main")
 	writeFiles(t, wt, "x.txt", "x\n")
 	l := Local{Env: lookup}
-	_, err := l.CommitStep(context.Background(), step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "m"})
+	_, err := l.CommitStep(context.Background(), step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "m"})
 	if err == nil || !strings.Contains(err.Error(), "not on the branch smith/r1") {
 		t.Errorf("CommitStep on a worktree checked out on main = %v, want a refusal", err)
 	}
@@ -163,16 +163,16 @@ func TestRestoreWorktree(t *testing.T) {
 	ctx := context.Background()
 	d, wt := runWorktree(t, lookup)
 	l := Local{Env: lookup}
-	excl := CommitExcludes([]string{"agents/a/inbox", "agents/a/processed"}, false)
+	excl := step.CommitExcludes([]string{"agents/a/inbox", "agents/a/processed"}, false)
 	writeFiles(t, wt, "keep.txt", "saved\n", ".gitignore", "build/\n")
-	saved, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "saved", Exclude: excl})
+	saved, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "saved", Exclude: excl})
 	if err != nil || saved == "" {
 		t.Fatalf("CommitStep = %q, %v", saved, err)
 	}
 	// The unit branch to merge, then the step cut off.
 	testGit(t, d.Workspace, lookup, "branch", "side", saved)
 	writeFiles(t, wt, "keep.txt", "half\n", "junk/new.txt", "x\n")
-	if _, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "unsaved", Exclude: excl}); err != nil {
+	if _, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "unsaved", Exclude: excl}); err != nil {
 		t.Fatal(err)
 	}
 	side := filepath.Join(d.Base, "side")
@@ -189,7 +189,7 @@ func TestRestoreWorktree(t *testing.T) {
 	// staged too.
 	testGit(t, wt, lookup, "add", "-A", "--", "agents", "artifacts")
 
-	if err := l.RestoreWorktree(ctx, wt, WorktreeBranch("r1"), saved, excl); err != nil {
+	if err := l.RestoreWorktree(ctx, wt, step.WorktreeBranch("r1"), saved, excl); err != nil {
 		t.Fatalf("RestoreWorktree = %v", err)
 	}
 	if got := gitOut(t, wt, "rev-parse", "refs/heads/smith/r1"); got != saved {
@@ -239,7 +239,7 @@ func TestUnitWorktreeAfterCutOff(t *testing.T) {
 		if err != nil {
 			t.Fatalf("UnitWorktree(fresh %v) after a cut-off add = %v", fresh, err)
 		}
-		if got := gitOut(t, u, "symbolic-ref", "HEAD"); got != "refs/heads/"+UnitBranch("r1", "Par", "0") {
+		if got := gitOut(t, u, "symbolic-ref", "HEAD"); got != "refs/heads/"+step.UnitBranch("r1", "Par", "0") {
 			t.Errorf("fresh %v: the unit's HEAD = %q", fresh, got)
 		}
 	}
@@ -282,11 +282,11 @@ func TestStaleLocksCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Local{Env: lookup}
-	if err := l.RestoreWorktree(ctx, wt, WorktreeBranch("r1"), head, nil); err != nil {
+	if err := l.RestoreWorktree(ctx, wt, step.WorktreeBranch("r1"), head, nil); err != nil {
 		t.Fatalf("RestoreWorktree after a kill left locks = %v", err)
 	}
 	writeFiles(t, wt, "x.txt", "x\n")
-	if c, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: WorktreeBranch("r1"), Msg: "m"}); err != nil || c == "" {
+	if c, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "m"}); err != nil || c == "" {
 		t.Errorf("CommitStep after a kill left locks = %q, %v", c, err)
 	}
 	if _, err := l.UnitWorktree(ctx, d, wt, "r1", "P", "0", "", true); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/step"
@@ -53,7 +54,7 @@ func TestWaitFor(t *testing.T) {
 					create()
 				}
 			}
-			r := f.Req(step.KindCommand, "Wait")
+			r := f.Req(isa.KindCommand, "Wait")
 			r.Argv = exe(t, "print", "ran", "")
 			r.WaitFor = &tt.wait
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
@@ -70,7 +71,7 @@ func TestWaitForRealTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.reg.Clock, f.reg.Wait = nil, nil
-	r := f.Req(step.KindCommand, "Wait")
+	r := f.Req(isa.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
 	var wg sync.WaitGroup
@@ -89,7 +90,7 @@ func TestWaitForCancelled(t *testing.T) {
 	f := newFixture(t)
 	f.reg.Clock, f.reg.Wait = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
-	r := f.Req(step.KindCommand, "Wait")
+	r := f.Req(isa.KindCommand, "Wait")
 	r.Argv = exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "never/*", Poll: 10 * time.Millisecond, Timeout: time.Hour}
 	time.AfterFunc(30*time.Millisecond, cancel)
@@ -125,7 +126,7 @@ func TestDependsOn(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := f.Req(step.KindCommand, "Dep")
+			r := f.Req(isa.KindCommand, "Dep")
 			r.Argv = exe(t, "print", "ran", "")
 			r.DependsOn = &tt.deps
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
@@ -157,7 +158,7 @@ func TestDependsOnInject(t *testing.T) {
 			f := newFixture(t)
 			f.Write("src/a.go", "package a\n")
 			f.Write("src/b.go", "package b")
-			r := f.Req(step.KindProvider, "Inj")
+			r := f.Req(isa.KindProvider, "Inj")
 			r.Providers = []string{"mock"}
 			r.Prompt = "Review them."
 			r.DependsOn = &tt.deps

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"smith/workers/proc"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // Smith's git runs nothing from the repository (CONTRACT 12.4). Every git
@@ -33,7 +35,7 @@ const gitTimeout = 2 * time.Minute
 // global configuration or attributes (they may name commands; Smith's
 // commits need no user settings), no prompt, pager, editor or askpass,
 // no optional lock (git status must not race the steps), no replace refs.
-var gitFixedEnv = []proc.EnvVar{
+var gitFixedEnv = []step.EnvVar{
 	{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"},
 	{Name: "GIT_CONFIG_GLOBAL", Value: os.DevNull},
 	{Name: "GIT_ATTR_NOSYSTEM", Value: "1"},
@@ -155,7 +157,7 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 // everywhere (.env, ...) stay out of Smith's commits. Reading a setting
 // runs nothing; "" when none is set.
 func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) string {
-	env := proc.BuildEnv(lookup, nil, nil, []proc.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", "--global", "--path", "--get", "core.excludesFile"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
 	if res.StartErr != nil || res.ExitCode != 0 {
 		return ""
@@ -227,13 +229,13 @@ func (g *gitRepo) disableDrivers(ctx context.Context) error {
 // env is the whole environment of one git command: CONTRACT 3.5's
 // inherited variables, gitFixedEnv and the configuration overrides.
 func (g *gitRepo) env() []string {
-	vars := append([]proc.EnvVar(nil), gitFixedEnv...)
-	vars = append(vars, proc.EnvVar{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(len(g.config))})
+	vars := append([]step.EnvVar(nil), gitFixedEnv...)
+	vars = append(vars, step.EnvVar{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(len(g.config))})
 	for i, kv := range g.config {
 		n := strconv.Itoa(i)
-		vars = append(vars, proc.EnvVar{Name: "GIT_CONFIG_KEY_" + n, Value: kv[0]}, proc.EnvVar{Name: "GIT_CONFIG_VALUE_" + n, Value: kv[1]})
+		vars = append(vars, step.EnvVar{Name: "GIT_CONFIG_KEY_" + n, Value: kv[0]}, step.EnvVar{Name: "GIT_CONFIG_VALUE_" + n, Value: kv[1]})
 	}
-	return proc.BuildEnv(g.lookup, nil, nil, vars)
+	return steprun.BuildEnv(g.lookup, nil, nil, vars)
 }
 
 // argv is the command line of git with args on g.

@@ -11,6 +11,7 @@ import (
 	"smith/source"
 	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/step"
 	"smith/workers/steprun"
 )
 
@@ -26,11 +27,11 @@ func (Local) Now() time.Time { return time.Now() }
 
 // RunWorktree returns the run's git worktree, creating or repairing it
 // (OpenRunTree; base is the starting commit the run's state recorded), or
-// a zero RunTree when WORKSPACE is not a git repository and the worktree
+// a zero step.RunTree when WORKSPACE is not a git repository and the worktree
 // does not exist.
-func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (RunTree, error) {
+func (l Local) RunWorktree(ctx context.Context, d confine.Dir, runID, base string) (step.RunTree, error) {
 	if !isDir(WorktreePath(d, runID)) && !IsGitRepo(ctx, d.Workspace, l.Env) {
-		return RunTree{}, nil
+		return step.RunTree{}, nil
 	}
 	return OpenRunTree(ctx, d, runID, base, l.Env)
 }
@@ -74,7 +75,7 @@ func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
 func (Local) ChangePlan(runRoot string) ([]string, error) { return builtin.ChangePlan(runRoot) }
 
 // Notices is builtin.Notices.
-func (Local) Notices(root string, skip int) ([]builtin.Conflict, error) {
+func (Local) Notices(root string, skip int) ([]step.Conflict, error) {
 	return builtin.Notices(root, skip)
 }
 

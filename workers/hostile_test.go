@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"smith/workers/step"
+	"smith/isa"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,7 +44,7 @@ func TestInputFileSymlinkSwapRace(t *testing.T) {
 	}()
 	leaks, ran := 0, 0
 	for i := 0; i < raceTrials(); i++ {
-		r := f.Req(step.KindCommand, "Race")
+		r := f.Req(isa.KindCommand, "Race")
 		r.Argv = exe(t, "cat")
 		r.InputFile = "in.txt"
 		got := f.reg.Run(context.Background(), r)

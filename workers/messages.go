@@ -23,10 +23,6 @@ import (
 // what it matched to the agent's processed folder once the step's
 // completion is durable.
 
-// sendingDir is the folder beside an inbox where a message is written
-// before it is renamed into the inbox, so a reader never sees half of one.
-const sendingDir = ".sending"
-
 // defaultMessageName is the name of a message sent as content.
 const defaultMessageName = "message.md"
 
@@ -92,7 +88,7 @@ func (r *Registry) runSend(req *step.Request) step.Result {
 			return step.Result{Signal: lang.SigSuccess, Output: rel}
 		}
 	}
-	tmp, err := dirs.Resolve(path.Join(path.Dir(s.Inbox), sendingDir, msg))
+	tmp, err := dirs.Resolve(path.Join(path.Dir(s.Inbox), step.SendingDir, msg))
 	if err != nil {
 		return fail(err)
 	}

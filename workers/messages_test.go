@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // TestSendMasksSecrets: a message's content (given, or read from a file)
@@ -32,10 +33,10 @@ func TestSendMasksSecrets(t *testing.T) {
 			if tt.file != "" {
 				f.Write("in.md", tt.file)
 			}
-			r := f.Req(step.KindSend, "HandOff")
+			r := f.Req(isa.KindSend, "HandOff")
 			s := tt.send
 			r.Send = &s
-			r.Mask = proc.NewMasker([]string{secret})
+			r.Mask = text.NewMasker([]string{secret})
 			res := f.reg.Run(context.Background(), r)
 			if res.Signal != lang.SigSuccess || res.Output != tt.want {
 				t.Fatalf("send = %s, %q, %v; want success delivering %s", res.Signal, res.Output, res.Err, tt.want)

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 
+	"smith/isa"
 	"smith/source"
 	"smith/workers/agent"
 	"smith/workers/builtin"
@@ -46,16 +47,16 @@ func (r *Registry) Run(ctx context.Context, req *step.Request) step.Result {
 	start := r.Now()
 	var res step.Result
 	switch req.Kind {
-	case step.KindCommand:
+	case isa.KindCommand:
 		res = r.Command(ctx, req)
-	case step.KindProvider:
+	case isa.KindProvider:
 		res = r.Runner.Run(ctx, req)
-	case step.KindInternal:
+	case isa.KindInternal:
 		res = r.runInternal(ctx, req)
-	case step.KindSend:
+	case isa.KindSend:
 		res = r.runSend(req)
 	default:
-		res = step.Failed(step.ExitNotRun, source.Errorf(source.EInternal, "internal error: step '%s' has unknown kind %d", req.Step, req.Kind))
+		res = step.Failed(step.ExitNotRun, source.Errorf(source.EInternal, "internal error: step '%s' has kind %s, which runs no worker", req.Step, req.Kind))
 	}
 	res.Duration = r.Now().Sub(start)
 	if res.Attempts == 0 {

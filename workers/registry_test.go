@@ -12,6 +12,7 @@ import (
 
 	"smith/internal/stepfake"
 	"smith/internal/testchild"
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
@@ -19,6 +20,7 @@ import (
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func TestMain(m *testing.M) {
@@ -165,13 +167,13 @@ func TestRunCommand(t *testing.T) {
 			name: "secrets masked",
 			setup: func(f *fixture, r *step.Request) {
 				r.Argv = exe(f.t, "print", "token=hunter2\n")
-				r.Mask = proc.NewMasker([]string{"hunter2"})
+				r.Mask = text.NewMasker([]string{"hunter2"})
 			},
 			want: want{signal: lang.SigSuccess, attempts: 1, output: "token=***", checkOut: true},
 		},
 		{
 			name:  "internal worker not available",
-			setup: func(f *fixture, r *step.Request) { r.Kind, r.Worker = step.KindInternal, "Internal:TestRunner" },
+			setup: func(f *fixture, r *step.Request) { r.Kind, r.Worker = isa.KindInternal, "Internal:TestRunner" },
 			want:  want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "internal worker 'Internal:TestRunner' is not available yet"},
 		},
 	}
@@ -179,7 +181,7 @@ func TestRunCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.Req(step.KindCommand, "Step")
+			r := f.Req(isa.KindCommand, "Step")
 			tt.setup(f, r)
 			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
@@ -194,7 +196,7 @@ func TestRunInternalTable(t *testing.T) {
 			return step.Result{Signal: lang.SigSuccess, Output: "hello from " + req.Step}
 		},
 	}
-	r := f.Req(step.KindInternal, "Greet")
+	r := f.Req(isa.KindInternal, "Greet")
 	r.Worker = "Internal:Hello"
 	want{signal: lang.SigSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
 }
@@ -219,7 +221,7 @@ func TestRunRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.Req(step.KindCommand, "Retry")
+			r := f.Req(isa.KindCommand, "Retry")
 			r.Argv = exe(t, tt.argv...)
 			r.Attempts, r.Backoff = tt.attempts, 2*time.Second
 			var retries []string
@@ -242,7 +244,7 @@ func TestRunRetries(t *testing.T) {
 func TestRunTimeoutRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.Req(step.KindCommand, "Slow")
+	r := f.Req(isa.KindCommand, "Slow")
 	r.Argv = exe(t, "sleep", "20s")
 	r.Timeout, r.Attempts = 50*time.Millisecond, 2
 	want{signal: lang.SigTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
@@ -268,10 +270,10 @@ func TestRunOutputFile(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			f.Write("artifacts/Gen/"+tt.output, "old content that must be replaced")
-			r := f.Req(step.KindCommand, "Gen")
+			r := f.Req(isa.KindCommand, "Gen")
 			r.Argv = exe(t, tt.argv...)
 			r.OutputFile = tt.output
-			r.Mask = proc.NewMasker(tt.mask)
+			r.Mask = text.NewMasker(tt.mask)
 			got := f.reg.Run(context.Background(), r)
 			content := f.Read("artifacts/Gen/" + tt.output)
 			wantContent := tt.want
@@ -302,7 +304,7 @@ func TestRunStderrLog(t *testing.T) {
 	// retried once: the log keeps every try that wrote stderr under its
 	// header.
 	for i, attempts := range []int{1, 2} {
-		r := f.Req(step.KindCommand, "Logged")
+		r := f.Req(isa.KindCommand, "Logged")
 		r.Iteration = fmt.Sprint(i)
 		r.Attempts = attempts
 		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
@@ -349,7 +351,7 @@ func TestRunCapture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.Req(step.KindCommand, "Cap")
+			r := f.Req(isa.KindCommand, "Cap")
 			r.Argv = exe(t, "print", tt.out, "")
 			r.OutputCapture, r.AllowParseError = tt.capture, tt.allowParse
 			got := f.reg.Run(context.Background(), r)
@@ -402,7 +404,7 @@ func TestRunPathEscape(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			marker := filepath.Join(f.Dirs.Workspace, "ran")
-			r := f.Req(step.KindCommand, "Esc")
+			r := f.Req(isa.KindCommand, "Esc")
 			// If the command ran, it would write stdout to the output file.
 			r.Argv = exe(t, "print", "ran", "")
 			tt.setup(f, r)
@@ -426,7 +428,7 @@ func TestRunCancelled(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := f.Req(step.KindCommand, "Gone")
+	r := f.Req(isa.KindCommand, "Gone")
 	r.Argv = exe(t, "print", "ran", "")
 	r.Attempts = 3
 	want{signal: lang.SigFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
@@ -448,7 +450,7 @@ func TestMockDuration(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.Write("s.yaml", "- reply: busy\n  exit_code: 1\n- reply: ok\n")
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"mock"}
 	r.ProviderParams = []provider.Param{{Key: "script", Value: "s.yaml"}}
 	r.Prompt = "p"

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // TestSendStreams: a big file is sent file to file, masked on the way,
@@ -28,9 +29,9 @@ func TestSendStreams(t *testing.T) {
 	if err := os.WriteFile(big, []byte(strings.Repeat("abcdefgh s3cret ", size/16)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := f.Req(step.KindSend, "Big")
+	r := f.Req(isa.KindSend, "Big")
 	r.Send = &step.Send{To: "eng", Inbox: "agents/eng/inbox", Seq: 1, File: "big.bin"}
-	r.Mask = proc.NewMasker([]string{"s3cret"})
+	r.Mask = text.NewMasker([]string{"s3cret"})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -10,6 +10,7 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // Units (CONTRACT 12.4): in a run with its own worktree, each iteration of a
@@ -18,19 +19,13 @@ import (
 // from the run's branch at the fork; the join merges the units' branches
 // into the run's branch in index (or branch name) order.
 
-// UnitBranch is the branch of one thread's worktree: a namespace apart from
-// the run's branch, since git cannot hold both smith/X and smith/X/....
-func UnitBranch(runID, step, key string) string {
-	return "smith-unit/" + runID + "/" + step + "/" + key
-}
-
 // UnitWorktreePath is where one thread's worktree lives:
 // BASE/.orchestrator/unit-worktrees/<run_id>/<Step>/<key>.
-func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
-	return filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID, step, key)
+func UnitWorktreePath(d confine.Dir, runID, stepID, key string) string {
+	return filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID, stepID, key)
 }
 
-// UnitWorktree gives thread key of step its own worktree and returns its
+// UnitWorktree gives thread key of step stepID its own worktree and returns its
 // path. With fresh (a thread that starts), an old worktree and branch of
 // the same thread are replaced by a new branch at from, the run's commit at
 // the fork. Otherwise (a thread that continues after a crash) a whole
@@ -38,9 +33,9 @@ func UnitWorktreePath(d confine.Dir, runID, step, key string) string {
 // (an empty folder, a half-made worktree) is removed and made again from
 // the thread's branch (or from, when the branch was never made); the
 // caller then restores it to the thread's last saved commit.
-func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, step, key, from string, fresh bool) (string, error) {
-	path := UnitWorktreePath(d, runID, step, key)
-	branch := UnitBranch(runID, step, key)
+func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, stepID, key, from string, fresh bool) (string, error) {
+	path := UnitWorktreePath(d, runID, stepID, key)
+	branch := step.UnitBranch(runID, stepID, key)
 	if !fresh && wholeWorktree(ctx, path, branch, l.Env) {
 		return path, nil
 	}
@@ -72,8 +67,8 @@ func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, st
 // exist (the thread never started) or is merged already is nothing to do.
 // On a conflict the run's worktree is left as it was and the error is
 // E_MERGE_CONFLICT naming the files; the unit's branch is kept.
-func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) error {
-	branch := UnitBranch(runID, step, key)
+func (l Local) MergeUnit(ctx context.Context, runWT, runID, stepID, key string) error {
+	branch := step.UnitBranch(runID, stepID, key)
 	g, err := openRepo(ctx, runWT, l.Env)
 	if err != nil {
 		return err
@@ -81,12 +76,12 @@ func (l Local) MergeUnit(ctx context.Context, runWT, runID, step, key string) er
 	if !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
 		return nil
 	}
-	_, files, err := merge(ctx, g, branch, fmt.Sprintf("smith: join %s [%s] (run %s)", step, key, runID))
+	_, files, err := merge(ctx, g, branch, fmt.Sprintf("smith: join %s [%s] (run %s)", stepID, key, runID))
 	if err != nil || files == nil {
 		return err
 	}
-	return &BranchError{Code: source.EMergeConflict, Files: files,
-		Msg: fmt.Sprintf("joining %s [%s] conflicts in %s; the branch %s is kept for inspection", step, key, strings.Join(files, ", "), branch)}
+	return &step.BranchError{Code: source.EMergeConflict, Files: files,
+		Msg: fmt.Sprintf("joining %s [%s] conflicts in %s; the branch %s is kept for inspection", stepID, key, strings.Join(files, ", "), branch)}
 }
 
 // Head returns the commit checked out in the worktree wt.
@@ -105,19 +100,19 @@ func (l Local) Head(ctx context.Context, wt string) (string, error) {
 // RemoveUnit removes thread key's worktree and branch after a join that
 // merged it, once the join is saved (best effort: what is left is only
 // clutter, which SweepUnits removes on resume).
-func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, step, key string) {
+func (l Local) RemoveUnit(ctx context.Context, d confine.Dir, runWT, runID, stepID, key string) {
 	g, err := openRepo(ctx, runWT, l.Env)
 	if err != nil {
 		return
 	}
-	removeUnit(ctx, g, d, runID, step, key)
+	removeUnit(ctx, g, d, runID, stepID, key)
 }
 
 // removeUnit removes thread key's worktree (whatever a crash left of it)
 // and its branch.
-func removeUnit(ctx context.Context, g *gitRepo, d confine.Dir, runID, step, key string) {
-	_ = dropWorktree(ctx, g, UnitWorktreePath(d, runID, step, key))
-	if branch := "refs/heads/" + UnitBranch(runID, step, key); revParse(ctx, g, branch) != "" {
+func removeUnit(ctx context.Context, g *gitRepo, d confine.Dir, runID, stepID, key string) {
+	_ = dropWorktree(ctx, g, UnitWorktreePath(d, runID, stepID, key))
+	if branch := "refs/heads/" + step.UnitBranch(runID, stepID, key); revParse(ctx, g, branch) != "" {
 		_ = g.git(ctx, "update-ref", "-d", branch)
 	}
 }
@@ -154,9 +149,9 @@ func (l Local) SweepUnits(ctx context.Context, d confine.Dir, runWT, runID strin
 		}
 	}
 	for _, u := range units {
-		step, key, ok := strings.Cut(u, "/")
+		stepID, key, ok := strings.Cut(u, "/")
 		if ok {
-			removeUnit(ctx, g, d, runID, step, key)
+			removeUnit(ctx, g, d, runID, stepID, key)
 		}
 	}
 }

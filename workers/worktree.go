@@ -10,6 +10,7 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // WorktreePath is where the git worktree of a run lives (CONTRACT 8):
@@ -17,9 +18,6 @@ import (
 func WorktreePath(d confine.Dir, runID string) string {
 	return filepath.Join(d.Base, ".orchestrator", "worktrees", runID)
 }
-
-// WorktreeBranch is the branch of a run's worktree.
-func WorktreeBranch(runID string) string { return "smith/" + runID }
 
 // IsGitRepo reports whether dir is inside a git work tree.
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
@@ -33,13 +31,6 @@ func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, boo
 func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (string, error) {
 	t, err := OpenRunTree(ctx, d, runID, "", lookup)
 	return t.Path, err
-}
-
-// A RunTree is a run's worktree as OpenRunTree found or made it.
-type RunTree struct {
-	Path string // BASE/.orchestrator/worktrees/<run_id>
-	Base string // the run's starting commit (refs/smith-base/<run_id>)
-	Head string // the commit the run's branch is at
 }
 
 // OpenRunTree makes (or, on resume, checks and repairs) run runID's
@@ -56,21 +47,21 @@ type RunTree struct {
 //     an add cut off is gone) checked out on the branch; anything else
 //     at its path (an empty folder, a half-made worktree) is removed with
 //     git's record of it and made again.
-func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (RunTree, error) {
+func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (step.RunTree, error) {
 	path := WorktreePath(d, runID)
 	top, err := discover(ctx, d.Workspace, lookup)
 	if err != nil {
-		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
+		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
 	}
 	// A workspace nested inside a larger repository would give a worktree of
 	// the outer repository: refuse it rather than isolate the wrong tree.
 	if !sameDir(top, d.Workspace) {
-		return RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
+		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
 			d.Workspace, top)
 	}
 	g, err := openRepo(ctx, d.Workspace, lookup)
 	if err != nil {
-		return RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
+		return step.RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
 	clearStaleLocks(g, d, runID)
 	ref := BaseRef(runID)
@@ -83,24 +74,24 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 		// Lost (a crash, a person): recreated from the run's state.
 	default:
 		if base = revParse(ctx, g, "HEAD"); base == "" {
-			return RunTree{}, fmt.Errorf("isolation git-worktree: the repository %s has no commit to start from", d.Workspace)
+			return step.RunTree{}, fmt.Errorf("isolation git-worktree: the repository %s has no commit to start from", d.Workspace)
 		}
 	}
 	if revParse(ctx, g, ref) != base {
 		if r := g.git(ctx, "update-ref", ref, base); r.err != nil {
-			return RunTree{}, fmt.Errorf("git update-ref %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+			return step.RunTree{}, fmt.Errorf("git update-ref %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	branch := WorktreeBranch(runID)
+	branch := step.WorktreeBranch(runID)
 	if revParse(ctx, g, "refs/heads/"+branch) == "" {
 		if r := g.git(ctx, "branch", "--no-track", branch, base); r.err != nil {
-			return RunTree{}, fmt.Errorf("git branch %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
+			return step.RunTree{}, fmt.Errorf("git branch %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 		}
 	}
 	if err := ensureWorktree(ctx, g, path, branch, lookup); err != nil {
-		return RunTree{}, err
+		return step.RunTree{}, err
 	}
-	return RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
+	return step.RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
 }
 
 // clearStaleLocks removes the lock files git left in the records of run
@@ -139,7 +130,7 @@ func clearStaleLocks(g *gitRepo, d confine.Dir, runID string) {
 			removeLocks(filepath.Dir(r), false)
 		}
 	}
-	for _, f := range []string{"refs/heads/" + WorktreeBranch(runID) + ".lock", BaseRef(runID) + ".lock"} {
+	for _, f := range []string{"refs/heads/" + step.WorktreeBranch(runID) + ".lock", BaseRef(runID) + ".lock"} {
 		_ = os.Remove(filepath.Join(common, filepath.FromSlash(f)))
 	}
 	removeLocks(filepath.Join(common, "refs", "heads", "smith-unit", runID), true)
@@ -340,7 +331,7 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 	path := WorktreePath(d, runID)
 	hasWT := isDir(path)
 	if !hasWT && (!deleteBranch || hasBranch(ctx, d, runID, lookup) != nil) {
-		return &BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no worktree at %s and no branch %s", runID, path, WorktreeBranch(runID))}
+		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no worktree at %s and no branch %s", runID, path, step.WorktreeBranch(runID))}
 	}
 	g, err := openRepo(ctx, d.Workspace, lookup)
 	if err != nil {
@@ -350,7 +341,7 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
 				if r := wt.git(ctx, "status", "--porcelain"); r.err == nil && strings.TrimSpace(r.out) != "" {
-					return &BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes; commit them or pass --force", runID)}
+					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes; commit them or pass --force", runID)}
 				}
 			}
 		}
@@ -360,7 +351,7 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 				return err
 			}
 			if unmerged {
-				return &BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("branch %s has commits that are not merged: 'smithvm merge %s' first, or pass --force to delete them", WorktreeBranch(runID), runID)}
+				return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("branch %s has commits that are not merged: 'smithvm merge %s' first, or pass --force to delete them", step.WorktreeBranch(runID), runID)}
 			}
 		}
 	}
@@ -370,8 +361,8 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 		}
 	}
 	if deleteBranch {
-		if g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+WorktreeBranch(runID)) {
-			if r := g.git(ctx, "branch", "-D", WorktreeBranch(runID)); r.err != nil {
+		if g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
+			if r := g.git(ctx, "branch", "-D", step.WorktreeBranch(runID)); r.err != nil {
 				return fmt.Errorf("git branch -D: %v: %s", r.err, strings.TrimSpace(r.out))
 			}
 		}
@@ -395,7 +386,7 @@ func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(
 	if err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", BaseRef(runID)) {
 		return nil
 	}
-	out := splitNonEmpty(g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", BaseRef(runID), WorktreeBranch(runID)).out)
+	out := splitNonEmpty(g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", BaseRef(runID), step.WorktreeBranch(runID)).out)
 	if wt, err := openRepo(ctx, WorktreePath(d, runID), lookup); err == nil {
 		for _, l := range splitNonEmpty(wt.out(ctx, "status", "--porcelain", "--untracked-files=all").out) {
 			if len(l) > 3 {

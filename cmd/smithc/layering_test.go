@@ -19,7 +19,7 @@ import (
 // docs/dependencies.md.
 var allowed = map[string][]string{
 	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "internal/buildversion", "internal/shellcomp", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "workers/step", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source"},
@@ -27,17 +27,18 @@ var allowed = map[string][]string{
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/builtin", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers/confine", "workers/provider", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
+	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
-	"workers/proc":                     {"golang.org/x/sys/unix"},
-	"workers/provider":                 {"lang", "source", "workers/proc", "github.com/tidwall/gjson", "github.com/BurntSushi/toml"},
-	"workers/step":                     {"lang", "workers/confine", "workers/proc", "workers/provider"},
-	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "github.com/tidwall/gjson"},
-	"workers/doctor":                   {"workers/agent", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
+	"workers/proc":                     {"workers/text", "golang.org/x/sys/unix"},
+	"workers/text":                     {},
+	"workers/provider":                 {"lang", "source", "workers/step", "github.com/tidwall/gjson", "github.com/BurntSushi/toml"},
+	"workers/step":                     {"lang", "isa", "source", "workers/confine", "workers/text"},
+	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "workers/text", "github.com/tidwall/gjson"},
+	"workers/doctor":                   {"isa", "workers/agent", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun", "workers/text"},
 	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
-	"workers/steprun":                  {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step"},
+	"workers/steprun":                  {"lang", "isa", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/text"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"source":                           {},
 	"lang":                             {"source"},
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/goldenfile":              {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
-	"internal/stepfake":                {"internal/testchild", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
+	"internal/stepfake":                {"internal/testchild", "isa", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench/floor":                      {},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
@@ -56,7 +57,7 @@ var allowed = map[string][]string{
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "internal/buildversion", "internal/shellcomp", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},
-	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "source", "go.temporal.io/", "google.golang.org/protobuf/", "github.com/aws/"},
+	"cmd/smith-temporal/engine": {"lang", "isa", "vm", "workers", "workers/confine", "workers/provider", "workers/step", "workers/text", "source", "go.temporal.io/", "google.golang.org/protobuf/", "github.com/aws/"},
 	// The nested module smith/cmd/smithvm/e2e: end-to-end tests only, no
 	// package code (its tests run the built binaries).
 	"cmd/smithvm/e2e": {},
@@ -136,9 +137,10 @@ func isAllowed(imp string, allow []string) bool {
 	return false
 }
 
-// TestProcIsStandalone: the process runner imports the standard library
-// and golang.org/x/sys/unix only, none of Smith's packages (tests may use
-// internal/testchild), so it cannot learn about steps, providers or signals.
+// TestProcIsStandalone: the process runner imports the standard library,
+// golang.org/x/sys/unix and the pure string leaf workers/text only, none of
+// Smith's other packages (tests may use internal/testchild), so it cannot
+// learn about steps, providers or signals.
 func TestProcIsStandalone(t *testing.T) {
 	pkg, err := build.ImportDir("../../workers/proc", 0)
 	if err != nil {
@@ -149,8 +151,8 @@ func TestProcIsStandalone(t *testing.T) {
 	}
 	for _, imp := range pkg.Imports {
 		first := strings.SplitN(imp, "/", 2)[0]
-		if imp != "golang.org/x/sys/unix" && (strings.Contains(first, ".") || first == module) {
-			t.Errorf("workers/proc imports %s: it may import the standard library and golang.org/x/sys/unix only", imp)
+		if imp != "golang.org/x/sys/unix" && imp != module+"/workers/text" && (strings.Contains(first, ".") || first == module) {
+			t.Errorf("workers/proc imports %s: it may import the standard library, golang.org/x/sys/unix and workers/text only", imp)
 		}
 	}
 }
@@ -211,5 +213,44 @@ func TestVMDoesNoIO(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestVMImportsNoWorker: the VM's only doors are interfaces, and its import
+// graph says so. Nothing that package vm imports, directly or through
+// another package, is a concrete worker or the process runner: the data it
+// exchanges with them lives in workers/step, its string helpers in the leaf
+// workers/text, and its Host is given by the caller (go list -deps ./vm).
+func TestVMImportsNoWorker(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := []string{"workers", "workers/agent", "workers/steprun", "workers/builtin", "workers/proc", "workers/doctor"}
+	seen := map[string]string{} // package -> the package that imported it first
+	var walk func(rel, from string)
+	walk = func(rel, from string) {
+		if _, ok := seen[rel]; ok {
+			return
+		}
+		seen[rel] = from
+		pkg, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(rel)), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		for _, imp := range pkg.Imports {
+			if next, ok := strings.CutPrefix(imp, module+"/"); ok {
+				walk(next, rel)
+			}
+		}
+	}
+	walk("vm", "")
+	if len(seen) < 4 {
+		t.Fatalf("found only %d of vm's packages; the walk is broken", len(seen))
+	}
+	for _, f := range forbidden {
+		if from, ok := seen[f]; ok {
+			t.Errorf("vm depends on %s (imported by %s): the VM must import no concrete worker", f, from)
+		}
 	}
 }

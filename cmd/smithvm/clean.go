@@ -12,6 +12,7 @@ import (
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers"
+	"smith/workers/step"
 )
 
 func (e *env) cmdClean(args []string) int {
@@ -74,7 +75,7 @@ func (e *env) cmdMerge(args []string) int {
 	if _, err := workers.Merge(context.Background(), proj.dirs, fs.Arg(0), e.lookup); err != nil {
 		return e.branchFail("merge", err)
 	}
-	fmt.Fprintf(e.stderr, "INFO: Merged %s into the checked-out branch of %s.\n", workers.WorktreeBranch(fs.Arg(0)), proj.dirs.Workspace)
+	fmt.Fprintf(e.stderr, "INFO: Merged %s into the checked-out branch of %s.\n", step.WorktreeBranch(fs.Arg(0)), proj.dirs.Workspace)
 	return 0
 }
 
@@ -94,7 +95,7 @@ func runDone(proj *project, id string) error {
 	case vm.StatusRunning:
 		what = "wait until it completes"
 	}
-	return &workers.BranchError{Code: source.ERunNotDone,
+	return &step.BranchError{Code: source.ERunNotDone,
 		Msg: fmt.Sprintf("run '%s' is %s, not completed: %s, or pass --force to merge its branch as it is", id, st.Status, what)}
 }
 
@@ -120,7 +121,7 @@ func (e *env) runProject(base, id string) (*project, error) {
 // branchFail prints a diff, merge or clean failure with its code and
 // returns its exit status.
 func (e *env) branchFail(cmd string, err error) int {
-	var be *workers.BranchError
+	var be *step.BranchError
 	if errors.As(err, &be) {
 		fmt.Fprintf(e.stderr, "smithvm %s: %v\n", cmd, be)
 		return be.Code.ExitStatus()

@@ -22,6 +22,7 @@ import (
 	"smith/vm"
 	"smith/vm/store"
 	"smith/workers"
+	"smith/workers/step"
 )
 
 func (e *env) cmdList(args []string) int {
@@ -263,7 +264,7 @@ func (e *env) printDiffs(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "\n=== run %s: %v\n", st.RunID, err)
 		return
 	}
-	fmt.Fprintf(w, "\n=== run %s (%s against its starting commit)\n%s", st.RunID, workers.WorktreeBranch(st.RunID), out)
+	fmt.Fprintf(w, "\n=== run %s (%s against its starting commit)\n%s", st.RunID, step.WorktreeBranch(st.RunID), out)
 }
 
 // count is n in decimal, or "" for 0.

@@ -167,6 +167,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 	reg.Record, reg.Replay = s.opts.record, s.opts.replay
 	cfg := vm.Config{
 		Registry:     reg,
+		Host:         workers.Local{Env: s.e.lookup},
 		MaxSteps:     s.opts.maxSteps,
 		Env:          s.e.lookup,
 		Dirs:         s.proj.dirs,

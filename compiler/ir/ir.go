@@ -67,37 +67,11 @@ type Node struct {
 	Blocks       []*Block
 }
 
-// BlockKind says what a block does when it runs.
-type BlockKind uint8
-
-// Block kinds.
-const (
-	Exec       BlockKind = iota + 1 // run a worker: a process, a provider, an internal or AI worker
-	SetContext                      // merge values into the context
-	Loop                            // for_each over items, running Body for each
-	Parallel                        // named branches (Branches) run at the same time
-)
-
-// String names the kind.
-func (k BlockKind) String() string {
-	switch k {
-	case Exec:
-		return "exec"
-	case SetContext:
-		return "set_context"
-	case Loop:
-		return "loop"
-	case Parallel:
-		return "parallel"
-	}
-	return "BlockKind(?)"
-}
-
 // A Block is one step or block.
 type Block struct {
 	ID   string
 	Pos  source.Pos
-	Kind BlockKind
+	Kind isa.BlockKind // the one enum of block kinds (isa.KindInfo)
 	// Worker describes what runs, for printing and checks: "command",
 	// "provider:claude", "Internal:TestRunner", "Worker:CodeGenerator".
 	Worker string

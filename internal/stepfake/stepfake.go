@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"smith/internal/testchild"
+	"smith/isa"
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -81,14 +81,14 @@ func NewProject(t testing.TB) *Project {
 
 // Req returns a request for step name of run r1 in p; its children run in
 // helper mode.
-func (p *Project) Req(kind step.Kind, name string) *step.Request {
+func (p *Project) Req(kind isa.BlockKind, name string) *step.Request {
 	return &step.Request{
 		RunID:   "r1",
 		Step:    name,
 		Kind:    kind,
 		Dirs:    p.Dirs,
 		RunRoot: p.RunRoot,
-		Env:     []proc.EnvVar{{Name: testchild.Var, Value: "1"}},
+		Env:     []step.EnvVar{{Name: testchild.Var, Value: "1"}},
 		Timeout: 30 * time.Second,
 	}
 }

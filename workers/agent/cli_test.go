@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func TestProviderTransport(t *testing.T) {
@@ -106,7 +107,7 @@ func TestProviderTransport(t *testing.T) {
 				t.Skip("no cat")
 			}
 			f := newFixture(t)
-			r := f.Req(step.KindProvider, "Ask")
+			r := f.Req(isa.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			tt.setup(f, r)
@@ -172,7 +173,7 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.Req(step.KindProvider, "Ask")
+			r := f.Req(isa.KindProvider, "Ask")
 			r.Providers = []string{"echo"}
 			r.Prompt = "Say hi"
 			r.Attempts = 3
@@ -219,12 +220,12 @@ func TestProviderReplies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := f.Req(step.KindProvider, "Ask")
+			r := f.Req(isa.KindProvider, "Ask")
 			r.Providers = []string{tt.provider}
 			r.ProviderDefs = []provider.Def{fake(t, tt.provider, "print", tt.stdout)}
 			r.Prompt = "question"
 			r.Attempts = 2
-			r.Mask = proc.NewMasker([]string{"secret"})
+			r.Mask = text.NewMasker([]string{"secret"})
 			got := f.run.Run(context.Background(), r)
 			tt.want.check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {
@@ -237,7 +238,7 @@ func TestProviderReplies(t *testing.T) {
 func TestProviderFallback(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude429), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "capital of France?"
@@ -262,7 +263,7 @@ func TestProviderFallback(t *testing.T) {
 func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", claude401), fake(t, "gemini", "print", geminiOK)}
 	r.Prompt = "q"
@@ -275,7 +276,7 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 func TestProviderOutputFileByCLI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"echo"}
 	// The CLI is told where the file is; Smith must not overwrite it with stdout.
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "print", "wrote ${OUTPUT_FILE}")}
@@ -290,7 +291,7 @@ func TestProviderOutputFileByCLI(t *testing.T) {
 func TestProviderJSONCapture(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"claude"}
 	r.ProviderDefs = []provider.Def{fake(t, "claude", "print", `{"type":"result","is_error":false,"result":"{\"files\":[\"a.go\"]}"}`)}
 	r.OutputCapture = "json"

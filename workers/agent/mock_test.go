@@ -7,17 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // mockRun runs a mock provider step with prompt and returns its result.
 func mockRun(f *fixture, name, script, prompt string, edit func(r *step.Request)) step.Result {
-	r := f.Req(step.KindProvider, name)
+	r := f.Req(isa.KindProvider, name)
 	r.Providers = []string{"mock"}
 	if script != "" {
 		r.ProviderParams = []provider.Param{{Key: "script", Value: script}}
@@ -144,7 +145,7 @@ func TestMockEcho(t *testing.T) {
 	f := newFixture(t)
 	got := mockRun(f, "Ask", "", "say  the\nsecret words\n", func(r *step.Request) {
 		r.OutputFile = "reply.md"
-		r.Mask = proc.NewMasker([]string{"secret"})
+		r.Mask = text.NewMasker([]string{"secret"})
 	})
 	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
 		t.Errorf("Run(mock echo) = %s", describe(got))

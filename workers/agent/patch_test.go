@@ -8,8 +8,8 @@ import (
 
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // TestFileChanges: the changes between two snapshots (a new executable
@@ -24,7 +24,7 @@ func TestFileChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := &step.Request{Step: "S", Dirs: d, Mask: proc.NewMasker([]string{"s3cret"}),
+		req := &step.Request{Step: "S", Dirs: d, Mask: text.NewMasker([]string{"s3cret"}),
 			Mail: &step.Mail{Folders: []string{"agents/a/inbox", "agents/a/processed"}}}
 		return req, d.Workspace
 	}

@@ -163,10 +163,10 @@ func permissionsOf(req *step.Request) string {
 // variable's folder), or with home: isolated RUN_ROOT/providers/<name>,
 // created with its settings files.
 func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) (env []string, home, overlay string, serr *source.Error) {
-	secrets := append(append([]proc.EnvVar(nil), req.Secrets...), pv.Secrets...)
+	secrets := append(append([]step.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	allow := req.EnvAllow
 	f := pv.CLI
-	var vars []proc.EnvVar
+	var vars []step.EnvVar
 	if f != nil {
 		own, plain := provider.PresetVars(pv.Name)
 		allow = append(append(append([]string(nil), own...), plain...), req.EnvAllow...)
@@ -175,13 +175,13 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	vars = append(vars, req.Env...)
 	vars = append(vars, pv.Env...)
 	if f == nil || f.Home == "" {
-		return proc.BuildEnv(r.Lookup, allow, secrets, vars), "", "", nil
+		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), "", "", nil
 	}
-	given := envMap(proc.BuildEnv(r.Lookup, allow, secrets, vars))
+	given := envMap(steprun.BuildEnv(r.Lookup, allow, secrets, vars))
 	// A home the step's or the provider's env names (not one from Smith's
 	// own environment) is the workflow's choice: used as it is.
 	chosen := ""
-	for _, v := range append(append([]proc.EnvVar(nil), req.Env...), pv.Env...) {
+	for _, v := range append(append([]step.EnvVar(nil), req.Env...), pv.Env...) {
 		if v.Name == f.Home {
 			chosen = v.Value
 		}
@@ -198,10 +198,10 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 			if err != nil {
 				return nil, home, root, source.Errorf(source.EExec, "prepare the settings of provider '%s': %v", pv.Name, err)
 			}
-			vars = append([]proc.EnvVar{{Name: f.Home, Value: root}}, vars...)
-			return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, root, nil
+			vars = append([]step.EnvVar{{Name: f.Home, Value: root}}, vars...)
+			return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, root, nil
 		}
-		return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
+		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
 	}
 	// home: isolated: a home of Smith's, unless the step's or the
 	// provider's env names one (a home variable from Smith's own
@@ -214,7 +214,7 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 			base = p.TmpDir
 		}
 		home = filepath.Join(base, "providers", pv.Name)
-		vars = append([]proc.EnvVar{{Name: f.Home, Value: home}}, vars...)
+		vars = append([]step.EnvVar{{Name: f.Home, Value: home}}, vars...)
 		allow = slices.DeleteFunc(slices.Clone(allow), func(n string) bool { return n == f.Home })
 	}
 	for rel, content := range f.Files {
@@ -241,9 +241,9 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
 			return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
-		vars = append([]proc.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
+		vars = append([]step.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return proc.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
+	return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
 }
 
 // LoginFile returns the first of the CLI's login files (its own login:

@@ -9,22 +9,23 @@ import (
 	"testing"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // fallbackReq is a provider step whose first provider is rate limited and
 // whose second answers.
 func fallbackReq(t *testing.T, f *fixture, claudeCmd, geminiCmd []string) *step.Request {
-	r := f.Req(step.KindProvider, "Ask")
+	r := f.Req(isa.KindProvider, "Ask")
 	r.Providers = []string{"claude", "gemini"}
 	r.ProviderDefs = []provider.Def{{Name: "claude", Command: claudeCmd}, {Name: "gemini", Command: geminiCmd}}
 	r.Prompt = "capital of France?\nanswer briefly, token hunter2"
-	r.Mask = proc.NewMasker([]string{"hunter2"})
+	r.Mask = text.NewMasker([]string{"hunter2"})
 	r.Attempts = 2
 	r.OutputFile = "answer.txt"
 	return r
@@ -123,7 +124,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 	rec := newFixture(t)
 	rec.run.Record = dir
-	r := rec.Req(step.KindProvider, "Slow")
+	r := rec.Req(isa.KindProvider, "Slow")
 	r.Providers = []string{"echo"}
 	r.ProviderDefs = []provider.Def{fake(t, "echo", "sleep", "20s")}
 	r.Timeout = 50 * time.Millisecond
@@ -131,7 +132,7 @@ func TestRecordKeepsErrors(t *testing.T) {
 
 	rep := newFixture(t)
 	rep.run.Replay = dir
-	r2 := rep.Req(step.KindProvider, "Slow")
+	r2 := rep.Req(isa.KindProvider, "Slow")
 	r2.Providers = []string{"echo"}
 	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
 	replayed := rep.run.Run(context.Background(), r2)
@@ -146,7 +147,7 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	mockReq := func(f *fixture, runID string) *step.Request {
-		r := f.Req(step.KindProvider, "Ask")
+		r := f.Req(isa.KindProvider, "Ask")
 		r.RunID = runID
 		r.Providers = []string{"mock"}
 		r.Prompt = "question\n=== METADATA ===\nrun_id: " + runID
@@ -178,7 +179,7 @@ func TestReplayRepeatsACrashedCall(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "rec")
 	call := func(f *fixture, n int, prompt string) step.Result {
-		r := f.Req(step.KindProvider, "Ask")
+		r := f.Req(isa.KindProvider, "Ask")
 		r.Providers = []string{"mock"}
 		r.Prompt = prompt
 		r.Execution = n

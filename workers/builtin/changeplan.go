@@ -31,17 +31,10 @@ import (
 // changePlanFile is the name of a run's change plan under RUN_ROOT.
 const changePlanFile = "changeplan.json"
 
-// A Conflict is another active run whose change plan shares paths with this
-// run's plan. Its JSON form is a line of a run's notices file.
-type Conflict struct {
-	Run   string   `json:"run"`   // the other run's id
-	Paths []string `json:"paths"` // the shared paths, sorted
-}
-
 // A changePlanner records paths in a run's change plan and reports the
 // conflicts; *ChangePlanStore is the real one, tests use fakes.
 type changePlanner interface {
-	Add(runID string, paths []string) ([]Conflict, error)
+	Add(runID string, paths []string) ([]step.Conflict, error)
 }
 
 // A ChangePlanStore keeps the change plans of the runs under RunsDir
@@ -76,7 +69,7 @@ func ChangePlan(runRoot string) ([]string, error) {
 // active runs (other than runID) whose plans share paths with it, sorted by
 // run id. Paths are cleaned (path.Clean, forward slashes); the caller has
 // confined them.
-func (s ChangePlanStore) Add(runID string, paths []string) ([]Conflict, error) {
+func (s ChangePlanStore) Add(runID string, paths []string) ([]step.Conflict, error) {
 	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
 		return nil, fmt.Errorf("add to change plan: bad run id '%s'", runID)
 	}
@@ -99,7 +92,7 @@ func (s ChangePlanStore) Add(runID string, paths []string) ([]Conflict, error) {
 	}
 	// Every run involved hears of it at its next step, not only this one.
 	for _, c := range cs {
-		_ = appendNotice(filepath.Join(s.RunsDir, c.Run), Conflict{Run: runID, Paths: c.Paths})
+		_ = appendNotice(filepath.Join(s.RunsDir, c.Run), step.Conflict{Run: runID, Paths: c.Paths})
 	}
 	return cs, nil
 }
@@ -116,12 +109,12 @@ func (s ChangePlanStore) withChanged(runID string, plan []string) []string {
 }
 
 // conflicts scans the other active runs' plans for paths in plan.
-func (s ChangePlanStore) conflicts(runID string, plan []string) ([]Conflict, error) {
+func (s ChangePlanStore) conflicts(runID string, plan []string) ([]step.Conflict, error) {
 	entries, err := os.ReadDir(s.RunsDir) // sorted by name
 	if err != nil {
 		return nil, fmt.Errorf("scan runs: %w", err)
 	}
-	var out []Conflict
+	var out []step.Conflict
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == runID {
 			continue
@@ -149,7 +142,7 @@ func (s ChangePlanStore) conflicts(runID string, plan []string) ([]Conflict, err
 		}
 		if len(shared) > 0 {
 			slices.Sort(shared)
-			out = append(out, Conflict{Run: e.Name(), Paths: slices.Compact(shared)})
+			out = append(out, step.Conflict{Run: e.Name(), Paths: slices.Compact(shared)})
 		}
 	}
 	return out, nil

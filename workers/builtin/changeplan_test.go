@@ -18,11 +18,11 @@ type fakePlanner struct {
 	calls     int
 	runID     string
 	paths     []string
-	conflicts []Conflict
+	conflicts []step.Conflict
 	err       error
 }
 
-func (f *fakePlanner) Add(runID string, paths []string) ([]Conflict, error) {
+func (f *fakePlanner) Add(runID string, paths []string) ([]step.Conflict, error) {
 	f.calls++
 	f.runID, f.paths = runID, paths
 	return f.conflicts, f.err
@@ -87,7 +87,7 @@ func TestUpdateChangePlanAlwaysSucceeds(t *testing.T) {
 		{"manager fails", []step.Segment{{Type: step.SegNewFiles, Content: `["a"]`}}, &fakePlanner{err: errors.New("save change plan: disk full")}, 1,
 			"ERROR: save change plan: disk full\n"},
 		{"conflicts reported", []step.Segment{{Type: step.SegNewFiles, Content: `["a", "b"]`}},
-			&fakePlanner{conflicts: []Conflict{{Run: "r9", Paths: []string{"b"}}, {Run: "r2", Paths: []string{"a", "b"}}}}, 1,
+			&fakePlanner{conflicts: []step.Conflict{{Run: "r9", Paths: []string{"b"}}, {Run: "r2", Paths: []string{"a", "b"}}}}, 1,
 			"CONFLICT: {\"paths\":[\"a\",\"b\"],\"runs\":[\"r2\",\"r9\"]}\n"},
 	}
 	for _, tt := range tests {

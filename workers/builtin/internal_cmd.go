@@ -15,6 +15,7 @@ import (
 	"smith/workers/proc"
 	"smith/workers/step"
 	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // The process workers: Internal:TestRunner, Internal:RunLinter and
@@ -118,7 +119,7 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 	if err != nil {
 		return l.fail(lang.SigFailure, step.SegError, err)
 	}
-	env := proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
+	env := steprun.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env)
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
 		env = append(env, "PATH="+defaultToolPath)
 	}
@@ -185,6 +186,6 @@ func (t *toolLog) Write(p []byte) (int, error) {
 func (t *toolLog) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s, _ := proc.Excerpt(t.buf.Bytes(), t.buf.Len(), t.truncated)
+	s, _ := text.Excerpt(t.buf.Bytes(), t.buf.Len(), t.truncated)
 	return s
 }

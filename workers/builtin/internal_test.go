@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/step"
 )
 
@@ -147,13 +147,13 @@ func (p iwProject) request(worker string, payload ...step.Segment) *step.Request
 	return &step.Request{
 		RunID:        "r1",
 		Step:         "Blk",
-		Kind:         step.KindInternal,
+		Kind:         isa.KindInternal,
 		Worker:       worker,
 		Payload:      payload,
 		WorktreePath: p.worktree,
 		Dirs:         p.dirs,
 		RunRoot:      p.runRoot,
-		Env:          []proc.EnvVar{{Name: internalHelperVar, Value: "1"}},
+		Env:          []step.EnvVar{{Name: internalHelperVar, Value: "1"}},
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"smith/workers/step"
 )
 
 // Conflict notices (CONTRACT 12.4): when Internal:UpdateChangePlan of one
@@ -22,7 +24,7 @@ const noticesFile = "conflicts.jsonl"
 // appendNotice appends c to the notices of the run whose RUN_ROOT is root.
 // A line is written with one write to a file opened for appending, so a
 // reader sees whole lines only (a torn last line is skipped until whole).
-func appendNotice(root string, c Conflict) error {
+func appendNotice(root string, c step.Conflict) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -40,7 +42,7 @@ func appendNotice(root string, c Conflict) error {
 
 // Notices returns the conflict notices of the run whose RUN_ROOT is root
 // after the first skip ones, in the order they came.
-func Notices(root string, skip int) ([]Conflict, error) {
+func Notices(root string, skip int) ([]step.Conflict, error) {
 	if unchangedNotices(root, skip) {
 		return nil, nil
 	}
@@ -49,7 +51,7 @@ func Notices(root string, skip int) ([]Conflict, error) {
 
 // readNotices reads the notices file of root and returns the notices after
 // the first skip ones.
-func readNotices(root string, skip int) ([]Conflict, error) {
+func readNotices(root string, skip int) ([]step.Conflict, error) {
 	f, err := os.Open(filepath.Join(root, noticesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -58,13 +60,13 @@ func readNotices(root string, skip int) ([]Conflict, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var out []Conflict
+	var out []step.Conflict
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	n := 0
 	for sc.Scan() {
 		line := sc.Bytes()
-		var c Conflict
+		var c step.Conflict
 		if json.Unmarshal(line, &c) != nil {
 			break // a line still being written
 		}
@@ -78,12 +80,4 @@ func readNotices(root string, skip int) ([]Conflict, error) {
 	}
 	noticesRead(root, n)
 	return out, nil
-}
-
-// NoticeText is the content of the CONFLICT segment of a notice.
-func NoticeText(c Conflict) string {
-	return toolJSON(struct {
-		Paths []string `json:"paths"`
-		Runs  []string `json:"runs"`
-	}{c.Paths, []string{c.Run}})
 }

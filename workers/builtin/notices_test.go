@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"smith/workers/step"
 )
 
 // TestNoticesSeenAtOnce checks that a notice appended just before a look
@@ -21,13 +23,13 @@ func TestNoticesSeenAtOnce(t *testing.T) {
 	}
 	look(0, 0)
 	look(0, 0)
-	if err := appendNotice(root, Conflict{Run: "r1", Paths: []string{"a.go"}}); err != nil {
+	if err := appendNotice(root, step.Conflict{Run: "r1", Paths: []string{"a.go"}}); err != nil {
 		t.Fatal(err)
 	}
 	look(0, 1)
 	look(1, 0)
 	look(1, 0)
-	if err := appendNotice(root, Conflict{Run: "r2", Paths: []string{"b.go"}}); err != nil {
+	if err := appendNotice(root, step.Conflict{Run: "r2", Paths: []string{"b.go"}}); err != nil {
 		t.Fatal(err)
 	}
 	look(1, 1)
@@ -37,7 +39,7 @@ func TestNoticesSeenAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	look(0, 0)
-	if err := appendNotice(root, Conflict{Run: "r3", Paths: []string{"c.go"}}); err != nil {
+	if err := appendNotice(root, step.Conflict{Run: "r3", Paths: []string{"c.go"}}); err != nil {
 		t.Fatal(err)
 	}
 	look(0, 1)

@@ -16,12 +16,14 @@ import (
 	"sync"
 	"time"
 
+	"smith/isa"
 	"smith/workers/agent"
 	"smith/workers/confine"
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // A Target is one provider to check: a preset's name, and whether the
@@ -88,7 +90,7 @@ func Check(ctx context.Context, e Env, t Target, ping bool) []Line {
 // variables and the preset's own, and its fixed ones.
 func presetEnv(e Env, f *provider.CLI, t Target) []string {
 	own, plain := provider.PresetVars(t.Name)
-	return proc.BuildEnv(e.Lookup, append(append([]string(nil), own...), plain...), nil, f.Env)
+	return steprun.BuildEnv(e.Lookup, append(append([]string(nil), own...), plain...), nil, f.Env)
 }
 
 func envMap(env []string) map[string]string {
@@ -205,11 +207,11 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 		}
 	}
 	req := &step.Request{
-		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: step.KindProvider,
+		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: isa.KindProvider,
 		Providers: []string{t.Name}, Prompt: pingPrompt, Permissions: provider.PermRead,
 		Timeout: 120 * time.Second, Attempts: 1,
 		Dirs: dirs, RunRoot: filepath.Join(base, ".orchestrator", "runs", "doctor"),
-		Mask: proc.NewMasker(masked),
+		Mask: text.NewMasker(masked),
 	}
 	if t.Isolated {
 		req.ProviderDefs = []provider.Def{{Name: t.Name, Isolated: true}}

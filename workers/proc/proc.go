@@ -13,7 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"smith/workers/text"
 )
 
 const (
@@ -44,7 +45,7 @@ type Spec struct {
 	MemCap      int           // in-memory cap per stream in bytes; 0 means 1 MiB
 	StdoutSpill string        // created only when stdout exceeds MemCap; it then holds the whole stream
 	StderrLog   string        // when set, holds the whole of stderr; created at the first byte (a stale one is removed when there is none)
-	Mask        *Masker       // applied to everything captured before it is stored anywhere
+	Mask        *text.Masker  // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
 	// Lines, when set, gets each whole (masked) line of either stream as
 	// it arrives (without its newline; a last line without one at the
@@ -176,7 +177,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	// goroutine copies it. Run then reads back the first memCap bytes; a
 	// stream over memCap becomes the spill by being named.
 	var direct *os.File
-	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Lines == nil && spec.Mask.empty() {
+	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Lines == nil && spec.Mask.Empty() {
 		if direct = openUnnamed(filepath.Dir(spec.StdoutSpill)); direct != nil {
 			defer direct.Close()
 		}
@@ -737,24 +738,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// truncatedMark follows an excerpt that is not the whole output.
-const truncatedMark = "\n[truncated]"
-
-// Excerpt returns the first n bytes of b (n is 8192 for state.json) followed
-// by "\n[truncated]" when b is longer than n or truncated is true, and reports
-// whether it cut anything. b is a string or a byte slice: a string is cut
-// without copying its whole text (a step's output can be 1 MiB). The cut is
-// moved back to a UTF-8 boundary, so a character is never split.
-func Excerpt[T string | []byte](b T, n int, truncated bool) (string, bool) {
-	if len(b) <= n && !truncated {
-		return string(b), false
-	}
-	cut := min(max(n, 0), len(b))
-	// Back up over at most UTFMax-1 continuation bytes; invalid input is cut as it is.
-	for k := 0; k < utf8.UTFMax-1 && cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]); k++ {
-		cut--
-	}
-	return string(b[:cut]) + truncatedMark, true
 }

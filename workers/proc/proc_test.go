@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"smith/internal/testchild"
+	"smith/workers/text"
 )
 
 func TestMain(m *testing.M) {
@@ -293,10 +294,10 @@ func TestRunProcStderrLogLazy(t *testing.T) {
 // secret is to be masked (or a live copy or output_file wants it).
 var captureModes = []struct {
 	name string
-	mask *Masker
+	mask *text.Masker
 }{
 	{"file", nil},
-	{"pipe", NewMasker([]string{"a-secret-the-output-lacks"})},
+	{"pipe", text.NewMasker([]string{"a-secret-the-output-lacks"})},
 }
 
 func TestRunProcCaptureLimits(t *testing.T) {
@@ -392,7 +393,7 @@ func TestRunProcStdoutKind(t *testing.T) {
 	}{
 		{"plain", func(spill string) Spec { return Spec{StdoutSpill: spill} }, "file"},
 		{"a secret to mask", func(spill string) Spec {
-			return Spec{StdoutSpill: spill, Mask: NewMasker([]string{"s3cr3t"})}
+			return Spec{StdoutSpill: spill, Mask: text.NewMasker([]string{"s3cr3t"})}
 		}, "pipe"},
 		{"a live copy", func(spill string) Spec { return Spec{StdoutSpill: spill, Live: io.Discard} }, "pipe"},
 		{"an output_file", func(spill string) Spec { return Spec{StdoutSpill: spill, Stdout: &sink} }, "pipe"},
@@ -540,7 +541,7 @@ func TestRunProcMasking(t *testing.T) {
 	argv, env := testchild.Argv(t, "split", secret, "40")
 	res := Run(context.Background(), Spec{
 		Argv: argv, Env: env, MemCap: 32, StdoutSpill: spill, StderrLog: stderrLog,
-		Mask: NewMasker([]string{secret, "other"}), Live: &live, Stdout: &sink,
+		Mask: text.NewMasker([]string{secret, "other"}), Live: &live, Stdout: &sink,
 	})
 	if res.ExitCode != 0 || !res.StdoutTruncated {
 		t.Fatalf("RunProc(split) = exit %d truncated %v, want 0 true", res.ExitCode, res.StdoutTruncated)
@@ -579,41 +580,6 @@ func TestRunProcMasking(t *testing.T) {
 			t.Errorf("live = %q, want both streams with the secret masked", got)
 		}
 	})
-}
-
-func TestExcerpt(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name      string
-		in        string
-		n         int
-		truncated bool
-		want      string
-		wantCut   bool
-	}{
-		{"short", "hello", 8, false, "hello", false},
-		{"exact", "hello", 5, false, "hello", false},
-		{"long", "hello world", 5, false, "hello\n[truncated]", true},
-		{"flagged", "hello", 8, true, "hello\n[truncated]", true},
-		{"two-byte rune at cut", "abé", 3, false, "ab\n[truncated]", true},
-		{"four-byte rune at cut", "a😀b", 3, false, "a\n[truncated]", true},
-		{"four-byte rune fits", "a😀b", 5, false, "a😀\n[truncated]", true},
-		{"rune just before cut", "éé", 2, false, "é\n[truncated]", true},
-		{"empty flagged", "", 4, true, "\n[truncated]", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, cut := Excerpt([]byte(tt.in), tt.n, tt.truncated)
-			if got != tt.want || cut != tt.wantCut {
-				t.Errorf("Excerpt([]byte(%q), %d, %v) = %q, %v, want %q, %v", tt.in, tt.n, tt.truncated, got, cut, tt.want, tt.wantCut)
-			}
-			got, cut = Excerpt(tt.in, tt.n, tt.truncated)
-			if got != tt.want || cut != tt.wantCut {
-				t.Errorf("Excerpt(%q, %d, %v) = %q, %v, want %q, %v", tt.in, tt.n, tt.truncated, got, cut, tt.want, tt.wantCut)
-			}
-		})
-	}
 }
 
 // TestLineSinkKeepsLinesWhole: two streams writing to one Live writer in
@@ -658,7 +624,7 @@ func TestRunProcLines(t *testing.T) {
 	var got []string
 	argv, env := testchild.Argv(t, "split", secret, "40")
 	res := Run(context.Background(), Spec{
-		Argv: argv, Env: env, Mask: NewMasker([]string{secret}),
+		Argv: argv, Env: env, Mask: text.NewMasker([]string{secret}),
 		Lines: func(s Stream, line []byte) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"smith/lang"
-	"smith/workers/proc"
+	"smith/workers/step"
 )
 
 // Permission levels (permissions:).
@@ -79,7 +79,7 @@ type CLI struct {
 	Files map[string]string
 	// Env are fixed variables in both modes (retries off, no telemetry);
 	// the step's and the provider's env override them.
-	Env []proc.EnvVar
+	Env []step.EnvVar
 	// TmpInHome points TMPDIR into an isolated home (the CLI writes error
 	// reports, with the request, into its temporary directory).
 	TmpInHome bool
@@ -205,7 +205,7 @@ var clis = map[string]*CLI{
 			"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"}, netVars...),
 		Home:    "CLAUDE_CONFIG_DIR",
 		homeSub: ".claude",
-		Env: []proc.EnvVar{
+		Env: []step.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
 		},
@@ -254,7 +254,7 @@ var clis = map[string]*CLI{
 		// NO_BROWSER: with a Google login selected and none saved, gemini
 		// would otherwise ask for consent on stdin (eating the prompt) or
 		// open a browser and wait.
-		Env: []proc.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"},
+		Env: []step.EnvVar{{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "true"}, {Name: "GEMINI_CLI_NO_RELAUNCH", Value: "true"},
 			{Name: "NO_BROWSER", Value: "true"}},
 		// gemini takes its retries (10 tries, 5 s doubling to 30 s) only
 		// from settings, and reads system settings only from root-owned

@@ -17,7 +17,7 @@ func (v Vars) Set(key, value string) Vars {
 			return v
 		}
 	}
-	return append(v, Param{key, value})
+	return append(v, Param{Key: key, Value: value})
 }
 
 func (v Vars) Get(key string) (string, bool) {

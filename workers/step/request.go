@@ -1,7 +1,7 @@
 // Package step holds the values every worker shares for one execution of a
 // step: the Request the VM hands over (templates substituted, paths not yet
 // confined), the Result a worker gives back, the Runner between them, and
-// their facts (kinds, segment types, the exit codes of a step that ran no
+// their facts (segment types, the exit codes of a step that ran no
 // process). It is data only: it must never do I/O or run a step.
 package step
 
@@ -10,21 +10,10 @@ import (
 	"io"
 	"time"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/confine"
-	"smith/workers/proc"
-	"smith/workers/provider"
-)
-
-// Kind says what a Request runs.
-type Kind uint8
-
-// Request kinds.
-const (
-	KindCommand  Kind = iota + 1 // a process: Argv
-	KindProvider                 // an LLM CLI through a provider template
-	KindInternal                 // an Internal:* worker
-	KindSend                     // deliver a message into an agent's inbox (Send)
+	"smith/workers/text"
 )
 
 // A Request is one execution of a step or block, with every ${...}
@@ -49,19 +38,19 @@ type Request struct {
 	// crash gets the same number, so the mock and --replay answer it as
 	// before. 0 means unnumbered.
 	Execution int
-	Node      string // the node id (manifests)
-	Kind      Kind
+	Node      string        // the node id (manifests)
+	Kind      isa.BlockKind // an Exec kind of isa's kind table
 
-	Argv      []string // KindCommand
-	Providers []string // KindProvider: provider names, tried in order on retryable failure
-	Worker    string   // KindInternal: Internal:NAME; manifests: the workers key
+	Argv      []string // isa.KindCommand
+	Providers []string // isa.KindProvider: provider names, tried in order on retryable failure
+	Worker    string   // isa.KindInternal: Internal:NAME; manifests: the workers key
 
-	Prompt          string              // the prompt text (prompt:), when given inline
-	PromptFile      string              // prompt_file: a path relative to WORKSPACE
-	ProviderParams  []provider.Param    // step provider_params over provider defaults
-	CommandOverride []string            // replaces the provider template entirely
-	Transport       *provider.Transport // prompt_transport override
-	ProviderDefs    []provider.Def
+	Prompt          string          // the prompt text (prompt:), when given inline
+	PromptFile      string          // prompt_file: a path relative to WORKSPACE
+	ProviderParams  []ProviderParam // step provider_params over provider defaults
+	CommandOverride []string        // replaces the provider template entirely
+	Transport       *Transport      // prompt_transport override
+	ProviderDefs    []ProviderDef
 	// Model is the model to ask for (step, agent or defaults model:, or
 	// provider_params.model); "" = the CLI's default. Presets pass it with
 	// the CLI's own model flag.
@@ -79,13 +68,13 @@ type Request struct {
 	Attempts int           // all tries (0 or 1 = one)
 	Backoff  time.Duration // between tries
 
-	EnvAllow []string      // names children inherit (and ${env.X} may read)
-	Secrets  []proc.EnvVar // this step's secrets with their values
-	Env      []proc.EnvVar // the step's env:, substituted
+	EnvAllow []string // names children inherit (and ${env.X} may read)
+	Secrets  []EnvVar // this step's secrets with their values
+	Env      []EnvVar // the step's env:, substituted
 
 	WaitFor   *WaitFor
 	DependsOn *DependsOn
-	Send      *Send // KindSend
+	Send      *Send // isa.KindSend
 	// Mail is where the run's messages are; nil when the run has no agents.
 	Mail *Mail
 
@@ -128,7 +117,7 @@ type Request struct {
 
 	Dirs    confine.Dir
 	RunRoot string
-	Mask    *proc.Masker
+	Mask    *text.Masker
 	Live    io.Writer // -v: live step output (masked); nil = none
 	// OnRetry is called before each retry (attempt is the try that failed,
 	// counting from 1) so the caller can log it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/step"
 )
@@ -70,8 +71,8 @@ func TestCallKey(t *testing.T) {
 // it for a command (or any other kind) and run it.
 func TestKindZero(t *testing.T) {
 	t.Parallel()
-	var zero step.Kind
-	for _, k := range []step.Kind{step.KindCommand, step.KindProvider, step.KindInternal, step.KindSend} {
+	var zero isa.BlockKind
+	for _, k := range []isa.BlockKind{isa.KindCommand, isa.KindProvider, isa.KindInternal, isa.KindSend} {
 		if k == zero {
 			t.Errorf("kind %d is the zero Kind, want every kind non-zero", k)
 		}

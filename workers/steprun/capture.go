@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/reply"
@@ -45,7 +46,7 @@ func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 			res.JSON, res.HasJSON = v, true
 			return
 		}
-		if req.Kind == step.KindProvider {
+		if req.Kind == isa.KindProvider {
 			// A model's reply is cleaned before it is parsed, and one with no
 			// JSON value is a validation failure the fix loop can mend
 			// (CONTRACT 9), not E_JSON_PARSE.

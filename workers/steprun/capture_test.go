@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers/reply"
 	"smith/workers/step"
@@ -14,12 +15,12 @@ import (
 func TestApplyCapture(t *testing.T) {
 	t.Parallel()
 	const (
-		cmd  = step.KindCommand
-		prov = step.KindProvider
+		cmd  = isa.KindCommand
+		prov = isa.KindProvider
 	)
 	tests := []struct {
 		name       string
-		kind       step.Kind
+		kind       isa.BlockKind
 		capture    string
 		allowParse bool
 		failed     bool // the result failed already (exit 3)

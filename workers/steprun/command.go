@@ -109,7 +109,7 @@ func (e Env) Preconditions(ctx context.Context, req *step.Request, p Paths) ([]s
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
 func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
-	spec, closeStdin, err := Spec(req, p, argv, proc.BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env), stdinPath)
+	spec, closeStdin, err := Spec(req, p, argv, BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
 		return proc.Result{}, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // exe returns the argv that runs the test binary in a helper mode.
@@ -60,12 +61,12 @@ func TestCommand(t *testing.T) {
 		{"stdin is /dev/null", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "stdin") },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", "devnull\n0", ""},
 		{"secrets masked", func(t *testing.T, r *step.Request) {
-			r.Argv, r.Mask = exe(t, "print", "token=hunter2\n", "hunter2"), proc.NewMasker([]string{"hunter2"})
+			r.Argv, r.Mask = exe(t, "print", "token=hunter2\n", "hunter2"), text.NewMasker([]string{"hunter2"})
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "token=***", "***"},
 		{"the payload on stdin", func(t *testing.T, r *step.Request) {
 			r.Argv, r.PayloadStdin = exe(t, "cat"), true
 			r.Payload = []step.Segment{{ID: "1", Type: step.SegCodeOutput, Content: "key hunter2", Timestamp: "t"}}
-			r.Mask = proc.NewMasker([]string{"hunter2"})
+			r.Mask = text.NewMasker([]string{"hunter2"})
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", `[{"id":"1","type":"CODE_OUTPUT","content":"key ***","timestamp":"t"}]`, ""},
 		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = exe(t, "cat"), true },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", `[]`, ""},
@@ -148,8 +149,8 @@ func TestCommandEnv(t *testing.T) {
 	r := newReq(t, "Env")
 	r.Argv = exe(t, "env")
 	r.EnvAllow = []string{"FOO", "UNSET"}
-	r.Secrets = []proc.EnvVar{{Name: "API_KEY", Value: "k1"}}
-	r.Env = append(r.Env, proc.EnvVar{Name: "FOO", Value: "step"})
+	r.Secrets = []step.EnvVar{{Name: "API_KEY", Value: "k1"}}
+	r.Env = append(r.Env, step.EnvVar{Name: "FOO", Value: "step"})
 	got := e.Command(context.Background(), r)
 	const want = "PATH=/usr/bin:/bin\nHOME=/home/u\nFOO=step\nAPI_KEY=k1\n" + testchild.Var + "=1"
 	if got.Output != want || got.ExitCode != 0 {

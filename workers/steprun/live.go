@@ -9,6 +9,7 @@ import (
 
 	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // LiveFile is the run's live log, RUN_ROOT/logs/live.jsonl (CONTRACT 13,
@@ -47,7 +48,7 @@ type LiveLine struct {
 // writes nothing.
 type Live struct {
 	path, step string
-	mask       *proc.Masker
+	mask       *text.Masker
 	now        func() time.Time
 
 	mu      sync.Mutex

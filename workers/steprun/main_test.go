@@ -8,6 +8,7 @@ import (
 
 	"smith/internal/stepfake"
 	"smith/internal/testchild"
+	"smith/isa"
 	"smith/workers/step"
 )
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 // created yet) with a RUN_ROOT; its children run in helper mode.
 func newReq(t *testing.T, name string) *step.Request {
 	t.Helper()
-	return stepfake.NewProject(t).Req(step.KindCommand, name)
+	return stepfake.NewProject(t).Req(isa.KindCommand, name)
 }
 
 // A fakeEnv is an Env whose clock only moves when it pauses

@@ -10,12 +10,13 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"smith/isa"
 	"smith/lang"
 	"smith/workers"
 	"smith/workers/confine"
-	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // Activities are the effects of a Smith run, executed by workers.
@@ -144,17 +145,17 @@ func (a *Activities) runFiles() *workspaceFiles {
 // mock, file writers, sends) run inside the worker, cancelled with it.
 func startsProcess(r *step.Request) bool {
 	switch r.Kind {
-	case step.KindCommand:
+	case isa.KindCommand:
 		return true
-	case step.KindInternal:
+	case isa.KindInternal:
 		switch r.Worker {
 		case lang.InternalTestRunner, lang.InternalRunLinter, lang.InternalRunBuilder:
 			return true
 		}
 		return false
-	case step.KindSend:
+	case isa.KindSend:
 		return false
-	case step.KindProvider:
+	case isa.KindProvider:
 		if len(r.CommandOverride) > 0 || len(r.Providers) == 0 {
 			return true
 		}
@@ -216,7 +217,7 @@ func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(strin
 			values = append(values, v)
 		}
 	}
-	mask := proc.NewMasker(values)
+	mask := text.NewMasker(values)
 	dirs, err := confine.New(base)
 	if err != nil {
 		return fail(err)

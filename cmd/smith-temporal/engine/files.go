@@ -14,6 +14,7 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/workers/confine"
+	"smith/workers/step"
 )
 
 // FilesInput is one read of the project's files by the VM (vm.Files).
@@ -40,7 +41,7 @@ type wireErr struct {
 	ErrCode  string `json:",omitempty"`
 	ErrMsg   string `json:",omitempty"`
 	NotExist bool   `json:",omitempty"` // wraps fs.ErrNotExist (a missing ARTIFACT file)
-	Branch   bool   `json:",omitempty"` // a workers.BranchError (a merge conflict names its files)
+	Branch   bool   `json:",omitempty"` // a step.BranchError (a merge conflict names its files)
 }
 
 // wireErrOf is err as data (nil: none).
@@ -48,7 +49,7 @@ func wireErrOf(err error) wireErr {
 	if err == nil {
 		return wireErr{}
 	}
-	var be *workers.BranchError
+	var be *step.BranchError
 	if errors.As(err, &be) {
 		return wireErr{ErrCode: string(be.Code), ErrMsg: be.Msg, Branch: true}
 	}
@@ -67,7 +68,7 @@ func (w wireErr) err() error {
 	case w.NotExist:
 		return fmt.Errorf("%s: %w", w.ErrMsg, fs.ErrNotExist)
 	case w.Branch:
-		return &workers.BranchError{Code: source.Code(w.ErrCode), Msg: w.ErrMsg}
+		return &step.BranchError{Code: source.Code(w.ErrCode), Msg: w.ErrMsg}
 	case w.ErrCode != "":
 		return &StepError{Code: source.Code(w.ErrCode), Msg: w.ErrMsg}
 	case w.ErrMsg != "":

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"smith/source"
-	"smith/workers"
+	"smith/workers/step"
 )
 
 // TestWireErrRoundTrip: an error answered by the files or host activity
@@ -26,7 +26,7 @@ func TestWireErrRoundTrip(t *testing.T) {
 		{"coded", &source.Error{Code: source.EPathEscape, Msg: "x escapes"}, source.EPathEscape, false, false},
 		{"uncoded", errors.New("mkdir: permission denied"), source.EExec, false, false},
 		{"missing file", fmt.Errorf("open a.md: %w", fs.ErrNotExist), source.EExec, true, false},
-		{"merge conflict", &workers.BranchError{Code: source.EMergeConflict, Msg: "conflict in a.go"}, source.EMergeConflict, false, true},
+		{"merge conflict", &step.BranchError{Code: source.EMergeConflict, Msg: "conflict in a.go"}, source.EMergeConflict, false, true},
 	} {
 		b, err := json.Marshal(HostOutput{Path: "p", wireErr: wireErrOf(tt.err)})
 		if err != nil {
@@ -43,7 +43,7 @@ func TestWireErrRoundTrip(t *testing.T) {
 		if got == nil {
 			continue
 		}
-		var be *workers.BranchError
+		var be *step.BranchError
 		if c := source.CodeOf(got, source.EExec); c != tt.code || errors.Is(got, fs.ErrNotExist) != tt.notExist || errors.As(got, &be) != tt.branch {
 			t.Errorf("%s: %v: code %s, not-exist %v, branch %v; want %s %v %v", tt.name, got, c, errors.Is(got, fs.ErrNotExist), errors.As(got, &be), tt.code, tt.notExist, tt.branch)
 		}

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"smith/workers"
-	"smith/workers/builtin"
 	"smith/workers/confine"
 	"smith/workers/step"
 )
@@ -83,7 +82,7 @@ func (a *Activities) Host(ctx context.Context, in HostInput) (HostOutput, error)
 	var out HostOutput
 	switch in.Op {
 	case hostRunWorktree:
-		var t workers.RunTree
+		var t step.RunTree
 		t, err = l.RunWorktree(ctx, dirs, in.RunID, in.From)
 		out.Path, out.Base, out.Head = t.Path, t.Base, t.Head
 	case hostUnitWorktree:
@@ -142,9 +141,9 @@ func (f *workflowHost) workspace(d confine.Dir) string {
 }
 
 // RunWorktree implements vm.Host.
-func (f *workflowHost) RunWorktree(_ context.Context, _ confine.Dir, runID, base string) (workers.RunTree, error) {
+func (f *workflowHost) RunWorktree(_ context.Context, _ confine.Dir, runID, base string) (step.RunTree, error) {
 	out := f.host(HostInput{Op: hostRunWorktree, RunID: runID, From: base})
-	return workers.RunTree{Path: out.Path, Base: out.Base, Head: out.Head}, out.err()
+	return step.RunTree{Path: out.Path, Base: out.Base, Head: out.Head}, out.err()
 }
 
 // UnitWorktree implements vm.Host.
@@ -222,7 +221,7 @@ func (f *workflowHost) ConsumeMessages(d confine.Dir, moves []step.Move) ([]step
 var errNoRunRoot = errors.New("a run on Temporal has no RUN_ROOT")
 
 // Notices implements vm.Host: none.
-func (f *workflowHost) Notices(string, int) ([]builtin.Conflict, error) { return nil, errNoRunRoot }
+func (f *workflowHost) Notices(string, int) ([]step.Conflict, error) { return nil, errNoRunRoot }
 
 // ChangePlan implements vm.Host.
 func (f *workflowHost) ChangePlan(string) ([]string, error) { return nil, errNoRunRoot }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // The workflow never sees a secret's value: its environment answers a
@@ -51,7 +51,7 @@ func fillSecrets(w *WireRequest, lookup func(string) (string, bool)) ([]string, 
 }
 
 // maskResult masks secret values in everything a result carries.
-func maskResult(r *step.Result, m *proc.Masker) {
+func maskResult(r *step.Result, m *text.Masker) {
 	r.Output = m.String(r.Output)
 	for i := range r.Lines {
 		r.Lines[i] = m.String(r.Lines[i])

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"smith/isa"
 	"smith/workers/step"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ func (s *hostSession) send(m hostMsg) {
 }
 
 func command(argv ...string) *WireRequest {
-	return &WireRequest{Request: step.Request{RunID: "r", Step: "S", Kind: step.KindCommand, Argv: argv, Timeout: time.Minute}}
+	return &WireRequest{Request: step.Request{RunID: "r", Step: "S", Kind: isa.KindCommand, Argv: argv, Timeout: time.Minute}}
 }
 
 func (s *hostSession) next(within time.Duration) hostReply {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"smith/source"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // WireRequest is a step.Request as it travels to an activity: the
@@ -83,7 +83,7 @@ func localOnly(f reflect.StructField) bool {
 	case reflect.Func, reflect.Interface, reflect.Chan:
 		return true
 	}
-	return f.Type == reflect.TypeOf((*proc.Masker)(nil))
+	return f.Type == reflect.TypeOf((*text.Masker)(nil))
 }
 
 // A Call is one callback of the request the activity saw (AttemptID,

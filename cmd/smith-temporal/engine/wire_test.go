@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"smith/source"
-	"smith/workers/proc"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func TestWireRequestRoundTrip(t *testing.T) {
 	in := WireRequest{Request: step.Request{RunID: "r", Step: "S", Argv: []string{"echo", "hi"},
-		Timeout: 3 * time.Second, Secrets: []proc.EnvVar{{Name: "TOKEN", Value: Placeholder("TOKEN")}},
-		Mask: proc.NewMasker([]string{"x"}), OnRetry: func(int, int, time.Duration) {}},
+		Timeout: 3 * time.Second, Secrets: []step.EnvVar{{Name: "TOKEN", Value: Placeholder("TOKEN")}},
+		Mask: text.NewMasker([]string{"x"}), OnRetry: func(int, int, time.Duration) {}},
 		SecretNames: []string{"TOKEN"}}
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -1,14 +1,11 @@
-package proc
+package steprun
+
+import "smith/workers/step"
 
 // inheritedEnv lists the variables of the parent's environment that every child
 // receives when they are set, in this order (CONTRACT.md section 3.5).
 var inheritedEnv = [...]string{
 	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR", "SHELL",
-}
-
-// An EnvVar is one environment variable for a child process.
-type EnvVar struct {
-	Name, Value string
 }
 
 // BuildEnv builds a child's whole environment as "K=V" strings: the inherited
@@ -19,7 +16,7 @@ type EnvVar struct {
 // no duplicate names; but a stepEnv entry named as a secret is dropped, so the
 // secret keeps its value (CONTRACT 3.5, seed 004) and stays masked. lookup is the parent's environment (os.LookupEnv, passed
 // in by cmd); nothing else of it reaches the child.
-func BuildEnv(lookup func(string) (string, bool), allow []string, secrets []EnvVar, stepEnv []EnvVar) []string {
+func BuildEnv(lookup func(string) (string, bool), allow []string, secrets []step.EnvVar, stepEnv []step.EnvVar) []string {
 	var (
 		names  []string
 		values = map[string]string{}

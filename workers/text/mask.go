@@ -1,4 +1,4 @@
-package proc
+package text
 
 import (
 	"bytes"
@@ -30,12 +30,12 @@ func NewMasker(secrets []string) *Masker {
 	return m
 }
 
-// empty reports whether m masks nothing.
-func (m *Masker) empty() bool { return m == nil || len(m.secrets) == 0 }
+// Empty reports whether m masks nothing.
+func (m *Masker) Empty() bool { return m == nil || len(m.secrets) == 0 }
 
 // longest returns the length of the longest secret.
 func (m *Masker) longest() int {
-	if m.empty() {
+	if m.Empty() {
 		return 0
 	}
 	return len(m.secrets[0])
@@ -57,7 +57,7 @@ func (m *Masker) held(b []byte) int {
 
 // String returns s with every secret replaced.
 func (m *Masker) String(s string) string {
-	if m.empty() {
+	if m.Empty() {
 		return s
 	}
 	out, _ := m.appendMasked(nil, []byte(s), len(s))
@@ -67,7 +67,7 @@ func (m *Masker) String(s string) string {
 // Bytes returns b with every secret replaced, in a new slice when anything
 // was replaced.
 func (m *Masker) Bytes(b []byte) []byte {
-	if m.empty() {
+	if m.Empty() {
 		return b
 	}
 	out, _ := m.appendMasked(nil, b, len(b))
@@ -120,7 +120,7 @@ func (m *Masker) appendMasked(dst, src []byte, limit int) ([]byte, int) {
 // back up to len(longest secret)-1 bytes until more data or Close arrives.
 // Close flushes what is held back; it does not close w.
 func (m *Masker) Writer(w io.Writer) io.WriteCloser {
-	if m.empty() {
+	if m.Empty() {
 		return nopCloser{w}
 	}
 	return &maskWriter{m: m, w: w}

@@ -1,8 +1,10 @@
-package proc
+package steprun
 
 import (
 	"strings"
 	"testing"
+
+	"smith/workers/step"
 )
 
 func TestBuildEnv(t *testing.T) {
@@ -24,8 +26,8 @@ func TestBuildEnv(t *testing.T) {
 	tests := []struct {
 		name    string
 		allow   []string
-		secrets []EnvVar
-		stepEnv []EnvVar
+		secrets []step.EnvVar
+		stepEnv []step.EnvVar
 		want    string
 	}{
 		{
@@ -39,27 +41,27 @@ func TestBuildEnv(t *testing.T) {
 		},
 		{
 			name:    "secrets then step env",
-			secrets: []EnvVar{{"TOKEN", "s1"}, {"API", "s2"}},
-			stepEnv: []EnvVar{{"MODE", "fast"}},
+			secrets: []step.EnvVar{{Name: "TOKEN", Value: "s1"}, {Name: "API", Value: "s2"}},
+			stepEnv: []step.EnvVar{{Name: "MODE", Value: "fast"}},
 			want:    "PATH=/usr/bin HOME=/home/u TERM=xterm SHELL=/bin/sh TOKEN=s1 API=s2 MODE=fast",
 		},
 		{
 			name:    "later overrides earlier in place",
 			allow:   []string{"GOPATH"},
-			secrets: []EnvVar{{"GOPATH", "/secret"}, {"TOKEN", "s1"}},
-			stepEnv: []EnvVar{{"PATH", "/step/bin"}, {"NEW", "n"}, {"NEW", "m"}},
+			secrets: []step.EnvVar{{Name: "GOPATH", Value: "/secret"}, {Name: "TOKEN", Value: "s1"}},
+			stepEnv: []step.EnvVar{{Name: "PATH", Value: "/step/bin"}, {Name: "NEW", Value: "n"}, {Name: "NEW", Value: "m"}},
 			want:    "PATH=/step/bin HOME=/home/u TERM=xterm SHELL=/bin/sh GOPATH=/secret TOKEN=s1 NEW=m",
 		},
 		{
 			name:    "an env entry named as a secret keeps the secret's value",
-			secrets: []EnvVar{{"TOKEN", "s1"}},
-			stepEnv: []EnvVar{{"TOKEN", "plain"}, {"MODE", "fast"}},
+			secrets: []step.EnvVar{{Name: "TOKEN", Value: "s1"}},
+			stepEnv: []step.EnvVar{{Name: "TOKEN", Value: "plain"}, {Name: "MODE", Value: "fast"}},
 			want:    "PATH=/usr/bin HOME=/home/u TERM=xterm SHELL=/bin/sh TOKEN=s1 MODE=fast",
 		},
 		{
 			name:    "allow listing an inherited name keeps one entry",
 			allow:   []string{"HOME"},
-			stepEnv: []EnvVar{{"V", "a=b"}},
+			stepEnv: []step.EnvVar{{Name: "V", Value: "a=b"}},
 			want:    "PATH=/usr/bin HOME=/home/u TERM=xterm SHELL=/bin/sh V=a=b",
 		},
 	}
@@ -76,7 +78,7 @@ func TestBuildEnv(t *testing.T) {
 
 func TestBuildEnvNilLookup(t *testing.T) {
 	t.Parallel()
-	got := BuildEnv(nil, []string{"PATH"}, nil, []EnvVar{{"A", "1"}})
+	got := BuildEnv(nil, []string{"PATH"}, nil, []step.EnvVar{{Name: "A", Value: "1"}})
 	if strings.Join(got, " ") != "A=1" {
 		t.Errorf("BuildEnv(nil, ...) = %v, want [A=1]", got)
 	}
