@@ -20,3 +20,32 @@ func BenchmarkParseJSON(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadManifest10k loads (parse, validate, decode) the
+// benchmarks' 10,000-block manifest, as smithc check does (target 5a).
+func BenchmarkLoadManifest10k(b *testing.B) {
+	src := bench.Manifest(200, 50)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if mf, ds := manifest.LoadManifest("manifest10k.json", src); mf == nil || len(ds) > 0 {
+			b.Fatal(ds)
+		}
+	}
+}
+
+// BenchmarkDecodeManifest10k decodes the parsed tree of the 10,000-block
+// manifest: the decoder alone.
+func BenchmarkDecodeManifest10k(b *testing.B) {
+	src := bench.Manifest(200, 50)
+	v, ds := manifest.ParseJSON("manifest10k.json", src)
+	if len(ds) > 0 {
+		b.Fatal(ds)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if mf := manifest.DecodeManifest("manifest10k.json", v); len(mf.Nodes) != 200 {
+			b.Fatalf("decoded %d nodes, want 200", len(mf.Nodes))
+		}
+	}
+}
