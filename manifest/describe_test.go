@@ -120,8 +120,8 @@ func TestSchemaDescriptions(t *testing.T) {
 				used[n+"."+k] = true
 				p := property(bodies[n], k)
 				if d, _ := p["description"].(string); strings.TrimSpace(d) == "" {
-					t.Errorf("smithc schema %s: %s.%s has no description: add \"%s.%s\" to keyDocs in manifest/schemagen_test.go",
-						strings.ToLower(f.root), n, k, n, k)
+					t.Errorf("smithc schema %s: %s.%s has no description: write it as the doc comment of its field in manifest/types.go and run go generate ./manifest",
+						strings.ToLower(f.root), n, k)
 				}
 			}
 		}
