@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/invopop/jsonschema"
+
+	"smith/lang"
 )
 
 // schemaDoc is a printed schema read back as plain JSON.
@@ -298,4 +300,25 @@ func pendingObject(n string) bool {
 		}
 	}
 	return false
+}
+
+// TestPresetProse: the schemas' prose names the provider presets from
+// lang's list, never by hand: each description written {presets} names
+// every preset, and no doc comment of types.go lists them itself.
+func TestPresetProse(t *testing.T) {
+	for _, k := range []string{"Workflow.providers", "Manifest.providers"} {
+		if !strings.Contains(fieldKeyDocs[k].Desc, "{presets}") {
+			t.Errorf("%s: its doc comment in types.go does not write {presets}", k)
+		}
+		for _, p := range lang.ProviderPresets {
+			if !strings.Contains(keyDocs[k].Desc, p) {
+				t.Errorf("%s: description %q does not name preset %s", k, keyDocs[k].Desc, p)
+			}
+		}
+	}
+	for k, d := range fieldKeyDocs {
+		if strings.Contains(d.Desc+d.Default, lang.ProviderPresets[0]+", ") {
+			t.Errorf("%s lists the presets by hand; write {presets}", k)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 
@@ -212,11 +213,26 @@ type KeyDoc struct {
 // keyDocs documents every key of both formats, keyed "Object.key": Object
 // is the schema definition ($defs name, or Workflow/Manifest for the
 // roots). Its one source is the doc comments of the fields of types.go
-// (fieldKeyDocs, which go generate ./manifest writes from them). The
-// printed schemas carry the descriptions (so an editor shows them) and
+// (fieldKeyDocs, which go generate ./manifest writes from them), with
+// {presets} standing for lang's list of provider presets. The printed
+// schemas carry the descriptions (so an editor shows them) and
 // docs/workflow-reference.md and docs/manifest-reference.md print them
 // (TestSchemaDescriptions and TestReferenceDocs keep all three in step).
-var keyDocs = fieldKeyDocs
+var keyDocs = expandKeyDocs(fieldKeyDocs)
+
+// expandKeyDocs returns docs with {presets} written out as the list of
+// lang.ProviderPresets ("claude, gemini, codex and mock").
+func expandKeyDocs(docs map[string]KeyDoc) map[string]KeyDoc {
+	names := lang.ProviderPresets[:]
+	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	out := make(map[string]KeyDoc, len(docs))
+	for k, d := range docs {
+		d.Desc = strings.ReplaceAll(d.Desc, "{presets}", list)
+		d.Default = strings.ReplaceAll(d.Default, "{presets}", list)
+		out[k] = d
+	}
+	return out
+}
 
 // KeyDocFor returns the documentation of key in object (a $defs name, or
 // Workflow/Manifest for the roots).

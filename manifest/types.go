@@ -15,7 +15,8 @@ import "smith/source"
 // this file (go generate ./manifest). The doc comment of a field with a
 // key is the key's description, for users: the printed schemas and the
 // reference tables of docs/ carry it. It ends with "Default: X." when
-// leaving the key out means X.
+// leaving the key out means X, and {presets} in it stands for the list of
+// built-in provider presets.
 
 // A String is a string scalar with its position. Set is false when absent.
 type String struct {
@@ -120,7 +121,7 @@ type Workflow struct {
 	Defaults *Defaults `json:"defaults,omitempty"`
 
 	// Provider templates by name; they override or add to the built-in
-	// claude, gemini, codex and mock presets. Default: the presets.
+	// {presets} presets. Default: the presets.
 	Providers map[string]*Provider `json:"providers,omitempty"`
 
 	// Named agents, each with a provider and an inbox folder; steps name one
@@ -700,7 +701,7 @@ type Manifest struct {
 	Defaults *Defaults `json:"defaults,omitempty"`
 
 	// Provider templates by name; they override or add to the built-in
-	// claude, gemini, codex and mock presets. Default: the presets.
+	// {presets} presets. Default: the presets.
 	Providers map[string]*Provider `json:"providers,omitempty"`
 
 	// Named agents, each with a provider and an inbox folder; an AI worker
