@@ -9,6 +9,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -17,11 +18,19 @@ import (
 	"smith/lang"
 )
 
-// stepKinds are the keys of which a step has exactly one.
-var stepKinds = []string{"command", "provider", "worker", "for_each", "set_context", "send", "parallel"}
-
-// handlerKinds are the keys of which a handler has exactly one.
-var handlerKinds = []string{"goto", "end", "error", "halt"}
+// stepKinds are the keys of which a step has exactly one: those of the
+// fields of Step tagged step:"kind", in field order.
+var stepKinds = func() []string {
+	var keys []string
+	t := reflect.TypeFor[Step]()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("step") == "kind" {
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}()
 
 // Permissions are the values of permissions: (CONTRACT 5), least first.
 var Permissions = []string{"read", "edit", "full"}
@@ -117,15 +126,15 @@ func refine(defs jsonschema.Definitions) {
 	if s := defs["NumberCond"]; s != nil {
 		s.Properties.Set("op", enumSchema(compareOps...))
 	}
-	if s := defs["Cond"]; s != nil {
-		var keys []string
-		for k := range s.Properties.KeysFromOldest() {
-			keys = append(keys, k)
+	// A condition is one of its keys, and so is a handler.
+	for _, name := range []string{"Cond", "Handler"} {
+		if s := defs[name]; s != nil {
+			var keys []string
+			for k := range s.Properties.KeysFromOldest() {
+				keys = append(keys, k)
+			}
+			s.OneOf = exactlyOne(keys)
 		}
-		s.OneOf = exactlyOne(keys)
-	}
-	if s := defs["Handler"]; s != nil {
-		s.OneOf = exactlyOne(handlerKinds)
 	}
 }
 

@@ -268,8 +268,8 @@ type SchemaDef struct {
 	Schema Free `json:"-"`
 }
 
-// A Step is one YAML step. Exactly one of Command, Provider, Worker,
-// ForEach, SetContext is set (the schema and the compiler both check).
+// A Step is one YAML step. Exactly one of its kinds, the fields tagged
+// step:"kind", is set (the schema and the compiler both check).
 type Step struct {
 	Pos source.Pos `json:"-"`
 
@@ -277,26 +277,26 @@ type Step struct {
 	Name String `json:"name"`
 
 	// Kind: run a process, argv only (never a shell).
-	Command StringList `json:"command,omitempty"`
+	Command StringList `json:"command,omitempty" step:"kind"`
 
 	// Kind: run an LLM CLI through a provider (a name, or a list tried in
 	// order).
-	Provider StringOrList `json:"provider,omitempty"`
+	Provider StringOrList `json:"provider,omitempty" step:"kind"`
 
 	// Kind: run an internal worker (Internal:TestRunner, ...).
-	Worker String `json:"worker,omitempty"`
+	Worker String `json:"worker,omitempty" step:"kind"`
 
 	// Kind: a loop over a list with a nested step list.
-	ForEach *ForEach `json:"for_each,omitempty"`
+	ForEach *ForEach `json:"for_each,omitempty" step:"kind"`
 
 	// Kind: merge keys into the context (dotted keys a.b allowed).
-	SetContext Free `json:"set_context,omitempty"`
+	SetContext Free `json:"set_context,omitempty" step:"kind"`
 
 	// Kind: deliver a message into an agent's inbox.
-	Send *Send `json:"send,omitempty"`
+	Send *Send `json:"send,omitempty" step:"kind"`
 
 	// Kind: run named branches (step lists) at the same time and join.
-	Parallel *Parallel `json:"parallel,omitempty"`
+	Parallel *Parallel `json:"parallel,omitempty" step:"kind"`
 
 	// The agent this step acts as: its provider (when the step sets none),
 	// model, permissions, instructions and ${agent.*}.
