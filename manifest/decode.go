@@ -1,6 +1,10 @@
 package manifest
 
-import "strconv"
+import (
+	"strconv"
+
+	"smith/source"
+)
 
 //go:generate go run ./internal/decodegen
 
@@ -26,12 +30,7 @@ type decoder struct {
 // the file name recorded in Workflow.File.
 func DecodeWorkflow(name string, v *Value) *Workflow {
 	wf := &Workflow{File: name}
-	if !isMap(v) {
-		return wf
-	}
-	wf.Pos = v.Pos
-	var d decoder
-	d.fieldsWorkflow(wf, v.Map)
+	decodeRoot(v, &wf.Pos, func(d *decoder, m []MapEntry) { d.fieldsWorkflow(wf, m) })
 	return wf
 }
 
@@ -39,13 +38,17 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 // manifest. Block.Order counts blocks across the whole manifest.
 func DecodeManifest(name string, v *Value) *Manifest {
 	mf := &Manifest{File: name}
-	if !isMap(v) {
-		return mf
-	}
-	mf.Pos = v.Pos
-	var d decoder
-	d.fieldsManifest(mf, v.Map)
+	decodeRoot(v, &mf.Pos, func(d *decoder, m []MapEntry) { d.fieldsManifest(mf, m) })
 	return mf
+}
+
+// decodeRoot decodes v, a document's top level, when it is an object:
+// its position into pos, its entries with fields.
+func decodeRoot(v *Value, pos *source.Pos, fields func(*decoder, []MapEntry)) {
+	if isMap(v) {
+		*pos = v.Pos
+		fields(&decoder{}, v.Map)
+	}
 }
 
 // decFree keeps v, a value that outlives the document's tree, as a copy of
