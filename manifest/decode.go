@@ -1,59 +1,36 @@
 package manifest
 
-import "strconv"
+import (
+	"strconv"
+
+	"smith/source"
+)
+
+//go:generate go run ./internal/decodegen
 
 // Decoding fills the raw types of types.go from a Value tree. It trusts
 // nothing: schema validation has already reported every value of the wrong
 // shape, and decoding skips such values silently, so it never panics.
 // Keyed entries (providers, agents, schemas, workers, nodes, blocks) are
 // positioned at their key, which is where the document names them.
+//
+// The switch on the keys of each object type is generated from the json
+// tags of types.go (decode_gen.go, written by internal/decodegen: go
+// generate ./manifest); this file holds the scalars' decoders, the lists
+// and maps, and the objects that are not decoded the usual way.
+
+// A decoder holds what decoding one document keeps across its objects.
+type decoder struct {
+	// blocks counts the blocks decoded so far: Block.Order is document
+	// order across the whole manifest.
+	blocks int
+}
 
 // DecodeWorkflow fills a Workflow from the tree of a YAML workflow. name is
 // the file name recorded in Workflow.File.
 func DecodeWorkflow(name string, v *Value) *Workflow {
 	wf := &Workflow{File: name}
-	if v == nil || v.Kind != KMap {
-		return wf
-	}
-	wf.Pos = v.Pos
-	for _, e := range v.Map {
-		switch e.Key {
-		case "version":
-			wf.Version = decString(e.Val)
-		case "name":
-			wf.Name = decString(e.Val)
-		case "strict_flow":
-			wf.StrictFlow = decBool(e.Val)
-		case "context":
-			wf.Context = free(e.Val)
-		case "secrets":
-			wf.Secrets = decStringList(e.Val)
-		case "env_allow":
-			wf.EnvAllow = decStringList(e.Val)
-		case "env":
-			wf.Env = decStringMap(e.Val)
-		case "defaults":
-			wf.Defaults = decDefaults(e.Val)
-		case "providers":
-			wf.Providers = decProviders(e.Val)
-		case "agents":
-			wf.Agents = decAgents(e.Val)
-		case "schemas":
-			wf.Schemas = decSchemas(e.Val)
-		case "steps":
-			wf.Steps = decSteps(e.Val)
-		case "test_command":
-			wf.TestCommand = decStringList(e.Val)
-		case "lint_command":
-			wf.LintCommand = decStringList(e.Val)
-		case "build_command":
-			wf.BuildCommand = decStringList(e.Val)
-		case "isolation":
-			wf.Isolation = decString(e.Val)
-		case "commit_artifacts":
-			wf.CommitArtifacts = decBool(e.Val)
-		}
-	}
+	decodeRoot(v, &wf.Pos, func(d *decoder, m []MapEntry) { d.fieldsWorkflow(wf, m) })
 	return wf
 }
 
@@ -61,51 +38,26 @@ func DecodeWorkflow(name string, v *Value) *Workflow {
 // manifest. Block.Order counts blocks across the whole manifest.
 func DecodeManifest(name string, v *Value) *Manifest {
 	mf := &Manifest{File: name}
-	if v == nil || v.Kind != KMap {
-		return mf
-	}
-	mf.Pos = v.Pos
-	for _, e := range v.Map {
-		switch e.Key {
-		case "version":
-			mf.Version = decString(e.Val)
-		case "name":
-			mf.Name = decString(e.Val)
-		case "entry":
-			mf.Entry = decString(e.Val)
-		case "config":
-			mf.Config = decConfig(e.Val)
-		case "secrets":
-			mf.Secrets = decStringList(e.Val)
-		case "env_allow":
-			mf.EnvAllow = decStringList(e.Val)
-		case "env":
-			mf.Env = decStringMap(e.Val)
-		case "defaults":
-			mf.Defaults = decDefaults(e.Val)
-		case "providers":
-			mf.Providers = decProviders(e.Val)
-		case "agents":
-			mf.Agents = decAgents(e.Val)
-		case "workers":
-			mf.Workers = decWorkers(e.Val)
-		case "schemas":
-			mf.Schemas = decSchemas(e.Val)
-		case "nodes":
-			blocks := 0
-			mf.Nodes = decNodes(e.Val, &blocks)
-		}
-	}
+	decodeRoot(v, &mf.Pos, func(d *decoder, m []MapEntry) { d.fieldsManifest(mf, m) })
 	return mf
 }
 
-// free keeps v, a value that outlives the document's tree, as a copy of
+// decodeRoot decodes v, a document's top level, when it is an object:
+// its position into pos, its entries with fields.
+func decodeRoot(v *Value, pos *source.Pos, fields func(*decoder, []MapEntry)) {
+	if isMap(v) {
+		*pos = v.Pos
+		fields(&decoder{}, v.Map)
+	}
+}
+
+// decFree keeps v, a value that outlives the document's tree, as a copy of
 // its own whose values are carved from one array: the JSON reader carves
 // the tree's scalars from slabs shared with the rest of the tree
 // (jsonParser.newLeaf), which a subtree kept by reference would keep
 // alive, up to the whole tree's scalars for the static_memory of every
 // node of a large manifest.
-func free(v *Value) Free {
+func decFree(v *Value) Free {
 	if v == nil {
 		return Free{}
 	}
@@ -174,7 +126,7 @@ func decBool(v *Value) Bool {
 	return Bool{V: v.Bool, Pos: v.Pos, Set: true}
 }
 
-// strings returns the string elements of a list, skipping the others.
+// decStrings returns the string elements of a list, skipping the others.
 func decStrings(v *Value) []String {
 	out := make([]String, 0, len(v.List))
 	for _, e := range v.List {
@@ -236,281 +188,93 @@ func decStringMap(v *Value) StringMap {
 	return m
 }
 
-func decProviders(v *Value) map[string]*Provider {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*Provider, len(v.Map))
-	for i, e := range v.Map {
-		if !isMap(e.Val) {
-			continue
-		}
-		p := &Provider{Key: e.Key, Pos: e.KeyPos, Order: i}
-		for _, f := range e.Val.Map {
-			switch f.Key {
-			case "command":
-				p.Command = decStringList(f.Val)
-			case "defaults":
-				p.Defaults = free(f.Val)
-			case "prompt_transport":
-				p.PromptTransport = decPromptTransport(f.Val)
-			case "env":
-				p.Env = decStringMap(f.Val)
-			case "secrets":
-				p.Secrets = decStringList(f.Val)
-			case "home":
-				p.Home = decString(f.Val)
-			}
-		}
-		out[e.Key] = p
-	}
-	return out
-}
-
-func decAgents(v *Value) map[string]*Agent {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*Agent, len(v.Map))
-	for i, e := range v.Map {
-		if !isMap(e.Val) {
-			continue
-		}
-		a := &Agent{Key: e.Key, Pos: e.KeyPos, Order: i}
-		for _, f := range e.Val.Map {
-			switch f.Key {
-			case "provider":
-				a.Provider = decStringOrList(f.Val)
-			case "model":
-				a.Model = decString(f.Val)
-			case "permissions":
-				a.Permissions = decString(f.Val)
-			case "instructions":
-				a.Instructions = decString(f.Val)
-			case "instructions_file":
-				a.InstructionsFile = decString(f.Val)
-			case "inbox":
-				a.Inbox = decString(f.Val)
-			case "session":
-				a.Session = decString(f.Val)
-			}
-		}
-		out[e.Key] = a
-	}
-	return out
-}
-
-func decSchemas(v *Value) map[string]*SchemaDef {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*SchemaDef, len(v.Map))
-	for i, e := range v.Map {
-		if e.Val == nil || (e.Val.Kind != KMap && e.Val.Kind != KBool) {
-			continue
-		}
-		out[e.Key] = &SchemaDef{Key: e.Key, Pos: e.KeyPos, Order: i, Schema: free(e.Val)}
-	}
-	return out
-}
-
-func decPromptTransport(v *Value) *PromptTransport {
-	if !isMap(v) {
-		return nil
-	}
-	pt := &PromptTransport{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "mode":
-			pt.Mode = decString(e.Val)
-		case "argv_template":
-			pt.ArgvTemplate = decStringList(e.Val)
-		}
-	}
-	return pt
-}
-
-func decSteps(v *Value) []*Step {
+// decList decodes the objects of a list with dec, skipping the values
+// dec refuses (nil); nil when v is not a list.
+func decList[T any](v *Value, dec func(*Value) *T) []*T {
 	if v == nil || v.Kind != KList {
 		return nil
 	}
-	out := make([]*Step, 0, len(v.List))
+	out := make([]*T, 0, len(v.List))
 	for _, e := range v.List {
-		if s := decStep(e); s != nil {
-			out = append(out, s)
+		if x := dec(e); x != nil {
+			out = append(out, x)
 		}
 	}
 	return out
 }
 
-func decStep(v *Value) *Step {
+// decMap decodes the entries of an object with dec (given each entry's
+// index), skipping the entries dec refuses (nil); nil when v is not an
+// object.
+func decMap[T any](v *Value, dec func(int, MapEntry) *T) map[string]*T {
 	if !isMap(v) {
 		return nil
 	}
-	s := &Step{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "name":
-			s.Name = decString(e.Val)
-		case "command":
-			s.Command = decStringList(e.Val)
-		case "provider":
-			s.Provider = decStringOrList(e.Val)
-		case "worker":
-			s.Worker = decString(e.Val)
-		case "for_each":
-			s.ForEach = decForEach(e.Val)
-		case "set_context":
-			s.SetContext = free(e.Val)
-		case "send":
-			s.Send = decSend(e.Val)
-		case "parallel":
-			s.Parallel = decParallel(e.Val)
-		case "agent":
-			s.Agent = decString(e.Val)
-		case "model":
-			s.Model = decString(e.Val)
-		case "permissions":
-			s.Permissions = decString(e.Val)
-		case "prompt":
-			s.Prompt = decString(e.Val)
-		case "prompt_file":
-			s.PromptFile = decString(e.Val)
-		case "provider_params":
-			s.ProviderParams = free(e.Val)
-		case "command_override":
-			s.CommandOverride = decStringList(e.Val)
-		case "prompt_transport":
-			s.PromptTransport = decPromptTransport(e.Val)
-		case "input_file":
-			s.InputFile = decString(e.Val)
-		case "output_file":
-			s.OutputFile = decString(e.Val)
-		case "output_capture":
-			s.OutputCapture = decString(e.Val)
-		case "allow_parse_error":
-			s.AllowParseError = decBool(e.Val)
-		case "validation_schema":
-			s.ValidationSchema = decString(e.Val)
-		case "when":
-			s.When = decCond(e.Val)
-		case "on":
-			s.On = decOn(e.Val)
-		case "timeout":
-			s.Timeout = decNumber(e.Val)
-		case "retry":
-			s.Retry = decRetry(e.Val)
-		case "env":
-			s.Env = decStringMap(e.Val)
-		case "secrets":
-			s.Secrets = decStringList(e.Val)
-		case "wait_for":
-			s.WaitFor = decWaitFor(e.Val)
-		case "depends_on":
-			s.DependsOn = decDependsOn(e.Val)
-		case "allow_missing_vars":
-			s.AllowMissingVars = decStringList(e.Val)
-		case "max_visits":
-			s.MaxVisits = decNumber(e.Val)
+	out := make(map[string]*T, len(v.Map))
+	for i, e := range v.Map {
+		if x := dec(i, e); x != nil {
+			out[e.Key] = x
 		}
 	}
-	return s
+	return out
 }
 
-func decForEach(v *Value) *ForEach {
-	if !isMap(v) {
+// decSchemaDef decodes the i-th entry of schemas: a JSON Schema, which is
+// an object or a boolean, kept whole.
+func (d *decoder) decSchemaDef(i int, e MapEntry) *SchemaDef {
+	if e.Val == nil || (e.Val.Kind != KMap && e.Val.Kind != KBool) {
 		return nil
 	}
-	fe := &ForEach{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "items":
-			fe.Items = free(e.Val)
-		case "as":
-			fe.As = decString(e.Val)
-		case "steps":
-			fe.Steps = decSteps(e.Val)
-		case "parallel":
-			fe.Parallel = decNumber(e.Val)
-		}
-	}
-	return fe
+	return &SchemaDef{Key: e.Key, Pos: e.KeyPos, Order: i, Schema: decFree(e.Val)}
 }
 
-func decParallel(v *Value) *Parallel {
+// decSignalHandler decodes the i-th entry of on.signals: a handler.
+func (d *decoder) decSignalHandler(i int, e MapEntry) *SignalHandler {
+	h := d.decHandler(e.Val)
+	if h == nil {
+		return nil
+	}
+	return &SignalHandler{Key: e.Key, Pos: e.KeyPos, Order: i, Handler: h}
+}
+
+// decBlock decodes an entry of a node's blocks; its Order counts blocks
+// across all nodes.
+func (d *decoder) decBlock(_ int, e MapEntry) *Block {
+	if !isMap(e.Val) {
+		return nil
+	}
+	b := &Block{Key: e.Key, Pos: e.KeyPos, Order: d.blocks}
+	d.blocks++
+	d.fieldsBlock(b, e.Val.Map)
+	return b
+}
+
+// decParallel decodes a parallel: step kind. Branches is never nil.
+func (d *decoder) decParallel(v *Value) *Parallel {
 	if !isMap(v) {
 		return nil
 	}
-	p := &Parallel{Pos: v.Pos, Max: decNumber(v.Get("max")), Branches: map[string][]*Step{}}
-	if b := v.Get("branches"); isMap(b) {
-		for _, e := range b.Map {
-			steps := decSteps(e.Val)
-			p.Branches[e.Key] = steps
-			p.Order = append(p.Order, &Branch{Name: e.Key, Pos: e.KeyPos, Steps: steps})
-		}
-	}
+	p := &Parallel{Pos: v.Pos, Branches: map[string][]*Step{}}
+	d.fieldsParallel(p, v.Map)
 	return p
 }
 
-func decRetry(v *Value) *Retry {
+// decParallelBranches decodes parallel.branches into the map and, in
+// document order with their positions, Order.
+func (d *decoder) decParallelBranches(p *Parallel, v *Value) {
 	if !isMap(v) {
-		return nil
+		return
 	}
-	r := &Retry{Pos: v.Pos}
 	for _, e := range v.Map {
-		switch e.Key {
-		case "attempts":
-			r.Attempts = decNumber(e.Val)
-		case "backoff_sec":
-			r.BackoffSec = decNumber(e.Val)
-		}
+		steps := decList(e.Val, d.decStep)
+		p.Branches[e.Key] = steps
+		p.Order = append(p.Order, &Branch{Name: e.Key, Pos: e.KeyPos, Steps: steps})
 	}
-	return r
-}
-
-func decWaitFor(v *Value) *WaitFor {
-	if !isMap(v) {
-		return nil
-	}
-	w := &WaitFor{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "glob":
-			w.Glob = decString(e.Val)
-		case "timeout_sec":
-			w.TimeoutSec = decNumber(e.Val)
-		case "poll_ms":
-			w.PollMs = decNumber(e.Val)
-		case "min_count":
-			w.MinCount = decNumber(e.Val)
-		case "consume":
-			w.Consume = decBool(e.Val)
-		}
-	}
-	return w
-}
-
-func decDependsOn(v *Value) *DependsOn {
-	if !isMap(v) {
-		return nil
-	}
-	d := &DependsOn{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "required":
-			d.Required = decStringList(e.Val)
-		case "optional":
-			d.Optional = decStringList(e.Val)
-		case "inject":
-			d.Inject = decInject(e.Val)
-		}
-	}
-	return d
 }
 
 // decInject accepts the boolean form and the object form (which sets
 // Enabled true, positioned at the object).
-func decInject(v *Value) *Inject {
+func (d *decoder) decInject(v *Value) *Inject {
 	switch {
 	case v == nil:
 		return nil
@@ -520,315 +284,8 @@ func decInject(v *Value) *Inject {
 		return nil
 	}
 	in := &Inject{Pos: v.Pos, Enabled: Bool{V: true, Pos: v.Pos, Set: true}}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "mode":
-			in.Mode = decString(e.Val)
-		case "instruction":
-			in.Instruction = decString(e.Val)
-		case "position":
-			in.Position = decString(e.Val)
-		}
-	}
+	d.fieldsInject(in, v.Map)
 	return in
-}
-
-func decCond(v *Value) *Cond {
-	if !isMap(v) {
-		return nil
-	}
-	c := &Cond{Pos: v.Pos}
-	for _, e := range v.Map {
-		switch e.Key {
-		case "step_ok":
-			c.StepOK = decString(e.Val)
-		case "file_exists":
-			c.FileExists = decString(e.Val)
-		case "equals":
-			c.Equals = decEquals(e.Val)
-		case "exit_code":
-			c.ExitCode = decExitCode(e.Val)
-		case "env_set":
-			c.EnvSet = decString(e.Val)
-		case "contains":
-			c.Contains = decContains(e.Val)
-		case "regex":
-			c.Regex = decRegex(e.Val)
-		case "number":
-			c.Number = decNumberCond(e.Val)
-		case "all":
-			c.All = decConds(e.Val)
-		case "any":
-			c.Any = decConds(e.Val)
-		case "not":
-			c.Not = decCond(e.Val)
-		}
-	}
-	return c
-}
-
-func decConds(v *Value) []*Cond {
-	if v == nil || v.Kind != KList {
-		return nil
-	}
-	out := make([]*Cond, 0, len(v.List))
-	for _, e := range v.List {
-		if c := decCond(e); c != nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func decEquals(v *Value) *Equals {
-	if !isMap(v) {
-		return nil
-	}
-	return &Equals{Pos: v.Pos, Left: decScalar(v.Get("left")), Right: decScalar(v.Get("right"))}
-}
-
-func decExitCode(v *Value) *ExitCodeCond {
-	if !isMap(v) {
-		return nil
-	}
-	return &ExitCodeCond{Pos: v.Pos, Step: decString(v.Get("step")), Op: decString(v.Get("op")), Value: decNumber(v.Get("value"))}
-}
-
-func decContains(v *Value) *Contains {
-	if !isMap(v) {
-		return nil
-	}
-	return &Contains{Pos: v.Pos, Haystack: decScalar(v.Get("haystack")), Needle: decScalar(v.Get("needle"))}
-}
-
-func decRegex(v *Value) *Regex {
-	if !isMap(v) {
-		return nil
-	}
-	return &Regex{Pos: v.Pos, Text: decScalar(v.Get("text")), Pattern: decString(v.Get("pattern")), Flags: decString(v.Get("flags"))}
-}
-
-func decNumberCond(v *Value) *NumberCond {
-	if !isMap(v) {
-		return nil
-	}
-	return &NumberCond{Pos: v.Pos, Left: decScalar(v.Get("left")), Op: decString(v.Get("op")), Right: decScalar(v.Get("right"))}
-}
-
-func decOn(v *Value) *On {
-	if !isMap(v) {
-		return nil
-	}
-	o := &On{Pos: v.Pos}
-	for _, e := range v.Map {
-		h := decHandler(e.Val)
-		switch e.Key {
-		case "success":
-			o.Success = h
-		case "failure":
-			o.Failure = h
-		case "timeout":
-			o.Timeout = h
-		case "skipped":
-			o.Skipped = h
-		case "validation_fail":
-			o.ValidationFail = h
-		case "max_visits":
-			o.MaxVisits = h
-		case "always":
-			o.Always = h
-		case "signals":
-			o.Signals = decSignalHandlers(e.Val)
-		}
-	}
-	return o
-}
-
-func decSignalHandlers(v *Value) map[string]*SignalHandler {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*SignalHandler, len(v.Map))
-	for i, e := range v.Map {
-		if h := decHandler(e.Val); h != nil {
-			out[e.Key] = &SignalHandler{Key: e.Key, Pos: e.KeyPos, Order: i, Handler: h}
-		}
-	}
-	return out
-}
-
-func decHandler(v *Value) *Handler {
-	if !isMap(v) {
-		return nil
-	}
-	return &Handler{Pos: v.Pos, Goto: decString(v.Get("goto")), End: decBool(v.Get("end")), Error: decString(v.Get("error")),
-		Halt: decBool(v.Get("halt"))}
-}
-
-func decConfig(v *Value) *Config {
-	if !isMap(v) {
-		return nil
-	}
-	return &Config{
-		Pos:             v.Pos,
-		TestCommand:     decStringList(v.Get("test_command")),
-		LintCommand:     decStringList(v.Get("lint_command")),
-		BuildCommand:    decStringList(v.Get("build_command")),
-		Isolation:       decString(v.Get("isolation")),
-		CommitArtifacts: decBool(v.Get("commit_artifacts")),
-	}
-}
-
-// decSend decodes a send: step kind.
-func decSend(v *Value) *Send {
-	if !isMap(v) {
-		return nil
-	}
-	return &Send{
-		Pos:     v.Pos,
-		To:      decString(v.Get("to")),
-		File:    decString(v.Get("file")),
-		Content: decString(v.Get("content")),
-		Name:    decString(v.Get("name")),
-	}
-}
-
-// decDefaults decodes a top-level defaults: object.
-func decDefaults(v *Value) *Defaults {
-	if !isMap(v) {
-		return nil
-	}
-	return &Defaults{
-		Pos:         v.Pos,
-		Model:       decString(v.Get("model")),
-		Permissions: decString(v.Get("permissions")),
-		Timeout:     decNumber(v.Get("timeout")),
-		Retry:       decRetry(v.Get("retry")),
-	}
-}
-
-func decWorkers(v *Value) map[string]*WorkerDef {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*WorkerDef, len(v.Map))
-	for i, e := range v.Map {
-		if !isMap(e.Val) {
-			continue
-		}
-		w := &WorkerDef{Key: e.Key, Pos: e.KeyPos, Order: i}
-		for _, f := range e.Val.Map {
-			switch f.Key {
-			case "provider":
-				w.Provider = decStringOrList(f.Val)
-			case "agent":
-				w.Agent = decString(f.Val)
-			case "provider_params":
-				w.ProviderParams = free(f.Val)
-			case "model":
-				w.Model = decString(f.Val)
-			case "permissions":
-				w.Permissions = decString(f.Val)
-			case "instructions":
-				w.Instructions = decString(f.Val)
-			case "output_type":
-				w.OutputType = decString(f.Val)
-			case "command":
-				w.Command = decStringList(f.Val)
-			case "timeout":
-				w.Timeout = decNumber(f.Val)
-			}
-		}
-		out[e.Key] = w
-	}
-	return out
-}
-
-// decNodes decodes the nodes; blocks counts blocks across all nodes.
-func decNodes(v *Value, blocks *int) map[string]*Node {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*Node, len(v.Map))
-	for i, e := range v.Map {
-		if isMap(e.Val) {
-			out[e.Key] = decNode(i, e, blocks)
-		}
-	}
-	return out
-}
-
-// decNode decodes the object e.Val, the i-th entry of nodes; blocks
-// counts blocks across all nodes.
-func decNode(i int, e MapEntry, blocks *int) *Node {
-	n := &Node{Key: e.Key, Pos: e.KeyPos, Order: i}
-	for _, f := range e.Val.Map {
-		switch f.Key {
-		case "entry_block":
-			n.EntryBlock = decString(f.Val)
-		case "context_inheritance":
-			n.ContextInheritance = decBool(f.Val)
-		case "static_memory":
-			n.StaticMemory = free(f.Val)
-		case "blocks":
-			n.Blocks = decBlocks(f.Val, blocks)
-		}
-	}
-	return n
-}
-
-func decBlocks(v *Value, order *int) map[string]*Block {
-	if !isMap(v) {
-		return nil
-	}
-	out := make(map[string]*Block, len(v.Map))
-	for _, e := range v.Map {
-		if !isMap(e.Val) {
-			continue
-		}
-		b := &Block{Key: e.Key, Pos: e.KeyPos, Order: *order}
-		*order++
-		for _, f := range e.Val.Map {
-			switch f.Key {
-			case "worker":
-				b.Worker = decString(f.Val)
-			case "validationSchema":
-				b.ValidationSchema = ptr(decString(f.Val))
-			case "payload_merge_strategy":
-				b.PayloadMergeStrategy = ptr(decStringList(f.Val))
-			case "transitions":
-				b.Transitions = decTransitions(f.Val)
-			case "max_visits":
-				b.MaxVisits = ptr(decNumber(f.Val))
-			case "timeout":
-				b.Timeout = ptr(decNumber(f.Val))
-			}
-		}
-		out[e.Key] = b
-	}
-	return out
-}
-
-func decTransitions(v *Value) []*Transition {
-	if v == nil || v.Kind != KList {
-		return nil
-	}
-	out := make([]*Transition, 0, len(v.List))
-	for _, e := range v.List {
-		if !isMap(e) {
-			continue
-		}
-		t := &Transition{
-			Pos:      e.Pos,
-			OnSignal: decString(e.Get("on_signal")),
-			Action:   decString(e.Get("action")),
-		}
-		if rt := e.Get("return_to"); rt != nil {
-			t.ReturnTo = ptr(decString(rt))
-		}
-		out = append(out, t)
-	}
-	return out
 }
 
 // ptr returns a pointer to a copy of v (Block's and Transition's rare

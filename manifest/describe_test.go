@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/invopop/jsonschema"
+
+	"smith/lang"
 )
 
 // schemaDoc is a printed schema read back as plain JSON.
@@ -120,8 +122,8 @@ func TestSchemaDescriptions(t *testing.T) {
 				used[n+"."+k] = true
 				p := property(bodies[n], k)
 				if d, _ := p["description"].(string); strings.TrimSpace(d) == "" {
-					t.Errorf("smithc schema %s: %s.%s has no description: add \"%s.%s\" to keyDocs in manifest/schemagen_test.go",
-						strings.ToLower(f.root), n, k, n, k)
+					t.Errorf("smithc schema %s: %s.%s has no description: write it as the doc comment of its field in manifest/types.go and run go generate ./manifest",
+						strings.ToLower(f.root), n, k)
 				}
 			}
 		}
@@ -298,4 +300,25 @@ func pendingObject(n string) bool {
 		}
 	}
 	return false
+}
+
+// TestPresetProse: the schemas' prose names the provider presets from
+// lang's list, never by hand: each description written {presets} names
+// every preset, and no doc comment of types.go lists them itself.
+func TestPresetProse(t *testing.T) {
+	for _, k := range []string{"Workflow.providers", "Manifest.providers"} {
+		if !strings.Contains(fieldKeyDocs[k].Desc, "{presets}") {
+			t.Errorf("%s: its doc comment in types.go does not write {presets}", k)
+		}
+		for _, p := range lang.ProviderPresets {
+			if !strings.Contains(keyDocs[k].Desc, p) {
+				t.Errorf("%s: description %q does not name preset %s", k, keyDocs[k].Desc, p)
+			}
+		}
+	}
+	for k, d := range fieldKeyDocs {
+		if strings.Contains(d.Desc+d.Default, lang.ProviderPresets[0]+", ") {
+			t.Errorf("%s lists the presets by hand; write {presets}", k)
+		}
+	}
 }

@@ -28,13 +28,13 @@ func streamManifest(vr *Validator, name string, src []byte) (mf *Manifest, ok bo
 		return nil, false
 	}
 	nodes := map[string]*Node{}
-	blocks := 0
+	var d decoder // Block.Order counts across the nodes
 	p := &jsonParser{src: src, file: name, line: 1, markCol: 1}
 	p.onNode = func(i int, key string, kpos source.Pos, v *Value) bool {
 		if !vr.node.valid(v) {
 			return false
 		}
-		nodes[key] = decNode(i, MapEntry{Key: key, KeyPos: kpos, Val: v}, &blocks)
+		nodes[key] = d.decNode(i, MapEntry{Key: key, KeyPos: kpos, Val: v})
 		return true
 	}
 	root := p.document()

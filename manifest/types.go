@@ -9,6 +9,14 @@ import "smith/source"
 // objects are Go maps for the schema generator; their values carry their key,
 // position and document order (Order), and code that produces output sorts
 // by Order, never by ranging over the map.
+//
+// A field's json tag is its document key, written nowhere else: the
+// decoder (decode_gen.go) and the key documentation are generated from
+// this file (go generate ./manifest). The doc comment of a field with a
+// key is the key's description, for users: the printed schemas and the
+// reference tables of docs/ carry it. It ends with "Default: X." when
+// leaving the key out means X, and {presets} in it stands for the list of
+// built-in provider presets.
 
 // A String is a string scalar with its position. Set is false when absent.
 type String struct {
@@ -81,26 +89,70 @@ type Workflow struct {
 	File string     `json:"-"`
 	Pos  source.Pos `json:"-"`
 
-	Version    String                `json:"version"`
-	Name       String                `json:"name"`
-	StrictFlow Bool                  `json:"strict_flow,omitempty"`
-	Context    Free                  `json:"context,omitempty"`
-	Secrets    StringList            `json:"secrets,omitempty"`
-	EnvAllow   StringList            `json:"env_allow,omitempty"`
-	Env        StringMap             `json:"env,omitempty"`
-	Defaults   *Defaults             `json:"defaults,omitempty"`
-	Providers  map[string]*Provider  `json:"providers,omitempty"`
-	Agents     map[string]*Agent     `json:"agents,omitempty"`
-	Schemas    map[string]*SchemaDef `json:"schemas,omitempty"`
-	// The internal workers' configuration, as a manifest's config has it
-	// (CONTRACT 12.5), and the isolation mode (CONTRACT 12.4).
-	TestCommand  StringList `json:"test_command,omitempty"`
-	LintCommand  StringList `json:"lint_command,omitempty"`
+	// Format version of the document; write "1.0".
+	Version String `json:"version"`
+
+	// Name of the workflow, shown in run listings and console lines.
+	Name String `json:"name"`
+
+	// When true, every step needs on.success and on.failure (or on.always);
+	// when false a missing handler means: success goes to the next step,
+	// failure or timeout fails the run. Default: true.
+	StrictFlow Bool `json:"strict_flow,omitempty"`
+
+	// Initial variables, read as ${context.KEY}; --context and --context-file
+	// override them. Default: {}.
+	Context Free `json:"context,omitempty"`
+
+	// Names of environment variables the run needs; a missing one stops the
+	// run before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// everywhere. Default: [].
+	Secrets StringList `json:"secrets,omitempty"`
+
+	// Names of environment variables that ${env.NAME} may read and that every
+	// child process inherits. Default: [].
+	EnvAllow StringList `json:"env_allow,omitempty"`
+
+	// Variables set for every child process of the run (a step's own env wins;
+	// a name that is also a secret keeps the secret's value). Default: {}.
+	Env StringMap `json:"env,omitempty"`
+
+	// Model, permissions, timeout and retry for every step that sets none.
+	Defaults *Defaults `json:"defaults,omitempty"`
+
+	// Provider templates by name; they override or add to the built-in
+	// {presets} presets. Default: the presets.
+	Providers map[string]*Provider `json:"providers,omitempty"`
+
+	// Named agents, each with a provider and an inbox folder; steps name one
+	// with agent:. Default: {}.
+	Agents map[string]*Agent `json:"agents,omitempty"`
+
+	// Named JSON Schemas (2020-12) that validation_schema may name, besides
+	// the built-in CodeAndExplanation and CodeOnly. Default: {}.
+	Schemas map[string]*SchemaDef `json:"schemas,omitempty"`
+
+	// argv that Internal:TestRunner runs.
+	TestCommand StringList `json:"test_command,omitempty"`
+
+	// argv that Internal:RunLinter runs.
+	LintCommand StringList `json:"lint_command,omitempty"`
+
+	// argv that Internal:RunBuilder runs.
 	BuildCommand StringList `json:"build_command,omitempty"`
-	Isolation    String     `json:"isolation,omitempty"` // none|git-worktree
-	// CommitArtifacts puts artifacts/ into the run's step commits.
-	CommitArtifacts Bool    `json:"commit_artifacts,omitempty"`
-	Steps           []*Step `json:"steps"`
+
+	// none, or git-worktree: the run works in its own git worktree on branch
+	// smith/<run_id> (the WORKSPACE must be in a git repository). Default:
+	// none.
+	Isolation String `json:"isolation,omitempty"`
+
+	// true puts artifacts/ into the run's step commits (with isolation:
+	// git-worktree); by default they are left out, as are the agents' inboxes.
+	// Default: false.
+	CommitArtifacts Bool `json:"commit_artifacts,omitempty"`
+
+	// The steps, run in document order unless on: says otherwise.
+	Steps []*Step `json:"steps"`
 }
 
 // A Provider overrides or adds an LLM CLI template (CONTRACT section 5).
@@ -109,25 +161,51 @@ type Provider struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	Command         StringList       `json:"command,omitempty"`
-	Defaults        Free             `json:"defaults,omitempty"`
+	// argv template: ${PROMPT}, ${PROMPT_FILE}, ${INPUT_FILE}, ${OUTPUT_FILE},
+	// ${model} and provider_params keys are substituted.
+	Command StringList `json:"command,omitempty"`
+
+	// Default values of template keys (a step's provider_params win). Default:
+	// {}.
+	Defaults Free `json:"defaults,omitempty"`
+
+	// How the prompt reaches the CLI; by default argv when the template uses
+	// ${PROMPT}, temp_file for ${PROMPT_FILE}, else stdin.
 	PromptTransport *PromptTransport `json:"prompt_transport,omitempty"`
-	// Env and Secrets reach only this provider's processes (CONTRACT 5).
-	Env     StringMap  `json:"env,omitempty"`
+
+	// Variables only this provider's processes get (values may use ${...}).
+	// Default: {}.
+	Env StringMap `json:"env,omitempty"`
+
+	// Secrets (names from the top-level secrets) only this provider's
+	// processes get. Default: [].
 	Secrets StringList `json:"secrets,omitempty"`
-	// Home is "user" (the default: the CLI's own configuration) or
-	// "isolated" (a fresh config home under RUN_ROOT, CONTRACT 5).
+
+	// Which configuration a preset's CLI uses: user (the user's own HOME,
+	// login, settings and model provider) or isolated (a fresh config home
+	// under RUN_ROOT/providers/NAME, for CI and reproducible runs). Default:
+	// user.
 	Home String `json:"home,omitempty"`
 }
 
 // Defaults apply to every step or block that does not set its own
 // (CONTRACT 5): model, permissions, timeout and retry.
 type Defaults struct {
-	Pos         source.Pos `json:"-"`
-	Model       String     `json:"model,omitempty"`
-	Permissions String     `json:"permissions,omitempty"` // read|edit|full
-	Timeout     Number     `json:"timeout,omitempty"`
-	Retry       *Retry     `json:"retry,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// Model for every step or block that sets none. Default: the CLI's
+	// default.
+	Model String `json:"model,omitempty"`
+
+	// read, edit or full for every step or block that sets none. Default:
+	// edit.
+	Permissions String `json:"permissions,omitempty"`
+
+	// Timeout in seconds for every step or block that sets none. Default: 300.
+	Timeout Number `json:"timeout,omitempty"`
+
+	// Retry policy for every step or block that sets none. Default: 1 attempt.
+	Retry *Retry `json:"retry,omitempty"`
 }
 
 // An Agent is a named agent with an inbox (the multi-agent pattern).
@@ -136,27 +214,49 @@ type Agent struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	Provider    StringOrList `json:"provider,omitempty"`
-	Model       String       `json:"model,omitempty"`
-	Permissions String       `json:"permissions,omitempty"` // read|edit|full
-	// Instructions (or the content of InstructionsFile) are prepended to
-	// every prompt of the agent's steps, followed by an empty line.
-	Instructions     String `json:"instructions,omitempty"`
+	// Provider name, or a list tried in order on retryable failures.
+	Provider StringOrList `json:"provider,omitempty"`
+
+	// Model for the agent's steps. Default: the CLI's default.
+	Model String `json:"model,omitempty"`
+
+	// read, edit or full for the agent's steps. Default: edit.
+	Permissions String `json:"permissions,omitempty"`
+
+	// Text prepended to every prompt of the agent's steps, followed by an
+	// empty line.
+	Instructions String `json:"instructions,omitempty"`
+
+	// File (relative to WORKSPACE) whose content is used as instructions.
 	InstructionsFile String `json:"instructions_file,omitempty"`
-	Inbox            String `json:"inbox,omitempty"`
-	// Session is fresh (every call a new conversation) or continue (each
-	// call continues the agent's previous conversation with its CLI).
+
+	// Folder (relative to WORKSPACE) where send delivers the agent's messages;
+	// processed/ sits beside it. Default: agents/NAME/inbox.
+	Inbox String `json:"inbox,omitempty"`
+
+	// fresh (every provider call starts a new conversation) or continue (each
+	// call continues the agent's previous conversation with its CLI; the
+	// session id is kept in the run's state). Default: fresh.
 	Session String `json:"session,omitempty"`
 }
 
 // A Send delivers a message into an agent's inbox (CONTRACT 12.2): the
 // content of File, or Content, under NNNN-<Name>.
 type Send struct {
-	Pos     source.Pos `json:"-"`
-	To      String     `json:"to"`
-	File    String     `json:"file,omitempty"`
-	Content String     `json:"content,omitempty"`
-	Name    String     `json:"name,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// The agent whose inbox receives the message.
+	To String `json:"to"`
+
+	// File (relative to WORKSPACE) whose content is sent.
+	File String `json:"file,omitempty"`
+
+	// Text that is sent.
+	Content String `json:"content,omitempty"`
+
+	// Message name; it is delivered as NNNN-<name>. Default: the base name of
+	// file, or message.md.
+	Name String `json:"name,omitempty"`
 }
 
 // A SchemaDef is a JSON Schema (2020-12) document given by name.
@@ -168,70 +268,162 @@ type SchemaDef struct {
 	Schema Free `json:"-"`
 }
 
-// A Step is one YAML step. Exactly one of Command, Provider, Worker,
-// ForEach, SetContext is set (the schema and the compiler both check).
+// A Step is one YAML step. Exactly one of its kinds, the fields tagged
+// step:"kind", is set (the schema and the compiler both check).
 type Step struct {
 	Pos source.Pos `json:"-"`
 
-	Name       String       `json:"name"`
-	Command    StringList   `json:"command,omitempty"`
-	Provider   StringOrList `json:"provider,omitempty"`
-	Worker     String       `json:"worker,omitempty"`
-	ForEach    *ForEach     `json:"for_each,omitempty"`
-	SetContext Free         `json:"set_context,omitempty"`
-	Send       *Send        `json:"send,omitempty"`
-	Parallel   *Parallel    `json:"parallel,omitempty"`
+	// Unique name of the step in the whole workflow ([A-Za-z_][A-Za-z0-9_-]*).
+	Name String `json:"name"`
 
-	Agent            String           `json:"agent,omitempty"`
-	Model            String           `json:"model,omitempty"`
-	Permissions      String           `json:"permissions,omitempty"` // read|edit|full
-	Prompt           String           `json:"prompt,omitempty"`
-	PromptFile       String           `json:"prompt_file,omitempty"`
-	ProviderParams   Free             `json:"provider_params,omitempty"`
-	CommandOverride  StringList       `json:"command_override,omitempty"`
-	PromptTransport  *PromptTransport `json:"prompt_transport,omitempty"`
-	InputFile        String           `json:"input_file,omitempty"`
-	OutputFile       String           `json:"output_file,omitempty"`
-	OutputCapture    String           `json:"output_capture,omitempty"` // text|lines|json
-	AllowParseError  Bool             `json:"allow_parse_error,omitempty"`
-	ValidationSchema String           `json:"validation_schema,omitempty"`
-	When             *Cond            `json:"when,omitempty"`
-	On               *On              `json:"on,omitempty"`
-	Timeout          Number           `json:"timeout,omitempty"`
-	Retry            *Retry           `json:"retry,omitempty"`
-	Env              StringMap        `json:"env,omitempty"`
-	Secrets          StringList       `json:"secrets,omitempty"`
-	WaitFor          *WaitFor         `json:"wait_for,omitempty"`
-	DependsOn        *DependsOn       `json:"depends_on,omitempty"`
-	AllowMissingVars StringList       `json:"allow_missing_vars,omitempty"`
-	MaxVisits        Number           `json:"max_visits,omitempty"`
+	// Kind: run a process, argv only (never a shell).
+	Command StringList `json:"command,omitempty" step:"kind"`
+
+	// Kind: run an LLM CLI through a provider (a name, or a list tried in
+	// order).
+	Provider StringOrList `json:"provider,omitempty" step:"kind"`
+
+	// Kind: run an internal worker (Internal:TestRunner, ...).
+	Worker String `json:"worker,omitempty" step:"kind"`
+
+	// Kind: a loop over a list with a nested step list.
+	ForEach *ForEach `json:"for_each,omitempty" step:"kind"`
+
+	// Kind: merge keys into the context (dotted keys a.b allowed).
+	SetContext Free `json:"set_context,omitempty" step:"kind"`
+
+	// Kind: deliver a message into an agent's inbox.
+	Send *Send `json:"send,omitempty" step:"kind"`
+
+	// Kind: run named branches (step lists) at the same time and join.
+	Parallel *Parallel `json:"parallel,omitempty" step:"kind"`
+
+	// The agent this step acts as: its provider (when the step sets none),
+	// model, permissions, instructions and ${agent.*}.
+	Agent String `json:"agent,omitempty"`
+
+	// Model, passed with the CLI's own model flag. Default: the CLI's default.
+	Model String `json:"model,omitempty"`
+
+	// read, edit or full: what the agent may do in its working directory (full
+	// is dangerous). Default: edit.
+	Permissions String `json:"permissions,omitempty"`
+
+	// The prompt text (provider steps).
+	Prompt String `json:"prompt,omitempty"`
+
+	// File (relative to WORKSPACE) holding the prompt.
+	PromptFile String `json:"prompt_file,omitempty"`
+
+	// Values for the provider template (model, script for mock, ...). Default:
+	// {}.
+	ProviderParams Free `json:"provider_params,omitempty"`
+
+	// argv that replaces the provider's template entirely.
+	CommandOverride StringList `json:"command_override,omitempty"`
+
+	// How the prompt reaches a custom provider's CLI.
+	PromptTransport *PromptTransport `json:"prompt_transport,omitempty"`
+
+	// File (relative to WORKSPACE) piped to stdin; for a provider it is
+	// appended to the prompt. Default: stdin is /dev/null.
+	InputFile String `json:"input_file,omitempty"`
+
+	// File under WORKSPACE/artifacts/<Step>/ that receives the whole stdout.
+	OutputFile String `json:"output_file,omitempty"`
+
+	// How stdout is captured: text, lines (${steps.S.lines}) or json
+	// (${steps.S.json...}). Default: text.
+	OutputCapture String `json:"output_capture,omitempty"`
+
+	// With output_capture: json, output that is not JSON leaves json null
+	// instead of failing the step. Default: false.
+	AllowParseError Bool `json:"allow_parse_error,omitempty"`
+
+	// Built-in CodeAndExplanation or CodeOnly, or a key of schemas: the reply
+	// is cleaned and validated (outcome validation_fail when it fails).
+	ValidationSchema String `json:"validation_schema,omitempty"`
+
+	// Condition; when false the step is recorded skipped. Default: always run.
+	When *Cond `json:"when,omitempty"`
+
+	// Where control goes for each outcome.
+	On *On `json:"on,omitempty"`
+
+	// Seconds before the step's process group gets SIGTERM (SIGKILL 10 s
+	// later); exit code 124, outcome timeout. Default: 300.
+	Timeout Number `json:"timeout,omitempty"`
+
+	// Retry policy. Default: 1 attempt.
+	Retry *Retry `json:"retry,omitempty"`
+
+	// Variables for this step's process (over the workflow's env; a name that
+	// is also a secret keeps the secret's value). Default: {}.
+	Env StringMap `json:"env,omitempty"`
+
+	// Which of the workflow's secrets this step's process gets. Default: all
+	// of them.
+	Secrets StringList `json:"secrets,omitempty"`
+
+	// Block until files matching a glob exist (an agent waiting for its
+	// inbox).
+	WaitFor *WaitFor `json:"wait_for,omitempty"`
+
+	// Files the step needs; optionally injected into the prompt.
+	DependsOn *DependsOn `json:"depends_on,omitempty"`
+
+	// References (e.g. steps.X.output) that resolve to "" instead of failing
+	// when missing. Default: [].
+	AllowMissingVars StringList `json:"allow_missing_vars,omitempty"`
+
+	// The N+1-th entry does not run the step; the outcome is max_visits.
+	// Default: unbounded.
+	MaxVisits Number `json:"max_visits,omitempty"`
 }
 
 // A PromptTransport says how the prompt reaches a provider.
 type PromptTransport struct {
-	Pos          source.Pos `json:"-"`
-	Mode         String     `json:"mode"` // argv|stdin|temp_file
+	Pos source.Pos `json:"-"`
+
+	// argv, stdin or temp_file.
+	Mode String `json:"mode"`
+
+	// argv template used with mode argv.
 	ArgvTemplate StringList `json:"argv_template,omitempty"`
 }
 
 // A ForEach is a sequential loop over a nested step list. Items is a literal
 // list or a string holding one ${...} reference to a list.
 type ForEach struct {
-	Pos   source.Pos `json:"-"`
-	Items Free       `json:"items"`
-	As    String     `json:"as,omitempty"` // default "item"
-	Steps []*Step    `json:"steps"`
-	// Parallel is how many iterations may run at once (default 1: one after
-	// the other; CONTRACT 12.3).
+	Pos source.Pos `json:"-"`
+
+	// A literal list, or one ${...} reference to a list (${steps.List.lines},
+	// ${context.files}).
+	Items Free `json:"items"`
+
+	// Name of the loop variable. Default: item.
+	As String `json:"as,omitempty"`
+
+	// The loop body, run once per item.
+	Steps []*Step `json:"steps"`
+
+	// How many iterations may run at once; each iteration's body runs in
+	// order, and results are recorded by index. Default: 1.
 	Parallel Number `json:"parallel,omitempty"`
 }
 
 // A Parallel step runs named branches (step lists) at the same time, at
 // most Max at once (default: all; CONTRACT 12.3).
 type Parallel struct {
-	Pos      source.Pos         `json:"-"`
-	Max      Number             `json:"max,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// How many branches may run at once. Default: all.
+	Max Number `json:"max,omitempty"`
+
+	// The branches by name, each a step list; a branch ends at its last step
+	// or at goto: _branch_end.
 	Branches map[string][]*Step `json:"branches"`
+
 	// Order holds the branches in document order, with their positions.
 	Order []*Branch `json:"-"`
 }
@@ -245,108 +437,204 @@ type Branch struct {
 
 // A Retry bounds the tries of a step.
 type Retry struct {
-	Pos        source.Pos `json:"-"`
-	Attempts   Number     `json:"attempts,omitempty"`
-	BackoffSec Number     `json:"backoff_sec,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// Tries in all (1 = no retry); only exit codes 1 and 124 are retried.
+	// Default: 1.
+	Attempts Number `json:"attempts,omitempty"`
+
+	// Seconds between tries (fractions allowed). Default: 2.
+	BackoffSec Number `json:"backoff_sec,omitempty"`
 }
 
 // A WaitFor blocks a step until min_count files match glob.
 type WaitFor struct {
-	Pos        source.Pos `json:"-"`
-	Glob       String     `json:"glob"`
-	TimeoutSec Number     `json:"timeout_sec,omitempty"`
-	PollMs     Number     `json:"poll_ms,omitempty"`
-	MinCount   Number     `json:"min_count,omitempty"`
-	// Consume moves the matched messages to the agent's processed folder
-	// when the step completes (exactly once, CONTRACT 12.2).
+	Pos source.Pos `json:"-"`
+
+	// Glob (relative to WORKSPACE) to wait for.
+	Glob String `json:"glob"`
+
+	// Seconds to wait; then the outcome is timeout (E_WAIT_TIMEOUT). Default:
+	// 300.
+	TimeoutSec Number `json:"timeout_sec,omitempty"`
+
+	// Milliseconds between looks. Default: 500.
+	PollMs Number `json:"poll_ms,omitempty"`
+
+	// How many files must match. Default: 1.
+	MinCount Number `json:"min_count,omitempty"`
+
+	// Move the matched files to the agent's processed/ folder when the step
+	// completes, exactly once. Default: false.
 	Consume Bool `json:"consume,omitempty"`
 }
 
 // A DependsOn lists files a step needs, and whether they go into its prompt.
 type DependsOn struct {
-	Pos      source.Pos `json:"-"`
+	Pos source.Pos `json:"-"`
+
+	// Globs that must each match a file, else the step fails with
+	// E_DEP_MISSING before it runs. Default: [].
 	Required StringList `json:"required,omitempty"`
+
+	// Globs that may match nothing. Default: [].
 	Optional StringList `json:"optional,omitempty"`
-	Inject   *Inject    `json:"inject,omitempty"`
+
+	// true, or {mode, instruction, position}: add the matched paths (list) or
+	// contents (content) to the prompt. Default: false.
+	Inject *Inject `json:"inject,omitempty"`
 }
 
 // An Inject is `inject: true|false` (Enabled) or an object.
 type Inject struct {
-	Pos         source.Pos `json:"-"`
-	Enabled     Bool       `json:"-"`              // the boolean form; the object form sets it true
-	Mode        String     `json:"mode,omitempty"` // list|content|none
-	Instruction String     `json:"instruction,omitempty"`
-	Position    String     `json:"position,omitempty"` // prepend|append
+	Pos     source.Pos `json:"-"`
+	Enabled Bool       `json:"-"` // the boolean form; the object form sets it true
+
+	// list (the paths), content (the files' contents) or none. Default: list.
+	Mode String `json:"mode,omitempty"`
+
+	// Text put before the injected material.
+	Instruction String `json:"instruction,omitempty"`
+
+	// prepend or append to the prompt. Default: prepend.
+	Position String `json:"position,omitempty"`
 }
 
 // A Cond is one condition (CONTRACT 3.2): exactly one field is set.
 type Cond struct {
 	Pos source.Pos `json:"-"`
 
-	StepOK     String        `json:"step_ok,omitempty"`
-	FileExists String        `json:"file_exists,omitempty"`
-	Equals     *Equals       `json:"equals,omitempty"`
-	ExitCode   *ExitCodeCond `json:"exit_code,omitempty"`
-	EnvSet     String        `json:"env_set,omitempty"`
-	Contains   *Contains     `json:"contains,omitempty"`
-	Regex      *Regex        `json:"regex,omitempty"`
-	Number     *NumberCond   `json:"number,omitempty"`
-	All        []*Cond       `json:"all,omitempty"`
-	Any        []*Cond       `json:"any,omitempty"`
-	Not        *Cond         `json:"not,omitempty"`
+	// True when the named step completed successfully.
+	StepOK String `json:"step_ok,omitempty"`
+
+	// True when the path (relative to WORKSPACE) exists.
+	FileExists String `json:"file_exists,omitempty"`
+
+	// True when left and right are equal strings.
+	Equals *Equals `json:"equals,omitempty"`
+
+	// Compare a step's exit code.
+	ExitCode *ExitCodeCond `json:"exit_code,omitempty"`
+
+	// True when the environment variable is set (names in env_allow or
+	// secrets).
+	EnvSet String `json:"env_set,omitempty"`
+
+	// True when haystack contains needle.
+	Contains *Contains `json:"contains,omitempty"`
+
+	// True when text matches the RE2 pattern.
+	Regex *Regex `json:"regex,omitempty"`
+
+	// Compare two numbers.
+	Number *NumberCond `json:"number,omitempty"`
+
+	// True when every condition of the list is true.
+	All []*Cond `json:"all,omitempty"`
+
+	// True when some condition of the list is true.
+	Any []*Cond `json:"any,omitempty"`
+
+	// True when the condition is false.
+	Not *Cond `json:"not,omitempty"`
 }
 
 // Equals compares two strings.
 type Equals struct {
-	Pos   source.Pos `json:"-"`
-	Left  Scalar     `json:"left"`
-	Right Scalar     `json:"right"`
+	Pos source.Pos `json:"-"`
+
+	// Left operand (usually a ${...} reference).
+	Left Scalar `json:"left"`
+
+	// Right operand.
+	Right Scalar `json:"right"`
 }
 
 // ExitCodeCond compares a step's exit code.
 type ExitCodeCond struct {
-	Pos   source.Pos `json:"-"`
-	Step  String     `json:"step"`
-	Op    String     `json:"op"` // == != > < >= <=
-	Value Number     `json:"value"`
+	Pos source.Pos `json:"-"`
+
+	// The step whose exit code is compared.
+	Step String `json:"step"`
+
+	// ==, !=, >, <, >= or <=.
+	Op String `json:"op"`
+
+	// The number compared with.
+	Value Number `json:"value"`
 }
 
 // Contains tests for a substring.
 type Contains struct {
-	Pos      source.Pos `json:"-"`
-	Haystack Scalar     `json:"haystack"`
-	Needle   Scalar     `json:"needle"`
+	Pos source.Pos `json:"-"`
+
+	// Text searched in.
+	Haystack Scalar `json:"haystack"`
+
+	// Text searched for.
+	Needle Scalar `json:"needle"`
 }
 
 // Regex matches text against an RE2 pattern.
 type Regex struct {
-	Pos     source.Pos `json:"-"`
-	Text    Scalar     `json:"text"`
-	Pattern String     `json:"pattern"`
-	Flags   String     `json:"flags,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// Text matched.
+	Text Scalar `json:"text"`
+
+	// RE2 regular expression.
+	Pattern String `json:"pattern"`
+
+	// RE2 flags put before the pattern as (?flags): i case-insensitive, m
+	// multi-line, s dot matches newline.
+	Flags String `json:"flags,omitempty"`
 }
 
 // NumberCond compares numbers (left is usually a ${...} reference).
 type NumberCond struct {
-	Pos   source.Pos `json:"-"`
-	Left  Scalar     `json:"left"`
-	Op    String     `json:"op"`
-	Right Scalar     `json:"right"`
+	Pos source.Pos `json:"-"`
+
+	// Left operand (usually a ${...} reference).
+	Left Scalar `json:"left"`
+
+	// ==, !=, >, <, >= or <=.
+	Op String `json:"op"`
+
+	// Right operand.
+	Right Scalar `json:"right"`
 }
 
 // On maps outcomes to handlers (CONTRACT 3.3).
 type On struct {
-	Pos            source.Pos `json:"-"`
-	Success        *Handler   `json:"success,omitempty"`
-	Failure        *Handler   `json:"failure,omitempty"`
-	Timeout        *Handler   `json:"timeout,omitempty"`
-	Skipped        *Handler   `json:"skipped,omitempty"`
-	ValidationFail *Handler   `json:"validation_fail,omitempty"`
-	MaxVisits      *Handler   `json:"max_visits,omitempty"`
-	Always         *Handler   `json:"always,omitempty"`
-	// Signals route custom signals (SIGNAL:APPROVED) a step produced
-	// (CONTRACT 12.5); one with no handler follows success when the step's
-	// exit code was 0, else failure.
+	Pos source.Pos `json:"-"`
+
+	// Handler when the step succeeded. Default: strict_flow: required; else
+	// the next step.
+	Success *Handler `json:"success,omitempty"`
+
+	// Handler when the step failed. Default: strict_flow: required; else the
+	// run fails.
+	Failure *Handler `json:"failure,omitempty"`
+
+	// Handler when the step timed out. Default: failure's handler.
+	Timeout *Handler `json:"timeout,omitempty"`
+
+	// Handler when the step's when was false. Default: the next step.
+	Skipped *Handler `json:"skipped,omitempty"`
+
+	// Handler when the reply failed validation_schema. Default: failure's
+	// handler.
+	ValidationFail *Handler `json:"validation_fail,omitempty"`
+
+	// Handler when the step was entered more than max_visits times. Default:
+	// failure's handler.
+	MaxVisits *Handler `json:"max_visits,omitempty"`
+
+	// Handler for every outcome that has no handler of its own.
+	Always *Handler `json:"always,omitempty"`
+
+	// Handlers of custom signals (SIGNAL:APPROVED: {goto: Merge}); an unrouted
+	// one follows success for exit 0, else failure. Default: {}.
 	Signals map[string]*SignalHandler `json:"signals,omitempty"`
 }
 
@@ -360,12 +648,21 @@ type SignalHandler struct {
 
 // A Handler is {goto: T}, {end: true} or {error: MSG}.
 type Handler struct {
-	Pos   source.Pos `json:"-"`
-	Goto  String     `json:"goto,omitempty"`
-	End   Bool       `json:"end,omitempty"`
-	Error String     `json:"error,omitempty"`
-	// Halt stops the run halted at the step, for a person: resume runs the
-	// step again, or with --signal takes its transition for that signal.
+	Pos source.Pos `json:"-"`
+
+	// Go to a step, or _end, _error, _loop_break, _loop_continue.
+	Goto String `json:"goto,omitempty"`
+
+	// true: end the run successfully.
+	End Bool `json:"end,omitempty"`
+
+	// End the run in failure with this message (ERROR: MSG; exit 1, or 124
+	// after a timeout).
+	Error String `json:"error,omitempty"`
+
+	// true: stop the run halted at this step for a person (exit 4); smithvm
+	// resume runs the step again, or with --signal takes its transition for
+	// that signal.
 	Halt Bool `json:"halt,omitempty"`
 }
 
@@ -374,29 +671,76 @@ type Manifest struct {
 	File string     `json:"-"`
 	Pos  source.Pos `json:"-"`
 
-	Version   String                `json:"version"`
-	Name      String                `json:"name,omitempty"`
-	Entry     String                `json:"entry"`
-	Config    *Config               `json:"config,omitempty"`
-	Secrets   StringList            `json:"secrets,omitempty"`
-	EnvAllow  StringList            `json:"env_allow,omitempty"`
-	Env       StringMap             `json:"env,omitempty"`
-	Defaults  *Defaults             `json:"defaults,omitempty"`
-	Providers map[string]*Provider  `json:"providers,omitempty"`
-	Agents    map[string]*Agent     `json:"agents,omitempty"`
-	Workers   map[string]*WorkerDef `json:"workers,omitempty"`
-	Schemas   map[string]*SchemaDef `json:"schemas,omitempty"`
-	Nodes     map[string]*Node      `json:"nodes"`
+	// Format version of the document; write "1".
+	Version String `json:"version"`
+
+	// Name of the runs of this manifest (smithvm list, status); default: the
+	// file's name, or for workflows.json the name of its folder.
+	Name String `json:"name,omitempty"`
+
+	// The node the run starts in (Node:X or X); smithvm run --start NODE
+	// starts another.
+	Entry String `json:"entry"`
+
+	// Commands of the internal workers and the isolation mode.
+	Config *Config `json:"config,omitempty"`
+
+	// Names of environment variables the run needs; a missing one stops the
+	// run before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// everywhere. Default: [].
+	Secrets StringList `json:"secrets,omitempty"`
+
+	// Names of environment variables that every child process inherits.
+	// Default: [].
+	EnvAllow StringList `json:"env_allow,omitempty"`
+
+	// Variables set for every child process of the run. Default: {}.
+	Env StringMap `json:"env,omitempty"`
+
+	// Model, permissions, timeout and retry for every block that sets none.
+	Defaults *Defaults `json:"defaults,omitempty"`
+
+	// Provider templates by name; they override or add to the built-in
+	// {presets} presets. Default: the presets.
+	Providers map[string]*Provider `json:"providers,omitempty"`
+
+	// Named agents, each with a provider and an inbox folder; an AI worker
+	// names one with agent. Default: {}.
+	Agents map[string]*Agent `json:"agents,omitempty"`
+
+	// Worker definitions by name: AI workers (provider) and command workers
+	// (command, conventionally keyed Command:NAME). Default: {}.
+	Workers map[string]*WorkerDef `json:"workers,omitempty"`
+
+	// Named JSON Schemas (2020-12) that validationSchema may name, besides the
+	// built-in CodeAndExplanation and CodeOnly. Default: {}.
+	Schemas map[string]*SchemaDef `json:"schemas,omitempty"`
+
+	// The nodes by id (Node:X): context containers of blocks.
+	Nodes map[string]*Node `json:"nodes"`
 }
 
 // Config holds the project commands and the isolation mode.
 type Config struct {
-	Pos          source.Pos `json:"-"`
-	TestCommand  StringList `json:"test_command,omitempty"`
-	LintCommand  StringList `json:"lint_command,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// argv that Internal:TestRunner runs in worktree_path.
+	TestCommand StringList `json:"test_command,omitempty"`
+
+	// argv that Internal:RunLinter runs; JSON output is parsed into
+	// LINT_RESULT.
+	LintCommand StringList `json:"lint_command,omitempty"`
+
+	// argv that Internal:RunBuilder runs.
 	BuildCommand StringList `json:"build_command,omitempty"`
-	Isolation    String     `json:"isolation,omitempty"` // none|git-worktree
-	// CommitArtifacts puts artifacts/ into the run's step commits.
+
+	// none, or git-worktree: the run works in its own git worktree on branch
+	// smith/<run_id>. Default: none.
+	Isolation String `json:"isolation,omitempty"`
+
+	// true puts artifacts/ into the run's step commits (with isolation
+	// git-worktree); by default they are left out, as are the agents' inboxes.
+	// Default: false.
 	CommitArtifacts Bool `json:"commit_artifacts,omitempty"`
 }
 
@@ -406,15 +750,39 @@ type WorkerDef struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	Provider       StringOrList `json:"provider,omitempty"`
-	Agent          String       `json:"agent,omitempty"`
-	ProviderParams Free         `json:"provider_params,omitempty"`
-	Model          String       `json:"model,omitempty"`
-	Permissions    String       `json:"permissions,omitempty"` // read|edit|full
-	Instructions   String       `json:"instructions,omitempty"`
-	OutputType     String       `json:"output_type,omitempty"`
-	Command        StringList   `json:"command,omitempty"`
-	Timeout        Number       `json:"timeout,omitempty"`
+	// AI worker: a provider name or a list tried in order on retryable
+	// failures.
+	Provider StringOrList `json:"provider,omitempty"`
+
+	// AI worker: the agent whose provider, model, permissions and instructions
+	// apply.
+	Agent String `json:"agent,omitempty"`
+
+	// AI worker: values for the provider template (model, script for mock,
+	// ...). Default: {}.
+	ProviderParams Free `json:"provider_params,omitempty"`
+
+	// AI worker: the model, passed with the CLI's own model flag. Default: the
+	// CLI's default.
+	Model String `json:"model,omitempty"`
+
+	// AI worker: read, edit or full (full removes every approval and sandbox:
+	// dangerous). Default: edit.
+	Permissions String `json:"permissions,omitempty"`
+
+	// AI worker: the CONTRACT prompt layer.
+	Instructions String `json:"instructions,omitempty"`
+
+	// Type of the segment the worker's output becomes. Default: AI_RESPONSE
+	// (AI), COMMAND_OUTPUT (command).
+	OutputType String `json:"output_type,omitempty"`
+
+	// Command worker: argv; gets the payload (JSON array of segments) on
+	// stdin, a last stdout line SIGNAL:X names its signal.
+	Command StringList `json:"command,omitempty"`
+
+	// Seconds before the worker is stopped. Default: 300.
+	Timeout Number `json:"timeout,omitempty"`
 }
 
 // A Node is a context container of blocks.
@@ -423,10 +791,20 @@ type Node struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"`
 
-	EntryBlock         String            `json:"entry_block"`
-	ContextInheritance Bool              `json:"context_inheritance,omitempty"`
-	StaticMemory       Free              `json:"static_memory,omitempty"`
-	Blocks             map[string]*Block `json:"blocks"`
+	// The block a CALL of this node (or the run, for the entry node) starts
+	// at.
+	EntryBlock String `json:"entry_block"`
+
+	// true shares the caller's payload and static memory; false makes a pure
+	// subroutine that starts with an empty payload. Default: false.
+	ContextInheritance Bool `json:"context_inheritance,omitempty"`
+
+	// Key/value facts for the node's AI workers (the STATIC_MEMORY prompt
+	// layer). Default: {}.
+	StaticMemory Free `json:"static_memory,omitempty"`
+
+	// The node's blocks by id (Block:X); block ids are global.
+	Blocks map[string]*Block `json:"blocks"`
 }
 
 // A Block is one unit of execution. The fields that few blocks set are
@@ -439,12 +817,28 @@ type Block struct {
 	Pos   source.Pos `json:"-"`
 	Order int        `json:"-"` // document order across the whole manifest
 
-	Worker               String        `json:"worker"`
-	ValidationSchema     *String       `json:"validationSchema,omitempty"`
-	PayloadMergeStrategy *StringList   `json:"payload_merge_strategy,omitempty"`
-	Transitions          []*Transition `json:"transitions"`
-	MaxVisits            *Number       `json:"max_visits,omitempty"`
-	Timeout              *Number       `json:"timeout,omitempty"`
+	// Internal:NAME, or a key of workers.
+	Worker String `json:"worker"`
+
+	// Built-in CodeAndExplanation or CodeOnly, or a key of schemas: the reply
+	// is cleaned and validated; failure emits SIGNAL:VALIDATION_FAIL.
+	ValidationSchema *String `json:"validationSchema,omitempty"`
+
+	// Order of the prompt layers: PAYLOAD, PAYLOAD:<TYPE>, PAYLOAD:LAST,
+	// CONTRACT, STATIC_MEMORY, STATIC_MEMORY:<key>, ARTIFACT:<path>, METADATA.
+	// Default: [PAYLOAD, CONTRACT, STATIC_MEMORY, METADATA].
+	PayloadMergeStrategy *StringList `json:"payload_merge_strategy,omitempty"`
+
+	// Signal-to-action table; lookup tries the exact signal, then FAILURE for
+	// a TIMEOUT, then SIGNAL:FAIL_DEFAULT.
+	Transitions []*Transition `json:"transitions"`
+
+	// The N+1-th entry does not run the block but emits SIGNAL:MAX_VISITS.
+	// Default: unbounded.
+	MaxVisits *Number `json:"max_visits,omitempty"`
+
+	// Seconds before the worker is stopped (SIGNAL:TIMEOUT). Default: 300.
+	Timeout *Number `json:"timeout,omitempty"`
 }
 
 // Opt returns the value p points to, or the zero value (not Set) for nil.
@@ -459,8 +853,15 @@ func Opt[T any](p *T) T {
 // A Transition maps a signal to an action. ReturnTo, rare, is nil when
 // the document leaves it out (see Block).
 type Transition struct {
-	Pos      source.Pos `json:"-"`
-	OnSignal String     `json:"on_signal"`
-	Action   String     `json:"action"`
-	ReturnTo *String    `json:"return_to,omitempty"`
+	Pos source.Pos `json:"-"`
+
+	// The signal this row handles (SIGNAL:SUCCESS, SIGNAL:FAIL_DEFAULT, ...).
+	OnSignal String `json:"on_signal"`
+
+	// JUMP:Block, CALL:Node, RETURN, HALT_AND_FLAG, END or FAIL:message.
+	Action String `json:"action"`
+
+	// With CALL: the block to continue at after the callee's RETURN, instead
+	// of running the calling block again. Default: the calling block.
+	ReturnTo *String `json:"return_to,omitempty"`
 }

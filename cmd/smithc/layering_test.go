@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
+	"manifest/internal/decodegen":      {},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
 	"vm":                               {"lang", "isa", "workers/confine", "workers/provider", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
