@@ -261,7 +261,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	// closes the pipes a background child held; then Wait collects the
 	// leader and the output, and the orphans that left the group are
 	// killed too.
-	waitExit(pgid)
+	waitExit(cmd.Process)
 	killGroup(pgid)
 	waitErr := cmd.Wait()
 	timedOut := w.done()
@@ -552,6 +552,11 @@ func (c *capture) Write(p []byte) (int, error) {
 // spill writes with this.
 const copyBuf = 256 << 10
 
+// firstBuf is the size of the first read of a captured stream: the
+// buffer is held while the step runs, and most steps write little or
+// nothing (500 parallel steps hold 250 KiB, not 4 MiB, of buffers).
+const firstBuf = 256
+
 // ReadFrom copies r (exec's pipe from the child) into c: small reads
 // first (most steps write little), then, once the stream passes them,
 // large reads from an enlarged pipe (pipeGrow), so the child blocks less
@@ -560,11 +565,16 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	var buf []byte
 	for {
-		if buf == nil {
-			buf = make([]byte, 4096) // most steps write little: grow only for a large stream
-		} else if len(buf) < copyBuf && total >= int64(len(buf)) {
-			buf = make([]byte, copyBuf)
-			pipeGrow(r)
+		switch {
+		case buf == nil:
+			buf = make([]byte, firstBuf)
+		case len(buf) < copyBuf && total >= int64(len(buf)):
+			if len(buf) < 4096 {
+				buf = make([]byte, 4096)
+			} else {
+				buf = make([]byte, copyBuf)
+				pipeGrow(r)
+			}
 		}
 		n, err := r.Read(buf)
 		if n > 0 {
