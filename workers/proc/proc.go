@@ -235,13 +235,40 @@ func Run(ctx context.Context, spec Spec) Result {
 	} else if direct != nil {
 		cmd.Stdout = direct
 	}
+	// A stream that goes to files and memory only is read by the shared
+	// goroutine that also waits for the leaders (exitwait_linux.go); one
+	// with a writer that may block (Live, Stdout) by a goroutine of exec's.
+	var shared []*pipeStream
+	var childEnds []*os.File
+	if spec.Live == nil && spec.Stdout == nil {
+		share := func(w io.Writer) io.Writer {
+			ps, child := newPipeStream(w)
+			if ps == nil {
+				return w
+			}
+			shared = append(shared, ps)
+			childEnds = append(childEnds, child)
+			return child
+		}
+		if stdoutFile == nil && direct == nil {
+			cmd.Stdout = share(stdoutW)
+		}
+		cmd.Stderr = share(stderrW)
+	}
 	becomeSubreaper()
-	if err := startStep(func() (int, error) {
+	err = startStep(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
-	}); err != nil {
+	})
+	// The child has its ends of the shared pipes (or never will): the
+	// pipes reach EOF when it and what it started close them.
+	for _, f := range childEnds {
+		f.Close()
+	}
+	if err != nil {
+		drainStreams(shared, 0)
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
 	pgid := cmd.Process.Pid
@@ -267,6 +294,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	timedOut := w.done()
 	killGroup(pgid)
 	settleGroup(pgid)
+	drainStreams(shared, pipeDrainDelay)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {
