@@ -20,7 +20,7 @@ REPO=$PWD
 
 RUNS=${1:-${RUNS:-5}}
 FLAT_RUNS=${FLAT_RUNS:-1}
-ONLY=${ONLY:-1 2 3 4 5 6 7}
+ONLY=${ONLY:-1 2 3 4 5 6 7 8 9}
 for tool in /usr/bin/time jq; do
   command -v "$tool" >/dev/null || { echo "run.sh: needs $tool" >&2; exit 2; }
 done
@@ -30,11 +30,12 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  machine: $(nproc) cores, $(grep -m1 'mo
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-go build -o "$W/bin/" ./cmd/smithc ./cmd/smithvm ./bench/floor
+go build -o "$W/bin/" ./cmd/smithc ./cmd/smithvm ./bench/floor ./bench/hello
 go test ./bench -count=1 -run '^TestGenerate$' -args -gendir "$W" >/dev/null
 SMITHC=$W/bin/smithc
 SMITHVM=$W/bin/smithvm
 FLOOR=$W/bin/floor
+HELLO=$W/bin/hello
 cd "$W"
 RESULTS=()
 
@@ -246,13 +247,21 @@ if want 3; then
     verdict 3 "the run always ended before the kill" "< 100 ms" 0
   else
     lines=$(wc -l <"$ev")
-    done_before=$(grep -c step_completed "$ev")
+    done_before=$(grep -c step_completed "$ev" || true)
     t0=$(date +%s%N)
-    "$SMITHVM" resume kill --base "$W/base" --max-steps 30000 >/dev/null 2>&1
-    first=$(tail -n +$((lines + 1)) "$ev" | jq -r 'select(.event == "step_started") | .timestamp' | head -1)
-    ms=$(($(ms_of "$first") - t0 / 1000000))
-    echo "    killed after $done_before of 10,000 steps; the resume's first step_started came $ms ms after it was launched"
-    verdict 3 "resume to its first new step: $ms ms" "< 100 ms" "$(le "$ms" 99)"
+    resumed=1
+    "$SMITHVM" resume kill --base "$W/base" --max-steps 30000 >/dev/null 2>&1 || resumed=0
+    # first(): jq stops at the first match itself (a `| head -1` would
+    # SIGPIPE jq when the rest of the run overflows the pipe, and
+    # pipefail would end the script).
+    first=$(tail -n +$((lines + 1)) "$ev" | jq -rn 'first(inputs | select(.event == "step_started") | .timestamp) // empty')
+    if [ "$resumed" = 0 ] || [ -z "$first" ]; then
+      verdict 3 "the resume failed or started no step" "< 100 ms" 0
+    else
+      ms=$(($(ms_of "$first") - t0 / 1000000))
+      echo "    killed after $done_before of 10,000 steps; the resume's first step_started came $ms ms after it was launched"
+      verdict 3 "resume to its first new step: $ms ms" "< 100 ms" "$(le "$ms" 99)"
+    fi
   fi
 fi
 
@@ -333,6 +342,65 @@ if want 7; then
   abab "$RUNS" "1,000 iterations, parallel: 8" fresh "$SMITHVM run ploop.yaml --base $W/base --context-file items1k.json --max-parallel 8" \
     "1,000 iterations, sequential" fresh "$SMITHVM run loop10k.yaml --base $W/base --context-file items1k.json"
   verdict 7b "1,000 no-op iterations: parallel 8 / sequential $RATIO" "<= 1.0" "$(le "$RATIO" 1.0)"
+fi
+
+# counts CMD...: runs CMD in the background and prints the most threads
+# and open descriptors it had at once (sampled every 20 ms).
+counts() {
+  "$@" >/dev/null 2>&1 &
+  local pid=$! th=0 fd=0 n
+  while kill -0 "$pid" 2>/dev/null; do
+    n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+    ((n > th)) && th=$n
+    n=$(ls /proc/$pid/fd 2>/dev/null | wc -l)
+    ((n > fd)) && fd=$n
+    sleep 0.02
+  done
+  wait "$pid" || true
+  echo "$th threads, $fd descriptors"
+}
+
+# par N: a workflow of one parallel step with N branches of sleep 1.
+par() {
+  printf 'version: "1.0"\nname: par%d\nsteps:\n  - name: P\n    parallel:\n      branches:\n' "$1"
+  local i
+  for ((i = 1; i <= $1; i++)); do
+    printf '        b%d: [{name: S%d, command: ["sleep", "1"], on: {success: {goto: _branch_end}, failure: {error: "S%d failed"}}}]\n' $i $i $i
+  done
+  printf '    on: {success: {end: true}, failure: {error: "P failed"}}\n'
+}
+
+if want 8; then
+  echo "== 8. fan-out: N parallel sleep 1 steps against bash (for i in \$(seq N); do sleep 1 & done; wait)"
+  for n in 100 500; do
+    par $n >par$n.yaml
+    printf 'for i in $(seq %d); do sleep 1 & done; wait\n' $n >fan$n.sh
+    abab "$RUNS" "smithvm run par$n.yaml" fresh "$SMITHVM run par$n.yaml --base $W/base" \
+      "bash: $n x sleep 1 &" nothing "bash fan$n.sh"
+    fresh
+    echo "    smithvm at its most, $n steps: $(counts "$SMITHVM" run par$n.yaml --base "$W/base")"
+    if [ $n = 100 ]; then
+      verdict 8a "100 parallel sleep 1: smith/bash $RATIO ($A_MS ms / $B_MS ms)" "<= 1.05" "$(le "$RATIO" 1.05)"
+    else
+      verdict 8b "500 parallel sleep 1: smith/bash $RATIO, peak $(printf %.1f "$A_MB") MB" "<= 1.15, < 40 MB" \
+        "$(awk -v r="$RATIO" -v m="$A_MB" 'BEGIN {print (r <= 1.15 && m < 40) ? 1 : 0}')"
+    fi
+  done
+fi
+
+if want 9; then
+  echo "== 9. start-up: a 1-step run against a Go hello-world built the same way; 50 concurrent runs in one BASE against bash"
+  printf 'version: "1.0"\nname: one\nsteps:\n  - name: T\n    command: ["true"]\n    on: {success: {end: true}, failure: {error: "T failed"}}\n' >one.yaml
+  abab "$((RUNS * 4))" "smithvm run one.yaml" fresh "$SMITHVM run one.yaml --base $W/base" \
+    "hello-world (go build)" nothing "$HELLO"
+  d=$(awk -v a="$A_MS" -v b="$B_MS" 'BEGIN {printf "%.1f", a - b}')
+  verdict 9a "1-step run: $A_MS ms, hello-world $B_MS ms, +$d ms" "<= +6 ms" "$(le "$d" 6)"
+  chain 10 >chain10.yaml
+  printf 'for i in $(seq 50); do %s run chain10.yaml --base %s >/dev/null 2>&1 & done; wait\n' "$SMITHVM" "$W/base" >runs50.sh
+  printf 'for i in $(seq 50); do (for j in $(seq 10); do /bin/true; done) & done; wait\n' >bash50.sh
+  abab "$RUNS" "50 concurrent smithvm runs of 10 steps" fresh "bash runs50.sh" \
+    "bash: 50 concurrent loops of 10 /bin/true" nothing "bash bash50.sh"
+  verdict 9b "50 concurrent 10-step runs: smith/bash $RATIO ($A_MS ms / $B_MS ms)" "<= 1.6" "$(le "$RATIO" 1.6)"
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

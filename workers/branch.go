@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"smith/source"
 	"smith/workers/confine"
@@ -201,14 +202,16 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// commitPattern is a commit id as the state records it.
-var commitPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+// commitPattern is a commit id as the state records it. Compiled at its
+// first use: its repetition makes it the costliest regexp of smithvm's
+// start-up, which most runs (no worktree) never need.
+var commitPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{7,64}$`) })
 
 // ShowCommit returns one step's commit on a run's branch (CONTRACT 13:
 // what the agents did): `git show` of it, the patch or with stat the
 // summary, through Smith's git, which runs nothing from the repository.
 func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lookup func(string) (string, bool)) (string, error) {
-	if !commitPattern.MatchString(commit) {
+	if !commitPattern().MatchString(commit) {
 		return "", fmt.Errorf("'%s' is not a commit id", commit)
 	}
 	g, err := openRepo(ctx, d.Workspace, lookup)
@@ -230,7 +233,7 @@ func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lo
 // not counted): what a step wrote, for stats.totalLinesWritten when the
 // agents edit files themselves.
 func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, error) {
-	if !commitPattern.MatchString(commit) {
+	if !commitPattern().MatchString(commit) {
 		return 0, fmt.Errorf("'%s' is not a commit id", commit)
 	}
 	g, err := openRepo(ctx, worktree, l.Env)

@@ -53,6 +53,7 @@ var allowed = map[string][]string{
 	"internal/stepfake":                {"internal/testchild", "isa", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
 	"internal/fakemodel/cmd/fakemodel": {"internal/fakemodel"},
 	"bench/floor":                      {},
+	"bench/hello":                      {},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
 	"bench/failcost":                   {"internal/fakemodel"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the

@@ -8,50 +8,95 @@ import (
 	"syscall"
 )
 
-// A step's process group is recorded in a slot: a file of RUN_ROOT/procs
-// that this process keeps open and rewrites in place (one pwrite) to hold
-// "PGID START" while a step runs and "0 0" when it does not. A file
-// created and removed per step cost a directory entry each time (open with
-// O_CREAT, unlink), a fifth of smithvm's CPU per step. KillLeftovers
-// reads every file of RUN_ROOT/procs the same way and skips "0 0".
+// A step's process group is recorded in a slot: a fixed-width record in a
+// file of RUN_ROOT/procs that this process keeps open and rewrites in
+// place (one pwrite) to hold "PGID START" while a step runs and "0 0"
+// when it does not. Every step of a run root in this process shares one
+// file, slot i at offset i*recordWidth: a file created and removed per
+// step cost a directory entry each time (open with O_CREAT, unlink), a
+// fifth of smithvm's CPU per step, and a file per running step a
+// descriptor per step (500 parallel steps, 500 files). KillLeftovers
+// reads every record of every file of RUN_ROOT/procs and skips "0 0".
 
-// A groupSlot is one open record file.
+// A slotFile is the open record file of one run root.
+type slotFile struct {
+	root, path string
+	fd         int
+	free       []int // free slot indexes
+	n          int   // slots in the file
+	used       int   // slots taken
+	dropped    bool  // dropSlots forgot the file: closed when its last slot is released
+}
+
+// A groupSlot is one record of a slotFile.
 type groupSlot struct {
-	root string // RUN_ROOT
-	path string
-	fd   int
+	f   *slotFile
+	idx int
 }
 
 // recordWidth is the size of a record: "PGID START", spaces, '\n'. Every
-// record is written whole at offset 0, so a shorter one never leaves the
+// record is written whole at its offset, so a shorter one never leaves the
 // tail of a longer one behind.
 const recordWidth = 48
 
-// maxFreeSlots bounds the slots kept open between steps (all runs of this
-// process together); a slot released beyond it is closed and removed.
-const maxFreeSlots = 32
+// maxIdleFiles bounds the record files kept open with no step running
+// (all run roots of this process together); one released beyond it is
+// closed and removed.
+const maxIdleFiles = 8
 
-// slots holds the free slots by RUN_ROOT.
+// slots holds the record file of each run root.
 var slots struct {
 	sync.Mutex
-	free map[string][]*groupSlot
-	n    int // free slots in all
-	made int // slot files created by this process: their names
+	files map[string]*slotFile
+	idle  int // files with no slot taken
+	made  int // record files created by this process: their names
 }
 
-// takeSlot returns a free slot of runRoot, or creates one.
+// takeSlot returns a free slot of runRoot's record file, creating the
+// file when this process has none.
 func takeSlot(runRoot string) (*groupSlot, error) {
 	slots.Lock()
-	if l := slots.free[runRoot]; len(l) > 0 {
-		s := l[len(l)-1]
-		slots.free[runRoot] = l[:len(l)-1]
-		slots.n--
+	f := slots.files[runRoot]
+	if f == nil {
+		slots.made++
+		name := "slot-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(slots.made)
 		slots.Unlock()
-		return s, nil
+		nf, err := openSlotFile(runRoot, name)
+		if err != nil {
+			return nil, err
+		}
+		slots.Lock()
+		if f = slots.files[runRoot]; f == nil {
+			f = nf
+			if slots.files == nil {
+				slots.files = map[string]*slotFile{}
+			}
+			slots.files[runRoot] = f
+			slots.idle++
+		} else {
+			// Another step of the run made one meanwhile.
+			_ = syscall.Close(nf.fd)
+			_ = syscall.Unlink(nf.path)
+		}
 	}
-	slots.made++
-	name := "slot-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(slots.made)
+	if f.used == 0 {
+		slots.idle--
+	}
+	f.used++
+	s := &groupSlot{f: f}
+	if k := len(f.free); k > 0 {
+		s.idx = f.free[k-1]
+		f.free = f.free[:k-1]
+	} else {
+		s.idx = f.n
+		f.n++
+	}
 	slots.Unlock()
+	return s, nil
+}
+
+// openSlotFile creates the record file name of runRoot (and RUN_ROOT/procs).
+func openSlotFile(runRoot, name string) (*slotFile, error) {
 	dir := procsDir(runRoot)
 	if _, made := procsMade.Load(dir); !made {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -65,7 +110,7 @@ func takeSlot(runRoot string) (*groupSlot, error) {
 		procsMade.Delete(dir) // perhaps the directory was removed: make it again next time
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &groupSlot{root: runRoot, path: path, fd: fd}, nil
+	return &slotFile{root: runRoot, path: path, fd: fd}, nil
 }
 
 // write writes the record "pgid start" into s.
@@ -78,49 +123,61 @@ func (s *groupSlot) write(pgid int, start uint64) error {
 		rec = append(rec, ' ')
 	}
 	rec = append(rec, '\n')
-	n, err := syscall.Pwrite(s.fd, rec, 0)
+	n, err := syscall.Pwrite(s.f.fd, rec, int64(s.idx)*recordWidth)
 	if err == nil && n < len(rec) {
 		err = syscall.EIO
 	}
 	if err != nil {
-		return &os.PathError{Op: "write", Path: s.path, Err: err}
+		return &os.PathError{Op: "write", Path: s.f.path, Err: err}
 	}
 	return nil
 }
 
-// drop closes and removes s.
-func (s *groupSlot) drop() {
-	_ = syscall.Close(s.fd)
-	_ = syscall.Unlink(s.path)
-}
+// releaseSlot blanks s and gives it back for the next step of its run.
+func releaseSlot(s *groupSlot) { putSlot(s, s.write(0, 0) == nil) }
 
-// releaseSlot blanks s and keeps it for the next step of its run.
-func releaseSlot(s *groupSlot) {
-	if s.write(0, 0) != nil {
-		s.drop()
-		return
-	}
+// putSlot gives s back, to be taken again when reuse is set (a slot whose
+// blanking failed is not: its record may still name the group), and
+// closes its file when no step uses it and it was dropped or too many
+// files are idle (the file is then removed).
+func putSlot(s *groupSlot, reuse bool) {
 	slots.Lock()
 	defer slots.Unlock()
-	if slots.n >= maxFreeSlots {
-		s.drop()
+	f := s.f
+	if reuse {
+		f.free = append(f.free, s.idx)
+	}
+	f.used--
+	if f.used > 0 {
 		return
 	}
-	if slots.free == nil {
-		slots.free = map[string][]*groupSlot{}
+	if f.dropped {
+		_ = syscall.Close(f.fd)
+		return
 	}
-	slots.free[s.root] = append(slots.free[s.root], s)
-	slots.n++
+	if slots.idle >= maxIdleFiles {
+		delete(slots.files, f.root)
+		_ = syscall.Close(f.fd)
+		_ = syscall.Unlink(f.path)
+		return
+	}
+	slots.idle++
 }
 
-// dropSlots closes the free slots of runRoot (KillLeftovers removes their
-// files).
+// dropSlots forgets runRoot's record file and closes it unless a step
+// still uses it (KillLeftovers removes the files).
 func dropSlots(runRoot string) {
 	slots.Lock()
 	defer slots.Unlock()
-	for _, s := range slots.free[runRoot] {
-		_ = syscall.Close(s.fd)
+	f := slots.files[runRoot]
+	if f == nil {
+		return
 	}
-	slots.n -= len(slots.free[runRoot])
-	delete(slots.free, runRoot)
+	delete(slots.files, runRoot)
+	if f.used > 0 {
+		f.dropped = true
+		return
+	}
+	slots.idle--
+	_ = syscall.Close(f.fd)
 }

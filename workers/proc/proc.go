@@ -236,13 +236,40 @@ func Run(ctx context.Context, spec Spec) Result {
 	} else if direct != nil {
 		cmd.Stdout = direct
 	}
+	// A stream that goes to files and memory only is read by the shared
+	// goroutine that also waits for the leaders (exitwait_linux.go); one
+	// with a writer that may block (Live, Stdout) by a goroutine of exec's.
+	var shared []*pipeStream
+	var childEnds []*os.File
+	if spec.Live == nil && spec.Stdout == nil {
+		share := func(w io.Writer) io.Writer {
+			ps, child := newPipeStream(w)
+			if ps == nil {
+				return w
+			}
+			shared = append(shared, ps)
+			childEnds = append(childEnds, child)
+			return child
+		}
+		if stdoutFile == nil && direct == nil {
+			cmd.Stdout = share(stdoutW)
+		}
+		cmd.Stderr = share(stderrW)
+	}
 	becomeSubreaper()
-	if err := startStep(func() (int, error) {
+	err = startStep(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
-	}); err != nil {
+	})
+	// The child has its ends of the shared pipes (or never will): the
+	// pipes reach EOF when it and what it started close them.
+	for _, f := range childEnds {
+		f.Close()
+	}
+	if err != nil {
+		drainStreams(shared, 0)
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
 	pgid := cmd.Process.Pid
@@ -262,12 +289,13 @@ func Run(ctx context.Context, spec Spec) Result {
 	// closes the pipes a background child held; then Wait collects the
 	// leader and the output, and the orphans that left the group are
 	// killed too.
-	waitExit(pgid)
+	waitExit(cmd.Process)
 	killGroup(pgid)
 	waitErr := cmd.Wait()
 	timedOut := w.done()
 	killGroup(pgid)
 	settleGroup(pgid)
+	drainStreams(shared, pipeDrainDelay)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {
@@ -553,6 +581,11 @@ func (c *capture) Write(p []byte) (int, error) {
 // spill writes with this.
 const copyBuf = 256 << 10
 
+// firstBuf is the size of the first read of a captured stream: the
+// buffer is held while the step runs, and most steps write little or
+// nothing (500 parallel steps hold 250 KiB, not 4 MiB, of buffers).
+const firstBuf = 256
+
 // ReadFrom copies r (exec's pipe from the child) into c: small reads
 // first (most steps write little), then, once the stream passes them,
 // large reads from an enlarged pipe (pipeGrow), so the child blocks less
@@ -561,11 +594,16 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	var buf []byte
 	for {
-		if buf == nil {
-			buf = make([]byte, 4096) // most steps write little: grow only for a large stream
-		} else if len(buf) < copyBuf && total >= int64(len(buf)) {
-			buf = make([]byte, copyBuf)
-			pipeGrow(r)
+		switch {
+		case buf == nil:
+			buf = make([]byte, firstBuf)
+		case len(buf) < copyBuf && total >= int64(len(buf)):
+			if len(buf) < 4096 {
+				buf = make([]byte, 4096)
+			} else {
+				buf = make([]byte, copyBuf)
+				pipeGrow(r)
+			}
 		}
 		n, err := r.Read(buf)
 		if n > 0 {

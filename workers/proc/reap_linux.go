@@ -63,18 +63,6 @@ func dropLeader(pid int) {
 	leaders.Unlock()
 }
 
-// waitExit blocks until process pid has exited, without reaping it (so
-// exec.Cmd.Wait still collects its status).
-func waitExit(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
-}
-
 // killGroup sends SIGKILL to process group pgid (nothing when it is gone).
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
@@ -187,8 +175,9 @@ func processes() []procInfo {
 // never exits), so every orphan is there: one small read, where a scan of
 // /proc reads every process on the machine. ok is false when the kernel
 // does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
-// scans /proc.
-func children() (out []procInfo, ok bool) {
+// scans /proc. A pid for which skip is true is left out unread: with many
+// steps running, their leaders are most of the list.
+func children(skip func(pid int) bool) (out []procInfo, ok bool) {
 	self := os.Getpid()
 	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
 	if err != nil {
@@ -196,7 +185,7 @@ func children() (out []procInfo, ok bool) {
 	}
 	for _, field := range strings.Fields(string(b)) {
 		pid, err := strconv.Atoi(field)
-		if err != nil {
+		if err != nil || skip(pid) {
 			continue
 		}
 		if p, ok := readProc(pid); ok && p.ppid == self {
@@ -216,7 +205,7 @@ func reapOrphans() {
 	defer starting.Unlock()
 	leaders.Lock()
 	defer leaders.Unlock()
-	procs, ok := children()
+	procs, ok := children(func(pid int) bool { return leaders.m[pid] })
 	if !ok {
 		procs = processes()
 	}
@@ -255,7 +244,7 @@ func recordGroup(runRoot string, pgid int) (*groupSlot, error) {
 		return nil, err
 	}
 	if err := s.write(pgid, p.start); err != nil {
-		s.drop()
+		releaseSlot(s)
 		return nil, err
 	}
 	return s, nil
@@ -280,13 +269,15 @@ func KillLeftovers(runRoot string) int {
 	killed := 0
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
-		var pgid int
-		var start uint64
-		if err == nil {
-			_, err = fmt.Sscanf(string(b), "%d %d", &pgid, &start)
-		}
-		if err == nil && pgid > 1 {
+		b, _ := os.ReadFile(path)
+		// Records of recordWidth bytes, one per slot of a smithvm (a slot
+		// not written yet reads as zero bytes and is skipped).
+		for off := 0; off+recordWidth <= len(b); off += recordWidth {
+			var pgid int
+			var start uint64
+			if _, err := fmt.Sscanf(string(b[off:off+recordWidth]), "%d %d", &pgid, &start); err != nil || pgid <= 1 {
+				continue
+			}
 			if procs == nil {
 				procs = processes()
 			}

@@ -2,13 +2,16 @@
 
 package proc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
-func becomeSubreaper()   {}
-func addLeader(int)      {}
-func dropLeader(int)     {}
-func waitExit(int)       {}
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func becomeSubreaper()     {}
+func addLeader(int)        {}
+func dropLeader(int)       {}
+func waitExit(*os.Process) {}
+func killGroup(pgid int)   { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 func startStep(start func() (int, error)) error {
 	_, err := start()
 	return err

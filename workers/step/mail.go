@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sync"
 )
 
 // A Mail says where the run's messages are (CONTRACT 12.2). Messages
@@ -62,8 +63,9 @@ func MessageName(seq int, tag, thread string, sub int, name string) string {
 	return fmt.Sprintf("%04d-%s-%s", seq, tag, name)
 }
 
-// messageTag matches the start of a message a run sent.
-var messageTag = regexp.MustCompile(`^[0-9]{4,}-([0-9a-f]{8})-`)
+// messageTag matches the start of a message a run sent (compiled at its
+// first use, not at every start of smithvm).
+var messageTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{4,}-([0-9a-f]{8})-`) })
 
 // Foreign reports whether the file name is a message another run sent:
 // one named like a run's message with a tag other than the Mail's.
@@ -71,7 +73,7 @@ func (m *Mail) Foreign(name string) bool {
 	if m == nil {
 		return false
 	}
-	t := messageTag.FindStringSubmatch(name)
+	t := messageTag().FindStringSubmatch(name)
 	return t != nil && t[1] != m.Tag
 }
 

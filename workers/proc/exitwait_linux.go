@@ -1,0 +1,297 @@
+package proc
+
+import (
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A step's leader is waited for without an OS thread of its own: a
+// blocking waitid holds a thread for as long as the step runs (500
+// parallel steps, 500 threads). Instead the leader's pidfd (the one
+// os.Process holds) is added to one epoll instance of this process,
+// which is itself watched by Go's network poller; one goroutine, parked
+// in the poller while no step exits, wakes the waiters of the leaders
+// that exited. A step so costs no descriptor beyond the pidfd os/exec
+// opens anyway, and no thread.
+
+// exits is the epoll instance of the leaders being waited for.
+var exits struct {
+	once sync.Once
+	ep   int // -1 when it could not be set up: each leader is waited for by a blocking waitid
+	mu   sync.Mutex
+	wake map[int32]chan struct{} // by pid: closed when that leader exited
+}
+
+// setupExits creates the epoll instance and starts its goroutine.
+func setupExits() {
+	exits.ep = -1
+	exits.wake = map[int32]chan struct{}{}
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	if unix.SetNonblock(fd, true) != nil {
+		unix.Close(fd)
+		return
+	}
+	// A non-blocking descriptor given to os.NewFile is registered with
+	// the poller: its readiness (an event in the epoll set) wakes a
+	// RawConn.Read.
+	f := os.NewFile(uintptr(fd), "exits")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return
+	}
+	exits.ep = fd
+	go reapExits(f, rc)
+}
+
+// reapExits wakes the waiter of every leader whose pidfd became readable
+// (the leader exited), for the life of the process. f is kept alive by
+// this goroutine.
+func reapExits(f *os.File, rc interface {
+	Read(func(fd uintptr) bool) error
+}) {
+	events := make([]unix.EpollEvent, 64)
+	for {
+		err := rc.Read(func(fd uintptr) bool {
+			n, err := unix.EpollWait(int(fd), events, 0)
+			if err != nil || n <= 0 {
+				return false // nothing ready (or EINTR): wait in the poller
+			}
+			var ready []*pipeStream
+			exits.mu.Lock()
+			for _, ev := range events[:n] {
+				if ev.Pad == kindStream {
+					if s := streams[ev.Fd]; s != nil {
+						ready = append(ready, s)
+					}
+				} else if ch, ok := exits.wake[ev.Fd]; ok {
+					close(ch)
+					delete(exits.wake, ev.Fd)
+				}
+			}
+			exits.mu.Unlock()
+			for _, s := range ready {
+				s.read()
+			}
+			return true
+		})
+		if err != nil {
+			// The poller refused the descriptor; it cannot happen to an
+			// open file that nothing closes. Waiters registered from now on
+			// fall back to waitid; the ones registered before would hang,
+			// so wake them: waitExit then waits by waitid.
+			exits.mu.Lock()
+			exits.ep = -1
+			for pid, ch := range exits.wake {
+				close(ch)
+				delete(exits.wake, pid)
+			}
+			var all []*pipeStream
+			for _, s := range streams {
+				all = append(all, s)
+			}
+			exits.mu.Unlock()
+			// Nothing reads the pipes any more: end them (the step's output
+			// is cut there; Run still returns).
+			for _, s := range all {
+				s.mu.Lock()
+				s.closeLocked()
+				s.mu.Unlock()
+			}
+			f.Close()
+			return
+		}
+	}
+}
+
+// waitExit blocks until the leader p has exited, without reaping it (so
+// exec.Cmd.Wait still collects its status).
+func waitExit(p *os.Process) {
+	exits.once.Do(setupExits)
+	ch := make(chan struct{})
+	added := false
+	// The handle is the pidfd os.Process holds until Wait: the epoll set
+	// refers to it until the event fires (EPOLLONESHOT), and Wait closes
+	// it, which removes it from the set.
+	_ = p.WithHandle(func(h uintptr) {
+		exits.mu.Lock()
+		defer exits.mu.Unlock()
+		if exits.ep < 0 {
+			return
+		}
+		exits.wake[int32(p.Pid)] = ch
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(p.Pid)}
+		if unix.EpollCtl(exits.ep, unix.EPOLL_CTL_ADD, int(h), &ev) != nil {
+			delete(exits.wake, int32(p.Pid))
+			return
+		}
+		added = true
+	})
+	if added {
+		<-ch
+	}
+	// Without a pidfd (or after the poller failed), and to be sure in
+	// any case: waitid returns at once for a leader that has exited.
+	waitExitBlocking(p.Pid)
+}
+
+// waitExitBlocking blocks in waitid until process pid has exited, without
+// reaping it.
+func waitExitBlocking(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// The read ends of the steps' output pipes are in the same epoll set (the
+// event's Pad tells a stream from a leader): the goroutine that wakes the
+// waiters also reads every pipe that has data, into one buffer, and
+// passes it to the stream's writer. A step so needs no goroutine of its
+// own per stream, nor a read buffer while it is quiet. Only streams whose
+// writers write to files and memory (capture, masking, the live log, the
+// spill and stderr log) are read here: a writer that may block (a
+// terminal, an output_file) keeps a goroutine of its own, so that it can
+// never hold up the other steps.
+
+// kindStream marks a pipe's event in the epoll set (EpollEvent.Pad).
+const kindStream = 1
+
+// streamChunk bounds what one wake-up reads of one stream, so that a
+// stream that writes without pause does not starve the others (the set is
+// level-triggered for streams: the rest is read at the next wake-up).
+const streamChunk = 1 << 20
+
+// A pipeStream is one output pipe of a step read by the shared goroutine.
+type pipeStream struct {
+	fd   int
+	w    io.Writer
+	done chan struct{} // closed at EOF, a read error, or abandon
+
+	mu     sync.Mutex // held while reading: abandon waits for a read in progress
+	closed bool
+	total  int
+	grown  bool
+}
+
+// streams are the pipes being read, by read descriptor.
+var streams = map[int32]*pipeStream{}
+
+// streamBuf is the shared goroutine's read buffer.
+var streamBuf []byte
+
+// newPipeStream makes a pipe whose read end the shared goroutine reads
+// into w, and returns it with the write end for the child; nil when there
+// is no shared goroutine (the caller then lets exec copy the stream).
+func newPipeStream(w io.Writer) (*pipeStream, *os.File) {
+	exits.once.Do(setupExits)
+	var p [2]int
+	if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
+		return nil, nil
+	}
+	if unix.SetNonblock(p[0], true) != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil
+	}
+	s := &pipeStream{fd: p[0], w: w, done: make(chan struct{})}
+	exits.mu.Lock()
+	defer exits.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(p[0]), Pad: kindStream}
+	if exits.ep < 0 || unix.EpollCtl(exits.ep, unix.EPOLL_CTL_ADD, p[0], &ev) != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil
+	}
+	streams[int32(p[0])] = s
+	return s, os.NewFile(uintptr(p[1]), "|1")
+}
+
+// read reads what s has (at most streamChunk) and passes it on; at EOF or
+// an error it closes s.
+func (s *pipeStream) read() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if streamBuf == nil {
+		streamBuf = make([]byte, copyBuf)
+	}
+	for n := 0; n < streamChunk; {
+		k, err := unix.Read(s.fd, streamBuf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return
+		}
+		if k <= 0 || err != nil {
+			s.closeLocked()
+			return
+		}
+		n += k
+		s.total += k
+		if !s.grown && s.total >= 4096 {
+			// A large stream: an enlarged pipe blocks the child less often.
+			s.grown = true
+			_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETPIPE_SZ, pipeSize)
+		}
+		_, _ = s.w.Write(streamBuf[:k]) // a capture records its own errors
+	}
+}
+
+// closeLocked removes s from the set and closes its pipe; s.mu is held.
+func (s *pipeStream) closeLocked() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	exits.mu.Lock()
+	delete(streams, int32(s.fd))
+	if exits.ep >= 0 {
+		_ = unix.EpollCtl(exits.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
+	}
+	exits.mu.Unlock()
+	unix.Close(s.fd)
+	close(s.done)
+}
+
+// drainStreams waits, at most d, until every stream of ss reached its
+// EOF (a process that left the group, or survived it, may hold a pipe
+// open forever), then gives up the others: nothing is written to their
+// writers after it returns.
+func drainStreams(ss []*pipeStream, d time.Duration) {
+	var t *time.Timer
+	for _, s := range ss {
+		if t == nil {
+			select {
+			case <-s.done:
+				continue
+			default:
+				t = time.NewTimer(d)
+				defer t.Stop()
+			}
+		}
+		select {
+		case <-s.done:
+		case <-t.C:
+			for _, s := range ss {
+				s.mu.Lock()
+				s.closeLocked()
+				s.mu.Unlock()
+			}
+			return
+		}
+	}
+}
