@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"smith/internal/fakemodel"
+	"smith/workers/provider"
 )
 
 // sessionState is the part of state.json these tests read.
@@ -393,4 +395,72 @@ steps:
 	if n := strings.Count(events, `"event":"session_started"`); n != 1 || !strings.Contains(events, "started session "+eng.ID) {
 		t.Errorf("%d session_started events, want 1, of %s:\n%s", n, eng.ID, events)
 	}
+}
+
+// TestTeamSessionNote: examples/team as shipped, switched to claude by its
+// provider: line, against the fake server answering from the example's mock
+// scripts: each branch's note to QA continues the branch's session, so its
+// prompt carries neither the design nor the code, yet the request the
+// model gets holds both (the conversation so far). bench/sessioncost
+// measures the bytes and tokens this saves.
+func TestTeamSessionNote(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	var rules []fakemodel.Rule
+	for _, s := range []string{"architect", "engineer", "qa"} {
+		entries, err := provider.ParseScript(readRepoFile(t, "examples/team/project/team-mock/"+s+".script"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			rules = append(rules, fakemodel.Rule{Match: e.Match, Reply: fakemodel.Reply{Text: e.Reply}})
+		}
+	}
+	p := newCLIProj(t, modeUser, rules...)
+	repo := teamRepo(t)
+	const line = "provider: &ai mock "
+	wf := p.put("team.yaml", strings.Replace(readRepoFile(t, "examples/team/team.yaml"), line, "provider: &ai claude ", 1))
+	env := p.env()
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} { // the test step's go, warm
+		if out, err := exec.Command("go", "env", k).Output(); err == nil {
+			env = append(env, k+"="+strings.TrimSpace(string(out)))
+		}
+	}
+	if r := p.runWith(env, "run", wf, "--workspace", repo, "--run-id", "team"); r.code != 4 {
+		t.Fatalf("run: exit %d, want 4 (the halt for approval)\n%s", r.code, r.stderr)
+	}
+	notes := 0
+	for _, l := range p.requests(fakemodel.Anthropic) {
+		const note = "note on task '"
+		i := strings.Index(l.Prompt, note)
+		if i < 0 {
+			continue
+		}
+		notes++
+		code := "func Goodbye"
+		if strings.HasPrefix(l.Prompt[i+len(note):], "hello") {
+			code = "func Hello"
+		}
+		for _, s := range []string{"Two independent tasks", code} {
+			if strings.Contains(l.Prompt, s) {
+				t.Errorf("the note's prompt carries %q:\n%s", s, l.Prompt)
+			}
+			if !strings.Contains(l.Body, s) {
+				t.Errorf("the note's request does not hold %q of the branch's conversation:\n%s", s, head(l.Body))
+			}
+		}
+	}
+	if notes != 2 {
+		t.Errorf("%d note requests, want 2", notes)
+	}
+}
+
+// readRepoFile returns the contents of a file of the repository.
+func readRepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(repoFile(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
