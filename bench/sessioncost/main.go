@@ -55,9 +55,15 @@ var calls = []struct{ step, marker string }{
 }
 
 // freshNotes turns the shipped team into its session: fresh equivalent:
-// each note's prompt carries the history the continued session holds.
+// each later prompt of an agent carries the history its continued session
+// holds (the notes: the design and the code; the architect's answer: its
+// design; QA's verdict: its question).
 var freshNotes = [][2]string{
-	{"session: continue", "session: fresh"},
+	{"session: continue", "session: fresh"}, // architect
+	{"session: continue", "session: fresh"}, // engineer
+	{"session: continue", "session: fresh"}, // qa
+	{`prompt: "Answer QA's question."`, `prompt: "Answer QA's question.\n\nYour design:\n\n${steps.Design.output}"`},
+	{`prompt: "Read the architect's answer and give your verdict."`, `prompt: "Read the architect's answer and give your verdict.\n\nYour question:\n\n${steps.Review.output}"`},
 	{`what you wrote and how to check it."
             provider_params: {script: team-mock/engineer.script}
             on: {success: {goto: _branch_end}, failure: {error: "no note on task hello"}}`,

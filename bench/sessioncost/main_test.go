@@ -18,7 +18,7 @@ func TestTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(fresh, "session: continue") || strings.Count(fresh, "${steps.Design.output}") != strings.Count(string(b), "${steps.Design.output}")+2 {
+	if strings.Contains(fresh, "session: continue") || strings.Count(fresh, "${steps.Design.output}") != strings.Count(string(b), "${steps.Design.output}")+3 {
 		t.Errorf("the fresh twin:\n%s", fresh)
 	}
 	rules, err := mockRules("../..")

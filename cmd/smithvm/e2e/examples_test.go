@@ -114,6 +114,13 @@ func TestTeamExample(t *testing.T) {
 	if h.ID == "" || g.ID == "" || h.ID == g.ID || h.Turns != 2 || g.Turns != 2 {
 		t.Errorf("the branches' sessions: %+v", ss.Sessions)
 	}
+	// The architect answers in its design's conversation, QA gives its
+	// verdict in its question's.
+	for _, a := range []string{"architect", "qa"} {
+		if s := ss.Sessions[a]; s.ID == "" || s.Turns != 2 {
+			t.Errorf("%s's session: %+v, want turn 2", a, s)
+		}
+	}
 	if got := st.Steps["HelloNote"].Output; !strings.HasPrefix(got, "hello.go: ") {
 		t.Errorf("the engineer's note on hello = %q", got)
 	}

@@ -401,8 +401,9 @@ steps:
 // provider: line, against the fake server answering from the example's mock
 // scripts: each branch's note to QA continues the branch's session, so its
 // prompt carries neither the design nor the code, yet the request the
-// model gets holds both (the conversation so far). bench/sessioncost
-// measures the bytes and tokens this saves.
+// model gets holds both (the conversation so far); the same for the
+// architect's answer (its design) and QA's verdict (its question).
+// bench/sessioncost measures the bytes and tokens this saves.
 func TestTeamSessionNote(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "claude")
@@ -429,8 +430,19 @@ func TestTeamSessionNote(t *testing.T) {
 	if r := p.runWith(env, "run", wf, "--workspace", repo, "--run-id", "team"); r.code != 4 {
 		t.Fatalf("run: exit %d, want 4 (the halt for approval)\n%s", r.code, r.stderr)
 	}
-	notes := 0
+	notes, later := 0, 0
 	for _, l := range p.requests(fakemodel.Anthropic) {
+		// The architect's answer and QA's verdict continue their own
+		// conversations: the design and the question are there, not in
+		// the prompt.
+		for _, c := range [][2]string{{"Answer QA", "Two independent tasks"}, {"give your verdict", "should Goodbye end with"}} {
+			if strings.Contains(l.Prompt, c[0]) {
+				later++
+				if strings.Contains(l.Prompt, c[1]) || !strings.Contains(l.Body, c[1]) {
+					t.Errorf("the request of %q: its prompt carries %q, or its conversation lacks it:\n%s", c[0], c[1], l.Prompt)
+				}
+			}
+		}
 		const note = "note on task '"
 		i := strings.Index(l.Prompt, note)
 		if i < 0 {
@@ -450,8 +462,8 @@ func TestTeamSessionNote(t *testing.T) {
 			}
 		}
 	}
-	if notes != 2 {
-		t.Errorf("%d note requests, want 2", notes)
+	if notes != 2 || later != 2 {
+		t.Errorf("%d note requests and %d of the answer and the verdict, want 2 each", notes, later)
 	}
 }
 
