@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	"bench/hello":                      {},
 	"bench":                            {"lang", "compiler", "isa", "manifest", "source", "vm", "vm/store", "workers", "workers/confine", "workers/step"},
 	"bench/failcost":                   {"internal/fakemodel"},
+	"bench/sessioncost":                {"internal/fakemodel", "workers/provider"},
 	// The nested module smith/cmd/smith-temporal (its own go.mod, so the
 	// Temporal SDK stays out of the core module's build).
 	"cmd/smith-temporal":        {"cmd/smith-temporal/engine", "internal/buildversion", "internal/shellcomp", "compiler", "vm", "vm/store", "workers/confine", "source", "github.com/spf13/pflag", "go.temporal.io/"},

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,33 @@ func TestTeamExample(t *testing.T) {
 	}
 	if got := st.Steps["Verdict"].Output; !strings.Contains(got, "recommend merging") {
 		t.Errorf("QA's verdict = %q", got)
+	}
+	// session: continue: each branch's engineer has a conversation of its
+	// own, whose second call (the note) continued its first.
+	var ss struct {
+		Sessions map[string]struct {
+			ID    string `json:"id"`
+			Turns int    `json:"turns"`
+		} `json:"sessions"`
+	}
+	if data, err := os.ReadFile(filepath.Join(runRoot, "state.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &ss); err != nil {
+		t.Fatal(err)
+	}
+	h, g := ss.Sessions["engineer[hello]"], ss.Sessions["engineer[goodbye]"]
+	if h.ID == "" || g.ID == "" || h.ID == g.ID || h.Turns != 2 || g.Turns != 2 {
+		t.Errorf("the branches' sessions: %+v", ss.Sessions)
+	}
+	// The architect answers in its design's conversation, QA gives its
+	// verdict in its question's.
+	for _, a := range []string{"architect", "qa"} {
+		if s := ss.Sessions[a]; s.ID == "" || s.Turns != 2 {
+			t.Errorf("%s's session: %+v, want turn 2", a, s)
+		}
+	}
+	if got := st.Steps["HelloNote"].Output; !strings.HasPrefix(got, "hello.go: ") {
+		t.Errorf("the engineer's note on hello = %q", got)
 	}
 	log := gitIn(t, repo, "log", "--format=%s", "smith/team")
 	for _, s := range []string{"smith: join Build [hello] (run team)", "smith: WriteHello (run team, attempt 1)", "smith: WriteGoodbye (run team, attempt 1)"} {

@@ -8,14 +8,19 @@ package e2e
 // sessions and replies with no CLI installed.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"smith/internal/fakemodel"
+	"smith/workers/provider"
 )
 
 // sessionState is the part of state.json these tests read.
@@ -229,4 +234,245 @@ steps:
 	if !strings.Contains(third, "second question TWO") || !strings.Contains(third, "answer two") {
 		t.Errorf("codex's third request does not carry the second turn:\n%s", head(third))
 	}
+}
+
+// TestCLISessionKillInCall: smithvm is SIGKILLed while the CLI answers the
+// agent's second call (the server holds that request); resume runs the
+// call again into the session the first call saved: the same session id,
+// the request carries the first turn, and no second session starts.
+func TestCLISessionKillInCall(t *testing.T) {
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeUser,
+				fakemodel.Rule{Match: "first question ONE", Reply: fakemodel.Reply{Text: "answer one"}},
+				fakemodel.Rule{Match: "second question TWO", Times: 1, Reply: fakemodel.Reply{Hang: true}},
+				fakemodel.Rule{Match: "second question TWO", Reply: fakemodel.Reply{Text: "answer two"}})
+			wf := p.put("kill.yaml", p.header("kill")+fmt.Sprintf(`agents:
+  eng: {provider: %s, model: %s, session: continue}
+steps:
+  - {name: One, agent: eng, prompt: "first question ONE"}
+  - {name: Two, agent: eng, prompt: "second question TWO"}
+`, c.name, c.model))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := p.command(ctx, p.env(), "run", wf, "--run-id", "k1", "--base", p.base)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Kill smithvm once the second request reached the server: the
+			// CLI is in the middle of the call.
+			for !p.asked(c.proto, "second question TWO") {
+				if ctx.Err() != nil {
+					t.Fatal("the second request never came")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			// The CLI cut off by the crash still runs; resume kills it
+			// before it calls again (run checks that nothing is left).
+			r := p.run("resume", "k1")
+			if r.code != 0 {
+				t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.sessionState("k1")
+			eng := st.Sessions["eng"]
+			if eng.ID == "" || eng.Turns != 2 || eng.Provider != c.name {
+				t.Errorf("after resume: session %+v, want the first call's at turn 2", eng)
+			}
+			if got := st.Steps["Two"].Output; got != "answer two" {
+				t.Errorf("Two: output %q", got)
+			}
+			var again []fakemodel.Logged
+			for _, l := range p.requests(c.proto) {
+				if strings.Contains(l.Prompt, "second question TWO") {
+					again = append(again, l)
+				}
+			}
+			if len(again) != 2 {
+				t.Fatalf("%d requests of the second question, want 2 (the killed one and the resumed one)", len(again))
+			}
+			for _, s := range []string{"first question ONE", "answer one"} {
+				if !strings.Contains(again[1].Body, s) {
+					t.Errorf("the resumed request does not carry %q of the first turn:\n%s", s, head(again[1].Body))
+				}
+			}
+			// The killed call's prompt may be in the CLI's session already
+			// (the CLI saves the question before the answer comes).
+			t.Logf("the resumed request carries the second question %d times", strings.Count(again[1].Body, "second question TWO"))
+			events := p.read(".orchestrator/runs/k1/logs/events.jsonl")
+			if n := strings.Count(events, `"event":"session_started"`); n != 1 || !strings.Contains(events, "started session "+eng.ID) {
+				t.Errorf("%d session_started events, want 1 (the resumed call continued the first session):\n%s", n, events)
+			}
+		})
+	}
+}
+
+// asked reports whether a request of proto carrying prompt reached the
+// server.
+func (p *cliProj) asked(proto, prompt string) bool {
+	for _, l := range p.requests(proto) {
+		if strings.Contains(l.Prompt, prompt) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMockSessionKillInCall: the mock's part of the test above. smithvm is
+// SIGKILLed in the middle of the agent's second call (the mock blocks
+// reading its script, a FIFO nobody writes); resume answers that call again
+// in the session the first call saved: the script sees turn 2, and no
+// second session starts.
+func TestMockSessionKillInCall(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	p.write("workspace/one.yaml", `[{"turn": 1, "reply": "reply 1 in a new session"}]`)
+	fifo := filepath.Join(p.ws, "two.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.write("kill.yaml", `version: "1.0"
+name: kill
+strict_flow: false
+agents:
+  eng: {provider: mock, session: continue}
+steps:
+  - {name: One, agent: eng, prompt: "first", provider_params: {script: one.yaml}}
+  - {name: Two, agent: eng, prompt: "second", provider_params: {script: two.yaml}}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := p.command(ctx, baseEnv(), "run", wf, "--run-id", "k1", "--base", p.base)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// The FIFO opens for writing once the mock opened it for reading:
+	// the second call is under way. Kill smithvm there.
+	var w *os.File
+	for {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w = f
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("smithvm ended before the second call read its script:\n%s", p.read(".orchestrator/runs/k1/logs/events.jsonl"))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	w.Close()
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	p.write("workspace/two.yaml", `[{"turn": 2, "reply": "reply 2, continued"}, {"reply": "not the session's second turn"}]`)
+	if r := p.vm("resume", "k1"); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	var st sessionState
+	if err := json.Unmarshal([]byte(p.read(".orchestrator/runs/k1/state.json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Steps["Two"].Output; got != "reply 2, continued" {
+		t.Errorf("Two: output %q, want the session's second turn", got)
+	}
+	eng := st.Sessions["eng"]
+	if eng.ID == "" || eng.Turns != 2 {
+		t.Errorf("session %+v, want turn 2", eng)
+	}
+	events := p.read(".orchestrator/runs/k1/logs/events.jsonl")
+	if n := strings.Count(events, `"event":"session_started"`); n != 1 || !strings.Contains(events, "started session "+eng.ID) {
+		t.Errorf("%d session_started events, want 1, of %s:\n%s", n, eng.ID, events)
+	}
+}
+
+// TestTeamSessionNote: examples/team as shipped, switched to claude by its
+// provider: line, against the fake server answering from the example's mock
+// scripts: each branch's note to QA continues the branch's session, so its
+// prompt carries neither the design nor the code, yet the request the
+// model gets holds both (the conversation so far); the same for the
+// architect's answer (its design) and QA's verdict (its question).
+// bench/sessioncost measures the bytes and tokens this saves.
+func TestTeamSessionNote(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	var rules []fakemodel.Rule
+	for _, s := range []string{"architect", "engineer", "qa"} {
+		entries, err := provider.ParseScript(readRepoFile(t, "examples/team/project/team-mock/"+s+".script"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			rules = append(rules, fakemodel.Rule{Match: e.Match, Reply: fakemodel.Reply{Text: e.Reply}})
+		}
+	}
+	p := newCLIProj(t, modeUser, rules...)
+	repo := teamRepo(t)
+	const line = "provider: &ai mock "
+	wf := p.put("team.yaml", strings.Replace(readRepoFile(t, "examples/team/team.yaml"), line, "provider: &ai claude ", 1))
+	env := p.env()
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} { // the test step's go, warm
+		if out, err := exec.Command("go", "env", k).Output(); err == nil {
+			env = append(env, k+"="+strings.TrimSpace(string(out)))
+		}
+	}
+	if r := p.runWith(env, "run", wf, "--workspace", repo, "--run-id", "team"); r.code != 4 {
+		t.Fatalf("run: exit %d, want 4 (the halt for approval)\n%s", r.code, r.stderr)
+	}
+	notes, later := 0, 0
+	for _, l := range p.requests(fakemodel.Anthropic) {
+		// The architect's answer and QA's verdict continue their own
+		// conversations: the design and the question are there, not in
+		// the prompt.
+		for _, c := range [][2]string{{"Answer QA", "Two independent tasks"}, {"give your verdict", "should Goodbye end with"}} {
+			if strings.Contains(l.Prompt, c[0]) {
+				later++
+				if strings.Contains(l.Prompt, c[1]) || !strings.Contains(l.Body, c[1]) {
+					t.Errorf("the request of %q: its prompt carries %q, or its conversation lacks it:\n%s", c[0], c[1], l.Prompt)
+				}
+			}
+		}
+		const note = "note on task '"
+		i := strings.Index(l.Prompt, note)
+		if i < 0 {
+			continue
+		}
+		notes++
+		code := "func Goodbye"
+		if strings.HasPrefix(l.Prompt[i+len(note):], "hello") {
+			code = "func Hello"
+		}
+		for _, s := range []string{"Two independent tasks", code} {
+			if strings.Contains(l.Prompt, s) {
+				t.Errorf("the note's prompt carries %q:\n%s", s, l.Prompt)
+			}
+			if !strings.Contains(l.Body, s) {
+				t.Errorf("the note's request does not hold %q of the branch's conversation:\n%s", s, head(l.Body))
+			}
+		}
+	}
+	if notes != 2 || later != 2 {
+		t.Errorf("%d note requests and %d of the answer and the verdict, want 2 each", notes, later)
+	}
+}
+
+// readRepoFile returns the contents of a file of the repository.
+func readRepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(repoFile(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
