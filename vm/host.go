@@ -20,6 +20,9 @@ type Host interface {
 	// Now is the clock: the times of the run, its steps and events, and
 	// the id of a fresh run given none.
 	Now() time.Time
+	// PresetVars returns the agent presets' own variables: the VM masks
+	// their values like secrets and scans commits for the keys.
+	PresetVars() step.PresetVars
 
 	// RunWorktree returns the run's git worktree (isolation:
 	// git-worktree), creating it on first use and repairing what a crash

@@ -15,7 +15,6 @@ import (
 	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
-	"smith/workers/provider"
 	"smith/workers/reply"
 	"smith/workers/step"
 	"smith/workers/text"
@@ -116,7 +115,10 @@ type Machine struct {
 	cfg  Config
 	max  int
 	mask *text.Masker
-	hash string
+	// presets: the presets' variables, from the Host (masked; the keys
+	// scanned for before a commit)
+	presets step.PresetVars
+	hash    string
 
 	blockIdx map[string]int   // block id -> index
 	entryAt  map[uint32]entry // pc -> the block that starts (or dispatches) there
@@ -207,13 +209,9 @@ func New(p *isa.Program, cfg Config) (*Machine, error) {
 	}
 	// The presets' own variables (keys, tokens, endpoints, config homes)
 	// pass to their CLIs from Smith's environment: masked like secrets
-	// wherever a value enters the run (CONTRACT 5). A value shorter than
-	// provider.MinMasked is no credential and would blank ordinary text.
-	for _, name := range provider.MaskedVars() {
-		if v, ok := m.env(name); ok && len(v) >= provider.MinMasked {
-			secrets = append(secrets, v)
-		}
-	}
+	// wherever a value enters the run (CONTRACT 5).
+	m.presets = cfg.Host.PresetVars()
+	secrets = append(secrets, m.presets.Values(m.env)...)
 	m.mask = text.NewMasker(secrets)
 	m.hash = p.Hash()
 	m.index()

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"smith/source"
-	"smith/workers/provider"
 	"smith/workers/step"
 
 	"smith/isa"
@@ -193,7 +192,7 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 		Branch:   m.branch(),
 		Msg:      step.CommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
 		Exclude:  step.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
-		Secrets:  append(slices.Clone(m.p.Secrets), provider.KeyVars()...),
+		Secrets:  append(slices.Clone(m.p.Secrets), m.presets.Keys...),
 	}
 	hash, err := m.cfg.Host.CommitStep(ctx, c)
 	if hash != "" {

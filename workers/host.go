@@ -11,6 +11,7 @@ import (
 	"smith/source"
 	"smith/workers/builtin"
 	"smith/workers/confine"
+	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
 )
@@ -24,6 +25,9 @@ type Local struct {
 
 // Now returns the wall clock's time.
 func (Local) Now() time.Time { return time.Now() }
+
+// PresetVars returns the presets' table of variables (provider.AllVars).
+func (Local) PresetVars() step.PresetVars { return provider.AllVars() }
 
 // RunWorktree returns the run's git worktree, creating or repairing it
 // (OpenRunTree; base is the starting commit the run's state recorded), or

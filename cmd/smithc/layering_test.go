@@ -28,9 +28,9 @@ var allowed = map[string][]string{
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"manifest/internal/decodegen":      {},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers/confine", "workers/provider", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers/confine", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},
+	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"workers/proc":                     {"workers/text", "golang.org/x/sys/unix"},
 	"workers/text":                     {},
@@ -229,7 +229,7 @@ func TestVMImportsNoWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forbidden := []string{"workers", "workers/agent", "workers/steprun", "workers/builtin", "workers/proc", "workers/doctor"}
+	forbidden := []string{"workers", "workers/agent", "workers/steprun", "workers/builtin", "workers/proc", "workers/doctor", "workers/provider"}
 	seen := map[string]string{} // package -> the package that imported it first
 	var walk func(rel, from string)
 	walk = func(rel, from string) {

@@ -200,12 +200,7 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 		l.Text = "could not make a scratch folder: " + err.Error()
 		return l
 	}
-	var masked []string
-	for _, name := range provider.MaskedVars() {
-		if v, ok := e.Lookup(name); ok && len(v) >= provider.MinMasked {
-			masked = append(masked, v)
-		}
-	}
+	masked := provider.AllVars().Values(e.Lookup)
 	req := &step.Request{
 		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: isa.KindProvider,
 		Providers: []string{t.Name}, Prompt: pingPrompt, Permissions: provider.PermRead,

@@ -377,6 +377,13 @@ func PresetVars(name string) (masked, plain []string) {
 // ordinary text.
 const MinMasked = 6
 
+// AllVars returns the presets' masked variables, their key variables and
+// MinMasked: what a run masks wherever it writes, and what a commit must
+// not hold (CONTRACT 5).
+func AllVars() step.PresetVars {
+	return step.PresetVars{Masked: MaskedVars(), Keys: KeyVars(), MinMasked: MinMasked}
+}
+
 // MaskedVars returns every preset's masked variables, sorted, without
 // repeats: a run masks their values wherever it writes (CONTRACT 5).
 func MaskedVars() []string {

@@ -128,3 +128,27 @@ func (c Conflict) Notice() string {
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
+
+// PresetVars are the agent presets' own variables as a run masks them:
+// Masked, every preset's masked variables (keys, tokens, endpoints,
+// config homes); Keys, those of them that are credentials, which a
+// change must not hold when it is committed; MinMasked, the shortest
+// value that is masked (a shorter one, "1" or "eu", is no credential and
+// would blank ordinary text). The table is the presets' (workers/provider);
+// the VM reads it through its Host.
+type PresetVars struct {
+	Masked, Keys []string
+	MinMasked    int
+}
+
+// Values returns the values lookup gives the masked variables, those of
+// at least MinMasked bytes: what a run masks besides its secrets.
+func (p PresetVars) Values(lookup func(string) (string, bool)) []string {
+	var out []string
+	for _, name := range p.Masked {
+		if v, ok := lookup(name); ok && len(v) >= p.MinMasked {
+			out = append(out, v)
+		}
+	}
+	return out
+}

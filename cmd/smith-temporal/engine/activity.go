@@ -212,11 +212,7 @@ func RunStep(ctx context.Context, base string, wr WireRequest, lookup func(strin
 	}
 	// The presets' own variables reach their CLIs from this worker's
 	// environment: masked like secrets (CONTRACT 5).
-	for _, name := range provider.MaskedVars() {
-		if v, ok := lookup(name); ok && len(v) >= provider.MinMasked {
-			values = append(values, v)
-		}
-	}
+	values = append(values, provider.AllVars().Values(lookup)...)
 	mask := text.NewMasker(values)
 	dirs, err := confine.New(base)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/workers/confine"
+	"smith/workers/provider"
 	"smith/workers/step"
 )
 
@@ -125,6 +126,9 @@ type workflowHost struct {
 }
 
 var _ vm.Host = (*workflowHost)(nil)
+
+// PresetVars implements vm.Host: a constant table, the same in a replay.
+func (h *workflowHost) PresetVars() step.PresetVars { return provider.AllVars() }
 
 // Now implements vm.Host: workflow time, which a replay reads back.
 func (f *workflowHost) Now() time.Time { return workflow.Now(f.co.cur) }
