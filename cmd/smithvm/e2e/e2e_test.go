@@ -461,30 +461,41 @@ func (p *proj) events(id string) []event {
 	return evs
 }
 
-// checkEvents fails the test unless event_seq strictly increases over the
-// whole events.jsonl, every event of a step has an attempt_id (the try's
-// number) and every step_started event of a worker step its own attempt_uid.
+// checkEvents fails the test unless the events are well formed
+// (eventProblems).
 func checkEvents(t *testing.T, evs []event) {
 	t.Helper()
+	for _, p := range eventProblems(evs) {
+		t.Error(p)
+	}
+}
+
+// eventProblems lists where event_seq does not strictly increase over the
+// whole events.jsonl, an event of a step has no attempt_id (the try's
+// number) or a step_started event of a worker step has no attempt_uid of
+// its own.
+func eventProblems(evs []event) []string {
+	var out []string
 	prev := 0
 	ids := map[string]bool{}
 	for i, ev := range evs {
 		if ev.Seq == nil || *ev.Seq <= prev {
-			t.Errorf("events.jsonl line %d: event_seq %v after %d, want strictly increasing", i+1, ev.Seq, prev)
+			out = append(out, fmt.Sprintf("events.jsonl line %d: event_seq %v after %d, want strictly increasing", i+1, ev.Seq, prev))
 		}
 		if ev.Seq != nil {
 			prev = *ev.Seq
 		}
 		if ev.Step != "" && !strings.HasPrefix(ev.Event, "run_") && ev.AttemptID < 1 {
-			t.Errorf("events.jsonl line %d: %s of %s has attempt_id %d, want the try's number", i+1, ev.Event, ev.Step, ev.AttemptID)
+			out = append(out, fmt.Sprintf("events.jsonl line %d: %s of %s has attempt_id %d, want the try's number", i+1, ev.Event, ev.Step, ev.AttemptID))
 		}
 		if ev.Event == "step_started" && ev.AttemptUID != "" {
 			if ids[ev.AttemptUID] {
-				t.Errorf("events.jsonl line %d: step_started %s has attempt_uid %q, want a new one", i+1, ev.Step, ev.AttemptUID)
+				out = append(out, fmt.Sprintf("events.jsonl line %d: step_started %s has attempt_uid %q, want a new one", i+1, ev.Step, ev.AttemptUID))
 			}
 			ids[ev.AttemptUID] = true
 		}
 	}
+	return out
 }
 
 // runs lists the run ids under BASE/.orchestrator/runs.
