@@ -545,3 +545,15 @@ func clip(s string) string {
 	}
 	return s[:max/2] + "\n[...]\n" + s[len(s)-max/2:]
 }
+
+// workflow returns testdata/workflows/NAME: the workflow of a test that
+// must stay Go (it kills, times or drives a process); a case that only runs
+// and checks is a script (testdata/script).
+func workflow(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "workflows", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
