@@ -549,11 +549,10 @@ func clip(s string) string {
 // workflow returns testdata/workflows/NAME: the workflow of a test that
 // must stay Go (it kills, times or drives a process); a case that only runs
 // and checks is a script (testdata/script).
-func workflow(t *testing.T, name string) string {
-	t.Helper()
+func workflow(name string) string {
 	b, err := os.ReadFile(filepath.Join("testdata", "workflows", name))
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return string(b)
 }

@@ -51,8 +51,8 @@ func killDuringStep(t *testing.T, p *proj, pidFile string, args ...string) int {
 func TestCrashInMaxVisitsStep(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, file, text string }{
-		{"yaml", "mv.yaml", workflow(t, "crash_in_max_visits_step.yaml")},
-		{"manifest", "mv.json", workflow(t, "crash_in_max_visits_step.json")},
+		{"yaml", "mv.yaml", workflow("crash_in_max_visits_step.yaml")},
+		{"manifest", "mv.json", workflow("crash_in_max_visits_step.json")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestCrashInMaxVisitsStep(t *testing.T) {
 func TestKillInFirstMilliseconds(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("early.yaml", workflow(t, "kill_in_first_milliseconds.yaml"))
+	wf := p.write("early.yaml", workflow("kill_in_first_milliseconds.yaml"))
 	stillborn := 0
 	for i := 0; i < 12; i++ {
 		id := fmt.Sprintf("early%d", i)
@@ -125,7 +125,7 @@ func TestDeepCapture(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
 	p.write("workspace/deep.json", nested(9990))
-	wf := p.write("d.yaml", workflow(t, "deep_capture.yaml"))
+	wf := p.write("d.yaml", workflow("deep_capture.yaml"))
 	r := p.vm("run", wf, "--run-id", "d")
 	want(t, r, 1)
 	if lineWith(r, "ERROR: Step 'J' failed", "E_LIMIT") == "" {
@@ -148,7 +148,7 @@ func TestNoChildOutlivesItsStep(t *testing.T) {
 	t.Run("what a killed attempt left", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
-		wf := p.write("k.yaml", workflow(t, "no_child_outlives_its_step.yaml"))
+		wf := p.write("k.yaml", workflow("no_child_outlives_its_step.yaml"))
 		leader := killDuringStep(t, p, "a.pid", "run", wf, "--run-id", "k")
 		child := pidIn(t, filepath.Join(p.ws, "c.pid"))
 		os.Remove(filepath.Join(p.ws, "c.pid"))
@@ -186,7 +186,7 @@ func TestCapturesCapped(t *testing.T) {
 	}
 	b.WriteString(`], "last": "the end"}`)
 	p.write("workspace/big.json", b.String())
-	wf := p.write("c.yaml", workflow(t, "captures_capped.yaml"))
+	wf := p.write("c.yaml", workflow("captures_capped.yaml"))
 	want(t, p.vm("run", wf, "--run-id", "c"), 0)
 	st := p.state("c")
 	if got, want := st.Steps["Use"].Output, strings.Repeat("x", 99)+"|the end|item 19999"; got != want {
@@ -207,7 +207,7 @@ func TestCapturesCapped(t *testing.T) {
 func TestSecondInterrupt(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("i.yaml", workflow(t, "second_interrupt.yaml"))
+	wf := p.write("i.yaml", workflow("second_interrupt.yaml"))
 	run := p.start("run", wf, "--run-id", "i")
 	pid := pidIn(t, filepath.Join(p.ws, "s.pid"))
 	run.cmd.Process.Signal(os.Interrupt)
@@ -235,7 +235,7 @@ func TestSecondInterrupt(t *testing.T) {
 func TestCaptureFilesDoNotPileUp(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("c.yaml", workflow(t, "capture_files_do_not_pile_up.yaml"))
+	wf := p.write("c.yaml", workflow("capture_files_do_not_pile_up.yaml"))
 	want(t, p.vm("run", wf, "--run-id", "c"), 0)
 	if got := p.state("c").Steps["Use"].Output; got != "d" {
 		t.Errorf("Use printed %q, want the last iteration's last line d", got)
