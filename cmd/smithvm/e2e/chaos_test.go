@@ -106,46 +106,7 @@ func TestKillAnywhere(t *testing.T) {
 
 // chaosManifest has a pure CALL (payload saved and restored), AI blocks on
 // mock scripts and command blocks slow enough to be killed in.
-const chaosManifest = `{
-  "version": "1",
-  "entry": "Main",
-  "workers": {
-    "Command:Work": {"command": ["HELPER", "count:work.cnt", "sleep:0.02"]},
-    "Command:Sub": {"command": ["HELPER", "count:sub.cnt", "sleep:0.02"]},
-    "Worker:Ask": {"provider": "mock", "provider_params": {"script": "ask.yaml"}, "output_type": "ANSWER"},
-    "Worker:Think": {"provider": "mock", "provider_params": {"script": "think.yaml"}, "output_type": "THOUGHT"}
-  },
-  "nodes": {
-    "Main": {
-      "entry_block": "A",
-      "context_inheritance": true,
-      "blocks": {
-        "A": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "B"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
-        "B": {"worker": "Worker:Ask", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:C"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:B failed"}]},
-        "C": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:C failed"}]}
-      }
-    },
-    "Sub": {
-      "entry_block": "S1",
-      "context_inheritance": false,
-      "blocks": {
-        "S1": {"worker": "Command:Sub", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:S2"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]},
-        "S2": {"worker": "Worker:Think", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S2 failed"}]}
-      }
-    }
-  }
-}
-`
+var chaosManifest = workflow("chaos_manifest.json")
 
 // payloadOf is a run's final payload as TYPE:content lines.
 func payloadOf(t *testing.T, p *proj, id string) string {

@@ -10,21 +10,7 @@ import (
 // transition lookups; without it there are none; a bad level is exit 2.
 func TestLogLevelDebug(t *testing.T) {
 	p := newProj(t)
-	wf := p.write("dbg.yaml", `version: "1.0"
-name: dbg
-strict_flow: false
-context: {who: world}
-secrets: [TOKEN]
-steps:
-  - name: Hello
-    command: [HELPER, "echo:hi ${context.who} ${env.TOKEN}"]
-    on: {success: {goto: Last}}
-  - name: Skipped
-    command: ["true"]
-  - name: Last
-    when: {equals: {left: "${steps.Hello.output}", right: "x"}}
-    command: ["true"]
-`)
+	wf := p.write("dbg.yaml", workflow("log_level_debug.yaml"))
 	env := baseEnv("TOKEN=s3cret")
 	r := p.vmEnv(env, "run", wf, "--log-level", "debug")
 	if r.code != 0 {

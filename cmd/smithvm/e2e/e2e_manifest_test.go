@@ -148,38 +148,7 @@ func (st mfState) types() string {
 
 // mfAsk is a manifest whose AI block Ask halts on a custom signal, goes to
 // Done on SIGNAL:APPROVED and ends on SIGNAL:SUCCESS.
-const mfAsk = `{
-  "version": "1",
-  "entry": "Node:Main",
-  "workers": {
-    "Worker:Asker": {"provider": "mock", "provider_params": {"script": "mock/ask.json"}, "instructions": "Ask.", "output_type": "QUESTION"},
-    "Worker:Doer": {"provider": "mock", "provider_params": {"script": "mock/done.json"}, "instructions": "Do it."}
-  },
-  "nodes": {
-    "Node:Main": {
-      "entry_block": "Block:Ask",
-      "blocks": {
-        "Block:Ask": {
-          "worker": "Worker:Asker",
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-            {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:Block:Done"},
-            {"on_signal": "SIGNAL:NEEDS_CLARIFICATION", "action": "HALT_AND_FLAG"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:unexpected signal"}
-          ]
-        },
-        "Block:Done": {
-          "worker": "Worker:Doer",
-          "payload_merge_strategy": ["PAYLOAD:USER_NOTE", "CONTRACT"],
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:done failed"}
-          ]
-        }
-      }
-    }
-  }
-}`
+var mfAsk = workflow("mf_ask.json")
 
 // TestManifestE2EHaltResume: a custom signal on the reply's last line
 // halts the run (exit 4, halted, isHalted); resume --signal --note takes
@@ -256,26 +225,7 @@ func firstLines(st mfState) []string {
 func TestManifestE2EPureCall(t *testing.T) {
 	b := newMfBase(t)
 	b.write(map[string]string{
-		"flow.json": `{
-  "version": "1",
-  "entry": "Main",
-  "workers": {
-    "Asker": {"provider": "mock", "provider_params": {"script": "mock/main.json"}, "output_type": "DECISION"},
-    "Sub": {"provider": "mock", "output_type": "SUB"}
-  },
-  "nodes": {
-    "Main": {"entry_block": "Ask", "static_memory": {"secret_of_main": "m"}, "blocks": {
-      "Ask": {"worker": "Asker", "transitions": [
-        {"on_signal": "SIGNAL:NEED_SUB", "action": "CALL:Pure"},
-        {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-        {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:unexpected"}]}}},
-    "Pure": {"entry_block": "P1", "context_inheritance": false, "static_memory": {"own": "p"}, "blocks": {
-      "P1": {"worker": "Sub", "payload_merge_strategy": ["PAYLOAD", "STATIC_MEMORY"], "transitions": [
-        {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:P2"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "RETURN"}]},
-      "P2": {"worker": "Sub", "payload_merge_strategy": ["PAYLOAD:LAST"], "transitions": [
-        {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "RETURN"}]}}}
-  }
-}`,
+		"flow.json":                workflow("manifest_pure_call.json"),
 		"workspace/mock/main.json": `[{"reply": "need a helper\nSIGNAL:NEED_SUB"}, {"reply": "thanks"}]`,
 	})
 	b.vm(0, "run", "flow.json", "--run-id", "c1")
@@ -311,17 +261,7 @@ func TestManifestE2EPureCall(t *testing.T) {
 func TestManifestE2EValidationFix(t *testing.T) {
 	b := newMfBase(t)
 	b.write(map[string]string{
-		"flow.json": `{
-  "version": "1",
-  "entry": "N",
-  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "instructions": "Code.", "output_type": "CODE"}},
-  "nodes": {"N": {"entry_block": "Generate", "blocks": {
-    "Generate": {"worker": "Gen", "validationSchema": "CodeAndExplanation", "max_visits": 3, "transitions": [
-      {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-      {"on_signal": "SIGNAL:VALIDATION_FAIL", "action": "JUMP:Generate"},
-      {"on_signal": "SIGNAL:MAX_VISITS", "action": "FAIL:never valid"},
-      {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"}]}}}}
-}`,
+		"flow.json": workflow("manifest_validation_fix.json"),
 		"workspace/mock/gen.json": `[
   {"reply": "Sure! Here's the code:\n\n` + "```json" + `\n{\"code\": \"\", \"explanation\": \"empty for now\"}\n` + "```" + `\n\nLet me know if you need anything else."},
   {"match": "VALIDATION_ERROR", "reply": "Apologies. ` + "```json" + `\n{\"explanation\": \"prints hi\", \"code\": \"fmt.Println(\\\"hi\\\")\"}\n` + "```" + `"}
@@ -354,21 +294,7 @@ func TestManifestE2EValidationFix(t *testing.T) {
 // a last stdout line SIGNAL:X names its signal (CONTRACT 12.5).
 func TestManifestE2EProviderCLI(t *testing.T) {
 	b := newMfBase(t)
-	b.write(map[string]string{"flow.json": `{
-  "version": "1", "entry": "N",
-  "providers": {"echo-cli": {"command": ["cat"]}},
-  "workers": {
-    "W": {"provider": "echo-cli", "instructions": "Say hi.", "output_type": "ECHO"},
-    "Command:List": {"command": ["ls"]},
-    "Command:Copy": {"command": ["cat"], "output_type": "COPY"},
-    "Command:Vote": {"command": ["printf", "looks fine\\nSIGNAL:APPROVED\\n"]}
-  },
-  "nodes": {"N": {"entry_block": "Ask", "static_memory": {"k": "v"}, "blocks": {
-    "Ask": {"worker": "W", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:List"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:ask"}]},
-    "List": {"worker": "Command:List", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Copy"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:list"}]},
-    "Copy": {"worker": "Command:Copy", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Vote"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:copy"}]},
-    "Vote": {"worker": "Command:Vote", "transitions": [{"on_signal": "SIGNAL:APPROVED", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:vote"}]}}}}
-}`, "workspace/marker.txt": "x"})
+	b.write(map[string]string{"flow.json": workflow("manifest_provider_cli.json"), "workspace/marker.txt": "x"})
 	b.vm(0, "run", "flow.json", "--run-id", "p1")
 	st := b.state("p1")
 	want := "=== PAYLOAD ===\n(empty)\n\n=== CONTRACT ===\nSay hi.\n\n=== STATIC_MEMORY ===\n{\"k\":\"v\"}\n\n=== METADATA ===\nrun_id: p1\nnode: N\nblock: Ask\nworktree_path: workspace\nattempt: 1"
@@ -413,16 +339,7 @@ func TestManifestE2EWorktree(t *testing.T) {
 	}
 	b := newMfBase(t)
 	b.write(map[string]string{
-		"flow.json": `{
-  "version": "1", "entry": "N",
-  "config": {"isolation": "git-worktree", "test_command": ["test", "-f", "hello.go"]},
-  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "output_type": "CODE_OUTPUT"}},
-  "nodes": {"N": {"entry_block": "Gen", "blocks": {
-    "Gen": {"worker": "Gen", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Write"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:gen"}]},
-    "Write": {"worker": "Internal:FileSystemWriter", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Test"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:write"}]},
-    "Test": {"worker": "Internal:TestRunner", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:test"},
-      {"on_signal": "SIGNAL:APPROVED", "action": "END"}]}}}}
-}`,
+		"flow.json":               workflow("manifest_worktree.json"),
 		"workspace/README.md":     "demo\n",
 		"workspace/mock/gen.json": `[{"reply": "{\"filePath\": \"hello.go\", \"fileContent\": \"package main\\n\"}"}]`,
 	})
@@ -466,47 +383,6 @@ func TestManifestE2EWorktree(t *testing.T) {
 	}
 }
 
-// TestManifestE2EConflict: two runs of one BASE whose change plans overlap;
-// the first halts with its plan saved, the second's UpdateChangePlan sees
-// the overlap in a CONFLICT segment, and both plans are in their states.
-func TestManifestE2EConflict(t *testing.T) {
-	b := newMfBase(t)
-	flow := func(script string) string {
-		return `{
-  "version": "1", "entry": "N",
-  "workers": {"Plan": {"provider": "mock", "provider_params": {"script": "` + script + `"}, "output_type": "NEW_FILES_IDENTIFIED"}},
-  "nodes": {"N": {"entry_block": "Plan", "blocks": {
-    "Plan": {"worker": "Plan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Update"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:plan"}]},
-    "Update": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}]}}}}
-}`
-	}
-	b.write(map[string]string{
-		"one.json":                flow("mock/one.json"),
-		"two.json":                flow("mock/two.json"),
-		"workspace/mock/one.json": `[{"reply": "[\"pkg/a.go\", \"pkg/shared.go\"]"}]`,
-		"workspace/mock/two.json": `[{"reply": "Files:\n` + "```json" + `\n[\"pkg/shared.go\", \"pkg/b.go\"]\n` + "```" + `"}]`,
-	})
-	b.vm(4, "run", "one.json", "--run-id", "r-one")
-	b.vm(4, "run", "two.json", "--run-id", "r-two")
-	one, two := b.state("r-one"), b.state("r-two")
-	if got := strings.Join(one.ChangePlan, ","); got != "pkg/a.go,pkg/shared.go" {
-		t.Errorf("r-one change_plan = %q", got)
-	}
-	if got := strings.Join(two.ChangePlan, ","); got != "pkg/b.go,pkg/shared.go" {
-		t.Errorf("r-two change_plan = %q", got)
-	}
-	i := slices.IndexFunc(two.Payload, func(s struct{ ID, Type, Content string }) bool { return s.Type == "CONFLICT" })
-	if i < 0 {
-		t.Fatalf("r-two payload has no CONFLICT segment: %q", two.types())
-	}
-	if c := two.Payload[i].Content; !strings.Contains(c, "pkg/shared.go") || !strings.Contains(c, "r-one") || strings.Contains(c, "pkg/b.go") {
-		t.Errorf("CONFLICT = %q, want pkg/shared.go with run r-one", c)
-	}
-	if slices.ContainsFunc(one.Payload, func(s struct{ ID, Type, Content string }) bool { return s.Type == "CONFLICT" }) {
-		t.Errorf("r-one saw a CONFLICT before r-two existed: %q", one.types())
-	}
-}
-
 // TestManifestE2EConflictActualChanges: with git-worktree isolation the
 // conflict scan compares what each active run actually changed on its
 // branch, not only the declared plans, and the run that was there first
@@ -519,18 +395,7 @@ func TestManifestE2EConflictActualChanges(t *testing.T) {
 		t.Skip("git is not installed (.ci/run installs it)")
 	}
 	b := newMfBase(t)
-	flow := `{
-  "version": "1", "entry": "N",
-  "config": {"isolation": "git-worktree"},
-  "workers": {"Gen": {"provider": "mock", "provider_params": {"script": "mock/gen.json"}, "output_type": "CODE_OUTPUT"},
-              "Plan": {"provider": "mock", "provider_params": {"script": "mock/plan.json"}, "output_type": "NEW_FILES_IDENTIFIED"}},
-  "nodes": {"N": {"entry_block": "Gen", "blocks": {
-    "Gen": {"worker": "Gen", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Write"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:gen"}]},
-    "Write": {"worker": "Internal:FileSystemWriter", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Plan"}, {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:write"}]},
-    "Plan": {"worker": "Plan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Update"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:plan"}]},
-    "Update": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "HALT_AND_FLAG"}, {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:After"}]},
-    "After": {"worker": "Internal:UpdateChangePlan", "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "END"}]}}}}
-}`
+	flow := workflow("manifest_conflict_actual_changes.json")
 	b.write(map[string]string{
 		"flow.json":                flow,
 		"workspace/README.md":      "demo\n",

@@ -11,25 +11,7 @@ import (
 // run; --context takes dotted keys as paths (a.b=v satisfies ${context.a.b}).
 func TestRunStepEdges(t *testing.T) {
 	t.Parallel()
-	const flow = `version: "1.0"
-name: edges
-context:
-  files: [a, b]
-  result: {status: unknown}
-steps:
-  - name: Loop
-    for_each:
-      items: "${context.files}"
-      steps:
-        - name: Inner
-          command: ["HELPER", "echo:${item}"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: Report}, failure: {error: "loop failed"}}
-  - name: Report
-    command: ["HELPER", "echo:status ${context.result.status}"]
-    output_file: report.txt
-    on: {success: {goto: _end}, failure: {error: "report failed"}}
-`
+	flow := workflow("run_step_edges.yaml")
 	t.Run("a step inside a loop", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
@@ -46,16 +28,7 @@ steps:
 	t.Run("a failed run-step resumes as one step", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
-		wf := p.write("gate.yaml", `version: "1.0"
-name: gate
-steps:
-  - name: Gate
-    command: ["HELPER", "count:gate.cnt", "once:gate.once", "exit:1"]
-    on: {success: {goto: Next}, failure: {error: "gate failed"}}
-  - name: Next
-    command: ["HELPER", "count:next.cnt"]
-    on: {success: {goto: _end}, failure: {error: "next failed"}}
-`)
+		wf := p.write("gate.yaml", workflow("run_step_edges_gate.yaml"))
 		r := p.vm("run-step", wf, "Gate")
 		want(t, r, 1)
 		if !strings.Contains(r.stderr, "failed: step 'Gate' ended with SIGNAL:FAILURE") || strings.Contains(r.stderr, "ERROR: step 'Gate'") {

@@ -20,15 +20,7 @@ import (
 )
 
 // slowFlow prints a line, waits to be released, prints another.
-const slowFlow = `version: "1.0"
-name: slow
-strict_flow: false
-steps:
-  - name: Build
-    command: ["HELPER", "echo:compiling part one", "err:warning: part one is slow", "wait:WS/release", "echo:linking part two"]
-  - name: After
-    command: ["HELPER", "echo:done"]
-`
+var slowFlow = workflow("slow.yaml")
 
 // liveRow is the JS that finds a row of the live panel by step and text.
 func liveRow(step, kind, text string) string {

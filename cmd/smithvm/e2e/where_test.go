@@ -42,7 +42,7 @@ func TestRunSaysWhereThingsAre(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
 	ok := p.write("ok.yaml", okFlow)
-	fail := p.write("fail.yaml", "version: \"1.0\"\nname: f\nsteps:\n  - name: Boom\n    command: [\"HELPER\", \"exit:1\"]\n    on: {success: {end: true}, failure: {error: \"boom\"}}\n")
+	fail := p.write("fail.yaml", workflow("boom.yaml"))
 
 	// From BASE itself: no --base needed.
 	r := vmIn(t, p.base, baseEnv(), "run", ok, "--run-id", "here")
@@ -85,18 +85,7 @@ func TestRunSaysWhereThingsAre(t *testing.T) {
 func TestStatusTable(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("t.yaml", `version: "1.0"
-name: table
-steps:
-  - name: Ask
-    provider: mock
-    prompt: "say something useful"
-    on: {success: {goto: Shell}, failure: {error: "ask failed"}}
-  - name: Shell
-    command: ["HELPER", "echo:hi"]
-    retry: {attempts: 2, backoff_sec: 0}
-    on: {success: {end: true}, failure: {error: "shell failed"}}
-`)
+	wf := p.write("t.yaml", workflow("status_table.yaml"))
 	want(t, p.vm("run", wf, "--run-id", "tbl"), 0)
 	r := p.vm("status", "tbl")
 	want(t, r, 0)
@@ -125,7 +114,7 @@ func TestFindBase(t *testing.T) {
 	cache := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_CACHE_HOME=" + cache}
 	a, b := newProj(t), newProj(t)
-	fail := a.write("fail.yaml", "version: \"1.0\"\nname: f\nsteps:\n  - name: Boom\n    command: [\"HELPER\", \"exit:1\"]\n    on: {success: {end: true}, failure: {error: \"boom\"}}\n")
+	fail := a.write("fail.yaml", workflow("boom.yaml"))
 	want(t, vmIn(t, a.base, env, "run", fail, "--run-id", "r1"), 1)
 	want(t, vmIn(t, b.base, env, "run", b.write("ok.yaml", okFlow), "--run-id", "r2"), 0)
 	index, err := os.ReadFile(filepath.Join(cache, "smith", "bases"))
@@ -163,10 +152,4 @@ func TestFindBase(t *testing.T) {
 	}
 }
 
-const okSteps = `steps:
-  - name: Hello
-    command: ["echo", "hello"]
-    on: {success: {end: true}, failure: {error: "echo failed"}}
-`
-
-const okFlow = "version: \"1.0\"\nname: t\n" + okSteps
+var okFlow = workflow("hello.yaml")
