@@ -67,21 +67,6 @@ func TestYAMLFixLoop(t *testing.T) {
 	}
 }
 
-// TestValidationErrorVariable: ${steps.S.validation_error} is checked by
-// smithc and resolves to the text the fix loop appends.
-func TestValidationErrorVariable(t *testing.T) {
-	p := newProj(t)
-	wf := p.write("v.yaml", workflow("validation_error_variable.yaml"))
-	p.write("workspace/mock/a.json", mockScript(t, map[string]string{"reply": "just words"}))
-	r := p.vm("run", wf)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	if got := readState(t, p, r.runID()).Steps["Tell"].Output; !strings.HasPrefix(got, "Output failed validation. Fix this: ") {
-		t.Errorf("Tell = %q, want the validation error", got)
-	}
-}
-
 // TestYAMLInternalWorkers: YAML takes test_command at the top level for
 // Internal:TestRunner, and a writer reads the whole reply of the provider
 // step before it as its CODE_OUTPUT (CONTRACT 12.5).
