@@ -102,22 +102,6 @@ func TestMessages(t *testing.T) {
 	}
 }
 
-// TestMessagesCheck: the check errors of messages and agents.
-func TestMessagesCheck(t *testing.T) {
-	p := newProj(t)
-	wf := p.write("bad.yaml", workflow("messages_check.yaml"))
-	r := p.vm("run", wf)
-	for _, want := range []string{
-		"bad.yaml:8:16: error: E_UNKNOWN_AGENT: agent 'enginer' is not defined (did you mean 'engineer'?)",
-		"E_SCHEMA: wait_for.consume takes messages from agent 'engineer''s inbox",
-		"E_SCHEMA: wait_for.consume needs the step's agent:",
-	} {
-		if r.code != 2 || !strings.Contains(r.stderr, want) {
-			t.Errorf("run: exit %d, want 2 and %q in\n%s", r.code, want, r.stderr)
-		}
-	}
-}
-
 type stateView struct {
 	Steps map[string]*struct {
 		Status string `json:"status"`

@@ -80,32 +80,6 @@ func TestRunSaysWhereThingsAre(t *testing.T) {
 	}
 }
 
-// TestStatusTable: status prints one row per step with its status,
-// attempts, duration, exit code, provider and tokens.
-func TestStatusTable(t *testing.T) {
-	t.Parallel()
-	p := newProj(t)
-	wf := p.write("t.yaml", workflow("status_table.yaml"))
-	want(t, p.vm("run", wf, "--run-id", "tbl"), 0)
-	r := p.vm("status", "tbl")
-	want(t, r, 0)
-	cols := regexp.MustCompile(`(?m)^STEP +STATUS +RUNS +ATTEMPTS +DURATION +EXIT +PROVIDER +TOKENS +COST +COMMIT +DETAIL$`)
-	if !cols.MatchString(r.stdout) {
-		t.Errorf("status lacks the table header:\n%s", r.stdout)
-	}
-	if !regexp.MustCompile(`(?m)^Ask +completed +1 +1 +\d+\.\ds +0 +mock +[1-9]\d* +- +-$`).MatchString(r.stdout) {
-		t.Errorf("status lacks the row of Ask (mock, tokens):\n%s", r.stdout)
-	}
-	if !regexp.MustCompile(`(?m)^Shell +completed +1 +1 +\d+\.\ds +0 +- +- +- +-$`).MatchString(r.stdout) {
-		t.Errorf("status lacks the row of Shell:\n%s", r.stdout)
-	}
-	for _, s := range []string{"run folder:   " + p.runRoot("tbl"), "artifacts:    " + filepath.Join(p.ws, "artifacts")} {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("status lacks %q:\n%s", s, r.stdout)
-		}
-	}
-}
-
 // TestFindBase: status and resume started from another directory find the
 // run's BASE among the recent bases when the id is unique there, and say
 // exactly what to pass when it is not.
