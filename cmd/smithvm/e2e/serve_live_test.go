@@ -106,17 +106,7 @@ func TestServeBrowserAgentActivity(t *testing.T) {
 	gitIn(t, p.ws, "init", "-q", "-b", "main")
 	gitIn(t, p.ws, "add", "-A")
 	gitIn(t, p.ws, "commit", "-q", "-m", "start")
-	wf := p.put("wf.yaml", p.header("agents")+`isolation: git-worktree
-steps:
-  - name: Write
-    provider: claude
-    model: claude-fake-1
-    prompt: "WRITE-NOTES: create notes.txt"
-  - name: More
-    provider: claude
-    model: claude-fake-1
-    prompt: "WRITE-MORE: create more.txt"
-`)
+	wf := p.put("wf.yaml", p.workflow("agents.yaml", cliCase{}, cliCase{}))
 	r := p.run("run", wf, "--run-id", "agents-1")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
