@@ -22,28 +22,28 @@ import (
 func TestKillAnywhere(t *testing.T) {
 	t.Parallel()
 	const steps, items = 30, 12
-	var b strings.Builder
-	b.WriteString("version: \"1.0\"\nname: chaos\nsteps:\n")
+	// testdata/workflows/kill_anywhere.yaml: S0 ... S29, then a loop over
+	// i0 ... i11.
+	type step struct {
+		N    int
+		Next string
+	}
+	var chain []step
 	for i := 0; i < steps; i++ {
 		next := fmt.Sprintf("S%d", i+1)
 		if i == steps-1 {
 			next = "Loop"
 		}
-		fmt.Fprintf(&b, "  - name: S%d\n    command: [\"HELPER\", \"count:s%d.cnt\", \"sleep:0.01\"]\n    on: {success: {goto: %s}, failure: {error: \"S%d failed\"}}\n", i, i, next, i)
+		chain = append(chain, step{i, next})
 	}
-	b.WriteString("  - name: Loop\n    for_each:\n      items: [")
+	var names []string
 	for i := 0; i < items; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "i%d", i)
+		names = append(names, fmt.Sprintf("i%d", i))
 	}
-	b.WriteString("]\n      steps:\n        - name: Body\n          command: [\"HELPER\", \"count:loop-${item}.cnt\", \"sleep:0.01\"]\n")
-	b.WriteString("          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}\n")
-	b.WriteString("    on: {success: {end: true}, failure: {error: \"loop failed\"}}\n")
+	text := fillWorkflow(t, "kill_anywhere.yaml", map[string]any{"steps": chain, "items": strings.Join(names, ", ")})
 
 	p := newProj(t)
-	wf := p.write("chaos.yaml", b.String())
+	wf := p.write("chaos.yaml", text)
 	const seed = 20261122
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("kill delays from seed %d", seed)

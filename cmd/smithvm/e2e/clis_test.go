@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"smith/internal/fakemodel"
@@ -183,26 +182,18 @@ func (p *cliProj) workflow(file string, c, next cliCase) string {
 	return p.header(strings.TrimSuffix(file, ".yaml")) + p.fill(file, map[string]any{"cli": c.name, "model": c.model, "next": next.name})
 }
 
-// fill executes the template testdata/workflows/clis/FILE on data, which
-// also says whether the presets run with home: isolated (isolated) and
-// names them all (presets).
+// fill is the template testdata/workflows/clis/FILE filled with data,
+// which also says whether the presets run with home: isolated (isolated)
+// and names them all (presets).
 func (p *cliProj) fill(file string, data map[string]any) string {
 	p.t.Helper()
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "workflows", "clis", file))
-	if err != nil {
-		p.t.Fatal(err)
-	}
 	data["isolated"] = p.mode == modeIsolated
 	var presets []string
 	for _, c := range cliCases {
 		presets = append(presets, c.name)
 	}
 	data["presets"] = presets
-	var b strings.Builder
-	if err := tmpl.Execute(&b, data); err != nil {
-		p.t.Fatal(err)
-	}
-	return b.String()
+	return fillWorkflow(p.t, "clis/"+file, data)
 }
 
 // keys are the fake keys the tests give the CLIs, as a user's terminal

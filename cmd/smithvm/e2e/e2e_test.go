@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"text/template"
 	"time"
 )
 
@@ -555,4 +556,19 @@ func workflow(name string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// fillWorkflow is testdata/workflows/NAME executed as a text/template on
+// data: a workflow a test fills in (per preset, or generated to a size).
+func fillWorkflow(t *testing.T, name string, data any) string {
+	t.Helper()
+	tmpl, err := template.New(filepath.Base(name)).Parse(workflow(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
