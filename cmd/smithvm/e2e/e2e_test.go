@@ -499,23 +499,6 @@ func eventProblems(evs []event) []string {
 	return out
 }
 
-// runs lists the run ids under BASE/.orchestrator/runs.
-func (p *proj) runs() []string {
-	p.t.Helper()
-	ents, err := os.ReadDir(filepath.Join(p.base, ".orchestrator", "runs"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	var ids []string
-	for _, e := range ents {
-		ids = append(ids, e.Name())
-	}
-	return ids
-}
-
 // exists reports whether rel (relative to BASE) exists (not following a
 // final symlink).
 func (p *proj) exists(rel string) bool {
@@ -534,9 +517,6 @@ func want(t *testing.T, r result, code int) {
 // inCI reports whether the tests run in CI (CI=true), where a missing tool is
 // a failure, not a skip.
 func inCI() bool { return os.Getenv("CI") == "true" }
-
-// durationRE matches the console's durations (one decimal).
-const durationRE = `[0-9]+\.[0-9]s`
 
 // clip shortens long output for a failure message.
 func clip(s string) string {
