@@ -1,18 +1,13 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// okWorkflow is a one-step workflow that succeeds.
-var okWorkflow = workflow("ok.yaml")
 
 // failWorkflow is a one-step workflow whose step fails.
 var failWorkflow = workflow("fail.yaml")
@@ -66,70 +61,10 @@ func TestExitCodes(t *testing.T) {
 
 }
 
-// TestCommands covers list, status, graph, .smbc programs, --help and watch.
+// TestCommands covers --help and watch (testdata/script/list_status_graph.txtar
+// and run_smbc_built_by_smithc.txtar have list, status, graph and .smbc).
 func TestCommands(t *testing.T) {
 	t.Parallel()
-
-	t.Run("list status graph", func(t *testing.T) {
-		t.Parallel()
-		p := newProj(t)
-		ok, fail := p.write("ok.yaml", okWorkflow), p.write("fail.yaml", failWorkflow)
-		want(t, p.vm("run", ok, "--run-id", "first"), 0)
-		time.Sleep(1100 * time.Millisecond) // started_at has one-second resolution
-		want(t, p.vm("run", fail, "--run-id", "second"), 1)
-
-		r := p.vm("list")
-		want(t, r, 0)
-		i1, i2 := strings.Index(r.stdout, "first"), strings.Index(r.stdout, "second")
-		if i1 < 0 || i2 < 0 || i2 > i1 {
-			t.Errorf("list: want both runs, newest (second) first:\n%s", r.stdout)
-		}
-		r = p.vm("list", "--json")
-		want(t, r, 0)
-		var runs []map[string]any
-		if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil {
-			t.Fatalf("list --json: %v\n%s", err, r.stdout)
-		}
-		if len(runs) != 2 || runs[0]["run_id"] != "second" || runs[0]["status"] != "failed" || runs[1]["status"] != "completed" {
-			t.Errorf("list --json = %v, want second (failed) then first (completed)", runs)
-		}
-
-		r = p.vm("status", "second")
-		want(t, r, 0)
-		for _, s := range []string{"second", "failed", "Only"} {
-			if !strings.Contains(r.stdout, s) {
-				t.Errorf("status: stdout lacks %q:\n%s", s, r.stdout)
-			}
-		}
-		r = p.vm("status", "second", "--json")
-		want(t, r, 0)
-		var st stateFile
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-			t.Fatalf("status --json: %v", err)
-		}
-		if st.RunID != "second" || st.Status != "failed" || st.Steps["Only"].ExitCode != 1 {
-			t.Errorf("status --json = %+v", st)
-		}
-
-		r = p.vm("graph", "second")
-		want(t, r, 0)
-		if !strings.HasPrefix(strings.TrimSpace(r.stdout), "digraph") || !strings.Contains(r.stdout, "Only") {
-			t.Errorf("graph: not a DOT digraph naming Only:\n%s", r.stdout)
-		}
-		dot, err := exec.LookPath("dot")
-		if err != nil {
-			if inCI() {
-				t.Fatal("graphviz dot is not installed")
-			}
-			t.Log("graphviz dot is not installed: the DOT is not rendered")
-			return
-		}
-		cmd := exec.Command(dot, "-Tsvg")
-		cmd.Stdin = strings.NewReader(r.stdout)
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "<svg") {
-			t.Errorf("dot -Tsvg: %v\n%s", err, out)
-		}
-	})
 
 	t.Run("--help of every command", func(t *testing.T) {
 		t.Parallel()

@@ -150,33 +150,6 @@ func (st mfState) types() string {
 // Done on SIGNAL:APPROVED and ends on SIGNAL:SUCCESS.
 var mfAsk = workflow("mf_ask.json")
 
-// TestManifestE2EProviderCLI: an AI worker whose provider is a real CLI
-// (cat, prompt on stdin) receives the assembled prompt; a Command: worker
-// runs its argv with the payload on stdin (a JSON array of segments), its
-// stdout becomes a segment of its output_type (default COMMAND_OUTPUT), and
-// a last stdout line SIGNAL:X names its signal (CONTRACT 12.5).
-func TestManifestE2EProviderCLI(t *testing.T) {
-	b := newMfBase(t)
-	b.write(map[string]string{"flow.json": workflow("manifest_provider_cli.json"), "workspace/marker.txt": "x"})
-	b.vm(0, "run", "flow.json", "--run-id", "p1")
-	st := b.state("p1")
-	want := "=== PAYLOAD ===\n(empty)\n\n=== CONTRACT ===\nSay hi.\n\n=== STATIC_MEMORY ===\n{\"k\":\"v\"}\n\n=== METADATA ===\nrun_id: p1\nnode: N\nblock: Ask\nworktree_path: workspace\nattempt: 1"
-	if len(st.Payload) != 4 || st.Payload[0].Type != "ECHO" || st.Payload[0].Content != want {
-		t.Fatalf("payload = %q, want ECHO, COMMAND_OUTPUT, COPY and COMMAND_OUTPUT segments, the first %q", st.types(), want)
-	}
-	if p := st.Payload[1]; p.Type != "COMMAND_OUTPUT" || p.Content != "marker.txt" {
-		t.Errorf("List's segment = %s %q, want COMMAND_OUTPUT marker.txt (cwd WORKSPACE)", p.Type, p.Content)
-	}
-	var got []map[string]string
-	if err := json.Unmarshal([]byte(st.Payload[2].Content), &got); err != nil || st.Payload[2].Type != "COPY" ||
-		len(got) != 2 || got[0]["type"] != "ECHO" || got[1]["content"] != "marker.txt" {
-		t.Errorf("Copy's segment = %s %q (%v), want the payload as stdin: a JSON array of the ECHO and COMMAND_OUTPUT segments", st.Payload[2].Type, st.Payload[2].Content, err)
-	}
-	if p := st.Payload[3]; p.Content != "looks fine" || st.Steps["Vote"].Signal != "SIGNAL:APPROVED" {
-		t.Errorf("Vote: segment %q signal %s, want 'looks fine' and SIGNAL:APPROVED", p.Content, st.Steps["Vote"].Signal)
-	}
-}
-
 // mfGit runs git in dir.
 func mfGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
