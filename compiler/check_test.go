@@ -8,34 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"smith/manifest"
 	"smith/source"
 )
 
-// compileForCheck runs what smithc check runs on one document: load (parse,
-// schema, decode), lower, and the graph checks.
+// compileForCheck runs what smithc check runs on one document: Compile with
+// ChecksOnly, so the tests go through the real pipeline (load, lower, graph
+// checks, sort) and fail if Compile stops running one of its stages.
 func compileForCheck(name string, src []byte) source.Diagnostics {
-	wf, mf, ds := manifest.Load(name, src)
-	var more source.Diagnostics
-	switch {
-	case wf != nil:
-		p, d := LowerWorkflow(wf, Options{})
-		more = d
-		if p != nil {
-			more.Append(CheckGraph(p)...)
-		}
-	case mf != nil:
-		p, d := LowerManifest(mf, Options{})
-		more = d
-		if p != nil {
-			more.Append(CheckGraph(p)...)
-		}
-	}
-	ds.Append(more...)
-	ds.Sort()
-	if wf != nil {
-		strictFlowOnly(ds) // as compile does
-	}
+	_, ds := Compile(name, src, Options{ChecksOnly: true})
 	return ds
 }
 

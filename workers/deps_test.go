@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/internal/stepfake"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/step"
@@ -21,21 +22,21 @@ func TestWaitFor(t *testing.T) {
 		wait       step.WaitFor
 		createOn   int // create inbox files on this pause (0 = never)
 		count      int // how many
-		want       want
+		want       stepfake.Want
 		wantPauses int
 	}{
 		{"already there", step.WaitFor{Glob: "inbox/*.msg"}, -1, 1,
-			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}, 0},
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "ran", CheckOut: true}, 0},
 		{"appears after 3 polls", step.WaitFor{Glob: "inbox/*.msg", Poll: 100 * time.Millisecond, Timeout: time.Second}, 3, 1,
-			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}, 3},
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "ran", CheckOut: true}, 3},
 		{"min_count", step.WaitFor{Glob: "inbox/*.msg", MinCount: 2, Poll: time.Second, Timeout: 10 * time.Second}, 2, 2,
-			want{signal: lang.SigSuccess, attempts: 1}, 2},
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1}, 2},
 		{"too few before timeout", step.WaitFor{Glob: "inbox/*.msg", MinCount: 3, Poll: time.Second, Timeout: 5 * time.Second}, 1, 2,
-			want{signal: lang.SigTimeout, exit: 124, code: source.EWaitTimeout, errHas: "wait_for 'inbox/*.msg' matched 2 of 3 files within 5s"}, 5},
+			stepfake.Want{Signal: lang.SigTimeout, Exit: 124, Code: source.EWaitTimeout, ErrHas: "wait_for 'inbox/*.msg' matched 2 of 3 files within 5s"}, 5},
 		{"default poll and timeout", step.WaitFor{Glob: "never/*"}, 0, 0,
-			want{signal: lang.SigTimeout, exit: 124, code: source.EWaitTimeout, errHas: "matched 0 of 1 files within 5m0s"}, 600},
+			stepfake.Want{Signal: lang.SigTimeout, Exit: 124, Code: source.EWaitTimeout, ErrHas: "matched 0 of 1 files within 5m0s"}, 600},
 		{"escaping glob", step.WaitFor{Glob: "../../*"}, 0, 0,
-			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "resolves outside the project"}, 0},
+			stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: "resolves outside the project"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,9 +56,9 @@ func TestWaitFor(t *testing.T) {
 				}
 			}
 			r := f.Req(isa.KindCommand, "Wait")
-			r.Argv = exe(t, "print", "ran", "")
+			r.Argv = stepfake.Exe(t, "print", "ran", "")
 			r.WaitFor = &tt.wait
-			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+			tt.want.Check(t, tt.name, f.reg.Run(context.Background(), r))
 			if len(f.Pauses) != tt.wantPauses {
 				t.Errorf("Run(%s) paused %d times, want %d", tt.name, len(f.Pauses), tt.wantPauses)
 			}
@@ -72,7 +73,7 @@ func TestWaitForRealTime(t *testing.T) {
 	f := newFixture(t)
 	f.reg.Clock, f.reg.Wait = nil, nil
 	r := f.Req(isa.KindCommand, "Wait")
-	r.Argv = exe(t, "print", "ran", "")
+	r.Argv = stepfake.Exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "inbox/*.msg", Poll: 10 * time.Millisecond, Timeout: time.Minute}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -82,7 +83,7 @@ func TestWaitForRealTime(t *testing.T) {
 	})
 	got := f.reg.Run(context.Background(), r)
 	wg.Wait()
-	want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}.check(t, "wait_for inbox/*.msg", got)
+	stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "ran", CheckOut: true}.Check(t, "wait_for inbox/*.msg", got)
 }
 
 func TestWaitForCancelled(t *testing.T) {
@@ -91,10 +92,10 @@ func TestWaitForCancelled(t *testing.T) {
 	f.reg.Clock, f.reg.Wait = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
 	r := f.Req(isa.KindCommand, "Wait")
-	r.Argv = exe(t, "print", "ran", "")
+	r.Argv = stepfake.Exe(t, "print", "ran", "")
 	r.WaitFor = &step.WaitFor{Glob: "never/*", Poll: 10 * time.Millisecond, Timeout: time.Hour}
 	time.AfterFunc(30*time.Millisecond, cancel)
-	want{signal: lang.SigFailure, exit: -1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "wait_for never/*", f.reg.Run(ctx, r))
+	stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EInterrupted, ErrHas: "interrupted"}.Check(t, "wait_for never/*", f.reg.Run(ctx, r))
 }
 
 func TestDependsOn(t *testing.T) {
@@ -102,18 +103,18 @@ func TestDependsOn(t *testing.T) {
 	tests := []struct {
 		name string
 		deps step.DependsOn
-		want want
+		want stepfake.Want
 	}{
 		{"required present", step.DependsOn{Required: []string{"src/*.go"}},
-			want{signal: lang.SigSuccess, attempts: 1, output: "ran", checkOut: true}},
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "ran", CheckOut: true}},
 		{"required missing", step.DependsOn{Required: []string{"src/*.go", "docs/*.md"}},
-			want{signal: lang.SigFailure, exit: -1, code: source.EDepMissing, errHas: "depends_on: required 'docs/*.md' matches no file"}},
+			stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EDepMissing, ErrHas: "depends_on: required 'docs/*.md' matches no file"}},
 		{"optional missing", step.DependsOn{Required: []string{"src/a.go"}, Optional: []string{"docs/*.md"}},
-			want{signal: lang.SigSuccess, attempts: 1}},
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1}},
 		{"escaping", step.DependsOn{Required: []string{"/etc/*"}},
-			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "is absolute"}},
+			stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: "is absolute"}},
 		{"through a symlink", step.DependsOn{Required: []string{"*/a.go"}},
-			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "passes through the symlink 'link'"}},
+			stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: "passes through the symlink 'link'"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,9 +128,9 @@ func TestDependsOn(t *testing.T) {
 				}
 			}
 			r := f.Req(isa.KindCommand, "Dep")
-			r.Argv = exe(t, "print", "ran", "")
+			r.Argv = stepfake.Exe(t, "print", "ran", "")
 			r.DependsOn = &tt.deps
-			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+			tt.want.Check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
 	}
 }
@@ -162,7 +163,7 @@ func TestDependsOnInject(t *testing.T) {
 			r.Providers = []string{"mock"}
 			r.Prompt = "Review them."
 			r.DependsOn = &tt.deps
-			want{signal: lang.SigSuccess, attempts: 1, output: tt.want, checkOut: true}.check(t, tt.name, f.reg.Run(context.Background(), r))
+			stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: tt.want, CheckOut: true}.Check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"smith/internal/stepfake"
 )
 
 // TestInputFileSymlinkSwapRace: while a command step with input_file runs
@@ -45,7 +47,7 @@ func TestInputFileSymlinkSwapRace(t *testing.T) {
 	leaks, ran := 0, 0
 	for i := 0; i < raceTrials(); i++ {
 		r := f.Req(isa.KindCommand, "Race")
-		r.Argv = exe(t, "cat")
+		r.Argv = stepfake.Exe(t, "cat")
 		r.InputFile = "in.txt"
 		got := f.reg.Run(context.Background(), r)
 		if strings.Contains(got.Output, "OUTSIDE") {

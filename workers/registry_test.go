@@ -2,11 +2,9 @@ package workers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,137 +42,75 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// exe returns the argv that runs the test binary in a helper mode.
-func exe(t *testing.T, args ...string) []string {
-	argv, _ := testchild.Argv(t, args...)
-	return argv
-}
-
-// errText prints an error with its code: "E_X: message".
-var errText = stepfake.ErrText
-
-// describe prints the fields of a Result the tests compare.
-func describe(r step.Result) string {
-	s := fmt.Sprintf("signal=%s exit=%d attempts=%d output=%q", r.Signal, r.ExitCode, r.Attempts, short(r.Output))
-	if r.Provider != "" {
-		s += " provider=" + r.Provider
-	}
-	if r.Tokens != 0 {
-		s += fmt.Sprintf(" tokens=%d", r.Tokens)
-	}
-	if r.Err != nil {
-		s += " err=" + errText(r.Err)
-	}
-	return s
-}
-
-func short(s string) string {
-	if len(s) > 80 {
-		return s[:80] + fmt.Sprintf("...(%d bytes)", len(s))
-	}
-	return s
-}
-
-// A want is the expected outcome of a Run.
-type want struct {
-	signal   string
-	exit     int
-	attempts int    // 0 = not checked
-	output   string // checked when checkOut
-	checkOut bool
-	code     source.Code // "" = no Err
-	errHas   string
-}
-
-func (w want) check(t *testing.T, what string, got step.Result) {
-	t.Helper()
-	ok := got.Signal == w.signal && got.ExitCode == w.exit &&
-		(w.attempts == 0 || got.Attempts == w.attempts) &&
-		(!w.checkOut || got.Output == w.output)
-	var c source.Coded
-	switch {
-	case w.code == "":
-		ok = ok && got.Err == nil
-	case errors.As(got.Err, &c):
-		ok = ok && c.ErrCode() == w.code && strings.Contains(c.Error(), w.errHas)
-	default:
-		ok = false
-	}
-	if !ok {
-		t.Errorf("Run(%s) = %s, want signal=%s exit=%d attempts=%d output=%q (checked %v) err=%s containing %q",
-			what, describe(got), w.signal, w.exit, w.attempts, w.output, w.checkOut, w.code, w.errHas)
-	}
-}
-
 func TestRunCommand(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(f *fixture, r *step.Request)
-		want  want
+		want  stepfake.Want
 	}{
 		{
 			name:  "success",
-			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "print", "hello\n\n", "warn") },
-			want:  want{signal: lang.SigSuccess, exit: 0, attempts: 1, output: "hello", checkOut: true},
+			setup: func(f *fixture, r *step.Request) { r.Argv = stepfake.Exe(f.t, "print", "hello\n\n", "warn") },
+			want:  stepfake.Want{Signal: lang.SigSuccess, Exit: 0, Attempts: 1, Output: "hello", CheckOut: true},
 		},
 		{
 			name:  "failure",
-			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "exit", "3") },
-			want:  want{signal: lang.SigFailure, exit: 3, attempts: 1},
+			setup: func(f *fixture, r *step.Request) { r.Argv = stepfake.Exe(f.t, "exit", "3") },
+			want:  stepfake.Want{Signal: lang.SigFailure, Exit: 3, Attempts: 1},
 		},
 		{
 			name:  "not found",
 			setup: func(f *fixture, r *step.Request) { r.Argv = []string{"smith-no-such-command"} },
-			want:  want{signal: lang.SigFailure, exit: 127, attempts: 1, code: source.EExec, errHas: "command 'smith-no-such-command' not found"},
+			want:  stepfake.Want{Signal: lang.SigFailure, Exit: 127, Attempts: 1, Code: source.EExec, ErrHas: "command 'smith-no-such-command' not found"},
 		},
 		{
 			name:  "empty argv",
 			setup: func(f *fixture, r *step.Request) { r.Argv = nil },
-			want:  want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "empty command"},
+			want:  stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "empty command"},
 		},
 		{
 			name: "timeout",
 			setup: func(f *fixture, r *step.Request) {
-				r.Argv = exe(f.t, "sleep", "20s")
+				r.Argv = stepfake.Exe(f.t, "sleep", "20s")
 				r.Timeout = 100 * time.Millisecond
 			},
-			want: want{signal: lang.SigTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "timed out"},
+			want: stepfake.Want{Signal: lang.SigTimeout, Exit: 124, Attempts: 1, Code: source.ETimeout, ErrHas: "timed out"},
 		},
 		{
 			name: "stdin from input_file",
 			setup: func(f *fixture, r *step.Request) {
 				f.Write("in/data.txt", "line one\nline two\n")
-				r.Argv = exe(f.t, "cat")
+				r.Argv = stepfake.Exe(f.t, "cat")
 				r.InputFile = "in/data.txt"
 			},
-			want: want{signal: lang.SigSuccess, attempts: 1, output: "line one\nline two", checkOut: true},
+			want: stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "line one\nline two", CheckOut: true},
 		},
 		{
 			name:  "stdin is /dev/null",
-			setup: func(f *fixture, r *step.Request) { r.Argv = exe(f.t, "stdin") },
-			want:  want{signal: lang.SigSuccess, attempts: 1, output: "devnull\n0", checkOut: true},
+			setup: func(f *fixture, r *step.Request) { r.Argv = stepfake.Exe(f.t, "stdin") },
+			want:  stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "devnull\n0", CheckOut: true},
 		},
 		{
 			name: "missing input_file",
 			setup: func(f *fixture, r *step.Request) {
-				r.Argv = exe(f.t, "cat")
+				r.Argv = stepfake.Exe(f.t, "cat")
 				r.InputFile = "nope.txt"
 			},
-			want: want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "input_file 'nope.txt' cannot be read"},
+			want: stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "input_file 'nope.txt' cannot be read"},
 		},
 		{
 			name: "secrets masked",
 			setup: func(f *fixture, r *step.Request) {
-				r.Argv = exe(f.t, "print", "token=hunter2\n")
+				r.Argv = stepfake.Exe(f.t, "print", "token=hunter2\n")
 				r.Mask = text.NewMasker([]string{"hunter2"})
 			},
-			want: want{signal: lang.SigSuccess, attempts: 1, output: "token=***", checkOut: true},
+			want: stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "token=***", CheckOut: true},
 		},
 		{
 			name:  "internal worker not available",
 			setup: func(f *fixture, r *step.Request) { r.Kind, r.Worker = isa.KindInternal, "Internal:TestRunner" },
-			want:  want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "internal worker 'Internal:TestRunner' is not available yet"},
+			want:  stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "internal worker 'Internal:TestRunner' is not available yet"},
 		},
 	}
 	for _, tt := range tests {
@@ -183,7 +119,7 @@ func TestRunCommand(t *testing.T) {
 			f := newFixture(t)
 			r := f.Req(isa.KindCommand, "Step")
 			tt.setup(f, r)
-			tt.want.check(t, tt.name, f.reg.Run(context.Background(), r))
+			tt.want.Check(t, tt.name, f.reg.Run(context.Background(), r))
 		})
 	}
 }
@@ -198,7 +134,7 @@ func TestRunInternalTable(t *testing.T) {
 	}
 	r := f.Req(isa.KindInternal, "Greet")
 	r.Worker = "Internal:Hello"
-	want{signal: lang.SigSuccess, attempts: 1, output: "hello from Greet", checkOut: true}.check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
+	stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: "hello from Greet", CheckOut: true}.Check(t, "Internal:Hello", f.reg.Run(context.Background(), r))
 }
 
 func TestRunRetries(t *testing.T) {
@@ -222,7 +158,7 @@ func TestRunRetries(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			r := f.Req(isa.KindCommand, "Retry")
-			r.Argv = exe(t, tt.argv...)
+			r.Argv = stepfake.Exe(t, tt.argv...)
 			r.Attempts, r.Backoff = tt.attempts, 2*time.Second
 			var retries []string
 			r.OnRetry = func(attempt, exit int, wait time.Duration) {
@@ -232,7 +168,7 @@ func TestRunRetries(t *testing.T) {
 			r.AttemptID = func(n int) string { ids = append(ids, n); return fmt.Sprint(n) }
 			got := f.reg.Run(context.Background(), r)
 			if got.Attempts != tt.wantTries || got.ExitCode != tt.wantExit || fmt.Sprint(retries) != tt.wantRetry {
-				t.Errorf("Run(%v) = %s, retries %v, want attempts=%d exit=%d retries %s", tt.argv, describe(got), retries, tt.wantTries, tt.wantExit, tt.wantRetry)
+				t.Errorf("Run(%v) = %s, retries %v, want attempts=%d exit=%d retries %s", tt.argv, stepfake.Describe(got), retries, tt.wantTries, tt.wantExit, tt.wantRetry)
 			}
 			if len(ids) != tt.wantTries || len(f.Pauses) != tt.wantTries-1 {
 				t.Errorf("Run(%v): attempt ids %v and pauses %v, want %d tries", tt.argv, ids, f.Pauses, tt.wantTries)
@@ -245,9 +181,9 @@ func TestRunTimeoutRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	r := f.Req(isa.KindCommand, "Slow")
-	r.Argv = exe(t, "sleep", "20s")
+	r.Argv = stepfake.Exe(t, "sleep", "20s")
 	r.Timeout, r.Attempts = 50*time.Millisecond, 2
-	want{signal: lang.SigTimeout, exit: 124, attempts: 2, code: source.ETimeout, errHas: "timed out"}.check(t, "sleep 20s", f.reg.Run(context.Background(), r))
+	stepfake.Want{Signal: lang.SigTimeout, Exit: 124, Attempts: 2, Code: source.ETimeout, ErrHas: "timed out"}.Check(t, "sleep 20s", f.reg.Run(context.Background(), r))
 }
 
 func TestRunOutputFile(t *testing.T) {
@@ -271,7 +207,7 @@ func TestRunOutputFile(t *testing.T) {
 			f := newFixture(t)
 			f.Write("artifacts/Gen/"+tt.output, "old content that must be replaced")
 			r := f.Req(isa.KindCommand, "Gen")
-			r.Argv = exe(t, tt.argv...)
+			r.Argv = stepfake.Exe(t, tt.argv...)
 			r.OutputFile = tt.output
 			r.Mask = text.NewMasker(tt.mask)
 			got := f.reg.Run(context.Background(), r)
@@ -282,7 +218,7 @@ func TestRunOutputFile(t *testing.T) {
 			}
 			if got.Signal != lang.SigSuccess || content != wantContent || got.Truncated != tt.truncated {
 				t.Errorf("Run(%v) = %s truncated=%v, output_file %q, want success truncated=%v, file %q",
-					tt.argv, describe(got), got.Truncated, short(content), tt.truncated, short(wantContent))
+					tt.argv, stepfake.Describe(got), got.Truncated, stepfake.Short(content), tt.truncated, stepfake.Short(wantContent))
 			}
 			if tt.truncated {
 				spill := filepath.Join(f.RunRoot, "logs", "Gen-stdout.log")
@@ -307,9 +243,9 @@ func TestRunStderrLog(t *testing.T) {
 		r := f.Req(isa.KindCommand, "Logged")
 		r.Iteration = fmt.Sprint(i)
 		r.Attempts = attempts
-		r.Argv = exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
+		r.Argv = stepfake.Exe(t, "print", "out", fmt.Sprintf("error %d\n", i))
 		if attempts > 1 {
-			r.Argv = exe(t, "exit", "1", "failed\n")
+			r.Argv = stepfake.Exe(t, "exit", "1", "failed\n")
 		}
 		got := f.reg.Run(context.Background(), r)
 		if got.StderrLog != want {
@@ -330,33 +266,33 @@ func TestRunCapture(t *testing.T) {
 		out        string
 		capture    string
 		allowParse bool
-		want       want
+		want       stepfake.Want
 		wantLines  string
 		wantJSON   string
 	}{
-		{name: "lines", out: "a\nb\nc\n\n", capture: "lines", want: want{signal: lang.SigSuccess}, wantLines: `["a" "b" "c"]`},
-		{name: "lines empty", out: "", capture: "lines", want: want{signal: lang.SigSuccess}, wantLines: `[]`},
+		{name: "lines", out: "a\nb\nc\n\n", capture: "lines", want: stepfake.Want{Signal: lang.SigSuccess}, wantLines: `["a" "b" "c"]`},
+		{name: "lines empty", out: "", capture: "lines", want: stepfake.Want{Signal: lang.SigSuccess}, wantLines: `[]`},
 		{name: "json", out: `{"a": [1, 2.5, "x"], "b": {"c": true, "d": null}}` + "\n", capture: "json",
-			want: want{signal: lang.SigSuccess}, wantJSON: `map[a:[1 2.5 x] b:map[c:true d:<nil>]]`},
+			want: stepfake.Want{Signal: lang.SigSuccess}, wantJSON: `map[a:[1 2.5 x] b:map[c:true d:<nil>]]`},
 		{name: "json parse error", out: "not json\n", capture: "json",
-			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "output of step 'Cap' is not JSON"}, wantJSON: "<nil>"},
+			want: stepfake.Want{Signal: lang.SigFailure, Code: source.EJSONParse, ErrHas: "output of step 'Cap' is not JSON"}, wantJSON: "<nil>"},
 		{name: "json trailing garbage", out: `{"a":1} x`, capture: "json",
-			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "not JSON"}, wantJSON: "<nil>"},
+			want: stepfake.Want{Signal: lang.SigFailure, Code: source.EJSONParse, ErrHas: "not JSON"}, wantJSON: "<nil>"},
 		{name: "json empty", out: "", capture: "json",
-			want: want{signal: lang.SigFailure, code: source.EJSONParse, errHas: "the output is empty"}, wantJSON: "<nil>"},
+			want: stepfake.Want{Signal: lang.SigFailure, Code: source.EJSONParse, ErrHas: "the output is empty"}, wantJSON: "<nil>"},
 		{name: "allow_parse_error", out: "not json", capture: "json", allowParse: true,
-			want: want{signal: lang.SigSuccess}, wantJSON: "<nil>"},
+			want: stepfake.Want{Signal: lang.SigSuccess}, wantJSON: "<nil>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			r := f.Req(isa.KindCommand, "Cap")
-			r.Argv = exe(t, "print", tt.out, "")
+			r.Argv = stepfake.Exe(t, "print", tt.out, "")
 			r.OutputCapture, r.AllowParseError = tt.capture, tt.allowParse
 			got := f.reg.Run(context.Background(), r)
-			tt.want.attempts = 1
-			tt.want.check(t, tt.name, got)
+			tt.want.Attempts = 1
+			tt.want.Check(t, tt.name, got)
 			if tt.wantLines != "" && fmt.Sprintf("%q", got.Lines) != tt.wantLines {
 				t.Errorf("Run(%q) lines = %q, want %s", tt.out, got.Lines, tt.wantLines)
 			}
@@ -406,10 +342,10 @@ func TestRunPathEscape(t *testing.T) {
 			marker := filepath.Join(f.Dirs.Workspace, "ran")
 			r := f.Req(isa.KindCommand, "Esc")
 			// If the command ran, it would write stdout to the output file.
-			r.Argv = exe(t, "print", "ran", "")
+			r.Argv = stepfake.Exe(t, "print", "ran", "")
 			tt.setup(f, r)
 			got := f.reg.Run(context.Background(), r)
-			want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: tt.has}.check(t, tt.name, got)
+			stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: tt.has}.Check(t, tt.name, got)
 			if _, err := os.Stat(filepath.Join(f.Dirs.Base, "x.txt")); err == nil {
 				t.Errorf("Run(%s) wrote %s", tt.name, filepath.Join(f.Dirs.Base, "x.txt"))
 			}
@@ -429,9 +365,9 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := f.Req(isa.KindCommand, "Gone")
-	r.Argv = exe(t, "print", "ran", "")
+	r.Argv = stepfake.Exe(t, "print", "ran", "")
 	r.Attempts = 3
-	want{signal: lang.SigFailure, exit: -1, attempts: 1, code: source.EInterrupted, errHas: "interrupted"}.check(t, "cancelled", f.reg.Run(ctx, r))
+	stepfake.Want{Signal: lang.SigFailure, Exit: -1, Attempts: 1, Code: source.EInterrupted, ErrHas: "interrupted"}.Check(t, "cancelled", f.reg.Run(ctx, r))
 }
 
 func TestNewRegistryKnowsInternalWorkers(t *testing.T) {
@@ -458,6 +394,6 @@ func TestMockDuration(t *testing.T) {
 	// The fixture's pause advances its clock: the duration is the backoff.
 	got := f.reg.Run(context.Background(), r)
 	if got.Duration != 5*time.Second || got.Output != "ok" {
-		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, describe(got), 5*time.Second)
+		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, stepfake.Describe(got), 5*time.Second)
 	}
 }

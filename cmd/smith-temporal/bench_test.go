@@ -20,21 +20,7 @@ import (
 //
 // stepsYAML runs n command steps (true) in a loop.
 func stepsYAML(n int) string {
-	return fmt.Sprintf(`version: "1.0"
-name: steps
-strict_flow: false
-steps:
-  - name: Gen
-    command: ["seq", "1", "%d"]
-    output_capture: lines
-  - name: Loop
-    for_each:
-      items: "${steps.Gen.lines}"
-      as: i
-      steps:
-        - name: Tick
-          command: ["true"]
-`, n)
+	return fmt.Sprintf(testWorkflow("bench_steps.yaml"), n)
 }
 
 const benchSteps = 200
@@ -116,20 +102,7 @@ func trivialYAML() string {
 	for i := range items {
 		items[i] = strconv.Itoa(i + 1)
 	}
-	return `version: "1.0"
-name: trivial
-strict_flow: false
-context: {items: [` + strings.Join(items, ", ") + `]}
-steps:
-  - name: Loop
-    for_each:
-      items: "${context.items}"
-      as: i
-      steps:
-        - name: Think
-          provider: mock
-          prompt: "step ${i}"
-`
+	return fmt.Sprintf(testWorkflow("bench_trivial.yaml"), strings.Join(items, ", "))
 }
 
 // BenchmarkTrivialSteps: 20 runs of 50 steps that start no process, all

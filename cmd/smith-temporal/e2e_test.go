@@ -21,129 +21,18 @@ import (
 // The acceptance-style workflows run on both engines.
 
 // loopsYAML: a for_each loop, a retried step and a failure followed.
-const loopsYAML = `version: "1.0"
-name: loops
-strict_flow: false
-context: {files: [a, b, c]}
-steps:
-  - name: Prep
-    command: ["printf", "prep"]
-  - name: Each
-    for_each:
-      items: "${context.files}"
-      as: f
-      steps:
-        - name: Echo
-          command: ["printf", "%s-%s", "${f}", "${loop.index}"]
-  - name: Flaky
-    command: ["false"]
-    retry: {attempts: 3, backoff_sec: 0}
-    on: {failure: {goto: Ask}}
-  - name: Ask
-    provider: mock
-    prompt: "Summarise ${steps.Prep.output} and ${steps.Flaky.exit_code}."
-  - name: Last
-    command: ["printf", "%s|%s", "${steps.Prep.output}", "${steps.Ask.output}"]
-`
+var loopsYAML = testWorkflow("loops.yaml")
 
 // parallelYAML: a for_each with parallel: 3 over five items, then a
 // parallel step of two branches, one with two steps.
-const parallelYAML = `version: "1.0"
-name: par
-strict_flow: false
-context: {items: [a, b, c, d, e]}
-steps:
-  - name: Fan
-    for_each:
-      items: "${context.items}"
-      as: it
-      parallel: 3
-      steps:
-        - name: Work
-          command: ["sh", "-c", "sleep 0.$$((5 - $$2)); printf '%s-%s' \"$$1\" \"$$2\"", "work", "${it}", "${loop.index}"]
-        - name: Think
-          provider: mock
-          prompt: "think about ${steps.Work.output}"
-  - name: Review
-    parallel:
-      max: 2
-      branches:
-        security:
-          - {name: SecScan, command: ["printf", "sec-ok"]}
-          - {name: SecReview, provider: mock, prompt: "review ${steps.SecScan.output}"}
-        style:
-          - {name: StyleCheck, command: ["printf", "style-ok"]}
-  - name: After
-    command: ["printf", "%s|%s|%s", "${steps.Work.output}", "${steps.SecReview.output}", "${steps.StyleCheck.output}"]
-`
+var parallelYAML = testWorkflow("parallel.yaml")
 
 // callManifest: CALL with return_to, a pure callee, RETURN.
-const callManifest = `{
-  "version": "1",
-  "entry": "Main",
-  "workers": {
-    "Command:Work": {"command": ["printf", "work"]},
-    "Command:Sub": {"command": ["printf", "sub"]},
-    "Worker:Think": {"provider": "mock", "output_type": "THOUGHT"}
-  },
-  "nodes": {
-    "Main": {
-      "entry_block": "A",
-      "context_inheritance": true,
-      "blocks": {
-        "A": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "B"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
-        "B": {"worker": "Worker:Think", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:B failed"}]}
-      }
-    },
-    "Sub": {
-      "entry_block": "S1",
-      "context_inheritance": false,
-      "blocks": {
-        "S1": {"worker": "Command:Sub", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:S2"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]},
-        "S2": {"worker": "Worker:Think", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S2 failed"}]}
-      }
-    }
-  }
-}
-`
+var callManifest = testWorkflow("call_manifest.json")
 
 // haltManifest: a failing check halts; resume re-runs it (it halts again)
 // or takes --signal's transition.
-const haltManifest = `{
-  "version": "1",
-  "entry": "Node:Main",
-  "workers": {
-    "Command:Check": {"command": ["false"]},
-    "Command:Publish": {"command": ["printf", "published"]}
-  },
-  "nodes": {
-    "Node:Main": {
-      "entry_block": "Block:Check",
-      "blocks": {
-        "Block:Check": {
-          "worker": "Command:Check",
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Publish"},
-            {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:Publish"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"}]},
-        "Block:Publish": {
-          "worker": "Command:Publish",
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:publish failed"}]}
-      }
-    }
-  }
-}
-`
+var haltManifest = testWorkflow("halt_manifest.json")
 
 // A parity case: a workflow (written into BASE, or copied from a
 // directory), then resumes (each: --signal, --note) after halts.
@@ -447,22 +336,7 @@ var _ = context.Background
 var _ client.Client
 
 // budgetYAML: a 40-iteration loop, more than a --max-steps of 25 allows.
-const budgetYAML = `version: "1.0"
-name: budget
-strict_flow: false
-steps:
-  - name: Gen
-    command: ["seq", "1", "40"]
-    output_capture: lines
-  - name: Loop
-    for_each:
-      items: "${steps.Gen.lines}"
-      as: i
-      steps:
-        - name: Tick
-          provider: mock
-          prompt: "tick ${i}"
-`
+var budgetYAML = testWorkflow("budget.yaml")
 
 // TestStepBudgetAcrossContinueAsNew: --max-steps counts every step of the
 // run, not of each execution: a run that continues as new every few steps
@@ -541,4 +415,13 @@ func TestConsoleProgressLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testWorkflow returns testdata/workflows/NAME, a workflow of these tests.
+func testWorkflow(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "workflows", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -13,18 +13,7 @@ import (
 
 // slowYAML: A and C are quick; B records each start and its pid, then
 // sleeps long enough to be killed in (2 minutes the first time, 1 s after).
-const slowYAML = `version: "1.0"
-name: slow
-strict_flow: false
-steps:
-  - name: A
-    command: ["sh", "-c", "echo x >> ../A.count"]
-  - name: B
-    command: ["sh", "-c", "echo x >> ../B.count; echo $$$$ > ../B.pid.tmp; mv ../B.pid.tmp ../B.pid; if [ $$(wc -l < ../B.count) -eq 1 ]; then exec sleep 120; fi; exec sleep 1"]
-    timeout: 120
-  - name: C
-    command: ["sh", "-c", "echo x >> ../C.count"]
-`
+var slowYAML = testWorkflow("slow.yaml")
 
 func lines(t *testing.T, path string) int {
 	t.Helper()

@@ -11,17 +11,7 @@ import (
 
 // handoffYAML: Write makes files, Slow (killed mid-step in the test) reads
 // them and makes another, Last reads both and removes one.
-const handoffYAML = `version: "1.0"
-name: handoff
-strict_flow: false
-steps:
-  - name: Write
-    command: ["sh", "-c", "mkdir -p notes && printf one > notes/one.txt && printf gone > gone.txt && printf '#!/bin/sh\\necho tool-ran\\n' > tool.sh && chmod +x tool.sh"]
-  - name: Slow
-    command: ["sh", "-c", "touch slow-started && sleep 3 && cat notes/one.txt gone.txt > two.txt && rm gone.txt"]
-  - name: Last
-    command: ["sh", "-c", "cat notes/one.txt two.txt; ./tool.sh; test ! -e gone.txt && echo gone-is-gone"]
-`
+var handoffYAML = testWorkflow("handoff.yaml")
 
 // TestFilesFollowTheRun: two workers in separate directories, sharing
 // nothing but the S3 server of the blob store. The worker running step
@@ -65,26 +55,7 @@ func TestFilesFollowTheRun(t *testing.T) {
 // fanYAML: Prep writes one input per item; Hold gives the test time to
 // replace the worker; the parallel iterations each read their input (and
 // Prep's shared file) and write an output; After reads them all.
-const fanYAML = `version: "1.0"
-name: fan
-strict_flow: false
-context: {items: [a, b, c, d, e, f]}
-steps:
-  - name: Prep
-    command: ["sh", "-c", "mkdir -p in && for i in a b c d e f; do printf \"in-$$i\" > in/$$i.txt; done && printf shared > in/common.txt"]
-  - name: Hold
-    command: ["sh", "-c", "touch hold-started && sleep 2"]
-  - name: Fan
-    for_each:
-      items: "${context.items}"
-      as: it
-      parallel: 3
-      steps:
-        - name: Work
-          command: ["sh", "-c", "mkdir -p out && cat in/$$1.txt in/common.txt > out/$$1.txt && echo $$1 >> ../ran.log && sleep 0.5", "work", "${it}"]
-  - name: After
-    command: ["sh", "-c", "cat out/a.txt out/b.txt out/c.txt out/d.txt out/e.txt out/f.txt"]
-`
+var fanYAML = testWorkflow("fan.yaml")
 
 // TestParallelIterationsSeeEarlierFiles: Prep runs on worker A, which is
 // then killed; the parallel iterations run on workers B and C (separate

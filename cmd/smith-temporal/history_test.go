@@ -94,17 +94,7 @@ func TestSecretsNeverInHistory(t *testing.T) {
 	t.Setenv("SMITH_TEST_TOKEN", secret) // the workers inherit it
 	f := newFleet(t)
 	f.worker()
-	file := write(t, filepath.Join(f.base, "s.yaml"), `version: "1.0"
-name: secrets
-strict_flow: false
-secrets: [SMITH_TEST_TOKEN]
-steps:
-  - name: Print
-    command: ["printf", "token=%s", "${env.SMITH_TEST_TOKEN}"]
-  - name: Ask
-    provider: mock
-    prompt: "Use ${env.SMITH_TEST_TOKEN} to log in; the last step said ${steps.Print.output}"
-`)
+	file := write(t, filepath.Join(f.base, "s.yaml"), testWorkflow("secrets_never_in_history.yaml"))
 	r := f.cli("run", file, "--run-id", "sec1", "--json")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
@@ -137,16 +127,7 @@ func TestLargeValuesByReference(t *testing.T) {
 	f.worker()
 	big := strings.Repeat("0123456789abcdef", 8<<10) // 128 KiB
 	write(t, filepath.Join(f.base, "workspace", "big.txt"), big)
-	file := write(t, filepath.Join(f.base, "big.yaml"), `version: "1.0"
-name: big
-strict_flow: false
-steps:
-  - name: Cat
-    command: ["cat", "big.txt"]
-    output_capture: lines
-  - name: Count
-    command: ["printf", "%s", "${steps.Cat.exit_code}"]
-`)
+	file := write(t, filepath.Join(f.base, "big.yaml"), testWorkflow("large_values_by_reference.yaml"))
 	r := f.cli("run", file, "--run-id", "big1", "--json")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
@@ -180,25 +161,7 @@ func TestLongLoopContinuesAsNew(t *testing.T) {
 	}
 	f := newFleet(t)
 	f.worker()
-	src := write(t, filepath.Join(f.base, "long.yaml"), `version: "1.0"
-name: long
-strict_flow: false
-steps:
-  - name: Gen
-    command: ["seq", "1", "10000"]
-    output_capture: lines
-  - name: Loop
-    for_each:
-      items: "${steps.Gen.lines}"
-      as: i
-      steps:
-        - name: Tick
-          provider: mock
-          prompt: "tick ${i}"
-  - name: Done
-    provider: mock
-    prompt: "done after ${steps.Loop.exit_code}"
-`)
+	src := write(t, filepath.Join(f.base, "long.yaml"), testWorkflow("long_loop_continues_as_new.yaml"))
 	p, ds := compiler.LoadProgram(src, compiler.Options{})
 	if p == nil {
 		t.Fatalf("compile: %v", ds)

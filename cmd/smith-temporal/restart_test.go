@@ -140,14 +140,4 @@ func TestServerRestartMidRun(t *testing.T) {
 }
 
 // restartYAML: B takes 4 s, long enough to kill the server in.
-const restartYAML = `version: "1.0"
-name: restart
-strict_flow: false
-steps:
-  - name: A
-    command: ["sh", "-c", "echo x >> ../A.count"]
-  - name: B
-    command: ["sh", "-c", "echo x >> ../B.count; sleep 4"]
-  - name: C
-    command: ["sh", "-c", "echo x >> ../C.count"]
-`
+var restartYAML = testWorkflow("restart.yaml")

@@ -60,16 +60,7 @@ func TestS3Blobs(t *testing.T) {
 	f.worker()
 	big := strings.Repeat("0123456789abcdef", 8<<10) // 128 KiB
 	write(t, filepath.Join(f.base, "workspace", "big.txt"), big)
-	file := write(t, filepath.Join(f.base, "big.yaml"), `version: "1.0"
-name: big
-strict_flow: false
-steps:
-  - name: Cat
-    command: ["cat", "big.txt"]
-    output_capture: lines
-  - name: Count
-    command: ["printf", "%s", "${steps.Cat.exit_code}"]
-`)
+	file := write(t, filepath.Join(f.base, "big.yaml"), testWorkflow("s3_blobs.yaml"))
 	r := f.cli("run", file, "--run-id", "s3big", "--json")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)

@@ -16,13 +16,7 @@ import (
 )
 
 // failYAML: a step that fails, with no transition for it.
-const failYAML = `version: "1.0"
-name: fails
-strict_flow: false
-steps:
-  - name: Build
-    command: ["sh", "-c", "echo broken >&2; exit 3"]
-`
+var failYAML = testWorkflow("fail.yaml")
 
 // TestTemporalShowsSmithTruth: a failed Smith run is a FAILED workflow
 // whose failure carries the reason; a halted run says so (and its current

@@ -74,19 +74,7 @@ func goEnv(t testing.TB) []string {
 
 // pinnedYAML: an isolated run of three steps; Slow records each start in
 // its worktree and sleeps long enough to be killed in the first time.
-const pinnedYAML = `version: "1.0"
-name: pinned
-isolation: git-worktree
-strict_flow: false
-steps:
-  - name: Write
-    command: ["sh", "-c", "echo one > one.txt"]
-  - name: Slow
-    command: ["sh", "-c", "echo x >> starts.log; if [ $$(wc -l < starts.log) -eq 1 ]; then exec sleep 120; fi; echo two > two.txt"]
-    timeout: 150
-  - name: Check
-    command: ["sh", "-c", "cat one.txt two.txt"]
-`
+var pinnedYAML = testWorkflow("pinned.yaml")
 
 // TestWorktreeRunStaysOnItsHost: two workers with different BASEs (two
 // hosts); a run with isolation: git-worktree creates its worktree on one
@@ -200,16 +188,7 @@ func TestSharedWorkspaceNotPinned(t *testing.T) {
 	gitWorkspace(t, "", filepath.Join(f.base, "workspace"))
 	f.workerAt(f.base, "--shared-workspace")
 	f.workerAt(f.base, "--shared-workspace")
-	file := write(t, filepath.Join(f.base, "iso.yaml"), `version: "1.0"
-name: iso
-isolation: git-worktree
-strict_flow: false
-steps:
-  - name: Write
-    command: ["sh", "-c", "echo one > one.txt"]
-  - name: Check
-    command: ["cat", "one.txt"]
-`)
+	file := write(t, filepath.Join(f.base, "iso.yaml"), testWorkflow("shared_workspace_not_pinned.yaml"))
 	if r := f.cli("run", file, "--run-id", "shared1"); r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}

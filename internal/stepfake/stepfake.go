@@ -10,8 +10,10 @@ package stepfake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +126,65 @@ func ErrText(err error) string {
 		return string(c.ErrCode()) + ": " + c.Error()
 	}
 	return "(uncoded) " + err.Error()
+}
+
+// Exe returns the argv that runs the test binary in a helper mode.
+func Exe(t testing.TB, args ...string) []string {
+	argv, _ := testchild.Argv(t, args...)
+	return argv
+}
+
+// Describe prints the fields of a Result the tests compare.
+func Describe(r step.Result) string {
+	s := fmt.Sprintf("signal=%s exit=%d attempts=%d output=%q", r.Signal, r.ExitCode, r.Attempts, Short(r.Output))
+	if r.Provider != "" {
+		s += " provider=" + r.Provider
+	}
+	if r.Tokens != 0 {
+		s += fmt.Sprintf(" tokens=%d", r.Tokens)
+	}
+	if r.Err != nil {
+		s += " err=" + ErrText(r.Err)
+	}
+	return s
+}
+
+// Short returns s, cut to its first 80 bytes and its length when longer.
+func Short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + fmt.Sprintf("...(%d bytes)", len(s))
+	}
+	return s
+}
+
+// A Want is the expected outcome of a Run.
+type Want struct {
+	Signal   string
+	Exit     int
+	Attempts int    // 0 = not checked
+	Output   string // checked when CheckOut
+	CheckOut bool
+	Code     source.Code // "" = no Err
+	ErrHas   string
+}
+
+// Check reports an error on t when got is not w; what names the run.
+func (w Want) Check(t testing.TB, what string, got step.Result) {
+	t.Helper()
+	ok := got.Signal == w.Signal && got.ExitCode == w.Exit &&
+		(w.Attempts == 0 || got.Attempts == w.Attempts) &&
+		(!w.CheckOut || got.Output == w.Output)
+	var c source.Coded
+	switch {
+	case w.Code == "":
+		ok = ok && got.Err == nil
+	case errors.As(got.Err, &c):
+		ok = ok && c.ErrCode() == w.Code && strings.Contains(c.Error(), w.ErrHas)
+	default:
+		ok = false
+	}
+	if !ok {
+		t.Errorf("Run(%s) = %s, want signal=%s exit=%d attempts=%d output=%q (checked %v) err=%s containing %q",
+			what, Describe(got), w.Signal, w.Exit, w.Attempts, w.Output, w.CheckOut, w.Code, w.ErrHas)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/internal/stepfake"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/provider"
@@ -49,10 +50,10 @@ func TestProviderTransport(t *testing.T) {
 			r.ProviderParams = []provider.Param{{Key: "model", Value: "big"}}
 		}, "[Say hi|big]", false},
 		{"provider transport temp_file appends the path", func(f *fixture, r *step.Request) {
-			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "print"), Transport: &provider.Transport{Mode: "temp_file"}}}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: stepfake.Exe(f.t, "print"), Transport: &provider.Transport{Mode: "temp_file"}}}
 		}, "@tmp", false},
 		{"step overrides provider transport", func(f *fixture, r *step.Request) {
-			r.ProviderDefs = []provider.Def{{Name: "echo", Command: exe(f.t, "cat"), Transport: &provider.Transport{Mode: "argv"}}}
+			r.ProviderDefs = []provider.Def{{Name: "echo", Command: stepfake.Exe(f.t, "cat"), Transport: &provider.Transport{Mode: "argv"}}}
 			r.Transport = &provider.Transport{Mode: "stdin"}
 		}, "Say hi", false},
 		{"params over defaults", func(f *fixture, r *step.Request) {
@@ -63,7 +64,7 @@ func TestProviderTransport(t *testing.T) {
 		}, "small:99", false},
 		{"command_override", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "template")}
-			r.CommandOverride = exe(f.t, "print", "override ${PROMPT}")
+			r.CommandOverride = stepfake.Exe(f.t, "print", "override ${PROMPT}")
 		}, "override Say hi", false},
 		{"input_file as prompt on stdin", func(f *fixture, r *step.Request) {
 			f.Write("in.txt", "from file\n")
@@ -126,14 +127,14 @@ func TestProviderTransport(t *testing.T) {
 			case "@paths":
 				want = filepath.Join(f.Dirs.Workspace, "in.txt") + " " + filepath.Join(f.Dirs.Workspace, "artifacts", "Ask", "o.txt")
 			}
-			wantOK(want).check(t, tt.name, got)
+			wantOK(want).Check(t, tt.name, got)
 		})
 	}
 }
 
 // wantOK is a successful single try with this output.
-func wantOK(output string) want {
-	return want{signal: lang.SigSuccess, attempts: 1, output: output, checkOut: true}
+func wantOK(output string) stepfake.Want {
+	return stepfake.Want{Signal: lang.SigSuccess, Attempts: 1, Output: output, CheckOut: true}
 }
 
 func TestProviderErrors(t *testing.T) {
@@ -141,33 +142,33 @@ func TestProviderErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(f *fixture, r *step.Request)
-		want  want
+		want  stepfake.Want
 	}{
 		{"unknown template key", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "print", "${modle}")}
-		}, want{signal: lang.SigFailure, exit: -1, code: source.ETemplateKey,
-			errHas: "provider 'echo' uses template key 'modle' that neither its defaults nor provider_params define (did you mean 'model'?)"}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.ETemplateKey,
+			ErrHas: "provider 'echo' uses template key 'modle' that neither its defaults nor provider_params define (did you mean 'model'?)"}},
 		{"unknown provider", func(f *fixture, r *step.Request) {
 			r.Providers = []string{"cluade"}
-		}, want{signal: lang.SigFailure, exit: -1, code: source.EUnknownProv, errHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EUnknownProv, ErrHas: "provider 'cluade' is neither a built-in preset nor a key of providers (did you mean 'claude'?)"}},
 		{"bad transport", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "cat")}
 			r.Transport = &provider.Transport{Mode: "pipe"}
-		}, want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "prompt_transport mode 'pipe'"}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "prompt_transport mode 'pipe'"}},
 		{"cli not found", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"smith-no-such-cli"}}}
-		}, want{signal: lang.SigFailure, exit: 127, code: source.EExec, errHas: "command 'smith-no-such-cli' not found"}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: 127, Code: source.EExec, ErrHas: "command 'smith-no-such-cli' not found"}},
 		{"exit 2 not retried", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "2")}
-		}, want{signal: lang.SigFailure, exit: 2, attempts: 1}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: 2, Attempts: 1}},
 		{"exit 1 retried", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "exit", "1")}
-		}, want{signal: lang.SigFailure, exit: 1, attempts: 3}},
+		}, stepfake.Want{Signal: lang.SigFailure, Exit: 1, Attempts: 3}},
 		{"timeout", func(f *fixture, r *step.Request) {
 			r.ProviderDefs = []provider.Def{fake(f.t, "echo", "sleep", "20s")}
 			r.Timeout = 50 * time.Millisecond
 			r.Attempts = 1
-		}, want{signal: lang.SigTimeout, exit: 124, attempts: 1, code: source.ETimeout, errHas: "provider 'echo' of step 'Ask' timed out"}},
+		}, stepfake.Want{Signal: lang.SigTimeout, Exit: 124, Attempts: 1, Code: source.ETimeout, ErrHas: "provider 'echo' of step 'Ask' timed out"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestProviderErrors(t *testing.T) {
 			r.Prompt = "Say hi"
 			r.Attempts = 3
 			tt.setup(f, r)
-			tt.want.check(t, tt.name, f.run.Run(context.Background(), r))
+			tt.want.Check(t, tt.name, f.run.Run(context.Background(), r))
 		})
 	}
 }
@@ -201,19 +202,19 @@ func TestProviderReplies(t *testing.T) {
 		name     string
 		provider string
 		stdout   string
-		want     want
+		want     stepfake.Want
 		tokens   int
 	}{
 		{"claude", "claude", claudeOK, wantOK("The answer is 42."), 115},
-		{"claude 429", "claude", claude429, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "provider 'claude' failed: rate limited by the model server (HTTP 429)"}, 0},
-		{"claude 401", "claude", claude401, want{signal: lang.SigFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "Invalid API key"}, 0},
+		{"claude 429", "claude", claude429, stepfake.Want{Signal: lang.SigFailure, Exit: 1, Attempts: 2, Code: source.EExec, ErrHas: "provider 'claude' failed: rate limited by the model server (HTTP 429)"}, 0},
+		{"claude 401", "claude", claude401, stepfake.Want{Signal: lang.SigFailure, Exit: 2, Attempts: 1, Code: source.EExec, ErrHas: "Invalid API key"}, 0},
 		{"claude not json", "claude", "plain words\n", wantOK("plain words"), 0},
 		{"claude masks decoded secrets", "claude", claudeSecret, wantOK("key ***!"), 2},
 		{"gemini", "gemini", geminiOK, wantOK("Paris."), 30},
-		{"gemini 503", "gemini", gemini503, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "overloaded"}, 0},
-		{"gemini 400", "gemini", gemini400, want{signal: lang.SigFailure, exit: 2, attempts: 1, code: source.EExec, errHas: "bad request"}, 0},
+		{"gemini 503", "gemini", gemini503, stepfake.Want{Signal: lang.SigFailure, Exit: 1, Attempts: 2, Code: source.EExec, ErrHas: "overloaded"}, 0},
+		{"gemini 400", "gemini", gemini400, stepfake.Want{Signal: lang.SigFailure, Exit: 2, Attempts: 1, Code: source.EExec, ErrHas: "bad request"}, 0},
 		{"codex", "codex", codexOK, wantOK("done: ok"), 34},
-		{"codex failed", "codex", codexFailed, want{signal: lang.SigFailure, exit: 1, attempts: 2, code: source.EExec, errHas: "network error"}, 0},
+		{"codex failed", "codex", codexFailed, stepfake.Want{Signal: lang.SigFailure, Exit: 1, Attempts: 2, Code: source.EExec, ErrHas: "network error"}, 0},
 		{"own provider keeps raw json", "mine", claudeOK, wantOK(claudeOK), 0},
 	}
 	for _, tt := range tests {
@@ -227,7 +228,7 @@ func TestProviderReplies(t *testing.T) {
 			r.Attempts = 2
 			r.Mask = text.NewMasker([]string{"secret"})
 			got := f.run.Run(context.Background(), r)
-			tt.want.check(t, tt.name, got)
+			tt.want.Check(t, tt.name, got)
 			if got.Tokens != tt.tokens || got.Provider != tt.provider {
 				t.Errorf("Run(%s) tokens %d provider %q, want %d %q", tt.name, got.Tokens, got.Provider, tt.tokens, tt.provider)
 			}
@@ -249,8 +250,8 @@ func TestProviderFallback(t *testing.T) {
 		retries = append(retries, fmt.Sprintf("%d:%d:%s", attempt, exit, wait))
 	}
 	got := f.run.Run(context.Background(), r)
-	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30` {
-		t.Errorf("Run(claude 429, gemini) = %s, want success from gemini after 3 tries", describe(got))
+	if stepfake.Describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30` {
+		t.Errorf("Run(claude 429, gemini) = %s, want success from gemini after 3 tries", stepfake.Describe(got))
 	}
 	if fmt.Sprint(retries) != "[1:1:1s]" || fmt.Sprint(f.Pauses) != "[1s]" {
 		t.Errorf("Run(claude 429, gemini) retries %v pauses %v, want [1:1:1s] [1s]", retries, f.Pauses)
@@ -269,7 +270,7 @@ func TestProviderNoFallbackOnInvalid(t *testing.T) {
 	r.Prompt = "q"
 	got := f.run.Run(context.Background(), r)
 	if got.Provider != "claude" || got.ExitCode != 2 {
-		t.Errorf("Run(claude 401, gemini) = %s, want exit 2 from claude", describe(got))
+		t.Errorf("Run(claude 401, gemini) = %s, want exit 2 from claude", stepfake.Describe(got))
 	}
 }
 
@@ -284,7 +285,7 @@ func TestProviderOutputFileByCLI(t *testing.T) {
 	f.Write("artifacts/Ask/o.txt", "by the cli")
 	got := f.run.Run(context.Background(), r)
 	if got.Signal != lang.SigSuccess || f.Read("artifacts/Ask/o.txt") != "by the cli" {
-		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", describe(got), f.Read("artifacts/Ask/o.txt"))
+		t.Errorf("Run(${OUTPUT_FILE}) = %s, file %q, want the CLI's file untouched", stepfake.Describe(got), f.Read("artifacts/Ask/o.txt"))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"smith/isa"
+	"smith/internal/stepfake"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
@@ -60,13 +61,13 @@ func TestMockScript(t *testing.T) {
 			f.Write(script.file, script.content)
 			for _, c := range calls {
 				got := mockRun(f, "Ask", script.file, c.prompt, nil)
-				if describe(got) != c.want {
-					t.Errorf("Run(mock %q) = %s, want %s", c.prompt, describe(got), c.want)
+				if stepfake.Describe(got) != c.want {
+					t.Errorf("Run(mock %q) = %s, want %s", c.prompt, stepfake.Describe(got), c.want)
 				}
 			}
 			// Another step has its own cursor.
 			if got := mockRun(f, "Other", script.file, "x", nil); got.Output != "one" {
-				t.Errorf("Run(mock, step Other) = %s, want output \"one\"", describe(got))
+				t.Errorf("Run(mock, step Other) = %s, want output \"one\"", stepfake.Describe(got))
 			}
 		})
 	}
@@ -112,8 +113,8 @@ func TestMockExitCodes(t *testing.T) {
 			f := newFixture(t)
 			f.Write("s.yaml", tt.script)
 			got := mockRun(f, "Ask", "s.yaml", "prompt", func(r *step.Request) { r.Attempts = tt.attempts })
-			if describe(got) != tt.want {
-				t.Errorf("Run(mock %s) = %s, want %s", tt.name, describe(got), tt.want)
+			if stepfake.Describe(got) != tt.want {
+				t.Errorf("Run(mock %s) = %s, want %s", tt.name, stepfake.Describe(got), tt.want)
 			}
 		})
 	}
@@ -124,18 +125,18 @@ func TestMockErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		script string
-		want   want
+		want   stepfake.Want
 	}{
-		{"escaping script", "../../s.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EPathEscape, errHas: "mock script: path '../../s.yaml' resolves outside the project"}},
-		{"missing script", "nope.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EExec, errHas: "mock script 'nope.yaml' cannot be read"}},
-		{"bad script", "bad.yaml", want{signal: lang.SigFailure, exit: -1, code: source.EParse, errHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
+		{"escaping script", "../../s.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: "mock script: path '../../s.yaml' resolves outside the project"}},
+		{"missing script", "nope.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "mock script 'nope.yaml' cannot be read"}},
+		{"bad script", "bad.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EParse, ErrHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			f.Write("bad.yaml", "- repyl: x\n")
-			tt.want.check(t, tt.name, mockRun(f, "Ask", tt.script, "p", nil))
+			tt.want.Check(t, tt.name, mockRun(f, "Ask", tt.script, "p", nil))
 		})
 	}
 }
@@ -147,8 +148,8 @@ func TestMockEcho(t *testing.T) {
 		r.OutputFile = "reply.md"
 		r.Mask = text.NewMasker([]string{"secret"})
 	})
-	if describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
-		t.Errorf("Run(mock echo) = %s", describe(got))
+	if stepfake.Describe(got) != `signal=SIGNAL:SUCCESS exit=0 attempts=1 output="say  the\n*** words" provider=mock tokens=8` {
+		t.Errorf("Run(mock echo) = %s", stepfake.Describe(got))
 	}
 	if c := f.Read("artifacts/Ask/reply.md"); c != "say  the\n*** words\n" {
 		t.Errorf("Run(mock echo) output_file = %q, want the masked prompt", c)
@@ -163,7 +164,7 @@ func TestMockDefaultsFromProviderDef(t *testing.T) {
 		r.ProviderDefs = []provider.Def{{Name: "mock", Defaults: []provider.Param{{Key: "script", Value: "s.yaml"}}}}
 	})
 	if got.Output != "from defaults" {
-		t.Errorf("Run(mock with defaults.script) = %s, want output \"from defaults\"", describe(got))
+		t.Errorf("Run(mock with defaults.script) = %s, want output \"from defaults\"", stepfake.Describe(got))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smith/isa"
+	"smith/internal/stepfake"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
@@ -37,10 +38,10 @@ func TestRecordReplay(t *testing.T) {
 
 	rec := newFixture(t)
 	rec.run.Record = dir
-	recorded := rec.run.Run(context.Background(), fallbackReq(t, rec, exe(t, "print", claude429), exe(t, "print", geminiOK)))
+	recorded := rec.run.Run(context.Background(), fallbackReq(t, rec, stepfake.Exe(t, "print", claude429), stepfake.Exe(t, "print", geminiOK)))
 	const want = `signal=SIGNAL:SUCCESS exit=0 attempts=3 output="Paris." provider=gemini tokens=30`
-	if describe(recorded) != want {
-		t.Fatalf("Run(record) = %s, want %s", describe(recorded), want)
+	if stepfake.Describe(recorded) != want {
+		t.Fatalf("Run(record) = %s, want %s", stepfake.Describe(recorded), want)
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for i := range names {
@@ -66,8 +67,8 @@ func TestRecordReplay(t *testing.T) {
 	rep := newFixture(t)
 	rep.run.Replay = dir
 	replayed := rep.run.Run(context.Background(), fallbackReq(t, rep, []string{"smith-no-such-cli"}, []string{"smith-no-such-cli"}))
-	if describe(replayed) != describe(recorded) {
-		t.Errorf("Run(replay) = %s, want %s", describe(replayed), describe(recorded))
+	if stepfake.Describe(replayed) != stepfake.Describe(recorded) {
+		t.Errorf("Run(replay) = %s, want %s", stepfake.Describe(replayed), stepfake.Describe(recorded))
 	}
 	if c := rep.Read("artifacts/Ask/answer.txt"); c != "Paris." {
 		t.Errorf("Run(replay) output_file = %q, want %q", c, "Paris.")
@@ -79,12 +80,12 @@ func TestRecordReplay(t *testing.T) {
 	// The recordings are used up: the next call misses.
 	again := rep.run.Run(context.Background(), fallbackReq(t, rep, []string{"x"}, []string{"x"}))
 	want2 := wantMiss("no recording of call 4 of step 'Ask'")
-	want2.attempts = 1
-	want2.check(t, "replay after the last recording", again)
+	want2.Attempts = 1
+	want2.Check(t, "replay after the last recording", again)
 }
 
-func wantMiss(has string) want {
-	return want{signal: lang.SigFailure, exit: -1, code: source.EReplayMiss, errHas: has}
+func wantMiss(has string) stepfake.Want {
+	return stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EReplayMiss, ErrHas: has}
 }
 
 func TestReplayMiss(t *testing.T) {
@@ -99,15 +100,15 @@ func TestReplayMiss(t *testing.T) {
 		f := newFixture(t)
 		f.run.Replay = dir
 		got := mockRun(f, "Ask", "s.yaml", "line one\nline two\nline three", nil)
-		if describe(got) != describe(first) || got.Signal != "SIGNAL:NEEDS_CLARIFICATION" {
-			t.Errorf("Run(replay mock) = %s, want %s", describe(got), describe(first))
+		if stepfake.Describe(got) != stepfake.Describe(first) || got.Signal != "SIGNAL:NEEDS_CLARIFICATION" {
+			t.Errorf("Run(replay mock) = %s, want %s", stepfake.Describe(got), stepfake.Describe(first))
 		}
 	})
 	t.Run("different prompt", func(t *testing.T) {
 		f := newFixture(t)
 		f.run.Replay = dir
 		got := mockRun(f, "Ask", "s.yaml", "line one\nline 2\nline three", nil)
-		wantMiss("prompt of step 'Ask' differs from the recording").check(t, "changed prompt", got)
+		wantMiss("prompt of step 'Ask' differs from the recording").Check(t, "changed prompt", got)
 		if got.Err == nil || !strings.HasSuffix(got.Err.Error(), "@@ line 2 @@\n-line two\n+line 2") {
 			t.Errorf("Run(changed prompt) err = %v, want a diff of line 2", got.Err)
 		}
@@ -115,7 +116,7 @@ func TestReplayMiss(t *testing.T) {
 	t.Run("unknown step", func(t *testing.T) {
 		f := newFixture(t)
 		f.run.Replay = dir
-		wantMiss("no recording of call 1 of step 'Other'").check(t, "other step", mockRun(f, "Other", "", "x", nil))
+		wantMiss("no recording of call 1 of step 'Other'").Check(t, "other step", mockRun(f, "Other", "", "x", nil))
 	})
 }
 
@@ -136,8 +137,8 @@ func TestRecordKeepsErrors(t *testing.T) {
 	r2.Providers = []string{"echo"}
 	r2.ProviderDefs = []provider.Def{{Name: "echo", Command: []string{"x"}}}
 	replayed := rep.run.Run(context.Background(), r2)
-	if describe(replayed) != describe(recorded) || recorded.Signal != lang.SigTimeout {
-		t.Errorf("Run(replay of a timeout) = %s, want %s", describe(replayed), describe(recorded))
+	if stepfake.Describe(replayed) != stepfake.Describe(recorded) || recorded.Signal != lang.SigTimeout {
+		t.Errorf("Run(replay of a timeout) = %s, want %s", stepfake.Describe(replayed), stepfake.Describe(recorded))
 	}
 }
 
@@ -157,20 +158,20 @@ func TestReplayAcrossRunIDs(t *testing.T) {
 	rec.run.Record = dir
 	recorded := rec.run.Run(context.Background(), mockReq(rec, "run-aaa"))
 	if recorded.Signal != lang.SigSuccess {
-		t.Fatalf("Run(record) = %s", describe(recorded))
+		t.Fatalf("Run(record) = %s", stepfake.Describe(recorded))
 	}
 	rep := newFixture(t)
 	rep.run.Replay = dir
 	replayed := rep.run.Run(context.Background(), mockReq(rep, "run-bbb"))
 	if replayed.Signal != lang.SigSuccess || replayed.Err != nil {
-		t.Fatalf("Run(replay in another run) = %s, err %v; want the recording to match", describe(replayed), replayed.Err)
+		t.Fatalf("Run(replay in another run) = %s, err %v; want the recording to match", stepfake.Describe(replayed), replayed.Err)
 	}
 	// A prompt that really differs still misses.
 	rep2 := newFixture(t)
 	rep2.run.Replay = dir
 	other := mockReq(rep2, "run-ccc")
 	other.Prompt = "another question\n=== METADATA ===\nrun_id: run-ccc"
-	wantMiss("differs from the recording").check(t, "replay of another prompt", rep2.run.Run(context.Background(), other))
+	wantMiss("differs from the recording").Check(t, "replay of another prompt", rep2.run.Run(context.Background(), other))
 }
 
 // TestReplayRepeatsACrashedCall: replay answers a numbered call repeated

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/internal/stepfake"
 	"smith/internal/testchild"
 	"smith/workers/proc"
 	"smith/workers/provider"
@@ -19,12 +20,6 @@ import (
 	"smith/workers/steprun"
 	"smith/workers/text"
 )
-
-// exe returns the argv that runs the test binary in a helper mode.
-func exe(t *testing.T, args ...string) []string {
-	argv, _ := testchild.Argv(t, args...)
-	return argv
-}
 
 func TestCommand(t *testing.T) {
 	t.Parallel()
@@ -36,42 +31,42 @@ func TestCommand(t *testing.T) {
 		wantOutput string
 		wantStderr string
 	}{
-		{"success", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "print", "hello\n\n", "warn\n") },
+		{"success", func(t *testing.T, r *step.Request) { r.Argv = stepfake.Exe(t, "print", "hello\n\n", "warn\n") },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", "hello", "warn"},
-		{"failure keeps the exit code", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "exit", "3") },
+		{"failure keeps the exit code", func(t *testing.T, r *step.Request) { r.Argv = stepfake.Exe(t, "exit", "3") },
 			false, "SIGNAL:FAILURE exit=3 attempts=1", "", ""},
-		{"exit 124 of the command is a timeout signal", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "exit", "124") },
+		{"exit 124 of the command is a timeout signal", func(t *testing.T, r *step.Request) { r.Argv = stepfake.Exe(t, "exit", "124") },
 			false, "SIGNAL:TIMEOUT exit=124 attempts=1", "", ""},
 		{"not found", func(t *testing.T, r *step.Request) { r.Argv = []string{"smith-no-such-command"} },
 			false, "SIGNAL:FAILURE exit=127 attempts=1 E_EXEC: command 'smith-no-such-command' not found: it is not on PATH", "", ""},
 		{"empty argv", func(t *testing.T, r *step.Request) { r.Argv = nil },
 			false, "SIGNAL:FAILURE exit=-1 attempts=0 E_EXEC: step 'Cmd' has an empty command", "", ""},
 		{"path violation before anything runs", func(t *testing.T, r *step.Request) {
-			r.Argv, r.OutputFile = exe(t, "print", "ran"), "../../../x"
+			r.Argv, r.OutputFile = stepfake.Exe(t, "print", "ran"), "../../../x"
 		}, false, "SIGNAL:FAILURE exit=-1 attempts=0 E_PATH_ESCAPE: output_file: path '../../../x' resolves outside the workspace", "", ""},
 		{"timeout", func(t *testing.T, r *step.Request) {
-			r.Argv, r.Timeout = exe(t, "sleep", "20s"), 100*time.Millisecond
+			r.Argv, r.Timeout = stepfake.Exe(t, "sleep", "20s"), 100*time.Millisecond
 		}, false, "SIGNAL:TIMEOUT exit=124 attempts=1 E_TIMEOUT: step 'Cmd' timed out after 100ms", "", ""},
-		{"cancelled", func(t *testing.T, r *step.Request) { r.Argv, r.Attempts = exe(t, "exit", "1"), 3 },
+		{"cancelled", func(t *testing.T, r *step.Request) { r.Argv, r.Attempts = stepfake.Exe(t, "exit", "1"), 3 },
 			true, "SIGNAL:FAILURE exit=-1 attempts=1 E_INTERRUPTED: step 'Cmd' was interrupted", "", ""},
 		{"stdin from input_file", func(t *testing.T, r *step.Request) {
 			write(t, r, "in.txt", "line one\nline two\n")
-			r.Argv, r.InputFile = exe(t, "cat"), "in.txt"
+			r.Argv, r.InputFile = stepfake.Exe(t, "cat"), "in.txt"
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "line one\nline two", ""},
-		{"stdin is /dev/null", func(t *testing.T, r *step.Request) { r.Argv = exe(t, "stdin") },
+		{"stdin is /dev/null", func(t *testing.T, r *step.Request) { r.Argv = stepfake.Exe(t, "stdin") },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", "devnull\n0", ""},
 		{"secrets masked", func(t *testing.T, r *step.Request) {
-			r.Argv, r.Mask = exe(t, "print", "token=hunter2\n", "hunter2"), text.NewMasker([]string{"hunter2"})
+			r.Argv, r.Mask = stepfake.Exe(t, "print", "token=hunter2\n", "hunter2"), text.NewMasker([]string{"hunter2"})
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "token=***", "***"},
 		{"the payload on stdin", func(t *testing.T, r *step.Request) {
-			r.Argv, r.PayloadStdin = exe(t, "cat"), true
+			r.Argv, r.PayloadStdin = stepfake.Exe(t, "cat"), true
 			r.Payload = []step.Segment{{ID: "1", Type: step.SegCodeOutput, Content: "key hunter2", Timestamp: "t"}}
 			r.Mask = text.NewMasker([]string{"hunter2"})
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", `[{"id":"1","type":"CODE_OUTPUT","content":"key ***","timestamp":"t"}]`, ""},
-		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = exe(t, "cat"), true },
+		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = stepfake.Exe(t, "cat"), true },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", `[]`, ""},
 		{"json capture of a command", func(t *testing.T, r *step.Request) {
-			r.Argv, r.OutputCapture = exe(t, "print", "not json"), "json"
+			r.Argv, r.OutputCapture = stepfake.Exe(t, "print", "not json"), "json"
 		}, false, "SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", "not json", ""},
 	}
 	for _, tt := range tests {
@@ -113,7 +108,7 @@ func TestCommandLogs(t *testing.T) {
 	t.Parallel()
 	const big = 3 << 20
 	r := newReq(t, "Gen")
-	r.Argv = exe(t, "out", fmt.Sprint(big))
+	r.Argv = stepfake.Exe(t, "out", fmt.Sprint(big))
 	r.OutputCapture = "lines"
 	r.OutputFile = "all.txt"
 	got := (&fakeEnv{}).Env().Command(context.Background(), r)
@@ -130,7 +125,7 @@ func TestCommandLogs(t *testing.T) {
 	}
 
 	r = newReq(t, "Logged")
-	r.Argv, r.Attempts, r.Iteration = exe(t, "exit", "1", "failed\n"), 2, "4"
+	r.Argv, r.Attempts, r.Iteration = stepfake.Exe(t, "exit", "1", "failed\n"), 2, "4"
 	got = (&fakeEnv{}).Env().Command(context.Background(), r)
 	b, err := os.ReadFile(filepath.Join(r.RunRoot, "logs", "Logged-stderr.log"))
 	const want = "--- attempt 1, iteration 4 ---\nfailed\n--- attempt 2, iteration 4 ---\nfailed\n"
@@ -147,7 +142,7 @@ func TestCommandEnv(t *testing.T) {
 	parent := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/u", "FOO": "parent", "OTHER": "not passed"}
 	e := steprun.Env{Lookup: func(k string) (string, bool) { v, ok := parent[k]; return v, ok }}
 	r := newReq(t, "Env")
-	r.Argv = exe(t, "env")
+	r.Argv = stepfake.Exe(t, "env")
 	r.EnvAllow = []string{"FOO", "UNSET"}
 	r.Secrets = []step.EnvVar{{Name: "API_KEY", Value: "k1"}}
 	r.Env = append(r.Env, step.EnvVar{Name: "FOO", Value: "step"})
@@ -163,7 +158,7 @@ func TestCommandEnv(t *testing.T) {
 func TestCommandInterrupted(t *testing.T) {
 	t.Parallel()
 	r := newReq(t, "Cmd")
-	r.Argv, r.Attempts = exe(t, "sleep", "20s"), 3
+	r.Argv, r.Attempts = stepfake.Exe(t, "sleep", "20s"), 3
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Before or after the process starts, the outcome is the same.

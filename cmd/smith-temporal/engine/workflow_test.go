@@ -68,28 +68,7 @@ func newEnv(t *testing.T, lookup func(string) (string, bool)) (*testsuite.TestWo
 	return env, base
 }
 
-const loopYAML = `version: "1.0"
-name: loops
-strict_flow: false
-context: {files: [a, b, c]}
-env_allow: [PATH]
-steps:
-  - name: Prep
-    command: ["printf", "prep"]
-  - name: Each
-    for_each:
-      items: "${context.files}"
-      as: f
-      steps:
-        - name: Echo
-          command: ["printf", "%s-%s", "${f}", "${loop.index}"]
-  - name: Flaky
-    command: ["sh", "-c", "exit 1"]
-    retry: {attempts: 2, backoff_sec: 0}
-    on: {failure: {goto: Last}}
-  - name: Last
-    command: ["printf", "%s|%s", "${steps.Prep.output}", "${steps.Flaky.exit_code}"]
-`
+var loopYAML = testWorkflow("loop.yaml")
 
 func TestWorkflowRunsTheProgram(t *testing.T) {
 	env, _ := newEnv(t, nil)
@@ -115,32 +94,7 @@ func TestWorkflowRunsTheProgram(t *testing.T) {
 	}
 }
 
-const haltJSON = `{
-  "version": "1",
-  "entry": "Node:Main",
-  "workers": {
-    "Command:Check": {"command": ["sh", "-c", "exit 1"]},
-    "Command:Publish": {"command": ["printf", "published"]}
-  },
-  "nodes": {
-    "Node:Main": {
-      "entry_block": "Block:Check",
-      "blocks": {
-        "Block:Check": {
-          "worker": "Command:Check",
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:Publish"},
-            {"on_signal": "SIGNAL:APPROVED", "action": "JUMP:Publish"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"}]},
-        "Block:Publish": {
-          "worker": "Command:Publish",
-          "transitions": [
-            {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-            {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:publish failed"}]}
-      }
-    }
-  }
-}`
+var haltJSON = testWorkflow("halt.json")
 
 func TestHaltWaitsForTheResumeSignal(t *testing.T) {
 	env, _ := newEnv(t, nil)
@@ -186,14 +140,7 @@ func TestSecretsStayOutOfTheWorkflow(t *testing.T) {
 		}
 		return "", false
 	})
-	src := `version: "1.0"
-name: secrets
-strict_flow: false
-secrets: [TOKEN]
-steps:
-  - name: Leak
-    command: ["printf", "token=%s", "${env.TOKEN}"]
-`
+	src := testWorkflow("secrets_stay_out_of_the_workflow.yaml")
 	var inputs []string
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
 		if info.ActivityType.Name != StepActivity {
@@ -251,17 +198,7 @@ func TestFileConditionsAreActivities(t *testing.T) {
 			}
 		}
 	})
-	src := `version: "1.0"
-name: files
-strict_flow: false
-steps:
-  - name: Here
-    command: ["printf", "yes"]
-    when: {file_exists: here.txt}
-  - name: Gone
-    command: ["printf", "no"]
-    when: {file_exists: gone.txt}
-`
+	src := testWorkflow("file_conditions_are_activities.yaml")
 	env.ExecuteWorkflow(WorkflowName, Input{RunID: "f1", Program: compile(t, "f.yaml", src)})
 	var out Output
 	if err := env.GetWorkflowResult(&out); err != nil {
@@ -275,30 +212,7 @@ steps:
 	}
 }
 
-const parYAML = `version: "1.0"
-name: par
-strict_flow: false
-context: {items: [a, b, c, d]}
-env_allow: [PATH]
-steps:
-  - name: Fan
-    for_each:
-      items: "${context.items}"
-      as: it
-      parallel: 3
-      steps:
-        - name: Work
-          command: ["sh", "-c", "sleep 0.$$((4 - $$2)); printf '%s-%s' \"$$1\" \"$$2\"", "work", "${it}", "${loop.index}"]
-  - name: Review
-    parallel:
-      branches:
-        security:
-          - {name: SecScan, command: ["sh", "-c", "sleep 0.2; printf sec-ok"]}
-        style:
-          - {name: StyleCheck, command: ["printf", "style-ok"]}
-  - name: After
-    command: ["printf", "%s|%s|%s", "${steps.Work.output}", "${steps.SecScan.output}", "${steps.StyleCheck.output}"]
-`
+var parYAML = testWorkflow("par.yaml")
 
 // TestParallelThreadsAreCoroutines: the threads of a parallel for_each and
 // of a parallel step run as workflow coroutines: their step activities run
@@ -361,4 +275,13 @@ func TestOutputOfExitStatus(t *testing.T) {
 	if got := outputOf(nil, ds).ExitCode; got != source.ExitPathEscape {
 		t.Errorf("diagnostics exit %d, want %d", got, source.ExitPathEscape)
 	}
+}
+
+// testWorkflow returns testdata/workflows/NAME, a workflow of these tests.
+func testWorkflow(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "workflows", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -54,12 +54,7 @@ func TestCLIActivity(t *testing.T) {
 		p := newCLIProj(t, mode,
 			fakemodel.Rule{Match: "ACT-WRITE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "act.txt", Content: "from the agent\n"},
 				Text: "done writing; the key was " + key}})
-		wf := p.put("wf.yaml", p.header("act")+`steps:
-  - name: Act
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "ACT-WRITE: create act.txt"
-`)
+		wf := p.put("wf.yaml", p.workflow("act.yaml", c, cliCase{}))
 		r := p.run("run", wf, "--run-id", "act")
 		if r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

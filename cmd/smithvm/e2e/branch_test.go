@@ -38,18 +38,7 @@ func gitProj(t *testing.T) *proj {
 	return p
 }
 
-const isolatedWorkflow = `version: "1.0"
-name: iso
-strict_flow: false
-isolation: git-worktree
-steps:
-  - name: Write
-    command: [HELPER, "write:src/a.go:package a"]
-  - name: Nothing
-    command: ["true"]
-  - name: Edit
-    command: [HELPER, "write:README.md:${context.readme}"]
-`
+var isolatedWorkflow = workflow("isolated.yaml")
 
 // TestIsolatedRunBranch: a YAML run with isolation: git-worktree commits
 // every step that changed files on smith/<run_id> (by Smith, with the step
@@ -127,12 +116,7 @@ func TestIsolatedRunBranch(t *testing.T) {
 // isolation say so with a code (exit 2).
 func TestBranchCommandsWithoutIsolation(t *testing.T) {
 	p := gitProj(t)
-	wf := p.write("plain.yaml", `version: "1.0"
-name: plain
-strict_flow: false
-steps:
-  - {name: A, command: ["true"]}
-`)
+	wf := p.write("plain.yaml", workflow("branch_commands_without_isolation.yaml"))
 	r := p.vm("run", wf)
 	id := r.runID()
 	for _, cmd := range []string{"diff", "merge"} {

@@ -25,82 +25,11 @@ func isLong() bool { return *longRun || os.Getenv("SMITH_LONG") != "" }
 // harnessYAML has a loop with a lines capture, a step retried after a
 // failure, a max_visits cycle, an output_file and outputs read by a later
 // step.
-const harnessYAML = `version: "1.0"
-name: harness
-steps:
-  - name: Prep
-    command: ["HELPER", "count:c/prep.cnt", "echo:prepared", "sleep:0.005"]
-    output_file: prep.txt
-    on: {success: {goto: Flaky}, failure: {error: "Prep failed"}}
-  - name: Flaky
-    command: ["HELPER", "count:c/flaky.cnt", "flaky:c/flaky.state:1", "echo:flaky ok"]
-    retry: {attempts: 3, backoff_sec: 0}
-    on: {success: {goto: Each}, failure: {error: "Flaky failed"}}
-  - name: Each
-    for_each:
-      items: [a, b, c, d]
-      steps:
-        - name: Body
-          command: ["HELPER", "count:c/body-${item}.cnt", "echo:${item}-1", "echo:${item}-2", "sleep:0.005"]
-          output_capture: lines
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: Again}, failure: {error: "loop failed"}}
-  - name: Again
-    max_visits: 3
-    command: ["HELPER", "count:c/again.cnt", "sleep:0.005"]
-    on: {success: {goto: Again}, failure: {goto: Report}}
-  - name: Report
-    command: ["HELPER", "count:c/report.cnt", "echo:${steps.Prep.output}|${steps.Body.lines[1]}|${steps.Flaky.output}"]
-    on: {success: {goto: _end}, failure: {error: "Report failed"}}
-`
+var harnessYAML = workflow("harness.yaml")
 
 // harnessManifest has a CALL, a validation loop (an invalid reply, then a
 // valid one), Internal:FileSystemWriter and command blocks.
-const harnessManifest = `{
-  "version": "1",
-  "entry": "Main",
-  "workers": {
-    "Command:Work": {"command": ["HELPER", "count:c/work.cnt", "sleep:0.005"]},
-    "Command:Sub": {"command": ["HELPER", "count:c/sub.cnt", "sleep:0.005"]},
-    "Val": {"provider": "mock", "provider_params": {"script": "val.json"}, "output_type": "CODE"},
-    "Files": {"provider": "mock", "provider_params": {"script": "files.json"}, "output_type": "CODE_OUTPUT"}
-  },
-  "nodes": {
-    "Main": {
-      "entry_block": "A",
-      "context_inheritance": true,
-      "blocks": {
-        "A": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "V"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
-        "V": {"worker": "Val", "validationSchema": "CodeAndExplanation", "max_visits": 3, "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:G"},
-          {"on_signal": "SIGNAL:VALIDATION_FAIL", "action": "JUMP:V"},
-          {"on_signal": "SIGNAL:MAX_VISITS", "action": "FAIL:never valid"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:V failed"}]},
-        "G": {"worker": "Files", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:W"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:G failed"}]},
-        "W": {"worker": "Internal:FileSystemWriter", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:C"},
-          {"on_signal": "SIGNAL:FAILURE", "action": "FAIL:W failed"}]},
-        "C": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:C failed"}]}
-      }
-    },
-    "Sub": {
-      "entry_block": "S1",
-      "context_inheritance": false,
-      "blocks": {
-        "S1": {"worker": "Command:Sub", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]}
-      }
-    }
-  }
-}
-`
+var harnessManifest = workflow("harness_manifest.json")
 
 // harnessFiles are the mock scripts of harnessManifest.
 var harnessFiles = map[string]string{

@@ -22,28 +22,28 @@ import (
 func TestKillAnywhere(t *testing.T) {
 	t.Parallel()
 	const steps, items = 30, 12
-	var b strings.Builder
-	b.WriteString("version: \"1.0\"\nname: chaos\nsteps:\n")
+	// testdata/workflows/kill_anywhere.yaml: S0 ... S29, then a loop over
+	// i0 ... i11.
+	type step struct {
+		N    int
+		Next string
+	}
+	var chain []step
 	for i := 0; i < steps; i++ {
 		next := fmt.Sprintf("S%d", i+1)
 		if i == steps-1 {
 			next = "Loop"
 		}
-		fmt.Fprintf(&b, "  - name: S%d\n    command: [\"HELPER\", \"count:s%d.cnt\", \"sleep:0.01\"]\n    on: {success: {goto: %s}, failure: {error: \"S%d failed\"}}\n", i, i, next, i)
+		chain = append(chain, step{i, next})
 	}
-	b.WriteString("  - name: Loop\n    for_each:\n      items: [")
+	var names []string
 	for i := 0; i < items; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "i%d", i)
+		names = append(names, fmt.Sprintf("i%d", i))
 	}
-	b.WriteString("]\n      steps:\n        - name: Body\n          command: [\"HELPER\", \"count:loop-${item}.cnt\", \"sleep:0.01\"]\n")
-	b.WriteString("          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}\n")
-	b.WriteString("    on: {success: {end: true}, failure: {error: \"loop failed\"}}\n")
+	text := fillWorkflow(t, "kill_anywhere.yaml", map[string]any{"steps": chain, "items": strings.Join(names, ", ")})
 
 	p := newProj(t)
-	wf := p.write("chaos.yaml", b.String())
+	wf := p.write("chaos.yaml", text)
 	const seed = 20261122
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("kill delays from seed %d", seed)
@@ -106,46 +106,7 @@ func TestKillAnywhere(t *testing.T) {
 
 // chaosManifest has a pure CALL (payload saved and restored), AI blocks on
 // mock scripts and command blocks slow enough to be killed in.
-const chaosManifest = `{
-  "version": "1",
-  "entry": "Main",
-  "workers": {
-    "Command:Work": {"command": ["HELPER", "count:work.cnt", "sleep:0.02"]},
-    "Command:Sub": {"command": ["HELPER", "count:sub.cnt", "sleep:0.02"]},
-    "Worker:Ask": {"provider": "mock", "provider_params": {"script": "ask.yaml"}, "output_type": "ANSWER"},
-    "Worker:Think": {"provider": "mock", "provider_params": {"script": "think.yaml"}, "output_type": "THOUGHT"}
-  },
-  "nodes": {
-    "Main": {
-      "entry_block": "A",
-      "context_inheritance": true,
-      "blocks": {
-        "A": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "CALL:Sub", "return_to": "B"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:A failed"}]},
-        "B": {"worker": "Worker:Ask", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:C"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:B failed"}]},
-        "C": {"worker": "Command:Work", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:C failed"}]}
-      }
-    },
-    "Sub": {
-      "entry_block": "S1",
-      "context_inheritance": false,
-      "blocks": {
-        "S1": {"worker": "Command:Sub", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "JUMP:S2"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S1 failed"}]},
-        "S2": {"worker": "Worker:Think", "transitions": [
-          {"on_signal": "SIGNAL:SUCCESS", "action": "RETURN"},
-          {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:S2 failed"}]}
-      }
-    }
-  }
-}
-`
+var chaosManifest = workflow("chaos_manifest.json")
 
 // payloadOf is a run's final payload as TYPE:content lines.
 func payloadOf(t *testing.T, p *proj, id string) string {

@@ -24,21 +24,19 @@ func TestCLIReplayFiles(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	var rules []fakemodel.Rule
-	var steps strings.Builder
-	steps.WriteString("steps:\n")
+	var edits []map[string]string
 	for _, c := range cliCases {
 		up := strings.ToUpper(c.name)
 		rules = append(rules, fakemodel.Rule{Match: "EDIT-" + up, Reply: fakemodel.Reply{
 			WriteFile: &fakemodel.WriteFile{Path: "src/" + c.name + ".txt", Content: "written by " + c.name + "\n"}, Text: c.name + " wrote it"}})
-		steps.WriteString("  - name: Edit" + c.name + "\n    provider: " + c.name + "\n    model: " + c.model +
-			"\n    prompt: \"EDIT-" + up + ": create src/" + c.name + ".txt\"\n")
+		edits = append(edits, map[string]string{"cli": c.name, "model": c.model, "up": up})
 	}
 	p := newCLIProj(t, modeUser, rules...)
 	p.put("workspace/README.md", "start\n")
 	gitIn(t, p.ws, "init", "-q", "-b", "main")
 	gitIn(t, p.ws, "add", "-A")
 	gitIn(t, p.ws, "commit", "-q", "-m", "start")
-	wf := p.put("wf.yaml", p.header("edits")+"isolation: git-worktree\n"+steps.String())
+	wf := p.put("wf.yaml", p.header("edits")+p.fill("edits.yaml", map[string]any{"edits": edits}))
 	rec := filepath.Join(p.base, "rec")
 	r1 := p.run("run", wf, "--record", rec, "--run-id", "rec")
 	if r1.code != 0 {

@@ -166,19 +166,34 @@ func (p *cliProj) put(rel, text string) string {
 	return path
 }
 
-// header is a workflow's start. It has no secrets:, env_allow: or
-// provider env: lines: a preset's own variables pass by themselves; in
-// isolated tests each preset's entry says home: isolated and nothing else.
+// header is a workflow's start (testdata/workflows/clis/header.yaml). It
+// has no secrets:, env_allow: or provider env: lines: a preset's own
+// variables pass by themselves; in isolated tests each preset's entry says
+// home: isolated and nothing else.
 func (p *cliProj) header(name string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "version: \"1.0\"\nname: %s\nstrict_flow: false\n", name)
-	if p.mode == modeIsolated {
-		b.WriteString("providers:\n")
-		for _, c := range cliCases {
-			fmt.Fprintf(&b, "  %s: {home: isolated}\n", c.name)
-		}
+	return p.fill("header.yaml", map[string]any{"name": name})
+}
+
+// workflow is the workflow testdata/workflows/clis/FILE after its header
+// (named FILE without .yaml), for preset c and, in a fallback, its second
+// preset next: a text/template that says {{.cli}}, {{.model}} and
+// {{.next}}.
+func (p *cliProj) workflow(file string, c, next cliCase) string {
+	return p.header(strings.TrimSuffix(file, ".yaml")) + p.fill(file, map[string]any{"cli": c.name, "model": c.model, "next": next.name})
+}
+
+// fill is the template testdata/workflows/clis/FILE filled with data,
+// which also says whether the presets run with home: isolated (isolated)
+// and names them all (presets).
+func (p *cliProj) fill(file string, data map[string]any) string {
+	p.t.Helper()
+	data["isolated"] = p.mode == modeIsolated
+	var presets []string
+	for _, c := range cliCases {
+		presets = append(presets, c.name)
 	}
-	return b.String()
+	data["presets"] = presets
+	return fillWorkflow(p.t, "clis/"+file, data)
 }
 
 // keys are the fake keys the tests give the CLIs, as a user's terminal
@@ -362,29 +377,7 @@ func TestCLIManifest(t *testing.T) {
 	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
 		needCLIs(t, c.name)
 		p := newCLIProj(t, mode, fakemodel.Rule{Match: "greeting", Reply: fakemodel.Reply{Text: "MANIFEST-REPLY from " + c.name}})
-		m := map[string]any{
-			"version": "1",
-			"entry":   "Node:Main",
-			"workers": map[string]any{"Worker:Writer": map[string]any{
-				"provider": c.name, "model": c.model,
-				"instructions": "Write a greeting.", "output_type": "DOCUMENTATION_OUTPUT",
-			}},
-			"nodes": map[string]any{"Node:Main": map[string]any{
-				"entry_block": "Block:Main__Write",
-				"blocks": map[string]any{"Block:Main__Write": map[string]any{
-					"worker": "Worker:Writer",
-					"transitions": []any{
-						map[string]string{"on_signal": "SIGNAL:SUCCESS", "action": "END"},
-						map[string]string{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "HALT_AND_FLAG"},
-					},
-				}},
-			}},
-		}
-		if mode == modeIsolated {
-			m["providers"] = map[string]any{c.name: map[string]any{"home": "isolated"}}
-		}
-		b, _ := json.MarshalIndent(m, "", "  ")
-		wf := p.put("workflows.json", string(b))
+		wf := p.put("workflows.json", p.fill("manifest.json", map[string]any{"cli": c.name, "model": c.model}))
 		env := p.env()
 		if c.name == "claude" && mode == modeUser {
 			// A subscription's login token instead of a key: the user's
@@ -424,13 +417,7 @@ func TestCLIFallback(t *testing.T) {
 			fakemodel.Rule{Protocol: c.proto, Times: 1, Reply: fakemodel.Reply{Status: 500}},
 			fakemodel.Rule{Protocol: c.proto, Reply: fakemodel.Reply{Status: 429}},
 			fakemodel.Rule{Protocol: n.proto, Match: "fallback", Reply: fakemodel.Reply{Text: "answered by " + n.name}})
-		wf := p.put("wf.yaml", p.header("fallback")+`steps:
-  - name: Ask
-    provider: [`+c.name+`, `+n.name+`]
-    model: `+c.model+`
-    prompt: "Please answer, fallback test."
-    retry: {attempts: 2, backoff_sec: 0}
-`)
+		wf := p.put("wf.yaml", p.workflow("fallback.yaml", c, n))
 		r := p.run("run", wf)
 		if r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
@@ -459,13 +446,7 @@ func TestCLIAuthError(t *testing.T) {
 	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
 		needCLIs(t, c.name)
 		p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Status: 401}})
-		wf := p.put("wf.yaml", p.header("auth")+`steps:
-  - name: Ask
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "hello"
-    retry: {attempts: 3, backoff_sec: 0}
-`)
+		wf := p.put("wf.yaml", p.workflow("auth.yaml", c, cliCase{}))
 		r := p.run("run", wf)
 		if r.code != 1 {
 			t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
@@ -495,14 +476,7 @@ func TestCLIHang(t *testing.T) {
 	eachCLI(t, func(t *testing.T, c cliCase, mode string) {
 		needCLIs(t, c.name)
 		p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Hang: true}})
-		wf := p.put("wf.yaml", p.header("hang")+`steps:
-  - name: Ask
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "hello"
-    timeout: 3
-    retry: {attempts: 1}
-`)
+		wf := p.put("wf.yaml", p.workflow("hang.yaml", c, cliCase{}))
 		r := p.run("run", wf)
 		if r.code != 124 {
 			t.Fatalf("run: exit %d, want 124\n%s", r.code, r.stderr)
@@ -523,17 +497,7 @@ func TestCLIWrite(t *testing.T) {
 		p := newCLIProj(t, mode,
 			fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
 			fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
-		wf := p.put("wf.yaml", p.header("write")+`steps:
-  - name: Edit
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "WRITE-ONE: create one.txt"
-  - name: Read
-    provider: `+c.name+`
-    model: `+c.model+`
-    permissions: read
-    prompt: "WRITE-TWO: create two.txt"
-`)
+		wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
 		r := p.run("run", wf)
 		if got := p.read("workspace/one.txt"); got != "first file\n" {
 			t.Errorf("one.txt = %q, want the agent's write (permissions: edit by default)\n%s", got, r.stderr)
@@ -563,18 +527,7 @@ func TestCLIFixLoop(t *testing.T) {
 		p := newCLIProj(t, mode,
 			fakemodel.Rule{Match: "Output failed validation. Fix this:", Reply: fakemodel.Reply{Text: "Fixed:\n```json\n{\"files\": [\"a.go\"]}\n```"}},
 			fakemodel.Rule{Match: "Plan the work", Times: 1, Reply: fakemodel.Reply{Text: "Sure, I will plan it."}})
-		wf := p.put("wf.yaml", p.header("fix")+`schemas:
-  Plan: {type: object, required: [files], properties: {files: {type: array, items: {type: string}}}}
-steps:
-  - name: Plan
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "Plan the work."
-    output_capture: json
-    validation_schema: Plan
-    max_visits: 3
-    on: {validation_fail: {goto: Plan}}
-`)
+		wf := p.put("wf.yaml", p.workflow("fix.yaml", c, cliCase{}))
 		r := p.run("run", wf)
 		if r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
@@ -607,18 +560,7 @@ func TestCLIRecordReplay(t *testing.T) {
 			fakemodel.Rule{Match: "second", Reply: fakemodel.Reply{Text: "TWO after ONE"}})
 		prompt := bigPrompt("BIGPROMPT", 300<<10)
 		p.put("workspace/prompt.txt", prompt)
-		wf := p.put("wf.yaml", p.header("rec")+`steps:
-  - name: First
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt_file: prompt.txt
-    output_file: out/reply.txt
-  - name: Second
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "the second question, after: ${steps.First.output}"
-    input_file: notes.txt
-`)
+		wf := p.put("wf.yaml", p.workflow("rec.yaml", c, cliCase{}))
 		p.put("workspace/notes.txt", "NOTES FROM THE INPUT FILE\n")
 		rec := filepath.Join(p.base, "rec")
 		r1 := p.run("run", wf, "--record", rec)
@@ -705,13 +647,7 @@ func TestCLINoLogin(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		wf := p.put("wf.yaml", p.header("nologin")+`steps:
-  - name: Ask
-    provider: `+c.name+`
-    model: `+c.model+`
-    prompt: "hello"
-    retry: {attempts: 2, backoff_sec: 0}
-`)
+		wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
 		env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}
 		if c.name != "codex" || mode == modeIsolated {
 			env = append(env, c.baseVar+"="+p.srv.URL+c.suffix)
@@ -763,15 +699,7 @@ func TestCLIPresetVars(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.srv.SetRules([]fakemodel.Rule{{Reply: fakemodel.Reply{Text: "the key is " + key + " and the home " + cfg}}})
-	wf := p.put("wf.yaml", p.header("vars")+`steps:
-  - name: Env
-    command: ["env"]
-  - name: Ask
-    provider: claude
-    model: claude-fake-1
-    prompt: "quote your key"
-    output_file: reply.txt
-`)
+	wf := p.put("wf.yaml", p.workflow("vars.yaml", cliCase{}, cliCase{}))
 	rec := filepath.Join(p.base, "rec")
 	r := p.runWith(append(p.env(), "CLAUDE_CONFIG_DIR="+cfg), "run", wf, "--record", rec)
 	if r.code != 0 {

@@ -115,7 +115,7 @@ func TestDoctorProblems(t *testing.T) {
 
 	// A workflow that uses claude alone, isolated: only claude, and only a
 	// key counts there (the user's login is not seen).
-	wf := p.put("wf.yaml", "version: \"1.0\"\nname: one\nstrict_flow: false\nproviders:\n  claude: {home: isolated}\nsteps:\n  - name: A\n    provider: claude\n    prompt: hi\n")
+	wf := p.put("wf.yaml", workflow("doctor_claude_isolated.yaml"))
 	r = p.doctor(env, wf)
 	if r.code != 2 || strings.Contains(r.stdout, "gemini") || strings.Contains(r.stdout, "codex") {
 		t.Fatalf("doctor wf.yaml: exit %d, want 2 and claude alone\n%s%s", r.code, r.stdout, r.stderr)

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"text/template"
 	"time"
 )
 
@@ -461,47 +462,41 @@ func (p *proj) events(id string) []event {
 	return evs
 }
 
-// checkEvents fails the test unless event_seq strictly increases over the
-// whole events.jsonl, every event of a step has an attempt_id (the try's
-// number) and every step_started event of a worker step its own attempt_uid.
+// checkEvents fails the test unless the events are well formed
+// (eventProblems).
 func checkEvents(t *testing.T, evs []event) {
 	t.Helper()
+	for _, p := range eventProblems(evs) {
+		t.Error(p)
+	}
+}
+
+// eventProblems lists where event_seq does not strictly increase over the
+// whole events.jsonl, an event of a step has no attempt_id (the try's
+// number) or a step_started event of a worker step has no attempt_uid of
+// its own.
+func eventProblems(evs []event) []string {
+	var out []string
 	prev := 0
 	ids := map[string]bool{}
 	for i, ev := range evs {
 		if ev.Seq == nil || *ev.Seq <= prev {
-			t.Errorf("events.jsonl line %d: event_seq %v after %d, want strictly increasing", i+1, ev.Seq, prev)
+			out = append(out, fmt.Sprintf("events.jsonl line %d: event_seq %v after %d, want strictly increasing", i+1, ev.Seq, prev))
 		}
 		if ev.Seq != nil {
 			prev = *ev.Seq
 		}
 		if ev.Step != "" && !strings.HasPrefix(ev.Event, "run_") && ev.AttemptID < 1 {
-			t.Errorf("events.jsonl line %d: %s of %s has attempt_id %d, want the try's number", i+1, ev.Event, ev.Step, ev.AttemptID)
+			out = append(out, fmt.Sprintf("events.jsonl line %d: %s of %s has attempt_id %d, want the try's number", i+1, ev.Event, ev.Step, ev.AttemptID))
 		}
 		if ev.Event == "step_started" && ev.AttemptUID != "" {
 			if ids[ev.AttemptUID] {
-				t.Errorf("events.jsonl line %d: step_started %s has attempt_uid %q, want a new one", i+1, ev.Step, ev.AttemptUID)
+				out = append(out, fmt.Sprintf("events.jsonl line %d: step_started %s has attempt_uid %q, want a new one", i+1, ev.Step, ev.AttemptUID))
 			}
 			ids[ev.AttemptUID] = true
 		}
 	}
-}
-
-// runs lists the run ids under BASE/.orchestrator/runs.
-func (p *proj) runs() []string {
-	p.t.Helper()
-	ents, err := os.ReadDir(filepath.Join(p.base, ".orchestrator", "runs"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	var ids []string
-	for _, e := range ents {
-		ids = append(ids, e.Name())
-	}
-	return ids
+	return out
 }
 
 // exists reports whether rel (relative to BASE) exists (not following a
@@ -523,9 +518,6 @@ func want(t *testing.T, r result, code int) {
 // a failure, not a skip.
 func inCI() bool { return os.Getenv("CI") == "true" }
 
-// durationRE matches the console's durations (one decimal).
-const durationRE = `[0-9]+\.[0-9]s`
-
 // clip shortens long output for a failure message.
 func clip(s string) string {
 	const max = 3000
@@ -533,4 +525,30 @@ func clip(s string) string {
 		return s
 	}
 	return s[:max/2] + "\n[...]\n" + s[len(s)-max/2:]
+}
+
+// workflow returns testdata/workflows/NAME: the workflow of a test that
+// must stay Go (it kills, times or drives a process); a case that only runs
+// and checks is a script (testdata/script).
+func workflow(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "workflows", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// fillWorkflow is testdata/workflows/NAME executed as a text/template on
+// data: a workflow a test fills in (per preset, or generated to a size).
+func fillWorkflow(t *testing.T, name string, data any) string {
+	t.Helper()
+	tmpl, err := template.New(filepath.Base(name)).Parse(workflow(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

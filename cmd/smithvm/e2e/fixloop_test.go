@@ -16,41 +16,7 @@ func mockScript(t *testing.T, entries ...map[string]string) string {
 	return string(b)
 }
 
-const fixLoopWorkflow = `version: "1.0"
-name: fix
-strict_flow: false
-schemas:
-  Plan: {type: object, required: [files], properties: {files: {type: array, items: {type: string}}}}
-steps:
-  - name: Plan
-    provider: mock
-    provider_params: {script: mock/plan.json}
-    prompt: "Plan the work."
-    output_capture: json
-    validation_schema: Plan
-    max_visits: 3
-    on: {validation_fail: {goto: Plan}}
-  - name: Raw
-    provider: mock
-    provider_params: {script: mock/raw.json}
-    prompt: "Give JSON."
-    output_capture: json
-    max_visits: 3
-    on: {validation_fail: {goto: Raw}}
-  - name: Show
-    command: [HELPER, "echo:${steps.Plan.json.files[0]} ${steps.Raw.json.n}"]
-  - name: Review
-    provider: mock
-    provider_params: {script: mock/review.json}
-    prompt: "Review ${context.kind}"
-    on:
-      signals: {"SIGNAL:APPROVED": {goto: Done}}
-      success: {goto: Rework}
-  - name: Rework
-    command: [HELPER, "echo:rework"]
-  - name: Done
-    command: [HELPER, "echo:done"]
-`
+var fixLoopWorkflow = workflow("fix_loop.yaml")
 
 // TestYAMLFixLoop: a provider step that runs again after its own
 // validation failure gets "Output failed validation. Fix this: ..." after
@@ -101,53 +67,13 @@ func TestYAMLFixLoop(t *testing.T) {
 	}
 }
 
-// TestValidationErrorVariable: ${steps.S.validation_error} is checked by
-// smithc and resolves to the text the fix loop appends.
-func TestValidationErrorVariable(t *testing.T) {
-	p := newProj(t)
-	wf := p.write("v.yaml", `version: "1.0"
-name: v
-strict_flow: false
-steps:
-  - name: Ask
-    provider: mock
-    provider_params: {script: mock/a.json}
-    prompt: "x"
-    validation_schema: CodeAndExplanation
-    on: {validation_fail: {goto: Tell}}
-  - name: Tell
-    command: [HELPER, "echo:${steps.Ask.validation_error}"]
-`)
-	p.write("workspace/mock/a.json", mockScript(t, map[string]string{"reply": "just words"}))
-	r := p.vm("run", wf)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	if got := readState(t, p, r.runID()).Steps["Tell"].Output; !strings.HasPrefix(got, "Output failed validation. Fix this: ") {
-		t.Errorf("Tell = %q, want the validation error", got)
-	}
-}
-
 // TestYAMLInternalWorkers: YAML takes test_command at the top level for
 // Internal:TestRunner, and a writer reads the whole reply of the provider
 // step before it as its CODE_OUTPUT (CONTRACT 12.5).
 func TestYAMLInternalWorkers(t *testing.T) {
 	p := newProj(t)
 	big := strings.Repeat("// filler line\n", 1000) // past the 8 KiB kept in state.json
-	wf := p.write("w.yaml", `version: "1.0"
-name: w
-strict_flow: false
-test_command: [test, -f, src/x.go]
-steps:
-  - name: Gen
-    provider: mock
-    provider_params: {script: mock/gen.json}
-    prompt: "Write x.go"
-  - name: Write
-    worker: Internal:FileSystemWriter
-  - name: Test
-    worker: Internal:TestRunner
-`)
+	wf := p.write("w.yaml", workflow("yaml_internal_workers.yaml"))
 	reply, err := json.Marshal(map[string]string{"filePath": "src/x.go", "fileContent": "package x\n" + big})
 	if err != nil {
 		t.Fatal(err)

@@ -22,53 +22,7 @@ import (
 // out of the commits without a .gitignore), a parallel for_each and a
 // parallel step (unit worktrees, their commits, the joins' merges). Every
 // command step counts its runs outside the repository (BASE/c).
-const gitHarnessYAML = `version: "1.0"
-name: githarness
-strict_flow: false
-isolation: git-worktree
-agents:
-  architect: {provider: mock, instructions: "You are the architect."}
-  engineer: {provider: mock}
-steps:
-  - name: Design
-    agent: architect
-    prompt: "Write a design."
-    output_file: design.md
-  - name: Spec
-    command: [HELPER, "count:BASE/c/spec.cnt", "count:notes/log.txt", "sleep:0.01", "write:src/spec.txt:spec"]
-  - name: HandOff
-    send: {to: engineer, file: artifacts/Design/design.md}
-  - name: Implement
-    agent: engineer
-    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 20, poll_ms: 10}
-    prompt: "Implement."
-  - name: Code
-    command: [HELPER, "count:BASE/c/code.cnt", "count:notes/log.txt", "sleep:0.01", "write:src/code.txt:code"]
-  - name: Each
-    for_each:
-      items: [a, b, c]
-      parallel: 3
-      steps:
-        - name: Part
-          command: [HELPER, "count:BASE/c/part-${item}.cnt", "count:parts/${item}.log", "sleep:0.01", "write:parts/${item}.txt:${item}"]
-          on: {success: {goto: PartDoc}, failure: {goto: _loop_break}}
-        - name: PartDoc
-          command: [HELPER, "count:BASE/c/partdoc-${item}.cnt", "count:parts/${item}.log"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: Review}, failure: {error: "loop failed"}}
-  - name: Review
-    parallel:
-      branches:
-        style:
-          - {name: Lint, command: [HELPER, "count:BASE/c/lint.cnt", "count:review/style.log", "sleep:0.01"], on: {always: {goto: _branch_end}}}
-        security:
-          - {name: Scan, command: [HELPER, "count:BASE/c/scan.cnt", "count:review/sec.log", "sleep:0.01"], on: {success: {goto: Audit}, failure: {goto: _error}}}
-          - {name: Audit, command: [HELPER, "count:BASE/c/audit.cnt", "write:review/audit.txt:ok"], on: {always: {goto: _branch_end}}}
-    on: {success: {goto: Report}, failure: {error: "review failed"}}
-  - name: Report
-    command: [HELPER, "count:BASE/c/report.cnt", "count:notes/log.txt", "write:REPORT.md:done"]
-    on: {success: {goto: _end}, failure: {error: "Report failed"}}
-`
+var gitHarnessYAML = workflow("git_harness.yaml")
 
 // gitHarnessCounters are the counters of the command steps.
 var gitHarnessCounters = []string{"spec", "code", "part-a", "part-b", "part-c", "partdoc-a", "partdoc-b", "partdoc-c", "lint", "scan", "audit", "report"}

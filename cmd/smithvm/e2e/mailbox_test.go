@@ -42,31 +42,7 @@ func consumedOf(t *testing.T, p *proj, id string) map[string][]string {
 	return out
 }
 
-const acrossWorkflow = `version: "1.0"
-name: across
-strict_flow: false
-ISOLATION
-agents:
-  eng: {provider: mock}
-  qa: {provider: mock}
-steps:
-  - name: Team
-    parallel:
-      branches:
-        engineer:
-          - {name: Ask, send: {to: qa, content: "what is the answer?", name: q.md}}
-          - name: GetAnswer
-            agent: eng
-            wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 20, poll_ms: 20}
-            depends_on: {required: ["${agent.inbox}/*"], inject: {mode: content}}
-            prompt: "Use the answer."
-        qa:
-          - name: GetQuestion
-            agent: qa
-            wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 20, poll_ms: 20}
-            command: [HELPER, "sleep:0.01"]
-          - {name: Reply, send: {to: eng, content: "the answer is 42", name: a.md}}
-`
+var acrossWorkflow = workflow("across.yaml")
 
 // TestMessagesAcrossThreads: messages belong to the run, not to a thread.
 // An engineer in one parallel branch waits for QA's answer sent from the
@@ -110,39 +86,7 @@ func TestMessagesAcrossThreads(t *testing.T) {
 	}
 }
 
-const twoConsumersWorkflow = `version: "1.0"
-name: two
-strict_flow: false
-agents:
-  eng: {provider: mock}
-steps:
-  - name: Team
-    parallel:
-      branches:
-        sender:
-          - {name: S1, send: {to: eng, content: "one", name: m.md}}
-          - {name: P1, command: [HELPER, "sleep:${context.d1}"]}
-          - {name: S2, send: {to: eng, content: "two", name: m.md}}
-          - {name: P2, command: [HELPER, "sleep:${context.d2}"]}
-          - {name: S3, send: {to: eng, content: "three", name: m.md}}
-        a:
-          - name: TakeA
-            agent: eng
-            wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 1, poll_ms: 5}
-            command: [HELPER, "sleep:${context.d3}"]
-            on: {timeout: {goto: _branch_end}}
-        b:
-          - name: TakeB
-            agent: eng
-            wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 1, poll_ms: 5}
-            command: [HELPER, "sleep:${context.d4}"]
-            on: {timeout: {goto: _branch_end}}
-  - name: Rest
-    agent: eng
-    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 0.2, poll_ms: 5}
-    command: ["true"]
-    on: {timeout: {goto: _end}}
-`
+var twoConsumersWorkflow = workflow("two_consumers.yaml")
 
 // TestMessagesTwoConsumers: two branches waiting with consume: true on one
 // inbox never both take the same message (the claim is atomic), under
@@ -181,22 +125,7 @@ func TestMessagesTwoConsumers(t *testing.T) {
 	}
 }
 
-const sharedWorkflow = `version: "1.0"
-name: shared
-strict_flow: false
-agents:
-  eng: {provider: mock}
-steps:
-  - {name: S1, send: {to: eng, content: "one ${run.id}", name: design.md}}
-  - {name: P1, command: [HELPER, "sleep:${context.d1}"]}
-  - {name: S2, send: {to: eng, content: "two ${run.id}", name: design.md}}
-  - {name: P2, command: [HELPER, "sleep:${context.d2}"]}
-  - {name: S3, send: {to: eng, content: "three ${run.id}", name: design.md}}
-  - name: Take
-    agent: eng
-    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 30, poll_ms: 10, min_count: 3}
-    command: ["true"]
-`
+var sharedWorkflow = workflow("shared.yaml")
 
 // TestMessagesSharedWorkspace: runs that share a WORKSPACE (here 10 at once,
 // sending messages of the same name under random delays) never overwrite

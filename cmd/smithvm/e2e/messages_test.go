@@ -9,36 +9,7 @@ import (
 	"testing"
 )
 
-const messagesWorkflow = `version: "1.0"
-name: msgs
-strict_flow: false
-agents:
-  architect: {provider: mock, instructions: "You are the architect."}
-  engineer: {provider: mock, instructions_file: prompts/eng.md}
-  qa: {provider: mock}
-steps:
-  - name: Design
-    agent: architect
-    prompt: "Write a design."
-    output_file: design.md
-  - name: HandOff
-    send: {to: engineer, file: artifacts/Design/design.md}
-  - name: Note
-    send: {to: engineer, content: "also: tests for ${agent.name}", name: note.txt}
-    agent: qa
-  - name: Implement
-    agent: engineer
-    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 5, poll_ms: 20, min_count: 2}
-    depends_on: {required: ["${agent.inbox}/*"], inject: {mode: list}}
-    prompt: "Implement."
-  - name: Gate
-    command: [HELPER, "exit:${context.gate}"]
-  - name: Wait2
-    agent: engineer
-    wait_for: {glob: "${agent.inbox}/*", consume: true, timeout_sec: 0.3, poll_ms: 20}
-    command: ["true"]
-    on: {timeout: {goto: _end}}
-`
+var messagesWorkflow = workflow("messages.yaml")
 
 // TestMessages: agents' folders exist from the start; send delivers
 // numbered messages atomically; instructions (inline and from a file) come
@@ -131,37 +102,6 @@ func TestMessages(t *testing.T) {
 	}
 }
 
-// TestMessagesCheck: the check errors of messages and agents.
-func TestMessagesCheck(t *testing.T) {
-	p := newProj(t)
-	wf := p.write("bad.yaml", `version: "1.0"
-name: bad
-strict_flow: false
-agents:
-  engineer: {provider: mock}
-steps:
-  - name: A
-    send: {to: enginer, content: x}
-  - name: B
-    agent: engineer
-    wait_for: {glob: "agents/other/*", consume: true}
-    command: ["true"]
-  - name: C
-    wait_for: {glob: "x/*", consume: true}
-    command: ["true"]
-`)
-	r := p.vm("run", wf)
-	for _, want := range []string{
-		"bad.yaml:8:16: error: E_UNKNOWN_AGENT: agent 'enginer' is not defined (did you mean 'engineer'?)",
-		"E_SCHEMA: wait_for.consume takes messages from agent 'engineer''s inbox",
-		"E_SCHEMA: wait_for.consume needs the step's agent:",
-	} {
-		if r.code != 2 || !strings.Contains(r.stderr, want) {
-			t.Errorf("run: exit %d, want 2 and %q in\n%s", r.code, want, r.stderr)
-		}
-	}
-}
-
 type stateView struct {
 	Steps map[string]*struct {
 		Status string `json:"status"`
@@ -207,27 +147,4 @@ func ls(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
-}
-
-// TestManifestAgents: a manifest declares agents; an AI worker naming one
-// uses its provider, model and instructions, and its folders are created.
-func TestManifestAgents(t *testing.T) {
-	p := newProj(t)
-	mf := p.write("workflows.json", `{"version": "1", "entry": "Node:N",
-  "agents": {"engineer": {"provider": "mock", "instructions": "You are the engineer.", "permissions": "read"}},
-  "workers": {"Worker:Eng": {"agent": "engineer", "instructions": "Write it."}},
-  "nodes": {"Node:N": {"entry_block": "Block:A", "blocks": {
-    "Block:A": {"worker": "Worker:Eng", "payload_merge_strategy": ["CONTRACT"],
-                "transitions": [{"on_signal": "SIGNAL:SUCCESS", "action": "END"}, {"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "FAIL:a"}]}}}}}`)
-	r := p.vm("run", mf)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	out := readState(t, p, r.runID()).Steps["Block:A"].Output
-	if !strings.HasPrefix(out, "You are the engineer.\n\n") || !strings.Contains(out, "Write it.") {
-		t.Errorf("Block:A reply (the mock echoes its prompt) = %q, want the agent's instructions first, then the worker's", out)
-	}
-	if fi, err := os.Stat(filepath.Join(p.ws, "agents/engineer/processed")); err != nil || !fi.IsDir() {
-		t.Errorf("agents/engineer/processed: %v", err)
-	}
 }

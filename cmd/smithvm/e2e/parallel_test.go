@@ -18,37 +18,7 @@ import (
 // parallelWorkflow is a parallel for_each and a parallel step whose steps
 // sleep the time written in workspace/delays/<name> (so a test decides the
 // order the threads finish in) and print what they were given.
-const parallelWorkflow = `version: "1.0"
-name: par
-steps:
-  - name: Each
-    for_each:
-      items: [a, b, c, d, e, f]
-      parallel: 3
-      steps:
-        - name: Work
-          command: ["HELPER", "count:work-${item}.cnt", "sleepfile:delays/work-${item}", "echo:work-${item}-${loop.index}"]
-          on: {success: {goto: Mark}, failure: {goto: _loop_break}}
-        - name: Mark
-          set_context: {last: "${steps.Work.output}"}
-          on: {success: {goto: Tag}, failure: {error: "mark failed"}}
-        - name: Tag
-          command: ["HELPER", "count:tag-${item}.cnt", "sleepfile:delays/tag-${item}", "echo:tag-${steps.Work.output}"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: Review}, failure: {error: "loop failed"}}
-  - name: Review
-    parallel:
-      branches:
-        style:
-          - {name: Lint, command: ["HELPER", "count:lint.cnt", "sleepfile:delays/lint", "echo:lint"], on: {success: {goto: _branch_end}, failure: {error: "lint failed"}}}
-        security:
-          - {name: Scan, command: ["HELPER", "count:scan.cnt", "sleepfile:delays/scan", "echo:scan"], on: {success: {goto: Audit}, failure: {goto: _error}}}
-          - {name: Audit, command: ["HELPER", "count:audit.cnt", "sleepfile:delays/audit", "echo:audit-${steps.Scan.output}"], on: {always: {goto: _branch_end}}}
-    on: {success: {goto: Report}, failure: {error: "a review failed"}}
-  - name: Report
-    command: ["HELPER", "count:report.cnt", "echo:${steps.Tag.output} ${steps.Audit.output} ${context.last}"]
-    on: {success: {goto: _end}, failure: {goto: _error}}
-`
+var parallelWorkflow = workflow("parallel.yaml")
 
 // parallelCounters are the count files of parallelWorkflow's steps.
 func parallelCounters() []string {
@@ -231,19 +201,7 @@ func TestKillAnywhereParallel(t *testing.T) {
 // holds it); the default lets them overlap.
 func TestMaxParallel(t *testing.T) {
 	t.Parallel()
-	src := `version: "1.0"
-name: cap
-steps:
-  - name: Each
-    for_each:
-      items: [a, b, c, d]
-      parallel: 4
-      steps:
-        - name: Hold
-          command: ["HELPER", "excl:busy.lock:0.05", "echo:${item}"]
-          on: {success: {goto: _loop_continue}, failure: {error: "two iterations overlapped"}}
-    on: {success: {goto: _end}, failure: {error: "loop failed"}}
-`
+	src := workflow("max_parallel.yaml")
 	p := newProj(t)
 	wf := p.write("cap.yaml", src)
 	r := p.vm("run", wf, "--run-id", "one", "--max-parallel", "1")
@@ -279,17 +237,7 @@ func TestWorkspaceFlag(t *testing.T) {
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wf := p.write("ws.yaml", `version: "1.0"
-name: ws
-steps:
-  - name: Make
-    command: ["HELPER", "write:made.txt:here"]
-    on: {success: {goto: Check}, failure: {error: "make failed"}}
-  - name: Check
-    command: ["HELPER", "wait:go.txt", "echo:checked"]
-    timeout: 20
-    on: {success: {goto: _end}, failure: {error: "check failed"}}
-`)
+	wf := p.write("ws.yaml", workflow("workspace_flag.yaml"))
 	// run: steps run in DIR, the run lives under DIR/.orchestrator.
 	other := t.TempDir()
 	p.write("repo/go.txt", "go\n")
@@ -399,26 +347,7 @@ func (p *proj) state2(runRoot string) stateFile {
 func TestParallelWorktrees(t *testing.T) {
 	t.Parallel()
 	p := gitProj(t)
-	wf := p.write("iso.yaml", `version: "1.0"
-name: iso
-isolation: git-worktree
-steps:
-  - name: Each
-    for_each:
-      items: [a, b, c]
-      parallel: 3
-      steps:
-        - name: Write
-          command: [HELPER, "sleepfile:delays/${item}", "write:out/${item}.txt:${item}"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: Both}, failure: {error: "loop failed"}}
-  - name: Both
-    parallel:
-      branches:
-        x: [{name: WX, command: [HELPER, "write:shared.txt:${context.x}"], on: {always: {goto: _branch_end}}}]
-        y: [{name: WY, command: [HELPER, "write:shared.txt:${context.y}"], on: {always: {goto: _branch_end}}}]
-    on: {success: {goto: _end}, failure: {error: "join failed"}}
-`)
+	wf := p.write("iso.yaml", workflow("parallel_worktrees.yaml"))
 	p.write("workspace/delays/a", "0.06\n")
 	p.write("workspace/delays/c", "0.01\n")
 	gitIn(t, p.ws, "add", "-A")
@@ -465,19 +394,7 @@ steps:
 func TestParallelResumeInFlight(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("inflight.yaml", `version: "1.0"
-name: inflight
-steps:
-  - name: Each
-    for_each:
-      items: [a, b]
-      parallel: 2
-      steps:
-        - name: Work
-          command: ["HELPER", "count:${item}.cnt", "wait:go-${item}", "echo:done-${item}"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {goto: _end}, failure: {error: "loop failed"}}
-`)
+	wf := p.write("inflight.yaml", workflow("parallel_resume_in_flight.yaml"))
 	p.write("workspace/go-a", "")
 	run := p.start("run", wf, "--run-id", "f", "--max-parallel", "2")
 	// A thread's end is journalled at once: status (snapshot + journal) shows it.

@@ -19,25 +19,7 @@ func TestProcess(t *testing.T) {
 	t.Run("kill -9 during a step, then resume", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
-		wf := p.write("five.yaml", `version: "1.0"
-name: five
-steps:
-  - name: S1
-    command: ["HELPER", "count:s1.cnt"]
-    on: {success: {goto: S2}, failure: {error: "S1 failed"}}
-  - name: S2
-    command: ["HELPER", "count:s2.cnt"]
-    on: {success: {goto: S3}, failure: {error: "S2 failed"}}
-  - name: S3
-    command: ["HELPER", "count:s3.cnt", "once:s3.once", "pid:s3.pid", "sleep:30"]
-    on: {success: {goto: S4}, failure: {error: "S3 failed"}}
-  - name: S4
-    command: ["HELPER", "count:s4.cnt", "pid:s4.pid", "wait:s4.go"]
-    on: {success: {goto: S5}, failure: {error: "S4 failed"}}
-  - name: S5
-    command: ["HELPER", "count:s5.cnt"]
-    on: {success: {goto: _end}, failure: {error: "S5 failed"}}
-`)
+		wf := p.write("five.yaml", workflow("process.yaml"))
 		run := p.start("run", wf, "--run-id", "killed")
 		child := pidIn(t, filepath.Join(p.ws, "s3.pid"))
 		if err := run.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -86,19 +68,7 @@ steps:
 		t.Run(sig.String()+" stops the step and saves the state", func(t *testing.T) {
 			t.Parallel()
 			p := newProj(t)
-			wf := p.write("int.yaml", `version: "1.0"
-name: int
-steps:
-  - name: Before
-    command: ["HELPER", "count:before.cnt"]
-    on: {success: {goto: Long}, failure: {error: "before failed"}}
-  - name: Long
-    command: ["HELPER", "count:long.cnt", "once:long.once", "child:gc.pid:30", "pid:long.pid", "sleep:30"]
-    on: {success: {goto: After}, failure: {error: "long failed"}}
-  - name: After
-    command: ["HELPER", "count:after.cnt"]
-    on: {success: {goto: _end}, failure: {error: "after failed"}}
-`)
+			wf := p.write("int.yaml", workflow("process_int.yaml"))
 			run := p.start("run", wf, "--run-id", "int")
 			step := pidIn(t, filepath.Join(p.ws, "long.pid"))
 			grandchild := pidIn(t, filepath.Join(p.ws, "gc.pid"))
@@ -133,14 +103,7 @@ steps:
 		t.Parallel()
 		const secret = "live-SECRET-value-0815"
 		p := newProj(t)
-		wf := p.write("live.yaml", `version: "1.0"
-name: live
-secrets: [LIVE_KEY]
-steps:
-  - name: Talk
-    command: ["HELPER", "echo:first line", "printenv:LIVE_KEY", "echo:live!", "wait:talk.go", "echo:after"]
-    on: {success: {goto: _end}, failure: {error: "talk failed"}}
-`)
+		wf := p.write("live.yaml", workflow("process_live.yaml"))
 		run := p.startEnv(baseEnv("LIVE_KEY="+secret), "run", wf, "-v")
 		// The step waits for talk.go: what it printed so far must be shown now.
 		waitFor(t, 20*time.Second, "the step's output on the console while it runs", func() bool {
@@ -158,14 +121,7 @@ steps:
 		t.Parallel()
 		const size = 3 << 20
 		p := newProj(t)
-		wf := p.write("big.yaml", `version: "1.0"
-name: big
-steps:
-  - name: Big
-    command: ["HELPER", "bytes:3145728"]
-    output_file: big.txt
-    on: {success: {goto: _end}, failure: {error: "big failed"}}
-`)
+		wf := p.write("big.yaml", workflow("process_big.yaml"))
 		r := p.vm("run", wf, "--run-id", "big")
 		want(t, r, 0)
 		spill := filepath.Join(p.runRoot("big"), "logs", "Big-stdout.log")
@@ -192,20 +148,7 @@ steps:
 	t.Run("the child's environment is exactly the allowlist", func(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
-		wf := p.write("env.yaml", `version: "1.0"
-name: env
-env_allow: [ALLOWED_X, ALLOWED_UNSET]
-secrets: [SECRET_K, SECRET_OTHER]
-steps:
-  - name: All
-    command: ["HELPER", "env"]
-    env: {STEP_V: "step value", SECRET_K: "overridden"}
-    on: {success: {goto: Subset}, failure: {error: "env failed"}}
-  - name: Subset
-    command: ["HELPER", "env"]
-    secrets: [SECRET_OTHER]
-    on: {success: {goto: _end}, failure: {error: "env failed"}}
-`)
+		wf := p.write("env.yaml", workflow("process_env.yaml"))
 		env := baseEnv("LANG=C.UTF-8", "TZ=UTC", "CANARY_SMITH=leak", "ALLOWED_X=x", "SECRET_K=sk", "SECRET_OTHER=so", "GOFLAGS=-v")
 		r := p.vmEnv(env, "run", wf, "--run-id", "env")
 		want(t, r, 0)

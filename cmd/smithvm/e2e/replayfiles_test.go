@@ -7,19 +7,7 @@ import (
 	"testing"
 )
 
-const replayFilesWorkflow = `version: "1.0"
-name: rf
-strict_flow: false
-isolation: git-worktree
-providers:
-  coder: {command: [CODER, "write:src/code.txt:v1", "write:bin/run.sh:#!/bin/sh", "echo:wrote the code"]}
-  editor: {command: [CODER, "write:src/code.txt:v2", "write:README.md:hello", "echo:edited"]}
-steps:
-  - {name: Code, provider: coder, prompt: "write the code"}
-  - {name: Edit, provider: editor, prompt: "edit it after: ${steps.Code.output}"}
-  - name: Check
-    command: [HELPER, "echo:${steps.Edit.output}"]
-`
+var replayFilesWorkflow = workflow("replay_files.yaml")
 
 // TestReplayRestoresFiles (CONTRACT 5.2): --record keeps what each provider
 // call changed in the run's worktree; --replay, with the provider's program

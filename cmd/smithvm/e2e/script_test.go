@@ -27,6 +27,8 @@ import (
 //	                  stderr are what stdout/stderr then check
 //	exit N            the last smithvm exited with status N
 //
+// and the commands that read what a run left behind (readCmds).
+//
 // [tool:NAME] holds when NAME is on PATH (a missing tool fails with CI=true).
 //
 //	smbc nodefault IN OUT
@@ -36,7 +38,7 @@ import (
 //	                  LOOP_NEXT with no loop frame (an internal error)
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
+	params := testscript.Params{
 		Dir:       "testdata/script",
 		Condition: toolCondition,
 		Setup: func(env *testscript.Env) error {
@@ -56,6 +58,7 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("smithvm: %v", err)
 				}
 				ts.Setenv("SMITHVM_EXIT", strconv.Itoa(code))
+				setRunID(ts)
 				if neg != (code != 0) {
 					ts.Fatalf("smithvm exited with status %d", code)
 				}
@@ -70,7 +73,11 @@ func TestScripts(t *testing.T) {
 				}
 			},
 		},
-	})
+	}
+	for name, cmd := range readCmds {
+		params.Cmds[name] = cmd
+	}
+	testscript.Run(t, params)
 }
 
 // toolCondition is the script condition [tool:NAME]: NAME is on PATH. A

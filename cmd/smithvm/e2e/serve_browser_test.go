@@ -225,26 +225,9 @@ func evalJS[T any](t testing.TB, ctx context.Context, expr string) T {
 // css is a CSS selector.
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
-const serveFlow = `version: "1.0"
-name: review
-strict_flow: false
-steps:
-  - name: Fetch
-    command: ["HELPER", "echo:fetched 3 files", "err:warning: cache miss"]
-    output_file: fetch.txt
-  - name: Build
-    command: ["HELPER", "wait:WS/release", "echo:built"]
-  - name: Report
-    command: ["HELPER", "echo:all good"]
-`
+var serveFlow = workflow("serve.yaml")
 
-const serveFailFlow = `version: "1.0"
-name: lint
-strict_flow: false
-steps:
-  - name: Lint
-    command: ["HELPER", "err:3 problems", "exit:2"]
-`
+var serveFailFlow = workflow("serve_fail.yaml")
 
 // TestServeBrowserList opens the run list: every run, newest first, with
 // its status, workflow and current step; the status filter keeps only the

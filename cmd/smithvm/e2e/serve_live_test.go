@@ -20,15 +20,7 @@ import (
 )
 
 // slowFlow prints a line, waits to be released, prints another.
-const slowFlow = `version: "1.0"
-name: slow
-strict_flow: false
-steps:
-  - name: Build
-    command: ["HELPER", "echo:compiling part one", "err:warning: part one is slow", "wait:WS/release", "echo:linking part two"]
-  - name: After
-    command: ["HELPER", "echo:done"]
-`
+var slowFlow = workflow("slow.yaml")
 
 // liveRow is the JS that finds a row of the live panel by step and text.
 func liveRow(step, kind, text string) string {
@@ -114,17 +106,7 @@ func TestServeBrowserAgentActivity(t *testing.T) {
 	gitIn(t, p.ws, "init", "-q", "-b", "main")
 	gitIn(t, p.ws, "add", "-A")
 	gitIn(t, p.ws, "commit", "-q", "-m", "start")
-	wf := p.put("wf.yaml", p.header("agents")+`isolation: git-worktree
-steps:
-  - name: Write
-    provider: claude
-    model: claude-fake-1
-    prompt: "WRITE-NOTES: create notes.txt"
-  - name: More
-    provider: claude
-    model: claude-fake-1
-    prompt: "WRITE-MORE: create more.txt"
-`)
+	wf := p.put("wf.yaml", p.workflow("agents.yaml", cliCase{}, cliCase{}))
 	r := p.run("run", wf, "--run-id", "agents-1")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

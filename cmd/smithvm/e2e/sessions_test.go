@@ -47,23 +47,12 @@ func (p *cliProj) sessionState(id string) sessionState {
 	return st
 }
 
-// sessionWorkflow: the engineer asks twice, smithvm is killed between the
-// two calls (the first time only), then two parallel iterations work.
+// sessionWorkflow (testdata/workflows/clis/sessions.yaml): the engineer
+// asks twice, smithvm is killed between the two calls (the first time
+// only), then two parallel iterations work.
 func sessionWorkflow(p *cliProj, c cliCase) string {
-	return p.put("sessions.yaml", p.header("sessions")+fmt.Sprintf(`agents:
-  eng: {provider: %s, model: %s, session: continue}
-steps:
-  - {name: One, agent: eng, prompt: "first question ONE"}
-  - name: Crash
-    command: [%q, "once:%s", "sigparent:KILL"]
-  - {name: Two, agent: eng, prompt: "second question TWO"}
-  - name: Each
-    for_each:
-      items: [a, b]
-      parallel: 2
-      steps:
-        - {name: Work, agent: eng, prompt: "work on item-${item}"}
-`, c.name, c.model, built.helper, filepath.Join(p.base, "crash.mark")))
+	return p.put("sessions.yaml", p.header("sessions")+p.fill("sessions.yaml", map[string]any{
+		"cli": c.name, "model": c.model, "helper": built.helper, "mark": filepath.Join(p.base, "crash.mark")}))
 }
 
 func sessionRules() []fakemodel.Rule {
@@ -202,13 +191,7 @@ func TestCLISessionFallback(t *testing.T) {
 		fakemodel.Rule{Protocol: fakemodel.Anthropic, Reply: fakemodel.Reply{Status: 500}},
 		fakemodel.Rule{Protocol: fakemodel.OpenAI, Match: "second question TWO", Reply: fakemodel.Reply{Text: "answer two"}},
 		fakemodel.Rule{Protocol: fakemodel.OpenAI, Match: "third question THREE", Reply: fakemodel.Reply{Text: "answer three"}})
-	wf := p.put("fallback.yaml", p.header("fallback")+`agents:
-  eng: {provider: [claude, codex], session: continue}
-steps:
-  - {name: One, agent: eng, prompt: "first question ONE"}
-  - {name: Two, agent: eng, prompt: "second question TWO"}
-  - {name: Three, agent: eng, prompt: "third question THREE"}
-`)
+	wf := p.put("fallback.yaml", p.header("fallback")+p.fill("session_fallback.yaml", map[string]any{}))
 	r := p.run("run", wf, "--run-id", "f1")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
@@ -336,15 +319,7 @@ func TestMockSessionKillInCall(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wf := p.write("kill.yaml", `version: "1.0"
-name: kill
-strict_flow: false
-agents:
-  eng: {provider: mock, session: continue}
-steps:
-  - {name: One, agent: eng, prompt: "first", provider_params: {script: one.yaml}}
-  - {name: Two, agent: eng, prompt: "second", provider_params: {script: two.yaml}}
-`)
+	wf := p.write("kill.yaml", workflow("mock_session_kill.yaml"))
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
 	cmd := p.command(ctx, baseEnv(), "run", wf, "--run-id", "k1", "--base", p.base)

@@ -39,13 +39,7 @@ func onTerminal(t *testing.T, p *proj, input string, args ...string) string {
 	return out.String()
 }
 
-const ttyWorkflow = `version: "1.0"
-name: tty
-steps:
-  - name: Wait
-    command: ["HELPER", "sleep:0.7"]
-    on: {success: {end: true}, failure: {error: "wait failed"}}
-`
+var ttyWorkflow = workflow("tty.yaml")
 
 // TestTerminal: on a terminal smithvm draws a progress line (step i of n,
 // elapsed) and asks once before adding .orchestrator/ to .gitignore; the
@@ -75,18 +69,7 @@ func TestTerminal(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
 		p.write(".gitignore", ".orchestrator/\n")
-		wf := p.write("loop.yaml", `version: "1.0"
-name: loop
-steps:
-  - name: Each
-    for_each:
-      items: [a, b, c]
-      steps:
-        - name: Body
-          command: ["HELPER", "sleep:0.6"]
-          on: {success: {goto: _loop_continue}, failure: {goto: _loop_break}}
-    on: {success: {end: true}, failure: {error: "loop failed"}}
-`)
+		wf := p.write("loop.yaml", workflow("terminal.yaml"))
 		screen := onTerminal(t, p, "", "run", wf)
 		re := regexp.MustCompile(`\[step (\d+) of (\d+)\]`)
 		all := re.FindAllStringSubmatch(screen, -1)
@@ -105,16 +88,7 @@ steps:
 		t.Parallel()
 		p := newProj(t)
 		p.write(".gitignore", ".orchestrator/\n")
-		wf := p.write("out.yaml", `version: "1.0"
-name: out
-steps:
-  - name: Compile
-    command: ["HELPER", "echo:first line", "echo:\e[2J\e[31mcompiling widgets\e[0m", "sleep:1.2"]
-    on: {success: {goto: Done}, failure: {error: "compile failed"}}
-  - name: Done
-    command: ["HELPER", "sleep:0.7"]
-    on: {success: {end: true}, failure: {error: "done failed"}}
-`)
+		wf := p.write("out.yaml", workflow("terminal_out.yaml"))
 		screen := onTerminal(t, p, "", "run", wf)
 		if !regexp.MustCompile(`\[step 1 of 2\] Compile \d+\.\ds \| compiling widgets`).MatchString(screen) {
 			t.Errorf("the progress line lacks the step's last line of output:\n%q", screen)

@@ -14,13 +14,7 @@ import (
 func TestWatchNewFolders(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
-	wf := p.write("w.yaml", `version: "1.0"
-name: w
-steps:
-  - name: Build
-    command: ["HELPER", "count:build.cnt"]
-    on: {success: {goto: _end}, failure: {error: "build failed"}}
-`)
+	wf := p.write("w.yaml", workflow("watch_new_folders.yaml"))
 	w := p.start("watch", wf)
 	defer func() {
 		w.cmd.Process.Signal(syscall.SIGINT)

@@ -42,7 +42,7 @@ func TestRunSaysWhereThingsAre(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
 	ok := p.write("ok.yaml", okFlow)
-	fail := p.write("fail.yaml", "version: \"1.0\"\nname: f\nsteps:\n  - name: Boom\n    command: [\"HELPER\", \"exit:1\"]\n    on: {success: {end: true}, failure: {error: \"boom\"}}\n")
+	fail := p.write("fail.yaml", workflow("boom.yaml"))
 
 	// From BASE itself: no --base needed.
 	r := vmIn(t, p.base, baseEnv(), "run", ok, "--run-id", "here")
@@ -80,43 +80,6 @@ func TestRunSaysWhereThingsAre(t *testing.T) {
 	}
 }
 
-// TestStatusTable: status prints one row per step with its status,
-// attempts, duration, exit code, provider and tokens.
-func TestStatusTable(t *testing.T) {
-	t.Parallel()
-	p := newProj(t)
-	wf := p.write("t.yaml", `version: "1.0"
-name: table
-steps:
-  - name: Ask
-    provider: mock
-    prompt: "say something useful"
-    on: {success: {goto: Shell}, failure: {error: "ask failed"}}
-  - name: Shell
-    command: ["HELPER", "echo:hi"]
-    retry: {attempts: 2, backoff_sec: 0}
-    on: {success: {end: true}, failure: {error: "shell failed"}}
-`)
-	want(t, p.vm("run", wf, "--run-id", "tbl"), 0)
-	r := p.vm("status", "tbl")
-	want(t, r, 0)
-	cols := regexp.MustCompile(`(?m)^STEP +STATUS +RUNS +ATTEMPTS +DURATION +EXIT +PROVIDER +TOKENS +COST +COMMIT +DETAIL$`)
-	if !cols.MatchString(r.stdout) {
-		t.Errorf("status lacks the table header:\n%s", r.stdout)
-	}
-	if !regexp.MustCompile(`(?m)^Ask +completed +1 +1 +\d+\.\ds +0 +mock +[1-9]\d* +- +-$`).MatchString(r.stdout) {
-		t.Errorf("status lacks the row of Ask (mock, tokens):\n%s", r.stdout)
-	}
-	if !regexp.MustCompile(`(?m)^Shell +completed +1 +1 +\d+\.\ds +0 +- +- +- +-$`).MatchString(r.stdout) {
-		t.Errorf("status lacks the row of Shell:\n%s", r.stdout)
-	}
-	for _, s := range []string{"run folder:   " + p.runRoot("tbl"), "artifacts:    " + filepath.Join(p.ws, "artifacts")} {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("status lacks %q:\n%s", s, r.stdout)
-		}
-	}
-}
-
 // TestFindBase: status and resume started from another directory find the
 // run's BASE among the recent bases when the id is unique there, and say
 // exactly what to pass when it is not.
@@ -125,7 +88,7 @@ func TestFindBase(t *testing.T) {
 	cache := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_CACHE_HOME=" + cache}
 	a, b := newProj(t), newProj(t)
-	fail := a.write("fail.yaml", "version: \"1.0\"\nname: f\nsteps:\n  - name: Boom\n    command: [\"HELPER\", \"exit:1\"]\n    on: {success: {end: true}, failure: {error: \"boom\"}}\n")
+	fail := a.write("fail.yaml", workflow("boom.yaml"))
 	want(t, vmIn(t, a.base, env, "run", fail, "--run-id", "r1"), 1)
 	want(t, vmIn(t, b.base, env, "run", b.write("ok.yaml", okFlow), "--run-id", "r2"), 0)
 	index, err := os.ReadFile(filepath.Join(cache, "smith", "bases"))
@@ -163,10 +126,4 @@ func TestFindBase(t *testing.T) {
 	}
 }
 
-const okSteps = `steps:
-  - name: Hello
-    command: ["echo", "hello"]
-    on: {success: {end: true}, failure: {error: "echo failed"}}
-`
-
-const okFlow = "version: \"1.0\"\nname: t\n" + okSteps
+var okFlow = workflow("hello.yaml")

@@ -24,19 +24,6 @@ import (
 	"smith/workers/confine"
 )
 
-const testFlow = `version: "1.0"
-name: demo
-strict_flow: false
-secrets: [API_TOKEN]
-steps:
-  - name: Prep
-    command: ["true"]
-    output_file: prep.txt
-  - name: Build
-    command: ["true"]
-    on: {signals: {"SIGNAL:APPROVED": {end: true}}}
-`
-
 // secretValue is API_TOKEN's value in the tests' environment.
 const secretValue = "hunter2-very-secret"
 
@@ -61,7 +48,11 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, base: base, store: st, dirs: dirs, flow: filepath.Join(base, "flow.yaml")}
-	if err := os.WriteFile(f.flow, []byte(testFlow), 0o644); err != nil {
+	flow, err := os.ReadFile(filepath.Join("testdata", "flow.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.flow, flow, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return f
