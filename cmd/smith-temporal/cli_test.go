@@ -33,7 +33,7 @@ func TestCompletion(t *testing.T) {
 			t.Fatalf("smith-temporal completion %s: exit %d: %s", shell, st, errb.String())
 		}
 		for _, c := range commands() {
-			fs := c.flags(&flagVals{}, io.Discard)
+			fs := c.Flags(&flagVals{}, io.Discard)
 			if name := strings.TrimPrefix(fs.Name(), "smith-temporal "); !strings.Contains(out.String(), name) {
 				t.Errorf("smith-temporal completion %s lacks the command %s", shell, name)
 			}

@@ -32,7 +32,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 func program() shellcomp.Program {
 	p := shellcomp.Program{Name: "smith-temporal", Global: []string{"--help", "--version"}}
 	for _, c := range commands() {
-		fs := c.flags(&flagVals{}, io.Discard)
+		fs := c.Flags(&flagVals{}, io.Discard)
 		name := strings.TrimPrefix(fs.Name(), "smith-temporal ")
 		var words []string
 		if name == "completion" {

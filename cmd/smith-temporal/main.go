@@ -29,6 +29,7 @@ import (
 	"smith/cmd/smith-temporal/engine"
 	"smith/compiler"
 	"smith/internal/buildversion"
+	"smith/internal/shellcomp"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -77,7 +78,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmds := commands()
 	return program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
-		return cmds[i].run(rest, stdout, stderr)
+		return cmds[i].Run(rest, stdout, stderr)
 	})
 }
 
@@ -150,12 +151,8 @@ type flagVals struct {
 	dev                            devVals
 }
 
-// A command is one of smith-temporal's user commands: flags makes its flag
-// set (named "smith-temporal NAME"), bound to v, and run runs it.
-type command struct {
-	flags func(v *flagVals, stderr io.Writer) *pflag.FlagSet
-	run   func(args []string, stdout, stderr io.Writer) int
-}
+// A command is one row of the command table.
+type command = shellcomp.Row[flagVals]
 
 // commands are smith-temporal's user commands in the usage's order
 // (step-host is internal): the one table that dispatch, the did-you-mean
@@ -163,12 +160,12 @@ type command struct {
 // a variable: completion's run reads the table.)
 func commands() []command {
 	return []command{
-		{devFlags, cmdDev},
-		{workerFlags, cmdWorker},
-		{runFlags, cmdRun},
-		{resumeFlags, cmdResume},
-		{statusFlags, cmdStatus},
-		{completionFlags, cmdCompletion},
+		{Flags: devFlags, Run: cmdDev},
+		{Flags: workerFlags, Run: cmdWorker},
+		{Flags: runFlags, Run: cmdRun},
+		{Flags: resumeFlags, Run: cmdResume},
+		{Flags: statusFlags, Run: cmdStatus},
+		{Flags: completionFlags, Run: cmdCompletion},
 	}
 }
 

@@ -109,7 +109,7 @@ func TestCompletionNamesEveryFlag(t *testing.T) {
 			t.Fatalf("smithc completion %s: exit %d: %s", shell, r.status, r.stderr)
 		}
 		for _, c := range commands() {
-			fs := c.flags(&flagVals{}, io.Discard)
+			fs := c.Flags(&flagVals{}, io.Discard)
 			if name := strings.TrimPrefix(fs.Name(), "smithc "); !strings.Contains(r.stdout, name) {
 				t.Errorf("smithc completion %s lacks the command %s", shell, name)
 			}

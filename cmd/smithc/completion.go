@@ -43,7 +43,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 func program() shellcomp.Program {
 	p := shellcomp.Program{Name: "smithc", Global: []string{"--help", "--version"}}
 	for _, c := range commands() {
-		fs := c.flags(&flagVals{}, io.Discard)
+		fs := c.Flags(&flagVals{}, io.Discard)
 		name := strings.TrimPrefix(fs.Name(), "smithc ")
 		p.Commands = append(p.Commands, shellcomp.Command{Name: name, Flags: fs, Words: commandWords[name]})
 	}

@@ -20,7 +20,7 @@ func TestCLIDocs(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("```\n" + usage + "```\n")
 	for _, c := range commands() {
-		fs := c.flags(&flagVals{}, io.Discard)
+		fs := c.Flags(&flagVals{}, io.Discard)
 		var h bytes.Buffer
 		fs.SetOutput(&h)
 		fs.Usage()

@@ -17,6 +17,7 @@ import (
 	"smith/compiler"
 	"smith/internal/buildversion"
 	"smith/internal/hugeheap"
+	"smith/internal/shellcomp"
 	"smith/isa"
 	"smith/manifest"
 	"smith/source"
@@ -57,7 +58,7 @@ Exit status: 0 no errors (warnings allowed), 2 any error (E_PATH_ESCAPE included
 func run(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	cmds := commands()
 	return program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
-		return cmds[i].run(rest, stdout, stderr)
+		return cmds[i].Run(rest, stdout, stderr)
 	})
 }
 
@@ -134,12 +135,8 @@ type flagVals struct {
 	check  bool
 }
 
-// A command is one of smithc's commands: flags makes its flag set (named
-// "smithc NAME"), bound to v, and run runs it.
-type command struct {
-	flags func(v *flagVals, stderr io.Writer) *pflag.FlagSet
-	run   func(args []string, stdout, stderr io.Writer) int
-}
+// A command is one row of the command table.
+type command = shellcomp.Row[flagVals]
 
 // commands are smithc's commands in the usage's order: the one table that
 // dispatch, the did-you-mean of an unknown command, the completion scripts
@@ -147,13 +144,13 @@ type command struct {
 // (A function, not a variable: completion's run reads the table.)
 func commands() []command {
 	return []command{
-		{checkFlags, cmdCheck},
-		{buildFlags, cmdBuild},
-		{disasmFlags, cmdDisasm},
-		{dotFlags, cmdDot},
-		{schemaFlags, cmdSchema},
-		{fmtFlags, cmdFmt},
-		{completionFlags, cmdCompletion},
+		{Flags: checkFlags, Run: cmdCheck},
+		{Flags: buildFlags, Run: cmdBuild},
+		{Flags: disasmFlags, Run: cmdDisasm},
+		{Flags: dotFlags, Run: cmdDot},
+		{Flags: schemaFlags, Run: cmdSchema},
+		{Flags: fmtFlags, Run: cmdFmt},
+		{Flags: completionFlags, Run: cmdCompletion},
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/pflag"
+
 	"smith/source"
 )
 
@@ -44,4 +46,13 @@ func (p Program) Names() []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// Row is one row of a program's command table (smithc and
+// smith-temporal): Flags makes its flag set (named "PROGRAM NAME"), bound
+// to the program's flag values V, and Run runs it. Building a flag set
+// runs nothing.
+type Row[V any] struct {
+	Flags func(v *V, stderr io.Writer) *pflag.FlagSet
+	Run   func(args []string, stdout, stderr io.Writer) int
 }
