@@ -19,6 +19,7 @@ func TestGroupSlots(t *testing.T) {
 	root := t.TempDir()
 	cmd := exec.Command("sleep", "30")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := bootTicks()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestGroupSlots(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	pgid := cmd.Process.Pid
 
-	s, err := recordGroup(root, pgid)
+	s, err := recordGroup(root, pgid, started)
 	if err != nil || s == nil {
 		t.Fatalf("recordGroup() = %v, %v", s, err)
 	}
@@ -38,7 +39,7 @@ func TestGroupSlots(t *testing.T) {
 	if b, _ := os.ReadFile(s.path); strings.Join(strings.Fields(string(b)), " ") != "0 0" {
 		t.Fatalf("record after the step = %q, want 0 0", b)
 	}
-	again, err := recordGroup(root, pgid)
+	again, err := recordGroup(root, pgid, started)
 	if err != nil || again != s {
 		t.Fatalf("recordGroup() after forgetGroup = %v, %v; want the same slot %v", again, err, s)
 	}
@@ -65,5 +66,29 @@ func TestGroupSlots(t *testing.T) {
 	slots.Unlock()
 	if n != 0 {
 		t.Errorf("%d free slots of the run after KillLeftovers, want none", n)
+	}
+}
+
+// TestBootTicksBeforeStart checks the start time a group's record holds:
+// bootTicks read before a fork is no later than the child's start time in
+// /proc/<pid>/stat (so KillLeftovers, which kills what started no earlier
+// than the record, kills the leader), and close to it.
+func TestBootTicksBeforeStart(t *testing.T) {
+	for range 20 {
+		before := bootTicks()
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p, ok := readProc(cmd.Process.Pid)
+		after := bootTicks()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if !ok {
+			t.Fatal("readProc of a running child failed")
+		}
+		if before == 0 || before > p.start || p.start > after {
+			t.Fatalf("bootTicks() before the fork %d, the child's start %d, bootTicks() after %d: want before <= start <= after", before, p.start, after)
+		}
 	}
 }

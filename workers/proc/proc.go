@@ -236,6 +236,7 @@ func Run(ctx context.Context, spec Spec) Result {
 		cmd.Stdout = direct
 	}
 	becomeSubreaper()
+	started := bootTicks() // before the fork: no later than the leader's start
 	if err := startStep(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
@@ -247,7 +248,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	pgid := cmd.Process.Pid
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
-		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != nil {
+		if rec, err := recordGroup(spec.RunRoot, pgid, started); err == nil && rec != nil {
 			defer forgetGroup(rec)
 		}
 	}
@@ -265,8 +266,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	killGroup(pgid)
 	waitErr := cmd.Wait()
 	timedOut := w.done()
-	killGroup(pgid)
-	settleGroup(pgid)
+	settleGroup(pgid) // kills the group again, until it is empty
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
 		if err := w.Close(); err != nil {

@@ -82,8 +82,10 @@ func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 // killed group pgid is gone, reaping those that were reparented here, so
 // that the grandchildren they leave are orphans already when reapOrphans
 // looks (SIGKILL is delivered asynchronously: a member still exiting
-// would hand its children over only after the scan). An empty group, the
-// common case, costs one system call.
+// would hand its children over only after the scan). Each round sends
+// the group SIGKILL again (a member that forked as the first one came
+// gets it too); its ESRCH says the group is empty. An empty group, the
+// common case, costs two system calls.
 func settleGroup(pgid int) {
 	deadline := time.Now().Add(groupSettle)
 	for {
@@ -94,7 +96,7 @@ func settleGroup(pgid int) {
 				break
 			}
 		}
-		if syscall.Kill(-pgid, 0) == syscall.ESRCH || time.Now().After(deadline) {
+		if syscall.Kill(-pgid, syscall.SIGKILL) == syscall.ESRCH || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(200 * time.Microsecond)
@@ -188,8 +190,7 @@ func processes() []procInfo {
 // /proc reads every process on the machine. ok is false when the kernel
 // does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
 // scans /proc.
-func children() (out []procInfo, ok bool) {
-	self := os.Getpid()
+func children(self int) (out []procInfo, ok bool) {
 	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
 	if err != nil {
 		return nil, false
@@ -206,17 +207,22 @@ func children() (out []procInfo, ok bool) {
 	return out, true
 }
 
+// selfIDs are this process's pid and process group, read once: neither
+// changes while it runs (smithvm never calls setpgid or setsid on itself,
+// and a parent can move a child to another group only before it execs).
+var selfIDs = sync.OnceValues(func() (int, int) { return os.Getpid(), syscall.Getpgrp() })
+
 // reapOrphans kills and reaps the processes that were reparented to this
 // process (its subreaper) and run in a process group of their own: the
 // leftovers of steps that left their group. Steps running now and this
 // process's own children (git, in its group) are left alone.
 func reapOrphans() {
-	self, own := os.Getpid(), syscall.Getpgrp()
+	self, own := selfIDs()
 	starting.Lock()
 	defer starting.Unlock()
 	leaders.Lock()
 	defer leaders.Unlock()
-	procs, ok := children()
+	procs, ok := children(self)
 	if !ok {
 		procs = processes()
 	}
@@ -239,26 +245,42 @@ func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 // step costs no mkdir.
 var procsMade sync.Map
 
-// recordGroup records the group pgid and its leader's start time in a slot
-// of RUN_ROOT/procs (groupslot_linux.go), so a resume after a crash of
-// smithvm finds the group. It is not fsynced, on purpose: the record only
-// matters while the machine keeps running (a crash of the operating system
-// ends the group with it), and a record written before smithvm is
-// SIGKILLed stays in the page cache, where the resume reads it.
-func recordGroup(runRoot string, pgid int) (*groupSlot, error) {
-	p, ok := readProc(pgid)
-	if !ok {
-		return nil, nil // the leader is gone already
-	}
+// recordGroup records the group pgid and start, its leader's start time
+// or earlier (bootTicks read before the fork), in a slot of RUN_ROOT/procs
+// (groupslot_linux.go), so a resume after a crash of smithvm finds the
+// group. It is not fsynced, on purpose: the record only matters while the
+// machine keeps running (a crash of the operating system ends the group
+// with it), and a record written before smithvm is SIGKILLed stays in the
+// page cache, where the resume reads it.
+func recordGroup(runRoot string, pgid int, start uint64) (*groupSlot, error) {
 	s, err := takeSlot(runRoot)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.write(pgid, p.start); err != nil {
+	if err := s.write(pgid, start); err != nil {
 		s.drop()
 		return nil, err
 	}
 	return s, nil
+}
+
+// clockTicks is USER_HZ, the unit of the start time in /proc/<pid>/stat:
+// 100 on every architecture Go runs Linux on.
+const clockTicks = 100
+
+// bootTicks is the time since boot (CLOCK_BOOTTIME, the clock of a
+// process's start time in /proc/<pid>/stat) in clock ticks, rounded down.
+// Read before a fork, it is no later than the child's start time, which a
+// process in the child's group then never precedes: the group's record
+// costs one clock reading instead of a read of /proc/<pid>/stat (an open,
+// two reads and a close per step). It is 0 if the clock cannot be read,
+// which spares nothing a record of the true start would kill.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Sec)*clockTicks + uint64(ts.Nsec)/(1e9/clockTicks)
 }
 
 // forgetGroup blanks the record of a group whose step is over.

@@ -13,10 +13,11 @@ func startStep(start func() (int, error)) error {
 	_, err := start()
 	return err
 }
-func reapOrphans()                                {}
-func dieWithParent(*syscall.SysProcAttr)          {}
-func recordGroup(string, int) (*groupSlot, error) { return nil, nil }
-func forgetGroup(*groupSlot)                      {}
+func reapOrphans()                                        {}
+func dieWithParent(*syscall.SysProcAttr)                  {}
+func recordGroup(string, int, uint64) (*groupSlot, error) { return nil, nil }
+func bootTicks() uint64                                   { return 0 }
+func forgetGroup(*groupSlot)                              {}
 
 type groupSlot struct{}
 
