@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,5 +81,31 @@ func TestBuildEnvNilLookup(t *testing.T) {
 	got := BuildEnv(nil, []string{"PATH"}, nil, []EnvVar{{"A", "1"}})
 	if strings.Join(got, " ") != "A=1" {
 		t.Errorf("BuildEnv(nil, ...) = %v, want [A=1]", got)
+	}
+}
+
+// TestChildEnvMatchesExec checks that a child gets the environment os/exec
+// would give it: duplicates resolved the same way, empty entries dropped,
+// entries without '=' kept, and a NUL refused.
+func TestChildEnvMatchesExec(t *testing.T) {
+	cases := [][]string{
+		{},
+		{"A=1", "B=2"},
+		{"A=1", "B=2", "A=3"},
+		{"A=1", "", "B", "B", "=x=1", "=x=2", "=y", "C=", "C=4"},
+		{"PATH=/bin", "HOME=/h", "PATH=/usr/bin", "HOME=/g", "X=1"},
+	}
+	for _, env := range cases {
+		got, err := childEnv(env)
+		want := (&exec.Cmd{Env: env}).Environ()
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("childEnv(%q) = %q, %v; want %q (os/exec)", env, got, err, want)
+		}
+	}
+	if got, err := childEnv(nil); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("childEnv(nil) = %#v, %v; want an empty, non-nil environment", got, err)
+	}
+	if _, err := childEnv([]string{"A=1", "B=x\x00y"}); err == nil {
+		t.Error("childEnv accepted a NUL byte")
 	}
 }

@@ -208,44 +208,35 @@ func Run(ctx context.Context, spec Spec) Result {
 	stdoutW := spec.Mask.Writer(out)
 	stderrW := spec.Mask.Writer(errCap)
 
-	env := spec.Env
-	if env == nil {
-		env = []string{} // nil would give the child the parent's environment
+	env, err := childEnv(spec.Env)
+	if err != nil {
+		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        spec.Argv,
-		Env:         env,
-		Dir:         spec.Dir,
-		Stdout:      stdoutW,
-		Stderr:      stderrW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		WaitDelay:   pipeDrainDelay,
-	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
 	if spec.DieWithParent {
-		dieWithParent(cmd.SysProcAttr)
+		dieWithParent(sys)
 	}
-	if stdin != nil {
-		cmd.Stdin = stdin
-	} else if dn := devNull(); dn != nil {
-		cmd.Stdin = dn // opened once, not by exec for every step
+	if stdin == nil {
+		stdin = devNull() // opened once, not for every step (nil: startSpawn opens it)
 	}
-	if stdoutFile != nil {
-		cmd.Stdout = stdoutFile
-	} else if direct != nil {
-		cmd.Stdout = direct
+	outs := [2]childOut{{file: stdoutFile, w: stdoutW}, {w: stderrW}}
+	if direct != nil {
+		outs[0].file = direct
 	}
 	becomeSubreaper()
 	started := bootTicks() // before the fork: no later than the leader's start
+	var sp *spawn
 	if err := startStep(func() (int, error) {
-		if err := cmd.Start(); err != nil {
+		var err error
+		sp, err = startSpawn(path, spec.Argv, env, spec.Dir, sys, stdin, outs)
+		if err != nil {
 			return 0, err
 		}
-		return cmd.Process.Pid, nil
+		return sp.pid, nil
 	}); err != nil {
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
-	pgid := cmd.Process.Pid
+	pgid := sp.pid
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
 		if rec, err := recordGroup(spec.RunRoot, pgid, started); err == nil && rec != nil {
@@ -259,12 +250,13 @@ func Run(ctx context.Context, spec Spec) Result {
 	defer reapOrphans()
 	// Nothing the step started outlives it: once the leader has exited
 	// (success included), the rest of its group is killed, which also
-	// closes the pipes a background child held; then Wait collects the
-	// leader and the output, and the orphans that left the group are
+	// closes the pipes a background child held; then the leader is reaped
+	// and the output collected, and the orphans that left the group are
 	// killed too.
 	waitExit(pgid)
 	killGroup(pgid)
-	waitErr := cmd.Wait()
+	status := sp.reap()
+	sp.awaitCopies(pipeDrainDelay)
 	timedOut := w.done()
 	settleGroup(pgid) // kills the group again, until it is empty
 
@@ -295,7 +287,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 
 	res.Duration = time.Since(start)
-	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	res.ExitCode = exitStatus(status)
 	if timedOut {
 		res.ExitCode = ExitTimeout
 		res.TimedOut = true
@@ -398,18 +390,6 @@ func (w *watcher) done() bool {
 		<-killer
 	}
 	return timedOut
-}
-
-// exitCode maps a finished process to its exit code: 128+signo when a signal
-// ended it.
-func exitCode(ps *os.ProcessState, waitErr error) int {
-	if ps == nil {
-		return -1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // lookPath finds name as the child would: a name with a slash is used as it is

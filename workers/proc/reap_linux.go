@@ -84,22 +84,26 @@ func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 // looks (SIGKILL is delivered asynchronously: a member still exiting
 // would hand its children over only after the scan). Each round sends
 // the group SIGKILL again (a member that forked as the first one came
-// gets it too); its ESRCH says the group is empty. An empty group, the
-// common case, costs two system calls.
+// gets it too); its ESRCH says the group is empty, the common case, which
+// so costs one system call.
 func settleGroup(pgid int) {
 	deadline := time.Now().Add(groupSettle)
-	for {
-		var ws syscall.WaitStatus
+	for syscall.Kill(-pgid, syscall.SIGKILL) != syscall.ESRCH {
+		reaped := false
 		for {
+			var ws syscall.WaitStatus
 			pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
 			if pid <= 0 || err != nil {
 				break
 			}
+			reaped = true
 		}
-		if syscall.Kill(-pgid, syscall.SIGKILL) == syscall.ESRCH || time.Now().After(deadline) {
+		if time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(200 * time.Microsecond)
+		if !reaped {
+			time.Sleep(200 * time.Microsecond)
+		}
 	}
 }
 
