@@ -326,18 +326,22 @@ func (r *Run) writeSnapshot(state any) error {
 	compact.WriteString(`"` + seqKey + `":`)
 	compact.WriteString(strconv.FormatInt(r.seq, 10))
 	compact.WriteByte('}')
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
-		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+	text, ok := indentJSON(make([]byte, 0, compact.Len()+compact.Len()/2+1), compact.Bytes())
+	if !ok {
+		var out bytes.Buffer
+		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+			return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+		}
+		text = out.Bytes()
 	}
-	out.WriteByte('\n')
-	if r.since == 0 && bytes.Equal(out.Bytes(), r.snapText) {
+	text = append(text, '\n')
+	if r.since == 0 && bytes.Equal(text, r.snapText) {
 		r.lastSnap = r.policy.Now()
 		return nil // state.json holds exactly this already, durably
 	}
 
 	tmp := filepath.Join(r.root, stateTmp)
-	if err := writeSynced(tmp, out.Bytes()); err != nil {
+	if err := writeSynced(tmp, text); err != nil {
 		return fmt.Errorf("write state of run '%s': %w", r.id, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(r.root, stateFile)); err != nil {
@@ -361,7 +365,7 @@ func (r *Run) writeSnapshot(state any) error {
 	}
 	r.since = 0
 	r.lastSnap = r.policy.Now()
-	r.snapText = out.Bytes()
+	r.snapText = text
 	return nil
 }
 
