@@ -1,7 +1,9 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +109,25 @@ func TestChildEnvMatchesExec(t *testing.T) {
 	}
 	if _, err := childEnv([]string{"A=1", "B=x\x00y"}); err == nil {
 		t.Error("childEnv accepted a NUL byte")
+	}
+}
+
+// TestIsExecutableMatchesLookPath checks the PATH lookup's test of a
+// file against exec.LookPath's for a path with a slash.
+func TestIsExecutableMatchesLookPath(t *testing.T) {
+	dir := t.TempDir()
+	for name, mode := range map[string]os.FileMode{"exe": 0o755, "plain": 0o644, "userx": 0o700} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"exe", "plain", "userx", "missing", ".", "/bin/sh"} {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		_, err := exec.LookPath(p)
+		if got := isExecutable(p); got != (err == nil) {
+			t.Errorf("isExecutable(%s) = %v; exec.LookPath says %v", p, got, err)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -414,13 +416,30 @@ func lookPath(name string, env []string) (string, error) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
-		// With a slash in its argument, exec.LookPath only checks that the file
-		// is an executable regular file.
-		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+		if p := filepath.Join(dir, name); isExecutable(p) {
 			return p, nil
 		}
 	}
 	return "", notFound
+}
+
+// isExecutable reports whether path is a file this process may execute,
+// as exec.LookPath checks a path with a slash (not a directory, and
+// faccessat's X_OK for the effective ids, or failing that call, an x bit),
+// without os.Stat's FileInfo: a step looks its command up in every PATH
+// directory before the one that has it.
+func isExecutable(path string) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil || st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return false
+	}
+	switch err := unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS); err {
+	case nil:
+		return true
+	case unix.ENOSYS, unix.EPERM:
+		return st.Mode&0o111 != 0
+	}
+	return false
 }
 
 // A lazyLog is a log file opened for appending, with its header, at its
@@ -532,17 +551,26 @@ func (c *capture) Write(p []byte) (int, error) {
 // spill writes with this.
 const copyBuf = 256 << 10
 
+// smallBuf is the size of a captured stream's first reads.
+const smallBuf = 4096
+
+// smallBufs holds the buffers of the first reads (a pointer to an array:
+// putting a slice into a Pool would allocate).
+var smallBufs = sync.Pool{New: func() any { return new([smallBuf]byte) }}
+
 // ReadFrom copies r (exec's pipe from the child) into c: small reads
 // first (most steps write little), then, once the stream passes them,
 // large reads from an enlarged pipe (pipeGrow), so the child blocks less
 // often.
 func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
-	var buf []byte
+	// Most steps write little: the first reads go to a small buffer
+	// shared by the steps (two streams a step made 8 KiB of garbage).
+	small := smallBufs.Get().(*[smallBuf]byte)
+	defer smallBufs.Put(small)
+	buf := small[:]
 	for {
-		if buf == nil {
-			buf = make([]byte, 4096) // most steps write little: grow only for a large stream
-		} else if len(buf) < copyBuf && total >= int64(len(buf)) {
+		if len(buf) < copyBuf && total >= int64(len(buf)) {
 			buf = make([]byte, copyBuf)
 			pipeGrow(r)
 		}
