@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"smith/internal/testchild"
 )
 
 // TestGroupSlots checks the records of RUN_ROOT/procs: a slot holds the
@@ -90,5 +92,62 @@ func TestBootTicksBeforeStart(t *testing.T) {
 		if before == 0 || before > p.start || p.start > after {
 			t.Fatalf("bootTicks() before the fork %d, the child's start %d, bootTicks() after %d: want before <= start <= after", before, p.start, after)
 		}
+	}
+}
+
+// TestChildrenReadAgain checks that the kept children file shows the
+// orphans of each moment: one reparented here after the file was opened
+// appears, and is gone once reaped.
+func TestChildrenReadAgain(t *testing.T) {
+	becomeSubreaper()
+	self, _ := selfIDs()
+	if _, ok := children(self); !ok {
+		t.Skip("no children file (CONFIG_PROC_CHILDREN)")
+	}
+	argv, env := testchild.Argv(t, "orphan", "30s")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	f, err := os.CreateTemp(t.TempDir(), "pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdout = f // not a pipe, which the orphan would hold open
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("orphan's pid %q: %v", out, err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	listed := func() bool {
+		procs, _ := children(self)
+		for _, p := range procs {
+			if p.pid == pid {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !listed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d never listed among the children", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if listed() {
+		t.Errorf("orphan %d still listed after it was reaped", pid)
 	}
 }

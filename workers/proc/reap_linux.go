@@ -195,7 +195,7 @@ func processes() []procInfo {
 // does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
 // scans /proc.
 func children(self int) (out []procInfo, ok bool) {
-	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
+	b, err := readChildren(self)
 	if err != nil {
 		return nil, false
 	}
@@ -215,6 +215,48 @@ func children(self int) (out []procInfo, ok bool) {
 // changes while it runs (smithvm never calls setpgid or setsid on itself,
 // and a parent can move a child to another group only before it execs).
 var selfIDs = sync.OnceValues(func() (int, int) { return os.Getpid(), syscall.Getpgrp() })
+
+// childrenFile is the main thread's children file, opened at its first
+// read and kept open: a read at offset 0 of a seq file of /proc makes its
+// text afresh, so a step's look is one pread instead of an open (a walk
+// through /proc), a read and a close.
+var childrenFile = struct {
+	sync.Mutex
+	fd int // -1 until opened
+}{fd: -1}
+
+// readChildren reads /proc/self/task/<self>/children.
+func readChildren(self int) ([]byte, error) {
+	childrenFile.Lock()
+	defer childrenFile.Unlock()
+	path := "/proc/self/task/" + strconv.Itoa(self) + "/children"
+	if childrenFile.fd < 0 {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		childrenFile.fd = fd
+	}
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Pread(childrenFile.fd, buf[len(buf):cap(buf)], int64(len(buf)))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			_ = syscall.Close(childrenFile.fd)
+			childrenFile.fd = -1
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
 
 // reapOrphans kills and reaps the processes that were reparented to this
 // process (its subreaper) and run in a process group of their own: the
