@@ -8,8 +8,8 @@ import "bytes"
 // (a snapshot indents the whole state). ok is false for a text that is not
 // of that form (a space outside a string, brackets that do not pair, a
 // string left open); the caller then indents with json.Indent, which also
-// says what is wrong.
-func indentJSON(dst, src []byte) (out []byte, ok bool) {
+// says what is wrong. deepest is JSONDepth(src), found on the way.
+func indentJSON(dst, src []byte) (out []byte, deepest int, ok bool) {
 	depth := 0
 	open := false // after '{' or '[', before the first element
 	for i := 0; i < len(src); i++ {
@@ -23,17 +23,18 @@ func indentJSON(dst, src []byte) (out []byte, ok bool) {
 		case '"':
 			end := stringEnd(src, i)
 			if end < 0 {
-				return dst, false
+				return dst, deepest, false
 			}
 			dst = append(dst, src[i:end]...)
 			i = end - 1
 		case '{', '[':
 			dst = append(dst, c)
 			depth++
+			deepest = max(deepest, depth)
 			open = true
 		case '}', ']':
 			if depth == 0 {
-				return dst, false
+				return dst, deepest, false
 			}
 			depth--
 			if !wasOpen {
@@ -46,7 +47,7 @@ func indentJSON(dst, src []byte) (out []byte, ok bool) {
 		case ':':
 			dst = append(dst, ':', ' ')
 		case ' ', '\t', '\n', '\r':
-			return dst, false
+			return dst, deepest, false
 		default: // a number, true, false or null: up to the next delimiter
 			j := i + 1
 			for j < len(src) && !delim[src[j]] {
@@ -56,7 +57,7 @@ func indentJSON(dst, src []byte) (out []byte, ok bool) {
 			i = j - 1
 		}
 	}
-	return dst, depth == 0 && !open
+	return dst, deepest, depth == 0 && !open
 }
 
 // newlineIndent appends a newline and depth levels of two spaces.

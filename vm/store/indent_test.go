@@ -3,7 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,9 +38,9 @@ func TestIndentJSONMatchesIndent(t *testing.T) {
 		if err := json.Indent(&want, buf.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := indentJSON([]byte("x"), buf.Bytes())
-		if !ok || string(got) != "x"+want.String() {
-			t.Fatalf("indentJSON(%s) = %q, %v; want %q (json.Indent)", buf.Bytes(), got, ok, want.String())
+		got, deepest, ok := indentJSON([]byte("x"), buf.Bytes())
+		if !ok || string(got) != "x"+want.String() || deepest != JSONDepth(buf.Bytes()) {
+			t.Fatalf("indentJSON(%s) = %q, depth %d, %v; want %q (json.Indent), depth %d", buf.Bytes(), got, deepest, ok, want.String(), JSONDepth(buf.Bytes()))
 		}
 	}
 }
@@ -46,7 +49,7 @@ func TestIndentJSONMatchesIndent(t *testing.T) {
 // form is left to json.Indent.
 func TestIndentJSONRefuses(t *testing.T) {
 	for _, src := range []string{`{"a": 1}`, ` {}`, `{"a":[1]`, `[1]]`, `{"a":"x`, "{\n}", `[`} {
-		if got, ok := indentJSON(nil, []byte(src)); ok {
+		if got, _, ok := indentJSON(nil, []byte(src)); ok {
 			t.Errorf("indentJSON(%q) = %q, true; want false", src, got)
 		}
 	}
@@ -91,4 +94,26 @@ func randomString(rng *rand.Rand) string {
 		b.WriteRune(r[rng.IntN(len(r))])
 	}
 	return b.String()
+}
+
+// TestSnapshotTooDeep checks that a state nested deeper than a reader
+// accepts is refused, not written, and that the next snapshot works.
+func TestSnapshotTooDeep(t *testing.T) {
+	s := newStore(t)
+	r, err := s.Create("deep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	deep := json.RawMessage(`{"a":` + strings.Repeat("[", maxStateDepth) + strings.Repeat("]", maxStateDepth) + `}`)
+	if err := r.WriteSnapshot(deep); !errors.Is(err, errTooDeep) {
+		t.Fatalf("WriteSnapshot of a state %d levels deep = %v, want errTooDeep", maxStateDepth+1, err)
+	}
+	if err := r.WriteSnapshot(map[string]int{"n": 1}); err != nil {
+		t.Fatalf("WriteSnapshot after a refused one = %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(r.root, stateFile))
+	if err != nil || !strings.Contains(string(b), `"n": 1`) {
+		t.Fatalf("state.json = %q, %v; want the second state", b, err)
+	}
 }

@@ -324,9 +324,6 @@ func (r *Run) writeSnapshot(state any) error {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
 	}
-	if len(b) > maxStateDepth && JSONDepth(b) > maxStateDepth {
-		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
-	}
 	// Add journal_seq as the last key.
 	compact.Truncate(len(b) - 1)
 	if len(b) > 2 {
@@ -337,13 +334,18 @@ func (r *Run) writeSnapshot(state any) error {
 	compact.WriteByte('}')
 	spare := r.snapSpare
 	r.snapSpare = nil // given back below, unless this snapshot fails
-	text, ok := indentJSON(slices.Grow(spare[:0], compact.Len()+compact.Len()/2+1), compact.Bytes())
+	// The indentation finds the depth too (one pass over the state, not two).
+	text, deepest, ok := indentJSON(slices.Grow(spare[:0], compact.Len()*7/4), compact.Bytes())
 	if !ok {
 		var out bytes.Buffer
 		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
 			return fmt.Errorf("encode state of run '%s': %w", r.id, err)
 		}
-		text = out.Bytes()
+		text, deepest = out.Bytes(), JSONDepth(compact.Bytes())
+	}
+	if deepest > maxStateDepth {
+		r.snapSpare = spare
+		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
 	}
 	text = append(text, '\n')
 	if r.since == 0 && bytes.Equal(text, r.snapText) {
