@@ -199,7 +199,7 @@ func children(self int) (out []procInfo, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	for _, field := range strings.Fields(string(b)) {
+	for _, field := range strings.Fields(b) {
 		pid, err := strconv.Atoi(field)
 		if err != nil {
 			continue
@@ -222,22 +222,28 @@ var selfIDs = sync.OnceValues(func() (int, int) { return os.Getpid(), syscall.Ge
 // through /proc), a read and a close.
 var childrenFile = struct {
 	sync.Mutex
-	fd int // -1 until opened
+	fd  int    // -1 until opened
+	buf []byte // the last read's text (reused)
 }{fd: -1}
 
-// readChildren reads /proc/self/task/<self>/children.
-func readChildren(self int) ([]byte, error) {
+// readChildren reads /proc/self/task/<self>/children into a buffer kept
+// for the next read (an empty list, the common case, allocates nothing).
+func readChildren(self int) (string, error) {
 	childrenFile.Lock()
 	defer childrenFile.Unlock()
-	path := "/proc/self/task/" + strconv.Itoa(self) + "/children"
+	path := func() string { return "/proc/self/task/" + strconv.Itoa(self) + "/children" }
 	if childrenFile.fd < 0 {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(path(), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+			return "", &os.PathError{Op: "open", Path: path(), Err: err}
 		}
 		childrenFile.fd = fd
 	}
-	buf := make([]byte, 0, 512)
+	buf := childrenFile.buf[:0]
+	if buf == nil {
+		buf = make([]byte, 0, 512)
+	}
+	defer func() { childrenFile.buf = buf }()
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -249,10 +255,10 @@ func readChildren(self int) ([]byte, error) {
 		if err != nil {
 			_ = syscall.Close(childrenFile.fd)
 			childrenFile.fd = -1
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+			return "", &os.PathError{Op: "read", Path: path(), Err: err}
 		}
 		if n == 0 {
-			return buf, nil
+			return string(buf), nil
 		}
 		buf = buf[:len(buf)+n]
 	}
