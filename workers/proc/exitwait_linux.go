@@ -226,7 +226,9 @@ func newPipeStream(w io.Writer) (*pipeStream, *os.File) {
 	if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
 		return nil, nil
 	}
-	if unix.SetNonblock(p[0], true) != nil {
+	// The read end alone is made non-blocking (the child's end stays
+	// blocking), by one F_SETFL: a new pipe's end has no other status flag.
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
 		return nil, nil
