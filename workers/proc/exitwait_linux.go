@@ -223,14 +223,8 @@ var streamBuf []byte
 func newPipeStream(w io.Writer) (*pipeStream, *os.File) {
 	exits.once.Do(setupExits)
 	var p [2]int
-	if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
-		return nil, nil
-	}
-	// The read end alone is made non-blocking (the child's end stays
-	// blocking), by one F_SETFL: a new pipe's end has no other status flag.
-	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
-		unix.Close(p[0])
-		unix.Close(p[1])
+	var err error
+	if p[0], p[1], err = stepPipe(); err != nil {
 		return nil, nil
 	}
 	s := &pipeStream{fd: p[0], w: w, done: make(chan struct{})}
