@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,10 @@ type Run struct {
 	// the same text again with no delta since (a run's end, then its
 	// final save) is skipped.
 	snapText []byte
+	// snapEnc and snapSpare are the buffers of the next snapshot's
+	// compact and indented texts (writeSnapshot, keepSnapBuffers).
+	snapEnc   bytes.Buffer
+	snapSpare []byte
 	// scratch is the buffer a journal or event line is built in (reused;
 	// guarded by mu).
 	scratch []byte
@@ -306,38 +311,51 @@ func (r *Run) writeSnapshot(state any) error {
 	if err := r.usable(true); err != nil {
 		return fmt.Errorf("write state of run '%s': %w", r.id, err)
 	}
-	var obj bytes.Buffer
-	if err := encode(&obj, state); err != nil {
+	// The compact text and the indented one are built in buffers kept
+	// from the snapshots before (a snapshot is the whole state: three
+	// copies of it were garbage at each).
+	compact := &r.snapEnc
+	compact.Reset()
+	compact.Grow(len(r.snapText) * 2 / 3)
+	if err := encode(compact, state); err != nil {
 		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
 	}
-	b := obj.Bytes()
+	b := compact.Bytes()
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return fmt.Errorf("encode state of run '%s': not a JSON object", r.id)
 	}
-	if len(b) > maxStateDepth && JSONDepth(b) > maxStateDepth {
-		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
-	}
 	// Add journal_seq as the last key.
-	var compact bytes.Buffer
-	compact.Write(b[:len(b)-1])
+	compact.Truncate(len(b) - 1)
 	if len(b) > 2 {
 		compact.WriteByte(',')
 	}
 	compact.WriteString(`"` + seqKey + `":`)
 	compact.WriteString(strconv.FormatInt(r.seq, 10))
 	compact.WriteByte('}')
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
-		return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+	spare := r.snapSpare
+	r.snapSpare = nil // given back below, unless this snapshot fails
+	// The indentation finds the depth too (one pass over the state, not two).
+	text, deepest, ok := indentJSON(slices.Grow(spare[:0], compact.Len()*7/4), compact.Bytes())
+	if !ok {
+		var out bytes.Buffer
+		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+			return fmt.Errorf("encode state of run '%s': %w", r.id, err)
+		}
+		text, deepest = out.Bytes(), JSONDepth(compact.Bytes())
 	}
-	out.WriteByte('\n')
-	if r.since == 0 && bytes.Equal(out.Bytes(), r.snapText) {
+	if deepest > maxStateDepth {
+		r.snapSpare = spare
+		return fmt.Errorf("write state of run '%s': %w", r.id, errTooDeep)
+	}
+	text = append(text, '\n')
+	if r.since == 0 && bytes.Equal(text, r.snapText) {
 		r.lastSnap = r.policy.Now()
+		r.keepSnapBuffers(text)
 		return nil // state.json holds exactly this already, durably
 	}
 
 	tmp := filepath.Join(r.root, stateTmp)
-	if err := writeSynced(tmp, out.Bytes()); err != nil {
+	if err := writeSynced(tmp, text); err != nil {
 		return fmt.Errorf("write state of run '%s': %w", r.id, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(r.root, stateFile)); err != nil {
@@ -361,8 +379,26 @@ func (r *Run) writeSnapshot(state any) error {
 	}
 	r.since = 0
 	r.lastSnap = r.policy.Now()
-	r.snapText = out.Bytes()
+	old := r.snapText
+	r.snapText = text
+	r.keepSnapBuffers(old)
 	return nil
+}
+
+// maxSnapBuffer bounds the buffers a Run keeps between snapshots.
+const maxSnapBuffer = 4 << 20
+
+// keepSnapBuffers keeps spare, a text buffer that snapText does not use,
+// for the next snapshot, and the compact text's buffer, unless they are
+// large (a state that was large once should not stay allocated).
+func (r *Run) keepSnapBuffers(spare []byte) {
+	if cap(spare) > maxSnapBuffer {
+		spare = nil
+	}
+	r.snapSpare = spare
+	if r.snapEnc.Cap() > maxSnapBuffer {
+		r.snapEnc = bytes.Buffer{}
+	}
 }
 
 // writeSynced creates (or truncates) path, writes data and fsyncs it.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,25 +12,48 @@ import (
 
 // A step's leader is waited for without an OS thread of its own: a
 // blocking waitid holds a thread for as long as the step runs (500
-// parallel steps, 500 threads). Instead the leader's pidfd (the one
-// os.Process holds) is added to one epoll instance of this process,
-// which is itself watched by Go's network poller; one goroutine, parked
-// in the poller while no step exits, wakes the waiters of the leaders
-// that exited. A step so costs no descriptor beyond the pidfd os/exec
-// opens anyway, and no thread.
+// parallel steps, 500 threads). Instead the leader's pidfd, which the
+// fork returns (startSpawn), is added to one epoll instance of this
+// process, which is itself watched by Go's network poller; one
+// goroutine, parked in the poller while no step exits, wakes the waiters
+// of the leaders that exited. A step so costs one descriptor, the pidfd,
+// and no thread.
 
 // exits is the epoll instance of the leaders being waited for.
 var exits struct {
 	once sync.Once
 	ep   int // -1 when it could not be set up: each leader is waited for by a blocking waitid
 	mu   sync.Mutex
-	wake map[int32]chan struct{} // by pid: closed when that leader exited
+	// wake holds the waiters by pid: each channel gets true when that
+	// leader exited, false when the poller failed (wait by waitid).
+	wake map[int32]chan bool
+}
+
+// pidfdWorks reports whether this kernel gives usable pidfds: os asks
+// for the one it keeps in a process found by pid only when they work
+// (it checks pidfd_open, pidfd_send_signal, waitid on a pidfd and
+// CLONE_PIDFD once), so a handle on this process says they do.
+var pidfdWorks = sync.OnceValue(func() bool {
+	p, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return p.WithHandle(func(uintptr) {}) == nil
+})
+
+// askPidfd has the fork of sys store the child's pidfd in *fd (-1 when
+// the kernel gives none) where pidfds work.
+func askPidfd(sys *syscall.SysProcAttr, fd *int) {
+	if pidfdWorks() {
+		sys.PidFD = fd
+	}
 }
 
 // setupExits creates the epoll instance and starts its goroutine.
 func setupExits() {
 	exits.ep = -1
-	exits.wake = map[int32]chan struct{}{}
+	exits.wake = map[int32]chan bool{}
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return
@@ -72,7 +96,7 @@ func reapExits(f *os.File, rc interface {
 						ready = append(ready, s)
 					}
 				} else if ch, ok := exits.wake[ev.Fd]; ok {
-					close(ch)
+					ch <- true
 					delete(exits.wake, ev.Fd)
 				}
 			}
@@ -90,7 +114,7 @@ func reapExits(f *os.File, rc interface {
 			exits.mu.Lock()
 			exits.ep = -1
 			for pid, ch := range exits.wake {
-				close(ch)
+				ch <- false
 				delete(exits.wake, pid)
 			}
 			var all []*pipeStream
@@ -111,35 +135,38 @@ func reapExits(f *os.File, rc interface {
 	}
 }
 
-// waitExit blocks until the leader p has exited, without reaping it (so
-// exec.Cmd.Wait still collects its status).
-func waitExit(p *os.Process) {
-	exits.once.Do(setupExits)
-	ch := make(chan struct{})
-	added := false
-	// The handle is the pidfd os.Process holds until Wait: the epoll set
-	// refers to it until the event fires (EPOLLONESHOT), and Wait closes
-	// it, which removes it from the set.
-	_ = p.WithHandle(func(h uintptr) {
-		exits.mu.Lock()
-		defer exits.mu.Unlock()
-		if exits.ep < 0 {
-			return
-		}
-		exits.wake[int32(p.Pid)] = ch
-		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(p.Pid)}
-		if unix.EpollCtl(exits.ep, unix.EPOLL_CTL_ADD, int(h), &ev) != nil {
-			delete(exits.wake, int32(p.Pid))
-			return
-		}
-		added = true
-	})
-	if added {
-		<-ch
+// waitExit blocks until the leader pid, whose pidfd is pidfd (-1 for
+// none), has exited, without reaping it: its zombie keeps the group's id
+// from being reused until killGroup and the reap. The epoll set refers to
+// the pidfd until the event fires (EPOLLONESHOT); the reap closes it,
+// which removes it from the set.
+func waitExit(pid, pidfd int) {
+	if pidfd >= 0 && waitExitPolled(pid, pidfd) {
+		return
 	}
-	// Without a pidfd (or after the poller failed), and to be sure in
-	// any case: waitid returns at once for a leader that has exited.
-	waitExitBlocking(p.Pid)
+	// Without a pidfd, or after the poller failed.
+	waitExitBlocking(pid)
+}
+
+// waitExitPolled waits for the pidfd of leader pid in the epoll set; it
+// is false when it could not (then the caller waits by waitid).
+func waitExitPolled(pid, pidfd int) bool {
+	exits.once.Do(setupExits)
+	ch := make(chan bool, 1)
+	exits.mu.Lock()
+	if exits.ep < 0 {
+		exits.mu.Unlock()
+		return false
+	}
+	exits.wake[int32(pid)] = ch
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pid)}
+	if unix.EpollCtl(exits.ep, unix.EPOLL_CTL_ADD, pidfd, &ev) != nil {
+		delete(exits.wake, int32(pid))
+		exits.mu.Unlock()
+		return false
+	}
+	exits.mu.Unlock()
+	return <-ch
 }
 
 // waitExitBlocking blocks in waitid until process pid has exited, without
@@ -196,12 +223,8 @@ var streamBuf []byte
 func newPipeStream(w io.Writer) (*pipeStream, *os.File) {
 	exits.once.Do(setupExits)
 	var p [2]int
-	if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
-		return nil, nil
-	}
-	if unix.SetNonblock(p[0], true) != nil {
-		unix.Close(p[0])
-		unix.Close(p[1])
+	var err error
+	if p[0], p[1], err = stepPipe(); err != nil {
 		return nil, nil
 	}
 	s := &pipeStream{fd: p[0], w: w, done: make(chan struct{})}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"smith/internal/testchild"
 )
 
 // TestGroupSlots checks the records of RUN_ROOT/procs: the steps of a
@@ -19,10 +21,12 @@ import (
 func TestGroupSlots(t *testing.T) {
 	root := t.TempDir()
 	var pgids []int
+	var starts []uint64
 	var dones []chan error
 	for range 2 {
 		cmd := exec.Command("sleep", "30")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		starts = append(starts, bootTicks()) // read before the fork, as Run does
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -41,15 +45,15 @@ func TestGroupSlots(t *testing.T) {
 		return strings.Fields(string(b[idx*recordWidth : (idx+1)*recordWidth]))
 	}
 
-	s, err := recordGroup(root, pgids[0])
+	s, err := recordGroup(root, pgids[0], starts[0])
 	if err != nil || s == nil {
 		t.Fatalf("recordGroup() = %v, %v", s, err)
 	}
-	if f := record(s.f, s.idx); len(f) != 2 || f[0] != strconv.Itoa(pgids[0]) {
-		t.Fatalf("record while the step runs = %q, want %d and its start time", f, pgids[0])
+	if f := record(s.f, s.idx); len(f) != 2 || f[0] != strconv.Itoa(pgids[0]) || f[1] != strconv.FormatUint(starts[0], 10) {
+		t.Fatalf("record while the step runs = %q, want %d %d (the group and its start time)", f, pgids[0], starts[0])
 	}
 	// a second step running at the same time: the same file, the next record
-	s2, err := recordGroup(root, pgids[1])
+	s2, err := recordGroup(root, pgids[1], starts[1])
 	if err != nil || s2 == nil || s2.f != s.f || s2.idx != s.idx+1 {
 		t.Fatalf("recordGroup() of a second step = %+v, %v; want the next slot of %+v", s2, err, s)
 	}
@@ -60,7 +64,7 @@ func TestGroupSlots(t *testing.T) {
 	if f := record(s2.f, s2.idx); len(f) != 2 || f[0] != strconv.Itoa(pgids[1]) {
 		t.Fatalf("the other step's record after the first ended = %q, want %d", f, pgids[1])
 	}
-	again, err := recordGroup(root, pgids[0])
+	again, err := recordGroup(root, pgids[0], starts[0])
 	if err != nil || again.f != s.f || again.idx != s.idx {
 		t.Fatalf("recordGroup() after forgetGroup = %+v, %v; want the same slot %+v", again, err, s)
 	}
@@ -126,5 +130,86 @@ func TestKillLeftoversSkipsHoles(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the recorded group was not killed")
+	}
+}
+
+// TestBootTicksBeforeStart checks the start time a group's record holds:
+// bootTicks read before a fork is no later than the child's start time in
+// /proc/<pid>/stat (so KillLeftovers, which kills what started no earlier
+// than the record, kills the leader), and close to it.
+func TestBootTicksBeforeStart(t *testing.T) {
+	for range 20 {
+		before := bootTicks()
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p, ok := readProc(cmd.Process.Pid)
+		after := bootTicks()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if !ok {
+			t.Fatal("readProc of a running child failed")
+		}
+		if before == 0 || before > p.start || p.start > after {
+			t.Fatalf("bootTicks() before the fork %d, the child's start %d, bootTicks() after %d: want before <= start <= after", before, p.start, after)
+		}
+	}
+}
+
+// TestChildrenReadAgain checks that the kept children file shows the
+// orphans of each moment: one reparented here after the file was opened
+// appears, and is gone once reaped.
+func TestChildrenReadAgain(t *testing.T) {
+	becomeSubreaper()
+	self, _ := selfIDs()
+	if _, ok := children(self, nil); !ok {
+		t.Skip("no children file (CONFIG_PROC_CHILDREN)")
+	}
+	argv, env := testchild.Argv(t, "orphan", "30s")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	f, err := os.CreateTemp(t.TempDir(), "pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdout = f // not a pipe, which the orphan would hold open
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("orphan's pid %q: %v", out, err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	listed := func() bool {
+		procs, _ := children(self, nil)
+		for _, p := range procs {
+			if p.pid == pid {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !listed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d never listed among the children", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if listed() {
+		t.Errorf("orphan %d still listed after it was reaped", pid)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"smith/workers/text"
 )
 
@@ -209,59 +211,50 @@ func Run(ctx context.Context, spec Spec) Result {
 	stdoutW := spec.Mask.Writer(out)
 	stderrW := spec.Mask.Writer(errCap)
 
-	env := spec.Env
-	if env == nil {
-		env = []string{} // nil would give the child the parent's environment
+	env, err := childEnv(spec.Env)
+	if err != nil {
+		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        spec.Argv,
-		Env:         env,
-		Dir:         spec.Dir,
-		Stdout:      stdoutW,
-		Stderr:      stderrW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		WaitDelay:   pipeDrainDelay,
-	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
 	if spec.DieWithParent {
-		dieWithParent(cmd.SysProcAttr)
+		dieWithParent(sys)
 	}
-	if stdin != nil {
-		cmd.Stdin = stdin
-	} else if dn := devNull(); dn != nil {
-		cmd.Stdin = dn // opened once, not by exec for every step
+	if stdin == nil {
+		stdin = devNull() // opened once, not for every step (nil: startSpawn opens it)
 	}
-	if stdoutFile != nil {
-		cmd.Stdout = stdoutFile
-	} else if direct != nil {
-		cmd.Stdout = direct
+	outs := [2]childOut{{file: stdoutFile, w: stdoutW}, {w: stderrW}}
+	if direct != nil {
+		outs[0].file = direct
 	}
 	// A stream that goes to files and memory only is read by the shared
-	// goroutine that also waits for the leaders (exitwait_linux.go); one
-	// with a writer that may block (Live, Stdout) by a goroutine of exec's.
+	// goroutine that also waits for the leaders (exitwait_linux.go): the
+	// child gets the write end of its pipe as a file. One with a writer
+	// that may block (Live, Stdout) is copied by a goroutine of its own
+	// (startSpawn).
 	var shared []*pipeStream
 	var childEnds []*os.File
 	if spec.Live == nil && spec.Stdout == nil {
-		share := func(w io.Writer) io.Writer {
-			ps, child := newPipeStream(w)
-			if ps == nil {
-				return w
+		for i := range outs {
+			if outs[i].file != nil {
+				continue
 			}
-			shared = append(shared, ps)
-			childEnds = append(childEnds, child)
-			return child
+			if ps, child := newPipeStream(outs[i].w); ps != nil {
+				shared = append(shared, ps)
+				childEnds = append(childEnds, child)
+				outs[i].file = child
+			}
 		}
-		if stdoutFile == nil && direct == nil {
-			cmd.Stdout = share(stdoutW)
-		}
-		cmd.Stderr = share(stderrW)
 	}
 	becomeSubreaper()
+	started := bootTicks() // before the fork: no later than the leader's start
+	var sp *spawn
 	err = startStep(func() (int, error) {
-		if err := cmd.Start(); err != nil {
+		var err error
+		sp, err = startSpawn(path, spec.Argv, env, spec.Dir, sys, stdin, outs)
+		if err != nil {
 			return 0, err
 		}
-		return cmd.Process.Pid, nil
+		return sp.pid, nil
 	})
 	// The child has its ends of the shared pipes (or never will): the
 	// pipes reach EOF when it and what it started close them.
@@ -272,10 +265,10 @@ func Run(ctx context.Context, spec Spec) Result {
 		drainStreams(shared, 0)
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
-	pgid := cmd.Process.Pid
+	pgid := sp.pid
 	defer dropLeader(pgid)
 	if spec.RunRoot != "" {
-		if rec, err := recordGroup(spec.RunRoot, pgid); err == nil && rec != nil {
+		if rec, err := recordGroup(spec.RunRoot, pgid, started); err == nil && rec != nil {
 			defer forgetGroup(rec)
 		}
 	}
@@ -286,15 +279,15 @@ func Run(ctx context.Context, spec Spec) Result {
 	defer reapOrphans()
 	// Nothing the step started outlives it: once the leader has exited
 	// (success included), the rest of its group is killed, which also
-	// closes the pipes a background child held; then Wait collects the
-	// leader and the output, and the orphans that left the group are
+	// closes the pipes a background child held; then the leader is reaped
+	// and the output collected, and the orphans that left the group are
 	// killed too.
-	waitExit(cmd.Process)
+	waitExit(sp.pid, sp.pidfd)
 	killGroup(pgid)
-	waitErr := cmd.Wait()
+	status := sp.reap()
+	sp.awaitCopies(pipeDrainDelay)
 	timedOut := w.done()
-	killGroup(pgid)
-	settleGroup(pgid)
+	settleGroup(pgid) // kills the group again, until it is empty
 	drainStreams(shared, pipeDrainDelay)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
@@ -324,7 +317,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 
 	res.Duration = time.Since(start)
-	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	res.ExitCode = exitStatus(status)
 	if timedOut {
 		res.ExitCode = ExitTimeout
 		res.TimedOut = true
@@ -429,18 +422,6 @@ func (w *watcher) done() bool {
 	return timedOut
 }
 
-// exitCode maps a finished process to its exit code: 128+signo when a signal
-// ended it.
-func exitCode(ps *os.ProcessState, waitErr error) int {
-	if ps == nil {
-		return -1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
-
 // lookPath finds name as the child would: a name with a slash is used as it is
 // (relative to the working directory); any other name is searched in the PATH
 // of env, not the parent's. Relative PATH entries are skipped, as exec.LookPath
@@ -463,13 +444,30 @@ func lookPath(name string, env []string) (string, error) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
-		// With a slash in its argument, exec.LookPath only checks that the file
-		// is an executable regular file.
-		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+		if p := filepath.Join(dir, name); isExecutable(p) {
 			return p, nil
 		}
 	}
 	return "", notFound
+}
+
+// isExecutable reports whether path is a file this process may execute,
+// as exec.LookPath checks a path with a slash (not a directory, and
+// faccessat's X_OK for the effective ids, or failing that call, an x bit),
+// without os.Stat's FileInfo: a step looks its command up in every PATH
+// directory before the one that has it.
+func isExecutable(path string) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil || st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return false
+	}
+	switch err := unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS); err {
+	case nil:
+		return true
+	case unix.ENOSYS, unix.EPERM:
+		return st.Mode&0o111 != 0
+	}
+	return false
 }
 
 // A lazyLog is a log file opened for appending, with its header, at its
@@ -581,29 +579,29 @@ func (c *capture) Write(p []byte) (int, error) {
 // spill writes with this.
 const copyBuf = 256 << 10
 
-// firstBuf is the size of the first read of a captured stream: the
-// buffer is held while the step runs, and most steps write little or
-// nothing (500 parallel steps hold 250 KiB, not 4 MiB, of buffers).
-const firstBuf = 256
+// smallBuf is the size of a captured stream's first reads.
+const smallBuf = 4096
 
-// ReadFrom copies r (exec's pipe from the child) into c: small reads
+// smallBufs holds the buffers of the first reads (a pointer to an array:
+// putting a slice into a Pool would allocate).
+var smallBufs = sync.Pool{New: func() any { return new([smallBuf]byte) }}
+
+// ReadFrom copies r (a pipe from the child that no shared reader takes:
+// Live and Stdout may block) into c: small reads
 // first (most steps write little), then, once the stream passes them,
 // large reads from an enlarged pipe (pipeGrow), so the child blocks less
 // often.
 func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
-	var buf []byte
+	// Most steps write little: the first reads go to a small buffer
+	// shared by the steps (two streams a step made 8 KiB of garbage).
+	small := smallBufs.Get().(*[smallBuf]byte)
+	defer smallBufs.Put(small)
+	buf := small[:]
 	for {
-		switch {
-		case buf == nil:
-			buf = make([]byte, firstBuf)
-		case len(buf) < copyBuf && total >= int64(len(buf)):
-			if len(buf) < 4096 {
-				buf = make([]byte, 4096)
-			} else {
-				buf = make([]byte, copyBuf)
-				pipeGrow(r)
-			}
+		if len(buf) < copyBuf && total >= int64(len(buf)) {
+			buf = make([]byte, copyBuf)
+			pipeGrow(r)
 		}
 		n, err := r.Read(buf)
 		if n > 0 {

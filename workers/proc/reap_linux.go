@@ -57,6 +57,9 @@ func addLeader(pid int) {
 	leaders.Unlock()
 }
 
+// isLeader reports whether pid is a step's leader; leaders is held.
+func isLeader(pid int) bool { return leaders.m[pid] }
+
 func dropLeader(pid int) {
 	leaders.Lock()
 	delete(leaders.m, pid)
@@ -70,22 +73,28 @@ func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 // killed group pgid is gone, reaping those that were reparented here, so
 // that the grandchildren they leave are orphans already when reapOrphans
 // looks (SIGKILL is delivered asynchronously: a member still exiting
-// would hand its children over only after the scan). An empty group, the
-// common case, costs one system call.
+// would hand its children over only after the scan). Each round sends
+// the group SIGKILL again (a member that forked as the first one came
+// gets it too); its ESRCH says the group is empty, the common case, which
+// so costs one system call.
 func settleGroup(pgid int) {
 	deadline := time.Now().Add(groupSettle)
-	for {
-		var ws syscall.WaitStatus
+	for syscall.Kill(-pgid, syscall.SIGKILL) != syscall.ESRCH {
+		reaped := false
 		for {
+			var ws syscall.WaitStatus
 			pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
 			if pid <= 0 || err != nil {
 				break
 			}
+			reaped = true
 		}
-		if syscall.Kill(-pgid, 0) == syscall.ESRCH || time.Now().After(deadline) {
+		if time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(200 * time.Microsecond)
+		if !reaped {
+			time.Sleep(200 * time.Microsecond)
+		}
 	}
 }
 
@@ -175,17 +184,17 @@ func processes() []procInfo {
 // never exits), so every orphan is there: one small read, where a scan of
 // /proc reads every process on the machine. ok is false when the kernel
 // does not offer the children files (CONFIG_PROC_CHILDREN); then the caller
-// scans /proc. A pid for which skip is true is left out unread: with many
-// steps running, their leaders are most of the list.
-func children(skip func(pid int) bool) (out []procInfo, ok bool) {
-	self := os.Getpid()
-	b, err := readSmall("/proc/self/task/" + strconv.Itoa(self) + "/children")
+// scans /proc. self is this process's pid. A pid for which skip (when
+// not nil) is true is left out unread: with many steps running, their
+// leaders are most of the list.
+func children(self int, skip func(pid int) bool) (out []procInfo, ok bool) {
+	b, err := readChildren(self)
 	if err != nil {
 		return nil, false
 	}
-	for _, field := range strings.Fields(string(b)) {
+	for _, field := range strings.Fields(b) {
 		pid, err := strconv.Atoi(field)
-		if err != nil || skip(pid) {
+		if err != nil || skip != nil && skip(pid) {
 			continue
 		}
 		if p, ok := readProc(pid); ok && p.ppid == self {
@@ -195,17 +204,70 @@ func children(skip func(pid int) bool) (out []procInfo, ok bool) {
 	return out, true
 }
 
+// selfIDs are this process's pid and process group, read once: neither
+// changes while it runs (smithvm never calls setpgid or setsid on itself,
+// and a parent can move a child to another group only before it execs).
+var selfIDs = sync.OnceValues(func() (int, int) { return os.Getpid(), syscall.Getpgrp() })
+
+// childrenFile is the main thread's children file, opened at its first
+// read and kept open: a read at offset 0 of a seq file of /proc makes its
+// text afresh, so a step's look is one pread instead of an open (a walk
+// through /proc), a read and a close.
+var childrenFile = struct {
+	sync.Mutex
+	fd  int    // -1 until opened
+	buf []byte // the last read's text (reused)
+}{fd: -1}
+
+// readChildren reads /proc/self/task/<self>/children into a buffer kept
+// for the next read (an empty list, the common case, allocates nothing).
+func readChildren(self int) (string, error) {
+	childrenFile.Lock()
+	defer childrenFile.Unlock()
+	path := func() string { return "/proc/self/task/" + strconv.Itoa(self) + "/children" }
+	if childrenFile.fd < 0 {
+		fd, err := syscall.Open(path(), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return "", &os.PathError{Op: "open", Path: path(), Err: err}
+		}
+		childrenFile.fd = fd
+	}
+	buf := childrenFile.buf[:0]
+	if buf == nil {
+		buf = make([]byte, 0, 512)
+	}
+	defer func() { childrenFile.buf = buf }()
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Pread(childrenFile.fd, buf[len(buf):cap(buf)], int64(len(buf)))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			_ = syscall.Close(childrenFile.fd)
+			childrenFile.fd = -1
+			return "", &os.PathError{Op: "read", Path: path(), Err: err}
+		}
+		if n == 0 {
+			return string(buf), nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
 // reapOrphans kills and reaps the processes that were reparented to this
 // process (its subreaper) and run in a process group of their own: the
 // leftovers of steps that left their group. Steps running now and this
 // process's own children (git, in its group) are left alone.
 func reapOrphans() {
-	self, own := os.Getpid(), syscall.Getpgrp()
+	self, own := selfIDs()
 	starting.Lock()
 	defer starting.Unlock()
 	leaders.Lock()
 	defer leaders.Unlock()
-	procs, ok := children(func(pid int) bool { return leaders.m[pid] })
+	procs, ok := children(self, isLeader)
 	if !ok {
 		procs = processes()
 	}
@@ -228,26 +290,42 @@ func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 // step costs no mkdir.
 var procsMade sync.Map
 
-// recordGroup records the group pgid and its leader's start time in a slot
-// of RUN_ROOT/procs (groupslot_linux.go), so a resume after a crash of
-// smithvm finds the group. It is not fsynced, on purpose: the record only
-// matters while the machine keeps running (a crash of the operating system
-// ends the group with it), and a record written before smithvm is
-// SIGKILLed stays in the page cache, where the resume reads it.
-func recordGroup(runRoot string, pgid int) (*groupSlot, error) {
-	p, ok := readProc(pgid)
-	if !ok {
-		return nil, nil // the leader is gone already
-	}
+// recordGroup records the group pgid and start, its leader's start time
+// or earlier (bootTicks read before the fork), in a slot of RUN_ROOT/procs
+// (groupslot_linux.go), so a resume after a crash of smithvm finds the
+// group. It is not fsynced, on purpose: the record only matters while the
+// machine keeps running (a crash of the operating system ends the group
+// with it), and a record written before smithvm is SIGKILLed stays in the
+// page cache, where the resume reads it.
+func recordGroup(runRoot string, pgid int, start uint64) (*groupSlot, error) {
 	s, err := takeSlot(runRoot)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.write(pgid, p.start); err != nil {
+	if err := s.write(pgid, start); err != nil {
 		releaseSlot(s)
 		return nil, err
 	}
 	return s, nil
+}
+
+// clockTicks is USER_HZ, the unit of the start time in /proc/<pid>/stat:
+// 100 on every architecture Go runs Linux on.
+const clockTicks = 100
+
+// bootTicks is the time since boot (CLOCK_BOOTTIME, the clock of a
+// process's start time in /proc/<pid>/stat) in clock ticks, rounded down.
+// Read before a fork, it is no later than the child's start time, which a
+// process in the child's group then never precedes: the group's record
+// costs one clock reading instead of a read of /proc/<pid>/stat (an open,
+// two reads and a close per step). It is 0 if the clock cannot be read,
+// which spares nothing a record of the true start would kill.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Sec)*clockTicks + uint64(ts.Nsec)/(1e9/clockTicks)
 }
 
 // forgetGroup blanks the record of a group whose step is over.

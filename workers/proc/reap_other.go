@@ -3,23 +3,24 @@
 package proc
 
 import (
-	"os"
 	"syscall"
 )
 
-func becomeSubreaper()     {}
-func addLeader(int)        {}
-func dropLeader(int)       {}
-func waitExit(*os.Process) {}
-func killGroup(pgid int)   { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func becomeSubreaper()   {}
+func addLeader(int)      {}
+func dropLeader(int)     {}
+func waitExit(int, int)  {}
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 func startStep(start func() (int, error)) error {
 	_, err := start()
 	return err
 }
-func reapOrphans()                                {}
-func dieWithParent(*syscall.SysProcAttr)          {}
-func recordGroup(string, int) (*groupSlot, error) { return nil, nil }
-func forgetGroup(*groupSlot)                      {}
+func reapOrphans()                                        {}
+func dieWithParent(*syscall.SysProcAttr)                  {}
+func askPidfd(*syscall.SysProcAttr, *int)                 {}
+func recordGroup(string, int, uint64) (*groupSlot, error) { return nil, nil }
+func bootTicks() uint64                                   { return 0 }
+func forgetGroup(*groupSlot)                              {}
 
 type groupSlot struct{}
 

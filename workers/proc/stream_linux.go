@@ -67,3 +67,33 @@ func linkUnnamed(f *os.File, path string) error {
 	}
 	return err
 }
+
+// outputPipe makes a pipe for a child's output stream that a goroutine
+// copies: r, the parent's end, read through the poller; w, the child's
+// end (stepPipe).
+func outputPipe() (r *os.File, w int, err error) {
+	rfd, w, err := stepPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	return os.NewFile(uintptr(rfd), "|0"), w, nil
+}
+
+// stepPipe makes a pipe for a child's output stream: r, the parent's end,
+// non-blocking; w, the child's end, a plain blocking descriptor that the
+// caller closes once the child has it. Both are close-on-exec (the fork
+// dups w onto the child's stream). The read end alone is made
+// non-blocking by one F_SETFL (a new pipe's end has no other status
+// flag): pipe2's O_NONBLOCK would make the child's end non-blocking too.
+func stepPipe() (r, w int, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return 0, 0, os.NewSyscallError("pipe2", err)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(p[0]), syscall.F_SETFL, syscall.O_NONBLOCK); e != 0 {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return 0, 0, os.NewSyscallError("fcntl", e)
+	}
+	return p[0], p[1], nil
+}
