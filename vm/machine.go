@@ -54,6 +54,14 @@ type Config struct {
 	// and must not keep the change after it returns: the machine reuses
 	// it. An error stops the run.
 	Checkpoint func(d *Delta, st *State) error
+	// CheckpointLater, when set, keeps a parallel thread's changes instead
+	// of Checkpoint: it writes the change in order as Checkpoint does but
+	// may return before it is durable, with wait, which returns once it
+	// is. It is called under the lock of the thread's group, wait without
+	// it, so the threads' changes can share their syncs (group commit);
+	// the thread goes on, and the change's events leave the machine, only
+	// once wait returns.
+	CheckpointLater func(d *Delta, st *State) (wait func() error, err error)
 	// Env is the parent environment (cmd passes os.LookupEnv); nil is
 	// empty.
 	Env func(string) (string, bool)

@@ -44,6 +44,22 @@ type group struct {
 	// one past the run's at the fork. A thread numbers its own sends
 	// under it (MessageSub), so names do not depend on timing.
 	msg int
+	// tickets numbers the commits of the group's threads (under mu);
+	// queue holds the events of the commits from ticket head on that have
+	// not left the machine yet, in that order (under emitMu), so that
+	// events leave in the order of their seqs, each after its change is
+	// durable (commit).
+	tickets int
+	emitMu  sync.Mutex
+	queue   []queuedEvents
+	head    int
+}
+
+// queuedEvents are the events of one commit of a thread; ready once the
+// commit is durable (or failed: then evs is nil).
+type queuedEvents struct {
+	evs   []Event
+	ready bool
 }
 
 // maxMessage is the highest message number in steps.
@@ -195,11 +211,15 @@ func (m *Machine) threadLoop(a uint32) bool {
 // State.Threads[key]) and saves it (Machine.save: the Checkpoint, then the
 // events). The journal's order of thread changes depends on timing; each
 // thread's sub-state does not.
+//
+// With Config.CheckpointLater the group's lock is released before the
+// change is durable: the threads that commit meanwhile share one sync, and
+// the thread waits for its own before it goes on; its events are queued
+// under the lock and leave in that order once their changes are durable.
 func (t *thread) commit(m *Machine, d *Delta) error {
 	d.Thread, m.d = t.key, &Delta{}
 	g := t.g
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	root := g.root.st
 	for i := range m.pending {
 		root.EventSeq++
@@ -211,7 +231,53 @@ func (t *thread) commit(m *Machine, d *Delta) error {
 	if d.Status == ThreadFailed || d.Status == ThreadBroken {
 		g.stop = true // set with the change, so nothing starts after it
 	}
-	return m.save(d, root)
+	if m.cfg.CheckpointLater == nil {
+		defer g.mu.Unlock()
+		return m.save(d, root)
+	}
+	wait, err := m.cfg.CheckpointLater(d, root)
+	if err != nil {
+		g.mu.Unlock()
+		m.pending = m.pending[:0]
+		return fmt.Errorf("save state of run %s: %w", root.RunID, err)
+	}
+	ticket := g.tickets
+	g.tickets++
+	g.emitMu.Lock()
+	g.queue = append(g.queue, queuedEvents{evs: slices.Clone(m.pending)})
+	g.emitMu.Unlock()
+	m.pending = m.pending[:0]
+	runID := root.RunID
+	g.mu.Unlock()
+	err = wait()
+	g.emitted(m, ticket, err == nil)
+	if err != nil {
+		return fmt.Errorf("save state of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// emitted marks the commit ticket durable (ok) or failed, and sends the
+// events of every commit up to the first one still waiting, in order.
+func (g *group) emitted(m *Machine, ticket int, ok bool) {
+	g.emitMu.Lock()
+	defer g.emitMu.Unlock()
+	q := &g.queue[ticket-g.head]
+	q.ready = true
+	if !ok {
+		q.evs = nil // the events of a change that was not saved are dropped
+	}
+	n := 0
+	for n < len(g.queue) && g.queue[n].ready {
+		if m.cfg.Events != nil {
+			for _, ev := range g.queue[n].evs {
+				m.cfg.Events(ev)
+			}
+		}
+		n++
+	}
+	g.queue = g.queue[n:]
+	g.head += n
 }
 
 // loopStackDelta copies a loop stack for a Delta into dst (whose array it

@@ -643,3 +643,75 @@ steps:
 		t.Errorf("%d steps ran under a budget of 50 blocks (the loop itself is one)", n)
 	}
 }
+
+// TestParallelCheckpointLater: with Config.CheckpointLater, whose waits
+// return out of order (random delays), the run ends in the same state as
+// with Checkpoint, the deltas rebuild it, every change is durable (its
+// wait returned) before the thread goes on, and events leave in the order
+// of their seqs, each only after the wait of the change that holds it.
+func TestParallelCheckpointLater(t *testing.T) {
+	p := compileYAML(t, parWorkflow)
+	want, _, err := runPar(t, p, &parWorker{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 6; seed++ {
+		var mu sync.Mutex
+		rnd := rand.New(rand.NewSource(seed))
+		durable := map[int]bool{} // EventSeq of every durable change
+		var events []vm.Event
+		var bad []string
+		st, r, err := runPar(t, p, &parWorker{seed: seed, maxMs: 3}, func(c *vm.Config) {
+			c.MaxParallel = 4
+			save := c.Checkpoint
+			c.CheckpointLater = func(d *vm.Delta, st *vm.State) (func() error, error) {
+				if err := save(d, st); err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				delay := time.Duration(rnd.Intn(2000)) * time.Microsecond
+				mu.Unlock()
+				es := d.EventSeq
+				return func() error {
+					time.Sleep(delay)
+					mu.Lock()
+					durable[es] = true
+					mu.Unlock()
+					return nil
+				}, nil
+			}
+			c.Events = func(e vm.Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if n := len(events); n > 0 && e.Seq <= events[n-1].Seq {
+					bad = append(bad, fmt.Sprintf("event %d after %d", e.Seq, events[n-1].Seq))
+				}
+				if e.Thread != "" {
+					ok := false
+					for s := range durable {
+						ok = ok || s >= e.Seq
+					}
+					if !ok {
+						bad = append(bad, fmt.Sprintf("event %d left before a durable change held it", e.Seq))
+					}
+				}
+				events = append(events, e)
+			}
+		})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(bad) > 0 {
+			t.Errorf("seed %d: %s", seed, strings.Join(bad, "; "))
+		}
+		if got, w := timingFree(t, st), timingFree(t, want); got != w {
+			t.Fatalf("seed %d: state differs from Checkpoint's:\n%s", seed, goldenfile.FirstDiff(got, w))
+		}
+		if rb, got := timingFree(t, r.rebuilt(t)), timingFree(t, st); rb != got {
+			t.Fatalf("seed %d: the journal rebuilds another state:\n%s", seed, goldenfile.FirstDiff(rb, got))
+		}
+		if n := len(events); n != st.EventSeq || events[n-1].Seq != st.EventSeq {
+			t.Errorf("seed %d: %d events; want every event up to seq %d", seed, n, st.EventSeq)
+		}
+	}
+}

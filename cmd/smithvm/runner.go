@@ -166,20 +166,21 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 	reg := workers.NewRegistry(s.e.lookup)
 	reg.Record, reg.Replay = s.opts.record, s.opts.replay
 	cfg := vm.Config{
-		Registry:     reg,
-		Host:         workers.Local{Env: s.e.lookup},
-		MaxSteps:     s.opts.maxSteps,
-		Env:          s.e.lookup,
-		Dirs:         s.proj.dirs,
-		RunRoot:      s.run.Root(),
-		WorkflowPath: workflowPath,
-		RunID:        s.run.ID(),
-		Context:      ctx,
-		Events:       s.event,
-		Checkpoint:   s.checkpoint,
-		Replaying:    s.opts.replay != "",
-		Debug:        s.opts.logLevel == "debug",
-		MaxParallel:  s.opts.maxPar,
+		Registry:        reg,
+		Host:            workers.Local{Env: s.e.lookup},
+		MaxSteps:        s.opts.maxSteps,
+		Env:             s.e.lookup,
+		Dirs:            s.proj.dirs,
+		RunRoot:         s.run.Root(),
+		WorkflowPath:    workflowPath,
+		RunID:           s.run.ID(),
+		Context:         ctx,
+		Events:          s.event,
+		Checkpoint:      s.checkpoint,
+		CheckpointLater: s.run.SaveLater,
+		Replaying:       s.opts.replay != "",
+		Debug:           s.opts.logLevel == "debug",
+		MaxParallel:     s.opts.maxPar,
 	}
 	if s.opts.verbose {
 		cfg.Verbose = s.console.live()

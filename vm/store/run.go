@@ -45,6 +45,11 @@ type Run struct {
 	// valid only when loaded.
 	seq    int64
 	loaded bool
+	// durable is the seq of the last delta known durable (synced in the
+	// journal or held by a snapshot); syncMu orders the fdatasyncs of
+	// SyncThrough, which run without mu (SaveLater).
+	durable int64
+	syncMu  sync.Mutex
 	// since counts the deltas appended since the last snapshot (or Load).
 	since    int
 	lastSnap time.Time
@@ -269,6 +274,51 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 	}
 	r.seq++
 	r.since++
+	if sync {
+		r.durable = r.seq
+	}
+	return nil
+}
+
+// SyncThrough makes every delta up to seq durable: it returns at once if
+// one fdatasync already covered it, else it syncs the journal once for
+// every delta appended so far. Callers that appended their deltas with
+// r.mu released between (SaveLater) share one fdatasync: while one syncs,
+// the others wait on syncMu and find their delta covered when it is their
+// turn (group commit). r.mu is not held during the fdatasync, so appends
+// go on meanwhile.
+func (r *Run) SyncThrough(seq int64) error {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	r.mu.Lock()
+	if err := r.usable(true); err != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+	}
+	if r.durable >= seq {
+		r.mu.Unlock()
+		return nil
+	}
+	if r.dirsPending {
+		// The run's first durable write: its directories too, under mu as
+		// in Checkpoint (only ever at a run's start).
+		defer r.mu.Unlock()
+		if err := r.syncJournal(); err != nil {
+			return err
+		}
+		r.durable = r.seq
+		return nil
+	}
+	target, f := r.seq, r.journal
+	r.mu.Unlock()
+	// A snapshot may truncate the journal meanwhile: it holds every delta
+	// the journal did, and the fdatasync of a truncated file is harmless.
+	if err := journalSync(f); err != nil {
+		return fmt.Errorf("sync journal of run '%s': %w", r.id, err)
+	}
+	r.mu.Lock()
+	r.durable = max(r.durable, target)
+	r.mu.Unlock()
 	return nil
 }
 
@@ -378,6 +428,7 @@ func (r *Run) writeSnapshot(state any) error {
 		return fmt.Errorf("truncate journal of run '%s': %w", r.id, err)
 	}
 	r.since = 0
+	r.durable = r.seq
 	r.lastSnap = r.policy.Now()
 	old := r.snapText
 	r.snapText = text
@@ -429,7 +480,17 @@ func writeSynced(path string, data []byte) error {
 func (r *Run) Checkpoint(delta any, state func() any, force bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	snap := force || r.since+1 >= r.policy.Every || r.policy.Now().Sub(r.lastSnap) >= r.policy.Interval
+	return r.checkpoint(delta, state, r.snapDue(force))
+}
+
+// snapDue reports whether a Checkpoint writes a snapshot. Call with r.mu
+// held.
+func (r *Run) snapDue(force bool) bool {
+	return force || r.since+1 >= r.policy.Every || r.policy.Now().Sub(r.lastSnap) >= r.policy.Interval
+}
+
+// checkpoint is Checkpoint with r.mu held.
+func (r *Run) checkpoint(delta any, state func() any, snap bool) error {
 	if err := r.appendJournalSync(delta, !snap); err != nil {
 		return err
 	}
@@ -441,8 +502,28 @@ func (r *Run) Checkpoint(delta any, state func() any, force bool) error {
 		if serr := r.syncJournal(); serr != nil {
 			return errors.Join(err, serr)
 		}
+		r.durable = r.seq
 	}
 	return err
+}
+
+// CheckpointLater is Checkpoint without the wait for the fdatasync: it
+// appends delta (or writes the snapshot, as Checkpoint decides, and then
+// syncs at once) and returns the seq to give SyncThrough, which returns
+// once the delta survives a crash. Nothing may depend on the delta until
+// then. Changes checkpointed this way one after the other keep their
+// order in the journal; their syncs may be shared.
+func (r *Run) CheckpointLater(delta any, state func() any, force bool) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if snap := r.snapDue(force); snap || r.dirsPending {
+		// The rare snapshot, or the run's first write: as Checkpoint.
+		return r.seq, r.checkpoint(delta, state, snap)
+	}
+	if err := r.appendJournalSync(delta, false); err != nil {
+		return 0, err
+	}
+	return r.seq, nil
 }
 
 // Stage appends delta to the journal like Checkpoint but without the

@@ -80,7 +80,7 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	// in between the journal carries each step (flat cost per step). A
 	// thread's status (a parallel iteration or branch ending) is not the
 	// run's: it goes to the journal like any step.
-	force := d.Start != nil || (d.Thread == "" && d.Status != "" && d.Status != vm.StatusRunning)
+	force := forced(d)
 	defer r.indexStatus(d, st)
 	if d.Deferred && !force {
 		// A step's running record: synced with the step's result
@@ -94,6 +94,31 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	}
 	return r.Checkpoint(d, func() any { return st }, force)
 }
+
+// forced reports whether change d is snapshotted at once (Save).
+func forced(d *vm.Delta) bool {
+	return d.Start != nil || (d.Thread == "" && d.Status != "" && d.Status != vm.StatusRunning)
+}
+
+// SaveLater is Save for a change whose fdatasync may be shared with other
+// changes (vm.Config.CheckpointLater: a parallel thread's): it writes d as
+// Save does but returns before the journal is synced, with wait, which
+// returns once d survives a crash. Calls of SaveLater keep their order in
+// the journal; their waits may run concurrently, and one fdatasync then
+// covers several changes (SyncThrough).
+func (r *Run) SaveLater(d *vm.Delta, st *vm.State) (wait func() error, err error) {
+	if d.Deferred || d.Iteration != nil || len(d.Iterations) > 0 || forced(d) {
+		return noWait, r.Save(d, st)
+	}
+	seq, err := r.CheckpointLater(d, func() any { return st }, false)
+	if err != nil {
+		return nil, err
+	}
+	r.indexStatus(d, st)
+	return func() error { return r.SyncThrough(seq) }, nil
+}
+
+func noWait() error { return nil }
 
 // armCatchUp makes state.json current while a step runs. Readers that
 // replay the journal (status, list, the viewer) see a running step at

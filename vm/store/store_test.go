@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -918,5 +919,115 @@ func TestCheckpointSnapshotFails(t *testing.T) {
 	}
 	if len(deltas) != 1 || deltas[0] != `{"n":1}` {
 		t.Errorf("after the failed snapshot the journal holds %q, want the delta", deltas)
+	}
+}
+
+// TestCheckpointLater: changes checkpointed without their sync keep their
+// order in the journal; SyncThrough makes them durable, one fdatasync for
+// every change appended before it (group commit), none for a change a
+// sync already covered; a change that falls due for a snapshot is written
+// and synced at once.
+func TestCheckpointLater(t *testing.T) {
+	s := newStore(t)
+	s.Policy = Policy{Every: 4, Interval: time.Hour}
+	r, err := s.Create("later")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	state := func() any { return map[string]int{"n": 0} }
+	if err := r.Checkpoint(map[string]int{"n": 0}, state, true); err != nil { // the first snapshot
+		t.Fatal(err)
+	}
+	journal, _ := countSyncs(t)
+	var seqs []int64
+	for i := 1; i <= 3; i++ {
+		seq, err := r.CheckpointLater(map[string]int{"n": i}, state, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if *journal != 0 {
+		t.Errorf("CheckpointLater synced the journal %d times, want 0", *journal)
+	}
+	if err := r.SyncThrough(seqs[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range seqs {
+		if err := r.SyncThrough(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if *journal != 1 {
+		t.Errorf("SyncThrough of three changes appended before it: %d fdatasyncs, want 1", *journal)
+	}
+	if got := readFile(t, filepath.Join(r.Root(), journalFile)); got != `{"seq":2,"delta":{"n":1}}`+"\n"+`{"seq":3,"delta":{"n":2}}`+"\n"+`{"seq":4,"delta":{"n":3}}`+"\n" {
+		t.Errorf("journal = %q, want the three changes in order", got)
+	}
+	// The fourth change since the snapshot: a snapshot, durable at once.
+	seq, err := r.CheckpointLater(map[string]int{"n": 4}, state, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j0 := *journal
+	if err := r.SyncThrough(seq); err != nil {
+		t.Fatal(err)
+	}
+	if *journal != j0 {
+		t.Errorf("SyncThrough after a snapshot: %d fdatasyncs, want none", *journal-j0)
+	}
+	if got := readFile(t, filepath.Join(r.Root(), journalFile)); got != "" {
+		t.Errorf("journal after the snapshot = %q, want it truncated", got)
+	}
+}
+
+// TestSyncThroughConcurrent: goroutines that append in turn (under their
+// own lock, as a parallel group does) and wait for their syncs at once
+// all find their changes durable, in order, with fewer fdatasyncs than
+// changes at most one each.
+func TestSyncThroughConcurrent(t *testing.T) {
+	s := newStore(t)
+	s.Policy = Policy{Every: 1000, Interval: time.Hour}
+	r, err := s.Create("group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	state := func() any { return map[string]int{} }
+	if err := r.Checkpoint(0, state, true); err != nil {
+		t.Fatal(err)
+	}
+	journal, _ := countSyncs(t)
+	var order sync.Mutex
+	var wg sync.WaitGroup
+	const n = 40
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			order.Lock()
+			seq, err := r.CheckpointLater(i, state, false)
+			order.Unlock()
+			if err == nil {
+				err = r.SyncThrough(seq)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if *journal > n {
+		t.Errorf("%d fdatasyncs for %d changes, want at most one each", *journal, n)
+	}
+	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(r.Root(), journalFile)), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("journal has %d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, `{"seq":`+strconv.Itoa(i+2)+`,`) {
+			t.Errorf("line %d = %q, want seq %d", i, l, i+2)
+		}
 	}
 }
