@@ -19,7 +19,8 @@
 //	  logs/events.jsonl      one event object per line, as given to AppendEvent
 //	  logs/<Step>-stdout.log spilled stdout of a step (written by the caller)
 //	  logs/<Step>-stderr.log stderr of a step (written by the caller)
-//	  iterations/<Loop>.jsonl one record per line, as given to AppendIteration
+//	  iterations/<Loop>.jsonl one record per line, as given to AppendIteration (the
+//	                         directory is made with the first record)
 //	  logs/<Step>-<seq>-capture.json a lines/json capture too large for state.json (package vm)
 //	  procs/slot-<pid>-<n>   a step's process group while it runs, "0 0" after (package workers)
 //	  tmp/                   temporary files of steps (package workers)

@@ -83,12 +83,11 @@ type Run struct {
 }
 
 // open creates the run's directories and files under an existing root and
-// takes the lock.
+// takes the lock. iterations/ is left to the first AppendIteration: most
+// runs never write one.
 func open(id, root string, p Policy) (*Run, error) {
-	for _, d := range []string{logsDir, itersDir} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s of run '%s': %w", d, id, err)
-		}
+	if err := os.MkdirAll(filepath.Join(root, logsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s of run '%s': %w", logsDir, id, err)
 	}
 	lock, err := lockRun(id, root)
 	if err != nil {
@@ -556,7 +555,15 @@ func (r *Run) AppendIteration(loop string, rec any) error {
 	}
 	f := r.iters[loop]
 	if f == nil {
-		f, err = appendFile(filepath.Join(r.root, itersDir, loop+".jsonl"))
+		path := filepath.Join(r.root, itersDir, loop+".jsonl")
+		f, err = appendFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The run's first record: iterations/ is made now. Like the
+			// records, which are not synced, its entry needs no sync.
+			if err = os.Mkdir(filepath.Join(r.root, itersDir), 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				f, err = appendFile(path)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("append iteration of run '%s': %w", r.id, err)
 		}

@@ -116,10 +116,14 @@ func TestCreateOpenLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create(%q): %v", "r1", err)
 	}
-	for _, d := range []string{"", "logs", "iterations"} {
+	for _, d := range []string{"", "logs"} {
 		if fi, err := os.Stat(filepath.Join(s.RunsDir(), "r1", d)); err != nil || !fi.IsDir() {
 			t.Errorf("Create(%q): directory %q missing (%v)", "r1", d, err)
 		}
+	}
+	// iterations/ is made by the first AppendIteration (TestAppendEventAndIteration).
+	if _, err := os.Stat(filepath.Join(s.RunsDir(), "r1", "iterations")); !os.IsNotExist(err) {
+		t.Errorf("Create(%q): iterations/ exists (%v), want it made at the first iteration record", "r1", err)
 	}
 	if got, want := r.Root(), filepath.Join(s.Base, ".orchestrator", "runs", "r1"); got != want {
 		t.Errorf("Root() = %q, want %q", got, want)
