@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"smith/isa"
 	"smith/internal/stepfake"
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"smith/isa"
 	"smith/internal/stepfake"
+	"smith/isa"
 	"smith/lang"
 	"smith/source"
 	"smith/workers/agent"
