@@ -96,10 +96,13 @@ func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, erro
 	stop := a.heartbeat(ctx)
 	defer stop()
 	ws, travel := a.workspace(&wr.Request)
+	var fl *flight
 	if travel {
-		if err := a.runFiles().restore(a.Blobs, ws, wr.RunID, wr.Files); err != nil {
+		var err error
+		if fl, err = a.runFiles().begin(a.Blobs, ws, wr.RunID, wr.Files); err != nil {
 			return WireResult{}, fmt.Errorf("the run's files: %w", err) // retried
 		}
+		defer a.runFiles().land(fl) // a step that ends without a snapshot
 	}
 	var out WireResult
 	if a.Exe == "" || !startsProcess(&wr.Request) {
@@ -112,7 +115,7 @@ func (a *Activities) Step(ctx context.Context, wr WireRequest) (WireResult, erro
 		}
 	}
 	if travel {
-		ref, err := a.runFiles().snapshot(a.Blobs, ws, wr.RunID)
+		ref, err := a.runFiles().end(a.Blobs, ws, fl)
 		if err != nil {
 			return WireResult{}, fmt.Errorf("the run's files: %w", err) // retried
 		}
