@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -395,5 +396,21 @@ func TestMockDuration(t *testing.T) {
 	got := f.reg.Run(context.Background(), r)
 	if got.Duration != 5*time.Second || got.Output != "ok" {
 		t.Errorf("Run(mock).Duration = %v (%s), want %v from the injected clock", got.Duration, stepfake.Describe(got), 5*time.Second)
+	}
+}
+
+// TestEveryExecKindDispatched: every kind that isa's kind table runs with
+// EXEC reaches a worker (a bare request fails in that worker, not with the
+// Registry's "runs no worker"), and a kind that holds blocks does not.
+func TestEveryExecKindDispatched(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, name := range isa.KindNames() {
+		k, _ := isa.KindByName(name)
+		res := f.reg.Run(context.Background(), f.Req(k, "K"))
+		undispatched := res.Err != nil && strings.Contains(res.Err.Error(), "runs no worker")
+		if undispatched == k.Exec() {
+			t.Errorf("kind %s (Exec %v): Run gave %v", name, k.Exec(), res.Err)
+		}
 	}
 }
