@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -209,6 +210,12 @@ type pipeStream struct {
 	closed bool
 	total  int
 	grown  bool
+
+	// direct: the step's own goroutine reads the pipe (pollDirect), into
+	// buf, not the shared goroutine; the pipe is in no epoll set.
+	direct bool
+	small  *[smallBuf]byte // buf's first array, from smallBufs
+	buf    []byte
 }
 
 // streams are the pipes being read, by read descriptor.
@@ -218,16 +225,20 @@ var streams = map[int32]*pipeStream{}
 var streamBuf []byte
 
 // newPipeStream makes a pipe whose read end the shared goroutine reads
-// into w, and returns it with the write end for the child; nil when there
-// is no shared goroutine (the caller then lets exec copy the stream).
-func newPipeStream(w io.Writer) (*pipeStream, *os.File) {
-	exits.once.Do(setupExits)
+// into w (direct: the step's goroutine, pollDirect), and returns it with
+// the write end for the child; nil when there is no shared goroutine (the
+// caller then lets exec copy the stream).
+func newPipeStream(w io.Writer, direct bool) (*pipeStream, *os.File) {
 	var p [2]int
 	var err error
 	if p[0], p[1], err = stepPipe(); err != nil {
 		return nil, nil
 	}
-	s := &pipeStream{fd: p[0], w: w, done: make(chan struct{})}
+	s := &pipeStream{fd: p[0], w: w, done: make(chan struct{}), direct: direct}
+	if direct {
+		return s, os.NewFile(uintptr(p[1]), "|1")
+	}
+	exits.once.Do(setupExits)
 	exits.mu.Lock()
 	defer exits.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(p[0]), Pad: kindStream}
@@ -248,11 +259,27 @@ func (s *pipeStream) read() {
 	if s.closed {
 		return
 	}
-	if streamBuf == nil {
-		streamBuf = make([]byte, copyBuf)
+	var buf []byte
+	if s.direct {
+		// Most steps write little: a small buffer first, a large one once
+		// the stream passes it.
+		if s.buf == nil {
+			s.small = smallBufs.Get().(*[smallBuf]byte)
+			s.buf = s.small[:]
+		}
+		buf = s.buf
+	} else {
+		if streamBuf == nil {
+			streamBuf = make([]byte, copyBuf)
+		}
+		buf = streamBuf
 	}
 	for n := 0; n < streamChunk; {
-		k, err := unix.Read(s.fd, streamBuf)
+		if s.direct && len(buf) < copyBuf && s.total >= len(buf) {
+			buf = make([]byte, copyBuf)
+			s.buf = buf
+		}
+		k, err := unix.Read(s.fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -270,7 +297,7 @@ func (s *pipeStream) read() {
 			s.grown = true
 			_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETPIPE_SZ, pipeSize)
 		}
-		_, _ = s.w.Write(streamBuf[:k]) // a capture records its own errors
+		_, _ = s.w.Write(buf[:k]) // a capture records its own errors
 	}
 }
 
@@ -280,12 +307,19 @@ func (s *pipeStream) closeLocked() {
 		return
 	}
 	s.closed = true
-	exits.mu.Lock()
-	delete(streams, int32(s.fd))
-	if exits.ep >= 0 {
-		_ = unix.EpollCtl(exits.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
+	if s.direct {
+		if s.small != nil {
+			smallBufs.Put(s.small)
+			s.small, s.buf = nil, nil
+		}
+	} else {
+		exits.mu.Lock()
+		delete(streams, int32(s.fd))
+		if exits.ep >= 0 {
+			_ = unix.EpollCtl(exits.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
+		}
+		exits.mu.Unlock()
 	}
-	exits.mu.Unlock()
 	unix.Close(s.fd)
 	close(s.done)
 }
@@ -295,6 +329,10 @@ func (s *pipeStream) closeLocked() {
 // open forever), then gives up the others: nothing is written to their
 // writers after it returns.
 func drainStreams(ss []*pipeStream, d time.Duration) {
+	if len(ss) > 0 && ss[0].direct {
+		pollDirect(0, -1, ss, d)
+		return
+	}
 	var t *time.Timer
 	for _, s := range ss {
 		if t == nil {
@@ -315,6 +353,123 @@ func drainStreams(ss []*pipeStream, d time.Duration) {
 				s.mu.Unlock()
 			}
 			return
+		}
+	}
+}
+
+// While few steps run in this process, each waits for its leader and
+// reads its pipes itself: one poll on the leader's pidfd and the pipes,
+// in the step's goroutine, which holds a thread while it blocks. A
+// sequential workflow so pays no hand-off through the shared goroutine
+// (the pipes' end and the leader's exit are two wake-ups there, each
+// passed on to the step's goroutine). Past directMax steps at once, a
+// step joins the shared epoll set, so that 500 parallel steps do not
+// hold 500 threads.
+
+// directMax is how many steps at once wait in their own thread (a
+// variable for a test to send every step to the shared goroutine).
+var directMax int32 = 4
+
+// directSteps counts the steps that wait in their own thread.
+var directSteps atomic.Int32
+
+// takeDirect reports whether the step about to start waits in its own
+// thread (waitDirect); when it does, the caller calls dropDirect at its
+// end.
+func takeDirect() bool {
+	if !pidfdWorks() {
+		return false
+	}
+	if directSteps.Add(1) <= directMax {
+		return true
+	}
+	directSteps.Add(-1)
+	return false
+}
+
+// dropDirect ends a step that takeDirect let wait in its own thread.
+func dropDirect() { directSteps.Add(-1) }
+
+// waitDirect blocks until the leader pid, whose pidfd is pidfd, has
+// exited, without reaping it, and meanwhile reads the direct streams ss.
+func waitDirect(pid, pidfd int, ss []*pipeStream) {
+	pollDirect(pid, pidfd, ss, -1)
+}
+
+// pollDirect reads the direct streams ss in the calling goroutine: with
+// pid > 0 until that leader has exited (its pidfd readable; without a
+// pidfd, waitid asked every 10 ms); with pid 0 until every stream ended,
+// or d passed, when the rest are closed unread.
+func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration) {
+	var end time.Time
+	if pid == 0 {
+		end = time.Now().Add(d)
+	}
+	var fds [3]unix.PollFd
+	var of [3]*pipeStream
+	for {
+		pfd := fds[:0]
+		if pid > 0 && pidfd >= 0 {
+			pfd = append(pfd, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
+		}
+		first := len(pfd)
+		for _, s := range ss {
+			if !s.closed {
+				of[len(pfd)-first] = s
+				pfd = append(pfd, unix.PollFd{Fd: int32(s.fd), Events: unix.POLLIN})
+			}
+		}
+		timeout := -1
+		switch {
+		case pid > 0 && pidfd < 0:
+			timeout = 10
+		case pid == 0:
+			left := time.Until(end)
+			if len(pfd) == 0 {
+				return
+			}
+			if left <= 0 {
+				for _, s := range ss {
+					s.closeLocked()
+				}
+				return
+			}
+			timeout = int((left + time.Millisecond - 1) / time.Millisecond)
+		}
+		n, err := unix.Poll(pfd, timeout)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			time.Sleep(time.Millisecond) // no memory for the poll: try again
+			continue
+		}
+		exited := false
+		if n > 0 {
+			if first > 0 && pfd[0].Revents != 0 {
+				exited = true
+			}
+			for i, p := range pfd[first:] {
+				if p.Revents != 0 {
+					of[i].read()
+				}
+			}
+		}
+		if exited || (pid > 0 && pidfd < 0 && leaderExited(pid)) {
+			return
+		}
+	}
+}
+
+// leaderExited reports whether process pid has exited, without reaping
+// it (waitid with WNOHANG leaves the zeroed siginfo as it is when it has
+// not).
+func leaderExited(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		if err != unix.EINTR {
+			return err != nil || info.Signo != 0
 		}
 	}
 }

@@ -4,10 +4,15 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"smith/internal/testchild"
+	"smith/workers/text"
 )
 
 // TestRunWaitsWithoutThreads checks that a step waiting for its process
@@ -69,5 +74,38 @@ func TestRunWaitsWithoutThreads(t *testing.T) {
 	}
 	if fds > 3*n+4 {
 		t.Errorf("%d steps waiting added %d descriptors, want at most 3 per step", n, fds)
+	}
+}
+
+// TestRunWaitsBothWays runs steps that a step's own goroutine waits for
+// and reads (few steps at once) and steps that the shared goroutine waits
+// for and reads (directMax 0, as past directMax steps at once): both
+// capture a large stream whole, both streams apart, and return soon
+// after the leader exited although a grandchild holds the pipes.
+func TestRunWaitsBothWays(t *testing.T) {
+	defer func(n int32) { directMax = n }(directMax)
+	mask := text.NewMasker([]string{"a-secret-the-output-lacks"}) // a pipe, not an unnamed file
+	for _, max := range []int32{4, 0} {
+		directMax = max
+		const size = 3 << 20
+		argv, env := testchild.Argv(t, "out", strconv.Itoa(size))
+		res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 4 << 20, Mask: mask})
+		if res.ExitCode != 0 || res.Stdout != string(testchild.Pattern(size)) {
+			t.Errorf("directMax %d: out %d: exit %d, %d bytes of stdout, want 0 and the whole stream", max, size, res.ExitCode, len(res.Stdout))
+		}
+		argv, env = testchild.Argv(t, "print", "to stdout", "to stderr")
+		res = Run(context.Background(), Spec{Argv: argv, Env: env})
+		if res.Stdout != "to stdout" || res.Stderr != "to stderr" {
+			t.Errorf("directMax %d: print: stdout %q, stderr %q", max, res.Stdout, res.Stderr)
+		}
+		argv, env = testchild.Argv(t, "orphan", "60s")
+		begin := time.Now()
+		res = Run(context.Background(), Spec{Argv: argv, Env: env})
+		if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(res.Stdout, "\n", 2)[0])); err == nil && pid > 0 {
+			defer syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if d := time.Since(begin); d > 20*time.Second || res.ExitCode != 0 {
+			t.Errorf("directMax %d: orphan: exit %d after %v, want 0 well before its grandchild's 60s", max, res.ExitCode, d)
+		}
 	}
 }

@@ -231,6 +231,12 @@ func Run(ctx context.Context, spec Spec) Result {
 	// child gets the write end of its pipe as a file. One with a writer
 	// that may block (Live, Stdout) is copied by a goroutine of its own
 	// (startSpawn).
+	// While few steps run, the step's own goroutine reads them and waits
+	// for its leader instead (takeDirect).
+	own := takeDirect()
+	if own {
+		defer dropDirect()
+	}
 	var shared []*pipeStream
 	var childEnds []*os.File
 	if spec.Live == nil && spec.Stdout == nil {
@@ -238,7 +244,7 @@ func Run(ctx context.Context, spec Spec) Result {
 			if outs[i].file != nil {
 				continue
 			}
-			if ps, child := newPipeStream(outs[i].w); ps != nil {
+			if ps, child := newPipeStream(outs[i].w, own); ps != nil {
 				shared = append(shared, ps)
 				childEnds = append(childEnds, child)
 				outs[i].file = child
@@ -282,7 +288,11 @@ func Run(ctx context.Context, spec Spec) Result {
 	// closes the pipes a background child held; then the leader is reaped
 	// and the output collected, and the orphans that left the group are
 	// killed too.
-	waitExit(sp.pid, sp.pidfd)
+	if own {
+		waitDirect(sp.pid, sp.pidfd, shared)
+	} else {
+		waitExit(sp.pid, sp.pidfd)
+	}
 	killGroup(pgid)
 	status := sp.reap()
 	sp.awaitCopies(pipeDrainDelay)

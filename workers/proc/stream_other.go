@@ -21,8 +21,13 @@ func linkUnnamed(*os.File, string) error { return errors.ErrUnsupported }
 // goroutine of its own copies every stream (startSpawn).
 type pipeStream struct{}
 
-func newPipeStream(io.Writer) (*pipeStream, *os.File) { return nil, nil }
-func drainStreams([]*pipeStream, time.Duration)       {}
+func newPipeStream(io.Writer, bool) (*pipeStream, *os.File) { return nil, nil }
+func drainStreams([]*pipeStream, time.Duration)             {}
+
+// takeDirect: no pidfd here; every leader is waited for by waitExit.
+func takeDirect() bool                   { return false }
+func dropDirect()                        {}
+func waitDirect(int, int, []*pipeStream) {}
 
 // outputPipe makes a pipe for a child's output stream: r, the parent's
 // end, non-blocking and read through the poller; w, the child's end, a
