@@ -118,3 +118,44 @@ func walkEntries(v *Value, f func(m *MapEntry)) {
 		walkEntries(e, f)
 	}
 }
+
+// TestCutDefs checks that cutDefs splits both schemas into the very values
+// ParseJSON reads from the whole text: the root without $defs, and each
+// definition.
+func TestCutDefs(t *testing.T) {
+	for _, text := range []string{workflowSchemaText, manifestSchemaText} {
+		whole, ds := ParseJSON("schema", []byte(text))
+		if ds.Err() != nil {
+			t.Fatal(ds)
+		}
+		root, defs, err := cutDefs(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv, ds := ParseJSON("root", []byte(root))
+		if ds.Err() != nil {
+			t.Fatal(ds)
+		}
+		want := *whole
+		want.Map = nil
+		for _, e := range whole.Map {
+			if e.Key != "$defs" {
+				want.Map = append(want.Map, e)
+			}
+		}
+		if got, w := string(rv.AppendJSON(nil)), string(want.AppendJSON(nil)); got != w {
+			t.Errorf("root:\n%s\nwant\n%s", got, w)
+		}
+		wdefs := whole.Get("$defs")
+		if len(defs) != len(wdefs.Map) {
+			t.Errorf("%d definitions, want %d", len(defs), len(wdefs.Map))
+		}
+		for _, e := range wdefs.Map {
+			if got, w := strings.TrimSpace(defs[e.Key]), string(e.Val.AppendJSON(nil)); got != w {
+				if v, _ := ParseJSON(e.Key, []byte(got)); v == nil || string(v.AppendJSON(nil)) != w {
+					t.Errorf("$defs/%s: %q, want %s", e.Key, got, w)
+				}
+			}
+		}
+	}
+}
