@@ -212,47 +212,49 @@ func skipJSON(s string, i int) int {
 	}
 	switch s[i] {
 	case '"':
-		for j := i + 1; ; {
-			k := strings.IndexAny(s[j:], "\"\\")
-			if k < 0 {
-				return -1
-			}
-			if j += k; s[j] == '"' {
-				return j + 1
-			}
-			if j += 2; j > len(s) {
-				return -1
-			}
-		}
+		return skipString(s, i)
 	case '{', '[':
 		depth := 0
-		for j := i; ; {
-			k := strings.IndexAny(s[j:], "\"{}[]")
-			if k < 0 {
-				return -1
-			}
-			j += k
+		for j := i; j < len(s); j++ {
 			switch s[j] {
 			case '"':
-				if j = skipJSON(s, j); j < 0 {
+				if j = skipString(s, j); j < 0 {
 					return -1
 				}
-				continue
+				j-- // the loop's j++ steps past the closing quote
 			case '{', '[':
 				depth++
-			default:
+			case '}', ']':
 				if depth--; depth == 0 {
 					return j + 1
 				}
 			}
-			j++
 		}
+		return -1
 	}
 	j := i
 	for j < len(s) && !strings.ContainsRune(",}] \t\n\r", rune(s[j])) {
 		j++
 	}
 	return j
+}
+
+// skipString returns the end of the JSON string that starts at s[i], or -1.
+func skipString(s string, i int) int {
+	for j := i + 1; ; {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0 // backslashes before the quote: odd escapes it
+		for n < j-i-1 && s[j-1-n] == '\\' {
+			n++
+		}
+		if j++; n%2 == 0 {
+			return j
+		}
+	}
 }
 
 var fastTypes = map[string]uint8{

@@ -159,3 +159,26 @@ func TestCutDefs(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipJSON checks where skipJSON finds the end of values with escapes
+// and nesting.
+func TestSkipJSON(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int // the end, -1: none
+	}{
+		{`"a"x`, 3},
+		{`"a\"b"x`, 6},
+		{`"a\\"x`, 5},
+		{`"a\\\"b"x`, 8},
+		{`{"a": ["}", {"b": "]\\"}], "c": true}, 1`, 37},
+		{`true,`, 4},
+		{`12}`, 2},
+		{`{"a": [1}`, -1},
+		{`"open`, -1},
+	} {
+		if got := skipJSON(tt.in, 0); got != tt.want {
+			t.Errorf("skipJSON(%s) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
