@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -181,4 +182,32 @@ func TestSkipJSON(t *testing.T) {
 			t.Errorf("skipJSON(%s) = %d, want %d", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestLazyValidatorConcurrent validates the rich documents from several
+// goroutines with fresh lazy validators, which compile their definitions
+// while the goroutines race to them (run it with -race).
+func TestLazyValidatorConcurrent(t *testing.T) {
+	t.Parallel()
+	wsrc, err := os.ReadFile("testdata/workflow_rich.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msrc, err := os.ReadFile("testdata/manifest_rich.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wv := mustValidator(newLazyWorkflowValidator())
+	mv := mustValidator(newLazyManifestValidator())
+	wdoc, _ := ParseYAML("w.yaml", wsrc)
+	mdoc, _ := ParseJSON("m.json", msrc)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if !wv.fast.valid(wdoc) || !mv.fast.valid(mdoc) {
+				t.Error("a rich document is not valid by the lazy fast validator")
+			}
+		})
+	}
+	wg.Wait()
 }
