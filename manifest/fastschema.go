@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A fastSchema is a compiled form of the generated schemas (WorkflowSchema,
@@ -21,7 +22,7 @@ import (
 // TestFastSchemaAgrees checks that they agree.
 type fastSchema struct {
 	boolean  int8 // 1: the true schema, -1: the false schema, 0: a schema object
-	ref      *fastSchema
+	ref      *fastRef
 	types    uint8 // bit per Kind; 0: any type
 	props    map[string]*fastSchema
 	addl     *fastSchema // additionalProperties; nil when absent
@@ -37,21 +38,223 @@ type fastSchema struct {
 	not      *fastSchema
 }
 
-// fastCompiler compiles a schema document, as ParseJSON reads it, into
-// fastSchemas; refs resolves "#/$defs/NAME".
+// fastCompiler compiles a schema document into fastSchemas. Each $defs
+// entry is read (ParseJSON) and compiled only when a document first
+// reaches a $ref to it: a run of a small workflow visits a few of the
+// definitions, and reading and compiling all of them was most of the cost
+// of loading it. refs holds one fastRef per name.
 type fastCompiler struct {
-	defs *Value
-	refs map[string]*fastSchema
+	defs map[string]string // the text of each $defs entry
+	mu   sync.Mutex        // guards refs
+	refs map[string]*fastRef
 }
 
-// compileFast compiles the schema document doc, or fails when it uses a
-// keyword or form the fast validator does not know.
-func compileFast(doc *Value) (*fastSchema, error) {
-	if doc == nil || doc.Kind != KMap {
+// A fastRef is the target of a "$ref": "#/$defs/NAME", compiled at its
+// first use (get).
+type fastRef struct {
+	c    *fastCompiler
+	name string
+	once sync.Once
+	s    *fastSchema // nil when the definition does not compile
+	err  error
+}
+
+// get returns the compiled definition; nil when it does not compile (then
+// valid says false and the library judges the document).
+func (r *fastRef) get() *fastSchema {
+	r.once.Do(func() {
+		switch text := r.c.defs[r.name]; text {
+		case "true", "false": // ParseJSON reads objects only
+			r.s, r.err = r.c.compile(&Value{Kind: KBool, Bool: text == "true"})
+			return
+		}
+		v, ds := ParseJSON("#/$defs/"+r.name, []byte(r.c.defs[r.name]))
+		if err := ds.Err(); err != nil || v == nil {
+			r.err = fmt.Errorf("$defs/%s: %v", r.name, ds)
+			return
+		}
+		r.s, r.err = r.c.compile(v)
+	})
+	return r.s
+}
+
+// compileFast compiles the schema document text, or fails when its root
+// uses a keyword or form the fast validator does not know. With all, every
+// definition is compiled at once too (and a failing one fails it);
+// otherwise each one at its first use.
+func compileFast(text string, all bool) (*fastSchema, error) {
+	root, defs, err := cutDefs(text)
+	if err != nil {
+		return nil, err
+	}
+	doc, ds := ParseJSON("schema", []byte(root))
+	if err := ds.Err(); err != nil || doc == nil {
+		return nil, fmt.Errorf("read the schema: %v", ds)
+	}
+	if doc.Kind != KMap {
 		return nil, fmt.Errorf("the schema is not an object")
 	}
-	c := &fastCompiler{refs: map[string]*fastSchema{}, defs: doc.Get("$defs")}
-	return c.compile(doc)
+	c := &fastCompiler{refs: map[string]*fastRef{}, defs: defs}
+	s, err := c.compile(doc)
+	if err != nil || !all {
+		return s, err
+	}
+	for name := range defs {
+		r := c.ref(name)
+		if r.get(); r.err != nil {
+			return nil, r.err
+		}
+	}
+	return s, nil
+}
+
+// ref returns the one fastRef of the definition name.
+func (c *fastCompiler) ref(name string) *fastRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.refs[name]
+	if r == nil {
+		r = &fastRef{c: c, name: name}
+		c.refs[name] = r
+	}
+	return r
+}
+
+// cutDefs splits the schema text into the text of its root object without
+// the "$defs" member and the text of each definition, without reading the
+// definitions: it only finds where each value ends.
+func cutDefs(text string) (root string, defs map[string]string, err error) {
+	i := jsonSpace(text, 0)
+	if i >= len(text) || text[i] != '{' {
+		return "", nil, fmt.Errorf("the schema is not an object")
+	}
+	defs = map[string]string{}
+	root = text
+	for i = jsonSpace(text, i+1); i < len(text) && text[i] == '"'; {
+		start := i
+		keyEnd := skipJSON(text, i)
+		key, kerr := strconv.Unquote(text[i:keyEnd])
+		i = jsonSpace(text, keyEnd)
+		if kerr != nil || i >= len(text) || text[i] != ':' {
+			return "", nil, fmt.Errorf("the schema is not valid JSON near offset %d", i)
+		}
+		vs := jsonSpace(text, i+1)
+		var ve int
+		if key == "$defs" {
+			ve = splitObject(text, vs, defs)
+		} else {
+			ve = skipJSON(text, vs)
+		}
+		if ve < 0 {
+			return "", nil, fmt.Errorf("the schema is not valid JSON near offset %d", vs)
+		}
+		i = jsonSpace(text, ve)
+		if key == "$defs" {
+			if i < len(text) && text[i] == ',' { // drop the member and its comma
+				root = text[:start] + text[jsonSpace(text, i+1):]
+			} else {
+				return "", nil, fmt.Errorf("$defs is the last member of the schema")
+			}
+		}
+		if i < len(text) && text[i] == ',' {
+			i = jsonSpace(text, i+1)
+		}
+	}
+	return root, defs, nil
+}
+
+// splitObject puts the text of each member of the JSON object that starts
+// at s[i] in m; it returns the end of the object, or -1.
+func splitObject(s string, i int, m map[string]string) int {
+	if i >= len(s) || s[i] != '{' {
+		return -1
+	}
+	for i = jsonSpace(s, i+1); i < len(s) && s[i] == '"'; {
+		keyEnd := skipJSON(s, i)
+		if keyEnd < 0 {
+			return -1
+		}
+		key, err := strconv.Unquote(s[i:keyEnd])
+		i = jsonSpace(s, keyEnd)
+		if err != nil || i >= len(s) || s[i] != ':' {
+			return -1
+		}
+		vs := jsonSpace(s, i+1)
+		ve := skipJSON(s, vs)
+		if ve < 0 {
+			return -1
+		}
+		m[key] = s[vs:ve]
+		if i = jsonSpace(s, ve); i < len(s) && s[i] == ',' {
+			i = jsonSpace(s, i+1)
+		}
+	}
+	if i >= len(s) || s[i] != '}' {
+		return -1
+	}
+	return i + 1
+}
+
+// jsonSpace skips JSON white space from i.
+func jsonSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSON returns the end of the JSON value that starts at i (a string,
+// an object or array with balanced brackets, or a scalar), or -1. It does
+// not check the value: ParseJSON does, when the text is read.
+func skipJSON(s string, i int) int {
+	if i >= len(s) {
+		return -1
+	}
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				if j = skipString(s, j); j < 0 {
+					return -1
+				}
+				j-- // the loop's j++ steps past the closing quote
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(s) && !strings.ContainsRune(",}] \t\n\r", rune(s[j])) {
+		j++
+	}
+	return j
+}
+
+// skipString returns the end of the JSON string that starts at s[i], or -1.
+func skipString(s string, i int) int {
+	for j := i + 1; ; {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0 // backslashes before the quote: odd escapes it
+		for n < j-i-1 && s[j-1-n] == '\\' {
+			n++
+		}
+		if j++; n%2 == 0 {
+			return j
+		}
+	}
 }
 
 var fastTypes = map[string]uint8{
@@ -118,19 +321,10 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v *Value) error {
 		if !ok || v.Kind != KString || strings.ContainsAny(name, "/~%") {
 			return fmt.Errorf("$ref %q", v.Str)
 		}
-		if s.ref = c.refs[name]; s.ref == nil {
-			def := c.defs.Get(name)
-			if def == nil {
-				return fmt.Errorf("$ref %q", v.Str)
-			}
-			s.ref = &fastSchema{}
-			c.refs[name] = s.ref
-			t, err := c.compile(def)
-			if err != nil {
-				return err
-			}
-			*s.ref = *t
+		if _, ok := c.defs[name]; !ok {
+			return fmt.Errorf("$ref %q", v.Str)
 		}
+		s.ref = c.ref(name)
 	case "type":
 		if s.types = fastTypes[v.Str]; v.Kind != KString || s.types == 0 {
 			return fmt.Errorf("type %s", v.AppendJSON(nil))
@@ -194,8 +388,10 @@ func (s *fastSchema) valid(v *Value) bool {
 	if kind == KNumber && (math.IsNaN(v.Num) || math.IsInf(v.Num, 0)) {
 		return false
 	}
-	if s.ref != nil && !s.ref.valid(v) {
-		return false
+	if s.ref != nil {
+		if r := s.ref.get(); r == nil || !r.valid(v) {
+			return false
+		}
 	}
 	if s.types != 0 && s.types&(1<<kind) == 0 {
 		return false

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -117,4 +118,96 @@ func walkEntries(v *Value, f func(m *MapEntry)) {
 	for _, e := range v.List {
 		walkEntries(e, f)
 	}
+}
+
+// TestCutDefs checks that cutDefs splits both schemas into the very values
+// ParseJSON reads from the whole text: the root without $defs, and each
+// definition.
+func TestCutDefs(t *testing.T) {
+	for _, text := range []string{workflowSchemaText, manifestSchemaText} {
+		whole, ds := ParseJSON("schema", []byte(text))
+		if ds.Err() != nil {
+			t.Fatal(ds)
+		}
+		root, defs, err := cutDefs(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv, ds := ParseJSON("root", []byte(root))
+		if ds.Err() != nil {
+			t.Fatal(ds)
+		}
+		want := *whole
+		want.Map = nil
+		for _, e := range whole.Map {
+			if e.Key != "$defs" {
+				want.Map = append(want.Map, e)
+			}
+		}
+		if got, w := string(rv.AppendJSON(nil)), string(want.AppendJSON(nil)); got != w {
+			t.Errorf("root:\n%s\nwant\n%s", got, w)
+		}
+		wdefs := whole.Get("$defs")
+		if len(defs) != len(wdefs.Map) {
+			t.Errorf("%d definitions, want %d", len(defs), len(wdefs.Map))
+		}
+		for _, e := range wdefs.Map {
+			if got, w := strings.TrimSpace(defs[e.Key]), string(e.Val.AppendJSON(nil)); got != w {
+				if v, _ := ParseJSON(e.Key, []byte(got)); v == nil || string(v.AppendJSON(nil)) != w {
+					t.Errorf("$defs/%s: %q, want %s", e.Key, got, w)
+				}
+			}
+		}
+	}
+}
+
+// TestSkipJSON checks where skipJSON finds the end of values with escapes
+// and nesting.
+func TestSkipJSON(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int // the end, -1: none
+	}{
+		{`"a"x`, 3},
+		{`"a\"b"x`, 6},
+		{`"a\\"x`, 5},
+		{`"a\\\"b"x`, 8},
+		{`{"a": ["}", {"b": "]\\"}], "c": true}, 1`, 37},
+		{`true,`, 4},
+		{`12}`, 2},
+		{`{"a": [1}`, -1},
+		{`"open`, -1},
+	} {
+		if got := skipJSON(tt.in, 0); got != tt.want {
+			t.Errorf("skipJSON(%s) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLazyValidatorConcurrent validates the rich documents from several
+// goroutines with fresh lazy validators, which compile their definitions
+// while the goroutines race to them (run it with -race).
+func TestLazyValidatorConcurrent(t *testing.T) {
+	t.Parallel()
+	wsrc, err := os.ReadFile("testdata/workflow_rich.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msrc, err := os.ReadFile("testdata/manifest_rich.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wv := mustValidator(newLazyWorkflowValidator())
+	mv := mustValidator(newLazyManifestValidator())
+	wdoc, _ := ParseYAML("w.yaml", wsrc)
+	mdoc, _ := ParseJSON("m.json", msrc)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if !wv.fast.valid(wdoc) || !mv.fast.valid(mdoc) {
+				t.Error("a rich document is not valid by the lazy fast validator")
+			}
+		})
+	}
+	wg.Wait()
 }

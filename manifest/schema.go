@@ -86,15 +86,12 @@ func newLazyManifestValidator() (*Validator, error) {
 // newValidator reads the schema text; eager compiles it with the library
 // at once (else at the first document the fast validator does not accept).
 //
-// The fast validator reads the text with ParseJSON; the library's form of
+// The fast validator reads the text with ParseJSON, each definition at its
+// first use unless eager; the library's form of
 // the document (a tree of interfaces, read with encoding/json) is made only
 // for a document the fast validator does not accept.
 func newValidator(format, id, text string, eager bool) (*Validator, error) {
-	sv, ds := ParseJSON(format+".schema.json", []byte(text))
-	if err := ds.Err(); err != nil || sv == nil {
-		return nil, fmt.Errorf("read %s schema: %v", format, ds)
-	}
-	fast, err := compileFast(sv)
+	fast, err := compileFast(text, eager)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s schema for the fast validator: %w", format, err)
 	}

@@ -10,13 +10,15 @@ import (
 // always there are none. Opening RUN_ROOT/conflicts.jsonl by its path to
 // find that out (a lookup of every directory of the path, mostly to fail)
 // was a seventh of the VM's own CPU per no-op block. Instead the file is
-// created empty at the first look and kept open: a look is then one fstat,
-// and the notices are read again only when its size differs from what was
-// read last (the file only grows: appendNotice appends whole lines).
+// created empty at the second look and kept open: a look is then one
+// fstat, and the notices are read again only when its size differs from
+// what was read last (the file only grows: appendNotice appends whole
+// lines). The first look only opens it if it is there: a run of one step
+// looks once, and then creates no file.
 
 // A noticeWatch is the open notices file of one RUN_ROOT.
 type noticeWatch struct {
-	fd    int
+	fd    int   // -1: the file was not there at the first look
 	size  int64 // the size when the file was last read
 	count int   // the notices read then
 	read  bool  // size and count are set
@@ -36,9 +38,19 @@ func unchangedNotices(root string, skip int) bool {
 	noticeWatches.Lock()
 	defer noticeWatches.Unlock()
 	w := noticeWatches.m[root]
-	if w == nil {
-		fd, err := syscall.Open(filepath.Join(root, noticesFile), syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-		if err != nil {
+	if w == nil || w.fd < 0 {
+		flags := syscall.O_RDONLY | syscall.O_CLOEXEC
+		if w != nil {
+			flags |= syscall.O_CREAT
+		}
+		fd, err := syscall.Open(filepath.Join(root, noticesFile), flags, 0o644)
+		if err == syscall.ENOENT && w == nil {
+			fd = -1 // no notices yet; create it at the next look
+		} else if err != nil {
+			return false
+		}
+		if w != nil {
+			w.fd = fd
 			return false
 		}
 		if noticeWatches.m == nil {
@@ -46,13 +58,14 @@ func unchangedNotices(root string, skip int) bool {
 		}
 		if len(noticeWatches.m) >= maxNoticeWatches {
 			for r, old := range noticeWatches.m {
-				_ = syscall.Close(old.fd)
+				if old.fd >= 0 {
+					_ = syscall.Close(old.fd)
+				}
 				delete(noticeWatches.m, r)
 			}
 		}
-		w = &noticeWatch{fd: fd}
-		noticeWatches.m[root] = w
-		return false
+		noticeWatches.m[root] = &noticeWatch{fd: fd}
+		return fd < 0 // absent: no notices, whatever skip says
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(w.fd, &st); err != nil || st.Nlink == 0 {

@@ -10,7 +10,8 @@ import (
 
 // TestNoticesSeenAtOnce checks that a notice appended just before a look
 // is seen by it, also once the file is watched (notices_linux.go), and
-// after the file was removed and written again.
+// after the file was removed and written again; and that the first look
+// creates no file.
 func TestNoticesSeenAtOnce(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -22,6 +23,9 @@ func TestNoticesSeenAtOnce(t *testing.T) {
 		}
 	}
 	look(0, 0)
+	if _, err := os.Stat(filepath.Join(root, noticesFile)); !os.IsNotExist(err) {
+		t.Fatalf("the first look made the notices file (%v): a run of one step has no use for it", err)
+	}
 	look(0, 0)
 	if err := appendNotice(root, step.Conflict{Run: "r1", Paths: []string{"a.go"}}); err != nil {
 		t.Fatal(err)
@@ -43,4 +47,22 @@ func TestNoticesSeenAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	look(0, 1)
+}
+
+// TestNoticeAfterAbsentLook checks that a notice appended after a first
+// look that found no notices file is seen by the next look.
+func TestNoticeAfterAbsentLook(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if ns, err := Notices(root, 0); err != nil || len(ns) != 0 {
+		t.Fatalf("Notices = %v, %v; want none", ns, err)
+	}
+	if err := appendNotice(root, step.Conflict{Run: "r1", Paths: []string{"a.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if ns, err := Notices(root, 0); err != nil || len(ns) != 1 {
+			t.Fatalf("look %d: Notices = %v, %v; want 1 notice", i, ns, err)
+		}
+	}
 }
