@@ -168,25 +168,31 @@ func TestCrashHarness(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ref, wf := c.setup(t)
+			began := time.Now()
 			want(t, ref.vm("run", wf, "--run-id", "ref"), 0)
+			// The kills land within an uninterrupted run's length, so
+			// that a faster Smith (or machine) still gets killed mid-run.
+			span := max(time.Since(began)*3/4, 2*time.Millisecond)
 			wantOut := outcome(t, ref, "ref")
 			seed := uint64(time.Now().UnixNano())
 			rng := rand.New(rand.NewPCG(seed, 7))
 			t.Logf("seed %d", seed)
 			kills, reruns, stillborn := 0, 0, 0
-			for trial := 0; trial < trials; trial++ {
+			// (more trials while no kill has landed: a run can beat its kill)
+			for trial := 0; trial < trials || (kills == 0 && trial < trials+10); trial++ {
 				p, wf := c.setup(t)
 				id := "h"
 				args := []string{"run", wf, "--run-id", id}
 				killed := 0
 				for round := 0; round < 40; round++ {
 					run := p.start(args...)
-					// A third of the kills land in the first milliseconds.
+					// A third of the kills land in the first milliseconds,
+					// the others anywhere in an uninterrupted run's span.
 					var d time.Duration
 					if rng.IntN(3) == 0 {
-						d = time.Duration(rng.IntN(15)) * time.Millisecond
+						d = time.Duration(rng.Int64N(int64(min(15*time.Millisecond, span))))
 					} else {
-						d = time.Duration(5+rng.IntN(60)) * time.Millisecond
+						d = time.Duration(rng.Int64N(int64(span)))
 					}
 					time.Sleep(d)
 					run.cmd.Process.Signal(syscall.SIGKILL)
