@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func TestIndentJSONMatchesIndent(t *testing.T) {
 		[]any{},
 		map[string]any{"a": []any{}, "b": map[string]any{}, "c": []any{map[string]any{}, []any{}}},
 		map[string]any{"s": `say "hi", \ {x: [1]} \\"`, "n": 1.5e-9, "t": true, "z": nil},
-		[]any{"\u2028<&>\x01", -0.0, 1e21, "é"},
+		[]any{"\u2028<&>\x01", math.Copysign(0, -1), 1e21, "é"},
 		"just a string",
 		42,
 	}
