@@ -334,12 +334,12 @@ func followLive(live *steprun.Live, spec *proc.Spec, pv provider.Provider) *live
 		spec.Lines = live.Lines
 		return f
 	}
-	spec.Lines = func(s proc.Stream, line []byte) {
+	spec.Lines = func(s proc.Stream, lines []byte) bool {
 		if s == proc.Stderr {
-			live.Add(steprun.LiveStderr, string(line))
-			return
+			return live.Lines(s, lines)
 		}
-		f.line(line) // only stdout's goroutine
+		proc.EachLine(lines, f.line) // only stdout's goroutine
+		return true
 	}
 	if spec.StdoutFile != "" {
 		f.stop, f.done = make(chan struct{}), make(chan struct{})

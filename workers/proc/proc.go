@@ -49,10 +49,14 @@ type Spec struct {
 	StderrLog   string        // when set, holds the whole of stderr; created at the first byte (a stale one is removed when there is none)
 	Mask        *text.Masker  // applied to everything captured before it is stored anywhere
 	Live        io.Writer     // optional live copy of both streams (masked), for -v
-	// Lines, when set, gets each whole (masked) line of either stream as
-	// it arrives (without its newline; a last line without one at the
-	// end), for a live log. It is called from both streams' goroutines.
-	Lines  func(s Stream, line []byte)
+	// Lines, when set, gets the whole (masked) lines of either stream as
+	// they arrive, for a live log: one or more lines a call, those of one
+	// read of the pipe, each ended by its newline but perhaps the last (a
+	// stream's last line without one, or a part of a line longer than
+	// 64 KiB); EachLine splits them. It returns false once it wants no
+	// more: that stream then stops being split into lines. It is called
+	// from both streams' goroutines.
+	Lines  func(s Stream, lines []byte) bool
 	Stdout io.Writer // optional sink for the whole (masked) stdout, e.g. an output_file
 	// StderrHeader, when set, is written to StderrLog before the child's
 	// stderr; the log is appended to, never truncated, so it keeps every
@@ -81,24 +85,35 @@ const (
 	Stderr
 )
 
-// A lineFunc passes the lines of what a lineSink writes to a callback.
-type lineFunc struct {
-	s Stream
-	f func(Stream, []byte)
+// EachLine calls f with each line of lines, a block that Spec.Lines
+// gets, without its newline.
+func EachLine(lines []byte, f func(line []byte)) {
+	for len(lines) > 0 {
+		i := bytes.IndexByte(lines, '\n')
+		if i < 0 {
+			f(lines)
+			return
+		}
+		f(lines[:i])
+		lines = lines[i+1:]
+	}
 }
 
+// A lineFunc passes what a lineSink writes, whole lines, to Spec.Lines.
+type lineFunc struct {
+	s Stream
+	f func(Stream, []byte) bool
+}
+
+// errLinesDone is what a lineFunc returns once Spec.Lines wants no more
+// lines: the capture then drops it as a sink (not an error of the step).
+var errLinesDone = errors.New("no more lines wanted")
+
 func (l lineFunc) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			l.f(l.s, p)
-			break
-		}
-		l.f(l.s, p[:i])
-		p = p[i+1:]
+	if !l.f(l.s, p) {
+		return len(p), errLinesDone
 	}
-	return n, nil
+	return len(p), nil
 }
 
 // A Result is what Run observed. Every captured byte has been masked.
@@ -653,7 +668,9 @@ func (s *sink) write(p []byte, errs *firstErr) {
 	}
 	if _, err := s.w.Write(p); err != nil {
 		s.dead = true
-		errs.set(err)
+		if !errors.Is(err, errLinesDone) {
+			errs.set(err)
+		}
 	}
 }
 
@@ -736,14 +753,18 @@ func (f *firstErr) get() error {
 // in whole lines: it holds back a line until its newline (or until it
 // reaches lineSinkMax, or flush at the stream's end).
 type lineSink struct {
-	w   io.Writer
-	buf []byte
+	w    io.Writer
+	buf  []byte
+	done bool // w wants no more (errLinesDone)
 }
 
 // lineSinkMax bounds what a lineSink holds back of a line.
 const lineSinkMax = 64 << 10
 
 func (l *lineSink) Write(p []byte) (int, error) {
+	if l.done {
+		return len(p), errLinesDone
+	}
 	i := bytes.LastIndexByte(p, '\n')
 	if i < 0 {
 		l.buf = append(l.buf, p...)
@@ -755,21 +776,32 @@ func (l *lineSink) Write(p []byte) (int, error) {
 	var err error
 	if len(l.buf) > 0 {
 		l.buf = append(l.buf, p[:i+1]...)
-		_, err = l.w.Write(l.buf)
+		err = l.pass(l.buf)
 		l.buf = l.buf[:0]
 	} else {
-		_, err = l.w.Write(p[:i+1])
+		err = l.pass(p[:i+1])
 	}
-	l.buf = append(l.buf, p[i+1:]...)
+	if !l.done {
+		l.buf = append(l.buf, p[i+1:]...)
+	}
 	return len(p), err
+}
+
+// pass writes p to w.
+func (l *lineSink) pass(p []byte) error {
+	_, err := l.w.Write(p)
+	if errors.Is(err, errLinesDone) {
+		l.done = true
+	}
+	return err
 }
 
 // flush writes what is held back.
 func (l *lineSink) flush() error {
-	if len(l.buf) == 0 {
+	if len(l.buf) == 0 || l.done {
 		return nil
 	}
-	_, err := l.w.Write(l.buf)
+	err := l.pass(l.buf)
 	l.buf = l.buf[:0]
 	return err
 }

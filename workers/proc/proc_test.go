@@ -625,10 +625,13 @@ func TestRunProcLines(t *testing.T) {
 	argv, env := testchild.Argv(t, "split", secret, "40")
 	res := Run(context.Background(), Spec{
 		Argv: argv, Env: env, Mask: text.NewMasker([]string{secret}),
-		Lines: func(s Stream, line []byte) {
+		Lines: func(s Stream, lines []byte) bool {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("%d %s", s, line))
+			EachLine(lines, func(line []byte) {
+				got = append(got, fmt.Sprintf("%d %s", s, line))
+			})
+			return true
 		},
 	})
 	if res.ExitCode != 0 {
@@ -639,5 +642,32 @@ func TestRunProcLines(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("Lines got %q, want %q", got, want)
+	}
+}
+
+// TestRunProcLinesDone: once Spec.Lines returns false, it gets no more
+// lines of that stream, and the step records no error for it.
+func TestRunProcLinesDone(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	calls := map[Stream]int{}
+	argv, env := testchild.Argv(t, "split", "secret-x", "40")
+	res := Run(context.Background(), Spec{
+		Argv: argv, Env: env,
+		Lines: func(s Stream, lines []byte) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[s]++
+			return false
+		},
+	})
+	if res.ExitCode != 0 || res.IOErr != nil {
+		t.Fatalf("Run(split) = exit %d, IOErr %v", res.ExitCode, res.IOErr)
+	}
+	if calls[Stdout] != 1 || calls[Stderr] != 1 {
+		t.Errorf("Lines called %v times per stream, want once each", calls)
+	}
+	if !strings.Contains(res.Stdout, "before secret-x after") {
+		t.Errorf("stdout %q: the capture lost what Lines did not want", res.Stdout)
 	}
 }

@@ -77,6 +77,18 @@ func (l *Live) Add(kind, text string) {
 	if l == nil {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scratch = l.scratch[:0]
+	l.add(kind, text, l.now().UTC().Format(time.RFC3339Nano))
+	l.write()
+}
+
+// add appends the line of kind to l.scratch, masked and cut; l.mu is held.
+func (l *Live) add(kind, text, now string) {
+	if l.failed || l.cut {
+		return
+	}
 	text = l.mask.String(text)
 	if len(text) > liveLineMax {
 		cut := liveLineMax
@@ -85,17 +97,22 @@ func (l *Live) Add(kind, text string) {
 		}
 		text = text[:cut] + "…"
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failed || l.cut {
-		return
-	}
 	if l.n > liveMax {
 		l.cut = true
 		kind, text = LiveStderr, "[smith: the live log of this step stops here; its whole output is in its logs]"
 	}
-	b, err := json.Marshal(LiveLine{Time: l.now().UTC().Format(time.RFC3339Nano), Step: l.step, Kind: kind, Text: text})
+	b, err := json.Marshal(LiveLine{Time: now, Step: l.step, Kind: kind, Text: text})
 	if err != nil {
+		return
+	}
+	l.scratch = append(append(l.scratch, b...), '\n')
+	l.n += len(b) + 1
+}
+
+// write appends l.scratch to the file, in one write (O_APPEND: the lines
+// of parallel steps never mix); l.mu is held.
+func (l *Live) write() {
+	if len(l.scratch) == 0 || l.failed {
 		return
 	}
 	if l.f == nil {
@@ -108,21 +125,28 @@ func (l *Live) Add(kind, text string) {
 			return
 		}
 	}
-	l.scratch = append(append(l.scratch[:0], b...), '\n')
-	// One write per line, O_APPEND: lines of parallel steps never mix.
 	if _, err := l.f.Write(l.scratch); err != nil {
 		l.failed = true
 	}
-	l.n += len(l.scratch)
 }
 
-// Lines is a proc.Spec.Lines that adds every line of both streams.
-func (l *Live) Lines(s proc.Stream, line []byte) {
+// Lines is a proc.Spec.Lines that adds the lines of both streams, those
+// of one call in one write. It wants no more once the log is cut.
+func (l *Live) Lines(s proc.Stream, lines []byte) bool {
+	if l == nil {
+		return false
+	}
 	kind := LiveStdout
 	if s == proc.Stderr {
 		kind = LiveStderr
 	}
-	l.Add(kind, string(line))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now().UTC().Format(time.RFC3339Nano)
+	l.scratch = l.scratch[:0]
+	proc.EachLine(lines, func(line []byte) { l.add(kind, string(line), now) })
+	l.write()
+	return !l.failed && !l.cut
 }
 
 // Close closes the file.
