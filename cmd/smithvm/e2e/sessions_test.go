@@ -10,7 +10,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,12 +231,7 @@ func TestCLISessionKillInCall(t *testing.T) {
 				fakemodel.Rule{Match: "first question ONE", Reply: fakemodel.Reply{Text: "answer one"}},
 				fakemodel.Rule{Match: "second question TWO", Times: 1, Reply: fakemodel.Reply{Hang: true}},
 				fakemodel.Rule{Match: "second question TWO", Reply: fakemodel.Reply{Text: "answer two"}})
-			wf := p.put("kill.yaml", p.header("kill")+fmt.Sprintf(`agents:
-  eng: {provider: %s, model: %s, session: continue}
-steps:
-  - {name: One, agent: eng, prompt: "first question ONE"}
-  - {name: Two, agent: eng, prompt: "second question TWO"}
-`, c.name, c.model))
+			wf := p.put("kill.yaml", p.workflow("kill_in_call.yaml", c, cliCase{}))
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd := p.command(ctx, p.env(), "run", wf, "--run-id", "k1", "--base", p.base)
