@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -30,25 +31,49 @@ var exits struct {
 	wake map[int32]chan bool
 }
 
-// pidfdWorks reports whether this kernel gives usable pidfds: os asks
-// for the one it keeps in a process found by pid only when they work
-// (it checks pidfd_open, pidfd_send_signal, waitid on a pidfd and
-// CLONE_PIDFD once), so a handle on this process says they do.
+// pidfdWorks reports whether this kernel gives usable pidfds: a pidfd of
+// this process can be opened and signalled (Linux 5.3). It asks the
+// kernel with two system calls; os's own check (os.FindProcess) also
+// forks a child to try CLONE_PIDFD, which cost every run a process. A
+// fork whose CLONE_PIDFD the kernel refuses is retried without it, and
+// pidfds are then given up (startSpawn, noPidfd); one that the kernel
+// ignores leaves the pidfd at -1, which every waiter handles.
 var pidfdWorks = sync.OnceValue(func() bool {
-	p, err := os.FindProcess(os.Getpid())
+	if noPidfd.Load() {
+		return false
+	}
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return false
 	}
-	defer p.Release()
-	return p.WithHandle(func(uintptr) {}) == nil
+	defer unix.Close(fd)
+	return unix.PidfdSendSignal(fd, 0, nil, 0) == nil
 })
+
+// pidfdsOn reports whether forks ask for pidfds.
+func pidfdsOn() bool { return !noPidfd.Load() && pidfdWorks() }
+
+// noPidfd is set when a fork asked for a pidfd failed and the same fork
+// without the request succeeded: pidfds are not asked for again.
+var noPidfd atomic.Bool
 
 // askPidfd has the fork of sys store the child's pidfd in *fd (-1 when
 // the kernel gives none) where pidfds work.
 func askPidfd(sys *syscall.SysProcAttr, fd *int) {
-	if pidfdWorks() {
+	if pidfdsOn() {
 		sys.PidFD = fd
 	}
+}
+
+// retryWithoutPidfd reports whether a fork of sys that failed with err
+// may be tried again without the pidfd request: the kernel (or a
+// sandbox's filter) refused CLONE_PIDFD. The request is taken out of sys.
+func retryWithoutPidfd(sys *syscall.SysProcAttr, err error) bool {
+	if sys.PidFD == nil || !(errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM)) {
+		return false
+	}
+	sys.PidFD = nil
+	return true
 }
 
 // setupExits creates the epoll instance and starts its goroutine.
@@ -377,7 +402,7 @@ var directSteps atomic.Int32
 // thread (waitDirect); when it does, the caller calls dropDirect at its
 // end.
 func takeDirect() bool {
-	if !pidfdWorks() {
+	if !pidfdsOn() {
 		return false
 	}
 	if directSteps.Add(1) <= directMax {

@@ -109,3 +109,60 @@ func TestRunWaitsBothWays(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWithoutPidfds runs steps as on a kernel (or sandbox) that gives
+// no pidfds (noPidfd, set when a fork refused CLONE_PIDFD): the fork asks
+// for none, the step waits by waitid, and its output, its exit code and
+// the end of its group are as with pidfds.
+func TestRunWithoutPidfds(t *testing.T) {
+	if !pidfdWorks() {
+		t.Skip("this kernel gives no pidfds: every test here runs without them")
+	}
+	defer noPidfd.Store(false)
+	noPidfd.Store(true)
+	var sys syscall.SysProcAttr
+	fd := -1
+	if askPidfd(&sys, &fd); sys.PidFD != nil {
+		t.Fatal("askPidfd asked for a pidfd with noPidfd set")
+	}
+	if takeDirect() {
+		dropDirect()
+		t.Fatal("takeDirect let a step wait on a pidfd with noPidfd set")
+	}
+	argv, env := testchild.Argv(t, "print", "to stdout", "to stderr")
+	res := Run(context.Background(), Spec{Argv: argv, Env: env})
+	if res.Stdout != "to stdout" || res.Stderr != "to stderr" || res.ExitCode != 0 {
+		t.Errorf("print: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	argv, env = testchild.Argv(t, "exit", "3")
+	if res = Run(context.Background(), Spec{Argv: argv, Env: env}); res.ExitCode != 3 {
+		t.Errorf("exit 3: got exit %d, %v", res.ExitCode, res.StartErr)
+	}
+}
+
+// TestRetryWithoutPidfd: a fork refused with EINVAL, ENOSYS or EPERM while
+// asking for a pidfd is tried again without the request; other errors,
+// and a fork that asked for none, are not.
+func TestRetryWithoutPidfd(t *testing.T) {
+	fd := -1
+	for _, c := range []struct {
+		err  error
+		ask  bool
+		want bool
+	}{
+		{syscall.EINVAL, true, true},
+		{syscall.ENOSYS, true, true},
+		{syscall.EPERM, true, true},
+		{syscall.ENOENT, true, false},
+		{syscall.EACCES, true, false},
+		{syscall.EINVAL, false, false},
+	} {
+		var sys syscall.SysProcAttr
+		if c.ask {
+			sys.PidFD = &fd
+		}
+		if got := retryWithoutPidfd(&sys, c.err); got != c.want || (got && sys.PidFD != nil) {
+			t.Errorf("%v (asked %v): retry %v, PidFD kept %v; want retry %v", c.err, c.ask, got, sys.PidFD != nil, c.want)
+		}
+	}
+}

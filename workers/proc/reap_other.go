@@ -18,6 +18,7 @@ func startStep(start func() (int, error)) error {
 func reapOrphans()                                        {}
 func dieWithParent(*syscall.SysProcAttr)                  {}
 func askPidfd(*syscall.SysProcAttr, *int)                 {}
+func retryWithoutPidfd(*syscall.SysProcAttr, error) bool  { return false }
 func recordGroup(string, int, uint64) (*groupSlot, error) { return nil, nil }
 func bootTicks() uint64                                   { return 0 }
 func forgetGroup(*groupSlot)                              {}

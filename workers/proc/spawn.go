@@ -81,7 +81,13 @@ func startSpawn(path string, argv, env []string, dir string, sys *syscall.SysPro
 		writers = append(writers, o.w)
 		fds[i+1] = uintptr(w)
 	}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: dir, Env: env, Files: fds, Sys: sys})
+	attr := &syscall.ProcAttr{Dir: dir, Env: env, Files: fds, Sys: sys}
+	pid, err := syscall.ForkExec(path, argv, attr)
+	if err != nil && retryWithoutPidfd(sys, err) {
+		if pid, err = syscall.ForkExec(path, argv, attr); err == nil {
+			noPidfd.Store(true)
+		}
+	}
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(outs)
 	closeChildEnds()
