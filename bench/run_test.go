@@ -65,18 +65,7 @@ func runStored(tb testing.TB, base string, p *isa.Program, runner step.Runner, c
 				evErr = err
 			}
 		},
-		Checkpoint: func(d *vm.Delta, s *vm.State) error {
-			if d.Iteration != nil {
-				if err := r.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
-					return err
-				}
-			}
-			final := d.Thread == "" && d.Status != "" && d.Status != "running"
-			if d.Deferred && !final {
-				return r.Stage(d)
-			}
-			return r.Checkpoint(d, func() any { return s }, final)
-		},
+		Checkpoint: func(d *vm.Delta, s *vm.State) error { return r.Save(d, s) },
 	}
 	m, err := vm.New(p, cfg)
 	if err != nil {

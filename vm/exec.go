@@ -252,6 +252,10 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 	ev.Provider = res.Provider
 	ev.Tokens, ev.Cost = res.Tokens, res.Cost
 	ev.Time = ended // the step's ended_at
+	// The result shares the next change's sync unless something must
+	// follow it once durable (afterStep: a send's event, the moves of the
+	// messages it consumed) or it belongs to a thread.
+	m.d.SyncWithNext = m.thr == nil && len(r.Consumed) == 0 && blk.Kind != isa.KindSend
 	return m.done(blk, r, true, ev)
 }
 

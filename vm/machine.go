@@ -663,6 +663,9 @@ func (m *Machine) finish(evs ...Event) error {
 	d.CurrentStep, d.Phase, d.Signal, d.Status = st.CurrentStep, st.Phase, st.Signal, st.Status
 	d.WorktreePath, d.Head, d.LoopStack = st.WorktreePath, st.Head, loopStackDelta(d.LoopStack[:0], st.LoopStack, m.pushed)
 	m.pushed, m.revisit = false, ""
+	if len(m.stale) > 0 {
+		d.SyncWithNext = false // the files are removed once the change is durable
+	}
 	if m.thr != nil {
 		return m.thr.commit(m, d)
 	}

@@ -366,6 +366,18 @@ type Delta struct {
 	// running record only, and the resume then starts the step from the
 	// state before it, as it would have repeated it anyway.
 	Deferred bool `json:"-"`
+	// SyncWithNext (never saved) says the change, a step's result, may be
+	// made durable by the sync of the next change instead of its own:
+	// nothing outside the run's state follows it before the next change
+	// (no message moves, no capture file removed, not a thread's).
+	// Config.Checkpoint may append it without a sync if it syncs it with
+	// the next change, whatever that is, before that one returns: the next
+	// step's running record (one fdatasync for both, before the next
+	// step's process starts) or the run's end (its snapshot). A crash of
+	// smithvm loses nothing (the append is in the page cache); a crash of
+	// the machine before the next change may lose the result, and the
+	// resume runs the step again, as if it had been cut off.
+	SyncWithNext bool `json:"-"`
 }
 
 // reset empties d for the next change and keeps the arrays of Steps,
@@ -378,7 +390,7 @@ func (d *Delta) reset() {
 	clear(d.Steps)
 	steps, reset, loops := d.Steps[:0], d.Reset[:0], d.LoopStack[:0]
 	d.Seq, d.IsHalted, d.EventSeq, d.ConflictNotices = 0, false, 0, 0
-	d.SetReturn, d.ReplacePayload, d.SetChangePlan, d.DropThreads, d.Deferred = false, false, false, false, false
+	d.SetReturn, d.ReplacePayload, d.SetChangePlan, d.DropThreads, d.Deferred, d.SyncWithNext = false, false, false, false, false, false
 	d.Stats = Stats{}
 	for _, s := range []*string{&d.CurrentStep, &d.Phase, &d.Signal, &d.Status, &d.HaltedBlock, &d.EndedAt, &d.WorktreePath, &d.Head, &d.Thread} {
 		if *s != "" {

@@ -71,6 +71,9 @@ type Run struct {
 	// writeSnapshot); the first snapshot, which fsyncs RUN_ROOT anyway,
 	// then costs one directory fsync more instead of two.
 	dirsPending bool
+	// owed: a delta was appended by Owe and is not synced yet; the next
+	// change (or Close) syncs it, whatever that change is (payOwed).
+	owed bool
 	// catchUp brings state.json up to date while a step runs (Save);
 	// catchUpSeq is the seq it was armed at (a later change disarms it),
 	// catchUpCost what the last one took.
@@ -274,7 +277,7 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 	r.seq++
 	r.since++
 	if sync {
-		r.durable = r.seq
+		r.durable, r.owed = r.seq, false
 	}
 	return nil
 }
@@ -427,7 +430,7 @@ func (r *Run) writeSnapshot(state any) error {
 		return fmt.Errorf("truncate journal of run '%s': %w", r.id, err)
 	}
 	r.since = 0
-	r.durable = r.seq
+	r.durable, r.owed = r.seq, false
 	r.lastSnap = r.policy.Now()
 	old := r.snapText
 	r.snapText = text
@@ -501,7 +504,7 @@ func (r *Run) checkpoint(delta any, state func() any, snap bool) error {
 		if serr := r.syncJournal(); serr != nil {
 			return errors.Join(err, serr)
 		}
-		r.durable = r.seq
+		r.durable, r.owed = r.seq, false
 	}
 	return err
 }
@@ -515,7 +518,7 @@ func (r *Run) checkpoint(delta any, state func() any, snap bool) error {
 func (r *Run) CheckpointLater(delta any, state func() any, force bool) (int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if snap := r.snapDue(force); snap || r.dirsPending {
+	if snap := r.snapDue(force); snap || r.dirsPending || r.owed {
 		// The rare snapshot, or the run's first write: as Checkpoint.
 		return r.seq, r.checkpoint(delta, state, snap)
 	}
@@ -530,11 +533,54 @@ func (r *Run) CheckpointLater(delta any, state func() any, force bool) (int64, e
 // the journal covers every earlier append), and a crash of this process
 // alone cannot lose it (it is in the page cache). Use it only for a change
 // that a crash of the machine may lose: one that the next synced change
-// follows before anything depends on it. It never writes a snapshot.
+// follows before anything depends on it. It never writes a snapshot. A
+// delta appended by Owe and not synced yet is synced now (with delta).
 func (r *Run) Stage(delta any) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.appendJournalSync(delta, false)
+	if err := r.appendJournalSync(delta, false); err != nil {
+		return err
+	}
+	return r.payOwed()
+}
+
+// Owe appends delta to the journal without the fdatasync, like Stage, and
+// has the next change pay it: the next Checkpoint, Stage or Close syncs
+// the journal before it returns (payOwed), so delta is durable before
+// anything that follows it is. Use it for a change after which nothing
+// happens outside the run's state until the next change: a step's result
+// whose next change is the next step's running record (one fdatasync then
+// covers both, before the next step's process starts) or the run's end
+// (whose snapshot holds it). A crash of this process alone cannot lose it
+// (it is in the page cache).
+func (r *Run) Owe(delta any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.appendJournalSync(delta, false); err != nil {
+		return err
+	}
+	r.owed = true
+	return nil
+}
+
+// settle makes a delta appended by Owe durable now, if one is not yet.
+func (r *Run) settle() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.payOwed()
+}
+
+// payOwed syncs the journal when an owed delta (Owe) is not durable yet.
+// Call with r.mu held.
+func (r *Run) payOwed() error {
+	if !r.owed {
+		return nil
+	}
+	if err := r.syncJournal(); err != nil {
+		return err
+	}
+	r.durable, r.owed = r.seq, false
+	return nil
 }
 
 // AppendIteration appends rec as one line to iterations/<loop>.jsonl. loop
@@ -764,6 +810,9 @@ func (r *Run) Close() error {
 		r.catchUp.Stop()
 	}
 	var errs []error
+	if r.loaded && r.journal != nil {
+		errs = append(errs, r.payOwed())
+	}
 	loops := make([]string, 0, len(r.iters))
 	for l := range r.iters {
 		loops = append(loops, l)

@@ -65,6 +65,12 @@ func applyTo(st *vm.State) func(line []byte) error {
 // at the end; in between the journal carries each step (flat cost per
 // step) and Policy decides.
 func (r *Run) Save(d *vm.Delta, st *vm.State) error {
+	if d.Iteration != nil || len(d.Iterations) > 0 {
+		// The records of iterations follow the deltas before them.
+		if err := r.settle(); err != nil {
+			return err
+		}
+	}
 	if d.Iteration != nil {
 		if err := r.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
 			return err
@@ -82,6 +88,12 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	// run's: it goes to the journal like any step.
 	force := forced(d)
 	defer r.indexStatus(d, st)
+	if d.SyncWithNext && !force && d.Iteration == nil && len(d.Iterations) == 0 {
+		// A step's result that the next change's sync makes durable
+		// (vm.Delta.SyncWithNext): the next step's running record, or the
+		// run's end, whose snapshot holds it.
+		return r.Owe(d)
+	}
 	if d.Deferred && !force {
 		// A step's running record: synced with the step's result
 		// (vm.Delta.Deferred), and brought into state.json if the step
@@ -107,7 +119,7 @@ func forced(d *vm.Delta) bool {
 // the journal; their waits may run concurrently, and one fdatasync then
 // covers several changes (SyncThrough).
 func (r *Run) SaveLater(d *vm.Delta, st *vm.State) (wait func() error, err error) {
-	if d.Deferred || d.Iteration != nil || len(d.Iterations) > 0 || forced(d) {
+	if d.Deferred || d.SyncWithNext || d.Iteration != nil || len(d.Iterations) > 0 || forced(d) {
 		return noWait, r.Save(d, st)
 	}
 	seq, err := r.CheckpointLater(d, func() any { return st }, false)

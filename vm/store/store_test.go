@@ -894,6 +894,70 @@ func TestSyncsOfACheckpoint(t *testing.T) {
 	}
 }
 
+// TestOwe: a delta appended by Owe is not synced by Owe; the next change
+// syncs it, whatever that is: a staged running record (one fdatasync for
+// both), a checkpoint that snapshots (none: the snapshot holds it), a
+// journalled one (its own sync), an iteration's record (before the
+// record), or Close. Every owed delta is read back.
+func TestOwe(t *testing.T) {
+	s := newStore(t)
+	s.Policy = Policy{Every: 100, Interval: time.Hour}
+	journal, _ := countSyncs(t)
+	r, err := s.Create("owe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() any { return map[string]int{"n": 1} }
+	if err := r.Checkpoint(0, state, true); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		next func() error
+		want int // journal syncs of Owe and then next
+	}{
+		{"stage", func() error { return r.Stage(2) }, 1},
+		{"stage again, nothing owed", func() error { return r.Stage(4) }, 0},
+		{"snapshot", func() error { return r.Checkpoint(6, state, true) }, 0},
+		{"journalled", func() error { return r.Checkpoint(8, state, false) }, 1},
+		{"iteration", func() error { return r.settle() }, 1},
+	}
+	n := 1
+	for _, st := range steps {
+		j0 := *journal
+		if st.name != "stage again, nothing owed" {
+			if err := r.Owe(n); err != nil {
+				t.Fatal(err)
+			}
+			if *journal != j0 {
+				t.Errorf("%s: Owe synced the journal", st.name)
+			}
+		}
+		if err := st.next(); err != nil {
+			t.Fatal(err)
+		}
+		if got := *journal - j0; got != st.want {
+			t.Errorf("%s: %d journal syncs, want %d", st.name, got, st.want)
+		}
+		n += 2
+	}
+	if err := r.Owe(10); err != nil {
+		t.Fatal(err)
+	}
+	j0 := *journal
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if *journal-j0 != 1 {
+		t.Errorf("Close after Owe: %d journal syncs, want 1", *journal-j0)
+	}
+	r, _, deltas := loadAll(t, s, "owe")
+	r.Close()
+	if got, want := strings.Join(deltas, ","), "7,8,9,10"; got != want {
+		t.Errorf("deltas after the last snapshot = %q, want %q", got, want)
+	}
+}
+
 // TestCheckpointSnapshotFails: when the snapshot of a checkpoint fails, the
 // journal line is synced after all, so the delta is durable and a resume
 // reads it; the snapshot's error is returned.
