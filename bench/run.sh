@@ -30,7 +30,9 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  machine: $(nproc) cores, $(grep -m1 'mo
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-go build -o "$W/bin/" ./cmd/smithc ./cmd/smithvm ./bench/floor ./bench/hello
+# Static, as README.md installs them (CGO_ENABLED=0); the floor and the
+# hello-world are built the same way.
+CGO_ENABLED=0 go build -o "$W/bin/" ./cmd/smithc ./cmd/smithvm ./bench/floor ./bench/hello
 go test ./bench -count=1 -run '^TestGenerate$' -args -gendir "$W" >/dev/null
 SMITHC=$W/bin/smithc
 SMITHVM=$W/bin/smithvm
