@@ -108,41 +108,43 @@ func TestStateAppendJSONMatchesReflection(t *testing.T) {
 	}
 }
 
-// TestStateAppendJSONEveryField checks that the random fill sets every
-// field of State's types somewhere (so that the comparison above covers
-// them) by walking the types with reflect.
-func TestStateAppendJSONEveryField(t *testing.T) {
+// TestAppendJSONEveryField checks that the random fill sets every field of
+// State's and Delta's types somewhere (so that the comparisons with
+// encoding/json cover them) by walking the types with reflect.
+func TestAppendJSONEveryField(t *testing.T) {
 	t.Parallel()
-	set := map[string]bool{}
-	for seed := int64(0); seed < 60; seed++ {
-		s := &State{}
-		fillRandom(reflect.ValueOf(s).Elem(), rand.New(rand.NewSource(seed)), 0, true)
-		markSet(reflect.ValueOf(s).Elem(), set)
-	}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type)
-	walk = func(ty reflect.Type) {
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map:
-			walk(ty.Elem())
-		case reflect.Struct:
-			if seen[ty] {
-				return
-			}
-			seen[ty] = true
-			for i := 0; i < ty.NumField(); i++ {
-				f := ty.Field(i)
-				if !f.IsExported() || f.Tag.Get("json") == "-" {
-					continue
+	for _, ty := range []reflect.Type{reflect.TypeFor[State](), reflect.TypeFor[Delta]()} {
+		set := map[string]bool{}
+		for seed := int64(0); seed < 60; seed++ {
+			v := reflect.New(ty).Elem()
+			fillRandom(v, rand.New(rand.NewSource(seed)), 0, true)
+			markSet(v, set)
+		}
+		seen := map[reflect.Type]bool{}
+		var walk func(reflect.Type)
+		walk = func(ty reflect.Type) {
+			switch ty.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map:
+				walk(ty.Elem())
+			case reflect.Struct:
+				if seen[ty] {
+					return
 				}
-				if !set[ty.String()+"."+f.Name] {
-					t.Errorf("the random states never set %s.%s", ty, f.Name)
+				seen[ty] = true
+				for i := 0; i < ty.NumField(); i++ {
+					f := ty.Field(i)
+					if !f.IsExported() || f.Tag.Get("json") == "-" {
+						continue
+					}
+					if !set[ty.String()+"."+f.Name] {
+						t.Errorf("the random values never set %s.%s", ty, f.Name)
+					}
+					walk(f.Type)
 				}
-				walk(f.Type)
 			}
 		}
+		walk(ty)
 	}
-	walk(reflect.TypeFor[State]())
 }
 
 // markSet records in set the struct fields (Type.Field) v holds non-zero.
