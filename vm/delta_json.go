@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // AppendJSON appends d to b as the store writes it: the bytes of an
 // encoding/json Encoder with HTML escaping off, without its newline. It is
 // written by hand because a delta is encoded for every step of every run,
 // and reflection over its many empty fields was the largest part of the
-// VM's own CPU per step; the fields that are rare or of free shape
-// (context, payloads, items, iteration records) still go through
-// encoding/json. TestDeltaAppendJSONMatchesReflection compares both on
+// VM's own CPU per step; only values of type any of a type JSON does not
+// decode to (jsonAny) still go through encoding/json.
+// TestDeltaAppendJSONMatchesReflection compares both on
 // deltas with every field set.
 func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 	var err error
@@ -31,26 +32,12 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitString(b, "worktree_path", d.WorktreePath)
 	b = jsonOmitString(b, "head", d.Head)
 	b = jsonOmitInt(b, "conflict_notices", d.ConflictNotices)
-	b = append(b, `,"loop_stack":`...)
-	if d.LoopStack == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range d.LoopStack {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = d.LoopStack[i].appendJSON(b); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
+	if b, err = jsonSlice(jsonKey(b, "loop_stack"), d.LoopStack, (*LoopFrame).appendJSON); err != nil {
+		return nil, err
 	}
 	b = jsonOmitBool(b, "set_return", d.SetReturn)
 	if len(d.ReturnStack) > 0 {
-		if b, err = jsonKeyValue(b, "return_stack", d.ReturnStack); err != nil {
-			return nil, err
-		}
+		b, _ = jsonSlice(jsonKey(b, "return_stack"), d.ReturnStack, (*ReturnFrame).appendJSON)
 	}
 	if len(d.Reset) > 0 {
 		b = append(b, `,"reset":`...)
@@ -73,19 +60,17 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, ']')
 	}
 	if d.Iteration != nil {
-		if b, err = jsonKeyValue(b, "iteration", d.Iteration); err != nil {
+		if b, err = d.Iteration.appendJSON(jsonKey(b, "iteration")); err != nil {
 			return nil, err
 		}
 	}
 	if len(d.Context) > 0 {
-		if b, err = jsonKeyValue(b, "context", d.Context); err != nil {
+		if b, err = jsonMap(jsonKey(b, "context"), d.Context, jsonAny); err != nil {
 			return nil, err
 		}
 	}
 	if len(d.Payload) > 0 {
-		if b, err = jsonKeyValue(b, "payload", d.Payload); err != nil {
-			return nil, err
-		}
+		b, _ = jsonSlice(jsonKey(b, "payload"), d.Payload, jsonSegment)
 	}
 	b = jsonOmitBool(b, "replace_payload", d.ReplacePayload)
 	b = jsonOmitBool(b, "set_change_plan", d.SetChangePlan)
@@ -93,10 +78,7 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"change_plan":`...)
 		b = jsonStrings(b, d.ChangePlan)
 	}
-	b = append(b, `,"stats":{"totalTokensUsed":`...)
-	b = strconv.AppendInt(b, int64(d.Stats.TotalTokensUsed), 10)
-	b = jsonKeyInt(b, "totalLinesWritten", d.Stats.TotalLinesWritten)
-	b = append(b, '}')
+	b = d.Stats.appendJSON(jsonKey(b, "stats"))
 	if d.Visit != nil {
 		b = append(b, `,"visit":{"block":`...)
 		b = jsonString(b, d.Visit.Block)
@@ -104,13 +86,13 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, '}')
 	}
 	if d.Start != nil {
-		if b, err = jsonKeyValue(b, "start", d.Start); err != nil {
+		if b, err = d.Start.appendJSON(jsonKey(b, "start")); err != nil {
 			return nil, err
 		}
 	}
 	b = jsonOmitString(b, "thread", d.Thread)
 	if d.ThreadRecord != nil {
-		if b, err = jsonKeyValue(b, "thread_record", d.ThreadRecord); err != nil {
+		if b, err = d.ThreadRecord.appendJSON(jsonKey(b, "thread_record")); err != nil {
 			return nil, err
 		}
 	}
@@ -119,20 +101,45 @@ func (d *Delta) AppendJSON(b []byte) ([]byte, error) {
 		b = d.ThreadError.appendJSON(b)
 	}
 	if len(d.Iterations) > 0 {
-		if b, err = jsonKeyValue(b, "iterations", d.Iterations); err != nil {
+		if b, err = jsonSlice(jsonKey(b, "iterations"), d.Iterations, (*IterationChange).appendJSON); err != nil {
 			return nil, err
 		}
 	}
 	if len(d.Visits) > 0 {
-		if b, err = jsonKeyValue(b, "visits", d.Visits); err != nil {
-			return nil, err
-		}
+		b, _ = jsonMap(jsonKey(b, "visits"), d.Visits, jsonInt)
 	}
 	b = jsonOmitBool(b, "drop_threads", d.DropThreads)
 	if len(d.Sessions) > 0 {
-		if b, err = jsonKeyValue(b, "sessions", d.Sessions); err != nil {
-			return nil, err
-		}
+		b, _ = jsonMap(jsonKey(b, "sessions"), d.Sessions, jsonSession)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the run's identity as encoding/json writes it.
+func (st *RunStart) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"run_id":`...)
+	b = jsonString(b, st.RunID)
+	b = jsonKeyString(b, "workflow_name", st.WorkflowName)
+	b = jsonKeyString(b, "workflow_path", st.WorkflowPath)
+	b = jsonKeyString(b, "program_hash", st.ProgramHash)
+	b = jsonKeyString(b, "started_at", st.StartedAt)
+	if b, err = jsonMap(jsonKey(b, "context"), st.Context, jsonAny); err != nil {
+		return nil, err
+	}
+	b = jsonOmitString(b, "run_step", st.RunStep)
+	b = jsonOmitString(b, "workspace", st.Workspace)
+	b = jsonOmitString(b, "base", st.Base)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the closed iteration record as encoding/json writes it.
+func (c *IterationChange) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"loop":`...)
+	b = jsonString(b, c.Loop)
+	b, err := c.Record.appendJSON(jsonKey(b, "record"))
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }
@@ -145,7 +152,7 @@ func (f *LoopFrame) appendJSON(b []byte) ([]byte, error) {
 	b = jsonKeyInt(b, "index", f.Index)
 	b = jsonKeyInt(b, "total", f.Total)
 	if len(f.Items) > 0 {
-		if b, err = jsonKeyValue(b, "items", f.Items); err != nil {
+		if b, err = jsonSlice(jsonKey(b, "items"), f.Items, jsonAnyElem); err != nil {
 			return nil, err
 		}
 	}
@@ -170,9 +177,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	} else {
 		b = jsonStrings(b, r.Lines)
 	}
-	if r.JSON == nil {
-		b = append(b, `,"json":null`...)
-	} else if b, err = jsonKeyValue(b, "json", r.JSON); err != nil {
+	if b, err = jsonAny(jsonKey(b, "json"), r.JSON); err != nil {
 		return nil, err
 	}
 	if b, err = jsonKeyFloat(b, "duration", r.Duration); err != nil {
@@ -191,7 +196,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitInt(b, "visits", r.Visits)
 	b = jsonOmitInt(b, "executions", r.Executions)
 	if len(r.Iterations) > 0 {
-		if b, err = jsonKeyValue(b, "iterations", r.Iterations); err != nil {
+		if b, err = jsonSlice(jsonKey(b, "iterations"), r.Iterations, (*Iteration).appendJSON); err != nil {
 			return nil, err
 		}
 	}
@@ -200,9 +205,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = jsonOmitInt(b, "message", r.Message)
 	b = jsonOmitInt(b, "message_sub", r.MessageSub)
 	if len(r.Consumed) > 0 {
-		if b, err = jsonKeyValue(b, "consumed", r.Consumed); err != nil {
-			return nil, err
-		}
+		b, _ = jsonSlice(jsonKey(b, "consumed"), r.Consumed, jsonMove)
 	}
 	b = jsonOmitString(b, "feedback", r.Feedback)
 	b = jsonOmitString(b, "commit", r.Commit)
@@ -229,23 +232,58 @@ func (e *StepError) appendJSON(b []byte) []byte {
 // writes it.
 func jsonString(b []byte, s string) []byte { return jsonQuote(b, s, false) }
 
-// jsonQuote appends s as a JSON string: as it is when it holds only
-// printable ASCII that needs no escape (with html, not <, > or & either),
-// else as encoding/json writes it (json.Marshal with html, an Encoder with
-// HTML escaping off without).
+// jsonQuote appends s as a JSON string as encoding/json writes it
+// (json.Marshal with html, an Encoder with HTML escaping off without): its
+// appendString, copied. Control characters are escaped (\b \f \n \r \t
+// or \u00XX), invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped,
+// and with html so are <, > and &.
 func jsonQuote(b []byte, s string, html bool) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
-			var q []byte
-			if html {
-				q, _ = json.Marshal(s) // a string always encodes
-			} else {
-				q, _ = jsonValue(nil, s)
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
+				i++
+				continue
 			}
-			return append(b, q...)
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	return append(append(append(b, '"'), s...), '"')
+	return append(append(b, s[start:]...), '"')
 }
 
 // jsonKey appends ,"key":.
@@ -295,14 +333,21 @@ func jsonOmitBool(b []byte, key string, v bool) []byte {
 	return append(jsonKey(b, key), "true"...)
 }
 
-// jsonKeyFloat appends a float64 as encoding/json formats it: %f, or %e
-// for very small and large magnitudes with a one-digit negative exponent
-// written without its 0; NaN and infinities are an error.
+// jsonKeyFloat appends ,"key": and f as jsonFloat does.
 func jsonKeyFloat(b []byte, key string, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+		return nil, unsupportedFloat(f)
 	}
-	b = jsonKey(b, key)
+	return jsonFloat(jsonKey(b, key), f)
+}
+
+// jsonFloat appends a float64 as encoding/json formats it: %f, or %e for
+// very small and large magnitudes with a one-digit negative exponent
+// written without its 0; NaN and infinities are an error.
+func jsonFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, unsupportedFloat(f)
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -318,9 +363,8 @@ func jsonKeyFloat(b []byte, key string, f float64) ([]byte, error) {
 	return b, nil
 }
 
-// jsonKeyValue appends ,"key": and v by encoding/json.
-func jsonKeyValue(b []byte, key string, v any) ([]byte, error) {
-	return jsonValue(jsonKey(b, key), v)
+func unsupportedFloat(f float64) error {
+	return fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
 }
 
 // jsonValue appends v as an encoding/json Encoder with HTML escaping off

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestDeltaAppendJSONMatchesReflection compares Delta.AppendJSON with
@@ -79,9 +80,9 @@ func fillRandom(v reflect.Value, r *rand.Rand, depth int, full bool) {
 		}
 		v.Set(s)
 	case reflect.Map:
-		n := r.Intn(3)
+		n := r.Intn(4)
 		if full {
-			n = 1 + r.Intn(2)
+			n = 1 + r.Intn(4)
 		}
 		if n == 0 {
 			return
@@ -96,7 +97,7 @@ func fillRandom(v reflect.Value, r *rand.Rand, depth int, full bool) {
 		}
 		v.Set(m)
 	case reflect.Interface:
-		switch r.Intn(6) {
+		switch r.Intn(12) {
 		case 0:
 		case 1:
 			v.Set(reflect.ValueOf(randomStrings[r.Intn(len(randomStrings))]))
@@ -108,6 +109,18 @@ func fillRandom(v reflect.Value, r *rand.Rand, depth int, full bool) {
 			v.Set(reflect.ValueOf([]any{"a&b", 2.0}))
 		case 5:
 			v.Set(reflect.ValueOf(true))
+		case 6:
+			v.Set(reflect.ValueOf(map[string]any{"b": map[string]any{"\xff": nil, "a": []any{}}, "a": map[string]any(nil), "\u2028": []any(nil)}))
+		case 7:
+			v.Set(reflect.ValueOf([]string{"x", "<y>"}))
+		case 8:
+			v.Set(reflect.ValueOf(json.RawMessage(` { "raw" : [1, "<&>"] } `)))
+		case 9:
+			v.Set(reflect.ValueOf([]any{1, int64(-2), float32(0.1), json.Number("12.5"), []string(nil), map[string]int{"z": 1, "a": 2}}))
+		case 10:
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 25, 20, 0, 0, 123456789, time.UTC)))
+		case 11:
+			v.Set(reflect.ValueOf(randomFloats[r.Intn(len(randomFloats))] * 1e9))
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {

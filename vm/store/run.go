@@ -168,7 +168,7 @@ func (r *Run) usable(needLoad bool) error {
 }
 
 // A jsonAppender appends itself to b as compact JSON text (vm.Event,
-// vm.Delta): encoded by hand, the bytes encoding/json would write, which
+// vm.Delta, vm.State): encoded by hand, the bytes encoding/json would write, which
 // need no compaction.
 type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -131,5 +132,27 @@ func TestCatchUpWhileStepRuns(t *testing.T) {
 	got, err := s.ReadState("r1")
 	if err != nil || got.Seq != 4 || got.Steps["1"].Status != "completed" {
 		t.Errorf("ReadState after the catch-up = %+v, %v; want seq 4 with step 1 completed", got, err)
+	}
+}
+
+// TestEncodeState: the snapshot's *vm.State encodes itself
+// (vm.State.AppendJSON, no reflection), in the bytes encoding/json writes.
+func TestEncodeState(t *testing.T) {
+	var st any = &vm.State{RunID: "r", Status: vm.StatusRunning, Context: map[string]any{"a": "<b&c>", "n": []any{1.5, nil}},
+		Steps: map[string]*vm.StepResult{"B": {Status: vm.StepCompleted, Output: "x\ny"}, "A": nil}}
+	if _, ok := st.(jsonAppender); !ok {
+		t.Fatal("*vm.State is not a jsonAppender: every snapshot goes through reflection")
+	}
+	var got, want bytes.Buffer
+	if err := encode(&got, st); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
+		t.Fatal(err)
+	}
+	if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got.Bytes(), w) {
+		t.Fatalf("encode(state) =\n%s\nwant\n%s", got.Bytes(), w)
 	}
 }
