@@ -1,8 +1,8 @@
 package compiler
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"smith/compiler/ir"
 	"smith/isa"
@@ -321,10 +321,7 @@ func (l *layout) template(t *ir.Transition) (uint32, error) {
 	if t.MsgTmpl != nil {
 		tm = *t.MsgTmpl
 	}
-	key, err := json.Marshal(tm)
-	if err != nil {
-		return 0, fmt.Errorf("fail message %q: %w", t.Msg, err)
-	}
+	key := templateKey(tm)
 	if i, ok := l.templates[string(key)]; ok {
 		return i, nil
 	}
@@ -332,6 +329,47 @@ func (l *layout) template(t *ir.Transition) (uint32, error) {
 	l.out.Templates = append(l.out.Templates, tm)
 	l.templates[string(key)] = i
 	return i, nil
+}
+
+// templateKey is a text that two templates share exactly when every field
+// of theirs is equal (each string carries its length, so no two differ only
+// in where one ends): the key of the Templates pool, built without
+// encoding/json's reflection, which a compile paid for at each process's
+// first fail message.
+func templateKey(tm lang.Template) []byte {
+	var b []byte
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	num := func(n int) {
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ';')
+	}
+	for _, p := range tm.Parts {
+		if p.Ref == nil {
+			b = append(b, 'L')
+			str(p.Lit)
+			continue
+		}
+		b = append(b, 'R')
+		str(p.Lit)
+		num(len(p.Ref.Path))
+		for _, e := range p.Ref.Path {
+			str(e.Key)
+			num(e.Index)
+			if e.IsIndex {
+				b = append(b, 'i')
+			}
+			b = append(b, '.')
+		}
+		str(p.Ref.Raw)
+		str(p.Ref.Pos.File)
+		num(p.Ref.Pos.Line)
+		num(p.Ref.Pos.Col)
+	}
+	return b
 }
 
 // blockSpec returns a copy of block fb's run-time spec with the fields the
