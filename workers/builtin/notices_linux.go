@@ -10,19 +10,24 @@ import (
 // always there are none. Opening RUN_ROOT/conflicts.jsonl by its path to
 // find that out (a lookup of every directory of the path, mostly to fail)
 // was a seventh of the VM's own CPU per no-op block. Instead the file is
-// created empty at the second look and kept open: a look is then one
-// fstat, and the notices are read again only when its size differs from
-// what was read last (the file only grows: appendNotice appends whole
-// lines). The first look only opens it if it is there: a run of one step
-// looks once, and then creates no file.
+// created empty at the createLook-th look and kept open: a look is then
+// one fstat, and the notices are read again only when its size differs
+// from what was read last (the file only grows: appendNotice appends
+// whole lines). The looks before only open it if it is there: creating a
+// file costs more than a dozen failed opens, so a short run (the many
+// small runs of a busy BASE) creates none.
 
 // A noticeWatch is the open notices file of one RUN_ROOT.
 type noticeWatch struct {
-	fd    int   // -1: the file was not there at the first look
+	fd    int   // -1: the file was not there at the last look
+	looks int   // looks while fd is -1
 	size  int64 // the size when the file was last read
 	count int   // the notices read then
 	read  bool  // size and count are set
 }
+
+// createLook is the look at which an absent notices file is created.
+const createLook = 16
 
 // maxNoticeWatches bounds the files kept open (runs of this process).
 const maxNoticeWatches = 16
@@ -41,11 +46,16 @@ func unchangedNotices(root string, skip int) bool {
 	if w == nil || w.fd < 0 {
 		flags := syscall.O_RDONLY | syscall.O_CLOEXEC
 		if w != nil {
-			flags |= syscall.O_CREAT
+			if w.looks++; w.looks >= createLook {
+				flags |= syscall.O_CREAT
+			}
 		}
 		fd, err := syscall.Open(filepath.Join(root, noticesFile), flags, 0o644)
-		if err == syscall.ENOENT && w == nil {
-			fd = -1 // no notices yet; create it at the next look
+		if err == syscall.ENOENT && flags&syscall.O_CREAT == 0 {
+			fd = -1 // no notices yet: none to read, whatever skip says
+			if w != nil {
+				return true
+			}
 		} else if err != nil {
 			return false
 		}
@@ -64,7 +74,7 @@ func unchangedNotices(root string, skip int) bool {
 				delete(noticeWatches.m, r)
 			}
 		}
-		noticeWatches.m[root] = &noticeWatch{fd: fd}
+		noticeWatches.m[root] = &noticeWatch{fd: fd, looks: 1}
 		return fd < 0 // absent: no notices, whatever skip says
 	}
 	var st syscall.Stat_t
