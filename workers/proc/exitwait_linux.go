@@ -65,6 +65,9 @@ func askPidfd(sys *syscall.SysProcAttr, fd *int) {
 	}
 }
 
+// givePidfdsUp stops forks asking for pidfds (noPidfd).
+func givePidfdsUp() { noPidfd.Store(true) }
+
 // retryWithoutPidfd reports whether a fork of sys that failed with err
 // may be tried again without the pidfd request: the kernel (or a
 // sandbox's filter) refused CLONE_PIDFD. The request is taken out of sys.

@@ -19,6 +19,7 @@ func reapOrphans()                                        {}
 func dieWithParent(*syscall.SysProcAttr)                  {}
 func askPidfd(*syscall.SysProcAttr, *int)                 {}
 func retryWithoutPidfd(*syscall.SysProcAttr, error) bool  { return false }
+func givePidfdsUp()                                       {}
 func recordGroup(string, int, uint64) (*groupSlot, error) { return nil, nil }
 func bootTicks() uint64                                   { return 0 }
 func forgetGroup(*groupSlot)                              {}

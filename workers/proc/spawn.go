@@ -85,7 +85,7 @@ func startSpawn(path string, argv, env []string, dir string, sys *syscall.SysPro
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil && retryWithoutPidfd(sys, err) {
 		if pid, err = syscall.ForkExec(path, argv, attr); err == nil {
-			noPidfd.Store(true)
+			givePidfdsUp()
 		}
 	}
 	runtime.KeepAlive(stdin)
