@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -124,5 +127,45 @@ steps:
 		if got.Steps[name] == nil || got.Steps[name].Status != vm.StepCompleted {
 			t.Errorf("step %s after reading back: %+v", name, got.Steps[name])
 		}
+	}
+}
+
+// TestOweSnapshotsWhenDue: a run whose changes are all owed results and
+// staged running records (a chain of steps) still snapshots every
+// Policy.Every changes, so its journal, and the time a resume takes to
+// replay it, stay short however long the run.
+func TestOweSnapshotsWhenDue(t *testing.T) {
+	s := newStore(t)
+	s.Policy = Policy{Every: 10, Interval: time.Hour}
+	r, err := s.Create("owe-snap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	snaps := 0
+	state := func() any { snaps++; return map[string]int{"n": snaps} }
+	if err := r.Checkpoint(0, state, true); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 100; i++ {
+		var err error
+		if i%2 == 1 {
+			err = r.Stage(i) // a running record
+		} else {
+			err = r.Owe(i, state) // a result
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if snaps < 1+100/10-1 {
+		t.Errorf("%d snapshots in 100 changes with Every 10, want about 10", snaps)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Root(), "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n > 10 {
+		t.Errorf("journal holds %d lines after 100 changes with Every 10, want at most 10", n)
 	}
 }

@@ -553,9 +553,16 @@ func (r *Run) Stage(delta any) error {
 // covers both, before the next step's process starts) or the run's end
 // (whose snapshot holds it). A crash of this process alone cannot lose it
 // (it is in the page cache).
-func (r *Run) Owe(delta any) error {
+//
+// When a snapshot is due (Policy), Owe checkpoints delta as Checkpoint
+// does instead: the snapshot, synced, holds it, and the journal stays
+// short.
+func (r *Run) Owe(delta any, state func() any) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.snapDue(false) {
+		return r.checkpoint(delta, state, true)
+	}
 	if err := r.appendJournalSync(delta, false); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 		// A step's result that the next change's sync makes durable
 		// (vm.Delta.SyncWithNext): the next step's running record, or the
 		// run's end, whose snapshot holds it.
-		return r.Owe(d)
+		return r.Owe(d, func() any { return st })
 	}
 	if d.Deferred && !force {
 		// A step's running record: synced with the step's result

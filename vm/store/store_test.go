@@ -926,7 +926,7 @@ func TestOwe(t *testing.T) {
 	for _, st := range steps {
 		j0 := *journal
 		if st.name != "stage again, nothing owed" {
-			if err := r.Owe(n); err != nil {
+			if err := r.Owe(n, state); err != nil {
 				t.Fatal(err)
 			}
 			if *journal != j0 {
@@ -941,7 +941,7 @@ func TestOwe(t *testing.T) {
 		}
 		n += 2
 	}
-	if err := r.Owe(10); err != nil {
+	if err := r.Owe(10, state); err != nil {
 		t.Fatal(err)
 	}
 	j0 := *journal
