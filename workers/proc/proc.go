@@ -148,7 +148,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("start %s: %w", spec.Argv[0], err))
 	}
-	path, cached, err := lookPath(spec.Argv[0], spec.Env)
+	path, err := lookPath(spec.Argv[0], spec.Env)
 	if err != nil {
 		return fail(err)
 	}
@@ -272,16 +272,6 @@ func Run(ctx context.Context, spec Spec) Result {
 	err = startStep(func() (int, error) {
 		var err error
 		sp, err = startSpawn(path, spec.Argv, env, spec.Dir, sys, stdin, outs)
-		if err != nil && cached && staleAnswer(err) {
-			// A remembered answer that no longer starts (a symbolic
-			// link whose target went away): look again, once.
-			forgetPaths()
-			var lerr error
-			if path, _, lerr = lookPath(spec.Argv[0], spec.Env); lerr != nil {
-				return 0, lerr
-			}
-			sp, err = startSpawn(path, spec.Argv, env, spec.Dir, sys, stdin, outs)
-		}
 		if err != nil {
 			return 0, err
 		}
@@ -461,16 +451,13 @@ func (w *watcher) done() bool {
 // (relative to the working directory); any other name is searched in the PATH
 // of env, not the parent's. Relative PATH entries are skipped, as exec.LookPath
 // refuses them too.
-//
-// The answer may come from the PATH cache (pathcache_linux.go): cached
-// says so, and Run then looks again if the command fails to start.
-func lookPath(name string, env []string) (path string, cached bool, err error) {
+func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
-		return name, false, nil
+		return name, nil
 	}
 	notFound := &exec.Error{Name: name, Err: exec.ErrNotFound}
 	if name == "" {
-		return "", false, notFound
+		return "", notFound
 	}
 	pathVar := ""
 	for _, kv := range env {
@@ -478,58 +465,15 @@ func lookPath(name string, env []string) (path string, cached bool, err error) {
 			pathVar = v // the last one wins, as for exec
 		}
 	}
-	if p, ok := cachedPath(pathVar, name); ok {
-		return p, true, nil
-	}
-	p := searchPath(pathVar, name)
-	if p == "" {
-		return "", false, notFound
-	}
-	if rememberPath(pathVar, name, p) {
-		// Watched from now on: look again, so that a change made
-		// before the watches were set is seen.
-		if p = searchPath(pathVar, name); p == "" {
-			return "", false, notFound
-		}
-		keepPath(pathVar, name, p)
-	}
-	return p, false, nil
-}
-
-// staleAnswer reports whether a start that failed with err may have used
-// a remembered PATH answer that is no longer right.
-func staleAnswer(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
-}
-
-// searchPath looks name up in the absolute directories of pathVar, in
-// order, and returns the first executable file found ("" if none).
-func searchPath(pathVar, name string) string {
 	for _, dir := range filepath.SplitList(pathVar) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
 		if p := filepath.Join(dir, name); isExecutable(p) {
-			return p
+			return p, nil
 		}
 	}
-	return ""
-}
-
-// searchedDirs are the directories searchPath looked in to find found:
-// the absolute ones of pathVar up to found's.
-func searchedDirs(pathVar, found string) []string {
-	var dirs []string
-	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
-		}
-		dirs = append(dirs, dir)
-		if filepath.Join(dir, filepath.Base(found)) == found {
-			break
-		}
-	}
-	return dirs
+	return "", notFound
 }
 
 // isExecutable reports whether path is a file this process may execute,
