@@ -71,7 +71,7 @@ func TestStateAppendJSON(t *testing.T) {
 		"odd strings": {RunID: odd, Context: map[string]any{odd: odd, "": odd}, ChangePlan: []string{odd},
 			Steps: map[string]*StepResult{odd: {Output: odd, Lines: []string{odd, ""}, JSON: odd}}},
 		"floats": {LoopStack: []LoopFrame{{Elapsed: 1e21}, {Elapsed: -1e-6}, {Elapsed: 123456789.125}, {Elapsed: 5e-324}},
-			Context: map[string]any{"max": math.MaxFloat64, "small": 1e-7, "neg": -0.0, "int": 1 << 53}},
+			Context: map[string]any{"max": math.MaxFloat64, "small": 1e-7, "neg": math.Copysign(0, -1), "int": 1 << 53}},
 	} {
 		checkStateJSON(t, name, s)
 	}
