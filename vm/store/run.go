@@ -570,13 +570,6 @@ func (r *Run) Owe(delta any, state func() any) error {
 	return nil
 }
 
-// settle makes a delta appended by Owe durable now, if one is not yet.
-func (r *Run) settle() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.payOwed()
-}
-
 // payOwed syncs the journal when an owed delta (Owe) is not durable yet.
 // Call with r.mu held.
 func (r *Run) payOwed() error {

@@ -65,12 +65,6 @@ func applyTo(st *vm.State) func(line []byte) error {
 // at the end; in between the journal carries each step (flat cost per
 // step) and Policy decides.
 func (r *Run) Save(d *vm.Delta, st *vm.State) error {
-	if d.Iteration != nil || len(d.Iterations) > 0 {
-		// The records of iterations follow the deltas before them.
-		if err := r.settle(); err != nil {
-			return err
-		}
-	}
 	if d.Iteration != nil {
 		if err := r.AppendIteration(d.Iteration.Loop, d.Iteration.Record); err != nil {
 			return err
@@ -88,7 +82,7 @@ func (r *Run) Save(d *vm.Delta, st *vm.State) error {
 	// run's: it goes to the journal like any step.
 	force := forced(d)
 	defer r.indexStatus(d, st)
-	if d.SyncWithNext && !force && d.Iteration == nil && len(d.Iterations) == 0 {
+	if d.SyncWithNext && !force {
 		// A step's result that the next change's sync makes durable
 		// (vm.Delta.SyncWithNext): the next step's running record, or the
 		// run's end, whose snapshot holds it.

@@ -897,8 +897,8 @@ func TestSyncsOfACheckpoint(t *testing.T) {
 // TestOwe: a delta appended by Owe is not synced by Owe; the next change
 // syncs it, whatever that is: a staged running record (one fdatasync for
 // both), a checkpoint that snapshots (none: the snapshot holds it), a
-// journalled one (its own sync), an iteration's record (before the
-// record), or Close. Every owed delta is read back.
+// journalled one (its own sync), a loop iteration's record and delta (the
+// delta's one sync), or Close. Every owed delta is read back.
 func TestOwe(t *testing.T) {
 	s := newStore(t)
 	s.Policy = Policy{Every: 100, Interval: time.Hour}
@@ -920,7 +920,12 @@ func TestOwe(t *testing.T) {
 		{"stage again, nothing owed", func() error { return r.Stage(4) }, 0},
 		{"snapshot", func() error { return r.Checkpoint(6, state, true) }, 0},
 		{"journalled", func() error { return r.Checkpoint(8, state, false) }, 1},
-		{"iteration", func() error { return r.settle() }, 1},
+		{"iteration", func() error { // as Save writes a loop's iteration: its record, then its delta
+			if err := r.AppendIteration("L", map[string]int{"i": 9}); err != nil {
+				return err
+			}
+			return r.Checkpoint(10, state, false)
+		}, 1},
 	}
 	n := 1
 	for _, st := range steps {
@@ -941,7 +946,7 @@ func TestOwe(t *testing.T) {
 		}
 		n += 2
 	}
-	if err := r.Owe(10, state); err != nil {
+	if err := r.Owe(11, state); err != nil {
 		t.Fatal(err)
 	}
 	j0 := *journal
@@ -953,7 +958,7 @@ func TestOwe(t *testing.T) {
 	}
 	r, _, deltas := loadAll(t, s, "owe")
 	r.Close()
-	if got, want := strings.Join(deltas, ","), "7,8,9,10"; got != want {
+	if got, want := strings.Join(deltas, ","), "7,8,9,10,11"; got != want {
 		t.Errorf("deltas after the last snapshot = %q, want %q", got, want)
 	}
 }
