@@ -26,16 +26,6 @@ import (
 	"smith/internal/fakemodel"
 )
 
-type cli struct {
-	name, proto, model string
-}
-
-var clis = []cli{
-	{"claude", fakemodel.Anthropic, "claude-fake-1"},
-	{"gemini", fakemodel.Gemini, "gemini-2.5-pro"},
-	{"codex", fakemodel.OpenAI, "gpt-fake"},
-}
-
 func main() {
 	home, _ := os.UserHomeDir()
 	runs := flag.Int("runs", 5, "runs of each case")
@@ -64,7 +54,7 @@ func run(runs int, dir, smithvm string) error {
 	fmt.Printf("date %s, load %s", time.Now().UTC().Format(time.RFC3339), load)
 	fmt.Printf("%-7s %-9s %-6s %10s %10s  %s\n", "cli", "home", "status", "median s", "requests", "all runs (s)")
 	for _, status := range []int{500, 429} {
-		for _, c := range clis {
+		for _, c := range fakemodel.CLIs {
 			for _, mode := range []string{"user", "isolated"} {
 				var times []float64
 				var reqs []int
@@ -81,7 +71,7 @@ func run(runs int, dir, smithvm string) error {
 				for _, t := range times {
 					all = append(all, fmt.Sprintf("%.2f", t))
 				}
-				fmt.Printf("%-7s %-9s %-6d %10.2f %10v  %s\n", c.name, mode, status, sorted[len(sorted)/2], reqs, strings.Join(all, " "))
+				fmt.Printf("%-7s %-9s %-6d %10.2f %10v  %s\n", c.Name, mode, status, sorted[len(sorted)/2], reqs, strings.Join(all, " "))
 			}
 		}
 	}
@@ -92,7 +82,7 @@ func run(runs int, dir, smithvm string) error {
 
 // once runs one failing step and returns its wall time and the requests
 // the server saw.
-func once(tmp, smithvm, dir string, c cli, mode string, status, i int) (float64, int, error) {
+func once(tmp, smithvm, dir string, c fakemodel.CLI, mode string, status, i int) (float64, int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := fakemodel.Start(ctx, []fakemodel.Rule{{Reply: fakemodel.Reply{Status: status}}}, fakemodel.Options{})
@@ -100,7 +90,7 @@ func once(tmp, smithvm, dir string, c cli, mode string, status, i int) (float64,
 		return 0, 0, err
 	}
 	defer srv.Close()
-	base := filepath.Join(tmp, fmt.Sprintf("%s-%s-%d-%d", c.name, mode, status, i))
+	base := filepath.Join(tmp, fmt.Sprintf("%s-%s-%d-%d", c.Name, mode, status, i))
 	home := filepath.Join(base, "home")
 	files := map[string]string{
 		".claude/settings.json": `{"env": {"ANTHROPIC_BASE_URL": "` + srv.URL + `"}}`,
@@ -123,9 +113,9 @@ func once(tmp, smithvm, dir string, c cli, mode string, status, i int) (float64,
 	}
 	wf := "version: \"1.0\"\nname: failcost\nstrict_flow: false\n"
 	if mode == "isolated" {
-		wf += "providers:\n  " + c.name + ": {home: isolated}\n"
+		wf += "providers:\n  " + c.Name + ": {home: isolated}\n"
 	}
-	wf += "steps:\n  - name: Ask\n    provider: " + c.name + "\n    model: " + c.model + "\n    prompt: hello\n    timeout: 300\n"
+	wf += "steps:\n  - name: Ask\n    provider: " + c.Name + "\n    model: " + c.Model + "\n    prompt: hello\n    timeout: 300\n"
 	if err := os.WriteFile(filepath.Join(base, "wf.yaml"), []byte(wf), 0o644); err != nil {
 		return 0, 0, err
 	}
@@ -141,11 +131,11 @@ func once(tmp, smithvm, dir string, c cli, mode string, status, i int) (float64,
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start).Seconds()
 	if err == nil {
-		return 0, 0, fmt.Errorf("%s %s: the run succeeded against a failing server:\n%s", c.name, mode, out)
+		return 0, 0, fmt.Errorf("%s %s: the run succeeded against a failing server:\n%s", c.Name, mode, out)
 	}
 	n := 0
 	for _, l := range srv.Requests() {
-		if l.Protocol == c.proto {
+		if l.Protocol == c.Protocol {
 			n++
 		}
 	}

@@ -32,14 +32,6 @@ import (
 	"smith/workers/provider"
 )
 
-type cli struct{ name, proto string }
-
-var clis = map[string]cli{
-	"claude": {"claude", fakemodel.Anthropic},
-	"gemini": {"gemini", fakemodel.Gemini},
-	"codex":  {"codex", fakemodel.OpenAI},
-}
-
 // calls names the team's provider calls by a piece of their prompt, in
 // the order the run makes them.
 var calls = []struct{ step, marker string }{
@@ -141,7 +133,7 @@ func run(which []string, dir, smithvm, workflow string) error {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("date %s, load %s", time.Now().UTC().Format(time.RFC3339), load)
 	for _, name := range which {
-		c, ok := clis[name]
+		c, ok := fakemodel.CLIFor(name)
 		if !ok {
 			return fmt.Errorf("unknown CLI %q", name)
 		}
@@ -210,7 +202,7 @@ type figure struct {
 
 // once runs the team (wf) with CLI c against a new fake server in a new
 // repository under base, and returns the calls' requests.
-func once(base, smithvm, dir string, c cli, wf string, rules []fakemodel.Rule) ([]figure, error) {
+func once(base, smithvm, dir string, c fakemodel.CLI, wf string, rules []fakemodel.Rule) ([]figure, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := fakemodel.Start(ctx, rules, fakemodel.Options{})
@@ -247,7 +239,7 @@ func once(base, smithvm, dir string, c cli, wf string, rules []fakemodel.Rule) (
 		return nil, fmt.Errorf("the workflow has no %q line", line)
 	}
 	wfPath := filepath.Join(base, "team.yaml")
-	if err := os.WriteFile(wfPath, []byte(strings.Replace(wf, line, "provider: &ai "+c.name+" ", 1)), 0o644); err != nil {
+	if err := os.WriteFile(wfPath, []byte(strings.Replace(wf, line, "provider: &ai "+c.Name+" ", 1)), 0o644); err != nil {
 		return nil, err
 	}
 	env := []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "HOME=" + home,
@@ -266,7 +258,7 @@ func once(base, smithvm, dir string, c cli, wf string, rules []fakemodel.Rule) (
 	}
 	var figs []figure
 	for _, l := range srv.Requests() {
-		if l.Protocol != c.proto {
+		if l.Protocol != c.Protocol {
 			continue
 		}
 		step := "(other)" // the CLI's own requests, if any

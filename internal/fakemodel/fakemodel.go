@@ -26,6 +26,28 @@ const (
 	OpenAI    = "openai"    // POST /v1/responses (codex)
 )
 
+// A CLI is an agent CLI preset as the tests and benchmarks point it at
+// this server: the protocol it speaks and a model it asks for (codex's has
+// no code mode, so it offers exec_command).
+type CLI struct{ Name, Protocol, Model string }
+
+// CLIs are the presets this server answers, in the order of the presets.
+var CLIs = []CLI{
+	{"claude", Anthropic, "claude-fake-1"},
+	{"gemini", Gemini, "gemini-2.5-pro"},
+	{"codex", OpenAI, "gpt-fake"},
+}
+
+// CLIFor returns the CLI of preset name.
+func CLIFor(name string) (CLI, bool) {
+	for _, c := range CLIs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return CLI{}, false
+}
+
 // A Rule answers the requests it matches.
 type Rule struct {
 	// Protocol limits the rule to one protocol; "" matches all.
