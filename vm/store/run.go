@@ -461,7 +461,7 @@ func writeSynced(path string, data []byte) error {
 		return err
 	}
 	_, werr := f.Write(data)
-	serr := f.Sync()
+	serr := fsync(f)
 	cerr := f.Close()
 	return errors.Join(werr, serr, cerr)
 }

@@ -271,7 +271,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
-	serr := d.Sync()
+	serr := fsync(d)
 	cerr := d.Close()
 	if serr != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, serr)
