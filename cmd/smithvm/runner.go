@@ -517,7 +517,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 	}
 	// What an attempt cut off by a crash left running dies before anything
-	// runs again (its process groups are recorded under RUN_ROOT/procs).
+	// runs again (its process groups are recorded in RUN_ROOT/procs-*).
 	proc.KillLeftovers(r.Root())
 	// And the temporary files a kill in the middle of a write left.
 	workers.CleanTemps(r.Root(), proj.dirs)

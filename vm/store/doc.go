@@ -22,7 +22,7 @@
 //	  iterations/<Loop>.jsonl one record per line, as given to AppendIteration (the
 //	                         directory is made with the first record)
 //	  logs/<Step>-<seq>-capture.json a lines/json capture too large for state.json (package vm)
-//	  procs/slot-<pid>-<n>   a step's process group while it runs, "0 0" after (package workers)
+//	  procs-<pid>-<n>        the process groups of the steps a smithvm runs, "0 0" when none (package workers)
 //	  tmp/                   temporary files of steps (package workers)
 //
 // state.json is the caller's state, which must encode as a JSON object,

@@ -72,13 +72,14 @@ func TestInternalHelperProcess(t *testing.T) {
 		fmt.Print(arg(1))
 		os.Exit(num(2))
 	case "recorded":
-		// whether this process's group is recorded in RUN_ROOT/procs (arg 1)
-		// while it runs: the record is written just after the start, so a
-		// loaded machine may run the child first; it looks for 5 s.
+		// whether this process's group is recorded in a record file
+		// RUN_ROOT/procs-* (RUN_ROOT is arg 1) while it runs: the record is
+		// written just after the start, so a loaded machine may run the
+		// child first; it looks for 5 s.
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			ents, _ := os.ReadDir(filepath.Join(arg(1), "procs"))
-			for _, e := range ents {
-				b, _ := os.ReadFile(filepath.Join(arg(1), "procs", e.Name()))
+			files, _ := filepath.Glob(filepath.Join(arg(1), "procs-*"))
+			for _, file := range files {
+				b, _ := os.ReadFile(file)
 				if f := strings.Fields(string(b)); len(f) > 0 && f[0] == strconv.Itoa(syscall.Getpgrp()) {
 					fmt.Print("recorded")
 					os.Exit(0)
@@ -252,7 +253,7 @@ func TestTestRunnerCwdIsWorktree(t *testing.T) {
 }
 
 // TestToolGroupsRecorded: the process group of a TestRunner, RunLinter or
-// RunBuilder run is recorded under RUN_ROOT/procs while it runs, as a
+// RunBuilder run is recorded in RUN_ROOT/procs-* while it runs, as a
 // command step's is, so a resume after a crash kills what it left.
 func TestToolGroupsRecorded(t *testing.T) {
 	t.Parallel()

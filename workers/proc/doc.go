@@ -9,7 +9,7 @@
 // or shown, and stops the whole group on timeout or cancellation: SIGTERM,
 // then SIGKILL after the grace period. Nothing the process started outlives
 // Run: when the leader exits its group is killed, a subreaper catches what
-// left the group, and each group is recorded under RUN_ROOT/procs so that
+// left the group, and each group is recorded in RUN_ROOT/procs-* so that
 // KillLeftovers finds what a crash left running. A child's environment is
 // the explicit list its Spec gives (steprun.BuildEnv builds it); nothing
 // else of the parent's environment reaches a child.

@@ -14,8 +14,8 @@ import (
 	"smith/internal/testchild"
 )
 
-// TestGroupSlots checks the records of RUN_ROOT/procs: the steps of a
-// run share one file, a slot holds its group while its step runs, is
+// TestGroupSlots checks the records of RUN_ROOT/procs-*: the steps of a
+// run share one file, in RUN_ROOT itself (no directory of its own), a slot holds its group while its step runs, is
 // blanked and reused after it, and KillLeftovers kills every recorded
 // group, skips blank records and removes every file.
 func TestGroupSlots(t *testing.T) {
@@ -74,8 +74,8 @@ func TestGroupSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	releaseSlot(other)
-	if ents, _ := os.ReadDir(filepath.Join(root, "procs")); len(ents) != 1 {
-		t.Errorf("RUN_ROOT/procs holds %d files, want one for all the steps", len(ents))
+	if got := slotFiles(t, root); len(got) != 1 || filepath.Dir(got[0]) != root {
+		t.Errorf("record files %q, want one in RUN_ROOT for all the steps", got)
 	}
 
 	if n := KillLeftovers(root); n != 2 {
@@ -88,8 +88,8 @@ func TestGroupSlots(t *testing.T) {
 			t.Fatal("a recorded group was not killed")
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(root, "procs")); len(ents) != 0 {
-		t.Errorf("RUN_ROOT/procs after KillLeftovers holds %d files, want none", len(ents))
+	if got := slotFiles(t, root); len(got) != 0 {
+		t.Errorf("record files after KillLeftovers: %q, want none", got)
 	}
 	slots.Lock()
 	f := slots.files[root]
@@ -103,33 +103,56 @@ func TestGroupSlots(t *testing.T) {
 	forgetGroup(s2)
 }
 
+// slotFiles lists the record files of root, and of the procs directory
+// of earlier versions.
+func slotFiles(t *testing.T, root string) []string {
+	t.Helper()
+	a, _ := filepath.Glob(filepath.Join(root, "procs-*"))
+	b, _ := filepath.Glob(filepath.Join(root, "procs", "*"))
+	return append(a, b...)
+}
+
 // TestKillLeftoversSkipsHoles checks that a slot not written yet (zero
-// bytes, when a later slot was written first) hides no other record.
+// bytes, when a later slot was written first) hides no other record, in a
+// record file of RUN_ROOT and in the RUN_ROOT/procs directory that earlier
+// versions wrote (a resume after their crash still kills what they left);
+// the files, and that directory, are removed.
 func TestKillLeftoversSkipsHoles(t *testing.T) {
-	root := t.TempDir()
-	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	rec := fmt.Sprintf("%d 0", cmd.Process.Pid)
-	rec += strings.Repeat(" ", recordWidth-1-len(rec)) + "\n"
-	if err := os.MkdirAll(filepath.Join(root, "procs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "procs", "slot-1-1"), append(make([]byte, recordWidth), rec...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if n := KillLeftovers(root); n != 1 {
-		t.Errorf("KillLeftovers() = %d, want 1", n)
-	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the recorded group was not killed")
+	for _, file := range []string{"procs-1-1", filepath.Join("procs", "slot-1-1")} {
+		t.Run(file, func(t *testing.T) {
+			root := t.TempDir()
+			cmd := exec.Command("sleep", "30")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			rec := fmt.Sprintf("%d 0", cmd.Process.Pid)
+			rec += strings.Repeat(" ", recordWidth-1-len(rec)) + "\n"
+			path := filepath.Join(root, file)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, append(make([]byte, recordWidth), rec...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if n := KillLeftovers(root); n != 1 {
+				t.Errorf("KillLeftovers() = %d, want 1", n)
+			}
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the recorded group was not killed")
+			}
+			if got := slotFiles(t, root); len(got) != 0 {
+				t.Errorf("record files after KillLeftovers: %q, want none", got)
+			}
+			if _, err := os.Stat(filepath.Join(root, "procs")); !os.IsNotExist(err) {
+				t.Errorf("RUN_ROOT/procs after KillLeftovers: %v, want it removed", err)
+			}
+		})
 	}
 }
 

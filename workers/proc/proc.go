@@ -63,7 +63,8 @@ type Spec struct {
 	// try of a step.
 	StderrHeader string
 	// RunRoot, when set, records the step's process group under
-	// RUN_ROOT/procs while it runs, so KillLeftovers finds it after a crash.
+	// a record file of RUN_ROOT while it runs, so KillLeftovers finds it
+	// after a crash.
 	RunRoot string
 	// StdoutFile, when set, is created and given to the child as its stdout
 	// itself, not a pipe (node CLIs cut writes to a pipe short when they

@@ -17,7 +17,7 @@ import (
 // Nothing a step started outlives it (CONTRACT 3.5, STYLE): the step's
 // process group is killed when its leader exits, a subreaper catches what
 // left the group (a double fork into a new session), and each group is
-// recorded under RUN_ROOT/procs so that a resume kills what an attempt cut
+// recorded in RUN_ROOT/procs-* so that a resume kills what an attempt cut
 // off by a crash left running.
 
 var subreaper sync.Once
@@ -282,17 +282,18 @@ func reapOrphans() {
 	}
 }
 
-// procsDir is RUN_ROOT/procs: the records of the step process groups
-// running now (groupslot_linux.go).
-func procsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
+// slotPrefix begins the name of a record file in RUN_ROOT
+// (groupslot_linux.go): procs-<pid>-<n>.
+const slotPrefix = "procs-"
 
-// procsMade remembers the RUN_ROOT/procs directories already created, so a
-// step costs no mkdir.
-var procsMade sync.Map
+// legacyProcsDir is RUN_ROOT/procs, where earlier versions kept the
+// record files: what a crash of one of them left running is still killed
+// by a resume with this one.
+func legacyProcsDir(runRoot string) string { return filepath.Join(runRoot, "procs") }
 
 // recordGroup records the group pgid and start, its leader's start time
-// or earlier (bootTicks read before the fork), in a slot of RUN_ROOT/procs
-// (groupslot_linux.go), so a resume after a crash of smithvm finds the
+// or earlier (bootTicks read before the fork), in a slot of a record file
+// of RUN_ROOT (groupslot_linux.go), so a resume after a crash of smithvm finds the
 // group. It is not fsynced, on purpose: the record only matters while the
 // machine keeps running (a crash of the operating system ends the group
 // with it), and a record written before smithvm is SIGKILLed stays in the
@@ -331,22 +332,29 @@ func bootTicks() uint64 {
 // forgetGroup blanks the record of a group whose step is over.
 func forgetGroup(s *groupSlot) { releaseSlot(s) }
 
-// KillLeftovers kills every process of the step process groups that
-// RUN_ROOT/procs records (an attempt cut off by a crash of smithvm) and
-// forgets them. A process counts only if it is in the recorded group and
-// started no earlier than the group's leader, so a reused pid is spared.
-// It reports how many processes it killed.
+// KillLeftovers kills every process of the step process groups that the
+// record files of RUN_ROOT record (an attempt cut off by a crash of
+// smithvm) and forgets them. A process counts only if it is in the
+// recorded group and started no earlier than the group's leader, so a
+// reused pid is spared. It reports how many processes it killed.
 func KillLeftovers(runRoot string) int {
 	dropSlots(runRoot)
-	dir := procsDir(runRoot)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
+	var files []string
+	if ents, err := os.ReadDir(runRoot); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), slotPrefix) && e.Type().IsRegular() {
+				files = append(files, filepath.Join(runRoot, e.Name()))
+			}
+		}
+	}
+	legacy := legacyProcsDir(runRoot)
+	ents, err := os.ReadDir(legacy)
+	for _, e := range ents {
+		files = append(files, filepath.Join(legacy, e.Name()))
 	}
 	var procs []procInfo
 	killed := 0
-	for _, e := range ents {
-		path := filepath.Join(dir, e.Name())
+	for _, path := range files {
 		b, _ := os.ReadFile(path)
 		// Records of recordWidth bytes, one per slot of a smithvm (a slot
 		// not written yet reads as zero bytes and is skipped).
@@ -368,6 +376,9 @@ func KillLeftovers(runRoot string) int {
 			}
 		}
 		os.Remove(path)
+	}
+	if err == nil {
+		os.Remove(legacy) // once empty
 	}
 	return killed
 }
