@@ -57,13 +57,17 @@ func (e *env) recentBases() []string {
 
 // rememberBase records base (absolute) as the most recent base: one line
 // appended (so runs started at the same time do not lose each other's
-// line); past 4*maxRecentBases lines the file is compacted to the distinct
-// recent ones. The index is a convenience: failing to write it changes
-// nothing else.
+// line), unless the last line already names it (runs after runs in one
+// BASE write nothing); past 4*maxRecentBases lines the file is compacted
+// to the distinct recent ones. The index is a convenience: failing to
+// write it changes nothing else.
 func (e *env) rememberBase(base string) {
 	f := e.basesFile()
 	if f == "" || strings.ContainsAny(base, "\n\r") {
 		return
+	}
+	if data, err := os.ReadFile(f); err == nil && strings.HasSuffix("\n"+string(data), "\n"+base+"\n") {
+		return // the last line already
 	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return

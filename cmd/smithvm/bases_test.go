@@ -32,3 +32,30 @@ func TestRecentBasesIndex(t *testing.T) {
 		t.Errorf("the index has %d lines (%v), want at most %d", strings.Count(string(data), "\n"), err, 4*maxRecentBases)
 	}
 }
+
+// TestRememberSameBaseWritesNothing: a run in the base the index names
+// last leaves the file as it is (not a line per run); another base is
+// appended, and the first base again after it.
+func TestRememberSameBaseWritesNothing(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	e := &env{lookup: func(k string) (string, bool) {
+		if k == "XDG_CACHE_HOME" {
+			return cache, true
+		}
+		return "", false
+	}}
+	index := filepath.Join(cache, "smith", "bases")
+	for _, c := range []struct{ base, want string }{
+		{"/a", "/a\n"},
+		{"/a", "/a\n"},
+		{"/b/a", "/a\n/b/a\n"},
+		{"/a", "/a\n/b/a\n/a\n"},
+		{"/a", "/a\n/b/a\n/a\n"},
+	} {
+		e.rememberBase(c.base)
+		if data, _ := os.ReadFile(index); string(data) != c.want {
+			t.Fatalf("after %s the index is %q, want %q", c.base, data, c.want)
+		}
+	}
+}
