@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"smith/workers/text"
 )
 
 // AppendJSON appends d to b as the store writes it: the bytes of an
@@ -230,61 +231,7 @@ func (e *StepError) appendJSON(b []byte) []byte {
 
 // jsonString appends s as an encoding/json Encoder with HTML escaping off
 // writes it.
-func jsonString(b []byte, s string) []byte { return jsonQuote(b, s, false) }
-
-// jsonQuote appends s as a JSON string as encoding/json writes it
-// (json.Marshal with html, an Encoder with HTML escaping off without): its
-// appendString, copied. Control characters are escaped (\b \f \n \r \t
-// or \u00XX), invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped,
-// and with html so are <, > and &.
-func jsonQuote(b []byte, s string, html bool) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(append(b, s[start:]...), '"')
-}
+func jsonString(b []byte, s string) []byte { return text.AppendJSONString(b, s, false) }
 
 // jsonKey appends ,"key":.
 func jsonKey(b []byte, key string) []byte {

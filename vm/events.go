@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"smith/workers/text"
 )
 
 // Event kinds (Event.Kind, the "event" field of events.jsonl).
@@ -196,7 +198,7 @@ func appendOmit(b []byte, key, value string) []byte {
 // appendKey appends ,"key":value with value encoded as json.Marshal
 // encodes a string.
 func appendKey(b []byte, key, value string) []byte {
-	return jsonQuote(jsonKey(b, key), value, true)
+	return text.AppendJSONString(jsonKey(b, key), value, true)
 }
 
 // exitCodes are the exit codes 0-255 for events to point at: an Event's
