@@ -129,6 +129,25 @@ func helperMain(args []string) int {
 		if arg(0) == "grandchild" {
 			time.Sleep(dur(arg(1)))
 		}
+	case "handshake":
+		// What its stdout is ("file" or "pipe") on a first line, then waits
+		// (20 s at most) for the file arg(1), which the test makes once it
+		// got that line while the child runs; then "seen" (or "not seen")
+		// and a last line without its newline.
+		kind := "pipe"
+		if fi, err := os.Stdout.Stat(); err == nil && fi.Mode().IsRegular() {
+			kind = "file"
+		}
+		fmt.Println(kind)
+		seen := "not seen"
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(arg(1)); err == nil {
+				seen = "seen"
+				break
+			}
+		}
+		fmt.Println(seen)
+		os.Stdout.WriteString("end")
 	case "split":
 		s := arg(1)
 		for _, w := range []*os.File{os.Stdout, os.Stderr} {

@@ -358,7 +358,7 @@ func (s *pipeStream) closeLocked() {
 // writers after it returns.
 func drainStreams(ss []*pipeStream, d time.Duration) {
 	if len(ss) > 0 && ss[0].direct {
-		pollDirect(0, -1, ss, d)
+		pollDirect(0, -1, ss, d, nil)
 		return
 	}
 	var t *time.Timer
@@ -420,15 +420,19 @@ func dropDirect() { directSteps.Add(-1) }
 
 // waitDirect blocks until the leader pid, whose pidfd is pidfd, has
 // exited, without reaping it, and meanwhile reads the direct streams ss.
-func waitDirect(pid, pidfd int, ss []*pipeStream) {
-	pollDirect(pid, pidfd, ss, -1)
+// Meanwhile it passes what the child appends to its stdout file to tail
+// (nil: none).
+func waitDirect(pid, pidfd int, ss []*pipeStream, tail *fileTail) {
+	pollDirect(pid, pidfd, ss, -1, tail)
 }
 
 // pollDirect reads the direct streams ss in the calling goroutine: with
 // pid > 0 until that leader has exited (its pidfd readable; without a
 // pidfd, waitid asked every 10 ms); with pid 0 until every stream ended,
-// or d passed, when the rest are closed unread.
-func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration) {
+// or d passed, when the rest are closed unread. With pid > 0 and a tail,
+// it also looks at the tail's file at each wake-up, and wakes for it at
+// least every tail.timeout().
+func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration, tail *fileTail) {
 	var end time.Time
 	if pid == 0 {
 		end = time.Now().Add(d)
@@ -464,7 +468,15 @@ func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration) {
 			}
 			timeout = int((left + time.Millisecond - 1) / time.Millisecond)
 		}
+		if pid > 0 {
+			if t := tail.timeout(); t >= 0 && (timeout < 0 || t < timeout) {
+				timeout = t
+			}
+		}
 		n, err := unix.Poll(pfd, timeout)
+		if pid > 0 && err != unix.EINTR {
+			tail.look()
+		}
 		if err == unix.EINTR {
 			continue
 		}

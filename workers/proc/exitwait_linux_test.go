@@ -2,8 +2,11 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,5 +167,94 @@ func TestRetryWithoutPidfd(t *testing.T) {
 		if got := retryWithoutPidfd(&sys, c.err); got != c.want || (got && sys.PidFD != nil) {
 			t.Errorf("%v (asked %v): retry %v, PidFD kept %v; want retry %v", c.err, c.ask, got, sys.PidFD != nil, c.want)
 		}
+	}
+}
+
+// TestRunLinesWhileRunning: Spec.Lines gets a step's stdout lines while
+// the step runs, both ways: from the unnamed file the child writes to
+// when the step waits in its own goroutine (a fileTail), and from a pipe
+// when the shared goroutine waits for it (directMax 0). The child waits
+// for the test to have seen its first line before it goes on, so a line
+// passed only after the exit fails the test; the last line, without its
+// newline, is passed too, and the spill holds the whole stream.
+func TestRunLinesWhileRunning(t *testing.T) {
+	defer func(n int32) { directMax = n }(directMax)
+	for _, c := range []struct {
+		max  int32
+		kind string
+	}{{4, "file"}, {0, "pipe"}} {
+		directMax = c.max
+		dir := t.TempDir()
+		flag := filepath.Join(dir, "got-first-line")
+		var mu sync.Mutex
+		var got []string
+		argv, env := testchild.Argv(t, "handshake", flag)
+		res := Run(context.Background(), Spec{
+			Argv: argv, Env: env, StdoutSpill: filepath.Join(dir, "logs", "S-stdout.log"),
+			Lines: func(s Stream, lines []byte) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				EachLine(lines, func(line []byte) {
+					got = append(got, fmt.Sprintf("%d %s", s, line))
+					if len(got) == 1 {
+						os.WriteFile(flag, nil, 0o644)
+					}
+				})
+				return true
+			},
+		})
+		want := []string{"1 " + c.kind, "1 seen", "1 end"}
+		if res.ExitCode != 0 || !slices.Equal(got, want) {
+			t.Errorf("directMax %d: exit %d, Lines got %q, want %q", c.max, res.ExitCode, got, want)
+		}
+		if res.Stdout != c.kind+"\nseen\nend" {
+			t.Errorf("directMax %d: stdout %q", c.max, res.Stdout)
+		}
+	}
+}
+
+// TestUnnamedStdoutKept: the unnamed file a step's stdout went to is
+// emptied and kept for the next step of the same directory (one inode for
+// many steps), which captures its own output only; a stream that became
+// the spill by being named is never kept (the next step gets a new file,
+// and the spill stays whole).
+func TestUnnamedStdoutKept(t *testing.T) {
+	dir := t.TempDir()
+	spill := filepath.Join(dir, "logs", "S-stdout.log")
+	kept := func() *os.File {
+		unnamedKept.Lock()
+		defer unnamedKept.Unlock()
+		for _, k := range unnamedKept.files {
+			if k.dir == filepath.Dir(spill) {
+				return k.f
+			}
+		}
+		return nil
+	}
+	run := func(n int) Result {
+		t.Helper()
+		argv, env := testchild.Argv(t, "out", strconv.Itoa(n))
+		res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 1000, StdoutSpill: spill})
+		if res.ExitCode != 0 || (n <= 1000 && res.Stdout != string(testchild.Pattern(n))) {
+			t.Fatalf("out %d: exit %d, stdout %q", n, res.ExitCode, res.Stdout)
+		}
+		return res
+	}
+	run(500)
+	f := kept()
+	if f == nil {
+		t.Fatal("no unnamed file kept after a step")
+	}
+	run(20) // its stdout is exactly its own 20 bytes (checked by run)
+	if kept() != f {
+		t.Errorf("the second step did not give the kept file back")
+	}
+	if res := run(5000); res.StdoutSpill != spill || kept() != nil {
+		t.Fatalf("a 5000-byte stream: spill %q, kept %v; want %s and no file kept", res.StdoutSpill, kept(), spill)
+	}
+	run(20)
+	b, err := os.ReadFile(spill)
+	if err != nil || string(b) != string(testchild.Pattern(5000)) {
+		t.Errorf("the spill after the next step: %d bytes, %v; want the whole 5000-byte stream", len(b), err)
 	}
 }

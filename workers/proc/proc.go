@@ -188,21 +188,44 @@ func Run(ctx context.Context, spec Spec) Result {
 		defer stdoutFile.Close()
 	}
 
+	// While few steps run, the step's own goroutine reads its pipes and
+	// waits for its leader (takeDirect); past that, the shared goroutine
+	// does (exitwait_linux.go).
+	own := takeDirect()
+	if own {
+		defer dropDirect()
+	}
+
 	// Stdout that nothing needs while it is written (no secret to mask, no
 	// live copy, no output_file) goes to an unnamed file in the spill's
 	// directory instead of a pipe: the child writes straight to the file
 	// system (a cat of a big file copies inside the kernel), and no
 	// goroutine copies it. Run then reads back the first memCap bytes; a
-	// stream over memCap becomes the spill by being named.
+	// stream over memCap becomes the spill by being named. Lines (the
+	// live log) does not need a pipe either when the step waits in its own
+	// goroutine: that goroutine reads what the child appended to the file
+	// each time it wakes, at least every tailMaxWait (a fileTail).
+	// The file is kept for the next step once the group that wrote to it
+	// is gone (settled) and it did not become the spill (takeUnnamed).
 	var direct *os.File
-	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && spec.Lines == nil && spec.Mask.Empty() {
-		if direct = openUnnamed(filepath.Dir(spec.StdoutSpill)); direct != nil {
-			defer direct.Close()
+	var out *capture
+	settled := false
+	if stdoutFile == nil && spec.StdoutSpill != "" && spec.Stdout == nil && spec.Live == nil && (spec.Lines == nil || own) && spec.Mask.Empty() {
+		dir := filepath.Dir(spec.StdoutSpill)
+		if direct = takeUnnamed(dir); direct != nil {
+			defer func() {
+				// After reapOrphans (deferred later, so run before this).
+				if settled && !out.named && res.IOErr == nil {
+					keepUnnamed(dir, direct)
+				} else {
+					direct.Close()
+				}
+			}()
 		}
 	}
 
 	errs := &firstErr{}
-	out := &capture{memCap: memCap, spillPath: spec.StdoutSpill, errs: errs}
+	out = &capture{memCap: memCap, spillPath: spec.StdoutSpill, errs: errs}
 	out.addSink(spec.Stdout)
 	errCap := &capture{memCap: memCap, errs: errs}
 	if stderrLog != nil {
@@ -219,9 +242,15 @@ func Run(ctx context.Context, spec Spec) Result {
 		errCap.addSink(liveErr)
 	}
 	var linesOut, linesErr *lineSink
+	var tail *fileTail
 	if spec.Lines != nil {
 		linesOut, linesErr = &lineSink{w: lineFunc{Stdout, spec.Lines}}, &lineSink{w: lineFunc{Stderr, spec.Lines}}
-		out.addSink(linesOut)
+		if direct != nil {
+			tail = &fileTail{f: direct, w: linesOut}
+			defer tail.release()
+		} else {
+			out.addSink(linesOut)
+		}
 		errCap.addSink(linesErr)
 	}
 	stdoutW := spec.Mask.Writer(out)
@@ -246,13 +275,8 @@ func Run(ctx context.Context, spec Spec) Result {
 	// goroutine that also waits for the leaders (exitwait_linux.go): the
 	// child gets the write end of its pipe as a file. One with a writer
 	// that may block (Live, Stdout) is copied by a goroutine of its own
-	// (startSpawn).
-	// While few steps run, the step's own goroutine reads them and waits
-	// for its leader instead (takeDirect).
-	own := takeDirect()
-	if own {
-		defer dropDirect()
-	}
+	// (startSpawn). While few steps run, the step's own goroutine reads
+	// them and waits for its leader instead (own).
 	var shared []*pipeStream
 	var childEnds []*os.File
 	if spec.Live == nil && spec.Stdout == nil {
@@ -305,7 +329,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	// and the output collected, and the orphans that left the group are
 	// killed too.
 	if own {
-		waitDirect(sp.pid, sp.pidfd, shared)
+		waitDirect(sp.pid, sp.pidfd, shared, tail)
 	} else {
 		waitExit(sp.pid, sp.pidfd)
 	}
@@ -313,7 +337,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	status := sp.reap()
 	sp.awaitCopies(pipeDrainDelay)
 	timedOut := w.done()
-	settleGroup(pgid) // kills the group again, until it is empty
+	settled = settleGroup(pgid) // kills the group again, until it is empty
 	drainStreams(shared, pipeDrainDelay)
 
 	for _, w := range []io.Closer{stdoutW, stderrW} {
@@ -330,6 +354,9 @@ func Run(ctx context.Context, spec Spec) Result {
 		}
 	}
 	if spec.Lines != nil {
+		// What the child appended to the unnamed file since the last look,
+		// now that nothing of the group writes any more.
+		tail.read()
 		_ = linesOut.flush()
 		_ = linesErr.flush()
 	}

@@ -76,8 +76,9 @@ func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 // would hand its children over only after the scan). Each round sends
 // the group SIGKILL again (a member that forked as the first one came
 // gets it too); its ESRCH says the group is empty, the common case, which
-// so costs one system call.
-func settleGroup(pgid int) {
+// so costs one system call. It reports whether the group is gone (false:
+// a member outlived groupSettle).
+func settleGroup(pgid int) bool {
 	deadline := time.Now().Add(groupSettle)
 	for syscall.Kill(-pgid, syscall.SIGKILL) != syscall.ESRCH {
 		reaped := false
@@ -90,12 +91,13 @@ func settleGroup(pgid int) {
 			reaped = true
 		}
 		if time.Now().After(deadline) {
-			return
+			return false
 		}
 		if !reaped {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}
+	return true
 }
 
 // groupSettle bounds settleGroup.

@@ -15,6 +15,12 @@ func pipeGrow(io.Reader) {}
 // openUnnamed: no unnamed files here; stdout is piped.
 func openUnnamed(string) *os.File { return nil }
 
+// takeUnnamed: none here either.
+func takeUnnamed(string) *os.File { return nil }
+
+// keepUnnamed is never called here (takeUnnamed gives no file).
+func keepUnnamed(_ string, f *os.File) { f.Close() }
+
 func linkUnnamed(*os.File, string) error { return errors.ErrUnsupported }
 
 // A pipeStream is a stream read by a shared goroutine: none here, a
@@ -25,9 +31,9 @@ func newPipeStream(io.Writer, bool) (*pipeStream, *os.File) { return nil, nil }
 func drainStreams([]*pipeStream, time.Duration)             {}
 
 // takeDirect: no pidfd here; every leader is waited for by waitExit.
-func takeDirect() bool                   { return false }
-func dropDirect()                        {}
-func waitDirect(int, int, []*pipeStream) {}
+func takeDirect() bool                              { return false }
+func dropDirect()                                   {}
+func waitDirect(int, int, []*pipeStream, *fileTail) {}
 
 // outputPipe makes a pipe for a child's output stream: r, the parent's
 // end, non-blocking and read through the poller; w, the child's end, a
