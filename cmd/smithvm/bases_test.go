@@ -13,12 +13,7 @@ import (
 func TestRecentBasesIndex(t *testing.T) {
 	t.Parallel()
 	cache := t.TempDir()
-	e := &env{lookup: func(k string) (string, bool) {
-		if k == "XDG_CACHE_HOME" {
-			return cache, true
-		}
-		return "", false
-	}}
+	e := cacheEnv(cache)
 	for i := 0; i < 300; i++ {
 		e.rememberBase(fmt.Sprintf("/base/%d", i%70))
 	}
@@ -39,12 +34,7 @@ func TestRecentBasesIndex(t *testing.T) {
 func TestRememberSameBaseWritesNothing(t *testing.T) {
 	t.Parallel()
 	cache := t.TempDir()
-	e := &env{lookup: func(k string) (string, bool) {
-		if k == "XDG_CACHE_HOME" {
-			return cache, true
-		}
-		return "", false
-	}}
+	e := cacheEnv(cache)
 	index := filepath.Join(cache, "smith", "bases")
 	for _, c := range []struct{ base, want string }{
 		{"/a", "/a\n"},
@@ -58,4 +48,14 @@ func TestRememberSameBaseWritesNothing(t *testing.T) {
 			t.Fatalf("after %s the index is %q, want %q", c.base, data, c.want)
 		}
 	}
+}
+
+// cacheEnv is an env whose only variable is XDG_CACHE_HOME=cache.
+func cacheEnv(cache string) *env {
+	return &env{lookup: func(k string) (string, bool) {
+		if k == "XDG_CACHE_HOME" {
+			return cache, true
+		}
+		return "", false
+	}}
 }
