@@ -66,9 +66,11 @@ func (e *env) rememberBase(base string) {
 	if f == "" || strings.ContainsAny(base, "\n\r") {
 		return
 	}
-	if data, err := os.ReadFile(f); err == nil && strings.HasSuffix("\n"+string(data), "\n"+base+"\n") {
+	data, err := os.ReadFile(f)
+	if err == nil && strings.HasSuffix("\n"+string(data), "\n"+base+"\n") {
 		return // the last line already
 	}
+	lines := strings.Count(string(data), "\n") + 1 // with this one
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return
 	}
@@ -77,11 +79,7 @@ func (e *env) rememberBase(base string) {
 		return
 	}
 	_, err = w.WriteString(base + "\n")
-	if cerr := w.Close(); err != nil || cerr != nil {
-		return
-	}
-	data, err := os.ReadFile(f)
-	if err != nil || strings.Count(string(data), "\n") <= 4*maxRecentBases {
+	if cerr := w.Close(); err != nil || cerr != nil || lines <= 4*maxRecentBases {
 		return
 	}
 	keep := e.recentBases()

@@ -474,9 +474,6 @@ func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration, tail *fileTai
 			}
 		}
 		n, err := unix.Poll(pfd, timeout)
-		if pid > 0 && err != unix.EINTR {
-			tail.look()
-		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -495,8 +492,14 @@ func pollDirect(pid, pidfd int, ss []*pipeStream, d time.Duration, tail *fileTai
 				}
 			}
 		}
-		if exited || (pid > 0 && pidfd < 0 && leaderExited(pid)) {
-			return
+		if exited {
+			return // Run reads what is left of the tail's file
+		}
+		if pid > 0 {
+			tail.look()
+			if pidfd < 0 && leaderExited(pid) {
+				return
+			}
 		}
 	}
 }

@@ -24,16 +24,9 @@ func TestGroupSlots(t *testing.T) {
 	var starts []uint64
 	var dones []chan error
 	for range 2 {
-		cmd := exec.Command("sleep", "30")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		starts = append(starts, bootTicks()) // read before the fork, as Run does
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() { cmd.Process.Kill() })
-		pgids = append(pgids, cmd.Process.Pid)
+		pgid, done := startGroup(t)
+		pgids = append(pgids, pgid)
 		dones = append(dones, done)
 	}
 	record := func(f *slotFile, idx int) []string {
@@ -103,6 +96,22 @@ func TestGroupSlots(t *testing.T) {
 	forgetGroup(s2)
 }
 
+// startGroup starts sleep 30 as the leader of a process group of its own
+// (killed when the test ends) and returns the group and the channel its
+// Wait's result arrives on.
+func startGroup(t *testing.T) (int, chan error) {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd.Process.Pid, done
+}
+
 // slotFiles lists the record files of root, and of the procs directory
 // of earlier versions.
 func slotFiles(t *testing.T, root string) []string {
@@ -121,15 +130,8 @@ func TestKillLeftoversSkipsHoles(t *testing.T) {
 	for _, file := range []string{"procs-1-1", filepath.Join("procs", "slot-1-1")} {
 		t.Run(file, func(t *testing.T) {
 			root := t.TempDir()
-			cmd := exec.Command("sleep", "30")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			rec := fmt.Sprintf("%d 0", cmd.Process.Pid)
+			pgid, done := startGroup(t)
+			rec := fmt.Sprintf("%d 0", pgid)
 			rec += strings.Repeat(" ", recordWidth-1-len(rec)) + "\n"
 			path := filepath.Join(root, file)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
