@@ -71,6 +71,10 @@ type Run struct {
 	// writeSnapshot); the first snapshot, which fsyncs RUN_ROOT anyway,
 	// then costs one directory fsync more instead of two.
 	dirsPending bool
+	// parentSync brings the result of the fsync of the runs directory
+	// that Create started for the new RUN_ROOT's entry, so that it goes on
+	// while the run's first snapshot is written (nil: none started).
+	parentSync chan error
 	// owed: a delta was appended by Owe and is not synced yet; the next
 	// change (or Close) syncs it, whatever that change is (payOwed).
 	owed bool
@@ -341,7 +345,7 @@ func (r *Run) syncJournal() error {
 		if err := dirSync(r.root); err != nil {
 			return err
 		}
-		if err := dirSync(filepath.Dir(r.root)); err != nil {
+		if err := r.syncParent(); err != nil {
 			return err
 		}
 		r.dirsPending = false
@@ -419,7 +423,7 @@ func (r *Run) writeSnapshot(state any) error {
 	if r.dirsPending {
 		// RUN_ROOT's own entry in the runs directory (its files' entries
 		// were made durable by the fsync of RUN_ROOT just above).
-		if err := dirSync(filepath.Dir(r.root)); err != nil {
+		if err := r.syncParent(); err != nil {
 			return fmt.Errorf("write state of run '%s': %w", r.id, err)
 		}
 		r.dirsPending = false
@@ -452,6 +456,16 @@ func (r *Run) keepSnapBuffers(spare []byte) {
 	if r.snapEnc.Cap() > maxSnapBuffer {
 		r.snapEnc = bytes.Buffer{}
 	}
+}
+
+// syncParent makes RUN_ROOT's own entry in the runs directory durable:
+// it waits for the fsync Create started, or makes one.
+func (r *Run) syncParent() error {
+	if c := r.parentSync; c != nil {
+		r.parentSync = nil
+		return <-c
+	}
+	return dirSync(filepath.Dir(r.root))
 }
 
 // writeSynced creates (or truncates) path, writes data and fsyncs it.

@@ -147,6 +147,10 @@ func (s *Store) Create(runID string) (*Run, error) {
 	// The new entries are made durable by the first write that must be,
 	// before it returns, so a journal synced later is found.
 	r.dirsPending = true
+	// RUN_ROOT's entry in the runs directory is made durable while the
+	// run starts: the first durable write waits for it (syncParent).
+	r.parentSync = make(chan error, 1)
+	go func(c chan<- error, dir string) { c <- dirSync(dir) }(r.parentSync, s.RunsDir())
 	return r, nil
 }
 

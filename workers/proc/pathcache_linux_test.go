@@ -1,0 +1,124 @@
+package proc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tool writes an executable script named name into dir.
+func tool(t *testing.T, dir, name string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLookPathCacheSeesChanges runs the same lookup again and again while
+// the PATH directories change under it: every answer is what a fresh
+// search gives, and an unchanged PATH is answered from the cache.
+func TestLookPathCacheSeesChanges(t *testing.T) {
+	root := t.TempDir()
+	early, missing, late := filepath.Join(root, "early"), filepath.Join(root, "missing"), filepath.Join(root, "late")
+	if err := os.MkdirAll(early, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := "smith-pathcache-tool"
+	lateTool := tool(t, late, name)
+	env := []string{"PATH=" + early + ":relative:" + missing + ":" + late}
+	pathVar := env[0][len("PATH="):]
+	look := func(want string) {
+		t.Helper()
+		got, err := lookPath(name, env)
+		if want == "" {
+			if err == nil {
+				t.Fatalf("lookPath = %s, want not found", got)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("lookPath = %q, %v; want %q", got, err, want)
+		}
+	}
+	cached := func() string {
+		pathCache.Lock()
+		defer pathCache.Unlock()
+		return pathCache.hits[pathKey{pathVar, name}].file
+	}
+
+	look(lateTool)
+	look(lateTool)
+	if cached() != lateTool {
+		t.Fatalf("after two lookups the cache holds %q, want %q", cached(), lateTool)
+	}
+	look(lateTool)
+
+	// A directory of PATH that did not exist is made, with the tool.
+	missingTool := tool(t, missing, name)
+	look(missingTool)
+	look(missingTool)
+	if cached() != missingTool {
+		t.Fatalf("cache holds %q, want %q", cached(), missingTool)
+	}
+
+	// The tool is installed in an earlier, watched directory.
+	earlyTool := tool(t, early, name)
+	look(earlyTool)
+	look(earlyTool)
+
+	// It loses its x bit: the search goes on past it.
+	if err := os.Chmod(earlyTool, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	look(missingTool)
+	look(missingTool)
+
+	// Removed where it was found, and the directory with it.
+	if err := os.RemoveAll(missing); err != nil {
+		t.Fatal(err)
+	}
+	look(lateTool)
+	look(lateTool)
+
+	// A symbolic link whose target goes away.
+	if err := os.Remove(earlyTool); err != nil {
+		t.Fatal(err)
+	}
+	target := tool(t, filepath.Join(root, "elsewhere"), name)
+	if err := os.Symlink(target, filepath.Join(early, name)); err != nil {
+		t.Fatal(err)
+	}
+	look(filepath.Join(early, name))
+	look(filepath.Join(early, name))
+	if err := os.Remove(target); err != nil {
+		t.Fatal(err)
+	}
+	look(lateTool)
+
+	// Renamed away, and nowhere left.
+	if err := os.Rename(lateTool, lateTool+".old"); err != nil {
+		t.Fatal(err)
+	}
+	look("")
+}
+
+// TestLookPathCacheKeyedByPATH checks that two PATHs are two lookups.
+func TestLookPathCacheKeyedByPATH(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	name := "smith-pathcache-keyed"
+	at, bt := tool(t, a, name), tool(t, b, name)
+	for i := 0; i < 3; i++ {
+		for _, c := range []struct{ path, want string }{{a + ":" + b, at}, {b + ":" + a, bt}} {
+			got, err := lookPath(name, []string{"PATH=" + c.path})
+			if err != nil || got != c.want {
+				t.Fatalf("PATH=%s: lookPath = %q, %v; want %q", c.path, got, err, c.want)
+			}
+		}
+	}
+}
