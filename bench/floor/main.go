@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 func main() {
@@ -45,7 +44,7 @@ func run(steps int, spawn bool, dir string) error {
 		if _, err := f.Write(record); err != nil {
 			return err
 		}
-		if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		if err := datasync(f); err != nil {
 			return err
 		}
 	}
