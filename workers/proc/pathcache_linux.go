@@ -18,7 +18,11 @@ import (
 // fresh search would find it. A PATH directory that does not exist cannot be
 // watched: it is looked in at every lookup, as before. Where inotify cannot
 // be had (no instance left for the user, no watch left), lookups search
-// every time.
+// every time. A network file system reports to inotify only the changes
+// made from this machine: a command another machine installs mid-run into
+// an earlier PATH directory is found once anything changes there from this
+// one (bash's table of commands, which it never checks, has the same
+// limit, and more).
 
 // pathKey names one lookup: the command in one PATH.
 type pathKey struct{ path, name string }
