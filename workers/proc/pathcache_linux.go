@@ -18,11 +18,9 @@ import (
 // fresh search would find it. A PATH directory that does not exist cannot be
 // watched: it is looked in at every lookup, as before. Where inotify cannot
 // be had (no instance left for the user, no watch left), lookups search
-// every time. A network file system reports to inotify only the changes
-// made from this machine: a command another machine installs mid-run into
-// an earlier PATH directory is found once anything changes there from this
-// one (bash's table of commands, which it never checks, has the same
-// limit, and more).
+// every time. Only directories on a local file system are watched: a network
+// one reports to inotify only the changes made from this machine, so its
+// directories are looked in at every lookup too.
 
 // pathKey names one lookup: the command in one PATH.
 type pathKey struct{ path, name string }
@@ -103,7 +101,7 @@ func watchForLook(pathVar, name string) int {
 	const mask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 		unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" || !filepath.IsAbs(dir) || pathCache.watched[dir] {
+		if dir == "" || !filepath.IsAbs(dir) || pathCache.watched[dir] || !localFS(dir) {
 			continue
 		}
 		switch _, err := unix.InotifyAddWatch(pathCache.fd, dir, mask); err {
@@ -164,3 +162,24 @@ func dropIfChanged() {
 	pathCache.watched = nil
 	pathCache.hits = nil
 }
+
+// localFS reports whether dir is on a file system of this machine's, whose
+// every change inotify reports; an unknown one counts as not.
+func localFS(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	switch uint64(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.SQUASHFS_MAGIC, unix.RAMFS_MAGIC, unix.F2FS_SUPER_MAGIC,
+		unix.EROFS_SUPER_MAGIC_V1, unix.BCACHEFS_SUPER_MAGIC, unix.EXFAT_SUPER_MAGIC,
+		unix.MSDOS_SUPER_MAGIC, unix.ISOFS_SUPER_MAGIC, unix.NILFS_SUPER_MAGIC,
+		zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is ZFS's f_type (not among x/sys/unix's constants).
+const zfsSuperMagic = 0x2fc12fc1

@@ -24,6 +24,9 @@ func tool(t *testing.T, dir, name string) string {
 // search gives, and an unchanged PATH is answered from the cache.
 func TestLookPathCacheSeesChanges(t *testing.T) {
 	root := t.TempDir()
+	if !localFS(root) {
+		t.Skipf("%s is not on a local file system: the cache watches only those", root)
+	}
 	early, missing, late := filepath.Join(root, "early"), filepath.Join(root, "missing"), filepath.Join(root, "late")
 	if err := os.MkdirAll(early, 0o755); err != nil {
 		t.Fatal(err)
@@ -120,5 +123,16 @@ func TestLookPathCacheKeyedByPATH(t *testing.T) {
 				t.Fatalf("PATH=%s: lookPath = %q, %v; want %q", c.path, got, err, c.want)
 			}
 		}
+	}
+}
+
+// TestLocalFS: the cache does not watch /proc (nor any file system it does
+// not know to report every change).
+func TestLocalFS(t *testing.T) {
+	if localFS("/proc") {
+		t.Error("localFS(/proc) = true")
+	}
+	if localFS("/no/such/directory") {
+		t.Error("localFS of a missing directory = true")
 	}
 }
