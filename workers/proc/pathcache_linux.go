@@ -18,9 +18,11 @@ import (
 // fresh search would find it. A PATH directory that does not exist cannot be
 // watched: it is looked in at every lookup, as before. Where inotify cannot
 // be had (no instance left for the user, no watch left), lookups search
-// every time. Only directories on a local file system are watched: a network
-// one reports to inotify only the changes made from this machine, so its
-// directories are looked in at every lookup too.
+// every time. Only directories on a local file system, reached by a path
+// without symbolic links, are watched: a network file system reports to
+// inotify only the changes made from this machine, and a link re-pointed
+// elsewhere changes no watched directory; such directories are looked in
+// at every lookup too.
 
 // pathKey names one lookup: the command in one PATH.
 type pathKey struct{ path, name string }
@@ -101,7 +103,7 @@ func watchForLook(pathVar, name string) int {
 	const mask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 		unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" || !filepath.IsAbs(dir) || pathCache.watched[dir] || !localFS(dir) {
+		if dir == "" || !filepath.IsAbs(dir) || pathCache.watched[dir] || !watchable(dir) {
 			continue
 		}
 		switch _, err := unix.InotifyAddWatch(pathCache.fd, dir, mask); err {
@@ -161,6 +163,14 @@ func dropIfChanged() {
 	pathCache.gen++
 	pathCache.watched = nil
 	pathCache.hits = nil
+}
+
+// watchable reports whether the watch of dir sees every change of what a
+// lookup there finds: dir is on a local file system and its path has no
+// symbolic link (a link re-pointed elsewhere changes nothing inotify sees).
+func watchable(dir string) bool {
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && real == filepath.Clean(dir) && localFS(dir)
 }
 
 // localFS reports whether dir is on a file system of this machine's, whose

@@ -24,8 +24,8 @@ func tool(t *testing.T, dir, name string) string {
 // search gives, and an unchanged PATH is answered from the cache.
 func TestLookPathCacheSeesChanges(t *testing.T) {
 	root := t.TempDir()
-	if !localFS(root) {
-		t.Skipf("%s is not on a local file system: the cache watches only those", root)
+	if !watchable(root) {
+		t.Skipf("%s is not on a local file system, or its path has a symbolic link: the cache watches neither", root)
 	}
 	early, missing, late := filepath.Join(root, "early"), filepath.Join(root, "missing"), filepath.Join(root, "late")
 	if err := os.MkdirAll(early, 0o755); err != nil {
@@ -102,6 +102,33 @@ func TestLookPathCacheSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	look(lateTool)
+
+	// A PATH directory reached through a symbolic link is looked in at
+	// every lookup: re-pointing the link is seen.
+	v1, v2 := filepath.Join(root, "v1"), filepath.Join(root, "v2")
+	v2Tool := tool(t, v2, name)
+	if err := os.MkdirAll(v1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	current := filepath.Join(root, "current")
+	if err := os.Symlink(v1, current); err != nil {
+		t.Fatal(err)
+	}
+	linked := []string{"PATH=" + current + ":" + late}
+	for range 3 {
+		if got, err := lookPath(name, linked); err != nil || got != lateTool {
+			t.Fatalf("lookPath through %s -> v1 = %q, %v; want %q", current, got, err, lateTool)
+		}
+	}
+	if err := os.Remove(current); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(v2, current); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lookPath(name, linked); err != nil || got != filepath.Join(current, name) {
+		t.Fatalf("lookPath after %s -> v2 = %q, %v; want %q (%s)", current, got, err, filepath.Join(current, name), v2Tool)
+	}
 
 	// Renamed away, and nowhere left.
 	if err := os.Rename(lateTool, lateTool+".old"); err != nil {
