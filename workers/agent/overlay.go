@@ -28,9 +28,10 @@ type overlayCall struct {
 // Smith's, under RUN_ROOT/providers, whose configuration folder links every
 // entry of the user's (their login, history, extensions, .env, ...) except
 // the settings file, which is a copy of theirs with the preset's keys set
-// over it. The user's files are only read, except the CLI's shared state
-// files (Overlay.Merge): a missing one is made empty, and close merges the
-// CLI's writes back into it. The folder is made anew for each call (two
+// over it, and the files the CLI makes when missing (Overlay.Links), linked
+// even when missing. The user's files are only read, except what the CLI
+// writes through the links and its shared state files (Overlay.Merge): a
+// missing one is made empty, and close merges the CLI's writes back into it. The folder is made anew for each call (two
 // calls at once each get their own) and removed by close when the call
 // ends; on an error the call has the folder made so far, root "" when none.
 func overlayHome(req *step.Request, p steprun.Paths, f *provider.CLI, env map[string]string) (*overlayCall, error) {
@@ -80,11 +81,19 @@ func overlayHome(req *step.Request, p steprun.Paths, f *provider.CLI, env map[st
 		return v, err
 	}
 	settings := filepath.Base(o.File)
+	names := map[string]bool{}
 	for _, e := range ents {
-		if e.Name() == settings {
-			continue
+		if e.Name() != settings {
+			names[e.Name()] = true
 		}
-		if err := os.Symlink(filepath.Join(userDir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+	}
+	if userRoot != "" {
+		for _, name := range o.Links {
+			names[name] = true // linked even when missing: the CLI's write makes it
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if err := os.Symlink(filepath.Join(userDir, name), filepath.Join(dir, name)); err != nil {
 			return v, err
 		}
 	}

@@ -67,6 +67,7 @@ func init() {
 //   - unless the settings turn general.sessionRetention off, the session
 //     cleanup deletes every session file with no prompt, with all the
 //     files of the same id (cleanupExpiredSessions);
+//   - installation_id, when missing, is written (writeFileSync);
 //   - the prompt is appended to the session's file.
 func fakeGemini(args []string) int {
 	prompt, id := args[0], args[1]
@@ -99,6 +100,9 @@ func fakeGemini(args []string) int {
 		}
 	}
 	os.Remove(real + ".lock")
+	if _, err := os.Stat(filepath.Join(dir, "installation_id")); err != nil {
+		_ = os.WriteFile(filepath.Join(dir, "installation_id"), []byte(id), 0o644)
+	}
 	chats := filepath.Join(dir, "tmp", slug, "chats")
 	if os.MkdirAll(chats, 0o755) != nil {
 		return 3
@@ -144,8 +148,9 @@ func fakeGemini(args []string) int {
 // gemini: the first starts session A, the second continues it (leaving a
 // file with no prompt), then two parallel calls, in A's project and in
 // another, start sessions of their own. Session A keeps its file and its
-// two turns, and the user's own projects.json (made by the first call,
-// replaced in each overlay by gemini's rename) ends with both projects.
+// two turns, the user's own projects.json (made by the first call,
+// replaced in each overlay by gemini's rename) ends with both projects,
+// and the installation id the first call made is the user's.
 func TestOverlayKeepsGeminiState(t *testing.T) {
 	f, _ := provider.CLIOf("gemini")
 	home, run := t.TempDir(), t.TempDir()
@@ -203,6 +208,9 @@ func TestOverlayKeepsGeminiState(t *testing.T) {
 	want := map[string]string{filepath.Join(run, "workspace"): "workspace", filepath.Join(run, "ws-c"): "ws-c"}
 	if err != nil || !reflect.DeepEqual(reg.Projects, want) {
 		t.Errorf("the user's projects.json: %s, %v; want the projects %v", b, err, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".gemini", "installation_id")); string(b) != "aaaaaaaa" {
+		t.Errorf("the user's installation_id: %q, %v; want the first call's", b, err)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(run, "providers", "overlays")); len(ents) != 0 {
 		t.Errorf("%d overlays left", len(ents))

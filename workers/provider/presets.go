@@ -156,6 +156,12 @@ type Overlay struct {
 	// in the overlay into the user's under that same lock, the user's
 	// values winning (overlay.go, mergeBack).
 	Merge map[string]string
+	// Links are the files at the top of Dir the CLI makes with a plain
+	// write when they are missing (gemini: installation_id, its id of the
+	// installation): the overlay links them even when the user has none
+	// yet, so the CLI's write, through the link, makes the user's, as in a
+	// terminal, instead of a new one in each overlay.
+	Links []string
 }
 
 // A Setting is one key (a dotted JSON path) and its value.
@@ -284,7 +290,7 @@ var clis = map[string]*CLI{
 		// replaces by rename: see Overlay.Merge.
 		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false},
 			{"general.sessionRetention.enabled", false}},
-			Saves: []string{"tmp", "history"}, Merge: map[string]string{"projects.json": `{"projects": {}}` + "\n"}},
+			Saves: []string{"tmp", "history"}, Merge: map[string]string{"projects.json": `{"projects": {}}` + "\n"}, Links: []string{"installation_id"}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
