@@ -2,10 +2,18 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"smith/workers/provider"
+	"smith/workers/step"
+	"smith/workers/steprun"
 )
 
 // TestOverlaySettings: the user's settings (comments and trailing commas
@@ -33,5 +41,213 @@ func TestOverlaySettings(t *testing.T) {
 	}
 	if _, err := overlaySettings([]byte("[1, 2"), set); err == nil {
 		t.Errorf("a broken settings file was accepted")
+	}
+}
+
+// fakeGeminiVar makes the test binary a fake gemini (fakeGemini) instead of
+// running the tests.
+const fakeGeminiVar = "SMITH_TEST_FAKE_GEMINI"
+
+func init() {
+	if os.Getenv(fakeGeminiVar) == "1" {
+		os.Exit(fakeGemini(os.Args[1:]))
+	}
+}
+
+// fakeGemini does what gemini 0.61 does with its home's files, in
+// $GEMINI_CLI_HOME/.gemini, when it answers the prompt args[0] in a new
+// session args[1], or with args[2] "resume" continuing it:
+//   - the project registry projects.json maps the project root (the
+//     working folder) to its folder under tmp/: read, and written when it
+//     lacks the root, by a temp file renamed over it, under a lock, the
+//     file's real path plus ".lock" made by mkdir (ProjectRegistry);
+//   - a resumed session first gets a file with no prompt (gemini names the
+//     file after the minute it starts, and resumes into the session's
+//     first file afterwards: across a minute boundary the two differ);
+//   - unless the settings turn general.sessionRetention off, the session
+//     cleanup deletes every session file with no prompt, with all the
+//     files of the same id (cleanupExpiredSessions);
+//   - installation_id, when missing, is written (writeFileSync);
+//   - the prompt is appended to the session's file.
+func fakeGemini(args []string) int {
+	prompt, id := args[0], args[1]
+	dir := filepath.Join(os.Getenv("GEMINI_CLI_HOME"), ".gemini")
+	root, _ := os.Getwd()
+	reg := filepath.Join(dir, "projects.json")
+	real, err := filepath.EvalSymlinks(reg)
+	if err != nil {
+		real = reg
+	}
+	for os.Mkdir(real+".lock", 0o755) != nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var r struct {
+		Projects map[string]string `json:"projects"`
+	}
+	if b, err := os.ReadFile(reg); err == nil {
+		_ = json.Unmarshal(b, &r)
+	}
+	if r.Projects == nil {
+		r.Projects = map[string]string{}
+	}
+	slug := filepath.Base(root)
+	if r.Projects[root] == "" {
+		r.Projects[root] = slug
+		b, _ := json.Marshal(r)
+		tmp := reg + "." + id + ".tmp"
+		if os.WriteFile(tmp, b, 0o644) != nil || os.Rename(tmp, reg) != nil {
+			return 3
+		}
+	}
+	os.Remove(real + ".lock")
+	if _, err := os.Stat(filepath.Join(dir, "installation_id")); err != nil {
+		_ = os.WriteFile(filepath.Join(dir, "installation_id"), []byte(id), 0o644)
+	}
+	chats := filepath.Join(dir, "tmp", slug, "chats")
+	if os.MkdirAll(chats, 0o755) != nil {
+		return 3
+	}
+	file := filepath.Join(chats, "session-1200-"+id+".jsonl")
+	if len(args) > 2 {
+		_ = os.WriteFile(filepath.Join(chats, "session-1201-"+id+".jsonl"), []byte(`{"sessionId":"`+id+`"}`+"\n"), 0o644)
+	}
+	var s struct {
+		General struct {
+			SessionRetention struct {
+				Enabled *bool `json:"enabled"`
+			} `json:"sessionRetention"`
+		} `json:"general"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+	_ = json.Unmarshal(b, &s)
+	if e := s.General.SessionRetention.Enabled; e == nil || *e {
+		ents, _ := os.ReadDir(chats)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(chats, e.Name()))
+			other := strings.TrimSuffix(e.Name()[strings.LastIndex(e.Name(), "-")+1:], ".jsonl")
+			if other == id || strings.Contains(string(b), `"type":"user"`) {
+				continue
+			}
+			for _, f := range ents {
+				if strings.HasSuffix(f.Name(), "-"+other+".jsonl") {
+					os.Remove(filepath.Join(chats, f.Name()))
+				}
+			}
+		}
+	}
+	w, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 3
+	}
+	defer w.Close()
+	_, _ = w.WriteString(`{"type":"user","content":"` + prompt + `"}` + "\n")
+	return 0
+}
+
+// TestOverlayKeepsGeminiState: an agent's calls through overlay homes, as
+// gemini: the first starts session A, the second continues it (leaving a
+// file with no prompt), then two parallel calls, in A's project and in
+// another, start sessions of their own. Session A keeps its file and its
+// two turns, the user's own projects.json (made by the first call,
+// replaced in each overlay by gemini's rename) ends with both projects,
+// and the installation id the first call made is the user's.
+func TestOverlayKeepsGeminiState(t *testing.T) {
+	f, _ := provider.CLIOf("gemini")
+	home, run := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"ui": {"theme": "Default"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(ws string, args ...string) error {
+		work := filepath.Join(run, ws)
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		v, err := overlayHome(&step.Request{Step: "Ask", RunRoot: run, Continue: true}, steprun.Paths{}, f, map[string]string{"HOME": home})
+		defer v.close()
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), fakeGeminiVar+"=1", "GEMINI_CLI_HOME="+v.root)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("fake gemini %v: %v %s", args, err, out)
+		}
+		return nil
+	}
+	for _, args := range [][]string{{"one", "aaaaaaaa"}, {"two", "aaaaaaaa", "resume"}} {
+		if err := call("workspace", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 2)
+	for _, c := range [][3]string{{"workspace", "three", "bbbbbbbb"}, {"ws-c", "four", "cccccccc"}} {
+		go func() { errs <- call(c[0], c[1], c[2]) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := os.ReadFile(filepath.Join(home, ".gemini", "tmp", "workspace", "chats", "session-1200-aaaaaaaa.jsonl"))
+	if err != nil || strings.Count(string(a), `"type":"user"`) != 2 {
+		t.Errorf("session A: %q, %v; want its two prompts", a, err)
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".gemini", "projects.json"))
+	var reg struct{ Projects map[string]string }
+	if err == nil {
+		err = json.Unmarshal(b, &reg)
+	}
+	want := map[string]string{filepath.Join(run, "workspace"): "workspace", filepath.Join(run, "ws-c"): "ws-c"}
+	if err != nil || !reflect.DeepEqual(reg.Projects, want) {
+		t.Errorf("the user's projects.json: %s, %v; want the projects %v", b, err, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".gemini", "installation_id")); string(b) != "aaaaaaaa" {
+		t.Errorf("the user's installation_id: %q, %v; want the first call's", b, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(run, "providers", "overlays")); len(ents) != 0 {
+		t.Errorf("%d overlays left", len(ents))
+	}
+}
+
+// TestMergeBack: the keys the user's file lacks are added, theirs win, and
+// a user's file that is not JSON is left alone.
+func TestMergeBack(t *testing.T) {
+	dir := t.TempDir()
+	ours, theirs := filepath.Join(dir, "ours.json"), filepath.Join(dir, "theirs.json")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ours, `{"projects": {"/a": "a-1", "/b": "b"}, "x": 1}`)
+	write(theirs, `{"projects": {"/a": "a", "/c": "c"}}`)
+	if err := mergeBack(ours, theirs); err != nil {
+		t.Fatal(err)
+	}
+	var got any
+	b, _ := os.ReadFile(theirs)
+	_ = json.Unmarshal(b, &got)
+	var want any
+	_ = json.Unmarshal([]byte(`{"projects": {"/a": "a", "/b": "b", "/c": "c"}, "x": 1}`), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged %s", b)
+	}
+	write(theirs, "not json")
+	if err := mergeBack(ours, theirs); err == nil {
+		t.Errorf("a user's file that is not JSON was replaced")
+	}
+	if b, _ := os.ReadFile(theirs); string(b) != "not json" {
+		t.Errorf("the user's file is now %q", b)
+	}
+	if _, err := os.Stat(theirs + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the lock stays: %v", err)
 	}
 }

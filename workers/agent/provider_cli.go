@@ -25,9 +25,7 @@ import (
 // the call continues (session: continue; nil: none, or a new one).
 func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths, pv provider.Provider, sess *step.Session, prompt string, fromInput bool) callReply {
 	env, home, overlay, serr := cliEnv(r, req, p, pv)
-	if overlay != "" {
-		defer os.RemoveAll(overlay) // links and a copy: the user's files stay
-	}
+	defer overlay.close()
 	if serr != nil {
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
@@ -162,7 +160,7 @@ func permissionsOf(req *step.Request) string {
 // the preset's config home too: the user's own (~/.claude, or the home
 // variable's folder), or with home: isolated RUN_ROOT/providers/<name>,
 // created with its settings files.
-func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) (env []string, home, overlay string, serr *source.Error) {
+func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider) (env []string, home string, overlay *overlayCall, serr *source.Error) {
 	secrets := append(append([]step.EnvVar(nil), req.Secrets...), pv.Secrets...)
 	allow := req.EnvAllow
 	f := pv.CLI
@@ -175,7 +173,7 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	vars = append(vars, req.Env...)
 	vars = append(vars, pv.Env...)
 	if f == nil || f.Home == "" {
-		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), "", "", nil
+		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), "", nil, nil
 	}
 	given := envMap(steprun.BuildEnv(r.Lookup, allow, secrets, vars))
 	// A home the step's or the provider's env names (not one from Smith's
@@ -190,18 +188,18 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 		home = f.ConfigHome(given)
 		if pv.Own && f.LoginNeeded(readConfig(f, home)) && !f.HasKey(given) && LoginFile(f, home) == "" {
 			// codex would send unauthenticated requests for 13-30 s.
-			return nil, home, "", source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
+			return nil, home, nil, source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
 				pv.Name, f.Login, f.UserKeyVar(), pv.Name, home)
 		}
 		if f.Overlay != nil && chosen == "" {
-			root, err := overlayHome(req, p, f, given)
+			ov, err := overlayHome(req, p, f, given)
 			if err != nil {
-				return nil, home, root, source.Errorf(source.EExec, "prepare the settings of provider '%s': %v", pv.Name, err)
+				return nil, home, ov, source.Errorf(source.EExec, "prepare the settings of provider '%s': %v", pv.Name, err)
 			}
-			vars = append([]step.EnvVar{{Name: f.Home, Value: root}}, vars...)
-			return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, root, nil
+			vars = append([]step.EnvVar{{Name: f.Home, Value: ov.root}}, vars...)
+			return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, ov, nil
 		}
-		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
+		return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, nil, nil
 	}
 	// home: isolated: a home of Smith's, unless the step's or the
 	// provider's env names one (a home variable from Smith's own
@@ -223,27 +221,27 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 		}
 		path := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			return nil, "", "", source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
+			return nil, "", nil, source.Errorf(source.EExec, "write the settings of provider '%s': %v", pv.Name, err)
 		}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+		return nil, "", nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 	}
 	if ours && pv.Own && f.KeyNeeded && !f.HasKey(given) {
-		return nil, "", "", source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
+		return nil, "", nil, source.Errorf(source.EExec, "provider '%s' failed: %s is not set, and home: isolated gives the CLI a fresh configuration home (%s) with no login; set %s in Smith's environment, or remove home: isolated to use your own login",
 			pv.Name, f.KeyVar, home, f.KeyVar)
 	}
 	if f.TmpInHome {
 		tmp := filepath.Join(home, "tmp")
 		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return nil, "", "", source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
+			return nil, "", nil, source.Errorf(source.EExec, "create the config home of provider '%s': %v", pv.Name, err)
 		}
 		vars = append([]step.EnvVar{{Name: "TMPDIR", Value: tmp}}, vars...)
 	}
-	return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, "", nil
+	return steprun.BuildEnv(r.Lookup, allow, secrets, vars), home, nil, nil
 }
 
 // LoginFile returns the first of the CLI's login files (its own login:

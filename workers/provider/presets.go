@@ -144,6 +144,24 @@ type Overlay struct {
 	// overlay links them and the sessions land with the user's, as in a
 	// terminal, instead of in the overlay removed after the call.
 	Saves []string
+	// Merge are the files at the top of Dir holding state the CLI shares
+	// between its runs and writes by rename (a temp file renamed over the
+	// name), which replaces the overlay's link instead of writing
+	// through it (gemini: projects.json, its registry of project
+	// folders), each with the CLI's own empty content. Smith makes a
+	// missing one in the user's folder before the call (the CLI makes it
+	// at its first start anyway; linked, the CLI's lock on it, the file's
+	// real path plus ".lock", is the user's, shared by parallel calls and
+	// the user's own runs), and after the call merges what the CLI wrote
+	// in the overlay into the user's under that same lock, the user's
+	// values winning (overlay.go, mergeBack).
+	Merge map[string]string
+	// Links are the files at the top of Dir the CLI makes with a plain
+	// write when they are missing (gemini: installation_id, its id of the
+	// installation): the overlay links them even when the user has none
+	// yet, so the CLI's write, through the link, makes the user's, as in a
+	// terminal, instead of a new one in each overlay.
+	Links []string
 }
 
 // A Setting is one key (a dotted JSON path) and its value.
@@ -247,7 +265,7 @@ var clis = map[string]*CLI{
 		homeSub:   ".gemini",
 		homeAbove: true,
 		Files: map[string]string{
-			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
+			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false, "sessionRetention": {"enabled": false}}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},
 		// GEMINI_CLI_NO_RELAUNCH: gemini otherwise starts a second node
 		// process of itself with a bigger heap, which costs a second start.
@@ -260,9 +278,19 @@ var clis = map[string]*CLI{
 		// from settings, and reads system settings only from root-owned
 		// files: in the user's home the call gets an overlay home of its
 		// own, the user's ~/.gemini linked entry by entry, with their
-		// settings.json and these keys set over it.
-		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false}},
-			Saves: []string{"tmp", "history"}},
+		// settings.json and these keys set over it. The session cleanup
+		// gemini runs at each start (general.sessionRetention, on by
+		// default) is off, as in Files: it deletes every session file of
+		// the project that has no prompt yet, with all the files of the
+		// same id, so a session whose resume left a prompt-less file
+		// (gemini 0.61 starts a file named after the minute before it
+		// resumes: the names differ across a minute boundary), or the new
+		// session of a call starting next to it. projects.json, gemini's
+		// registry of project folders under tmp/ and history/, it
+		// replaces by rename: see Overlay.Merge.
+		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false},
+			{"general.sessionRetention.enabled", false}},
+			Saves: []string{"tmp", "history"}, Merge: map[string]string{"projects.json": `{"projects": {}}` + "\n"}, Links: []string{"installation_id"}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
