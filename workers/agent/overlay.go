@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"smith/workers/confine"
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
@@ -173,7 +174,8 @@ const (
 // overlay's; still the link to the user's when the CLI did not write it)
 // into the user's file at theirs, under the CLI's lock: the keys the user's
 // file lacks are added, theirs win. The user's file is replaced by rename,
-// as the CLI writes it.
+// as the CLI writes it (confine.WriteFileAtomic: synced, so a crash leaves
+// the old registry or the new).
 func mergeBack(ours, theirs string) error {
 	st, err := os.Lstat(ours)
 	if err != nil || !st.Mode().IsRegular() {
@@ -208,24 +210,7 @@ func mergeBack(ours, theirs string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(theirs), filepath.Base(theirs)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(out)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), mode)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), theirs)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return confine.WriteFileAtomic(theirs, out, mode)
 }
 
 // mergeJSON adds to the JSON value cur the object keys of add it lacks,
