@@ -181,6 +181,7 @@ func TestAuth(t *testing.T) {
 		{"no token, events", locked, "/api/runs/r1/events", nil, 401},
 		{"wrong bearer", locked, "/api/runs", []string{"Authorization", "Bearer nope"}, 401},
 		{"bearer", locked, "/api/runs", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"bearer scheme in lower case", locked, "/api/runs", []string{"Authorization", "bearer s3cret"}, 200},
 		{"cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cret"}, 200},
 		{"wrong cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cre"}, 401},
 		{"token link sets the cookie", locked, "/?token=s3cret", nil, 303},
