@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"smith/compiler"
 	"smith/manifest"
 	"smith/source"
 	"smith/workers/confine"
@@ -40,6 +41,11 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 	for _, f := range fs.Args() {
 		if strings.EqualFold(filepath.Ext(f), ".json") {
 			fmt.Fprintf(stderr, "%s: error: %s: smithc fmt formats YAML workflows; a manifest is JSON\n", f, source.EUsage)
+			status = source.ExitConfig
+			continue
+		}
+		if compiler.IsBytecode(f) {
+			fmt.Fprintf(stderr, "%s: error: %s: smithc fmt formats YAML workflows; a .smbc is a compiled program\n", f, source.EUsage)
 			status = source.ExitConfig
 			continue
 		}

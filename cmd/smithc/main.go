@@ -234,6 +234,10 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 	if st != 0 {
 		return st
 	}
+	if compiler.IsBytecode(file) {
+		fmt.Fprintf(stderr, "%s: error: %s: this is a compiled program already: smithc build reads a workflow (.yaml, .yml) or a manifest (.json)\n", file, source.EUsage)
+		return source.ExitConfig
+	}
 	growHeapFor(file)
 	res, ds := compiler.CompileFile(file, compiler.Options{})
 	if st := report(ds, stderr); st != 0 || res.Prog == nil {
