@@ -498,10 +498,6 @@ func (e *env) cmdResume(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	if err := c.checkRecording(); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
-		return source.ExitConfig
-	}
 	if c.wsDir == "" {
 		base, code, ok := e.locateBase(c.base, fs.Arg(0))
 		if !ok {
@@ -525,6 +521,10 @@ func (e *env) cmdResume(args []string) int {
 // nothing to do: nil and 0. err is the error it printed, if one. `smithvm
 // serve` resumes through it too.
 func (e *env) openResume(c *common, id string) (cont func(context.Context) int, status int, err error) {
+	if err := c.checkRecording(); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
+		return nil, source.ExitConfig, err
+	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
