@@ -258,7 +258,32 @@ func (r *reporter) typeError(loc []string, wants []string) {
 	if n := len(ws); n > 2 {
 		want = strings.Join(ws[:n-1], ", ") + " or " + ws[n-1]
 	}
-	r.add(val.Pos, path, "%s must be %s, found %s", label(loc), want, val.Kind)
+	r.add(val.Pos, path, "%s must be %s, found %s%s", label(loc), want, val.Kind, typeHint(loc, ws, val))
+}
+
+// typeHint says how to write a value of the wanted type where the fix is
+// plain: a number or boolean where a string is wanted is quoted, and a
+// command written as one string becomes its argument list (no shell runs
+// it: one with shell syntax becomes sh -c).
+func typeHint(loc []string, wants []string, val *Value) string {
+	if len(wants) != 1 {
+		return ""
+	}
+	switch {
+	case wants[0] == "a string" && (val.Kind == KNumber || val.Kind == KBool) && val.Str != "":
+		return fmt.Sprintf("; quote it: %q", val.Str)
+	case wants[0] == "an array" && val.Kind == KString && len(loc) > 0 && loc[len(loc)-1] == "command" && strings.TrimSpace(val.Str) != "":
+		args := strings.Fields(val.Str)
+		if strings.ContainsAny(val.Str, "|&;<>()$`\\\"'*?[]#~{}") {
+			args = []string{"sh", "-c", val.Str}
+		}
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = strconv.Quote(a)
+		}
+		return "; write the arguments as a list (no shell runs it): [" + strings.Join(quoted, ", ") + "]"
+	}
+	return ""
 }
 
 // article prefixes a JSON Schema type name with its indefinite article.

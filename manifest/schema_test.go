@@ -108,7 +108,11 @@ func TestSchemaRejects(t *testing.T) {
 		{"wrong type", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    timeout: \"10\"\n",
 			"w.yaml:6:15: error: E_SCHEMA: 'timeout' must be a number, found string"},
 		{"wrong element type", "w.yaml", wfPrefix + "  - name: A\n    command: [a, 1]\n",
-			"w.yaml:5:18: error: E_SCHEMA: 'command[1]' must be a string, found number"},
+			"w.yaml:5:18: error: E_SCHEMA: 'command[1]' must be a string, found number; quote it: \"1\""},
+		{"command as a string", "w.yaml", wfPrefix + "  - name: A\n    command: echo hi\n",
+			"w.yaml:5:14: error: E_SCHEMA: 'command' must be an array, found string; write the arguments as a list (no shell runs it): [\"echo\", \"hi\"]"},
+		{"shell command as a string", "w.yaml", wfPrefix + "  - name: A\n    command: echo hi > out.txt\n",
+			"w.yaml:5:14: error: E_SCHEMA: 'command' must be an array, found string; write the arguments as a list (no shell runs it): [\"sh\", \"-c\", \"echo hi > out.txt\"]"},
 		{"string or list", "w.yaml", wfPrefix + "  - name: A\n    provider: {x: 1}\n",
 			"w.yaml:5:15: error: E_SCHEMA: 'provider' must be a string or an array, found object"},
 		{"scalar operand", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    when: {equals: {left: [1], right: b}}\n",
@@ -163,7 +167,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"bad isolation", "m.json", `{"version": "1", "entry": "N", "nodes": {}, "config": {"isolation": "worktree"}}`,
 			"m.json:1:70: error: E_SCHEMA: 'isolation' must be one of none, git-worktree, found 'worktree' (did you mean 'git-worktree'?)"},
 		{"node entry_block type", "m.json", `{"version": "1", "entry": "N", "nodes": {"N": {"entry_block": 1, "blocks": {}}}}`,
-			"m.json:1:63: error: E_SCHEMA: 'entry_block' must be a string, found number"},
+			"m.json:1:63: error: E_SCHEMA: 'entry_block' must be a string, found number; quote it: \"1\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
