@@ -197,7 +197,12 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			if obj.Kind == KMap {
 				pos = entryKeyPos(obj, p)
 			}
-			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), source.DidYouMean(p, allowed))
+			hint := source.DidYouMean(p, allowed)
+			if hint == "" && defName(e.SchemaURL) == "Agent" && slices.Contains(r.properties("#/$defs/Step"), p) {
+				// A step's key written on the agent the steps name.
+				hint = fmt.Sprintf(" ('%s' is a key of a step: give it on each step that names this agent)", p)
+			}
+			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), hint)
 		}
 	case *kind.Required:
 		obj, path := r.lookup(e.InstanceLocation)

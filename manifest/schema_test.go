@@ -95,6 +95,8 @@ func TestSchemaRejects(t *testing.T) {
 			"w.yaml:5:5: error: E_SCHEMA: unknown key 'comand' in step 'Prep' (did you mean 'command'?)"},
 		{"unknown top key", "w.yaml", wfPrefix + "  - {name: A, command: [a]}\nstrict_flwo: true\n",
 			"w.yaml:5:1: error: E_SCHEMA: unknown key 'strict_flwo' in workflow (did you mean 'strict_flow'?)"},
+		{"step key on an agent", "w.yaml", "version: \"1.0\"\nname: t\nagents:\n  a: {provider: mock, provider_params: {script: s.yaml}}\nsteps:\n  - {name: A, agent: a, prompt: hi}\n",
+			"w.yaml:4:23: error: E_SCHEMA: unknown key 'provider_params' in agent 'a' ('provider_params' is a key of a step: give it on each step that names this agent)"},
 		{"unknown key without suggestion", "w.yaml", wfPrefix + "  - {name: A, command: [a], zzzzzz: 1}\n",
 			"w.yaml:4:29: error: E_SCHEMA: unknown key 'zzzzzz' in step 'A'"},
 		{"unknown key in nested object", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    retry: {atempts: 2}\n",
