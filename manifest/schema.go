@@ -198,9 +198,14 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 				pos = entryKeyPos(obj, p)
 			}
 			hint := source.DidYouMean(p, allowed)
-			if hint == "" && defName(e.SchemaURL) == "Agent" && slices.Contains(r.properties("#/$defs/Step"), p) {
+			switch def := defName(e.SchemaURL); {
+			case hint != "":
+			case def == "Agent" && slices.Contains(r.properties("#/$defs/Step"), p):
 				// A step's key written on the agent the steps name.
 				hint = fmt.Sprintf(" ('%s' is a key of a step: give it on each step that names this agent)", p)
+			case def == "Step" && slices.Contains(r.properties("#/$defs/Handler"), p):
+				// A handler's key (halt, goto, ...) written on the step.
+				hint = fmt.Sprintf(" ('%s' is a key of a handler: write it under on:, e.g. on: {success: {%s: ...}})", p, p)
 			}
 			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), hint)
 		}

@@ -97,6 +97,8 @@ func TestSchemaRejects(t *testing.T) {
 			"w.yaml:5:1: error: E_SCHEMA: unknown key 'strict_flwo' in workflow (did you mean 'strict_flow'?)"},
 		{"step key on an agent", "w.yaml", "version: \"1.0\"\nname: t\nagents:\n  a: {provider: mock, provider_params: {script: s.yaml}}\nsteps:\n  - {name: A, agent: a, prompt: hi}\n",
 			"w.yaml:4:23: error: E_SCHEMA: unknown key 'provider_params' in agent 'a' ('provider_params' is a key of a step: give it on each step that names this agent)"},
+		{"handler key on a step", "w.yaml", wfPrefix + "  - {name: A, command: [a], halt: true}\n",
+			"w.yaml:4:29: error: E_SCHEMA: unknown key 'halt' in step 'A' ('halt' is a key of a handler: write it under on:, e.g. on: {success: {halt: ...}})"},
 		{"unknown key without suggestion", "w.yaml", wfPrefix + "  - {name: A, command: [a], zzzzzz: 1}\n",
 			"w.yaml:4:29: error: E_SCHEMA: unknown key 'zzzzzz' in step 'A'"},
 		{"unknown key in nested object", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    retry: {atempts: 2}\n",
