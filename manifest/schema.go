@@ -4,6 +4,7 @@ import (
 	_ "embed" // the generated schemas
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -206,6 +207,9 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			case def == "Step" && slices.Contains(r.properties("#/$defs/Handler"), p):
 				// A handler's key (halt, goto, ...) written on the step.
 				hint = fmt.Sprintf(" ('%s' is a key of a handler: write it under on:, e.g. on: {success: {%s: ...}})", p, p)
+			case def == "On" && signalName().MatchString(p):
+				// A custom signal routed beside success and failure.
+				hint = fmt.Sprintf(" (a custom signal goes under signals:, e.g. on: {signals: {\"SIGNAL:%s\": {goto: ...}}})", strings.TrimPrefix(p, "SIGNAL:"))
 			}
 			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), hint)
 		}
@@ -251,6 +255,11 @@ func (r *reporter) add(pos source.Pos, path, format string, args ...any) {
 	d.Path = path
 	r.ds = append(r.ds, d)
 }
+
+// signalName matches a key that names a signal (APPROVED, SIGNAL:APPROVED).
+var signalName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(SIGNAL:)?[A-Z][A-Z0-9_]*$`)
+})
 
 // typeError reports a value of the wrong type.
 func (r *reporter) typeError(loc []string, wants []string) {

@@ -99,6 +99,8 @@ func TestSchemaRejects(t *testing.T) {
 			"w.yaml:4:23: error: E_SCHEMA: unknown key 'provider_params' in agent 'a' ('provider_params' is a key of a step: give it on each step that names this agent)"},
 		{"handler key on a step", "w.yaml", wfPrefix + "  - {name: A, command: [a], halt: true}\n",
 			"w.yaml:4:29: error: E_SCHEMA: unknown key 'halt' in step 'A' ('halt' is a key of a handler: write it under on:, e.g. on: {success: {halt: ...}})"},
+		{"custom signal in on", "w.yaml", wfPrefix + "  - name: A\n    provider: mock\n    prompt: hi\n    on: {APPROVED: {end: true}, success: {end: true}, failure: {end: true}}\n",
+			"w.yaml:7:10: error: E_SCHEMA: unknown key 'APPROVED' in on of step 'A' (a custom signal goes under signals:, e.g. on: {signals: {\"SIGNAL:APPROVED\": {goto: ...}}})"},
 		{"unknown key without suggestion", "w.yaml", wfPrefix + "  - {name: A, command: [a], zzzzzz: 1}\n",
 			"w.yaml:4:29: error: E_SCHEMA: unknown key 'zzzzzz' in step 'A'"},
 		{"unknown key in nested object", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    retry: {atempts: 2}\n",
