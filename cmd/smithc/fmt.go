@@ -57,7 +57,14 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 		}
 		out, err := manifest.FormatYAML(src)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: error: %s: %v (smithc check %s says more)\n", f, source.EParse, err, f)
+			// The syntax error as check reports it: where the mistake is,
+			// in words.
+			if _, ds := manifest.ParseYAML(f, src); ds.HasErrors() {
+				relativize(ds)
+				ds.WriteText(stderr)
+			} else {
+				fmt.Fprintf(stderr, "%s: error: %s: %v (smithc check %s says more)\n", f, source.EParse, err, f)
+			}
 			status = source.ExitConfig
 			continue
 		}
