@@ -363,6 +363,31 @@ func TestPathsStayInStore(t *testing.T) {
 
 // TestReadsLeaveTheLock reads a run that another process drives (the test
 // holds its lock): everything is served, and the lock is still held.
+// TestErrorsNameTheirCode: a refused read says its code first, as the CLI
+// does (an unknown run, a damaged state).
+func TestErrorsNameTheirCode(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("bad", "completed", time.Now(), 1)
+	f.write(".orchestrator/runs/bad/state.json", "{garbage")
+	os.Remove(filepath.Join(f.store.RunsDir(), "bad", "journal.jsonl"))
+	s := f.server(Config{})
+	for _, tt := range []struct {
+		target string
+		code   int
+		prefix string
+	}{
+		{"/api/runs/nope", 404, "E_STATE_NOT_FOUND: no run 'nope'"},
+		{"/runs/nope", 404, "E_STATE_NOT_FOUND: no run 'nope'"},
+		{"/api/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
+		{"/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
+	} {
+		if w := get(s, tt.target); w.Code != tt.code || !strings.HasPrefix(w.Body.String(), tt.prefix) {
+			t.Errorf("GET %s = %d %q, want %d starting with %q", tt.target, w.Code, w.Body, tt.code, tt.prefix)
+		}
+	}
+}
+
 func TestReadsLeaveTheLock(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
