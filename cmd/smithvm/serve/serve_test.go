@@ -364,7 +364,7 @@ func TestPathsStayInStore(t *testing.T) {
 // TestReadsLeaveTheLock reads a run that another process drives (the test
 // holds its lock): everything is served, and the lock is still held.
 // TestErrorsNameTheirCode: a refused read says its code first, as the CLI
-// does (an unknown run, a damaged state).
+// does (an unknown run, a damaged state, a status filter that is none).
 func TestErrorsNameTheirCode(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -381,6 +381,8 @@ func TestErrorsNameTheirCode(t *testing.T) {
 		{"/runs/nope", 404, "E_STATE_NOT_FOUND: no run 'nope'"},
 		{"/api/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
 		{"/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
+		{"/api/runs?status=complete", 400, "E_USAGE: unknown status 'complete' (did you mean 'completed'?)"},
+		{"/?status=complete", 400, "E_USAGE: unknown status 'complete' (did you mean 'completed'?)"},
 	} {
 		if w := get(s, tt.target); w.Code != tt.code || !strings.HasPrefix(w.Body.String(), tt.prefix) {
 			t.Errorf("GET %s = %d %q, want %d starting with %q", tt.target, w.Code, w.Body, tt.code, tt.prefix)
