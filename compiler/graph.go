@@ -367,14 +367,14 @@ func checkFallbacks(fp *flatProgram, ds *source.Diagnostics) {
 			continue
 		}
 		if b.AI {
-			ds.Add(b.Pos, source.ENoFallback, "block '%s' runs an AI worker, which can emit any signal, and has no %s", b.ID, lang.SigFailDefault)
+			ds.Add(b.Pos, source.ENoFallback, "block '%s' runs an AI worker, which can emit any signal, and has no %s; add a transition on %s (usually HALT_AND_FLAG, or FAIL:reason)", b.ID, lang.SigFailDefault, lang.SigFailDefault)
 			continue
 		}
 		for _, sig := range b.Signals {
 			if _, ok := lang.Dispatch(sig, func(s string) (bool, bool) { return true, has(s) }); ok {
 				continue
 			}
-			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s", b.ID, sig, lang.SigFailDefault)
+			ds.Add(b.Pos, source.ENoFallback, "block '%s' has no transition for '%s' and no %s; add a transition on one of them", b.ID, sig, lang.SigFailDefault)
 		}
 	}
 }

@@ -83,9 +83,9 @@ func TestCheckGraph(t *testing.T) {
 				)
 			},
 			want: []string{
-				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:FAILURE' and no SIGNAL:FAIL_DEFAULT",
-				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:TIMEOUT' and no SIGNAL:FAIL_DEFAULT",
-				"t.yaml:4:3: error: E_NO_FALLBACK: block 'b' has no transition for 'SIGNAL:SKIPPED' and no SIGNAL:FAIL_DEFAULT",
+				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:FAILURE' and no SIGNAL:FAIL_DEFAULT; add a transition on one of them",
+				"t.yaml:2:3: error: E_NO_FALLBACK: block 'a' has no transition for 'SIGNAL:TIMEOUT' and no SIGNAL:FAIL_DEFAULT; add a transition on one of them",
+				"t.yaml:4:3: error: E_NO_FALLBACK: block 'b' has no transition for 'SIGNAL:SKIPPED' and no SIGNAL:FAIL_DEFAULT; add a transition on one of them",
 			},
 		},
 		{
@@ -97,7 +97,7 @@ func TestCheckGraph(t *testing.T) {
 						aiStep("Rev", on("SUCCESS", ir.End), on("FAIL_DEFAULT", ir.Halt))))
 			},
 			want: []string{
-				"t.json:2:3: error: E_NO_FALLBACK: block 'Gen' runs an AI worker, which can emit any signal, and has no SIGNAL:FAIL_DEFAULT",
+				"t.json:2:3: error: E_NO_FALLBACK: block 'Gen' runs an AI worker, which can emit any signal, and has no SIGNAL:FAIL_DEFAULT; add a transition on SIGNAL:FAIL_DEFAULT (usually HALT_AND_FLAG, or FAIL:reason)",
 			},
 		},
 		{

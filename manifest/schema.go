@@ -4,6 +4,7 @@ import (
 	_ "embed" // the generated schemas
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -197,7 +198,20 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			if obj.Kind == KMap {
 				pos = entryKeyPos(obj, p)
 			}
-			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), source.DidYouMean(p, allowed))
+			hint := source.DidYouMean(p, allowed)
+			switch def := defName(e.SchemaURL); {
+			case hint != "":
+			case def == "Agent" && slices.Contains(r.properties("#/$defs/Step"), p):
+				// A step's key written on the agent the steps name.
+				hint = fmt.Sprintf(" ('%s' is a key of a step: give it on each step that names this agent)", p)
+			case def == "Step" && slices.Contains(r.properties("#/$defs/Handler"), p):
+				// A handler's key (halt, goto, ...) written on the step.
+				hint = fmt.Sprintf(" ('%s' is a key of a handler: write it under on:, e.g. on: {success: {%s: ...}})", p, p)
+			case def == "On" && signalName().MatchString(p):
+				// A custom signal routed beside success and failure.
+				hint = fmt.Sprintf(" (a custom signal goes under signals:, e.g. on: {signals: {\"SIGNAL:%s\": {goto: ...}}})", strings.TrimPrefix(p, "SIGNAL:"))
+			}
+			r.add(pos, joinPath(path, p), "unknown key '%s' in %s%s", p, r.noun(e.SchemaURL, e.InstanceLocation), hint)
 		}
 	case *kind.Required:
 		obj, path := r.lookup(e.InstanceLocation)
@@ -242,6 +256,11 @@ func (r *reporter) add(pos source.Pos, path, format string, args ...any) {
 	r.ds = append(r.ds, d)
 }
 
+// signalName matches a key that names a signal (APPROVED, SIGNAL:APPROVED).
+var signalName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(SIGNAL:)?[A-Z][A-Z0-9_]*$`)
+})
+
 // typeError reports a value of the wrong type.
 func (r *reporter) typeError(loc []string, wants []string) {
 	val, path := r.lookup(loc)
@@ -258,7 +277,32 @@ func (r *reporter) typeError(loc []string, wants []string) {
 	if n := len(ws); n > 2 {
 		want = strings.Join(ws[:n-1], ", ") + " or " + ws[n-1]
 	}
-	r.add(val.Pos, path, "%s must be %s, found %s", label(loc), want, val.Kind)
+	r.add(val.Pos, path, "%s must be %s, found %s%s", label(loc), want, val.Kind, typeHint(loc, ws, val))
+}
+
+// typeHint says how to write a value of the wanted type where the fix is
+// plain: a number or boolean where a string is wanted is quoted, and a
+// command written as one string becomes its argument list (no shell runs
+// it: one with shell syntax becomes sh -c).
+func typeHint(loc []string, wants []string, val *Value) string {
+	if len(wants) != 1 {
+		return ""
+	}
+	switch {
+	case wants[0] == "a string" && (val.Kind == KNumber || val.Kind == KBool) && val.Str != "":
+		return fmt.Sprintf("; quote it: %q", val.Str)
+	case wants[0] == "an array" && val.Kind == KString && len(loc) > 0 && loc[len(loc)-1] == "command" && strings.TrimSpace(val.Str) != "":
+		args := strings.Fields(val.Str)
+		if strings.ContainsAny(val.Str, "|&;<>()$`\\\"'*?[]#~{}") {
+			args = []string{"sh", "-c", val.Str}
+		}
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = strconv.Quote(a)
+		}
+		return "; write the arguments as a list (no shell runs it): [" + strings.Join(quoted, ", ") + "]"
+	}
+	return ""
 }
 
 // article prefixes a JSON Schema type name with its indefinite article.

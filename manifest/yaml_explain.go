@@ -34,6 +34,9 @@ func explainYAML(src []byte) (yamlMistake, bool) {
 	if m, ok := findUnclosedQuote(lines); ok {
 		return m, true
 	}
+	if m, ok := findUnclosedFlow(lines); ok {
+		return m, true
+	}
 	return findBadIndent(lines)
 }
 
@@ -75,6 +78,94 @@ func findUnclosedQuote(lines []string) (yamlMistake, bool) {
 		}
 	}
 	return yamlMistake{}, false
+}
+
+// findUnclosedFlow finds a flow list ([) or object ({) opened as a value
+// that is not closed before a line that starts an entry no deeper than
+// the opening line's own key, or before the end: the library gives up on
+// a later line ("did not find expected ',' or ']'").
+func findUnclosedFlow(lines []string) (yamlMistake, bool) {
+	for i, l := range lines {
+		col := openFlow(l)
+		if col == 0 {
+			continue
+		}
+		depth := flowDepth(stripFlowComment(l[col-1:]))
+		if depth <= 0 {
+			continue
+		}
+		keyInd := indentOf(l)
+		for t := l[keyInd:]; strings.HasPrefix(t, "- "); {
+			rest := strings.TrimLeft(t[1:], " ")
+			keyInd += len(t) - len(rest)
+			t = rest
+		}
+		open, close, what := l[col-1], byte(']'), "list"
+		if open == '{' {
+			close, what = '}', "object"
+		}
+		before := "the end of the document"
+		for j := i + 1; j <= len(lines) && depth > 0; j++ {
+			if j == len(lines) {
+				return yamlMistake{i + 1, col, fmt.Sprintf("unclosed %s: the %c here has no closing %c before %s", what, open, close, before)}, true
+			}
+			nl := lines[j]
+			if blank(nl) {
+				continue
+			}
+			if indentOf(nl) <= keyInd && keyLine().MatchString(strings.TrimSpace(nl)) {
+				before = fmt.Sprintf("line %d", j+1)
+				return yamlMistake{i + 1, col, fmt.Sprintf("unclosed %s: the %c here has no closing %c before %s", what, open, close, before)}, true
+			}
+			depth += flowDepth(stripFlowComment(nl))
+		}
+	}
+	return yamlMistake{}, false
+}
+
+// openFlow returns the 1-based column of a flow collection that line l
+// opens as a value (at its start, after '- ' or after ': '), 0 when none.
+// A comment or a quoted or plain scalar first ends the scan.
+func openFlow(l string) int {
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case c == ' ':
+		case c == '[' || c == '{':
+			return i + 1
+		case c == '-' && (i+1 == len(l) || l[i+1] == ' '):
+		default:
+			// A key: the value starts after its ': '.
+			k := keyLine().FindString(l[i:])
+			if k == "" || strings.HasPrefix(strings.TrimSpace(l[i:]), "- ") {
+				return 0
+			}
+			i += len(k) - 1
+		}
+	}
+	return 0
+}
+
+// stripFlowComment cuts a comment (' #' outside quotes) off a line of
+// flow content.
+func stripFlowComment(s string) string {
+	var q byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q == '"' && c == '\\':
+			i++
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case c == '"' || c == '\'':
+			q = c
+		case c == '#' && (i == 0 || s[i-1] == ' '):
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // openQuote returns the quote character of a quoted scalar that starts on

@@ -64,6 +64,10 @@ func TestBuildThenDisasm(t *testing.T) {
 			if fromBin.stderr != "" {
 				t.Errorf("smithc disasm %s: stderr = %q, want nothing (warnings belong to the source)", tt.smbc, fromBin.stderr)
 			}
+			// check verifies a program file as run would load it.
+			if c := runIn(t, wd, []string{"check", tt.smbc}); c.status != 0 || c.stdout != "" {
+				t.Errorf("smithc check %s: exit status %d, stdout %q; want 0 and no diagnostics", tt.smbc, c.status, c.stdout)
+			}
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"smith/compiler"
 	"smith/manifest"
 	"smith/source"
 	"smith/workers/confine"
@@ -43,6 +44,11 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 			status = source.ExitConfig
 			continue
 		}
+		if compiler.IsBytecode(f) {
+			fmt.Fprintf(stderr, "%s: error: %s: smithc fmt formats YAML workflows; a .smbc is a compiled program\n", f, source.EUsage)
+			status = source.ExitConfig
+			continue
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: error: %s: cannot read file: %v\n", f, source.EParse, unwrapErr(err))
@@ -51,7 +57,14 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 		}
 		out, err := manifest.FormatYAML(src)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: error: %s: %v (smithc check %s says more)\n", f, source.EParse, err, f)
+			// The syntax error as check reports it: where the mistake is,
+			// in words.
+			if _, ds := manifest.ParseYAML(f, src); ds.HasErrors() {
+				relativize(ds)
+				ds.WriteText(stderr)
+			} else {
+				fmt.Fprintf(stderr, "%s: error: %s: %v (smithc check %s says more)\n", f, source.EParse, err, f)
+			}
 			status = source.ExitConfig
 			continue
 		}

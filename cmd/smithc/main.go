@@ -155,7 +155,7 @@ func commands() []command {
 }
 
 func checkFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("check", "FILE... [flags]", "Checks each FILE and prints one diagnostic per line on stdout:\n  FILE:LINE:COL: error|warning: CODE: message\nthen one summary line on stderr: ok: 2 files, 0 errors, 1 warning\n(or: failed: ...).\n", stderr)
+	fs := newFlags("check", "FILE... [flags]", "Checks each FILE and prints one diagnostic per line on stdout:\n  FILE:LINE:COL: error|warning: CODE: message\nthen one summary line on stderr: ok: 2 files, 0 errors, 1 warning\n(or: failed: ...). A compiled .smbc FILE is verified as smithvm run loads it.\n", stderr)
 	fs.BoolVar(&v.json, "json", false, "print a JSON array of {file, line, col, severity, code, message} (same as --format json)")
 	fs.StringVar(&v.format, "format", "text", "output `FORMAT`: text, json, or sarif (SARIF 2.1.0, for code-scanning tools)")
 	v.cf.add(fs)
@@ -189,6 +189,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	var all source.Diagnostics
 	for _, f := range fs.Args() {
 		growHeapFor(f)
+		if compiler.IsBytecode(f) {
+			// A program file: decoded and verified as smithvm run loads
+			// it (its source was checked when it was built).
+			_, ds := compiler.LoadProgram(f, compiler.Options{})
+			all.Append(ds...)
+			continue
+		}
 		_, ds := compiler.CompileFile(f, compiler.Options{ContextKeys: keys, ChecksOnly: true})
 		all.Append(ds...)
 	}
@@ -226,6 +233,10 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 	file, st := oneFile(fs, stderr)
 	if st != 0 {
 		return st
+	}
+	if compiler.IsBytecode(file) {
+		fmt.Fprintf(stderr, "%s: error: %s: this is a compiled program already: smithc build reads a workflow (.yaml, .yml) or a manifest (.json)\n", file, source.EUsage)
+		return source.ExitConfig
 	}
 	growHeapFor(file)
 	res, ds := compiler.CompileFile(file, compiler.Options{})

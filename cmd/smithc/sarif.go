@@ -99,7 +99,7 @@ func writeSARIF(w io.Writer, ds source.Diagnostics) error {
 	for _, d := range ds {
 		used[d.Code] = true
 	}
-	var rules []sarifRule
+	rules := []sarifRule{} // the schema wants an array, also when empty
 	index := map[source.Code]int{}
 	for _, ci := range source.Codes() {
 		if used[ci.Code] {

@@ -35,6 +35,10 @@ func (e *env) cmdList(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm list: %s: --limit and --offset must not be negative\n", source.EUsage)
 		return source.ExitConfig
 	}
+	if err := serve.CheckStatus(c.status); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm list: %s: %v\n", source.EUsage, err)
+		return source.ExitConfig
+	}
 	proj, err := e.project(c.base)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)

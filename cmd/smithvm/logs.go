@@ -45,7 +45,7 @@ func (e *env) cmdLogs(args []string) int {
 		return code
 	}
 	if stepName != "" && st.Steps[stepName] == nil && st.CurrentStep != stepName && st.Status != vm.StatusRunning {
-		fmt.Fprintf(e.stderr, "smithvm: run %s has no step '%s'%s\n", id, stepName, source.DidYouMean(stepName, stepNames(st)))
+		fmt.Fprintf(e.stderr, "smithvm: %s: run %s has no step '%s'%s\n", source.EUsage, id, stepName, source.DidYouMean(stepName, stepNames(st)))
 		return source.ExitConfig
 	}
 	path := filepath.Join(proj.store.RunsDir(), id, "logs", store.LiveFile)

@@ -122,6 +122,42 @@ func (c *common) contextValues() (map[string]any, error) {
 	return ctx, nil
 }
 
+// checkRecording checks --record and --replay before anything runs: both
+// at once, a --replay DIR that is not a folder, or a --record DIR that is
+// something else than a folder are usage errors (a step would fail on
+// them only after its provider call).
+func (c *common) checkRecording() error {
+	if c.record != "" && c.replay != "" {
+		return errors.New("--record and --replay exclude each other: a replayed run makes no provider call to record")
+	}
+	if c.replay != "" {
+		fi, err := os.Stat(c.replay)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("--replay %s: no such folder; give the folder a run with --record DIR wrote", c.replay)
+		case err != nil:
+			return fmt.Errorf("--replay %s: %w", c.replay, unwrapPathErr(err))
+		case !fi.IsDir():
+			return fmt.Errorf("--replay %s: not a folder; give the folder a run with --record DIR wrote", c.replay)
+		}
+	}
+	if c.record != "" {
+		if fi, err := os.Stat(c.record); err == nil && !fi.IsDir() {
+			return fmt.Errorf("--record %s: not a folder; give a folder (it is created when missing)", c.record)
+		}
+	}
+	return nil
+}
+
+// unwrapPathErr is err without the path its message would repeat.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func keysOf(m map[string]any) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -343,6 +379,10 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
+	if err := c.checkRecording(); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
+		return source.ExitConfig
+	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
@@ -481,6 +521,10 @@ func (e *env) cmdResume(args []string) int {
 // nothing to do: nil and 0. err is the error it printed, if one. `smithvm
 // serve` resumes through it too.
 func (e *env) openResume(c *common, id string) (cont func(context.Context) int, status int, err error) {
+	if err := c.checkRecording(); err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
+		return nil, source.ExitConfig, err
+	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)

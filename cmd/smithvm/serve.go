@@ -31,7 +31,7 @@ func (e *env) cmdServe(args []string) int {
 		}
 	}
 	if err := serve.CheckAddr(*addr, *token); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.CodeOf(err, source.EInternal), err)
+		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.CodeOf(err, source.EUsage), err)
 		return source.ExitConfig
 	}
 	proj, err := e.project(c.base)

@@ -13,7 +13,8 @@ import (
 // running p.Commands[i]: the one dispatcher of every program, so that the
 // command table that feeds the completion scripts also feeds dispatch and
 // the did-you-mean of an unknown command. No arguments print usage on
-// stderr (exit 2); -h, --help and help print it on stdout; --version and
+// stderr (exit 2); -h, --help and help print it on stdout, help COMMAND
+// runs COMMAND --help; --version and
 // version print the program's name and version; an unknown command is
 // named, with the nearest known one, above usage (exit 2).
 func (p Program) Run(args []string, usage, version string, stdout, stderr io.Writer, run func(i int, rest []string) int) int {
@@ -22,6 +23,10 @@ func (p Program) Run(args []string, usage, version string, stdout, stderr io.Wri
 		return source.ExitConfig
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "help" && len(rest) > 0 {
+		// help COMMAND is COMMAND --help.
+		cmd, rest = rest[0], []string{"--help"}
+	}
 	switch cmd {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (r *Runner) replay(req *step.Request, prompt, call string, sess *step.Sessi
 	}
 	var rec Recording
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return miss("replay step '%s': recording %s: %v", req.Step, path, err)
+		return miss("replay step '%s': recording %s is not a recording --record wrote: %s", req.Step, path, recordingProblem(err))
 	}
 	recorded := rec.Prompt
 	if rec.RunID != "" && req.RunID != "" && rec.RunID != req.RunID {
@@ -207,4 +208,34 @@ func promptDiff(recorded, current string) string {
 		i++
 	}
 	return fmt.Sprintf("@@ line %d @@\n-%s\n+%s", i+1, line(a, i), line(b, i))
+}
+
+// recordingProblem says in words why a recording file does not decode.
+func recordingProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "end of JSON input"):
+		return "the JSON ends too early"
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d (%v)", se.Offset, se)
+	case errors.As(err, &te) && te.Field != "" && te.Type != nil:
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			want = "a number"
+		case reflect.Slice:
+			want = "a list"
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Bool:
+			want = "a boolean"
+		}
+		found := te.Value
+		if found == "bool" {
+			found = "boolean"
+		}
+		return fmt.Sprintf("'%s' must be %s, found %s", te.Field, want, found)
+	}
+	return err.Error()
 }

@@ -118,6 +118,24 @@ func TestReplayMiss(t *testing.T) {
 		f.run.Replay = dir
 		wantMiss("no recording of call 1 of step 'Other'").Check(t, "other step", mockRun(f, "Other", "", "x", nil))
 	})
+	// A damaged recording is named with what is wrong in it, in words.
+	for _, tt := range []struct{ name, content, want string }{
+		{"cut short", `{"step": "Bad", "prompt": `, "recording " + filepath.Join(dir, "Bad-1.json") + " is not a recording --record wrote: the JSON ends too early"},
+		{"wrong type", `{"step": "Bad", "prompt": "x", "reply": 5}`, "recording " + filepath.Join(dir, "Bad-1.json") + " is not a recording --record wrote: 'reply' must be a string, found number"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "Bad-1.json"), []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t)
+			f.run.Replay = dir
+			got := mockRun(f, "Bad", "", "x", nil)
+			wantMiss(tt.want).Check(t, tt.name, got)
+			if got.Err != nil && strings.Contains(got.Err.Error(), "Go struct") {
+				t.Errorf("Run(%s) err = %v: the JSON library's own text", tt.name, got.Err)
+			}
+		})
+	}
 }
 
 func TestRecordKeepsErrors(t *testing.T) {

@@ -27,7 +27,8 @@ func TestServeCLI(t *testing.T) {
 		{"help", nil, []string{"serve", "--help"}, 0, "--token T", ""},
 		{"any interface without token", nil, []string{"serve", "--addr", "0.0.0.0:0"}, 2, "", "smithvm serve: E_SERVE_NO_TOKEN: --addr 0.0.0.0:0 is not a loopback address"},
 		{"empty host without token", nil, []string{"serve", "--addr", ":0"}, 2, "", "E_SERVE_NO_TOKEN"},
-		{"bad address", nil, []string{"serve", "--addr", "nonsense"}, 2, "", "--addr nonsense"},
+		{"bad address", nil, []string{"serve", "--addr", "nonsense"}, 2, "", "smithvm serve: E_USAGE: --addr nonsense"},
+		{"no port", nil, []string{"serve", "--addr", "localhost"}, 2, "", "smithvm serve: E_USAGE: --addr localhost"},
 		{"extra argument", nil, []string{"serve", "x"}, 2, "", "want 0 argument(s)"},
 	}
 	for _, tt := range tests {

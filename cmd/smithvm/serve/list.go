@@ -5,9 +5,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"smith/source"
 	"smith/vm/store"
 )
 
@@ -35,6 +38,16 @@ type runRow struct {
 
 // statuses are the filters of the list, in display order.
 var statuses = []string{"running", "halted", "failed", "interrupted", "completed", store.StatusCorrupt}
+
+// CheckStatus checks a status filter (of the list page, /api/runs and
+// smithvm list): "" (any) or a status a run can have. A misspelt one is
+// E_USAGE, not an empty list.
+func CheckStatus(status string) error {
+	if status == "" || slices.Contains(statuses, status) {
+		return nil
+	}
+	return source.Errorf(source.EUsage, "unknown status '%s'%s: want one of %s", status, source.DidYouMean(status, statuses), strings.Join(statuses, ", "))
+}
 
 // pageSize is how many runs the list page and /api/runs show by default.
 const pageSize = 100
@@ -102,7 +115,12 @@ func took(d time.Duration) string {
 // page of the list as JSON (limit 100 unless given; 0 for all), with
 // X-Total-Count (the runs the filters match).
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	rows, page, err := s.runs(listOptions(r))
+	opt := listOptions(r)
+	if err := CheckStatus(opt.Status); err != nil {
+		http.Error(w, codedMessage(err), http.StatusBadRequest)
+		return
+	}
+	rows, page, err := s.runs(opt)
 	if err != nil {
 		httpError(w, err)
 		return
@@ -123,6 +141,10 @@ type filter struct {
 // and workflow and links to the previous and next pages.
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 	opt := listOptions(r)
+	if err := CheckStatus(opt.Status); err != nil {
+		http.Error(w, codedMessage(err), http.StatusBadRequest)
+		return
+	}
 	rows, page, err := s.runs(opt)
 	if err != nil {
 		httpError(w, err)

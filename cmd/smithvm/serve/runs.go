@@ -25,7 +25,8 @@ import (
 // to their last maxText bytes.
 const maxText = 2 << 20
 
-// httpError writes err as text with the status its code calls for.
+// httpError writes err as text, its code first as the CLI prints it, with
+// the status the code calls for.
 func httpError(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	var c source.Coded
@@ -37,7 +38,7 @@ func httpError(w http.ResponseWriter, err error) {
 			status = http.StatusConflict
 		}
 	}
-	http.Error(w, err.Error(), status)
+	http.Error(w, codedMessage(err), status)
 }
 
 // notFound is the error for a name in a URL that is no run, step or file.

@@ -181,6 +181,7 @@ func TestAuth(t *testing.T) {
 		{"no token, events", locked, "/api/runs/r1/events", nil, 401},
 		{"wrong bearer", locked, "/api/runs", []string{"Authorization", "Bearer nope"}, 401},
 		{"bearer", locked, "/api/runs", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"bearer scheme in lower case", locked, "/api/runs", []string{"Authorization", "bearer s3cret"}, 200},
 		{"cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cret"}, 200},
 		{"wrong cookie", locked, "/api/runs/r1", []string{"Cookie", TokenCookie + "=s3cre"}, 401},
 		{"token link sets the cookie", locked, "/?token=s3cret", nil, 303},
@@ -362,6 +363,33 @@ func TestPathsStayInStore(t *testing.T) {
 
 // TestReadsLeaveTheLock reads a run that another process drives (the test
 // holds its lock): everything is served, and the lock is still held.
+// TestErrorsNameTheirCode: a refused read says its code first, as the CLI
+// does (an unknown run, a damaged state, a status filter that is none).
+func TestErrorsNameTheirCode(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("bad", "completed", time.Now(), 1)
+	f.write(".orchestrator/runs/bad/state.json", "{garbage")
+	os.Remove(filepath.Join(f.store.RunsDir(), "bad", "journal.jsonl"))
+	s := f.server(Config{})
+	for _, tt := range []struct {
+		target string
+		code   int
+		prefix string
+	}{
+		{"/api/runs/nope", 404, "E_STATE_NOT_FOUND: no run 'nope'"},
+		{"/runs/nope", 404, "E_STATE_NOT_FOUND: no run 'nope'"},
+		{"/api/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
+		{"/runs/bad", 500, "E_STATE_CORRUPT: state of run 'bad' is corrupt"},
+		{"/api/runs?status=complete", 400, "E_USAGE: unknown status 'complete' (did you mean 'completed'?)"},
+		{"/?status=complete", 400, "E_USAGE: unknown status 'complete' (did you mean 'completed'?)"},
+	} {
+		if w := get(s, tt.target); w.Code != tt.code || !strings.HasPrefix(w.Body.String(), tt.prefix) {
+			t.Errorf("GET %s = %d %q, want %d starting with %q", tt.target, w.Code, w.Body, tt.code, tt.prefix)
+		}
+	}
+}
+
 func TestReadsLeaveTheLock(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

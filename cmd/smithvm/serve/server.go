@@ -158,7 +158,8 @@ func (s *Server) tokenOK(t string) bool {
 // authorized reports whether r carries the token.
 func (s *Server) authorized(r *http.Request) bool {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok && s.tokenOK(strings.TrimSpace(t)) {
+		// The scheme is case-insensitive (RFC 9110, 11.1).
+		if scheme, t, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(t)) {
 			return true
 		}
 	}
