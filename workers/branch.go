@@ -168,7 +168,12 @@ func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(stri
 // message msg, and returns git's output. On a conflict it aborts the merge,
 // leaving g as it was, and returns the conflicted files, sorted.
 func merge(ctx context.Context, g *gitRepo, branch, msg string) (out string, conflicts []string, err error) {
-	r := g.git(ctx, "merge", "--no-edit", "--no-stat", "--no-verify", "-m", msg, branch)
+	// The options git would take from the repository's configuration
+	// (merge.ff, merge.autoStash, merge.log, branch.<name>.mergeOptions
+	// such as --ff-only, --no-ff, --squash or --no-commit) are all given
+	// here: a fast-forward where possible, else a merge commit.
+	r := g.git(ctx, "merge", "--ff", "--commit", "--no-squash", "--no-autostash", "--no-log", "--no-signoff",
+		"--no-rerere-autoupdate", "--no-edit", "--no-stat", "--no-verify", "-m", msg, branch)
 	if r.err == nil {
 		return strings.TrimSpace(r.out), nil, nil
 	}
