@@ -232,7 +232,15 @@ func (m *Machine) branch() string {
 // restoreExcludes are the paths a restore of a worktree leaves as they are:
 // Smith's own folders (inboxes, processed, sending, artifacts/).
 func (m *Machine) restoreExcludes() []string {
-	return step.CommitExcludes(agentFolders(m.p), false)
+	return OwnFolders(m.p)
+}
+
+// OwnFolders are the paths, relative to a run's worktree, that hold
+// Smith's own files rather than the team's work: the agents' folders
+// (inbox, processed, sending, claims) and artifacts/. smithvm clean does
+// not count what is in them as work left uncommitted.
+func OwnFolders(p *isa.Program) []string {
+	return step.CommitExcludes(agentFolders(p), false)
 }
 
 // restoreRun brings the run's worktree back to the last saved state on

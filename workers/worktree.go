@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -324,9 +325,10 @@ func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, e
 // RemoveWorktree removes a run's worktree and, with deleteBranch, its
 // branch and its starting-commit ref. Unless force, it refuses (E_UNMERGED)
 // to delete a branch with commits the checked-out branch does not contain,
-// and to remove a worktree with uncommitted changes. A run with neither a
-// worktree nor a branch is an error.
-func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, lookup func(string) (string, bool)) error {
+// and to remove a worktree with uncommitted changes, new files included,
+// but for those under own (Smith's own folders: inboxes, artifacts/). A
+// run with neither a worktree nor a branch is an error.
+func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, force bool, lookup func(string) (string, bool)) error {
 	ctx := context.Background()
 	path := WorktreePath(d, runID)
 	hasWT := isDir(path)
@@ -340,8 +342,8 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 	if !force {
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
-				if r := wt.git(ctx, "status", "--porcelain"); r.err == nil && strings.TrimSpace(r.out) != "" {
-					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes; commit them or pass --force", runID)}
+				if files := uncommitted(ctx, wt, own); len(files) > 0 {
+					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes (%s); commit them or pass --force", runID, listSome(files, 5))}
 				}
 			}
 		}
@@ -369,6 +371,35 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 		_ = g.git(ctx, "update-ref", "-d", BaseRef(runID))
 	}
 	return nil
+}
+
+// uncommitted returns the files of wt's work tree that differ from its
+// HEAD, new files included whatever status.showUntrackedFiles says, but
+// for those under own; an error of git status counts as a change.
+func uncommitted(ctx context.Context, wt *gitRepo, own []string) []string {
+	r := wt.out(ctx, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no", "--no-renames")
+	if r.err != nil {
+		return []string{"(git status failed: " + strings.TrimSpace(r.out) + ")"}
+	}
+	var files []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if len(rec) < 4 {
+			continue
+		}
+		name := rec[3:]
+		if !slices.ContainsFunc(own, func(p string) bool { return name == p || strings.HasPrefix(name, strings.TrimSuffix(p, "/")+"/") }) {
+			files = append(files, name)
+		}
+	}
+	return files
+}
+
+// listSome is the first n of files, comma-separated, with how many more.
+func listSome(files []string, n int) string {
+	if len(files) <= n {
+		return strings.Join(files, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(files[:n], ", "), len(files)-n)
 }
 
 // sameDir reports whether a and b name the same directory.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"smith/compiler"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -26,7 +27,7 @@ func (e *env) cmdClean(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !c.keepBranch, c.force, e.lookup); err != nil {
+	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
 	}
 	if c.force && !c.keepBranch {
@@ -35,6 +36,19 @@ func (e *env) cmdClean(args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "INFO: Removed the worktree of run %s.\n", fs.Arg(0))
 	return 0
+}
+
+// ownFolders are the folders of run id's worktree that hold Smith's own
+// files (the agents' inboxes and processed messages, artifacts/), from
+// the run's program recompiled from its workflow_path; artifacts/ alone
+// when that fails.
+func ownFolders(proj *project, id string) []string {
+	if st, err := proj.store.ReadState(id); err == nil {
+		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+			return vm.OwnFolders(p)
+		}
+	}
+	return []string{step.ArtifactsDir}
 }
 
 func (e *env) cmdDiff(args []string) int {
