@@ -342,7 +342,11 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	if !force {
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
-				if files := uncommitted(ctx, wt, own); len(files) > 0 {
+				files, err := uncommitted(ctx, wt, own)
+				if err != nil {
+					return err
+				}
+				if len(files) > 0 {
 					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes (%s); commit them or pass --force", runID, listSome(files, 5))}
 				}
 			}
@@ -375,11 +379,11 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 
 // uncommitted returns the files of wt's work tree that differ from its
 // HEAD, new files included whatever status.showUntrackedFiles says, but
-// for those under own; an error of git status counts as a change.
-func uncommitted(ctx context.Context, wt *gitRepo, own []string) []string {
+// for those under own.
+func uncommitted(ctx context.Context, wt *gitRepo, own []string) ([]string, error) {
 	r := wt.out(ctx, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no", "--no-renames")
 	if r.err != nil {
-		return []string{"(git status failed: " + strings.TrimSpace(r.out) + ")"}
+		return nil, fmt.Errorf("git status: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	var files []string
 	for rec := range strings.SplitSeq(r.out, "\x00") {
@@ -391,7 +395,7 @@ func uncommitted(ctx context.Context, wt *gitRepo, own []string) []string {
 			files = append(files, name)
 		}
 	}
-	return files
+	return files, nil
 }
 
 // listSome is the first n of files, comma-separated, with how many more.
@@ -419,14 +423,10 @@ func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(
 	}
 	out := splitNonEmpty(g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", BaseRef(runID), step.WorktreeBranch(runID)).out)
 	if wt, err := openRepo(ctx, WorktreePath(d, runID), lookup); err == nil {
-		for _, l := range splitNonEmpty(wt.out(ctx, "status", "--porcelain", "--untracked-files=all").out) {
-			if len(l) > 3 {
-				name := l[3:]
-				if _, after, ok := strings.Cut(name, " -> "); ok {
-					name = after
-				}
-				out = append(out, strings.Trim(name, `"`))
-			}
+		// Not Smith's own files: artifacts/ holds the same paths in every
+		// run of a workflow (a message's name is the run's alone).
+		if files, err := uncommitted(ctx, wt, []string{step.ArtifactsDir}); err == nil {
+			out = append(out, files...)
 		}
 	}
 	return out
