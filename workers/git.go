@@ -74,6 +74,7 @@ var gitFixedConfig = [][2]string{
 	{"status.submoduleSummary", "false"},
 	{"diff.external", ""},
 	{"merge.stat", "false"},
+	{"rerere.enabled", "false"}, // no rr-cache record, no replayed resolution
 	{"merge.verifySignatures", "false"},
 	{"log.showSignature", "false"},
 	{"commit.gpgSign", "false"},
