@@ -108,6 +108,9 @@ func runDone(proj *project, id string) error {
 		what = "it waits for a person: resume it (smithvm resume " + id + ", with --signal to approve) and merge when it completes"
 	case vm.StatusRunning:
 		what = "wait until it completes"
+		if _, driven, err := proj.store.Driver(id); err == nil && !driven {
+			what = "it was cut off (no smithvm drives it): resume it (smithvm resume " + id + ") and merge when it completes"
+		}
 	}
 	return &step.BranchError{Code: source.ERunNotDone,
 		Msg: fmt.Sprintf("run '%s' is %s, not completed: %s, or pass --force to merge its branch as it is", id, st.Status, what)}
