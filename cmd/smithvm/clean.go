@@ -27,6 +27,16 @@ func (e *env) cmdClean(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
+	// A run a smithvm drives works in that worktree: not even --force
+	// pulls it away from under its steps.
+	if pid, driven, err := proj.store.Driver(fs.Arg(0)); err == nil && driven {
+		by := "another smithvm process"
+		if pid > 0 {
+			by = fmt.Sprintf("smithvm process %d", pid)
+		}
+		fmt.Fprintf(e.stderr, "smithvm clean: %s: run '%s' is being driven by %s: stop it first (smithvm stop %s), then clean\n", source.ERunLocked, fs.Arg(0), by, fs.Arg(0))
+		return source.ERunLocked.ExitStatus()
+	}
 	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
 	}
