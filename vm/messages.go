@@ -190,6 +190,7 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 	c := step.Commit{
 		Worktree: m.st.WorktreePath,
 		Branch:   m.branch(),
+		Head:     m.st.Head,
 		Msg:      step.CommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
 		Exclude:  step.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
 		Secrets:  append(slices.Clone(m.p.Secrets), m.presets.Keys...),

@@ -41,6 +41,14 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	if want := "refs/heads/" + c.Branch; c.Branch != "" && headBranch(ctx, g) != want {
 		return "", fmt.Errorf("the worktree %s is not on the branch %s (HEAD is %q): nothing committed", c.Worktree, c.Branch, headBranch(ctx, g))
 	}
+	// A step that committed by itself (an agent allowed to run git):
+	// its commits are taken back into the index, so that the secret scan
+	// sees all the step changed and the branch gets the step's one commit.
+	if c.Head != "" && revParse(ctx, g, "HEAD") != c.Head {
+		if r := g.git(ctx, "reset", "-q", "--soft", c.Head); r.err != nil {
+			return "", fmt.Errorf("git reset --soft %s: %v: %s", c.Head, r.err, strings.TrimSpace(r.out))
+		}
+	}
 	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
