@@ -22,10 +22,9 @@ func (e *env) cmdClean(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("clean", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
 	// A run a smithvm drives works in that worktree: not even --force
 	// pulls it away from under its steps.
@@ -67,10 +66,9 @@ func (e *env) cmdDiff(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("diff", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
 	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.lookup)
 	if err != nil {
@@ -86,10 +84,9 @@ func (e *env) cmdMerge(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("merge", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
 	if !c.force {
 		if err := runDone(proj, fs.Arg(0)); err != nil {
@@ -124,6 +121,26 @@ func runDone(proj *project, id string) error {
 	}
 	return &step.BranchError{Code: source.ERunNotDone,
 		Msg: fmt.Sprintf("run '%s' is %s, not completed: %s, or pass --force to merge its branch as it is", id, st.Status, what)}
+}
+
+// branchProject is the project of run id for diff, merge and clean
+// (command cmd), found as resume and status find it (locateBase); false
+// with the exit status when there is none or id is not a run id.
+func (e *env) branchProject(cmd, base, id string) (*project, int, bool) {
+	base, st, ok := e.locateBase(base, id)
+	if !ok {
+		return nil, st, false
+	}
+	proj, err := e.runProject(base, id)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return nil, source.ExitConfig, false
+	}
+	if _, err := proj.store.ReadState(id); source.CodeOf(err, "") == source.EUsage {
+		fmt.Fprintf(e.stderr, "smithvm %s: %s: %v\n", cmd, source.EUsage, err)
+		return nil, source.EUsage.ExitStatus(), false
+	}
+	return proj, 0, true
 }
 
 // runProject is project for a command on run id: the WORKSPACE is the one
