@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -145,12 +146,45 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
 	branch := step.WorktreeBranch(runID)
+	if files := untrackedInTheWay(ctx, g, d.Workspace, branch); len(files) > 0 {
+		return "", &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("untracked files in the repository would be overwritten by the merge (%s): move them away, then merge again", listSome(files, 5))}
+	}
 	out, files, err := merge(ctx, g, branch, "smith: merge run "+runID)
 	if err != nil || files == nil {
 		return out, err
 	}
 	return "", &step.BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
+}
+
+// untrackedInTheWay returns the files that branch has and HEAD has not,
+// or has otherwise, which exist untracked (and not ignored) in the work
+// tree top: git would refuse to merge over them.
+func untrackedInTheWay(ctx context.Context, g *gitRepo, top, branch string) []string {
+	r := g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "-z", "--no-renames", "--diff-filter=d", "HEAD", branch)
+	if r.err != nil {
+		return nil // the merge says what is wrong
+	}
+	var present []string
+	for p := range strings.SplitSeq(r.out, "\x00") {
+		if _, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p))); p != "" && err == nil {
+			present = append(present, p)
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	// Of those, the untracked ones that are not ignored (git merges over
+	// an ignored file).
+	args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--"}
+	for _, p := range present {
+		args = append(args, ":(literal)"+p)
+	}
+	r = g.out(ctx, args...)
+	if r.err != nil {
+		return nil
+	}
+	return splitNonEmpty(strings.ReplaceAll(r.out, "\x00", "\n"))
 }
 
 // Unmerged reports whether run runID's branch has commits that the
