@@ -145,6 +145,9 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
 		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
+	if headBranch(ctx, g) == "" {
+		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has no branch checked out (HEAD is detached): check out the branch to merge into, then merge again"}
+	}
 	branch := step.WorktreeBranch(runID)
 	if files := untrackedInTheWay(ctx, g, d.Workspace, branch); len(files) > 0 {
 		return "", &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("untracked files in the repository would be overwritten by the merge (%s): move them away, then merge again", listSome(files, 5))}
