@@ -377,6 +377,30 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	return nil
 }
 
+// UncommittedTracked returns the tracked files of the repository whose
+// top is d.Workspace that differ from its HEAD (none when it is not such
+// a repository): an isolated run starts from HEAD without them.
+func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return nil
+	}
+	r := g.out(ctx, "status", "--porcelain", "-z", "--untracked-files=no", "--no-renames")
+	if r.err != nil {
+		return nil
+	}
+	var files []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if len(rec) > 3 {
+			files = append(files, rec[3:])
+		}
+	}
+	return files
+}
+
+// ListSome is the first n of files, comma-separated, with how many more.
+func ListSome(files []string, n int) string { return listSome(files, n) }
+
 // uncommitted returns the files of wt's work tree that differ from its
 // HEAD, new files included whatever status.showUntrackedFiles says, but
 // for those under own.
