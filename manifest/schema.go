@@ -234,6 +234,21 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 	case *kind.Pattern:
 		val, path := r.lookup(e.InstanceLocation)
 		r.add(val.Pos, path, "%s must match %s, found '%s'", label(e.InstanceLocation), k.Want, k.Got)
+	case *kind.PropertyNames:
+		// A key that is a name (a branch's): said at the key, with the
+		// rule its cause broke.
+		obj, path := r.lookup(e.InstanceLocation)
+		pos := obj.Pos
+		if obj.Kind == KMap {
+			pos = entryKeyPos(obj, k.Property)
+		}
+		rule := "be a valid name"
+		for _, c := range e.Causes {
+			if p, ok := c.ErrorKind.(*kind.Pattern); ok {
+				rule = "match " + p.Want
+			}
+		}
+		r.add(pos, joinPath(path, k.Property), "the name '%s' in %s must %s", k.Property, label(e.InstanceLocation), rule)
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
 		for _, c := range e.Causes {
 			r.walk(c)

@@ -145,6 +145,8 @@ func TestSchemaRejects(t *testing.T) {
 			"w.yaml:4:61: error: E_SCHEMA: 'op' must be one of ==, !=, >, <, >=, <=, found 'gt'"},
 		{"bad step name", "w.yaml", wfPrefix + "  - {name: \"my step\", command: [a]}\n",
 			"w.yaml:4:13: error: E_SCHEMA: 'name' must match ^[A-Za-z_][A-Za-z0-9_-]*$, found 'my step'"},
+		{"bad branch name", "w.yaml", wfPrefix + "  - name: P\n    parallel:\n      branches:\n        ok: [{name: A, command: [a]}]\n        \"b c\": [{name: B, command: [a]}]\n  - name: L\n    for_each: {items: [x], steps: [{name: C, command: [a]}]}\n",
+			"w.yaml:8:9: error: E_SCHEMA: the name 'b c' in 'branches' must match ^[A-Za-z_][A-Za-z0-9_-]*$"},
 		{"unknown predicate", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    when: {stepok: B}\n",
 			"w.yaml:6:12: error: E_SCHEMA: unknown key 'stepok' in condition of step 'A' (did you mean 'step_ok'?)"},
 		{"two predicates", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    when: {step_ok: B, env_set: X}\n",

@@ -190,6 +190,7 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 	c := step.Commit{
 		Worktree: m.st.WorktreePath,
 		Branch:   m.branch(),
+		Head:     m.st.Head,
 		Msg:      step.CommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
 		Exclude:  step.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
 		Secrets:  append(slices.Clone(m.p.Secrets), m.presets.Keys...),
@@ -232,7 +233,15 @@ func (m *Machine) branch() string {
 // restoreExcludes are the paths a restore of a worktree leaves as they are:
 // Smith's own folders (inboxes, processed, sending, artifacts/).
 func (m *Machine) restoreExcludes() []string {
-	return step.CommitExcludes(agentFolders(m.p), false)
+	return OwnFolders(m.p)
+}
+
+// OwnFolders are the paths, relative to a run's worktree, that hold
+// Smith's own files rather than the team's work: the agents' folders
+// (inbox, processed, sending, claims) and artifacts/. smithvm clean does
+// not count what is in them as work left uncommitted.
+func OwnFolders(p *isa.Program) []string {
+	return step.CommitExcludes(agentFolders(p), false)
 }
 
 // restoreRun brings the run's worktree back to the last saved state on

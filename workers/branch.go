@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -40,6 +41,14 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	// never on a branch a half-made worktree or a stray checkout left.
 	if want := "refs/heads/" + c.Branch; c.Branch != "" && headBranch(ctx, g) != want {
 		return "", fmt.Errorf("the worktree %s is not on the branch %s (HEAD is %q): nothing committed", c.Worktree, c.Branch, headBranch(ctx, g))
+	}
+	// A step that committed by itself (an agent allowed to run git):
+	// its commits are taken back into the index, so that the secret scan
+	// sees all the step changed and the branch gets the step's one commit.
+	if c.Head != "" && revParse(ctx, g, "HEAD") != c.Head {
+		if r := g.git(ctx, "reset", "-q", "--soft", c.Head); r.err != nil {
+			return "", fmt.Errorf("git reset --soft %s: %v: %s", c.Head, r.err, strings.TrimSpace(r.out))
+		}
 	}
 	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
@@ -136,13 +145,49 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
 		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
+	if headBranch(ctx, g) == "" {
+		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has no branch checked out (HEAD is detached): check out the branch to merge into, then merge again"}
+	}
 	branch := step.WorktreeBranch(runID)
+	if files := untrackedInTheWay(ctx, g, d.Workspace, branch); len(files) > 0 {
+		return "", &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("untracked files in the repository would be overwritten by the merge (%s): move them away, then merge again", listSome(files, 5))}
+	}
 	out, files, err := merge(ctx, g, branch, "smith: merge run "+runID)
 	if err != nil || files == nil {
 		return out, err
 	}
 	return "", &step.BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
+}
+
+// untrackedInTheWay returns the files that branch has and HEAD has not,
+// or has otherwise, which exist untracked (and not ignored) in the work
+// tree top: git would refuse to merge over them.
+func untrackedInTheWay(ctx context.Context, g *gitRepo, top, branch string) []string {
+	r := g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "-z", "--no-renames", "--diff-filter=d", "HEAD", branch)
+	if r.err != nil {
+		return nil // the merge says what is wrong
+	}
+	var present []string
+	for p := range strings.SplitSeq(r.out, "\x00") {
+		if _, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p))); p != "" && err == nil {
+			present = append(present, p)
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	// Of those, the untracked ones that are not ignored (git merges over
+	// an ignored file).
+	args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--"}
+	for _, p := range present {
+		args = append(args, ":(literal)"+p)
+	}
+	r = g.out(ctx, args...)
+	if r.err != nil {
+		return nil
+	}
+	return splitNonEmpty(strings.ReplaceAll(r.out, "\x00", "\n"))
 }
 
 // Unmerged reports whether run runID's branch has commits that the
@@ -168,7 +213,12 @@ func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(stri
 // message msg, and returns git's output. On a conflict it aborts the merge,
 // leaving g as it was, and returns the conflicted files, sorted.
 func merge(ctx context.Context, g *gitRepo, branch, msg string) (out string, conflicts []string, err error) {
-	r := g.git(ctx, "merge", "--no-edit", "--no-stat", "--no-verify", "-m", msg, branch)
+	// The options git would take from the repository's configuration
+	// (merge.ff, merge.autoStash, merge.log, branch.<name>.mergeOptions
+	// such as --ff-only, --no-ff, --squash or --no-commit) are all given
+	// here: a fast-forward where possible, else a merge commit.
+	r := g.git(ctx, "merge", "--ff", "--commit", "--no-squash", "--no-autostash", "--no-log", "--no-signoff",
+		"--no-rerere-autoupdate", "--no-edit", "--no-stat", "--no-verify", "-m", msg, branch)
 	if r.err == nil {
 		return strings.TrimSpace(r.out), nil, nil
 	}

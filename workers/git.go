@@ -74,6 +74,11 @@ var gitFixedConfig = [][2]string{
 	{"status.submoduleSummary", "false"},
 	{"diff.external", ""},
 	{"merge.stat", "false"},
+	{"rerere.enabled", "false"}, // no rr-cache record, no replayed resolution
+	// core.autocrlf's check only warns: a step's commit (git add -A,
+	// Smith's own files included before they are put back) must not fail
+	// on a line-ending warning.
+	{"core.safecrlf", "warn"},
 	{"merge.verifySignatures", "false"},
 	{"log.showSignature", "false"},
 	{"commit.gpgSign", "false"},

@@ -219,7 +219,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 	if _, err := Merge(ctx, d, "r1", lookup); err != nil {
 		t.Fatalf("Merge = %v", err)
 	}
-	if err := RemoveWorktree(d, "r1", true, false, lookup); err != nil {
+	if err := RemoveWorktree(d, "r1", nil, true, false, lookup); err != nil {
 		t.Fatalf("RemoveWorktree = %v", err)
 	}
 	if got := markers(t, marks); len(got) != 0 {

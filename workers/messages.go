@@ -223,9 +223,17 @@ func (Local) PrepareAgents(dirs confine.Dir, folders []string) error {
 // folders given), those older than olderThan when it is positive. It
 // touches nothing else and returns how many files it removed.
 func CleanProcessed(workspace string, extra []string, olderThan time.Duration, now time.Time) (int, error) {
-	dirs, _ := filepath.Glob(filepath.Join(workspace, "agents", "*", "processed"))
+	ws, err := os.OpenRoot(workspace)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	defer ws.Close()
+	dirs, _ := fs.Glob(ws.FS(), "agents/*/processed")
 	for _, e := range extra {
-		dirs = append(dirs, filepath.Join(workspace, filepath.FromSlash(e)))
+		dirs = append(dirs, path.Clean(filepath.ToSlash(e)))
 	}
 	sort.Strings(dirs)
 	seen := map[string]bool{}
@@ -235,12 +243,14 @@ func CleanProcessed(workspace string, extra []string, olderThan time.Duration, n
 			continue
 		}
 		seen[d] = true
-		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+		if fi, err := ws.Lstat(d); err != nil || !fi.IsDir() {
 			continue // missing, or a link: never followed
 		}
-		root, err := os.OpenRoot(d)
+		// Opened through WORKSPACE's root: a linked agents/NAME that leads
+		// out of WORKSPACE is not followed either.
+		root, err := ws.OpenRoot(d)
 		if err != nil {
-			return n, err
+			continue
 		}
 		entries, err := fs.ReadDir(root.FS(), ".")
 		if err != nil {

@@ -187,11 +187,35 @@ func scanStaged(ctx context.Context, g *gitRepo, secrets []secretValue) (*secret
 		return nil, fmt.Errorf("git diff --cached: %v: %s", err, strings.TrimSpace(res.Stderr))
 	}
 	s.flush()
-	return s.hit, nil
+	if s.hit != nil {
+		return s.hit, nil
+	}
+	// A file's name is part of the change too (an empty file has no
+	// content line to scan).
+	r := g.out(ctx, "diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=d")
+	if r.err != nil {
+		return nil, fmt.Errorf("git diff --cached --name-only: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	for name := range strings.SplitSeq(r.out, "\x00") {
+		for _, v := range secrets {
+			if strings.Contains(name, v.value) {
+				for _, m := range secrets {
+					name = strings.ReplaceAll(name, m.value, "***")
+				}
+				return &secretHit{secret: v.name, file: name}, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // secretError is the failure for a hit.
 func secretError(h *secretHit) error {
+	if h.line == 0 {
+		return &source.Error{Code: source.ESecretChange, Msg: fmt.Sprintf(
+			"the change contains the value of secret '%s' in the name of %s; nothing was committed (the change is left in the worktree): rename the file",
+			h.secret, h.file)}
+	}
 	return &source.Error{Code: source.ESecretChange, Msg: fmt.Sprintf(
 		"the change contains the value of secret '%s' in %s:%d; nothing was committed (the change is left in the worktree): remove the value and pass it to the program through the environment (secrets:) instead",
 		h.secret, h.file, h.line)}

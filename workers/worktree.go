@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -324,9 +325,10 @@ func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, e
 // RemoveWorktree removes a run's worktree and, with deleteBranch, its
 // branch and its starting-commit ref. Unless force, it refuses (E_UNMERGED)
 // to delete a branch with commits the checked-out branch does not contain,
-// and to remove a worktree with uncommitted changes. A run with neither a
-// worktree nor a branch is an error.
-func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, lookup func(string) (string, bool)) error {
+// and to remove a worktree with uncommitted changes, new files included,
+// but for those under own (Smith's own folders: inboxes, artifacts/). A
+// run with neither a worktree nor a branch is an error.
+func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, force bool, lookup func(string) (string, bool)) error {
 	ctx := context.Background()
 	path := WorktreePath(d, runID)
 	hasWT := isDir(path)
@@ -340,8 +342,12 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 	if !force {
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
-				if r := wt.git(ctx, "status", "--porcelain"); r.err == nil && strings.TrimSpace(r.out) != "" {
-					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes; commit them or pass --force", runID)}
+				files, err := uncommitted(ctx, wt, own)
+				if err != nil {
+					return err
+				}
+				if len(files) > 0 {
+					return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' has uncommitted changes (%s); commit them or pass --force", runID, listSome(files, 5))}
 				}
 			}
 		}
@@ -371,6 +377,59 @@ func RemoveWorktree(d confine.Dir, runID string, deleteBranch, force bool, looku
 	return nil
 }
 
+// UncommittedTracked returns the tracked files of the repository whose
+// top is d.Workspace that differ from its HEAD (none when it is not such
+// a repository): an isolated run starts from HEAD without them.
+func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return nil
+	}
+	r := g.out(ctx, "status", "--porcelain", "-z", "--untracked-files=no", "--no-renames")
+	if r.err != nil {
+		return nil
+	}
+	var files []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if len(rec) > 3 {
+			files = append(files, rec[3:])
+		}
+	}
+	return files
+}
+
+// ListSome is the first n of files, comma-separated, with how many more.
+func ListSome(files []string, n int) string { return listSome(files, n) }
+
+// uncommitted returns the files of wt's work tree that differ from its
+// HEAD, new files included whatever status.showUntrackedFiles says, but
+// for those under own.
+func uncommitted(ctx context.Context, wt *gitRepo, own []string) ([]string, error) {
+	r := wt.out(ctx, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no", "--no-renames")
+	if r.err != nil {
+		return nil, fmt.Errorf("git status: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	var files []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if len(rec) < 4 {
+			continue
+		}
+		name := rec[3:]
+		if !slices.ContainsFunc(own, func(p string) bool { return name == p || strings.HasPrefix(name, strings.TrimSuffix(p, "/")+"/") }) {
+			files = append(files, name)
+		}
+	}
+	return files, nil
+}
+
+// listSome is the first n of files, comma-separated, with how many more.
+func listSome(files []string, n int) string {
+	if len(files) <= n {
+		return strings.Join(files, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(files[:n], ", "), len(files)-n)
+}
+
 // sameDir reports whether a and b name the same directory.
 func sameDir(a, b string) bool {
 	fa, err1 := os.Stat(a)
@@ -388,14 +447,10 @@ func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(
 	}
 	out := splitNonEmpty(g.out(ctx, "diff", "--no-ext-diff", "--no-textconv", "--name-only", BaseRef(runID), step.WorktreeBranch(runID)).out)
 	if wt, err := openRepo(ctx, WorktreePath(d, runID), lookup); err == nil {
-		for _, l := range splitNonEmpty(wt.out(ctx, "status", "--porcelain", "--untracked-files=all").out) {
-			if len(l) > 3 {
-				name := l[3:]
-				if _, after, ok := strings.Cut(name, " -> "); ok {
-					name = after
-				}
-				out = append(out, strings.Trim(name, `"`))
-			}
+		// Not Smith's own files: artifacts/ holds the same paths in every
+		// run of a workflow (a message's name is the run's alone).
+		if files, err := uncommitted(ctx, wt, []string{step.ArtifactsDir}); err == nil {
+			out = append(out, files...)
 		}
 	}
 	return out

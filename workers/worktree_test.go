@@ -66,7 +66,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	}
 
 	// Removing with the branch kept, then creating again, reuses the branch.
-	if err := RemoveWorktree(d, "r1", false, false, lookup); err != nil {
+	if err := RemoveWorktree(d, "r1", nil, false, false, lookup); err != nil {
 		t.Fatalf("RemoveWorktree(keep branch) = %v", err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -75,13 +75,13 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if _, err := CreateWorktree(ctx, d, "r1", lookup); err != nil {
 		t.Fatalf("CreateWorktree after --keep-branch = %v", err)
 	}
-	if err := RemoveWorktree(d, "r1", true, false, lookup); err != nil {
+	if err := RemoveWorktree(d, "r1", nil, true, false, lookup); err != nil {
 		t.Fatalf("RemoveWorktree = %v", err)
 	}
 	if r := testGit(t, d.Workspace, lookup, "rev-parse", "--verify", "--quiet", "refs/heads/smith/r1"); r.err == nil {
 		t.Error("branch smith/r1 still exists after RemoveWorktree with deleteBranch")
 	}
-	if err := RemoveWorktree(d, "r1", true, false, lookup); err == nil {
+	if err := RemoveWorktree(d, "r1", nil, true, false, lookup); err == nil {
 		t.Error("RemoveWorktree of a run without a worktree = nil, want an error")
 	}
 }

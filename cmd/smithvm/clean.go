@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"smith/compiler"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -21,12 +22,21 @@ func (e *env) cmdClean(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("clean", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
-	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), !c.keepBranch, c.force, e.lookup); err != nil {
+	// A run a smithvm drives works in that worktree: not even --force
+	// pulls it away from under its steps.
+	if pid, driven, err := proj.store.Driver(fs.Arg(0)); err == nil && driven {
+		by := "another smithvm process"
+		if pid > 0 {
+			by = fmt.Sprintf("smithvm process %d", pid)
+		}
+		fmt.Fprintf(e.stderr, "smithvm clean: %s: run '%s' is being driven by %s: stop it first (smithvm stop %s), then clean\n", source.ERunLocked, fs.Arg(0), by, fs.Arg(0))
+		return source.ERunLocked.ExitStatus()
+	}
+	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
 	}
 	if c.force && !c.keepBranch {
@@ -37,16 +47,28 @@ func (e *env) cmdClean(args []string) int {
 	return 0
 }
 
+// ownFolders are the folders of run id's worktree that hold Smith's own
+// files (the agents' inboxes and processed messages, artifacts/), from
+// the run's program recompiled from its workflow_path; artifacts/ alone
+// when that fails.
+func ownFolders(proj *project, id string) []string {
+	if st, err := proj.store.ReadState(id); err == nil {
+		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+			return vm.OwnFolders(p)
+		}
+	}
+	return []string{step.ArtifactsDir}
+}
+
 func (e *env) cmdDiff(args []string) int {
 	var c flagVals
 	fs := e.diffFlags(&c)
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("diff", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
 	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.lookup)
 	if err != nil {
@@ -62,10 +84,9 @@ func (e *env) cmdMerge(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	proj, err := e.runProject(c.base, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+	proj, st, ok := e.branchProject("merge", c.base, fs.Arg(0))
+	if !ok {
+		return st
 	}
 	if !c.force {
 		if err := runDone(proj, fs.Arg(0)); err != nil {
@@ -94,9 +115,32 @@ func runDone(proj *project, id string) error {
 		what = "it waits for a person: resume it (smithvm resume " + id + ", with --signal to approve) and merge when it completes"
 	case vm.StatusRunning:
 		what = "wait until it completes"
+		if _, driven, err := proj.store.Driver(id); err == nil && !driven {
+			what = "it was cut off (no smithvm drives it): resume it (smithvm resume " + id + ") and merge when it completes"
+		}
 	}
 	return &step.BranchError{Code: source.ERunNotDone,
 		Msg: fmt.Sprintf("run '%s' is %s, not completed: %s, or pass --force to merge its branch as it is", id, st.Status, what)}
+}
+
+// branchProject is the project of run id for diff, merge and clean
+// (command cmd), found as resume and status find it (locateBase); false
+// with the exit status when there is none or id is not a run id.
+func (e *env) branchProject(cmd, base, id string) (*project, int, bool) {
+	base, st, ok := e.locateBase(base, id)
+	if !ok {
+		return nil, st, false
+	}
+	proj, err := e.runProject(base, id)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		return nil, source.ExitConfig, false
+	}
+	if _, err := proj.store.ReadState(id); source.CodeOf(err, "") == source.EUsage {
+		fmt.Fprintf(e.stderr, "smithvm %s: %s: %v\n", cmd, source.EUsage, err)
+		return nil, source.EUsage.ExitStatus(), false
+	}
+	return proj, 0, true
 }
 
 // runProject is project for a command on run id: the WORKSPACE is the one

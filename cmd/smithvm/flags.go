@@ -149,7 +149,7 @@ func (e *env) graphFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) cleanFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nIt refuses (E_UNMERGED, exit 2) when the branch has commits that are not\nmerged into the checked-out branch, or the worktree has uncommitted changes,\nunless --force. The run's state and logs are kept.\n")
+	fs := e.newFlags("clean", "RUN_ID [flags]", "Removes the git worktree of a run made with isolation: git-worktree\n(BASE/.orchestrator/worktrees/<run_id>) and deletes its branch smith/<run_id>.\nIt refuses (E_UNMERGED, exit 2) when the branch has commits that are not\nmerged into the checked-out branch, or the worktree has uncommitted changes,\nunless --force; a run that a smithvm still drives is never cleaned\n(E_RUN_LOCKED). The run's state and logs are kept. Without --base, the run is\nlooked for in the current directory, then among the recent bases.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.keepBranch, "keep-branch", false, "remove the worktree but keep the branch smith/<run_id>")
 	fs.BoolVar(&v.force, "force", false, "delete unmerged commits and uncommitted changes too")
@@ -157,14 +157,14 @@ func (e *env) cleanFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) diffFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("diff", "RUN_ID [flags]", "Prints the code changes of a run made with isolation: git-worktree: its branch\nsmith/<run_id> against the commit the run started from, as a unified diff.\n")
+	fs := e.newFlags("diff", "RUN_ID [flags]", "Prints the code changes of a run made with isolation: git-worktree: its branch\nsmith/<run_id> against the commit the run started from, as a unified diff.\nWithout --base, the run is looked for in the current directory, then among\nthe recent bases.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.stat, "stat", false, "print the summary (files changed, insertions, deletions) instead")
 	return fs
 }
 
 func (e *env) mergeFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was. A run that is not completed (halted for\napproval, failed, running) is refused with E_RUN_NOT_DONE (exit 2) unless --force.\n")
+	fs := e.newFlags("merge", "RUN_ID [flags]", "Merges the branch smith/<run_id> of a run made with isolation: git-worktree\ninto the branch checked out in the repository: a fast-forward where possible,\nelse a merge commit. A conflict exits 1 with E_MERGE_CONFLICT naming the files\nand leaves the repository as it was. A run that is not completed (halted for\napproval, failed, running) is refused with E_RUN_NOT_DONE (exit 2) unless --force.\nWithout --base, the run is looked for in the current directory, then among\nthe recent bases.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.force, "force", false, "merge the branch of a run that is not completed, as it is")
 	return fs
@@ -173,6 +173,7 @@ func (e *env) mergeFlags(v *flagVals) *pflag.FlagSet {
 func (e *env) cleanProcessedFlags(v *flagVals) *pflag.FlagSet {
 	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ (wait_for with consume: true moves each message\nthere once its step completes). Nothing outside those folders is touched.\n")
 	v.addBase(fs)
+	fs.StringVar(&v.wsDir, "workspace", "", "the WORKSPACE is `DIR` (the runs' --workspace) instead of BASE/workspace; BASE defaults to DIR")
 	fs.StringVar(&v.olderThan, "older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")
 	return fs
 }

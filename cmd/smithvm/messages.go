@@ -22,7 +22,7 @@ func (e *env) cmdCleanProcessed(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_USAGE: --older-than %q: %v\n", *older, err)
 		return source.ExitConfig
 	}
-	proj, err := e.project(c.base)
+	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig

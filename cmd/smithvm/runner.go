@@ -15,6 +15,7 @@ import (
 
 	"smith/compiler"
 	"smith/isa"
+	"smith/lang"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -421,6 +422,11 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	}
 	firstRun := e.gitignoreCheck(proj)
 	_ = firstRun
+	if prog.Config.Isolation == lang.IsolationWorktree {
+		if files := workers.UncommittedTracked(context.Background(), proj.dirs, e.lookup); len(files) > 0 {
+			fmt.Fprintf(e.stderr, "WARNING: the repository %s has changes that are not committed (%s); the run starts from its last commit, without them: commit them first for the agents to see them.\n", proj.dirs.Workspace, workers.ListSome(files, 5))
+		}
+	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig

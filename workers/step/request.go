@@ -276,6 +276,11 @@ type Commit struct {
 	// the thread's): the commit is refused on any other.
 	Branch string `json:"branch,omitempty"`
 	Msg    string `json:"msg"` // the commit message
+	// Head is the commit the branch was at when the step started (the
+	// last saved one; "" when unknown): what the step committed by itself
+	// is taken back into the index, so the scan sees the step's whole
+	// change and the branch gets one commit of Smith's for it.
+	Head string `json:"head,omitempty"`
 	// Exclude are paths relative to the worktree kept out of the commit:
 	// the agents' inboxes, processed and sending folders, and artifacts/
 	// unless the workflow commits them.
