@@ -287,7 +287,11 @@ func (m *Machine) failTemplate(a uint32) error {
 // security violation (CONTRACT 2: the run exits 3 if it ends there), else
 // E_STEP_FAILED. The current step is re-run on resume.
 func (m *Machine) fail(msg string) error {
-	m.emit(evFailAction(m.st.CurrentStep, msg))
+	ev := evFailAction(m.st.CurrentStep, msg)
+	if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Attempts > 1 {
+		ev.AttemptID = r.Attempts // the step's last try, as its outcome's event says
+	}
+	m.emit(ev)
 	if m.thr != nil {
 		// _error and error: end the thread in failure (CONTRACT 12.3).
 		return m.threadEnd(ThreadFailed, &StepError{Code: string(source.EStepFailed), Message: msg})
