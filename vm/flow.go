@@ -300,14 +300,15 @@ func (m *Machine) fail(msg string) error {
 }
 
 // failRun ends the run in failure after the current step's outcome:
-// E_TIMEOUT when the signal is SIGNAL:TIMEOUT, E_PATH_ESCAPE when the step
-// failed on a path escape, else E_STEP_FAILED. The step is re-run on resume.
+// E_TIMEOUT when the signal is SIGNAL:TIMEOUT, the step's E_PATH_ESCAPE,
+// E_TIMEOUT or E_WAIT_TIMEOUT (a loop's whose iteration failed so: endCode),
+// else E_STEP_FAILED. The step is re-run on resume.
 func (m *Machine) failRun(msg string) error {
 	code := source.EStepFailed
 	if m.st.Signal == SigTimeout {
 		code = source.ETimeout
-	} else if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Error != nil && r.Error.Code == string(source.EPathEscape) {
-		code = source.EPathEscape
+	} else if r := m.st.Steps[m.st.CurrentStep]; r != nil && endCode(r.Error) != string(source.EStepFailed) {
+		code = source.Code(r.Error.Code)
 	}
 	m.st.Phase = PhaseStart
 	return m.abort(code, msg)
