@@ -2,7 +2,6 @@ package vm
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"smith/isa"
@@ -479,11 +478,12 @@ func (m *Machine) providerDefs(sc scope, errp *error) []step.ProviderDef {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // iteration names where the current step runs for the header of its stderr
-// log: the index of the innermost loop iteration, else the parallel branch
-// (the thread's key), else "".
+// log and the name of its spill file: the index of every loop iteration
+// entered, outermost first ("1.0", as the console names it), else the
+// parallel branch (the thread's key), else "".
 func (m *Machine) iteration() string {
-	if n := len(m.st.LoopStack); n > 0 {
-		return strconv.Itoa(m.st.LoopStack[n-1].Index)
+	if len(m.st.LoopStack) > 0 {
+		return m.iterationRef()
 	}
 	return m.threadKey()
 }
