@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"smith/isa"
@@ -474,8 +475,15 @@ func (m *Machine) providerDefs(sc scope, errp *error) []step.ProviderDef {
 	return out
 }
 
-// seconds converts seconds (fractions allowed) to a Duration.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts seconds (fractions allowed) to a Duration; more than a
+// Duration holds (about 292 years) is the longest one, never a wrapped,
+// negative one.
+func seconds(s float64) time.Duration {
+	if ns := s * float64(time.Second); ns < math.MaxInt64 {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
+}
 
 // iteration names where the current step runs for the header of its stderr
 // log and the name of its spill file: the index of every loop iteration
