@@ -2,7 +2,7 @@ package vm
 
 import (
 	"context"
-	"strconv"
+	"math"
 	"time"
 
 	"smith/isa"
@@ -475,15 +475,23 @@ func (m *Machine) providerDefs(sc scope, errp *error) []step.ProviderDef {
 	return out
 }
 
-// seconds converts seconds (fractions allowed) to a Duration.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts seconds (fractions allowed) to a Duration; more than a
+// Duration holds (about 292 years) is the longest one, never a wrapped,
+// negative one.
+func seconds(s float64) time.Duration {
+	if ns := s * float64(time.Second); ns < math.MaxInt64 {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
+}
 
 // iteration names where the current step runs for the header of its stderr
-// log: the index of the innermost loop iteration, else the parallel branch
-// (the thread's key), else "".
+// log and the name of its spill file: the index of every loop iteration
+// entered, outermost first ("1.0", as the console names it), else the
+// parallel branch (the thread's key), else "".
 func (m *Machine) iteration() string {
-	if n := len(m.st.LoopStack); n > 0 {
-		return strconv.Itoa(m.st.LoopStack[n-1].Index)
+	if len(m.st.LoopStack) > 0 {
+		return m.iterationRef()
 	}
 	return m.threadKey()
 }

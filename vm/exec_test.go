@@ -151,3 +151,38 @@ func TestRetryAndLive(t *testing.T) {
 	}
 	checkRebuilt(t, r)
 }
+
+// failRetryRunner fails its first try, reports the retry, then fails again.
+type failRetryRunner struct{}
+
+func (failRetryRunner) Run(_ context.Context, req *step.Request) step.Result {
+	req.OnRetry(1, 1, 0)
+	return step.Result{Signal: vm.SigFailure, ExitCode: 1, Attempts: 2, Duration: time.Second}
+}
+
+// The error: action that ends the run after a step's last try carries that
+// try's number, as every event of the step does (CONTRACT 3.5).
+func TestFailActionCarriesLastAttempt(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{{ID: "Fetch", On: ok}}})
+	r := &rec{}
+	cfg := r.config(&fake{})
+	cfg.Registry = failRetryRunner{}
+	m, err := vm.New(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := m.Run(context.Background())
+	r.st = st
+	var failed, action vm.Event
+	for _, e := range r.events {
+		switch e.Kind {
+		case vm.EvStepFailed:
+			failed = e
+		case vm.EvFailAction:
+			action = e
+		}
+	}
+	if failed.AttemptID != 2 || action.AttemptID != 2 {
+		t.Errorf("attempt_id of step_failed %d, fail_action %d; want 2, 2", failed.AttemptID, action.AttemptID)
+	}
+}

@@ -1,8 +1,10 @@
 package vm
 
 import (
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"smith/lang"
 )
@@ -32,5 +34,20 @@ func TestStepFieldTable(t *testing.T) {
 		if v, _, _ := m.stepVar([]lang.PathElem{{Key: "S"}, {Key: f}}); v != want {
 			t.Errorf("${steps.S.%s} = %v, want %v", f, v, want)
 		}
+	}
+}
+
+// TestSecondsNeverOverflow: a timeout, backoff or wait of more seconds
+// than a Duration holds is the longest Duration, never a negative one (a
+// timeout: 1e12 that silently became the 300 s default, a backoff_sec:
+// 1e12 printed as "retrying in -9223372036.854776s" and not waited).
+func TestSecondsNeverOverflow(t *testing.T) {
+	for _, s := range []float64{1e10, 1e12, 1e300} {
+		if d := seconds(s); d != math.MaxInt64 {
+			t.Errorf("seconds(%g) = %v, want the longest Duration", s, d)
+		}
+	}
+	if d := seconds(1.5); d != 1500*time.Millisecond {
+		t.Errorf("seconds(1.5) = %v", d)
 	}
 }

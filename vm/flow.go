@@ -287,24 +287,36 @@ func (m *Machine) failTemplate(a uint32) error {
 // security violation (CONTRACT 2: the run exits 3 if it ends there), else
 // E_STEP_FAILED. The current step is re-run on resume.
 func (m *Machine) fail(msg string) error {
-	m.emit(evFailAction(m.st.CurrentStep, msg))
+	ev := evFailAction(m.st.CurrentStep, msg)
+	if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Attempts > 1 {
+		ev.AttemptID = r.Attempts // the step's last try, as its outcome's event says
+	}
+	m.emit(ev)
 	if m.thr != nil {
 		// _error and error: end the thread in failure (CONTRACT 12.3).
-		return m.threadEnd(ThreadFailed, &StepError{Code: string(source.EStepFailed), Message: msg})
+		// A timeout or a path escape stays what the thread failed on.
+		return m.threadEnd(ThreadFailed, &StepError{Code: string(m.failCode()), Message: msg})
 	}
 	return m.failRun(msg)
 }
 
-// failRun ends the run in failure after the current step's outcome:
-// E_TIMEOUT when the signal is SIGNAL:TIMEOUT, E_PATH_ESCAPE when the step
-// failed on a path escape, else E_STEP_FAILED. The step is re-run on resume.
+// failRun ends the run in failure after the current step's outcome, with
+// failCode. The step is re-run on resume.
 func (m *Machine) failRun(msg string) error {
-	code := source.EStepFailed
-	if m.st.Signal == SigTimeout {
-		code = source.ETimeout
-	} else if r := m.st.Steps[m.st.CurrentStep]; r != nil && r.Error != nil && r.Error.Code == string(source.EPathEscape) {
-		code = source.EPathEscape
-	}
 	m.st.Phase = PhaseStart
-	return m.abort(code, msg)
+	return m.abort(m.failCode(), msg)
+}
+
+// failCode is the code of a failure after the current step's outcome:
+// E_TIMEOUT when the signal is SIGNAL:TIMEOUT, the step's E_PATH_ESCAPE,
+// E_TIMEOUT or E_WAIT_TIMEOUT (a loop's or parallel step's whose iteration
+// or branch failed so: endCode), else E_STEP_FAILED.
+func (m *Machine) failCode() source.Code {
+	if m.st.Signal == SigTimeout {
+		return source.ETimeout
+	}
+	if r := m.st.Steps[m.st.CurrentStep]; r != nil {
+		return source.Code(endCode(r.Error))
+	}
+	return source.EStepFailed
 }

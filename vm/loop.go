@@ -154,7 +154,25 @@ func (m *Machine) finishLoop(blk *isa.Block, status, signal string) error {
 	}
 	if status == StepFailed {
 		r.ExitCode = 1
-		r.Error = &StepError{Code: string(source.EStepFailed), Message: fmt.Sprintf("iteration %d failed", f.Index)}
+		var e *StepError
+		if last := m.st.Steps[f.Last]; last != nil {
+			e = last.Error
+		}
+		r.Error = &StepError{Code: endCode(e), Message: fmt.Sprintf("iteration %d failed", f.Index)}
 	}
 	return m.done(blk, r, true, evOutcome(blk.ID, try{}, &r))
+}
+
+// endCode is the code of a loop or parallel step whose iteration or
+// branch failed on error e: a timeout or a path escape stays what it is,
+// so that a run ending on that failure exits as it would outside the loop
+// (124, 3); any other failure is E_STEP_FAILED.
+func endCode(e *StepError) string {
+	if e != nil {
+		switch source.Code(e.Code) {
+		case source.ETimeout, source.EWaitTimeout, source.EPathEscape:
+			return e.Code
+		}
+	}
+	return string(source.EStepFailed)
 }

@@ -737,6 +737,7 @@ func (m *Machine) joinOutcome(ctx context.Context, blk *isa.Block, keys []string
 	if failed != "" {
 		se = &StepError{Code: string(source.EStepFailed), Message: what + " failed"}
 		if t := m.st.Threads[failed]; t != nil && t.Error != nil {
+			se.Code = endCode(t.Error)
 			se.Message += ": " + t.Error.Message
 		}
 	}

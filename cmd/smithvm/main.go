@@ -13,9 +13,11 @@ import (
 	"smith/internal/buildversion"
 	"smith/source"
 	"smith/vm"
+	"smith/workers/proc"
 )
 
 func main() {
+	proc.KeepInheritedFiles() // a step's process gets no file smithvm was given
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -324,12 +324,19 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
 }
 
-// signalContext is cancelled by SIGINT or SIGTERM; a second one kills the
-// running steps at once instead of granting them the grace period.
+// signalContext is cancelled by SIGINT, SIGTERM or SIGHUP (a closed
+// terminal, whose default action would leave the running steps' process
+// groups behind); a second one kills the running steps at once instead of
+// granting them the grace period. A SIGHUP ignored when smithvm started
+// (nohup) stays ignored.
 func signalContext() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	signal.Notify(ch, sigs...)
 	done := make(chan struct{})
 	go func() {
 		n := 0

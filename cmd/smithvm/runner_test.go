@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -37,5 +39,17 @@ func TestSelf(t *testing.T) {
 				t.Errorf("self() with arg0 %s in %s = %q, want %q", tt.arg0, tt.wd, got, tt.want)
 			}
 		})
+	}
+}
+
+// A SIGHUP ignored when smithvm started (nohup) stays ignored: the run
+// is not ended by the hangup nohup was asked to survive.
+func TestSignalContextKeepsNohup(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	_, cancel := signalContext()
+	defer cancel()
+	if !signal.Ignored(syscall.SIGHUP) {
+		t.Error("signalContext catches a SIGHUP that nohup ignored")
 	}
 }

@@ -61,7 +61,7 @@ type Paths struct {
 	Input     string // "" = none
 	Prompt    string // "" = none
 	Output    string // "" = none
-	Spill     string // RUN_ROOT/logs/<Step>-stdout.log ("" without RUN_ROOT)
+	Spill     string // RUN_ROOT/logs/<Step>-stdout.log, <Step>.<Iteration>-stdout.log in a loop or branch ("" without RUN_ROOT)
 	StderrLog string // RUN_ROOT/logs/<Step>-stderr.log ("" without RUN_ROOT)
 	TmpDir    string // RUN_ROOT/tmp (os.TempDir() without RUN_ROOT)
 }
@@ -106,7 +106,13 @@ func Prepare(req *step.Request) (Paths, *source.Error) {
 		if err := os.MkdirAll(logs, 0o755); err != nil {
 			return p, source.Errorf(source.EExec, "create log directory: %v", err)
 		}
-		p.Spill = filepath.Join(logs, req.Step+"-stdout.log")
+		// An iteration's spill is its own (a step name has no '.'), so
+		// that a later iteration does not write over it.
+		spill := req.Step
+		if req.Iteration != "" {
+			spill += "." + req.Iteration
+		}
+		p.Spill = filepath.Join(logs, spill+"-stdout.log")
 		p.StderrLog = filepath.Join(logs, req.Step+"-stderr.log")
 		p.TmpDir = filepath.Join(req.RunRoot, "tmp")
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -173,6 +174,36 @@ func TestProcess(t *testing.T) {
 		}
 		if out := st.Steps["All"].Output; !strings.Contains(out, "STEP_V=step value\n") || !strings.Contains(out, "ALLOWED_X=x\n") {
 			t.Errorf("step All: environment values wrong:\n%s", out)
+		}
+	})
+
+	t.Run("the child gets no file smithvm inherited", func(t *testing.T) {
+		t.Parallel()
+		if _, err := os.Stat("/proc/self/fd"); err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		p := newProj(t)
+		// readlink succeeds only if fd 3, smithvm's inherited pipe, reached the step.
+		wf := p.write("fds.yaml", `version: "1.0"
+name: fds
+steps:
+  - name: Fds
+    command: ["readlink", "/proc/self/fd/3"]
+    on: {success: {error: "the step inherited smithvm's fd 3"}, failure: {goto: _end}}
+`)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
+		cmd := p.command(ctx, baseEnv(), "run", wf, "--base", p.base)
+		cmd.ExtraFiles = []*os.File{w} // fd 3 of smithvm, not close-on-exec
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("smithvm: %v\n%s", err, out)
 		}
 	})
 }

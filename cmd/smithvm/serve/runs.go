@@ -362,8 +362,9 @@ func (s *Server) stepResult(id, step string) (*vm.State, *vm.StepResult, error) 
 	return st, res, nil
 }
 
-// apiStdout is GET /api/runs/ID/steps/STEP/stdout: the spilled stdout, or
-// the output kept in the state.
+// apiStdout is GET /api/runs/ID/steps/STEP/stdout: the spilled stdout (the
+// file the result names: a loop iteration has its own), or the output kept
+// in the state.
 func (s *Server) apiStdout(w http.ResponseWriter, r *http.Request) {
 	id, step := r.PathValue("id"), r.PathValue("step")
 	st, res, err := s.stepResult(id, step)
@@ -371,7 +372,11 @@ func (s *Server) apiStdout(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	text, err := s.readRunFile(id, stdoutSpill(step))
+	spill := stdoutSpill(step)
+	if res.SpillStdoutPath != "" {
+		spill = filepath.Join(filepath.Dir(spill), filepath.Base(res.SpillStdoutPath))
+	}
+	text, err := s.readRunFile(id, spill)
 	if err != nil {
 		text = []byte(res.Output)
 	}

@@ -764,3 +764,27 @@ func TestPollEvents(t *testing.T) {
 		t.Errorf("poll after an append = %d %q, want event 4 alone", w.Code, w.Body)
 	}
 }
+
+// The stdout of a step is the spill file its result names (a loop
+// iteration's own, logs/<Step>.<i>-stdout.log), else the kept output.
+func TestStdoutReadsTheRecordedSpill(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r, err := f.store.Create("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(f.store.RunsDir(), "r1")
+	spill := filepath.Join(root, "logs", "Big.1-stdout.log")
+	st := vm.State{RunID: "r1", WorkflowName: "demo", WorkflowPath: f.flow, Status: vm.StatusCompleted, Context: map[string]any{},
+		Steps: map[string]*vm.StepResult{"Big": {Status: "completed", Attempts: 1, Output: "the first 8 KiB", Truncated: true, SpillStdoutPath: spill}}}
+	if err := r.WriteSnapshot(&st); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	os.WriteFile(spill, []byte("the whole stream"), 0o600)
+	s := f.server(Config{})
+	if w := get(s, "/api/runs/r1/steps/Big/stdout"); w.Code != 200 || w.Body.String() != "the whole stream" {
+		t.Errorf("GET stdout = %d %q, want the spill file", w.Code, w.Body)
+	}
+}

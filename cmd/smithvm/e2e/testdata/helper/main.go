@@ -23,8 +23,8 @@
 //	exit:K           exit with status K
 //	cat              copy stdin to stdout
 //	ignoreterm       ignore SIGTERM (and SIGINT) from here on
-//	sigparent:SIG    send SIG (INT or TERM) to the parent process (smithvm),
-//	                 as Ctrl-C or kill would
+//	sigparent:SIG    send SIG (INT, TERM or HUP) to the parent process
+//	                 (smithvm), as Ctrl-C, kill or a closed terminal would
 //	daemon:FILE:SECS start a double-forked grandchild (its own session, no
 //	                 parent left) that writes its pid to FILE and sleeps
 //	forks:N:SECS     start N children that each sleep SECS (a bounded fork loop)
@@ -169,7 +169,7 @@ func main() {
 				fail(err)
 			}
 		case "sigparent":
-			sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[arg]
+			sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "HUP": syscall.SIGHUP}[arg]
 			if sig == 0 {
 				fail(fmt.Errorf("sigparent: unknown signal %q", arg))
 			}
