@@ -503,6 +503,18 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, vm.ExitStatus(err), err
 	}
+	if c.signal != "" && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
+		// --signal answers a halted run; on a failed or interrupted one
+		// it would take the step's transition as if the step had sent it.
+		status := st.Status
+		if status == vm.StatusRunning {
+			status = "interrupted" // cut off: its lock was free
+		}
+		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: --signal answers a halted run",
+			Hint: "resume it without --signal to run '" + vm.ResumeBlock(st) + "' again"}
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
+		return nil, source.ExitConfig, err
+	}
 	var prog *isa.Program
 	if c.signal != "" && st.Status != vm.StatusCompleted {
 		// The signal is checked before anything of the run is touched: a
