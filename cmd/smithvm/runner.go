@@ -371,7 +371,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	}
 	if step != "" {
 		if msg := runStepProblem(prog, step, file); msg != "" {
-			fmt.Fprintf(e.stderr, "smithvm run-step: %s\n", msg)
+			fmt.Fprintf(e.stderr, "smithvm run-step: %s: %s\n", source.EUsage, msg)
 			return source.ExitConfig
 		}
 		if prog, err = prog.Only(step); err != nil {
