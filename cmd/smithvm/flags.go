@@ -123,7 +123,7 @@ func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
+	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run; \"cut off\" when no\nsmithvm process drives a run whose state says running: resume it). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print a JSON array of runs")
 	fs.IntVar(&v.limit, "limit", 100, "print at most `N` runs, the newest (0: all)")
