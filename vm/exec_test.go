@@ -3,6 +3,7 @@ package vm_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -148,6 +149,23 @@ func TestRetryAndLive(t *testing.T) {
 	}
 	if got := live.String(); got != "token=***\n" {
 		t.Errorf("live output = %q, want masked", got)
+	}
+	// Before the second try starts, its running record names attempt 2
+	// (status shows the attempt that runs now, CONTRACT 6).
+	var runningAttempts []int
+	for _, b := range r.deltas {
+		var d vm.Delta
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Steps {
+			if c.Name == "Fetch" && c.Result.Status == vm.StepRunning {
+				runningAttempts = append(runningAttempts, c.Result.Attempts)
+			}
+		}
+	}
+	if !slices.Equal(runningAttempts, []int{1, 2}) {
+		t.Errorf("running records of Fetch name attempts %v, want [1 2]", runningAttempts)
 	}
 	checkRebuilt(t, r)
 }
