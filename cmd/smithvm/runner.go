@@ -349,7 +349,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		return source.ExitConfig
 	}
 	if c.runID != "" && !store.ValidRunID(c.runID) {
-		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
+		fmt.Fprintf(e.stderr, "smithvm run: %s: --run-id %q: want 1 to 64 characters from [A-Za-z0-9_.-]\n", source.EUsage, c.runID)
 		return source.ExitConfig
 	}
 	abs := file
@@ -392,6 +392,10 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
+		if code := source.CodeOf(err, ""); code != "" {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", code, err)
+			return vm.ExitStatus(err)
+		}
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return vm.ExitStatus(err)
 	}
