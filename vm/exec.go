@@ -163,6 +163,9 @@ func (m *Machine) onRetry(attempt, exitCode int, wait time.Duration) {
 		rec := *r
 		rec.Attempts = attempt + 1
 		m.setStep(m.cur.blk.ID, rec)
+		// As the step's first running record: durable with the step's
+		// result, and brought into state.json while the try runs.
+		m.d.Deferred = true
 	}
 	if err := m.finish(evStepRetry(m.cur.blk.ID, m.try(attempt), exitCode, wait)); err != nil && m.lateErr == nil {
 		m.lateErr = err
