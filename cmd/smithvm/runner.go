@@ -515,7 +515,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			status = "interrupted" // cut off: its lock was free
 		}
 		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: --signal answers a halted run",
-			Hint: "resume it without --signal to run '" + vm.ResumeBlock(st) + "' again"}
+			Hint: "resume it without --signal: " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
 		return nil, source.ExitConfig, err
 	}
