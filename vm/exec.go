@@ -156,12 +156,16 @@ func (m *Machine) tryOf(name string) (int, string) {
 	return 1, ""
 }
 
-// onRetry logs a retry of the step being executed (Request.OnRetry).
+// onRetry logs a retry of the step being executed (Request.OnRetry):
+// attempt is the try that failed, and the running record names the next.
 func (m *Machine) onRetry(attempt, exitCode int, wait time.Duration) {
 	if r := m.st.Steps[m.cur.blk.ID]; r != nil && r.Status == StepRunning {
 		rec := *r
-		rec.Attempts = attempt
+		rec.Attempts = attempt + 1
 		m.setStep(m.cur.blk.ID, rec)
+		// As the step's first running record: durable with the step's
+		// result, and brought into state.json while the try runs.
+		m.d.Deferred = true
 	}
 	if err := m.finish(evStepRetry(m.cur.blk.ID, m.try(attempt), exitCode, wait)); err != nil && m.lateErr == nil {
 		m.lateErr = err

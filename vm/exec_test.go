@@ -3,6 +3,7 @@ package vm_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -112,12 +113,27 @@ func TestRetryAndLive(t *testing.T) {
 	cfg.Registry = rr
 	cfg.Verbose = &live
 	cfg.Env = func(k string) (string, bool) { return "s3cret", k == "TOKEN" }
+	// Each running record of Fetch is Deferred, so the store brings
+	// state.json up to date with it while the try runs (store.Run.Save).
+	var deferred []bool
+	save := cfg.Checkpoint
+	cfg.Checkpoint = func(d *vm.Delta, st *vm.State) error {
+		for _, c := range d.Steps {
+			if c.Name == "Fetch" && c.Result.Status == vm.StepRunning {
+				deferred = append(deferred, d.Deferred)
+			}
+		}
+		return save(d, st)
+	}
 	m, err := vm.New(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := m.Run(context.Background())
 	r.st = st
+	if !slices.Equal(deferred, []bool{true, true}) {
+		t.Errorf("running records of Fetch deferred %v, want [true true]", deferred)
+	}
 	if err != nil || st.Steps["Fetch"].Attempts != 2 {
 		t.Fatalf("Run() = %v, attempts %d", err, st.Steps["Fetch"].Attempts)
 	}
@@ -148,6 +164,23 @@ func TestRetryAndLive(t *testing.T) {
 	}
 	if got := live.String(); got != "token=***\n" {
 		t.Errorf("live output = %q, want masked", got)
+	}
+	// Before the second try starts, its running record names attempt 2
+	// (status shows the attempt that runs now, CONTRACT 6).
+	var runningAttempts []int
+	for _, b := range r.deltas {
+		var d vm.Delta
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Steps {
+			if c.Name == "Fetch" && c.Result.Status == vm.StepRunning {
+				runningAttempts = append(runningAttempts, c.Result.Attempts)
+			}
+		}
+	}
+	if !slices.Equal(runningAttempts, []int{1, 2}) {
+		t.Errorf("running records of Fetch name attempts %v, want [1 2]", runningAttempts)
 	}
 	checkRebuilt(t, r)
 }

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"slices"
 	"strings"
 
 	"smith/isa"
@@ -28,6 +29,11 @@ func CheckResumeSignal(p *isa.Program, st *State, sig string) error {
 		return nil
 	}
 	block := ResumeBlock(st)
+	if !slices.ContainsFunc(p.Blocks, func(b isa.Block) bool { return b.ID == block }) {
+		// The workflow lost the block: the re-entry says so
+		// (E_STATE_CORRUPT), not an unknown signal.
+		return nil
+	}
 	ok := p.Signals(block)
 	for _, s := range ok {
 		if s == sig {

@@ -35,6 +35,12 @@ steps:
 		{"lowercase, without the prefix", "rejected", "did you mean 'SIGNAL:REJECTED'?"},
 		{"far from all", "SIGNAL:XYZZY_PLUGH", "(it accepts SIGNAL:APPROVED, SIGNAL:FAILURE"},
 	}
+	// A block the workflow lost is the re-entry's to report
+	// (E_STATE_CORRUPT), whatever the signal.
+	gone := &vm.State{CurrentStep: "Gone", HaltedBlock: "Gone", IsHalted: true, Status: vm.StatusHalted}
+	if err := vm.CheckResumeSignal(p, gone, "SIGNAL:APPROVED"); err != nil {
+		t.Errorf("CheckResumeSignal of a block not in the program = %v, want nil", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := vm.CheckResumeSignal(p, st, tt.sig)

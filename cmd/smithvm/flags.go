@@ -86,7 +86,7 @@ func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
 
 func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
-	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). Without --base, the run is looked\nfor in the current directory, then among the recent bases (see docs/cli.md).\n")
+	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). --signal answers a halted run\nonly: on a failed or interrupted one it is refused (E_USAGE, exit 2). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
 	c.addContinue(fs, true)
 	return fs
 }
@@ -123,7 +123,7 @@ func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
+	fs := e.newFlags("list", "[flags]", "Lists the runs under BASE, newest first: status, start, workflow and the\ncurrent step (with how long it has run, for a running run; \"cut off\" when no\nsmithvm process drives a run whose state says running: resume it). It reads the\nindex of runs (BASE/.orchestrator/runs-index.jsonl, rebuilt when missing or\nstale), and a running run's state with its journal.\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print a JSON array of runs")
 	fs.IntVar(&v.limit, "limit", 100, "print at most `N` runs, the newest (0: all)")

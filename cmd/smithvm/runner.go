@@ -397,7 +397,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		return source.ExitConfig
 	}
 	if c.runID != "" && !store.ValidRunID(c.runID) {
-		fmt.Fprintf(e.stderr, "smithvm: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", c.runID)
+		fmt.Fprintf(e.stderr, "smithvm run: %s: --run-id %q: want 1 to 64 characters from [A-Za-z0-9_.-]\n", source.EUsage, c.runID)
 		return source.ExitConfig
 	}
 	abs := file
@@ -419,7 +419,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	}
 	if step != "" {
 		if msg := runStepProblem(prog, step, file); msg != "" {
-			fmt.Fprintf(e.stderr, "smithvm run-step: %s\n", msg)
+			fmt.Fprintf(e.stderr, "smithvm run-step: %s: %s\n", source.EUsage, msg)
 			return source.ExitConfig
 		}
 		if prog, err = prog.Only(step); err != nil {
@@ -445,6 +445,10 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
+		if code := source.CodeOf(err, ""); code != "" {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", code, err)
+			return vm.ExitStatus(err)
+		}
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return vm.ExitStatus(err)
 	}
@@ -559,6 +563,18 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, vm.ExitStatus(err), err
+	}
+	if c.signal != "" && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
+		// --signal answers a halted run; on a failed or interrupted one
+		// it would take the step's transition as if the step had sent it.
+		status := st.Status
+		if status == vm.StatusRunning {
+			status = "interrupted" // cut off: its lock was free
+		}
+		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: --signal answers a halted run",
+			Hint: "resume it without --signal: " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
+		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
+		return nil, source.ExitConfig, err
 	}
 	var prog *isa.Program
 	if c.signal != "" && st.Status != vm.StatusCompleted {

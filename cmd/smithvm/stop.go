@@ -89,7 +89,11 @@ func (e *env) cmdStop(args []string) int {
 		return vm.ExitStatus(err)
 	}
 	if !stopped {
-		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (status: %s); nothing to stop.\n", id, st.Status)
+		why := "status: " + st.Status
+		if st.Status == vm.StatusRunning {
+			why = cutOffNote // its state says running, but no process drives it
+		}
+		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (%s); nothing to stop.\n", id, why)
 		return 0
 	}
 	now, err := proj.store.ReadState(id)
