@@ -104,8 +104,8 @@ type Workflow struct {
 	// override them. Default: {}.
 	Context Free `json:"context,omitempty"`
 
-	// Names of environment variables the run needs; a missing one stops the
-	// run before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// Names of environment variables the run needs; a missing or empty one stops
+	// the run before it starts (E_SECRET_MISSING). Their values are masked as ***
 	// everywhere. Default: [].
 	Secrets StringList `json:"secrets,omitempty"`
 
@@ -685,8 +685,8 @@ type Manifest struct {
 	// Commands of the internal workers and the isolation mode.
 	Config *Config `json:"config,omitempty"`
 
-	// Names of environment variables the run needs; a missing one stops the
-	// run before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// Names of environment variables the run needs; a missing or empty one stops
+	// the run before it starts (E_SECRET_MISSING). Their values are masked as ***
 	// everywhere. Default: [].
 	Secrets StringList `json:"secrets,omitempty"`
 

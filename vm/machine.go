@@ -290,8 +290,13 @@ func (m *Machine) checkSecrets() error {
 		return nil
 	}
 	for _, name := range m.p.Secrets {
-		if _, ok := m.env(name); !ok {
+		if v, ok := m.env(name); !ok {
 			return errSecretMissing(name)
+		} else if v == "" {
+			// Set but empty: a mistake (an export of an unset variable), and
+			// a value no output could be masked for.
+			return &RuntimeError{Code: source.ESecretMissing,
+				Msg: fmt.Sprintf("secret '%s' is set but empty: export its value before running", name)}
 		}
 	}
 	return nil
