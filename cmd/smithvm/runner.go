@@ -45,7 +45,7 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 			return nil, fmt.Errorf("--workspace %s: %w", ws, err)
 		}
 		if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("--workspace %s: not a directory", ws)
+			return nil, fmt.Errorf("%s: --workspace %s: not a directory: give an existing folder (the repository the steps work in)", source.EUsage, ws)
 		}
 		wsAbs = a
 		if base == "" {
@@ -64,7 +64,7 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 		return nil, fmt.Errorf("--base %s: %w", base, err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("--base %s: not a directory", base)
+		return nil, fmt.Errorf("%s: --base %s: not a directory: make it first, or leave --base out to use the current directory", source.EUsage, base)
 	}
 	dirs, err := confine.New(abs)
 	if err != nil {
