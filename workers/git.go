@@ -73,6 +73,13 @@ var gitFixedConfig = [][2]string{
 	{"fetch.recurseSubmodules", "false"},
 	{"status.submoduleSummary", "false"},
 	{"diff.external", ""},
+	// smithvm diff prints a patch git apply and patch -p1 take, whatever
+	// prefixes the repository asks for.
+	{"diff.noprefix", "false"},
+	{"diff.mnemonicPrefix", "false"},
+	{"diff.srcPrefix", "a/"},
+	{"diff.dstPrefix", "b/"},
+	{"diff.relative", "false"},
 	{"merge.stat", "false"},
 	{"rerere.enabled", "false"}, // no rr-cache record, no replayed resolution
 	// core.autocrlf's check only warns: a step's commit (git add -A,
