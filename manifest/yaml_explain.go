@@ -149,6 +149,20 @@ func openFlow(l string) int {
 // stripFlowComment cuts a comment (' #' outside quotes) off a line of
 // flow content.
 func stripFlowComment(s string) string {
+	cut := len(s)
+	outsideQuotes(s, func(i int, c byte) bool {
+		if c == '#' && (i == 0 || s[i-1] == ' ') {
+			cut = i
+			return false
+		}
+		return true
+	})
+	return s[:cut]
+}
+
+// outsideQuotes calls f with each byte of s that is outside a quoted
+// string (and is not a quote), and its index, until f returns false.
+func outsideQuotes(s string, f func(i int, c byte) bool) {
 	var q byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -161,11 +175,12 @@ func stripFlowComment(s string) string {
 			}
 		case c == '"' || c == '\'':
 			q = c
-		case c == '#' && (i == 0 || s[i-1] == ' '):
-			return s[:i]
+		default:
+			if !f(i, c) {
+				return
+			}
 		}
 	}
-	return s
 }
 
 // openQuote returns the quote character of a quoted scalar that starts on
@@ -309,24 +324,15 @@ func skipFlow(lines []string, i int, value string) int {
 // outside quoted strings.
 func flowDepth(s string) int {
 	d := 0
-	var q byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case q == '"' && c == '\\':
-			i++
-		case q != 0:
-			if c == q {
-				q = 0
-			}
-		case c == '"' || c == '\'':
-			q = c
-		case c == '[' || c == '{':
+	outsideQuotes(s, func(_ int, c byte) bool {
+		switch c {
+		case '[', '{':
 			d++
-		case c == ']' || c == '}':
+		case ']', '}':
 			d--
 		}
-	}
+		return true
+	})
 	return d
 }
 
