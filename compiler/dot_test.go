@@ -233,7 +233,7 @@ func TestDOTBadProgram(t *testing.T) {
 		{"jump into a block", func(p *isa.Program) { p.Code[p.Tables[0].Entries[0].PC].A = 1 }, "goes to 0001, which starts no block"},
 		{"dispatch missing", func(p *isa.Program) { p.Blocks[0].Dispatch = 0 }, `has no DISPATCH at 0000`},
 		{"table out of range", func(p *isa.Program) { p.Code[p.Blocks[0].Dispatch].A = 99 }, "dispatches on table 99"},
-		{"not an action", func(p *isa.Program) { p.Tables[0].Entries[0].PC = 0 }, "selects EXEC at 0000"},
+		{"not an action", func(p *isa.Program) { p.Tables[0].Entries[0].PC = 0 }, "selects VISIT at 0000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

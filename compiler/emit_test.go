@@ -308,21 +308,24 @@ func TestGenerateCode(t *testing.T) {
 				)
 			},
 			want: `
-0000 EXEC Plan
-0001 DISPATCH [SUCCESS 0002, NEEDS_INFO 0003, ASK 0004, AGAIN 0003, default 0005]
-0002 JUMP 0006
-0003 CALL Sub, 0000
-0004 CALL Sub, 0006
-0005 HALT_AND_FLAG Plan
-0006 EXEC Build
-0007 DISPATCH [SUCCESS 0008, FAILURE 0009, TIMEOUT 0009, default 0010]
-0008 END
-0009 FAIL "build broke"
-0010 HALT_AND_FLAG Build
-0011 EXEC Work
-0012 DISPATCH [SUCCESS 0013, default 0014]
-0013 RETURN
-0014 FAIL "sub failed"
+0000 VISIT Plan, 0002
+0001 EXEC Plan
+0002 DISPATCH [SUCCESS 0003, NEEDS_INFO 0004, ASK 0005, AGAIN 0004, default 0006]
+0003 JUMP 0007
+0004 CALL Sub, 0000
+0005 CALL Sub, 0007
+0006 HALT_AND_FLAG Plan
+0007 VISIT Build, 0009
+0008 EXEC Build
+0009 DISPATCH [SUCCESS 0010, FAILURE 0011, TIMEOUT 0011, default 0012]
+0010 END
+0011 FAIL "build broke"
+0012 HALT_AND_FLAG Build
+0013 VISIT Work, 0015
+0014 EXEC Work
+0015 DISPATCH [SUCCESS 0016, default 0017]
+0016 RETURN
+0017 FAIL "sub failed"
 `,
 		},
 		{
@@ -336,14 +339,16 @@ func TestGenerateCode(t *testing.T) {
 				)
 			},
 			want: `
-0000 EXEC Test
-0001 DISPATCH [SUCCESS 0002, FAILURE 0003, FLAKY 0003]
-0002 END
-0003 JUMP 0000
-0004 EXEC Fix
-0005 DISPATCH [SUCCESS 0006, default 0007]
-0006 JUMP 0000
-0007 JUMP 0004
+0000 VISIT Test, 0002
+0001 EXEC Test
+0002 DISPATCH [SUCCESS 0003, FAILURE 0004, FLAKY 0004]
+0003 END
+0004 JUMP 0000
+0005 VISIT Fix, 0007
+0006 EXEC Fix
+0007 DISPATCH [SUCCESS 0008, default 0009]
+0008 JUMP 0000
+0009 JUMP 0005
 `,
 		},
 	}
@@ -405,38 +410,43 @@ func TestGeneratePools(t *testing.T) {
 	for pc := range out.Code {
 		fmt.Fprintf(&b, "%04d %s @ %s\n", pc, out.Code[pc].Op, out.Pos[pc])
 	}
-	want := `program t manifest t.json entry 0017 strict=true secrets=[TOKEN] env=[HOME] isolation=none schemas=1
+	want := `program t manifest t.json entry 0021 strict=true secrets=[TOKEN] env=[HOME] isolation=none schemas=1
 strings []
 template 0 "no"
 template 1 "no ${context.k}"
 node A entry 0 inherit=false memory= @ t.json:1:3
 node B entry 4 inherit=true memory={"rules":"x"} @ t.json:14:3
-block 0 Test command node 0 start 0000 dispatch 0001 parent 0 table.block 0
-block 1 L loop node 0 start 0004 dispatch 0014 parent 0 body 0005 steps [2 3] as item table.block 1
-block 2 In command node 0 start 0005 dispatch 0006 parent 2 table.block 2
-block 3 Empty loop node 0 start 0009 dispatch 0011 parent 2 body 0010 steps [] as item table.block 3
-block 4 Fix command node 1 start 0017 dispatch 0018 parent 0 table.block 4
-0000 EXEC @ t.json:2:3
-0001 DISPATCH @ t.json:2:3
-0002 END @ t.json:3:3
-0003 FAIL @ t.json:4:3
-0004 LOOP_BEGIN @ t.json:6:3
-0005 EXEC @ t.json:7:3
-0006 DISPATCH @ t.json:7:3
-0007 JUMP @ t.json:8:3
-0008 FAIL @ t.json:9:3
-0009 LOOP_BEGIN @ t.json:10:3
-0010 LOOP_NEXT @ t.json:10:3
-0011 DISPATCH @ t.json:10:3
-0012 JUMP @ t.json:11:3
-0013 LOOP_NEXT @ t.json:6:3
-0014 DISPATCH @ t.json:6:3
-0015 JUMP @ t.json:12:3
-0016 FAIL @ t.json:13:3
-0017 EXEC @ t.json:15:3
-0018 DISPATCH @ t.json:15:3
-0019 CALL @ t.json:16:3
-0020 HALT_AND_FLAG @ t.json:17:3
+block 0 Test command node 0 start 0000 dispatch 0002 parent 0 table.block 0
+block 1 L loop node 0 start 0005 dispatch 0018 parent 0 body 0007 steps [2 3] as item table.block 1
+block 2 In command node 0 start 0007 dispatch 0009 parent 2 table.block 2
+block 3 Empty loop node 0 start 0012 dispatch 0015 parent 2 body 0014 steps [] as item table.block 3
+block 4 Fix command node 1 start 0021 dispatch 0023 parent 0 table.block 4
+0000 VISIT @ t.json:2:3
+0001 EXEC @ t.json:2:3
+0002 DISPATCH @ t.json:2:3
+0003 END @ t.json:3:3
+0004 FAIL @ t.json:4:3
+0005 VISIT @ t.json:6:3
+0006 LOOP_BEGIN @ t.json:6:3
+0007 VISIT @ t.json:7:3
+0008 EXEC @ t.json:7:3
+0009 DISPATCH @ t.json:7:3
+0010 JUMP @ t.json:8:3
+0011 FAIL @ t.json:9:3
+0012 VISIT @ t.json:10:3
+0013 LOOP_BEGIN @ t.json:10:3
+0014 LOOP_NEXT @ t.json:10:3
+0015 DISPATCH @ t.json:10:3
+0016 JUMP @ t.json:11:3
+0017 LOOP_NEXT @ t.json:6:3
+0018 DISPATCH @ t.json:6:3
+0019 JUMP @ t.json:12:3
+0020 FAIL @ t.json:13:3
+0021 VISIT @ t.json:15:3
+0022 EXEC @ t.json:15:3
+0023 DISPATCH @ t.json:15:3
+0024 CALL @ t.json:16:3
+0025 HALT_AND_FLAG @ t.json:17:3
 `
 	got := b.String()
 	if d := goldenfile.FirstDiff(got, want); d != "" {

@@ -146,7 +146,9 @@ func (l *layout) layoutBlock(i int) (int, error) {
 	spec.Start = e.pc()
 	e.bind(label{lblStart, i})
 	disp := pcArg(label{lblDispatch, i})
-	if b.MaxVisits > 0 {
+	// A manifest block's state records its visit count (every block's);
+	// a YAML step's only where max_visits bounds it.
+	if b.MaxVisits > 0 || l.fp.p.Format == ir.Manifest {
 		e.emit(b.Pos, isa.OpVisit, blockArg(i), disp)
 	}
 	if b.HasWhen {
