@@ -14,19 +14,37 @@ import (
 type captureFile struct {
 	Lines []string `json:"lines,omitempty"`
 	JSON  any      `json:"json,omitempty"`
+	// Stderr is the step's stderr up to its in-memory part (1 MiB),
+	// when state.json holds only an excerpt (CONTRACT 12.5).
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // capCapture keeps r's lines or json capture in state.json only when it is
 // small (outputExcerpt bytes encoded); a larger one goes whole to a capture
 // file, made durable before the state that names it, and r keeps the first
 // lines (no json) and Truncated. Without RUN_ROOT it stays inline.
-func (m *Machine) capCapture(step string, r *StepResult) error {
-	if m.cfg.RunRoot == "" || (r.Lines == nil && r.JSON == nil) {
+//
+// stderr is the step's stderr up to its in-memory part, masked, when
+// r.Stderr holds only an excerpt of it ("" when whole): it goes to the
+// capture file too, and the lines or json, if small, stay in state.json
+// as well.
+func (m *Machine) capCapture(step string, r *StepResult, stderr string) error {
+	longErr := stderr != ""
+	if m.cfg.RunRoot == "" || (r.Lines == nil && r.JSON == nil && !longErr) {
 		return nil
 	}
 	b, err := json.Marshal(captureFile{Lines: r.Lines, JSON: r.JSON})
-	if err != nil || len(b) <= outputExcerpt {
+	if err != nil {
 		return nil
+	}
+	big := len(b) > outputExcerpt && (r.Lines != nil || r.JSON != nil)
+	if !big && !longErr {
+		return nil
+	}
+	if longErr {
+		if b, err = json.Marshal(captureFile{Lines: r.Lines, JSON: r.JSON, Stderr: stderr}); err != nil {
+			return nil
+		}
 	}
 	dir := filepath.Join(m.cfg.RunRoot, "logs")
 	name := strings.Map(func(c rune) rune {
@@ -39,7 +57,12 @@ func (m *Machine) capCapture(step string, r *StepResult) error {
 	if err := m.cfg.Host.WriteFile(path, b); err != nil {
 		return fmt.Errorf("keep the capture of step '%s': %w", step, err)
 	}
-	r.CapturePath, r.Truncated = path, true
+	r.CapturePath = path
+	m.captures[step] = nil
+	if !big {
+		return nil // the lines and json are whole in state.json too
+	}
+	r.Truncated = true
 	if r.Lines != nil {
 		var keep []string
 		size := 0

@@ -196,7 +196,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 	}
 	sig = m.reply(blk, &res, sig)
 	out, cut := text.Excerpt(res.Output, outputExcerpt, res.Truncated)
-	stderr, _ := text.Excerpt(res.Stderr, outputExcerpt, false)
+	stderr, errCut := text.Excerpt(res.Stderr, outputExcerpt, false)
 	dur := res.Duration.Seconds()
 	r := StepResult{
 		Status:          StepFailed,
@@ -228,7 +228,11 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 	if res.HasJSON {
 		r.JSON = m.maskValue(res.JSON)
 	}
-	if err := m.capCapture(blk.ID, &r); err != nil {
+	wholeErr := ""
+	if errCut {
+		wholeErr = m.mask.String(res.Stderr)
+	}
+	if err := m.capCapture(blk.ID, &r, wholeErr); err != nil {
 		r.Status, r.Signal, r.Lines, r.JSON = StepFailed, SigFailure, nil, nil
 		r.Error = stepErrorOf(&source.Error{Code: source.EExec, Msg: err.Error()}, m.mask.String)
 	}

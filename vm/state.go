@@ -218,10 +218,12 @@ type StepResult struct {
 	// changed in its worktree (isolation: git-worktree, CONTRACT 12.4).
 	Commit string `json:"commit,omitempty"`
 	// CapturePath is the file (absolute) that holds the whole lines or json
-	// capture when Lines and JSON hold only an excerpt (no json at all).
+	// capture when Lines and JSON hold only an excerpt (no json at all),
+	// and stderr's first 1 MiB when Stderr holds only an excerpt.
 	CapturePath string `json:"capture_path,omitempty"`
 	// Stderr is the step's stderr (masked, trailing newlines removed), cut
-	// like Output (CONTRACT 12.5).
+	// like Output; ${steps.S.stderr} gives its first 1 MiB, from
+	// CapturePath when it is longer (CONTRACT 12.5).
 	Stderr string `json:"stderr,omitempty"`
 	// StartedAt and EndedAt are when the step's run started and ended
 	// (ISO-8601 UTC, CONTRACT 12.5).

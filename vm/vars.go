@@ -274,7 +274,16 @@ func (m *Machine) stepVar(rest []lang.PathElem) (any, bool, error) {
 var stepFieldResolvers = map[string]func(m *Machine, name string, res *StepResult) any{
 	"exit_code": func(_ *Machine, _ string, res *StepResult) any { return res.ExitCode },
 	"output":    func(_ *Machine, _ string, res *StepResult) any { return res.Output },
-	"stderr":    func(_ *Machine, _ string, res *StepResult) any { return res.Stderr },
+	"stderr": func(m *Machine, name string, res *StepResult) any {
+		// state.json holds an excerpt of a long stderr; the capture file
+		// the first 1 MiB (CONTRACT 12.5).
+		if res.CapturePath != "" {
+			if e := m.capture(name, res).Stderr; e != "" {
+				return e
+			}
+		}
+		return res.Stderr
+	},
 	"lines": func(m *Machine, name string, res *StepResult) any {
 		lines := m.capture(name, res).Lines
 		if lines == nil && res.Output != "" {

@@ -21,7 +21,7 @@
 //	  logs/<Step>-stderr.log stderr of a step (written by the caller)
 //	  iterations/<Loop>.jsonl one record per line, as given to AppendIteration (the
 //	                         directory is made with the first record)
-//	  logs/<Step>-<seq>-capture.json a lines/json capture too large for state.json (package vm)
+//	  logs/<Step>-<seq>-capture.json a lines/json capture or a stderr too large for state.json (package vm)
 //	  procs-<pid>-<n>        the process groups of the steps a smithvm runs, "0 0" when none (package workers)
 //	  tmp/                   temporary files of steps (package workers)
 //

@@ -106,6 +106,14 @@ func main() {
 				b.WriteString(line)
 			}
 			os.Stdout.WriteString(b.String()[:n])
+		case "errbytes":
+			n, _ := strconv.Atoi(arg)
+			line := strings.Repeat("x", 99) + "\n"
+			var b strings.Builder
+			for b.Len() < n {
+				b.WriteString(line)
+			}
+			os.Stderr.WriteString(b.String()[:n])
 		case "env":
 			env := os.Environ()
 			sort.Strings(env)
