@@ -99,21 +99,9 @@ func main() {
 				time.Sleep(20 * time.Millisecond)
 			}
 		case "bytes":
-			n, _ := strconv.Atoi(arg)
-			line := strings.Repeat("x", 99) + "\n"
-			var b strings.Builder
-			for b.Len() < n {
-				b.WriteString(line)
-			}
-			os.Stdout.WriteString(b.String()[:n])
+			os.Stdout.WriteString(xLines(arg))
 		case "errbytes":
-			n, _ := strconv.Atoi(arg)
-			line := strings.Repeat("x", 99) + "\n"
-			var b strings.Builder
-			for b.Len() < n {
-				b.WriteString(line)
-			}
-			os.Stderr.WriteString(b.String()[:n])
+			os.Stderr.WriteString(xLines(arg))
 		case "env":
 			env := os.Environ()
 			sort.Strings(env)
@@ -254,4 +242,15 @@ func write(file, data string) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "helper:", err)
 	os.Exit(98)
+}
+
+// xLines returns n (a decimal string) bytes of 100-byte lines of x.
+func xLines(n string) string {
+	size, _ := strconv.Atoi(n)
+	line := strings.Repeat("x", 99) + "\n"
+	var b strings.Builder
+	for b.Len() < size {
+		b.WriteString(line)
+	}
+	return b.String()[:size]
 }
