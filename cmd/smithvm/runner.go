@@ -16,6 +16,7 @@ import (
 	"smith/compiler"
 	"smith/isa"
 	"smith/lang"
+	"smith/manifest"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -98,16 +99,9 @@ func setWorkspace(dirs *confine.Dir, ws string) error {
 func (c *common) contextValues() (map[string]any, error) {
 	ctx := map[string]any{}
 	if c.ctxFile != "" {
-		data, err := os.ReadFile(c.ctxFile)
+		m, err := manifest.ReadContextFile(c.ctxFile)
 		if err != nil {
-			return nil, fmt.Errorf("--context-file: %w", err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil || m == nil {
-			return nil, fmt.Errorf("--context-file %s: not a JSON object", c.ctxFile)
-		}
-		if store.JSONDepth(data) > source.MaxDepth {
-			return nil, fmt.Errorf("%s: --context-file %s nests deeper than %d levels", source.EParse, c.ctxFile, source.MaxDepth)
+			return nil, err
 		}
 		for k, v := range m {
 			ctx[k] = v

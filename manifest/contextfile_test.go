@@ -1,0 +1,41 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadContextFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	deep := strings.Repeat(`{"a":`, 200) + "1" + strings.Repeat("}", 200)
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "nope.json"), "E_USAGE: --context-file " + filepath.Join(dir, "nope.json") + ": no such file"},
+		{"trailing comma", write("trail.json", `{"a": 1,}`), "trail.json:1:9: error: E_PARSE: expected a key in double quotes, found '}': a trailing comma before it?"},
+		{"a list", write("list.json", `[1]`), "list.json:1:1: error: E_SCHEMA: the top level must be an object"},
+		{"too deep", write("deep.json", deep), "E_PARSE"},
+		{"not JSON", write("text.json", "ok"), "text.json:1:1: error: E_PARSE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ReadContextFile(tt.path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ReadContextFile = %v, %v; want an error containing %q", m, err, tt.want)
+			}
+		})
+	}
+	m, err := ReadContextFile(write("ok.json", `{"name": "x", "n": 2, "deep": {"k": [true]}}`))
+	if err != nil || m["name"] != "x" || m["n"] != 2.0 || m["deep"].(map[string]any)["k"].([]any)[0] != true {
+		t.Errorf("ReadContextFile(ok) = %v, %v", m, err)
+	}
+}
