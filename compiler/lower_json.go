@@ -358,7 +358,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		if blk.Worker.Set {
 			known := append(lang.InternalNames(), m.workerKs...)
 			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
-				name, source.DidYouMean(name, known))
+				name, source.DidYouMeanOrList(name, known, "the workers are"))
 		}
 	}
 	var sc scope

@@ -331,7 +331,7 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind isa.BlockKind, agent *man
 		st.Worker = s.Worker.V
 		if lang.LookupInternal(s.Worker.V) == nil {
 			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
-				s.Worker.V, source.DidYouMean(s.Worker.V, lang.InternalNames()))
+				s.Worker.V, source.DidYouMeanOrList(s.Worker.V, lang.InternalNames(), "the internal workers are"))
 		}
 	case isa.KindProvider:
 		b.AI = true

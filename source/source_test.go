@@ -96,3 +96,18 @@ func TestCodeTable(t *testing.T) {
 		}
 	}
 }
+
+func TestDidYouMeanOrList(t *testing.T) {
+	names := []string{"Internal:TestRunner", "Internal:RunLinter", "Internal:TestRunner"}
+	for _, tt := range []struct{ name, want string }{
+		{"Internal:TestRuner", " (did you mean 'Internal:TestRunner'?)"},
+		{"Nope", " (workers: 'Internal:RunLinter', 'Internal:TestRunner')"},
+	} {
+		if got := DidYouMeanOrList(tt.name, names, "workers"); got != tt.want {
+			t.Errorf("DidYouMeanOrList(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := DidYouMeanOrList("x", nil, "workers"); got != "" {
+		t.Errorf("DidYouMeanOrList with no candidates = %q, want \"\"", got)
+	}
+}

@@ -1,5 +1,10 @@
 package source
 
+import (
+	"slices"
+	"strings"
+)
+
 // Suggest returns the candidate nearest to name by edit distance, or "" when
 // none is close enough to be a likely typo (distance at most a third of the
 // longer name's length, and at least 1 for short names).
@@ -61,4 +66,14 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(y)]
+}
+
+// DidYouMeanOrList is DidYouMean, or, when no candidate is near name, the
+// candidates themselves: " (LABEL: 'a', 'b', 'c')", sorted.
+func DidYouMeanOrList(name string, candidates []string, label string) string {
+	if s := DidYouMean(name, candidates); s != "" || len(candidates) == 0 {
+		return s
+	}
+	sorted := slices.Sorted(slices.Values(candidates))
+	return " (" + label + ": '" + strings.Join(slices.Compact(sorted), "', '") + "')"
 }
