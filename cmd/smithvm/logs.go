@@ -52,8 +52,9 @@ func (e *env) cmdLogs(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var (
-		off  int64
-		held []byte
+		off     int64
+		held    []byte
+		printed int
 	)
 	for {
 		// Whether to stop is decided before the last read, so the lines
@@ -64,8 +65,17 @@ func (e *env) cmdLogs(args []string) int {
 				ended = !following(st, stepName)
 			}
 		}
-		off, held = e.printLive(path, off, held, stepName)
+		var n int
+		off, held, n = e.printLive(path, off, held, stepName)
+		printed += n
 		if ended {
+			if printed == 0 {
+				what := "run " + id
+				if stepName != "" {
+					what = "step '" + stepName + "' of run " + id
+				}
+				fmt.Fprintf(e.stderr, "INFO: nothing was recorded for %s: its steps wrote no output (smithvm status %s shows their results).\n", what, id)
+			}
 			return 0
 		}
 		select {
@@ -90,16 +100,18 @@ func following(st *vm.State, stepName string) bool {
 }
 
 // printLive prints the whole lines of the live log at path from off (held:
-// a line read without its newline yet) and returns where it stopped.
-func (e *env) printLive(path string, off int64, held []byte, stepName string) (int64, []byte) {
+// a line read without its newline yet) and returns where it stopped and
+// how many lines it printed.
+func (e *env) printLive(path string, off int64, held []byte, stepName string) (int64, []byte, int) {
 	f, err := os.Open(path)
 	if err != nil {
-		return off, held
+		return off, held, 0
 	}
 	defer f.Close()
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return off, held
+		return off, held, 0
 	}
+	n := 0
 	b, _ := io.ReadAll(f)
 	off += int64(len(b))
 	held = append(held, b...)
@@ -111,10 +123,11 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 		var l store.LiveLine
 		if json.Unmarshal(held[:i], &l) == nil && (stepName == "" || l.Step == stepName) {
 			fmt.Fprintln(e.stdout, formatLive(l))
+			n++
 		}
 		held = held[i+1:]
 	}
-	return off, held
+	return off, held, n
 }
 
 // formatLive is one line of the live log on a terminal: time, step, kind
