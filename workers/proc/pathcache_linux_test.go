@@ -54,10 +54,15 @@ func TestLookPathCacheSeesChanges(t *testing.T) {
 		return pathCache.hits[pathKey{pathVar, name}].file
 	}
 
-	look(lateTool)
+	for range watchFrom - 1 {
+		look(lateTool)
+		if cached() != "" {
+			t.Fatalf("the cache holds %q before the %dth lookup", cached(), watchFrom)
+		}
+	}
 	look(lateTool)
 	if cached() != lateTool {
-		t.Fatalf("after two lookups the cache holds %q, want %q", cached(), lateTool)
+		t.Fatalf("after %d lookups the cache holds %q, want %q", watchFrom, cached(), lateTool)
 	}
 	look(lateTool)
 
@@ -81,6 +86,17 @@ func TestLookPathCacheSeesChanges(t *testing.T) {
 	look(missingTool)
 	look(missingTool)
 
+	// It gets its x bit back (a change of the entry itself, which the
+	// watches do not report: the entry is looked at again at every lookup).
+	if err := os.Chmod(earlyTool, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	look(earlyTool)
+	if err := os.Chmod(earlyTool, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	look(missingTool)
+
 	// Removed where it was found, and the directory with it.
 	if err := os.RemoveAll(missing); err != nil {
 		t.Fatal(err)
@@ -102,6 +118,17 @@ func TestLookPathCacheSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	look(lateTool)
+	look(lateTool)
+	if cached() != lateTool {
+		t.Fatalf("cache holds %q, want %q", cached(), lateTool)
+	}
+	// The dangling link's target comes back: the link is the command again.
+	tool(t, filepath.Join(root, "elsewhere"), name)
+	look(filepath.Join(early, name))
+	if err := os.Remove(filepath.Join(early, name)); err != nil {
+		t.Fatal(err)
+	}
+	look(lateTool)
 
 	// A PATH directory reached through a symbolic link is looked in at
 	// every lookup: re-pointing the link is seen.
@@ -115,7 +142,7 @@ func TestLookPathCacheSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	linked := []string{"PATH=" + current + ":" + late}
-	for range 3 {
+	for range watchFrom + 2 {
 		if got, err := lookPath(name, linked); err != nil || got != lateTool {
 			t.Fatalf("lookPath through %s -> v1 = %q, %v; want %q", current, got, err, lateTool)
 		}
