@@ -156,7 +156,7 @@ var fieldKeyDocs = map[string]KeyDoc{
 	"WorkerDef.permissions":         {"AI worker: read, edit or full (full removes every approval and sandbox: dangerous).", "edit"},
 	"WorkerDef.instructions":        {"AI worker: the CONTRACT prompt layer.", ""},
 	"WorkerDef.output_type":         {"Type of the segment the worker's output becomes.", "AI_RESPONSE (AI), COMMAND_OUTPUT (command)"},
-	"WorkerDef.command":             {"Command worker: argv; gets the payload (JSON array of segments) on stdin, a last stdout line SIGNAL:X names its signal.", ""},
+	"WorkerDef.command":             {"Command worker: argv; gets the payload (JSON array of segments) on stdin, a last stdout line SIGNAL:X names its signal (unrouted, in a block without SIGNAL:FAIL_DEFAULT, the exit code decides).", ""},
 	"WorkerDef.timeout":             {"Seconds before the worker is stopped.", "300"},
 	"Node.entry_block":              {"The block a CALL of this node (or the run, for the entry node) starts at.", ""},
 	"Node.context_inheritance":      {"true shares the caller's payload and static memory; false makes a pure subroutine that starts with an empty payload.", "false"},

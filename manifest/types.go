@@ -778,7 +778,8 @@ type WorkerDef struct {
 	OutputType String `json:"output_type,omitempty"`
 
 	// Command worker: argv; gets the payload (JSON array of segments) on
-	// stdin, a last stdout line SIGNAL:X names its signal.
+	// stdin, a last stdout line SIGNAL:X names its signal (unrouted, in a
+	// block without SIGNAL:FAIL_DEFAULT, the exit code decides).
 	Command StringList `json:"command,omitempty"`
 
 	// Seconds before the worker is stopped. Default: 300.

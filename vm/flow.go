@@ -36,10 +36,20 @@ func (m *Machine) dispatch(a uint32) (uint32, error) {
 // that on.signals does not route: it follows success when the step's exit
 // code was 0, else failure (CONTRACT 12.5). Manifests fall back to
 // SIGNAL:FAIL_DEFAULT instead, so for them, as for every signal with an
-// entry, the signal is returned as it is.
+// entry, the signal is returned as it is; but a manifest command worker,
+// which is a process worker (its signals are SUCCESS, FAILURE and TIMEOUT)
+// whose last stdout line may name a signal besides, follows the YAML rule
+// when its block has no SIGNAL:FAIL_DEFAULT: a checked block that routes
+// its process signals then always finds a transition.
 func (m *Machine) customFallback(t *isa.Table, signal string) string {
-	if m.p.Format != "workflow" || yamlOutcome(signal) {
+	if yamlOutcome(signal) {
 		return signal
+	}
+	if m.p.Format != "workflow" {
+		blk := &m.p.Blocks[t.Block]
+		if t.HasDefault || blk.Kind != isa.KindCommand || blk.Step == nil || !blk.Step.PayloadIO {
+			return signal
+		}
 	}
 	for _, e := range t.Entries {
 		if e.Signal == signal {
