@@ -3,12 +3,14 @@ package compiler
 import (
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"smith/isa"
 	"smith/lang"
 	"smith/manifest"
 	"smith/source"
+	"smith/workers/reply"
 )
 
 // Options carries what the caller knows beyond the document.
@@ -308,9 +310,34 @@ func (l *lowerer) lowerSchemas(m map[string]*manifest.SchemaDef) []isa.SchemaDef
 	var out []isa.SchemaDef
 	for _, s := range dropNil(byOrder(m, func(s *manifest.SchemaDef) int { return s.Order })) {
 		l.schemas = append(l.schemas, s.Key)
-		out = append(out, isa.SchemaDef{Name: s.Key, Schema: canonicalJSON(s.Schema.V)})
+		text := canonicalJSON(s.Schema.V)
+		if at, problem := reply.CheckSchema(s.Key, text); problem != "" {
+			l.errorf(valueAt(s.Schema.V, at).Pos, source.ESchema, "schema '%s' is not a valid JSON Schema (2020-12): %s", s.Key, problem)
+		}
+		out = append(out, isa.SchemaDef{Name: s.Key, Schema: text})
 	}
 	return out
+}
+
+// valueAt returns the value at the JSON Pointer tokens path inside v, or
+// the deepest value on the way that exists.
+func valueAt(v *manifest.Value, path []string) *manifest.Value {
+	for _, tok := range path {
+		var next *manifest.Value
+		switch v.Kind {
+		case manifest.KMap:
+			next = v.Get(tok)
+		case manifest.KList:
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(v.List) {
+				next = v.List[i]
+			}
+		}
+		if next == nil {
+			return v
+		}
+		v = next
+	}
+	return v
 }
 
 // checkSchema checks a validation_schema/validationSchema name.

@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source"},
-	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "gonum.org/v1/gonum/"},
+	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "workers/reply", "gonum.org/v1/gonum/"},
 	"compiler/ir":                      {"lang", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"manifest/internal/decodegen":      {},

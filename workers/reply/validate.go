@@ -271,19 +271,66 @@ func validateValue(sch *jsv.Schema, v any) string {
 // collectProblems appends one "<path>: <what>" per leaf of the error tree. A
 // missing property is reported at the property's own path.
 func collectProblems(e *jsv.ValidationError, items *[]string) {
+	eachLeaf(e, func(loc []string, what string) {
+		*items = append(*items, jsonPointer(loc)+": "+what)
+	})
+}
+
+// eachLeaf calls f with the location and message of every leaf of the
+// error tree. A missing property is reported at the property's own path.
+func eachLeaf(e *jsv.ValidationError, f func(loc []string, what string)) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collectProblems(c, items)
+			eachLeaf(c, f)
 		}
 		return
 	}
 	if k, ok := e.ErrorKind.(*kind.Required); ok {
 		for _, m := range k.Missing {
-			*items = append(*items, jsonPointer(append(slices.Clone(e.InstanceLocation), m))+": missing required property '"+m+"'")
+			f(append(slices.Clone(e.InstanceLocation), m), "missing required property '"+m+"'")
 		}
 		return
 	}
-	*items = append(*items, jsonPointer(e.InstanceLocation)+": "+leafMessage(e))
+	f(e.InstanceLocation, leafMessage(e))
+}
+
+// CheckSchema compiles text as the document schema called name, as
+// NewSchemaSet does for a run, and returns "" or what stops it compiling:
+// for a schema that breaks the JSON Schema metaschema, every failure as
+// "<JSON path>: <what>" (sorted, joined with "; "), and at the JSON
+// Pointer tokens of the first one's value inside the schema; else the
+// compiler's message (an external or dangling $ref) at the whole schema.
+func CheckSchema(name, text string) (at []string, problem string) {
+	_, err := compileSchema(name, text)
+	if err == nil {
+		return nil, ""
+	}
+	var sve *jsv.SchemaValidationError
+	var ve *jsv.ValidationError
+	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
+		return nil, strings.TrimPrefix(err.Error(), "compile: ")
+	}
+	type leaf struct {
+		loc  []string
+		text string
+	}
+	var leaves []leaf
+	eachLeaf(ve, func(loc []string, what string) {
+		leaves = append(leaves, leaf{loc, jsonPointer(loc) + ": " + what})
+	})
+	slices.SortStableFunc(leaves, func(a, b leaf) int { return strings.Compare(a.text, b.text) })
+	items := make([]string, len(leaves))
+	for i, l := range leaves {
+		items[i] = l.text
+	}
+	items = slices.Compact(items)
+	if n := len(items); n > maxProblems {
+		items = append(items[:maxProblems], fmt.Sprintf("and %d more", n-maxProblems))
+	}
+	if len(leaves) == 0 {
+		return nil, rootPath + ": " + leafMessage(ve)
+	}
+	return leaves[0].loc, strings.Join(items, "; ")
 }
 
 // leafMessage is the library's message for one error, without its location.
