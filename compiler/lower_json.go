@@ -414,8 +414,15 @@ func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 	return out
 }
 
-// transitions lowers a block's transitions in document order.
+// transitions lowers a block's transitions in document order. A row whose
+// action is missing or unreadable, and a missing transitions key (the
+// schema reports it), lower to a FAIL (on the row's signal, or on
+// SIGNAL:FAIL_DEFAULT), so that the graph checks do not also report the
+// block as having no transition for its signals.
 func (m *jsonLowerer) transitions(blk *manifest.Block) []*ir.Transition {
+	if blk.Transitions == nil {
+		return []*ir.Transition{unreadable(blk.Pos, lang.SigFailDefault, "missing transitions")}
+	}
 	var out []*ir.Transition
 	var seen []string
 	for _, tr := range blk.Transitions {
@@ -437,11 +444,18 @@ func (m *jsonLowerer) transitions(blk *manifest.Block) []*ir.Transition {
 			seen = append(seen, sig)
 		}
 		if !tr.Action.Set {
+			// The schema reports it; the row still covers its signal.
+			if ok {
+				out = append(out, unreadable(tr.Pos, sig, "missing action"))
+			}
 			continue
 		}
 		a, d := manifest.ParseAction(tr.Action.V, tr.Action.Pos)
 		if d != nil {
 			m.diags.Append(*d)
+			if ok {
+				out = append(out, unreadable(tr.Pos, sig, "unresolved action '"+tr.Action.V+"'"))
+			}
 			continue
 		}
 		t := m.action(a, tr)
@@ -451,6 +465,12 @@ func (m *jsonLowerer) transitions(blk *manifest.Block) []*ir.Transition {
 		}
 	}
 	return out
+}
+
+// unreadable is the FAIL transition on sig that stands for a row or table
+// the lowering reported as broken.
+func unreadable(pos source.Pos, sig, msg string) *ir.Transition {
+	return &ir.Transition{Pos: pos, Signal: sig, Action: ir.Fail, Msg: msg, MsgTmpl: litTemplate(msg)}
 }
 
 // action resolves a parsed action of transition tr. An action whose target
