@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -166,6 +167,8 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 		switch {
 		case e.FilePath == nil || *e.FilePath == "":
 			return nil, fmt.Errorf("file %d has no 'filePath'", i+1)
+		case strings.HasSuffix(*e.FilePath, "/") || path.Base(*e.FilePath) == "." || path.Base(*e.FilePath) == "..":
+			return nil, fmt.Errorf("file %d ('%s') names a folder, not a file", i+1, *e.FilePath)
 		case e.FileContent == nil:
 			return nil, fmt.Errorf("file %d ('%s') has no 'fileContent'", i+1, *e.FilePath)
 		}

@@ -379,3 +379,27 @@ func TestExtractPreamble(t *testing.T) {
 		})
 	}
 }
+
+// TestFileSystemWriterFolderPath: a filePath that names a folder ("out/",
+// ".", "out/.") fails the step with an ERROR segment before any file is
+// written; "out/" is not written as a file called out.
+func TestFileSystemWriterFolderPath(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"out/", ".", "out/.", "out/sub/"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			p := newIWProject(t)
+			req := p.request(lang.InternalFileSystemWriter,
+				fileSeg(t, step.SegCodeOutput, "good.go", "package good"),
+				fileSeg(t, step.SegCodeOutput, path, "x"))
+			res := runIW(t, req)
+			want := "file 1 ('" + path + "') names a folder, not a file"
+			if res.Signal != lang.SigFailure || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError || !strings.Contains(res.Segments[0].Content, want) {
+				t.Errorf("FileSystemWriter(%q) = %s, segments %q, want %s and an ERROR containing %q", path, res.Signal, segmentsText(res.Segments), lang.SigFailure, want)
+			}
+			if got := readTree(t, p.worktree); got != "" {
+				t.Errorf("worktree = %q, want nothing written", got)
+			}
+		})
+	}
+}
