@@ -114,13 +114,14 @@ func worktreePath(req *step.Request) (string, error) {
 }
 
 // fail adds a segment of type segType holding err's message and returns a
-// result with signal; err becomes the Result's error when it is a
-// *source.Error (it carries a code the user should see).
+// result with signal and err as the Result's error, so that the console and
+// status say what failed (a *source.Error keeps its code; any other error
+// is the VM's E_STEP_FAILED).
 func (l *segmentList) fail(signal, segType string, err error) step.Result {
 	l.add(segType, err.Error())
 	var se *source.Error
 	if errors.As(err, &se) {
 		return l.result(signal, step.ExitNotRun, se)
 	}
-	return l.result(signal, step.ExitNotRun, nil)
+	return l.result(signal, step.ExitNotRun, err)
 }

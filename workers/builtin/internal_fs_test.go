@@ -164,6 +164,11 @@ func TestFileSystemWriterContent(t *testing.T) {
 				if res.Signal != lang.SigFailure || len(res.Segments) != 1 || res.Segments[0].Type != step.SegError || !strings.HasPrefix(res.Segments[0].Content, tt.wantFail) {
 					t.Errorf("FileSystemWriter = %s, segments %q, want %s and an ERROR starting %q", res.Signal, segmentsText(res.Segments), lang.SigFailure, tt.wantFail)
 				}
+				// The step's error says what failed: the console and status
+				// show it, not "failed with exit code -1".
+				if res.Err == nil || !strings.HasPrefix(res.Err.Error(), tt.wantFail) {
+					t.Errorf("FileSystemWriter Err = %v, want one starting %q", res.Err, tt.wantFail)
+				}
 				if got := readTree(t, p.worktree); got != "" {
 					t.Errorf("worktree = %q, want nothing written", got)
 				}
