@@ -186,6 +186,7 @@ func (m *jsonLowerer) lowerWorkers() {
 	m.workers = map[string]*workerSpec{}
 	for _, w := range dropNil(byOrder(m.mf.Workers, func(w *manifest.WorkerDef) int { return w.Order })) {
 		ws := &workerSpec{def: w, agent: m.agentRef(w.Agent)}
+		m.checkWorkerKind(w)
 		sc := &scope{}
 		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
 			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
@@ -204,6 +205,52 @@ func (m *jsonLowerer) lowerWorkers() {
 		m.workers[w.Key] = ws
 		m.workerKs = append(m.workerKs, w.Key)
 	}
+}
+
+// checkWorkerKind reports a workers entry that is not exactly one kind: an
+// AI worker (provider or agent) or a command worker (a non-empty command),
+// and the AI workers' keys on a command worker, which would be ignored.
+func (m *jsonLowerer) checkWorkerKind(w *manifest.WorkerDef) {
+	ai := w.Provider.Set || w.Agent.Set
+	switch {
+	case !ai && !w.Command.Set:
+		m.errorf(w.Pos, source.ESchema, "worker '%s' has neither provider, agent nor command: an AI worker needs provider or agent, a command worker command", w.Key)
+		return
+	case ai && w.Command.Set:
+		other := "provider"
+		if !w.Provider.Set {
+			other = "agent"
+		}
+		m.errorf(w.Command.Pos, source.ESchema, "worker '%s' has both %s and command: an AI worker has provider or agent, a command worker command; remove one", w.Key, other)
+		return
+	case ai:
+		return
+	case len(w.Command.V) == 0:
+		m.errorf(w.Command.Pos, source.ESchema, "command of worker '%s' is empty: give the program and its arguments", w.Key)
+	}
+	aiOnly := []struct {
+		key string
+		set bool
+		pos source.Pos
+	}{
+		{"provider_params", w.ProviderParams.V != nil, posOf(w.ProviderParams.V)},
+		{"model", w.Model.Set, w.Model.Pos},
+		{"permissions", w.Permissions.Set, w.Permissions.Pos},
+		{"instructions", w.Instructions.Set, w.Instructions.Pos},
+	}
+	for _, k := range aiOnly {
+		if k.set {
+			m.errorf(k.pos, source.ESchema, "'%s' applies to AI workers only; command worker '%s' would ignore it", k.key, w.Key)
+		}
+	}
+}
+
+// posOf is the position of v, or none for nil.
+func posOf(v *manifest.Value) source.Pos {
+	if v == nil {
+		return source.Pos{}
+	}
+	return v.Pos
 }
 
 // manifestName is the name of a manifest's runs: its name key, else the
