@@ -165,6 +165,9 @@ func (m *jsonLowerer) node(ref string) (*manifest.Node, bool) {
 
 // blockHint is the did-you-mean of an unknown block reference.
 func (m *jsonLowerer) blockHint(ref string) string {
+	if n, ok := m.node(ref); ok {
+		return " ('" + n.Key + "' is a node)"
+	}
 	s := source.Suggest(strings.TrimPrefix(ref, blockPrefix), m.blockIDs)
 	if s == "" {
 		return ""
@@ -174,6 +177,9 @@ func (m *jsonLowerer) blockHint(ref string) string {
 
 // nodeHint is the did-you-mean of an unknown node reference.
 func (m *jsonLowerer) nodeHint(ref string) string {
+	if b, ok := m.block(ref); ok {
+		return " ('" + b.block.Key + "' is a block)"
+	}
 	s := source.Suggest(strings.TrimPrefix(ref, nodePrefix), m.nodeIDs)
 	if s == "" {
 		return ""
@@ -536,6 +542,10 @@ func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Tra
 	case manifest.ActJump:
 		b, ok := m.block(a.Target)
 		if !ok {
+			if _, isNode := m.node(a.Target); isNode {
+				m.errorf(a.TargetPos, source.EUnknownTarget, "jump target '%s' is a node, not a block: CALL:%s enters it, or JUMP to one of its blocks", a.Target, a.Target)
+				return unresolved()
+			}
 			m.errorf(a.TargetPos, source.EUnknownTarget, "jump target '%s' is not a block%s", a.Target, m.blockHint(a.Target))
 			return unresolved()
 		}
@@ -543,6 +553,10 @@ func (m *jsonLowerer) action(a manifest.Action, tr *manifest.Transition) *ir.Tra
 	case manifest.ActCall:
 		n, ok := m.node(a.Target)
 		if !ok {
+			if _, isBlock := m.block(a.Target); isBlock {
+				m.errorf(a.TargetPos, source.EUnknownTarget, "call target '%s' is a block, not a node: JUMP:%s goes to it, or CALL its node", a.Target, a.Target)
+				return unresolved()
+			}
 			m.errorf(a.TargetPos, source.EUnknownTarget, "call target '%s' is not a node%s", a.Target, m.nodeHint(a.Target))
 			return unresolved()
 		}
