@@ -192,6 +192,9 @@ func (m *jsonLowerer) lowerWorkers() {
 	m.workers = map[string]*workerSpec{}
 	for _, w := range dropNil(byOrder(m.mf.Workers, func(w *manifest.WorkerDef) int { return w.Order })) {
 		ws := &workerSpec{def: w, agent: m.agentRef(w.Agent)}
+		if strings.HasPrefix(w.Key, lang.InternalPrefix) {
+			m.errorf(w.Pos, source.ESchema, "workers key '%s' starts with %s, which names the internal workers; give it another name (Worker:NAME, Command:NAME)", w.Key, lang.InternalPrefix)
+		}
 		m.checkWorkerKind(w)
 		sc := &scope{}
 		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
@@ -410,8 +413,14 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 		b.Signals = shared(manifestWorkerSignals[:2])
 		if blk.Worker.Set {
 			known := append(lang.InternalNames(), m.workerKs...)
-			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s",
-				name, source.DidYouMeanOrList(name, known, "the workers are"))
+			hint := source.DidYouMeanOrList(name, known, "the workers are")
+			for _, k := range m.workerKs {
+				if strings.HasSuffix(k, ":"+name) {
+					hint = " (did you mean '" + k + "'? a worker is named exactly as its key)"
+					break
+				}
+			}
+			m.errorf(blk.Worker.Pos, source.EUnknownWorker, "worker '%s' is neither an internal worker nor a key of workers%s", name, hint)
 		}
 	}
 	var sc scope
