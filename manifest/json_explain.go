@@ -43,7 +43,13 @@ var jsonContexts = [...]struct{ context, expected string }{
 func jsonWords(d source.Diagnostic, src []byte) string {
 	msg := d.Msg
 	if msg == "unexpected end of JSON input" {
+		if len(bytes.TrimSpace(src)) == 0 {
+			return "the document is empty: expected a JSON object"
+		}
 		return "the document ends too early: expected more (a string, a list or an object is not closed)"
+	}
+	if bytes.HasPrefix(src, []byte("\ufeff")) && offsetOf(src, d.Pos) == 0 {
+		return "the document starts with a byte-order mark (U+FEFF): save it as UTF-8 without one"
 	}
 	rest, ok := strings.CutPrefix(msg, "invalid character ")
 	if !ok {
@@ -79,6 +85,8 @@ func jsonWords(d source.Diagnostic, src []byte) string {
 		out += ": JSON strings and keys use double quotes"
 	case found == `'"'` && strings.HasPrefix(context, "after "):
 		out += ": a missing comma before it?"
+	case found == "'/'" && at+1 < len(src) && (src[at+1] == '/' || src[at+1] == '*'):
+		out += ": JSON allows no comments"
 	}
 	return out
 }
