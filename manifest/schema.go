@@ -306,7 +306,7 @@ func typeHint(loc []string, wants []string, val *Value) string {
 	switch {
 	case wants[0] == "a string" && (val.Kind == KNumber || val.Kind == KBool) && val.Str != "":
 		return fmt.Sprintf("; quote it: %q", val.Str)
-	case wants[0] == "an array" && val.Kind == KString && len(loc) > 0 && loc[len(loc)-1] == "command" && strings.TrimSpace(val.Str) != "":
+	case wants[0] == "an array" && val.Kind == KString && len(loc) > 0 && argvKeys[loc[len(loc)-1]] && strings.TrimSpace(val.Str) != "":
 		args := strings.Fields(val.Str)
 		if strings.ContainsAny(val.Str, "|&;<>()$`\\\"'*?[]#~{}") {
 			args = []string{"sh", "-c", val.Str}
@@ -319,6 +319,10 @@ func typeHint(loc []string, wants []string, val *Value) string {
 	}
 	return ""
 }
+
+// argvKeys are the keys whose value is an argv: a step's or worker's
+// command and the internal workers' commands.
+var argvKeys = map[string]bool{"command": true, "test_command": true, "lint_command": true, "build_command": true}
 
 // article prefixes a JSON Schema type name with its indefinite article.
 func article(t string) string {

@@ -119,6 +119,8 @@ func TestSchemaRejects(t *testing.T) {
 			"w.yaml:5:14: error: E_SCHEMA: 'command' must be an array, found string; write the arguments as a list (no shell runs it): [\"echo\", \"hi\"]"},
 		{"shell command as a string", "w.yaml", wfPrefix + "  - name: A\n    command: echo hi > out.txt\n",
 			"w.yaml:5:14: error: E_SCHEMA: 'command' must be an array, found string; write the arguments as a list (no shell runs it): [\"sh\", \"-c\", \"echo hi > out.txt\"]"},
+		{"config command as a string", "w.yaml", wfPrefix + "  - {name: A, command: [a]}\nlint_command: golangci-lint run ./...\n",
+			"w.yaml:5:15: error: E_SCHEMA: 'lint_command' must be an array, found string; write the arguments as a list (no shell runs it): [\"golangci-lint\", \"run\", \"./...\"]"},
 		{"string or list", "w.yaml", wfPrefix + "  - name: A\n    provider: {x: 1}\n",
 			"w.yaml:5:15: error: E_SCHEMA: 'provider' must be a string or an array, found object"},
 		{"scalar operand", "w.yaml", wfPrefix + "  - name: A\n    command: [a]\n    when: {equals: {left: [1], right: b}}\n",
