@@ -431,6 +431,9 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	if b.MaxVisits > 0 {
 		b.Signals = append(b.Signals, lang.SigMaxVisits)
 	}
+	if pm := manifest.Opt(blk.PayloadMergeStrategy); pm.Set && !b.AI && (b.Kind == isa.KindCommand || lang.LookupInternal(name) != nil) {
+		m.errorf(pm.Pos, source.ESchema, "payload_merge_strategy orders the prompt of an AI worker; block '%s' runs %s, which gets no prompt", blk.Key, name)
+	}
 	b.Transitions = m.transitions(blk)
 	if m.opt.consume {
 		blk.Transitions = nil // read here only; see Options.consume
