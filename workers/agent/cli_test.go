@@ -337,3 +337,28 @@ func TestProviderStdoutFileSpill(t *testing.T) {
 		t.Errorf("RUN_ROOT/tmp holds %v after the step, want nothing", ents)
 	}
 }
+
+// The file a preset's CLI writes its raw, unmasked reply to (gemini:
+// StdoutFile) has no name in the run folder while the CLI runs, so that a
+// smithvm killed mid-step leaves no raw reply behind.
+func TestProviderStdoutFileUnnamed(t *testing.T) {
+	t.Parallel()
+	ls, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip("no ls")
+	}
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	tmp := filepath.Join(r.RunRoot, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Providers = []string{"gemini"}
+	r.ProviderDefs = []provider.Def{{Name: "gemini", Command: []string{ls, "-A", tmp}}}
+	r.Prompt = "question"
+	r.Attempts = 1
+	got := f.run.Run(context.Background(), r)
+	if got.Signal != lang.SigSuccess || strings.Contains(got.Output, "-stdout-") {
+		t.Errorf("Run(ls RUN_ROOT/tmp) = %s, want success with no stdout file listed", stepfake.Describe(got))
+	}
+}

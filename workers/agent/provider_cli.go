@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,12 +72,12 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {
-		f, err := steprun.WriteTemp(p, req.Step+"-stdout-*.txt", nil)
+		f, done, err := replyFile(p, req.Step)
 		if err != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		spec.StdoutFile = f
-		defer os.Remove(f)
+		defer done()
 	}
 	live := steprun.OpenLive(req, r.Now)
 	defer live.Close()
@@ -483,4 +484,33 @@ func readStdoutFile(path string, mask *text.Masker, spill string) (*fileCapture,
 		}
 	}
 	return c, err
+}
+
+// replyFile creates the file a CLI writes its stdout to (StdoutFile) and
+// returns the path to give it and the function that removes it. The CLI's
+// reply is raw, not yet masked: the file has a name under RUN_ROOT/tmp
+// only for the moment it takes to open it, then is known by its open
+// descriptor (/proc/self/fd/N), so that a smithvm killed while the CLI
+// runs leaves no reply in the run folder (resume's clean-up removes one
+// killed in that moment). Where /proc is missing the named file is used.
+func replyFile(p steprun.Paths, stepName string) (string, func(), error) {
+	name, err := steprun.WriteTemp(p, stepName+"-stdout-*.txt", nil)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		os.Remove(name)
+		return "", nil, err
+	}
+	fd := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if _, err := os.Stat(fd); err != nil {
+		f.Close()
+		return name, func() { os.Remove(name) }, nil
+	}
+	if err := os.Remove(name); err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	return fd, func() { f.Close() }, nil
 }
