@@ -306,14 +306,16 @@ type cliState struct {
 		Content string `json:"content"`
 	} `json:"payload"`
 	Steps map[string]struct {
-		Status   string         `json:"status"`
-		ExitCode int            `json:"exit_code"`
-		Output   string         `json:"output"`
-		JSON     any            `json:"json"`
-		Provider string         `json:"provider"`
-		Attempts int            `json:"attempts"`
-		Visits   int            `json:"visits"`
-		Error    *stepErrorJSON `json:"error"`
+		Status    string         `json:"status"`
+		ExitCode  int            `json:"exit_code"`
+		Output    string         `json:"output"`
+		JSON      any            `json:"json"`
+		Provider  string         `json:"provider"`
+		Attempts  int            `json:"attempts"`
+		Visits    int            `json:"visits"`
+		Error     *stepErrorJSON `json:"error"`
+		Truncated bool           `json:"truncated"`
+		Spill     string         `json:"spill_stdout_path"`
 	} `json:"steps"`
 }
 
@@ -620,6 +622,43 @@ func TestCLIRecordReplay(t *testing.T) {
 			t.Errorf("tokens: recorded %d, replayed %d", s1.Stats.Tokens, s2.Stats.Tokens)
 		}
 	})
+}
+
+// TestCLIBigReply: a reply past the 1 MiB in-memory cap is kept as a
+// command step's big stdout is, whatever way the CLI hands it over (gemini
+// writes it to a file, the others to a pipe): the state keeps its first
+// MiB, truncated: true and the spill, logs/<Step>-stdout.log, which holds
+// the CLI's whole stdout; output_file gets the whole reply.
+func TestCLIBigReply(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			reply := bigReply(1536 << 10)
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "BIGREPLY", Reply: fakemodel.Reply{Text: reply}})
+			wf := p.put("wf.yaml", p.workflow("big.yaml", c, cliCase{}))
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r).Steps["Ask"]
+			want := filepath.Join(p.base, ".orchestrator/runs", r.runID(), "logs", "Ask-stdout.log")
+			if !st.Truncated || st.Spill != want {
+				t.Fatalf("truncated %v spill_stdout_path %q, want true %q", st.Truncated, st.Spill, want)
+			}
+			if !strings.HasPrefix(st.Output, "reply line 000000") || len(st.Output) > 1<<20 {
+				t.Errorf("output is %d bytes starting %q, want at most 1 MiB of the reply", len(st.Output), head(st.Output))
+			}
+			if b, err := os.ReadFile(want); err != nil || !bytes.Contains(b, []byte("END OF REPLY")) {
+				t.Errorf("the spill (%d bytes, %v) lacks the reply's end", len(b), err)
+			}
+			if got := p.read("workspace/artifacts/Ask/reply.txt"); got != reply {
+				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
+			}
+			p.keysInHome()
+		})
+	}
 }
 
 // TestCLINoLogin: a CLI with no login and no key fails its step with exit
