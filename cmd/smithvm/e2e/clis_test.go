@@ -661,6 +661,76 @@ func TestCLIBigReply(t *testing.T) {
 	}
 }
 
+// TestCLIUserHomeUntouched: a gemini run in the user's own home (no
+// session continued) creates or changes nothing in their ~/.gemini:
+// gemini's writes (its project registry, its installation id) stay in the
+// call's overlay.
+func TestCLIUserHomeUntouched(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		if c.name != "gemini" {
+			continue // the other presets get no overlay: they run in the user's folder as in a terminal
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "BIGREPLY", Reply: fakemodel.Reply{Text: "short"}})
+			dir := filepath.Join(p.home, "."+c.name)
+			before := snapshotDir(t, dir)
+			wf := p.put("wf.yaml", p.workflow("big.yaml", c, cliCase{}))
+			if r := p.run("run", wf); r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			after := snapshotDir(t, dir)
+			for name, v := range after {
+				if b, ok := before[name]; !ok {
+					t.Errorf("the run created %s in the user's ~/.%s", name, c.name)
+				} else if b != v {
+					t.Errorf("the run changed %s in the user's ~/.%s", name, c.name)
+				}
+			}
+			for name := range before {
+				if _, ok := after[name]; !ok {
+					t.Errorf("the run removed %s from the user's ~/.%s", name, c.name)
+				}
+			}
+		})
+	}
+}
+
+// snapshotDir maps every entry under dir (folders end in "/") to its
+// content, mode and modification time.
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fmt.Sprintf("%v %v", fi.Mode(), fi.ModTime().UnixNano())
+		if d.IsDir() {
+			rel += "/"
+		} else if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		m[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestCLINoLogin: a CLI with no login and no key fails its step with exit
 // 2 and one line naming both ways to fix it and the configuration home the
 // CLI was given, in the user's own home (nothing set up: a new machine) and
