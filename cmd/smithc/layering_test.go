@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"workers/step":                     {"lang", "isa", "source", "workers/confine", "workers/text"},
 	"workers/builtin":                  {"lang", "source", "workers/confine", "workers/proc", "workers/reply", "workers/step", "workers/steprun", "workers/text", "github.com/tidwall/gjson"},
 	"workers/doctor":                   {"isa", "workers/agent", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun", "workers/text"},
-	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
+	"workers/agent":                    {"lang", "source", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun", "workers/text"},
 	"workers/steprun":                  {"lang", "isa", "source", "workers/confine", "workers/proc", "workers/provider", "workers/reply", "workers/step", "workers/text"},
 	"workers/reply":                    {"lang", "source", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"source":                           {},

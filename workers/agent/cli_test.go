@@ -14,6 +14,7 @@ import (
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
+	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/text"
@@ -299,5 +300,65 @@ func TestProviderJSONCapture(t *testing.T) {
 	got := f.run.Run(context.Background(), r)
 	if !got.HasJSON || fmt.Sprint(got.JSON) != "map[files:[a.go]]" {
 		t.Errorf("Run(claude json reply) json = %v (%v), want map[files:[a.go]]", got.JSON, got.HasJSON)
+	}
+}
+
+// A reply that a preset's CLI writes to a file (gemini: StdoutFile) is
+// treated as a command step's stdout: masked, cut to the in-memory cap in
+// the result and, whole, spilled to RUN_ROOT/logs/<Step>-stdout.log.
+func TestProviderStdoutFileSpill(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"gemini"}
+	r.ProviderDefs = []provider.Def{fake(t, "gemini", "cat")}
+	r.Prompt = strings.Repeat("x", proc.DefaultMemCap+100) + " secret tail"
+	r.Attempts = 1
+	r.Mask = text.NewMasker([]string{"secret"})
+	got := f.run.Run(context.Background(), r)
+	if got.Signal != lang.SigSuccess {
+		t.Fatalf("Run = %s, want success", stepfake.Describe(got))
+	}
+	want := filepath.Join(r.RunRoot, "logs", "Ask-stdout.log")
+	if !got.Truncated || got.SpillStdout != want {
+		t.Fatalf("Run: truncated %v spill %q, want true %q", got.Truncated, got.SpillStdout, want)
+	}
+	b, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if masked := strings.Replace(r.Prompt, "secret", "***", 1); string(b) != masked {
+		t.Errorf("spill holds %s, want the whole masked reply (%d bytes)", stepfake.Short(string(b)), len(masked))
+	}
+	if len(got.Output) > proc.DefaultMemCap {
+		t.Errorf("output is %d bytes, want at most the in-memory cap %d", len(got.Output), proc.DefaultMemCap)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(r.RunRoot, "tmp")); len(ents) != 0 {
+		t.Errorf("RUN_ROOT/tmp holds %v after the step, want nothing", ents)
+	}
+}
+
+// The file a preset's CLI writes its raw, unmasked reply to (gemini:
+// StdoutFile) has no name in the run folder while the CLI runs, so that a
+// smithvm killed mid-step leaves no raw reply behind.
+func TestProviderStdoutFileUnnamed(t *testing.T) {
+	t.Parallel()
+	ls, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip("no ls")
+	}
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	tmp := filepath.Join(r.RunRoot, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Providers = []string{"gemini"}
+	r.ProviderDefs = []provider.Def{{Name: "gemini", Command: []string{ls, "-A", tmp}}}
+	r.Prompt = "question"
+	r.Attempts = 1
+	got := f.run.Run(context.Background(), r)
+	if got.Signal != lang.SigSuccess || strings.Contains(got.Output, "-stdout-") {
+		t.Errorf("Run(ls RUN_ROOT/tmp) = %s, want success with no stdout file listed", stepfake.Describe(got))
 	}
 }

@@ -148,9 +148,10 @@ func fakeGemini(args []string) int {
 // gemini: the first starts session A, the second continues it (leaving a
 // file with no prompt), then two parallel calls, in A's project and in
 // another, start sessions of their own. Session A keeps its file and its
-// two turns, the user's own projects.json (made by the first call,
-// replaced in each overlay by gemini's rename) ends with both projects,
-// and the installation id the first call made is the user's.
+// two turns (the project's folder stays the same without a registry:
+// gemini's markers), and neither the registry (projects.json, replaced in
+// each overlay by gemini's rename) nor the installation id lands in the
+// user's folder.
 func TestOverlayKeepsGeminiState(t *testing.T) {
 	f, _ := provider.CLIOf("gemini")
 	home, run := t.TempDir(), t.TempDir()
@@ -200,54 +201,12 @@ func TestOverlayKeepsGeminiState(t *testing.T) {
 	if err != nil || strings.Count(string(a), `"type":"user"`) != 2 {
 		t.Errorf("session A: %q, %v; want its two prompts", a, err)
 	}
-	b, err := os.ReadFile(filepath.Join(home, ".gemini", "projects.json"))
-	var reg struct{ Projects map[string]string }
-	if err == nil {
-		err = json.Unmarshal(b, &reg)
-	}
-	want := map[string]string{filepath.Join(run, "workspace"): "workspace", filepath.Join(run, "ws-c"): "ws-c"}
-	if err != nil || !reflect.DeepEqual(reg.Projects, want) {
-		t.Errorf("the user's projects.json: %s, %v; want the projects %v", b, err, want)
-	}
-	if b, err := os.ReadFile(filepath.Join(home, ".gemini", "installation_id")); string(b) != "aaaaaaaa" {
-		t.Errorf("the user's installation_id: %q, %v; want the first call's", b, err)
+	for _, name := range []string{"projects.json", "installation_id"} {
+		if _, err := os.Lstat(filepath.Join(home, ".gemini", name)); err == nil {
+			t.Errorf("the call made the user's %s", name)
+		}
 	}
 	if ents, _ := os.ReadDir(filepath.Join(run, "providers", "overlays")); len(ents) != 0 {
 		t.Errorf("%d overlays left", len(ents))
-	}
-}
-
-// TestMergeBack: the keys the user's file lacks are added, theirs win, and
-// a user's file that is not JSON is left alone.
-func TestMergeBack(t *testing.T) {
-	dir := t.TempDir()
-	ours, theirs := filepath.Join(dir, "ours.json"), filepath.Join(dir, "theirs.json")
-	write := func(path, s string) {
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(ours, `{"projects": {"/a": "a-1", "/b": "b"}, "x": 1}`)
-	write(theirs, `{"projects": {"/a": "a", "/c": "c"}}`)
-	if err := mergeBack(ours, theirs); err != nil {
-		t.Fatal(err)
-	}
-	var got any
-	b, _ := os.ReadFile(theirs)
-	_ = json.Unmarshal(b, &got)
-	var want any
-	_ = json.Unmarshal([]byte(`{"projects": {"/a": "a", "/b": "b", "/c": "c"}, "x": 1}`), &want)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("merged %s", b)
-	}
-	write(theirs, "not json")
-	if err := mergeBack(ours, theirs); err == nil {
-		t.Errorf("a user's file that is not JSON was replaced")
-	}
-	if b, _ := os.ReadFile(theirs); string(b) != "not json" {
-		t.Errorf("the user's file is now %q", b)
-	}
-	if _, err := os.Stat(theirs + ".lock"); !os.IsNotExist(err) {
-		t.Errorf("the lock stays: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // runCLI runs a provider's command once: its environment (the step's, the
@@ -70,12 +72,12 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	defer closeStdin()
 	if pv.CLI != nil && pv.CLI.StdoutFile {
-		f, err := steprun.WriteTemp(p, req.Step+"-stdout-*.txt", nil)
+		f, done, err := replyFile(p, req.Step)
 		if err != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "create the stdout file of step '%s': %v", req.Step, err)}
 		}
 		spec.StdoutFile = f
-		defer os.Remove(f)
+		defer done()
 	}
 	live := steprun.OpenLive(req, r.Now)
 	defer live.Close()
@@ -98,11 +100,18 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	switch {
 	case spec.StdoutFile != "":
-		b, err := os.ReadFile(spec.StdoutFile)
+		c, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
 		if err != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
-		rep.text = req.Mask.String(string(b))
+		rep.text, rep.truncated = c.mem.String(), c.truncated
+		if c.spill != nil {
+			// The whole reply is read from the spill, as a piped one is.
+			rep.spill = p.Spill
+			if b, err := os.ReadFile(p.Spill); err == nil {
+				rep.text = string(b)
+			}
+		}
 		if req.Live != nil {
 			_, _ = io.WriteString(req.Live, rep.text) // -v: shown once the CLI is done
 		}
@@ -415,4 +424,93 @@ func (f *liveFollower) finish() {
 			f.live.Add(a.Kind, a.Text)
 		}
 	}
+}
+
+// A fileCapture is what readStdoutFile keeps of a stdout file, as proc
+// keeps a piped stdout: its first memCap bytes in memory and, once it
+// passes them, all of it in the spill file (none when spillPath is "").
+type fileCapture struct {
+	mem       strings.Builder
+	memCap    int
+	truncated bool
+	spillPath string
+	spill     *os.File
+}
+
+func (c *fileCapture) Write(b []byte) (int, error) {
+	if !c.truncated {
+		if c.mem.Len()+len(b) <= c.memCap {
+			c.mem.Write(b)
+			return len(b), nil
+		}
+		c.truncated = true
+		if c.spillPath != "" {
+			f, err := os.OpenFile(c.spillPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				return 0, err
+			}
+			c.spill = f
+			if _, err := io.WriteString(f, c.mem.String()); err != nil {
+				return 0, err
+			}
+		}
+		c.mem.Write(b[:c.memCap-c.mem.Len()])
+	}
+	if c.spill == nil {
+		return len(b), nil
+	}
+	return c.spill.Write(b)
+}
+
+// readStdoutFile reads the stdout file of a CLI (StdoutFile) through
+// mask the way proc captures a step's stdout (CONTRACT 3.5): memory holds
+// at most proc.DefaultMemCap bytes of it, and a longer one is spilled,
+// whole, to spill (RUN_ROOT/logs/<Step>-stdout.log).
+func readStdoutFile(path string, mask *text.Masker, spill string) (*fileCapture, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := &fileCapture{memCap: proc.DefaultMemCap, spillPath: spill}
+	w := mask.Writer(c)
+	_, err = io.Copy(w, f)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if c.spill != nil {
+		if cerr := c.spill.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return c, err
+}
+
+// replyFile creates the file a CLI writes its stdout to (StdoutFile) and
+// returns the path to give it and the function that removes it. The CLI's
+// reply is raw, not yet masked: the file has a name under RUN_ROOT/tmp
+// only for the moment it takes to open it, then is known by its open
+// descriptor (/proc/self/fd/N), so that a smithvm killed while the CLI
+// runs leaves no reply in the run folder (resume's clean-up removes one
+// killed in that moment). Where /proc is missing the named file is used.
+func replyFile(p steprun.Paths, stepName string) (string, func(), error) {
+	name, err := steprun.WriteTemp(p, stepName+"-stdout-*.txt", nil)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		os.Remove(name)
+		return "", nil, err
+	}
+	fd := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if _, err := os.Stat(fd); err != nil {
+		f.Close()
+		return name, func() { os.Remove(name) }, nil
+	}
+	if err := os.Remove(name); err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	return fd, func() { f.Close() }, nil
 }

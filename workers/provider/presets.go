@@ -144,24 +144,14 @@ type Overlay struct {
 	// overlay links them and the sessions land with the user's, as in a
 	// terminal, instead of in the overlay removed after the call.
 	Saves []string
-	// Merge are the files at the top of Dir holding state the CLI shares
-	// between its runs and writes by rename (a temp file renamed over the
-	// name), which replaces the overlay's link instead of writing
-	// through it (gemini: projects.json, its registry of project
-	// folders), each with the CLI's own empty content. Smith makes a
-	// missing one in the user's folder before the call (the CLI makes it
-	// at its first start anyway; linked, the CLI's lock on it, the file's
-	// real path plus ".lock", is the user's, shared by parallel calls and
-	// the user's own runs), and after the call merges what the CLI wrote
-	// in the overlay into the user's under that same lock, the user's
-	// values winning (overlay.go, mergeBack).
-	Merge map[string]string
-	// Links are the files at the top of Dir the CLI makes with a plain
-	// write when they are missing (gemini: installation_id, its id of the
-	// installation): the overlay links them even when the user has none
-	// yet, so the CLI's write, through the link, makes the user's, as in a
-	// terminal, instead of a new one in each overlay.
-	Links []string
+	// Copies are the files at the top of Dir holding state the CLI
+	// shares between its runs and writes by rename (gemini: projects.json,
+	// its registry of project folders): the overlay holds a copy of the
+	// user's, so that the CLI reads it and its writes, and its lock, stay
+	// in the overlay. (A file the CLI makes when missing with a plain write,
+	// gemini's installation_id, is linked only when the user has it: else
+	// the CLI makes it in the overlay.)
+	Copies []string
 }
 
 // A Setting is one key (a dotted JSON path) and its value.
@@ -287,10 +277,10 @@ var clis = map[string]*CLI{
 		// resumes: the names differ across a minute boundary), or the new
 		// session of a call starting next to it. projects.json, gemini's
 		// registry of project folders under tmp/ and history/, it
-		// replaces by rename: see Overlay.Merge.
+		// replaces by rename: see Overlay.Copies.
 		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false},
 			{"general.sessionRetention.enabled", false}},
-			Saves: []string{"tmp", "history"}, Merge: map[string]string{"projects.json": `{"projects": {}}` + "\n"}, Links: []string{"installation_id"}},
+			Saves: []string{"tmp", "history"}, Copies: []string{"projects.json"}},
 		TmpInHome:   true,
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",

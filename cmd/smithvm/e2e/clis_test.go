@@ -306,14 +306,16 @@ type cliState struct {
 		Content string `json:"content"`
 	} `json:"payload"`
 	Steps map[string]struct {
-		Status   string         `json:"status"`
-		ExitCode int            `json:"exit_code"`
-		Output   string         `json:"output"`
-		JSON     any            `json:"json"`
-		Provider string         `json:"provider"`
-		Attempts int            `json:"attempts"`
-		Visits   int            `json:"visits"`
-		Error    *stepErrorJSON `json:"error"`
+		Status    string         `json:"status"`
+		ExitCode  int            `json:"exit_code"`
+		Output    string         `json:"output"`
+		JSON      any            `json:"json"`
+		Provider  string         `json:"provider"`
+		Attempts  int            `json:"attempts"`
+		Visits    int            `json:"visits"`
+		Error     *stepErrorJSON `json:"error"`
+		Truncated bool           `json:"truncated"`
+		Spill     string         `json:"spill_stdout_path"`
 	} `json:"steps"`
 }
 
@@ -620,6 +622,113 @@ func TestCLIRecordReplay(t *testing.T) {
 			t.Errorf("tokens: recorded %d, replayed %d", s1.Stats.Tokens, s2.Stats.Tokens)
 		}
 	})
+}
+
+// TestCLIBigReply: a reply past the 1 MiB in-memory cap is kept as a
+// command step's big stdout is, whatever way the CLI hands it over (gemini
+// writes it to a file, the others to a pipe): the state keeps its first
+// MiB, truncated: true and the spill, logs/<Step>-stdout.log, which holds
+// the CLI's whole stdout; output_file gets the whole reply.
+func TestCLIBigReply(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			reply := bigReply(1536 << 10)
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "BIGREPLY", Reply: fakemodel.Reply{Text: reply}})
+			wf := p.put("wf.yaml", p.workflow("big.yaml", c, cliCase{}))
+			r := p.run("run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			st := p.state(r).Steps["Ask"]
+			want := filepath.Join(p.base, ".orchestrator/runs", r.runID(), "logs", "Ask-stdout.log")
+			if !st.Truncated || st.Spill != want {
+				t.Fatalf("truncated %v spill_stdout_path %q, want true %q", st.Truncated, st.Spill, want)
+			}
+			if !strings.HasPrefix(st.Output, "reply line 000000") || len(st.Output) > 1<<20 {
+				t.Errorf("output is %d bytes starting %q, want at most 1 MiB of the reply", len(st.Output), head(st.Output))
+			}
+			if b, err := os.ReadFile(want); err != nil || !bytes.Contains(b, []byte("END OF REPLY")) {
+				t.Errorf("the spill (%d bytes, %v) lacks the reply's end", len(b), err)
+			}
+			if got := p.read("workspace/artifacts/Ask/reply.txt"); got != reply {
+				t.Errorf("output_file has %d bytes (ends %q), want the %d-byte reply", len(got), tail(got), len(reply))
+			}
+			p.keysInHome()
+		})
+	}
+}
+
+// TestCLIUserHomeUntouched: a gemini run in the user's own home (no
+// session continued) creates or changes nothing in their ~/.gemini:
+// gemini's writes (its project registry, its installation id) stay in the
+// call's overlay.
+func TestCLIUserHomeUntouched(t *testing.T) {
+	t.Parallel()
+	for _, c := range cliCases {
+		if c.name != "gemini" {
+			continue // the other presets get no overlay: they run in the user's folder as in a terminal
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "BIGREPLY", Reply: fakemodel.Reply{Text: "short"}})
+			dir := filepath.Join(p.home, "."+c.name)
+			before := snapshotDir(t, dir)
+			wf := p.put("wf.yaml", p.workflow("big.yaml", c, cliCase{}))
+			if r := p.run("run", wf); r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			after := snapshotDir(t, dir)
+			for name, v := range after {
+				if b, ok := before[name]; !ok {
+					t.Errorf("the run created %s in the user's ~/.%s", name, c.name)
+				} else if b != v {
+					t.Errorf("the run changed %s in the user's ~/.%s", name, c.name)
+				}
+			}
+			for name := range before {
+				if _, ok := after[name]; !ok {
+					t.Errorf("the run removed %s from the user's ~/.%s", name, c.name)
+				}
+			}
+		})
+	}
+}
+
+// snapshotDir maps every entry under dir (folders end in "/") to its
+// content, mode and modification time.
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fmt.Sprintf("%v %v", fi.Mode(), fi.ModTime().UnixNano())
+		if d.IsDir() {
+			rel += "/"
+		} else if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		m[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestCLINoLogin: a CLI with no login and no key fails its step with exit

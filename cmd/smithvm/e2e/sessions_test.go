@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,11 +251,20 @@ func TestCLISessionKillInCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
+			// The raw reply of the CLI still running (gemini's stdout
+			// file) has no name in the run folder.
+			tmp := filepath.Join(p.base, ".orchestrator/runs/k1/tmp")
+			if ents, _ := os.ReadDir(tmp); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.Contains(e.Name(), "-stdout-") }) {
+				t.Errorf("a raw reply file is in RUN_ROOT/tmp after the kill: %v", ents)
+			}
 			// The CLI cut off by the crash still runs; resume kills it
 			// before it calls again (run checks that nothing is left).
 			r := p.run("resume", "k1")
 			if r.code != 0 {
 				t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("RUN_ROOT/tmp holds %v after resume, want nothing", ents)
 			}
 			st := p.sessionState("k1")
 			eng := st.Sessions["eng"]
