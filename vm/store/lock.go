@@ -41,11 +41,7 @@ func lockRun(id, root string) (*os.File, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			msg := "run '" + id + "' is being driven by another smithvm process"
-			if pid := holderPid(path); pid > 0 {
-				msg += " (pid " + strconv.Itoa(pid) + ")"
-			}
-			return nil, &source.Error{Code: source.ERunLocked, Msg: msg}
+			return nil, lockedError(id, path)
 		}
 		return nil, fmt.Errorf("lock run '%s': %w", id, err)
 	}
@@ -59,6 +55,16 @@ func lockRun(id, root string) (*os.File, error) {
 		return nil, fmt.Errorf("write lock of run '%s': %w", id, err)
 	}
 	return f, nil
+}
+
+// lockedError is the ERunLocked error of run id, whose lock (at path) is
+// held.
+func lockedError(id, path string) error {
+	msg := "run '" + id + "' is being driven by another smithvm process"
+	if pid := holderPid(path); pid > 0 {
+		msg += " (pid " + strconv.Itoa(pid) + ")"
+	}
+	return &source.Error{Code: source.ERunLocked, Msg: msg}
 }
 
 // deadHolderWait bounds the wait for the lock of a holder that is dead.

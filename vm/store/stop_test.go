@@ -34,6 +34,9 @@ func TestDriverAndStop(t *testing.T) {
 	if !r.StopRequested() {
 		t.Error("StopRequested after RequestStop = false")
 	}
+	if err := r.WriteSnapshot(map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
 	r.Close()
 	if _, running, err := s.Driver("r1"); err != nil || running {
 		t.Errorf("Driver(%q) after Close = %v, %v; want not running", "r1", running, err)
@@ -56,6 +59,9 @@ func TestDriverProbeNeverLocksOutOpen(t *testing.T) {
 	s := newStore(t)
 	r, err := s.Create("r1")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteSnapshot(map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Close(); err != nil {
