@@ -86,7 +86,7 @@ func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
 
 func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
-	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). --signal answers a halted run\nonly: on a failed or interrupted one it is refused (E_USAGE, exit 2). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
+	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). --signal and --note answer a\nhalted run only: on a failed or interrupted one they are refused (E_USAGE,\nexit 2). Without --base, the run is looked for in the current directory,\nthen among the recent bases (see docs/cli.md).\n")
 	c.addContinue(fs, true)
 	return fs
 }
