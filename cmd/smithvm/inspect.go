@@ -164,7 +164,11 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		}
 	}
 	if st.IsHalted {
-		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
+		at := st.HaltedBlock
+		if it := st.IterationRef(); it != "" {
+			at += " [" + it + "]" // the iteration, as the console names it
+		}
+		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", at, st.RunID)
 		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
 			if sigs := p.Signals(st.HaltedBlock); len(sigs) > 0 {
 				fmt.Fprintf(w, "signals:      %s\n", strings.Join(sigs, ", "))
