@@ -2,6 +2,7 @@ package vm
 
 import (
 	"maps"
+	"strconv"
 
 	"smith/lang"
 	"smith/workers/step"
@@ -271,6 +272,21 @@ type ReturnFrame struct {
 	// inherit context); SavedPayload is restored by RETURN.
 	Saved        bool           `json:"saved,omitempty"`
 	SavedPayload []step.Segment `json:"saved_payload,omitempty"`
+}
+
+// IterationRef is the iteration the run is in: the indices of its loop
+// stack, outermost first, joined by '.' ("1", "0.2"); "" outside loops.
+// It is the form the console and the step logs name iterations in
+// (`'Gate' [1]`, `--- attempt 1, iteration 1 ---`).
+func (s *State) IterationRef() string {
+	var b []byte
+	for i, f := range s.LoopStack {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, int64(f.Index), 10)
+	}
+	return string(b)
 }
 
 // A LoopFrame is one loop being run.

@@ -414,3 +414,22 @@ func TestEveryExecKindDispatched(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationCountsRetryWaits pins what a step's duration is: its wall
+// time from start to end, its retry waits (backoff_sec) included, so that
+// ended_at - started_at = duration (the clock moves only in the waits
+// here).
+func TestDurationCountsRetryWaits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindCommand, "Flaky")
+	r.Argv = stepfake.Exe(t, "exit", "1")
+	r.Attempts, r.Backoff = 3, 2*time.Second
+	res := f.reg.Run(context.Background(), r)
+	if res.Attempts != 3 || len(f.Pauses) != 2 {
+		t.Fatalf("Run: %d attempts, %d waits; want 3, 2", res.Attempts, len(f.Pauses))
+	}
+	if res.Duration != 4*time.Second {
+		t.Errorf("Run: duration %v, want 4s (the two 2 s retry waits)", res.Duration)
+	}
+}

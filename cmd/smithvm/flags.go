@@ -86,7 +86,7 @@ func (e *env) runStepFlags(v *flagVals) *pflag.FlagSet {
 
 func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 	c := &v.common
-	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). --signal answers a halted run\nonly: on a failed or interrupted one it is refused (E_USAGE, exit 2). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
+	fs := e.newFlags("resume", "RUN_ID [flags]", "Continues a failed, interrupted or halted run: recompiles the workflow from\nthe run's workflow_path (so a fixed workflow can be resumed), keeps the run's\ncontext, skips completed steps and re-enters at the step where it stopped.\nA completed run has nothing to do (exit 0). --signal and --note answer a\nhalted run only: on a failed or interrupted one they are refused (E_USAGE,\nexit 2). Without --base, the run is looked for in the current directory,\nthen among the recent bases (see docs/cli.md).\n")
 	c.addContinue(fs, true)
 	return fs
 }
@@ -134,7 +134,7 @@ func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) statusFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens and cost summed\nover all its runs, commit). Without\n--base, the run is looked for in the current directory, then among the recent\nbases (see docs/cli.md).\n")
+	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens and cost summed\nover all its runs, commit). A halted run: the step it halted at (with its\niteration inside a loop, as the console names it: Gate [1]) and the signals\nit accepts. Without --base, the run is looked for in the current directory,\nthen among the recent bases (see docs/cli.md).\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print the run's whole state as JSON")
 	fs.BoolVar(&v.diff, "diff", false, "(isolation: git-worktree) also print each step's commit and the run's whole diff")

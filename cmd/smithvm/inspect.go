@@ -76,8 +76,8 @@ func (e *env) cmdList(args []string) int {
 	fmt.Fprintf(out, "%-36s  %-11s  %-20s  %-20s  %s\n", "RUN_ID", "STATUS", "STARTED", "WORKFLOW", "CURRENT STEP")
 	for _, r := range runs {
 		cur := r.CurrentStep
-		if r.Status == vm.StatusRunning && !driven(proj.store, r.RunID) {
-			cur += " (" + cutOffNote + ")"
+		if proj.store.CutOff(r.RunID, r.Status) {
+			cur += " (" + store.CutOffNote + ")"
 		} else if t, err := time.Parse(time.RFC3339Nano, r.StepStartedAt); err == nil && r.Status == vm.StatusRunning {
 			cur += fmt.Sprintf(" (running for %s)", now.Sub(t).Round(100*time.Millisecond))
 		}
@@ -88,17 +88,6 @@ func (e *env) cmdList(args []string) int {
 		fmt.Fprintf(e.stderr, "INFO: %d more runs (--offset %d, or --limit 0 for all).\n", rest, c.offset+len(runs))
 	}
 	return 0
-}
-
-// cutOffNote says that a run whose state says running has no smithvm
-// process driving it: a crash or a SIGKILL cut it off.
-const cutOffNote = "cut off: no smithvm process drives it"
-
-// driven reports whether a smithvm process holds run id's lock (an
-// unreadable lock counts as driven: nothing is claimed that is not known).
-func driven(s *store.Store, id string) bool {
-	_, running, err := s.Driver(id)
-	return running || err != nil
 }
 
 // readRun loads a run's state without locking it. Without --base, the run
@@ -149,9 +138,9 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	w := e.stdout
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
-	cutOff := st.Status == vm.StatusRunning && !driven(proj.store, st.RunID)
+	cutOff := proj.store.CutOff(st.RunID, st.Status)
 	if cutOff {
-		fmt.Fprintf(w, "status:       %s (%s; resume with '%s resume %s%s')\n", st.Status, cutOffNote, e.self(), st.RunID, baseFlagOf(e, proj.base))
+		fmt.Fprintf(w, "status:       %s (%s; resume with '%s resume %s%s')\n", st.Status, store.CutOffNote, e.self(), st.RunID, baseFlagOf(e, proj.base))
 	} else {
 		fmt.Fprintf(w, "status:       %s\n", st.Status)
 	}
@@ -175,7 +164,11 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		}
 	}
 	if st.IsHalted {
-		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", st.HaltedBlock, st.RunID)
+		at := st.HaltedBlock
+		if it := st.IterationRef(); it != "" {
+			at += " [" + it + "]" // the iteration, as the console names it
+		}
+		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", at, st.RunID)
 		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
 			if sigs := p.Signals(st.HaltedBlock); len(sigs) > 0 {
 				fmt.Fprintf(w, "signals:      %s\n", strings.Join(sigs, ", "))

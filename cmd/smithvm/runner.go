@@ -558,15 +558,20 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
 		return nil, vm.ExitStatus(err), err
 	}
-	if c.signal != "" && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
-		// --signal answers a halted run; on a failed or interrupted one
-		// it would take the step's transition as if the step had sent it.
+	if (c.signal != "" || c.note != "") && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
+		// --signal and --note answer a halted run; on a failed or
+		// interrupted one --signal would take the step's transition as if
+		// the step had sent it, and --note answer a flag nobody raised.
 		status := st.Status
 		if status == vm.StatusRunning {
 			status = "interrupted" // cut off: its lock was free
 		}
-		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: --signal answers a halted run",
-			Hint: "resume it without --signal: " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
+		flag := "--signal"
+		if c.signal == "" {
+			flag = "--note"
+		}
+		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: " + flag + " answers a halted run",
+			Hint: "resume it without " + flag + ": " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
 		return nil, source.ExitConfig, err
 	}

@@ -91,7 +91,7 @@ func (e *env) cmdStop(args []string) int {
 	if !stopped {
 		why := "status: " + st.Status
 		if st.Status == vm.StatusRunning {
-			why = cutOffNote // its state says running, but no process drives it
+			why = store.CutOffNote // its state says running, but no process drives it
 		}
 		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (%s); nothing to stop.\n", id, why)
 		return 0

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -142,6 +145,9 @@ func TestOpenRightAfterHolderKilled(t *testing.T) {
 	if flags, err := unixFcntlGetfd(r.lock); err != nil || flags&syscall.FD_CLOEXEC == 0 {
 		t.Errorf("lock fd flags %#x (%v): not close-on-exec", flags, err)
 	}
+	if err := r.WriteSnapshot(map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
 	r.Close()
 	for i := 0; i < 10; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -218,4 +224,67 @@ func FuzzStoreLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOpenWithoutStateWritesNothing: Open of a run folder with no state
+// (none at all, or a torn journal line only) is refused, E_STATE_CORRUPT,
+// and leaves the folder byte for byte as it was: no logs/, journal or lock
+// (finding 3 of the run-lifecycle audit).
+func TestOpenWithoutStateWritesNothing(t *testing.T) {
+	t.Parallel()
+	for name, files := range map[string]map[string]string{
+		"empty folder":      {},
+		"torn journal only": {"journal.jsonl": "{\"seq\":1,"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			root := filepath.Join(s.RunsDir(), "r")
+			if err := os.MkdirAll(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for f, text := range files {
+				if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := tree(t, root)
+			r, err := s.Open("r")
+			if err == nil {
+				r.Close()
+			}
+			if codeOf(err) != source.EStateCorrupt || !strings.Contains(err.Error(), "run has no state") {
+				t.Errorf("Open = %v, want E_STATE_CORRUPT run has no state", err)
+			}
+			if after := tree(t, root); after != before {
+				t.Errorf("a refused Open wrote in the run folder:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// tree lists the files under dir with their contents.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b.WriteString(rel)
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.WriteString("=" + strconv.Quote(string(data)))
+		}
+		b.WriteString(" ")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

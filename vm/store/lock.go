@@ -25,9 +25,11 @@ func lockRun(id, root string) (*os.File, error) {
 	}
 	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	// A reader asking who drives the run (Store.Driver) holds a shared
-	// lock for microseconds: try again for a moment before refusing.
-	for i := 0; errors.Is(err, syscall.EWOULDBLOCK) && i < probeRetries; i++ {
-		time.Sleep(5 * time.Millisecond)
+	// lock for an instant (longer when the machine is loaded and it is
+	// descheduled). A driver holds an exclusive one. While the lock is held
+	// only shared, it is a probe: try again rather than refuse.
+	for start := time.Now(); errors.Is(err, syscall.EWOULDBLOCK) && time.Since(start) < probeWait && heldShared(path); {
+		time.Sleep(time.Millisecond)
 		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	}
 	// A holder that is dead (just SIGKILLed, its files not yet released)
@@ -39,11 +41,7 @@ func lockRun(id, root string) (*os.File, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			msg := "run '" + id + "' is being driven by another smithvm process"
-			if pid := holderPid(path); pid > 0 {
-				msg += " (pid " + strconv.Itoa(pid) + ")"
-			}
-			return nil, &source.Error{Code: source.ERunLocked, Msg: msg}
+			return nil, lockedError(id, path)
 		}
 		return nil, fmt.Errorf("lock run '%s': %w", id, err)
 	}
@@ -59,12 +57,38 @@ func lockRun(id, root string) (*os.File, error) {
 	return f, nil
 }
 
+// lockedError is the ERunLocked error of run id, whose lock (at path) is
+// held.
+func lockedError(id, path string) error {
+	msg := "run '" + id + "' is being driven by another smithvm process"
+	if pid := holderPid(path); pid > 0 {
+		msg += " (pid " + strconv.Itoa(pid) + ")"
+	}
+	return &source.Error{Code: source.ERunLocked, Msg: msg}
+}
+
 // deadHolderWait bounds the wait for the lock of a holder that is dead.
 const deadHolderWait = 3 * time.Second
 
-// probeRetries is how many times (5 ms apart) lockRun tries again a lock
-// that Store.Driver's probe may hold.
-const probeRetries = 10
+// probeWait bounds lockRun's wait for a lock held only by Store.Driver's
+// shared probes.
+const probeWait = 5 * time.Second
+
+// heldShared reports whether the flock on path is held by shared holders
+// only (Store.Driver's probes), not by a driver: a shared lock of our own
+// is then granted. It is dropped at once.
+func heldShared(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if flock(f, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return false
+	}
+	flock(f, syscall.LOCK_UN)
+	return true
+}
 
 // holderPid is the pid written in the lock file at path, or 0.
 func holderPid(path string) int {

@@ -701,9 +701,7 @@ func (r *Run) Load(state any, apply func(delta []byte) error) error {
 		return err
 	}
 	if !haveState && len(deltas) == 0 {
-		e := corrupt(r.id, errors.New("run has no state: it was stopped before its first step was saved"))
-		e.Hint = "nothing to resume: start it again with smithvm run FILE --run-id " + r.id
-		return e
+		return noState(r.id)
 	}
 	r.seq = base
 	for i, d := range deltas {

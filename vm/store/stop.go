@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"smith/vm"
 )
 
 // stopFile is the stop request of a run: `smithvm stop` writes it, then
@@ -38,6 +40,22 @@ func (s *Store) Driver(id string) (pid int, running bool, err error) {
 	}
 	flock(f, syscall.LOCK_UN)
 	return 0, false, nil
+}
+
+// CutOffNote says that a run whose state says running has no smithvm
+// process driving it: a crash or a SIGKILL cut it off.
+const CutOffNote = "cut off: no smithvm process drives it"
+
+// CutOff reports whether run id, whose state says status, was cut off: it
+// says running, but no process holds its lock. An unreadable lock counts
+// as held: nothing is claimed that is not known. status, list and the
+// viewer all ask this.
+func (s *Store) CutOff(id, status string) bool {
+	if status != vm.StatusRunning {
+		return false
+	}
+	_, running, err := s.Driver(id)
+	return !running && err == nil
 }
 
 // RequestStop records a request to stop run id (RUN_ROOT/stop): its

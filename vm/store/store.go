@@ -202,8 +202,9 @@ func stillborn(root string) bool {
 
 // Open opens an existing run and takes its lock. An unknown run is
 // EStateNotFound; a run locked by another process (or another Open in this
-// one) is ERunLocked. Call Load before appending to the journal or writing
-// a snapshot.
+// one) is ERunLocked; a run with no state (no state.json, no complete
+// journal line) is EStateCorrupt, refused without writing in its folder.
+// Call Load before appending to the journal or writing a snapshot.
 func (s *Store) Open(runID string) (*Run, error) {
 	if !ValidRunID(runID) {
 		return nil, invalidID(runID)
@@ -216,7 +217,24 @@ func (s *Store) Open(runID string) (*Run, error) {
 		}
 		return nil, fmt.Errorf("open run '%s': %w", runID, err)
 	}
+	// A run with no state has nothing to resume: refused before anything
+	// (logs/, the journal, the lock file) is written in its folder.
+	if stillborn(root) {
+		lock := filepath.Join(root, "lock")
+		if _, running, err := s.Driver(runID); err == nil && running && holderAlive(lock) {
+			return nil, lockedError(runID, lock)
+		}
+		return nil, noState(runID)
+	}
 	return open(runID, root, s.Policy)
+}
+
+// noState is the error of run id, which has no state: no state.json and
+// no complete journal line.
+func noState(id string) error {
+	e := corrupt(id, errors.New("run has no state: it was stopped before its first step was saved"))
+	e.Hint = "nothing to resume: start it again with smithvm run FILE --run-id " + id
+	return e
 }
 
 // A Summary describes one run, from the top-level fields of its state.json.

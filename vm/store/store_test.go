@@ -144,6 +144,9 @@ func TestCreateOpenLock(t *testing.T) {
 	if codeOf(err) != source.ERunLocked || err.Error() != want {
 		t.Errorf("Open(%q) while created = %v, want E_RUN_LOCKED %q", "r1", err, want)
 	}
+	if err := r.WriteSnapshot(map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -327,6 +330,13 @@ func TestLoad(t *testing.T) {
 				}
 			}
 			r, err = s.Open("r")
+			if err != nil && tt.code != "" && tt.state == missing {
+				// A run with no state is refused by Open already.
+				if codeOf(err) != tt.code || !strings.Contains(err.Error(), tt.errMsg) {
+					t.Fatalf("Open() = %v, want %s %q", err, tt.code, tt.errMsg)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -605,6 +615,9 @@ func TestWriteBeforeLoad(t *testing.T) {
 	s := newStore(t)
 	r, err := s.Create("early")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteSnapshot(map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()

@@ -34,6 +34,9 @@ type runRow struct {
 	// StepTook how long it has run, for people.
 	StepStartedAt string `json:"step_started_at,omitempty"`
 	StepTook      string `json:"-"`
+	// CutOff says why a run whose status says running is not (no process
+	// drives it); empty otherwise.
+	CutOff string `json:"cut_off,omitempty"`
 }
 
 // statuses are the filters of the list, in display order.
@@ -90,7 +93,9 @@ func (s *Server) runs(opt store.ListOptions) ([]runRow, *store.Page, error) {
 			row.Duration = t1.Sub(t0).Seconds()
 			row.Took = took(t1.Sub(t0))
 		}
-		if t, err := time.Parse(time.RFC3339Nano, m.StepStartedAt); err == nil && row.Status == "running" {
+		if s.cfg.Store.CutOff(m.RunID, m.Status) {
+			row.CutOff = store.CutOffNote
+		} else if t, err := time.Parse(time.RFC3339Nano, m.StepStartedAt); err == nil && row.Status == "running" {
 			row.StepTook = took(now.Sub(t))
 		}
 		rows = append(rows, row)

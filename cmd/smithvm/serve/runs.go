@@ -193,6 +193,9 @@ type view struct {
 	// lock now (its status alone may say running after a crash).
 	CanStop bool `json:"can_stop"`
 	Driven  bool `json:"driven"`
+	// CutOff says why a run whose status says running is not (a crash or
+	// a SIGKILL cut it off: no process drives it); empty otherwise.
+	CutOff string `json:"cut_off,omitempty"`
 }
 
 // apiView is GET /api/runs/ID/view: everything the run page draws.
@@ -209,6 +212,9 @@ func (s *Server) view(st *vm.State) *view {
 	prog := s.stateProgram(st)
 	v := &view{State: st, CanResume: s.cfg.Resume != nil, CanStop: s.cfg.Stop != nil}
 	_, v.Driven, _ = s.cfg.Store.Driver(st.RunID)
+	if s.cfg.Store.CutOff(st.RunID, st.Status) {
+		v.CutOff = store.CutOffNote
+	}
 	// A step being run has no result yet: it shows as running.
 	rows := *st
 	if cur := st.CurrentStep; st.Status == vm.StatusRunning && cur != "" && st.Steps[cur] == nil {

@@ -416,6 +416,51 @@ func TestReadsLeaveTheLock(t *testing.T) {
 	}
 }
 
+// A run whose state says running but that no process drives (its driver
+// was SIGKILLed) is shown cut off, as status and list print it; one that
+// is driven is not.
+func TestCutOffRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("dead", vm.StatusRunning, time.Now(), 1)
+	f.run("live", vm.StatusRunning, time.Now(), 1)
+	r, err := f.store.Open("live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := f.server(Config{})
+	for id, want := range map[string]string{"dead": store.CutOffNote, "live": ""} {
+		var v struct {
+			Driven bool   `json:"driven"`
+			CutOff string `json:"cut_off"`
+		}
+		w := get(s, "/api/runs/"+id+"/view")
+		if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+			t.Fatalf("GET /api/runs/%s/view: %v\n%s", id, err, w.Body)
+		}
+		if v.CutOff != want || v.Driven != (want == "") {
+			t.Errorf("view of %s: cut_off %q, driven %v; want %q, %v", id, v.CutOff, v.Driven, want, want == "")
+		}
+	}
+	page := get(s, "/").Body.String()
+	if n := strings.Count(page, "("+store.CutOffNote+")"); n != 1 {
+		t.Errorf("list page shows %d runs cut off, want 1 (dead):\n%s", n, page)
+	}
+	var rows []struct {
+		RunID  string `json:"run_id"`
+		CutOff string `json:"cut_off"`
+	}
+	if err := json.Unmarshal(get(s, "/api/runs").Body.Bytes(), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("GET /api/runs: %v, %d rows, want 2", err, len(rows))
+	}
+	for _, row := range rows {
+		if want := map[string]string{"dead": store.CutOffNote}[row.RunID]; row.CutOff != want {
+			t.Errorf("/api/runs row %s: cut_off %q, want %q", row.RunID, row.CutOff, want)
+		}
+	}
+}
+
 func TestSecretsMasked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -73,7 +73,7 @@
     const st = view.state;
     const s = $("#runstatus");
     s.className = "status " + st.status;
-    s.textContent = st.status;
+    s.textContent = view.cut_off ? st.status + " (" + view.cut_off + ")" : st.status;
     const started = st.started_at ? new Date(st.started_at) : null;
     const ended = st.ended_at ? new Date(st.ended_at) : null;
     let dur = "";
@@ -95,7 +95,7 @@
   // run while it runs (its running record, on disk before it started).
   function currentStep(st) {
     const r = (st.steps || {})[st.current_step];
-    if (st.status !== "running" || !r || r.status !== "running" || !r.started_at) return st.current_step;
+    if (st.status !== "running" || view.cut_off || !r || r.status !== "running" || !r.started_at) return st.current_step;
     const secs = Math.max(0, (Date.now() - new Date(r.started_at)) / 1000);
     return st.current_step + " (attempt " + (r.attempts || 1) + ", running for " + secs.toFixed(1) + "s)";
   }
