@@ -644,15 +644,8 @@ func (m *Machine) emit(ev Event) {
 // iterationRef is the index of the current iteration of every serial loop
 // entered, outermost first, joined by ".": "2", "1.0".
 func (m *Machine) iterationRef() string {
-	b := m.scratch[:0]
-	for i, f := range m.st.LoopStack {
-		if i > 0 {
-			b = append(b, '.')
-		}
-		b = strconv.AppendInt(b, int64(f.Index), 10)
-	}
-	m.scratch = b
-	return string(b)
+	m.scratch = m.st.AppendIterationRef(m.scratch[:0])
+	return string(m.scratch)
 }
 
 // finish ends a handler's change: it queues evs after the events queued

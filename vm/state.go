@@ -278,15 +278,17 @@ type ReturnFrame struct {
 // stack, outermost first, joined by '.' ("1", "0.2"); "" outside loops.
 // It is the form the console and the step logs name iterations in
 // (`'Gate' [1]`, `--- attempt 1, iteration 1 ---`).
-func (s *State) IterationRef() string {
-	var b []byte
+func (s *State) IterationRef() string { return string(s.AppendIterationRef(nil)) }
+
+// AppendIterationRef appends IterationRef to b.
+func (s *State) AppendIterationRef(b []byte) []byte {
 	for i, f := range s.LoopStack {
 		if i > 0 {
 			b = append(b, '.')
 		}
 		b = strconv.AppendInt(b, int64(f.Index), 10)
 	}
-	return string(b)
+	return b
 }
 
 // A LoopFrame is one loop being run.
