@@ -182,9 +182,23 @@ func missingFileHint(path string, err error) string {
 		return ""
 	}
 	dir := filepath.Dir(path)
-	entries, derr := os.ReadDir(dir)
-	if derr != nil {
+	if _, derr := os.Stat(dir); derr != nil {
 		return fmt.Sprintf("; the directory '%s' does not exist either: check the path (relative paths start at the current directory)", dir)
+	}
+	if s := NearFile(path); s != "" {
+		return fmt.Sprintf(" (did you mean '%s'?)", s)
+	}
+	return "; check the path (relative paths start at the current directory)"
+}
+
+// NearFile returns the workflow or program file of path's folder whose name
+// is nearest to path's (a likely typo or rename), joined to the folder, or ""
+// when none is near or the folder cannot be read.
+func NearFile(path string) string {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
 	}
 	var names []string
 	for _, e := range entries {
@@ -194,9 +208,9 @@ func missingFileHint(path string, err error) string {
 		}
 	}
 	if s := source.Suggest(filepath.Base(path), names); s != "" {
-		return fmt.Sprintf(" (did you mean '%s'?)", filepath.Join(dir, s))
+		return filepath.Join(dir, s)
 	}
-	return "; check the path (relative paths start at the current directory)"
+	return ""
 }
 
 func unwrapPathErr(err error) error {

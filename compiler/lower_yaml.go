@@ -410,7 +410,7 @@ func (y *yamlLowerer) waitFor(w *manifest.WaitFor, sc *scope) *isa.WaitFor {
 		out.TimeoutSec = y.positive(w.TimeoutSec, "wait_for.timeout_sec")
 	}
 	if w.PollMs.Set {
-		out.PollMs = y.intAtLeast(w.PollMs, "wait_for.poll_ms", 1)
+		out.PollMs = y.intRange(w.PollMs, "wait_for.poll_ms", 1, pollMsMax)
 	}
 	if w.MinCount.Set {
 		out.MinCount = y.intAtLeast(w.MinCount, "wait_for.min_count", 1)
@@ -469,8 +469,25 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 // intAtLeast returns n as an integer, reporting a fraction or a value
 // below lo.
 func (l *lowerer) intAtLeast(n manifest.Number, what string, lo int) int {
-	if n.V != math.Trunc(n.V) || n.V < float64(lo) || n.V > math.MaxInt32 {
+	if n.V > math.MaxInt32 {
+		return l.intRange(n, what, lo, math.MaxInt32)
+	}
+	if n.V != math.Trunc(n.V) || n.V < float64(lo) {
 		l.errorf(n.Pos, source.ESchema, "%s must be an integer of at least %d, got %s", what, lo, num(n.V))
+		return lo
+	}
+	return int(n.V)
+}
+
+// pollMsMax bounds wait_for.poll_ms: a look at least once a minute (the
+// key's doc in manifest/types.go says the same range).
+const pollMsMax = 60000
+
+// intRange returns n as an integer, reporting a fraction or a value outside
+// lo..hi, with the range.
+func (l *lowerer) intRange(n manifest.Number, what string, lo, hi int) int {
+	if n.V != math.Trunc(n.V) || n.V < float64(lo) || n.V > float64(hi) {
+		l.errorf(n.Pos, source.ESchema, "%s must be an integer from %d to %d, got %s", what, lo, hi, num(n.V))
 		return lo
 	}
 	return int(n.V)

@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -191,5 +193,37 @@ func TestLowerWorkflowNeverPanics(t *testing.T) {
 				t.Errorf("LowerWorkflow(%q) = nil, want a program", tt.src)
 			}
 		})
+	}
+}
+
+// wait_for.poll_ms is an integer from 1 to 60000: zero, a negative, a
+// fraction and an absurdly long interval are refused at the value, with the
+// range.
+func TestLowerWaitForPollMsRange(t *testing.T) {
+	t.Parallel()
+	const want = "E_SCHEMA: wait_for.poll_ms must be an integer from 1 to 60000, got "
+	for _, tt := range []struct{ val, got string }{
+		{"0", "0"}, {"-5", "-5"}, {"2.5", "2.5"}, {"60001", "60001"}, {"100000000000", "1e+11"},
+	} {
+		src := "version: \"1.0\"\nname: t\nstrict_flow: false\nsteps:\n  - name: A\n    command: [a]\n    wait_for: {glob: \"x/*\", poll_ms: " + tt.val + "}\n"
+		_, ds := lowerText(t, "w.yaml", src, Options{})
+		if w := "w.yaml:7:38: error: " + want + tt.got + "\n"; ds != w {
+			t.Errorf("poll_ms %s: diagnostics\n%s\nwant\n%s", tt.val, ds, w)
+		}
+	}
+	// The key's doc (types.go, generated into the reference) states the
+	// same range the checker enforces.
+	ref, err := os.ReadFile("../docs/workflow-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := fmt.Sprintf("from 1 to %d", pollMsMax); !strings.Contains(string(ref), "Milliseconds between looks, an integer "+r) {
+		t.Errorf("docs/workflow-reference.md does not give poll_ms's range %q", r)
+	}
+	for _, ok := range []string{"1", "500", "60000"} {
+		src := "version: \"1.0\"\nname: t\nstrict_flow: false\nsteps:\n  - name: A\n    command: [a]\n    wait_for: {glob: \"x/*\", poll_ms: " + ok + "}\n"
+		if _, ds := lowerText(t, "w.yaml", src, Options{}); ds != "" {
+			t.Errorf("poll_ms %s: diagnostics\n%s\nwant none", ok, ds)
+		}
 	}
 }

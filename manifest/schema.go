@@ -533,7 +533,7 @@ var nouns = map[string]string{
 	"ExitCodeCond": "exit_code", "Contains": "contains", "Regex": "regex",
 	"NumberCond": "number", "On": "on", "Handler": "handler", "Config": "config",
 	"WorkerDef": "worker", "Node": "node", "Block": "block", "Transition": "transition",
-	"SchemaDef": "schema",
+	"SchemaDef": "schema", "Defaults": "defaults", "Send": "send",
 }
 
 // noun describes the object at loc, whose schema is at schemaURL:

@@ -458,7 +458,7 @@ type WaitFor struct {
 	// 300.
 	TimeoutSec Number `json:"timeout_sec,omitempty"`
 
-	// Milliseconds between looks. Default: 500.
+	// Milliseconds between looks, an integer from 1 to 60000. Default: 500.
 	PollMs Number `json:"poll_ms,omitempty"`
 
 	// How many files must match. Default: 1.

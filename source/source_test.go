@@ -31,9 +31,12 @@ func TestFilePos(t *testing.T) {
 
 func TestSuggest(t *testing.T) {
 	t.Parallel()
-	cands := []string{"Report", "Prep", "Analyze"}
+	cands := []string{"Report", "Prep", "Analyze", "retry", "secrets", "branches"}
 	tests := []struct{ name, in, want string }{
 		{"typo", "Reprot", "Report"},
+		{"plural of a singular key", "retries", "retry"},
+		{"singular of a plural key", "secret", "secrets"},
+		{"singular of an -es plural key", "branch", "branches"},
 		{"case", "report", "Report"},
 		{"far", "Deploy", ""},
 		{"short", "Prp", "Prep"},

@@ -7,7 +7,9 @@ import (
 
 // Suggest returns the candidate nearest to name by edit distance, or "" when
 // none is close enough to be a likely typo (distance at most a third of the
-// longer name's length, and at least 1 for short names).
+// longer name's length, and at least 1 for short names). A plural written for
+// a singular name, or the other way round (retries for retry), counts as one
+// edit.
 func Suggest(name string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -15,6 +17,9 @@ func Suggest(name string, candidates []string) string {
 			continue
 		}
 		d := editDistance(name, c)
+		if d > 1 && (singular(name) == c || singular(c) == name) {
+			d = 1
+		}
 		max := len([]rune(name))
 		if n := len([]rune(c)); n > max {
 			max = n
@@ -31,6 +36,20 @@ func Suggest(name string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// singular is an English plural's singular (retries: retry, branches:
+// branch, secrets: secret), or name when it does not look plural.
+func singular(name string) string {
+	switch {
+	case strings.HasSuffix(name, "ies"):
+		return strings.TrimSuffix(name, "ies") + "y"
+	case strings.HasSuffix(name, "ches"), strings.HasSuffix(name, "shes"), strings.HasSuffix(name, "sses"), strings.HasSuffix(name, "xes"):
+		return strings.TrimSuffix(name, "es")
+	case strings.HasSuffix(name, "s") && !strings.HasSuffix(name, "ss"):
+		return strings.TrimSuffix(name, "s")
+	}
+	return name
 }
 
 // DidYouMean returns " (did you mean 'X'?)" for the nearest candidate, or "".

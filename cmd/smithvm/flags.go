@@ -171,7 +171,7 @@ func (e *env) mergeFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) cleanProcessedFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ (wait_for with consume: true moves each message\nthere once its step completes). Nothing outside those folders is touched.\n")
+	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ and in the processed folder beside every custom\ninbox: the runs' workflows declare (wait_for with consume: true moves each\nmessage there once its step completes). Nothing outside those folders is\ntouched.\n")
 	v.addBase(fs)
 	fs.StringVar(&v.wsDir, "workspace", "", "the WORKSPACE is `DIR` (the runs' --workspace) instead of BASE/workspace; BASE defaults to DIR")
 	fs.StringVar(&v.olderThan, "older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")

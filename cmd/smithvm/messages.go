@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"smith/compiler"
 	"smith/source"
 	"smith/workers"
 )
@@ -27,13 +29,51 @@ func (e *env) cmdCleanProcessed(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	n, err := workers.CleanProcessed(proj.dirs.Workspace, nil, age, time.Now())
+	n, err := workers.CleanProcessed(proj.dirs.Workspace, declaredProcessed(proj, c.wsDir == ""), age, time.Now())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_EXEC: %v (removed %d before that)\n", err, n)
 		return source.ExitExec
 	}
 	fmt.Fprintf(e.stderr, "INFO: Removed %d processed message(s) under %s.\n", n, proj.dirs.Workspace)
 	return 0
+}
+
+// declaredProcessed returns the processed folders (relative to WORKSPACE)
+// of the agents the runs under BASE declare, each run's program recompiled
+// from its workflow_path: a custom inbox: has its processed folder beside
+// it, outside agents/*/. Only runs in this WORKSPACE count (the default one
+// for a run that recorded none when defaultWS); a run whose workflow no
+// longer compiles adds nothing.
+func declaredProcessed(proj *project, defaultWS bool) []string {
+	runs, err := proj.store.List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	compiled := map[string]bool{}
+	for _, r := range runs {
+		st, err := proj.store.ReadState(r.RunID)
+		if err != nil || st.WorktreePath != "" {
+			continue // a worktree run's messages live in its worktree
+		}
+		if st.Workspace == "" && !defaultWS || st.Workspace != "" && filepath.Clean(st.Workspace) != filepath.Clean(proj.dirs.Workspace) {
+			continue
+		}
+		if compiled[st.WorkflowPath] {
+			continue
+		}
+		compiled[st.WorkflowPath] = true
+		p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
+		if p == nil {
+			continue
+		}
+		for _, a := range p.Agents {
+			if a.Processed != "" {
+				out = append(out, a.Processed)
+			}
+		}
+	}
+	return out
 }
 
 // parseAge reads --older-than: a Go duration, or a whole number of days

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path"
@@ -180,6 +181,21 @@ func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Progra
 		return nil, max(st, source.ExitConfig)
 	}
 	return p, 0
+}
+
+// workflowGone reports a run whose workflow file (the one it was started
+// from, which resume recompiles) no longer exists, with how to fix it; a
+// file of that folder with a near name is named as such, never as the
+// workflow.
+func workflowGone(st *vm.State) error {
+	if _, err := os.Stat(st.WorkflowPath); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	msg := fmt.Sprintf("run %s was started from workflow file %s, which no longer exists; restore it there to resume the run", st.RunID, st.WorkflowPath)
+	if near := compiler.NearFile(st.WorkflowPath); near != "" {
+		msg += fmt.Sprintf(" (a file with a near name exists: %s; if it is the workflow, move it back to %s)", near, st.WorkflowPath)
+	}
+	return &source.Error{Code: source.EParse, Msg: msg}
 }
 
 // session is one smithvm process driving one run.
@@ -574,6 +590,12 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			Hint: "resume it without " + flag + ": " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
 		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
 		return nil, source.ExitConfig, err
+	}
+	if st.Status != vm.StatusCompleted {
+		if err := workflowGone(st); err != nil {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EParse, err)
+			return nil, source.ExitConfig, err
+		}
 	}
 	var prog *isa.Program
 	if c.signal != "" && st.Status != vm.StatusCompleted {
