@@ -135,7 +135,11 @@ func (c *conn) dial() (client.Client, error) {
 	if err := c.tls.apply(&opts); err != nil {
 		return nil, err
 	}
-	return client.Dial(opts)
+	cl, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Temporal server at %s (namespace %s): %w; is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)", c.address, c.namespace, err)
+	}
+	return cl, nil
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
