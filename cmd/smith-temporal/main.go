@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -368,7 +369,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals,
 		MaxSteps: maxSteps, MaxParallel: maxPar, HistoryLimit: historyLimit}
-	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
+	// A run id names one run for good: neither a run in flight nor an
+	// ended one is started again under it (smithvm refuses it as well).
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, engine.WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		fmt.Fprintf(stderr, "smith-temporal run: %s: run '%s' already exists\n", source.EUsage, runID)
+		return source.ExitConfig
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
 		return source.ExitConfig
