@@ -102,3 +102,15 @@ func TestUnreachableServer(t *testing.T) {
 		t.Errorf("status against a silent server = exit %d, stderr %q; want 2 with %q and a hint", st, errb.String(), want)
 	}
 }
+
+// TestWorkerUnknownNamespace: a worker given a namespace the server does not
+// have is a configuration error: exit 2, naming the namespace.
+func TestWorkerUnknownNamespace(t *testing.T) {
+	f := newFleet(t)
+	f.ns = "no-such-namespace"
+	var out, errb bytes.Buffer
+	st := run(append([]string{"worker"}, f.flags()...), strings.NewReader(""), &out, &errb)
+	if st != 2 || !strings.Contains(errb.String(), "no-such-namespace") {
+		t.Errorf("worker --namespace no-such-namespace = exit %d, stderr %q; want 2 naming the namespace", st, errb.String())
+	}
+}

@@ -281,6 +281,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	hw := worker.New(cl, hostQueue, worker.Options{})
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
+		var nsErr *serviceerror.NamespaceNotFound
+		if errors.As(err, &nsErr) { // a flag names what the server lacks: configuration
+			fmt.Fprintf(stderr, "smith-temporal worker: --namespace %s: the server at %s has no such namespace\n", c.namespace, c.address)
+			return source.ExitConfig
+		}
 		fmt.Fprintf(stderr, "smith-temporal worker: host queue %s: %v\n", hostQueue, err)
 		return source.ExitExec
 	}
