@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -65,5 +66,51 @@ func TestLeanBuild(t *testing.T) {
 	}
 	if out, err := exec.Command(exe, "worker", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--blobs") {
 		t.Errorf("lean smith-temporal worker --help: %v %q", err, out)
+	}
+}
+
+// TestUnreachableServer: a server that accepts connections but never answers
+// makes every command that talks to Temporal fail with exit 2 and a message
+// naming the address and how to start a server, not a bare "context deadline
+// exceeded" and not a hang.
+func TestUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	addr := ln.Addr().String()
+	var out, errb bytes.Buffer
+	st := run([]string{"status", "r1", "--address", addr, "--base", t.TempDir()}, strings.NewReader(""), &out, &errb)
+	want := "cannot reach the Temporal server at " + addr + " (namespace default)"
+	if st != 2 || !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), "smith-temporal dev") {
+		t.Errorf("status against a silent server = exit %d, stderr %q; want 2 with %q and a hint", st, errb.String(), want)
+	}
+}
+
+// TestWorkerUnknownNamespace: a worker given a namespace the server does not
+// have is a configuration error: exit 2, naming the namespace.
+func TestWorkerUnknownNamespace(t *testing.T) {
+	f := newFleet(t)
+	f.ns = "no-such-namespace"
+	var out, errb bytes.Buffer
+	st := run(append([]string{"worker"}, f.flags()...), strings.NewReader(""), &out, &errb)
+	if st != 2 || !strings.Contains(errb.String(), "no-such-namespace") {
+		t.Errorf("worker --namespace no-such-namespace = exit %d, stderr %q; want 2 naming the namespace", st, errb.String())
 	}
 }

@@ -317,6 +317,9 @@ func TestStatusQueryAndDetach(t *testing.T) {
 	waitFor(t, 60*time.Second, "the halt", func() bool {
 		return runStatus(f, "st1") == "halted"
 	})
+	if r := f.cli("run", file, "--run-id", "st1", "--detach"); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("run --run-id of a halted run: %d %q %s; want exit 2, already exists", r.code, r.stdout, r.stderr)
+	}
 	r = f.cli("status", "st1")
 	if r.code != 0 || !strings.Contains(r.stdout, "run st1: halted") || !strings.Contains(r.stdout, "Block:Check") {
 		t.Errorf("status: %d %q %s", r.code, r.stdout, r.stderr)
@@ -329,6 +332,9 @@ func TestStatusQueryAndDetach(t *testing.T) {
 	}
 	if r := f.cli("resume", "st1"); r.code != 0 || !strings.Contains(r.stderr, "nothing to do") {
 		t.Errorf("resume of a completed run: %d %s", r.code, r.stderr)
+	}
+	if r := f.cli("run", file, "--run-id", "st1", "--detach"); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("run --run-id of a completed run: %d %q %s; want exit 2, already exists", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -135,7 +136,11 @@ func (c *conn) dial() (client.Client, error) {
 	if err := c.tls.apply(&opts); err != nil {
 		return nil, err
 	}
-	return client.Dial(opts)
+	cl, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Temporal server at %s (namespace %s): %w; is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)", c.address, c.namespace, err)
+	}
+	return cl, nil
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
@@ -276,6 +281,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	hw := worker.New(cl, hostQueue, worker.Options{})
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
+		var nsErr *serviceerror.NamespaceNotFound
+		if errors.As(err, &nsErr) { // a flag names what the server lacks: configuration
+			fmt.Fprintf(stderr, "smith-temporal worker: --namespace %s: the server at %s has no such namespace\n", c.namespace, c.address)
+			return source.ExitConfig
+		}
 		fmt.Fprintf(stderr, "smith-temporal worker: host queue %s: %v\n", hostQueue, err)
 		return source.ExitExec
 	}
@@ -364,7 +374,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	in := engine.Input{RunID: runID, WorkflowPath: abs, ProgramRef: ref, Context: ctxVals,
 		MaxSteps: maxSteps, MaxParallel: maxPar, HistoryLimit: historyLimit}
-	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue}, engine.WorkflowName, in)
+	// A run id names one run for good: neither a run in flight nor an
+	// ended one is started again under it (smithvm refuses it as well).
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, engine.WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		fmt.Fprintf(stderr, "smith-temporal run: %s: run '%s' already exists\n", source.EUsage, runID)
+		return source.ExitConfig
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
 		return source.ExitConfig
