@@ -226,6 +226,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 
 	kind := kindOf(s)
 	b.Kind = kind
+	y.checkPromptKeys(s, kind)
 	switch kind {
 	case isa.KindSetContext:
 		spec.Set = y.fields(s.SetContext.V, ssc)
@@ -317,6 +318,52 @@ func workerSignals(worker string) []string {
 		return w.Signals
 	}
 	return nil
+}
+
+// checkPromptKeys reports the keys that only a provider step reads (its
+// prompt and how it reaches the CLI) on a step of another kind, where they
+// would be ignored.
+func (y *yamlLowerer) checkPromptKeys(s *manifest.Step, kind isa.BlockKind) {
+	var runs string
+	switch kind {
+	case 0, isa.KindProvider:
+		return
+	case isa.KindCommand:
+		runs = "a command"
+	case isa.KindInternal:
+		runs = s.Worker.V
+	case isa.KindLoop:
+		runs = "a for_each loop"
+	case isa.KindSetContext:
+		runs = "set_context"
+	case isa.KindSend:
+		runs = "send"
+	case isa.KindParallel:
+		runs = "parallel"
+	}
+	keys := []struct {
+		key string
+		set bool
+		pos source.Pos
+	}{
+		{"prompt", s.Prompt.Set, s.Prompt.Pos},
+		{"prompt_file", s.PromptFile.Set, s.PromptFile.Pos},
+		{"provider_params", s.ProviderParams.V != nil, posOf(s.ProviderParams.V)},
+		{"command_override", s.CommandOverride.Set, s.CommandOverride.Pos},
+		{"prompt_transport", s.PromptTransport != nil, ptPos(s.PromptTransport)},
+	}
+	for _, k := range keys {
+		if k.set {
+			y.errorf(k.pos, source.ESchema, "'%s' is read only by a provider step; step '%s' runs %s (remove it, or give the step provider: NAME)", k.key, s.Name.V, runs)
+		}
+	}
+}
+
+func ptPos(pt *manifest.PromptTransport) source.Pos {
+	if pt == nil {
+		return source.Pos{}
+	}
+	return pt.Pos
 }
 
 // lowerExec builds the run-time spec of a step that runs a worker.
