@@ -15,6 +15,9 @@ func Suggest(name string, candidates []string) string {
 			continue
 		}
 		d := editDistance(name, c)
+		if strings.EqualFold(name, c) {
+			d = 0 // a difference of case alone is the nearest of all
+		}
 		max := len([]rune(name))
 		if n := len([]rune(c)); n > max {
 			max = n
