@@ -660,9 +660,11 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		on = &manifest.On{}
 	}
 	name, pos := s.Name.V, stepPos(s)
-	h := func(hd *manifest.Handler) *ir.Transition { return y.handler(hd, name, list, sc) }
-	success, failure, timeout := h(on.Success), h(on.Failure), h(on.Timeout)
-	skipped, validation, maxVisits, always := h(on.Skipped), h(on.ValidationFail), h(on.MaxVisits), h(on.Always)
+	h := func(hd *manifest.Handler, outcome string) *ir.Transition {
+		return y.handler(hd, outcome, name, list, sc)
+	}
+	success, failure, timeout := h(on.Success, "success"), h(on.Failure, "failure"), h(on.Timeout, "timeout")
+	skipped, validation, maxVisits, always := h(on.Skipped, "skipped"), h(on.ValidationFail, "validation_fail"), h(on.MaxVisits, "max_visits"), h(on.Always, "always")
 
 	next := &ir.Transition{Action: ir.End, Pos: pos}
 	switch {
@@ -711,7 +713,7 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 			y.errorf(sh.Pos, source.ESchema, "on.signals cannot route the reserved signal '%s': use its own on: key", sh.Key)
 			continue
 		}
-		if t := h(sh.Handler); t != nil {
+		if t := h(sh.Handler, "signals."+sh.Key); t != nil {
 			out = append(out, with(sh.Key, t))
 		}
 	}
@@ -751,9 +753,9 @@ func litTemplate(msg string) *lang.Template {
 	return &t
 }
 
-// handler converts one outcome handler of step name; nil when absent. An
-// error message is a template checked in the step's scope sc.
-func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, sc *scope) *ir.Transition {
+// handler converts the handler of one outcome of step name; nil when
+// absent. An error message is a template checked in the step's scope sc.
+func (y *yamlLowerer) handler(h *manifest.Handler, outcome, name string, list *stepList, sc *scope) *ir.Transition {
 	if h == nil {
 		return nil
 	}
@@ -770,6 +772,9 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 			y.badEnd(h.End.Pos, "end: true")
 		}
 	case h.Error.Set:
+		if h.Error.V == "" {
+			y.errorf(h.Error.Pos, source.ESchema, "the error message in handler '%s' of step '%s' is empty: say what failed (it is printed as ERROR: MESSAGE)", outcome, name)
+		}
 		tm := y.template(h.Error, sc)
 		t.Action, t.Msg, t.MsgTmpl = ir.Fail, h.Error.V, &tm
 	case h.Halt.Set && h.Halt.V:
@@ -778,6 +783,15 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 			y.errorf(h.Halt.Pos, source.EBadTarget, "halt: true inside a parallel iteration or branch would stop the whole run from a thread: halt after the join")
 		}
 	default:
+		// end: false or halt: false alone: the handler would be absent.
+		for _, b := range []struct {
+			key string
+			v   manifest.Bool
+		}{{"end", h.End}, {"halt", h.Halt}} {
+			if b.v.Set {
+				y.errorf(b.v.Pos, source.ESchema, "'%s: false' in handler '%s' of step '%s' does nothing: use %s: true, goto: STEP or error: MESSAGE, or remove the handler", b.key, outcome, name, b.key)
+			}
+		}
 		return nil
 	}
 	return t
