@@ -236,6 +236,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		as := "item"
 		if s.ForEach.As.Set && s.ForEach.As.V != "" {
 			as = s.ForEach.As.V
+			y.checkLoopAs(s.ForEach.As)
 		}
 		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
 		if s.ForEach.Parallel.Set {
@@ -543,7 +544,24 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		}
 		return isa.TValue{Kind: isa.TString, Str: mt}
 	}
+	if v.Kind != manifest.KList {
+		y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, found %s", v.Kind)
+	}
 	return y.tvalue(v, sc)
+}
+
+// loopVarName is the form of a for_each.as name: one ${...} root.
+var loopVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkLoopAs reports a loop variable name that ${...} cannot reach, or
+// that would hide one of the variable namespaces inside the body.
+func (y *yamlLowerer) checkLoopAs(as manifest.String) {
+	switch {
+	case !loopVarName.MatchString(as.V):
+		y.errorf(as.Pos, source.ESchema, "for_each.as must be a name like file or item_1 (letters, digits, _), found '%s'", as.V)
+	case slices.Contains([]string{rootSteps, rootContext, rootEnv, rootRun, rootAgent, rootLoop}, as.V):
+		y.errorf(as.Pos, source.ESchema, "for_each.as '%s' would hide the ${%s...} variables inside the loop: choose another name", as.V, as.V)
+	}
 }
 
 // intAtLeast returns n as an integer, reporting a fraction or a value
