@@ -536,8 +536,10 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		if !ok {
 			return isa.TValue{Kind: isa.TString, Str: lang.Lit(v.Str)}
 		}
-		if mt.Whole() == nil {
+		if r := mt.Whole(); r == nil {
 			y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, got '%s'", v.Str)
+		} else if what := neverList(r); what != "" {
+			y.errorf(v.Pos, source.ESchema, "for_each.items '%s' is never a list %s", v.Str, what)
 		}
 		for _, r := range mt.Refs() {
 			y.checkRef(r, sc)
@@ -548,6 +550,28 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, found %s", v.Kind)
 	}
 	return y.tvalue(v, sc)
+}
+
+// neverList says why the value of r can never be a list (a step's output,
+// a run or loop field) and what to use instead, or "" when it may be one.
+func neverList(r *lang.Ref) string {
+	if r.Path[len(r.Path)-1].IsIndex {
+		return ""
+	}
+	switch r.Root() {
+	case rootSteps:
+		if len(r.Path) != 3 {
+			return ""
+		}
+		step, field := r.Path[1].Key, r.Path[2].Key
+		if field == "lines" || field == "json" || field == "iterations" || !contains(lang.StepFields[:], field) {
+			return ""
+		}
+		return fmt.Sprintf("(%s is a single value): use ${steps.%s.lines}, or output_capture: json and ${steps.%s.json}", field, step, step)
+	case rootRun, rootLoop:
+		return "(it is a single value)"
+	}
+	return ""
 }
 
 // loopVarName is the form of a for_each.as name: one ${...} root.
