@@ -226,6 +226,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 
 	kind := kindOf(s)
 	b.Kind = kind
+	y.checkUnusedKeys(s, kind)
 	switch kind {
 	case isa.KindSetContext:
 		spec.Set = y.fields(s.SetContext.V, ssc)
@@ -235,6 +236,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		as := "item"
 		if s.ForEach.As.Set && s.ForEach.As.V != "" {
 			as = s.ForEach.As.V
+			y.checkLoopAs(s.ForEach.As)
 		}
 		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
 		if s.ForEach.Parallel.Set {
@@ -317,6 +319,85 @@ func workerSignals(worker string) []string {
 		return w.Signals
 	}
 	return nil
+}
+
+// checkUnusedKeys reports the keys that only a provider step reads (its
+// prompt and how it reaches the CLI) on a step of another kind, and the
+// keys of a process (timeout, files, env, ...) on a step that runs none
+// (loop, set_context, send, parallel), where they would be ignored.
+func (y *yamlLowerer) checkUnusedKeys(s *manifest.Step, kind isa.BlockKind) {
+	var runs string
+	switch kind {
+	case 0, isa.KindProvider:
+		return
+	case isa.KindCommand:
+		runs = "a command"
+	case isa.KindInternal:
+		runs = s.Worker.V
+	case isa.KindLoop:
+		runs = "a for_each loop"
+	case isa.KindSetContext:
+		runs = "set_context"
+	case isa.KindSend:
+		runs = "send"
+	case isa.KindParallel:
+		runs = "parallel"
+	}
+	// The positions of the keys that are blocks (none when absent).
+	var ptPos, retryPos, waitPos, depPos source.Pos
+	if s.PromptTransport != nil {
+		ptPos = s.PromptTransport.Pos
+	}
+	if s.Retry != nil {
+		retryPos = s.Retry.Pos
+	}
+	if s.WaitFor != nil {
+		waitPos = s.WaitFor.Pos
+	}
+	if s.DependsOn != nil {
+		depPos = s.DependsOn.Pos
+	}
+	keys := []struct {
+		key string
+		set bool
+		pos source.Pos
+	}{
+		{"prompt", s.Prompt.Set, s.Prompt.Pos},
+		{"prompt_file", s.PromptFile.Set, s.PromptFile.Pos},
+		{"provider_params", s.ProviderParams.V != nil, posOf(s.ProviderParams.V)},
+		{"command_override", s.CommandOverride.Set, s.CommandOverride.Pos},
+		{"prompt_transport", s.PromptTransport != nil, ptPos},
+	}
+	for _, k := range keys {
+		if k.set {
+			y.errorf(k.pos, source.ESchema, "'%s' is read only by a provider step; step '%s' runs %s (remove it, or give the step provider: NAME)", k.key, s.Name.V, runs)
+		}
+	}
+	if kind == isa.KindCommand || kind == isa.KindInternal {
+		return
+	}
+	keys = []struct {
+		key string
+		set bool
+		pos source.Pos
+	}{
+		{"timeout", s.Timeout.Set, s.Timeout.Pos},
+		{"retry", s.Retry != nil, retryPos},
+		{"output_file", s.OutputFile.Set, s.OutputFile.Pos},
+		{"input_file", s.InputFile.Set, s.InputFile.Pos},
+		{"output_capture", s.OutputCapture.Set, s.OutputCapture.Pos},
+		{"allow_parse_error", s.AllowParseError.Set, s.AllowParseError.Pos},
+		{"validation_schema", s.ValidationSchema.Set, s.ValidationSchema.Pos},
+		{"env", s.Env.Set, s.Env.Pos},
+		{"secrets", s.Secrets.Set, s.Secrets.Pos},
+		{"wait_for", s.WaitFor != nil, waitPos},
+		{"depends_on", s.DependsOn != nil, depPos},
+	}
+	for _, k := range keys {
+		if k.set {
+			y.errorf(k.pos, source.ESchema, "'%s' applies to a step that runs a process (command, provider or worker); step '%s' runs %s, which would ignore it (move it to the steps it is meant for)", k.key, s.Name.V, runs)
+		}
+	}
 }
 
 // lowerExec builds the run-time spec of a step that runs a worker.
@@ -455,15 +536,56 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 		if !ok {
 			return isa.TValue{Kind: isa.TString, Str: lang.Lit(v.Str)}
 		}
-		if mt.Whole() == nil {
+		if r := mt.Whole(); r == nil {
 			y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, got '%s'", v.Str)
+		} else if what := neverList(r); what != "" {
+			y.errorf(v.Pos, source.ESchema, "for_each.items '%s' is never a list %s", v.Str, what)
 		}
 		for _, r := range mt.Refs() {
 			y.checkRef(r, sc)
 		}
 		return isa.TValue{Kind: isa.TString, Str: mt}
 	}
+	if v.Kind != manifest.KList {
+		y.errorf(v.Pos, source.ESchema, "for_each.items must be a list or one ${...} reference, found %s", v.Kind)
+	}
 	return y.tvalue(v, sc)
+}
+
+// neverList says why the value of r can never be a list (a step's output,
+// a run or loop field) and what to use instead, or "" when it may be one.
+func neverList(r *lang.Ref) string {
+	if r.Path[len(r.Path)-1].IsIndex {
+		return ""
+	}
+	switch r.Root() {
+	case rootSteps:
+		if len(r.Path) != 3 {
+			return ""
+		}
+		step, field := r.Path[1].Key, r.Path[2].Key
+		if field == "lines" || field == "json" || field == "iterations" || !contains(lang.StepFields[:], field) {
+			return ""
+		}
+		return fmt.Sprintf("(%s is a single value): use ${steps.%s.lines}, or output_capture: json and ${steps.%s.json}", field, step, step)
+	case rootRun, rootLoop:
+		return "(it is a single value)"
+	}
+	return ""
+}
+
+// loopVarName is the form of a for_each.as name: one ${...} root.
+var loopVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkLoopAs reports a loop variable name that ${...} cannot reach, or
+// that would hide one of the variable namespaces inside the body.
+func (y *yamlLowerer) checkLoopAs(as manifest.String) {
+	switch {
+	case !loopVarName.MatchString(as.V):
+		y.errorf(as.Pos, source.ESchema, "for_each.as must be a name like file or item_1 (letters, digits, _), found '%s'", as.V)
+	case slices.Contains([]string{rootSteps, rootContext, rootEnv, rootRun, rootAgent, rootLoop}, as.V):
+		y.errorf(as.Pos, source.ESchema, "for_each.as '%s' would hide the ${%s...} variables inside the loop: choose another name", as.V, as.V)
+	}
 }
 
 // intAtLeast returns n as an integer, reporting a fraction or a value
@@ -597,9 +719,11 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 		on = &manifest.On{}
 	}
 	name, pos := s.Name.V, stepPos(s)
-	h := func(hd *manifest.Handler) *ir.Transition { return y.handler(hd, name, list, sc) }
-	success, failure, timeout := h(on.Success), h(on.Failure), h(on.Timeout)
-	skipped, validation, maxVisits, always := h(on.Skipped), h(on.ValidationFail), h(on.MaxVisits), h(on.Always)
+	h := func(hd *manifest.Handler, outcome string) *ir.Transition {
+		return y.handler(hd, outcome, name, list, sc)
+	}
+	success, failure, timeout := h(on.Success, "success"), h(on.Failure, "failure"), h(on.Timeout, "timeout")
+	skipped, validation, maxVisits, always := h(on.Skipped, "skipped"), h(on.ValidationFail, "validation_fail"), h(on.MaxVisits, "max_visits"), h(on.Always, "always")
 
 	next := &ir.Transition{Action: ir.End, Pos: pos}
 	switch {
@@ -648,7 +772,7 @@ func (y *yamlLowerer) transitions(s *manifest.Step, list *stepList, i int, sc *s
 			y.errorf(sh.Pos, source.ESchema, "on.signals cannot route the reserved signal '%s': use its own on: key", sh.Key)
 			continue
 		}
-		if t := h(sh.Handler); t != nil {
+		if t := h(sh.Handler, "signals."+sh.Key); t != nil {
 			out = append(out, with(sh.Key, t))
 		}
 	}
@@ -688,9 +812,9 @@ func litTemplate(msg string) *lang.Template {
 	return &t
 }
 
-// handler converts one outcome handler of step name; nil when absent. An
-// error message is a template checked in the step's scope sc.
-func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, sc *scope) *ir.Transition {
+// handler converts the handler of one outcome of step name; nil when
+// absent. An error message is a template checked in the step's scope sc.
+func (y *yamlLowerer) handler(h *manifest.Handler, outcome, name string, list *stepList, sc *scope) *ir.Transition {
 	if h == nil {
 		return nil
 	}
@@ -707,6 +831,9 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 			y.badEnd(h.End.Pos, "end: true")
 		}
 	case h.Error.Set:
+		if h.Error.V == "" {
+			y.errorf(h.Error.Pos, source.ESchema, "the error message in handler '%s' of step '%s' is empty: say what failed (it is printed as ERROR: MESSAGE)", outcome, name)
+		}
 		tm := y.template(h.Error, sc)
 		t.Action, t.Msg, t.MsgTmpl = ir.Fail, h.Error.V, &tm
 	case h.Halt.Set && h.Halt.V:
@@ -715,6 +842,15 @@ func (y *yamlLowerer) handler(h *manifest.Handler, name string, list *stepList, 
 			y.errorf(h.Halt.Pos, source.EBadTarget, "halt: true inside a parallel iteration or branch would stop the whole run from a thread: halt after the join")
 		}
 	default:
+		// end: false or halt: false alone: the handler would be absent.
+		for _, b := range []struct {
+			key string
+			v   manifest.Bool
+		}{{"end", h.End}, {"halt", h.Halt}} {
+			if b.v.Set {
+				y.errorf(b.v.Pos, source.ESchema, "'%s: false' in handler '%s' of step '%s' does nothing: use %s: true, goto: STEP or error: MESSAGE, or remove the handler", b.key, outcome, name, b.key)
+			}
+		}
 		return nil
 	}
 	return t

@@ -40,9 +40,17 @@ func TestSuggest(t *testing.T) {
 		{"case", "report", "Report"},
 		{"far", "Deploy", ""},
 		{"short", "Prp", "Prep"},
+		// Case alone beats another name at the same edit distance:
+		// 'c' means 'C', not 'A'.
+		{"case first", "c", "C"},
+		{"case long", "prep", "Prep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			cands := cands
+			if tt.name == "case first" {
+				cands = []string{"A", "B", "C"}
+			}
 			if got := Suggest(tt.in, cands); got != tt.want {
 				t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
 			}

@@ -17,7 +17,9 @@ func Suggest(name string, candidates []string) string {
 			continue
 		}
 		d := editDistance(name, c)
-		if d > 1 && (singular(name) == c || singular(c) == name) {
+		if strings.EqualFold(name, c) {
+			d = 0 // a difference of case alone is the nearest of all
+		} else if d > 1 && (singular(name) == c || singular(c) == name) {
 			d = 1
 		}
 		max := len([]rune(name))

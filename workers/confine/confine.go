@@ -54,7 +54,10 @@ const (
 	reasonAbsolute  = "is absolute"
 	reasonOutside   = "resolves outside the project"
 	reasonOutsideWS = "resolves outside the workspace"
-	workspaceName   = "workspace"
+	// WORKSPACE is BASE (smithvm --workspace without --base): the path is
+	// in it, but in Smith's own files.
+	reasonOrchestrator = "resolves into .orchestrator/, Smith's run folder (run state and logs), which no step may read or write: choose a path outside it"
+	workspaceName      = "workspace"
 	// orchestratorName is BASE/.orchestrator: Smith's own files, never a
 	// user's or a model's path, even when WORKSPACE is BASE.
 	orchestratorName = ".orchestrator"
@@ -88,8 +91,11 @@ func (d Dir) inWorkspace(rel, joined string) error {
 	if err != nil {
 		return err
 	}
-	if !within(joined, ws) || (within(joined, orchestratorName) && !within(ws, orchestratorName)) {
+	if !within(joined, ws) {
 		return &Error{Path: rel, Reason: reasonOutsideWS}
+	}
+	if within(joined, orchestratorName) && !within(ws, orchestratorName) {
+		return &Error{Path: rel, Reason: reasonOrchestrator}
 	}
 	return nil
 }

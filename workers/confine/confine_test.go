@@ -357,8 +357,15 @@ func TestOrchestratorRefusedWhenWorkspaceIsBase(t *testing.T) {
 	base := t.TempDir()
 	d := Dir{Base: base, Workspace: base}
 	for _, rel := range []string{".orchestrator/runs/r/state.json", "a/../.orchestrator/x", ".orchestrator"} {
-		if _, err := d.ResolveIn(base, rel); !errors.Is(err, ErrEscape) {
+		_, err := d.ResolveIn(base, rel)
+		if !errors.Is(err, ErrEscape) {
 			t.Errorf("ResolveIn(BASE, %q) = %v, want a violation", rel, err)
+			continue
+		}
+		// The path is inside WORKSPACE here: the message names the run
+		// folder, not "outside the workspace", which would be untrue.
+		if want := "path '" + rel + "' resolves into .orchestrator/"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ResolveIn(BASE, %q) = %q, want it to start with %q", rel, err, want)
 		}
 	}
 	if _, err := d.ResolveIn(base, "src/main.go"); err != nil {
