@@ -70,6 +70,7 @@ const (
 	ESecretChange  Code = "E_SECRET_IN_CHANGE"
 	ERunNotDone    Code = "E_RUN_NOT_DONE"
 	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
+	ETemporalConn  Code = "E_TEMPORAL_CONNECT"
 )
 
 // CodeInfo is everything known about one code.
@@ -130,6 +131,7 @@ var codeTable = [...]CodeInfo{
 	{ESecretChange, SevError, ExitExec, false, "a step's changes in the run's worktree contain a secret's value; the file and line are named, the value is not, and nothing was committed"},
 	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
+	{ETemporalConn, SevError, ExitConfig, false, "smith-temporal cannot use the Temporal server it was given: nothing answers at --address, the server has no such --namespace, or TLS or the API key is refused"},
 	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
 	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }

@@ -97,20 +97,24 @@ func TestUnreachableServer(t *testing.T) {
 	addr := ln.Addr().String()
 	var out, errb bytes.Buffer
 	st := run([]string{"status", "r1", "--address", addr, "--base", t.TempDir()}, strings.NewReader(""), &out, &errb)
-	want := "cannot reach the Temporal server at " + addr + " (namespace default)"
+	want := "smith-temporal status: E_TEMPORAL_CONNECT: cannot reach the Temporal server at " + addr + " (namespace default)"
 	if st != 2 || !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), "smith-temporal dev") {
 		t.Errorf("status against a silent server = exit %d, stderr %q; want 2 with %q and a hint", st, errb.String(), want)
 	}
 }
 
-// TestWorkerUnknownNamespace: a worker given a namespace the server does not
-// have is a configuration error: exit 2, naming the namespace.
+// TestWorkerUnknownNamespace: a worker (or a client) given a namespace the
+// server does not have is a configuration error: exit 2, E_TEMPORAL_CONNECT,
+// naming the namespace.
 func TestWorkerUnknownNamespace(t *testing.T) {
 	f := newFleet(t)
 	f.ns = "no-such-namespace"
-	var out, errb bytes.Buffer
-	st := run(append([]string{"worker"}, f.flags()...), strings.NewReader(""), &out, &errb)
-	if st != 2 || !strings.Contains(errb.String(), "no-such-namespace") {
-		t.Errorf("worker --namespace no-such-namespace = exit %d, stderr %q; want 2 naming the namespace", st, errb.String())
+	for _, args := range [][]string{{"worker"}, {"status", "r1"}, {"resume", "r1"}} {
+		var out, errb bytes.Buffer
+		st := run(append(args, f.flags()...), strings.NewReader(""), &out, &errb)
+		want := "smith-temporal " + args[0] + ": E_TEMPORAL_CONNECT: --namespace no-such-namespace"
+		if st != 2 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%s --namespace no-such-namespace = exit %d, stderr %q; want 2 with %q", args[0], st, errb.String(), want)
+		}
 	}
 }

@@ -138,9 +138,19 @@ func (c *conn) dial() (client.Client, error) {
 	}
 	cl, err := client.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the Temporal server at %s (namespace %s): %w; is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)", c.address, c.namespace, err)
+		return nil, fmt.Errorf("%s: cannot reach the Temporal server at %s (namespace %s): %w; is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)", source.ETemporalConn, c.address, c.namespace, err)
 	}
 	return cl, nil
+}
+
+// noNamespace is the E_TEMPORAL_CONNECT error of a server that lacks
+// --namespace, and nil for any other err.
+func (c *conn) noNamespace(err error) error {
+	var nsErr *serviceerror.NamespaceNotFound
+	if !errors.As(err, &nsErr) {
+		return nil
+	}
+	return fmt.Errorf("%s: --namespace %s: the Temporal server at %s has no such namespace", source.ETemporalConn, c.namespace, c.address)
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
@@ -281,9 +291,8 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	hw := worker.New(cl, hostQueue, worker.Options{})
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
-		var nsErr *serviceerror.NamespaceNotFound
-		if errors.As(err, &nsErr) { // a flag names what the server lacks: configuration
-			fmt.Fprintf(stderr, "smith-temporal worker: --namespace %s: the server at %s has no such namespace\n", c.namespace, c.address)
+		if nerr := c.noNamespace(err); nerr != nil { // a flag names what the server lacks: configuration
+			fmt.Fprintf(stderr, "smith-temporal worker: %v\n", nerr)
 			return source.ExitConfig
 		}
 		fmt.Fprintf(stderr, "smith-temporal worker: host queue %s: %v\n", hostQueue, err)
@@ -382,6 +391,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		fmt.Fprintf(stderr, "smith-temporal run: %s: run '%s' already exists\n", source.EUsage, runID)
+		return source.ExitConfig
+	}
+	if nerr := c.noNamespace(err); nerr != nil {
+		fmt.Fprintf(stderr, "smith-temporal run: %v\n", nerr)
 		return source.ExitConfig
 	}
 	if err != nil {
@@ -535,13 +548,13 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	// for the next worker).
 	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
-		return notFound(runID, err, stderr)
+		return notFound("resume", &c, runID, err, stderr)
 	}
 	st := l.state(runID)
 	if !l.closed() && l.brief == nil {
 		// A run of older workers, or one not started yet: ask it.
 		if st, err = queryState(ctx, cl, runID); err != nil {
-			return notFound(runID, err, stderr)
+			return notFound("resume", &c, runID, err, stderr)
 		}
 	}
 	switch {
@@ -573,7 +586,13 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	return wait(ctx, cl, runID, st.EventSeq, asJSON, stdout, stderr)
 }
 
-func notFound(runID string, err error, stderr io.Writer) int {
+// notFound reports why run runID could not be read on the server (for
+// command cmd).
+func notFound(cmd string, c *conn, runID string, err error, stderr io.Writer) int {
+	if nerr := c.noNamespace(err); nerr != nil {
+		fmt.Fprintf(stderr, "smith-temporal %s: %v\n", cmd, nerr)
+		return source.ExitConfig
+	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		fmt.Fprintf(stderr, "ERROR: %s: no run %s on Temporal\n", source.EStateNotFound, runID)
@@ -607,7 +626,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	// needs to run.
 	l, err := lookAt(ctx, cl, c.dc(), runID)
 	if err != nil {
-		return notFound(runID, err, stderr)
+		return notFound("status", &c, runID, err, stderr)
 	}
 	st := l.state(runID)
 	if !l.closed() && (l.brief == nil || asJSON && l.halted == nil) && hasWorker(ctx, cl, c.queue) {
@@ -619,7 +638,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			return source.ExitExec
 		}
 		if err != nil {
-			return notFound(runID, err, stderr)
+			return notFound("status", &c, runID, err, stderr)
 		}
 		if qs != nil {
 			st = qs
