@@ -206,7 +206,7 @@ func runFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 }
 
 func resumeFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. Waits for the run to end (or halt again) unless --detach.\n", stderr)
+	fs := newFlags("resume", "RUN_ID --address HOST:PORT [flags]", "Resumes a halted run (CONTRACT 7.4): the halted block runs again, or with\n--signal its transition for that signal is taken; --note first appends a\nUSER_NOTE segment. A failed run goes on from its failed step in the workflow\ncompiled again (its completed steps are kept), as a new execution of its\nworkflow. Waits for the run to end (or halt again) unless --detach.\n", stderr)
 	v.conn.add(fs)
 	fs.StringVar(&v.sig, "signal", "", "take the halted block's transition for SIGNAL:X instead of running it")
 	fs.StringVar(&v.note, "note", "", "append a USER_NOTE segment with TEXT first")
@@ -561,8 +561,10 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	case st != nil && st.Status == vm.StatusCompleted:
 		fmt.Fprintf(stderr, "INFO: run %s is completed: nothing to do\n", runID)
 		return 0
+	case l.closed() && l.out != nil && l.out.State != nil && (st.Status == vm.StatusFailed || st.Status == vm.StatusInterrupted):
+		return restart(ctx, cl, &c, runID, l.out, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}, detach, asJSON, stdout, stderr)
 	case l.closed():
-		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: it has ended\n", source.ERunLocked, runID, statusWord(l, st))
+		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s: it was ended outside Smith (terminated, cancelled or timed out on Temporal) and the server holds no state of it to continue from; start the workflow again with 'smith-temporal run FILE'\n", source.EStateNotFound, runID, statusWord(l, nil))
 		return source.ExitConfig
 	case st == nil || st.Status != vm.StatusHalted:
 		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
@@ -588,6 +590,83 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 
 // notFound reports why run runID could not be read on the server (for
 // command cmd).
+// restart resumes a failed run as smithvm resume does: the workflow
+// recompiled, its completed steps kept, the failed step run again. The
+// failed workflow execution has ended for good, so the resume is a new
+// execution of the same workflow id that starts from the failed one's
+// state and WORKSPACE snapshot, as a continue-as-new does.
+func restart(ctx context.Context, cl client.Client, c *conn, runID string, out *engine.Output, req engine.ResumeRequest, detach, asJSON bool, stdout, stderr io.Writer) int {
+	st := out.State
+	if req.Signal != "" || req.Note != "" {
+		flag := "--signal"
+		if req.Signal == "" {
+			flag = "--note"
+		}
+		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s, not halted: %s answers a halted run; resume it without %s\n", source.EUsage, runID, st.Status, flag, flag)
+		return source.ExitConfig
+	}
+	in, err := lastInput(ctx, cl, c.dc(), runID)
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: run %s: %v\n", runID, err)
+		return source.ExitExec
+	}
+	keys := make([]string, 0, len(st.Context))
+	for k := range st.Context {
+		keys = append(keys, k)
+	}
+	p, ds := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keys})
+	ds.Sort()
+	ds.WriteText(stderr)
+	if code := ds.ExitStatus(); code != 0 || p == nil {
+		return max(code, source.ExitConfig)
+	}
+	code, err := p.MarshalBinary()
+	if err == nil {
+		in.ProgramRef, err = c.store.Put(code)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
+		return source.ExitConfig
+	}
+	in.Program = nil
+	in.State, in.Resume, in.Halted, in.Executed = st, nil, false, 0
+	in.MaxSteps, in.Lines = req.MaxSteps, out.Lines
+	in.Env = nil // read again: the worker's environment now, as a local resume's
+	if out.Files != "" {
+		in.Files = out.Files
+	}
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: c.queue,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}, engine.WorkflowName, in)
+	if err != nil {
+		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s: %v\n", source.ERunLocked, runID, err)
+		return source.ExitConfig
+	}
+	fmt.Fprintf(stderr, "INFO: run %s resumed on Temporal from step %s (task queue %s)\n", runID, st.CurrentStep, c.queue)
+	if detach {
+		return 0
+	}
+	return wait(ctx, cl, runID, st.EventSeq, asJSON, stdout, stderr)
+}
+
+// lastInput is the input of the last execution of run runID's workflow.
+func lastInput(ctx context.Context, cl client.Client, dc converter.DataConverter, runID string) (engine.Input, error) {
+	var in engine.Input
+	it := cl.GetWorkflowHistory(ctx, runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, errors.New("its workflow has no history")
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, err
+	}
+	a := ev.GetWorkflowExecutionStartedEventAttributes()
+	if a == nil {
+		return in, errors.New("its workflow's history does not start with its input")
+	}
+	return in, dc.FromPayloads(a.GetInput(), &in)
+}
+
 func notFound(cmd string, c *conn, runID string, err error, stderr io.Writer) int {
 	if nerr := c.noNamespace(err); nerr != nil {
 		fmt.Fprintf(stderr, "smith-temporal %s: %v\n", cmd, nerr)

@@ -122,6 +122,9 @@ type Output struct {
 	// Lines are the run's last console lines (100 at most), so that the
 	// client prints them without a query to the closed workflow.
 	Lines []ConsoleLine `json:",omitempty"`
+	// Files is the snapshot of the run's WORKSPACE after its last step:
+	// a resume of a failed run (a new execution) restores it.
+	Files string `json:",omitempty"`
 }
 
 // Workflows is the workflow side of a worker.
@@ -299,10 +302,17 @@ func (w *Workflows) Run(ctx workflow.Context, in Input) (*Output, error) {
 			return nil, err
 		}
 		if final == nil || !errors.Is(runErr, vm.ErrHalted) {
+			if final == nil {
+				// A resume refused before anything ran (a step of the
+				// state gone from the recompiled workflow): the run keeps
+				// its state, to be resumed again.
+				final = st
+			}
 			out := outputOf(final, runErr)
 			out.Renewed = in.Renewed
 			if truth {
 				out.Lines = lastLines(lines)
+				out.Files = files.ref
 			}
 			if truth && out.ExitCode != 0 {
 				return nil, failure(out)
