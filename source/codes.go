@@ -10,6 +10,17 @@ type Code string
 // 10000 levels).
 const MaxDepth = 100
 
+// MaxCallDepth bounds the return stack of a run: a CALL with this many
+// frames on the stack already (CALLs not RETURNed yet) ends the run with
+// E_LIMIT. A manifest nests nodes a few levels deep, and a node that calls
+// itself on purpose is bounded by its blocks' max_visits, which are rarely
+// above this; past it the cause is a RETURN missing or a CALL: meant as a
+// JUMP:. A frame costs about 300 bytes of state.json (more with a saved
+// payload), and every CALL and RETURN journals the whole stack, so a
+// step's cost grows with the depth: 100 frames are 30 KB of state.json;
+// unbounded, a self-CALL reached 5,820 frames and 1.7 MB in 20 s.
+const MaxCallDepth = 100
+
 // Exit statuses of CONTRACT section 11.
 const (
 	ExitOK          = 0
@@ -130,7 +141,7 @@ var codeTable = [...]CodeInfo{
 	{ESecretChange, SevError, ExitExec, false, "a step's changes in the run's worktree contain a secret's value; the file and line are named, the value is not, and nothing was committed"},
 	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
-	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
+	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, a CALL would put more than MaxCallDepth frames on the return stack, or a state would be too deep to read back"},
 	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 
