@@ -25,7 +25,9 @@ import (
 //   - E_NO_EXIT: a cycle from which no END, RETURN, HALT_AND_FLAG or FAIL
 //     is reachable;
 //   - W_UNBOUNDED_LOOP: a cycle through an AI block where no block has
-//     max_visits.
+//     max_visits;
+//   - W_CALL_NO_RETURN: a block that CALLs its own node, reachable from
+//     the node's entry block, when no RETURN is.
 //
 // The flow graph is a graph.Directed for gonum (flowGraph) whose node IDs are the
 // block indices in layout order (document order, a loop's body after the
@@ -50,6 +52,7 @@ func checkGraph(fp *flatProgram) source.Diagnostics {
 	full := buildFlow(fp, edges, true)
 	checkReachable(fp, full, &ds)
 	checkExits(fp, full, &ds)
+	checkSelfCalls(fp, full, &ds)
 	// A for_each body repeats once per item, a bounded number of times: the
 	// loop-to-body edge is left out when looking for unbounded cycles
 	// (without such edges, that is the same graph).
@@ -550,6 +553,59 @@ func checkUnbounded(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
 		}
 		b := fp.blocks[ai].b
 		ds.Add(b.Pos, source.WUnboundedLoop, "cycle %s passes through AI step '%s' and has no max_visits", cycleText(fp, c), b.ID)
+	}
+}
+
+// checkSelfCalls warns about a block that can CALL its own node when the
+// block is reachable from the node's entry block and no RETURN is: every
+// such CALL pushes a frame that nothing pops, so the return stack grows
+// with each round until the run fails with E_LIMIT (source.MaxCallDepth).
+// The walk follows every edge of the flow graph, into callees too, so a
+// RETURN of a node called on the way also counts as one: a warning is
+// never wrong, though a recursion through such a callee is not warned
+// about. A node is walked once, and only when one of its blocks calls it.
+func checkSelfCalls(fp *flatProgram, f *flowGraph, ds *source.Diagnostics) {
+	var walked map[int][]bool // node index -> blocks reachable from its entry, nil when a RETURN is
+	var buf [16]*ir.Transition
+	for i, fb := range fp.blocks {
+		node := fp.p.Nodes[fb.node]
+		var call *ir.Transition
+		for _, t := range fb.b.Transitions {
+			if t.Action == ir.Call && t.Target == node.ID && slices.Contains(appendLiveTransitions(buf[:0], fb.b), t) {
+				call = t
+				break
+			}
+		}
+		if call == nil {
+			continue
+		}
+		if walked == nil {
+			walked = map[int][]bool{}
+		}
+		seen, ok := walked[fb.node]
+		if !ok {
+			if entry, ok := fp.nodeEntry(node.ID); ok {
+				seen = reach(f.succ, entry)
+				for j, r := range seen[:len(fp.blocks)] {
+					if r && slices.ContainsFunc(appendLiveTransitions(buf[:0], fp.blocks[j].b), func(t *ir.Transition) bool { return t.Action == ir.Return }) {
+						seen = nil
+						break
+					}
+				}
+			}
+			walked[fb.node] = seen
+		}
+		if seen == nil || !seen[i] {
+			continue
+		}
+		pos := call.Pos
+		if pos.Line == 0 {
+			pos = fb.b.Pos
+		}
+		ds.Add(pos, source.WCallNoReturn, "block '%s' calls its own node '%s' on '%s', and no RETURN is reachable from the node's entry block '%s': "+
+			"each such CALL leaves a frame on the return stack that is never popped, until the run fails with E_LIMIT at %d; "+
+			"use JUMP:%s to start the node again, or add the RETURN the callee is missing",
+			fb.b.ID, node.ID, call.Signal, node.Entry, source.MaxCallDepth, node.Entry)
 	}
 }
 

@@ -10,6 +10,17 @@ type Code string
 // 10000 levels).
 const MaxDepth = 100
 
+// MaxCallDepth bounds the return stack of a run: a CALL with this many
+// frames on the stack already (CALLs not RETURNed yet) ends the run with
+// E_LIMIT. A manifest nests nodes a few levels deep, and a node that calls
+// itself on purpose is bounded by its blocks' max_visits, which are rarely
+// above this; past it the cause is a RETURN missing or a CALL: meant as a
+// JUMP:. A frame costs about 300 bytes of state.json (more with a saved
+// payload), and every CALL and RETURN journals the whole stack, so a
+// step's cost grows with the depth: 100 frames are 30 KB of state.json;
+// unbounded, a self-CALL reached 5,820 frames and 1.7 MB in 20 s.
+const MaxCallDepth = 100
+
 // Exit statuses of CONTRACT section 11.
 const (
 	ExitOK          = 0
@@ -45,6 +56,7 @@ const (
 	WUnreachable   Code = "W_UNREACHABLE"
 	WUnboundedLoop Code = "W_UNBOUNDED_LOOP"
 	WDeadSignal    Code = "W_DEAD_SIGNAL"
+	WCallNoReturn  Code = "W_CALL_NO_RETURN"
 	EBytecode      Code = "E_BYTECODE"
 	ESecretMissing Code = "E_SECRET_MISSING"
 	EStateCorrupt  Code = "E_STATE_CORRUPT"
@@ -108,6 +120,7 @@ var codeTable = [...]CodeInfo{
 	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
 	{WDeadSignal, SevWarning, ExitOK, true, "a transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES, or on.signals on a YAML step that is no provider step)"},
+	{WCallNoReturn, SevWarning, ExitOK, true, "a block CALLs its own node and no RETURN is reachable from the node's entry block: each such CALL leaves a frame that is never popped, until the run fails with E_LIMIT past MaxCallDepth (use JUMP:, or add the RETURN)"},
 	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
 	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start"},
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
@@ -132,7 +145,7 @@ var codeTable = [...]CodeInfo{
 	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
 	{ETemporalConn, SevError, ExitConfig, false, "smith-temporal cannot use the Temporal server it was given: nothing answers at --address, the server has no such --namespace, or TLS or the API key is refused"},
-	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, or a state would be too deep to read back"},
+	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, a CALL would put more than MaxCallDepth frames on the return stack, or a state would be too deep to read back"},
 	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

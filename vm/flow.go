@@ -185,9 +185,23 @@ func SetPath(c map[string]any, key string, v any) {
 }
 
 // call pushes a return frame and goes to node a's entry block; b is the pc
-// RETURN goes back to.
+// RETURN goes back to. A CALL with source.MaxCallDepth frames on the stack
+// already ends the run with E_LIMIT: a node that calls itself (or a cycle
+// of nodes that call each other) with no RETURN on its way would otherwise
+// grow the stack, and state.json with it, until --max-steps.
 func (m *Machine) call(a, b uint32) (uint32, error) {
 	node := &m.p.Nodes[a]
+	if n := len(m.st.ReturnStack); n >= source.MaxCallDepth {
+		from := m.st.CurrentStep
+		if blk := m.block(from); blk != nil {
+			from = fmt.Sprintf("'%s' of node '%s'", blk.ID, m.p.Nodes[blk.Node].ID)
+		} else {
+			from = "'" + from + "'"
+		}
+		return 0, m.abort(source.ELimit, fmt.Sprintf("block %s calls node '%s' with %d CALLs not returned yet, the limit (%d): "+
+			"a RETURN is missing on the way out of node '%s', or the transition meant JUMP:, not CALL:",
+			from, node.ID, n, source.MaxCallDepth, node.ID))
+	}
 	ret, ok := m.entryAt[b]
 	if !ok {
 		return 0, m.internal(fmt.Sprintf("CALL return pc %04d is no block's start or dispatch", b))

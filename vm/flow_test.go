@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -99,6 +100,69 @@ func TestTraceback(t *testing.T) {
 	var re *vm.RuntimeError
 	if !errors.As(r.err, &re) || len(re.Traceback) != 1 || !strings.Contains(re.Traceback[0], "block 'Caller' called node 'Sub'") {
 		t.Errorf("Run() error = %#v, want a traceback naming the CALL site", r.err)
+	}
+}
+
+// TestCallDepth: a node whose block calls the node again nests CALLs;
+// MaxCallDepth frames on the return stack are allowed (they all return),
+// one CALL more ends the run with E_LIMIT naming the block, the node and
+// the depth, with the return stack as it was.
+func TestCallDepth(t *testing.T) {
+	tests := []struct {
+		name  string
+		calls int // CALLs in a row before S returns
+		code  source.Code
+	}{
+		{"at the limit", source.MaxCallDepth, ""},
+		{"past the limit", source.MaxCallDepth + 1, source.ELimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t,
+				N{ID: "Main", Blocks: []B{
+					{ID: "A", On: [][2]string{{vm.SigSuccess, "call:Sub>After"}}},
+					{ID: "After", On: [][2]string{{vm.SigSuccess, "end"}}},
+				}},
+				N{ID: "Sub", Blocks: []B{
+					{ID: "S", On: [][2]string{{vm.SigSuccess, "call:Sub>R"}, {"SIGNAL:DONE", "return"}}},
+					{ID: "R", On: [][2]string{{vm.SigSuccess, "return"}}},
+				}})
+			script := make([]step.Result, tt.calls) // S calls tt.calls-1 times, then is done
+			for i := range script {
+				script[i] = step.Result{Signal: vm.SigSuccess}
+			}
+			script[tt.calls-1].Signal = "SIGNAL:DONE"
+			f := &fake{script: map[string][]step.Result{"S": script}}
+			r := run(t, p, f, nil)
+			if tt.code == "" {
+				if r.err != nil || r.st.Status != vm.StatusCompleted || len(r.st.ReturnStack) != 0 {
+					t.Fatalf("Run() = %v, status %s, stack %d; want nil, completed, 0", r.err, r.st.Status, len(r.st.ReturnStack))
+				}
+				checkRebuilt(t, r)
+				return
+			}
+			if codeOf(r.err) != tt.code || r.st.Status != vm.StatusFailed {
+				t.Fatalf("Run() = %v, status %s; want %s, failed", r.err, r.st.Status, tt.code)
+			}
+			want := fmt.Sprintf("block 'S' of node 'Sub' calls node 'Sub' with %d CALLs not returned yet, the limit (%d): "+
+				"a RETURN is missing on the way out of node 'Sub', or the transition meant JUMP:, not CALL:",
+				source.MaxCallDepth, source.MaxCallDepth)
+			if r.err.Error() != want {
+				t.Errorf("message = %q\nwant      %q", r.err.Error(), want)
+			}
+			if n := len(r.st.ReturnStack); n != source.MaxCallDepth {
+				t.Errorf("return stack = %d frames, want %d", n, source.MaxCallDepth)
+			}
+			if n := strings.Count(strings.Join(f.calls, ","), "S"); n != source.MaxCallDepth {
+				t.Errorf("S ran %d times, want %d (no step after the refused CALL)", n, source.MaxCallDepth)
+			}
+			last := r.events[len(r.events)-1]
+			if last.Kind != vm.EvRunFailed || last.Code != string(source.ELimit) || len(last.Traceback) != source.MaxCallDepth {
+				t.Errorf("last event = %s %s with %d traceback lines, want run_failed E_LIMIT with %d",
+					last.Kind, last.Code, len(last.Traceback), source.MaxCallDepth)
+			}
+			checkRebuilt(t, r)
+		})
 	}
 }
 
