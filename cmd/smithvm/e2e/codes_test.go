@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -41,6 +42,26 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 			produced[c] = append(produced[c], filepath.Base(f))
 		}
 	}
+	// Codes only smith-temporal produces are asserted by its own module's
+	// tests (it is another program): they must name the code there.
+	temporal, err := filepath.Glob("../../smith-temporal/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var temporalTests strings.Builder
+	for _, f := range temporal {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		temporalTests.Write(b)
+	}
+	for c := range temporalOnly {
+		if !strings.Contains(temporalTests.String(), string(c)+": ") {
+			t.Errorf("code %s: no test of cmd/smith-temporal expects a message with it", c)
+		}
+		produced[c] = append(produced[c], "cmd/smith-temporal")
+	}
 	for _, ci := range source.Codes() {
 		if !ci.Static && len(produced[ci.Code]) == 0 {
 			t.Errorf("runtime code %s: no testdata/script/*.txtar asserts that smithvm produces it (add exit%d_%s.txtar)",
@@ -48,6 +69,9 @@ func TestRuntimeCodesHaveTest(t *testing.T) {
 		}
 	}
 }
+
+// temporalOnly are the runtime codes that only smith-temporal produces.
+var temporalOnly = map[source.Code]bool{source.ETemporalConn: true}
 
 // codeRE finds code names in an assertion's pattern or expected text.
 var codeRE = regexp.MustCompile(`\b[EW]_[A-Z][A-Z_]*[A-Z]\b`)
