@@ -171,7 +171,12 @@ func (e *env) load(file string, ctxKeys []string) (*isa.Program, int) {
 // loadFrom is load with a manifest's run starting at node start ("": its
 // entry; --start).
 func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Program, int) {
-	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
+	return e.loadOpt(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
+}
+
+// loadOpt is load with the compiler's options.
+func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
+	p, ds := compiler.LoadProgram(file, opt)
 	if wd, err := e.getwd(); err == nil {
 		ds.RelTo(wd)
 	}
@@ -414,7 +419,12 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	if a, err := filepath.Abs(file); err == nil {
 		abs = a
 	}
-	prog, st := e.loadFrom(file, keysOf(ctxVals), start)
+	// The literal paths are checked against this run's layout (WORKSPACE,
+	// BASE) before the run is created: a path its step would refuse
+	// refuses the run (E_PATH_ESCAPE, nothing written). A worktree run's
+	// WORKSPACE is its own worktree, which does not exist yet: its paths
+	// are checked at use.
+	prog, st := e.loadOpt(file, compiler.Options{ContextKeys: keysOf(ctxVals), Start: start, Layout: &proj.dirs})
 	if prog == nil {
 		return st
 	}
