@@ -188,19 +188,21 @@ func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
 	return p, 0
 }
 
-// workflowGone reports a run whose workflow file (the one it was started
-// from, which resume recompiles) no longer exists, with how to fix it; a
-// file of that folder with a near name is named as such, never as the
-// workflow.
-func workflowGone(st *vm.State) error {
+// workflowGone says, as one sentence, that the workflow file run st was
+// started from (the one resume, graph, status and clean recompile) no
+// longer exists, with its path and then what, which says how to fix it or
+// what the command does without it; a file of that folder with a near name
+// is named as such, never as the workflow. It is "" when the file exists.
+// Every command that needs the file says it with this one sentence.
+func workflowGone(st *vm.State, what string) string {
 	if _, err := os.Stat(st.WorkflowPath); !errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return ""
 	}
-	msg := fmt.Sprintf("run %s was started from workflow file %s, which no longer exists; restore it there to resume the run", st.RunID, st.WorkflowPath)
+	msg := fmt.Sprintf("run %s was started from workflow file %s, which no longer exists; %s", st.RunID, st.WorkflowPath, what)
 	if near := compiler.NearFile(st.WorkflowPath); near != "" {
 		msg += fmt.Sprintf(" (a file with a near name exists: %s; if it is the workflow, move it back to %s)", near, st.WorkflowPath)
 	}
-	return &source.Error{Code: source.EParse, Msg: msg}
+	return msg
 }
 
 // session is one smithvm process driving one run.
@@ -602,9 +604,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		return nil, source.ExitConfig, err
 	}
 	if st.Status != vm.StatusCompleted {
-		if err := workflowGone(st); err != nil {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EParse, err)
-			return nil, source.ExitConfig, err
+		if msg := workflowGone(st, "restore it there to resume the run"); msg != "" {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %s\n", source.EParse, msg)
+			return nil, source.ExitConfig, &source.Error{Code: source.EParse, Msg: msg}
 		}
 	}
 	var prog *isa.Program
