@@ -10,6 +10,7 @@ import (
 	"smith/lang"
 	"smith/manifest"
 	"smith/source"
+	"smith/workers/confine"
 	"smith/workers/reply"
 )
 
@@ -28,6 +29,13 @@ type Options struct {
 	// internal error), so the diagnostics are the same. The blocks of a
 	// manifest's IR then carry no Spec.
 	ChecksOnly bool
+	// Layout, when set, is the project layout of the run the program is
+	// compiled for (smithvm knows BASE and WORKSPACE, smithc does not):
+	// every literal path is checked against it too, with confine's own
+	// check, so a path that the run would refuse at its step (one into
+	// BASE/.orchestrator when WORKSPACE is BASE) is E_PATH_ESCAPE before
+	// the run is created. Paths with references are checked at use.
+	Layout *confine.Dir
 	// consume lets LowerManifest take the decoded manifest apart as it
 	// lowers it (each block's transitions, the largest part, once
 	// lowered) and collect garbage halfway, so that the second half

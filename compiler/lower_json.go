@@ -30,6 +30,9 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	if mf == nil {
 		return nil, nil
 	}
+	if mf.Config != nil && mf.Config.Isolation.V == lang.IsolationWorktree {
+		opt.Layout = nil // its WORKSPACE is its worktree, made when it starts
+	}
 	m := &jsonLowerer{lowerer: newLowerer(mf.File, opt), mf: mf, nodes: map[string]*manifest.Node{}}
 	l := m.lowerer
 	l.providers = sortedProviders(mf.Providers)

@@ -25,6 +25,9 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 	if wf == nil {
 		return nil, nil
 	}
+	if wf.Isolation.V == lang.IsolationWorktree {
+		opt.Layout = nil // its WORKSPACE is its worktree, made when it starts
+	}
 	y := &yamlLowerer{lowerer: newLowerer(wf.File, opt), wf: wf, strict: !wf.StrictFlow.Set || wf.StrictFlow.V}
 	l := y.lowerer
 	l.providers = sortedProviders(wf.Providers)

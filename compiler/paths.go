@@ -21,7 +21,11 @@ func (l *lowerer) checkPath(t *lang.Template, pos source.Pos) {
 	if p == "" {
 		return
 	}
-	l.pathError(p, confine.Lexical(p), pos)
+	err := confine.Lexical(p)
+	if err == nil && l.opt.Layout != nil {
+		err = l.opt.Layout.Check(l.opt.Layout.Workspace, p)
+	}
+	l.pathError(p, err, pos)
 }
 
 // checkOutputPath checks an output_file, which is relative to
@@ -39,7 +43,11 @@ func (l *lowerer) checkOutputPath(t *lang.Template, step string, pos source.Pos)
 		l.pathError(p, confine.Lexical(p), pos)
 		return
 	}
-	l.pathError(p, confine.Lexical(filepath.Join("artifacts", step, p)), pos)
+	err := confine.Lexical(filepath.Join("artifacts", step, p))
+	if err == nil && l.opt.Layout != nil {
+		err = l.opt.Layout.Check(filepath.Join(l.opt.Layout.Workspace, "artifacts", step), p)
+	}
+	l.pathError(p, err, pos)
 }
 
 // pathError reports a violation err of path p, naming p as the user wrote

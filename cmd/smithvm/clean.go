@@ -36,7 +36,7 @@ func (e *env) cmdClean(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm clean: %s: run '%s' is being driven by %s: stop it first (smithvm stop %s), then clean\n", source.ERunLocked, fs.Arg(0), by, fs.Arg(0))
 		return source.ERunLocked.ExitStatus()
 	}
-	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
+	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), e.ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
 		return e.branchFail("clean", err)
 	}
 	if c.force && !c.keepBranch {
@@ -50,9 +50,13 @@ func (e *env) cmdClean(args []string) int {
 // ownFolders are the folders of run id's worktree that hold Smith's own
 // files (the agents' inboxes and processed messages, artifacts/), from
 // the run's program recompiled from its workflow_path; artifacts/ alone
-// when that fails.
-func ownFolders(proj *project, id string) []string {
+// when that fails (a warning says so when the workflow file is gone).
+func (e *env) ownFolders(proj *project, id string) []string {
 	if st, err := proj.store.ReadState(id); err == nil {
+		if msg := workflowGone(st, "clean counts only "+step.ArtifactsDir+"/ as Smith's own folder of the worktree, so new files in the agents' inboxes count as uncommitted changes"); msg != "" {
+			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
+			return []string{step.ArtifactsDir}
+		}
 		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
 			return vm.OwnFolders(p)
 		}

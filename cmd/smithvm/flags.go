@@ -142,7 +142,7 @@ func (e *env) statusFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) graphFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("graph", "RUN_ID [flags]", "Prints the DOT graph of the run's program (recompiled from its\nworkflow_path), each block coloured by its status in the run.\n")
+	fs := e.newFlags("graph", "RUN_ID [flags]", "Prints the DOT graph of the run's program (recompiled from its\nworkflow_path), each block coloured by its status in the run; when that file\nis gone it says so and fails (exit 2).\n")
 	v.addBase(fs)
 	fs.StringVarP(&v.output, "output", "o", "", "write the DOT text to `OUT` instead of stdout")
 	return fs

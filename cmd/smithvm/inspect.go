@@ -126,6 +126,9 @@ func (e *env) cmdStatus(args []string) int {
 	if c.json {
 		return writeJSON(e, st)
 	}
+	if msg := workflowGone(st, "status lists the steps in the order they ran, not in the workflow's, and no signals for a halted step"); msg != "" {
+		fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
+	}
 	e.printStatus(proj, st)
 	if c.diff {
 		e.printDiffs(proj, st)
@@ -352,6 +355,10 @@ func (e *env) cmdGraph(args []string) int {
 	_, st, code := e.readRun(c.base, fs.Arg(0))
 	if st == nil {
 		return code
+	}
+	if msg := workflowGone(st, "the graph is drawn from its steps: restore it there to draw the run's graph"); msg != "" {
+		fmt.Fprintf(e.stderr, "smithvm graph: %s: %s\n", source.EParse, msg)
+		return source.ExitConfig
 	}
 	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {

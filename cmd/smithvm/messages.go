@@ -29,7 +29,7 @@ func (e *env) cmdCleanProcessed(args []string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return source.ExitConfig
 	}
-	n, err := workers.CleanProcessed(proj.dirs.Workspace, declaredProcessed(proj, c.wsDir == ""), age, time.Now())
+	n, err := workers.CleanProcessed(proj.dirs.Workspace, e.declaredProcessed(proj, c.wsDir == ""), age, time.Now())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_EXEC: %v (removed %d before that)\n", err, n)
 		return source.ExitExec
@@ -43,8 +43,9 @@ func (e *env) cmdCleanProcessed(args []string) int {
 // from its workflow_path: a custom inbox: has its processed folder beside
 // it, outside agents/*/. Only runs in this WORKSPACE count (the default one
 // for a run that recorded none when defaultWS); a run whose workflow no
-// longer compiles adds nothing.
-func declaredProcessed(proj *project, defaultWS bool) []string {
+// longer compiles adds nothing (a warning says so when its workflow file
+// is gone).
+func (e *env) declaredProcessed(proj *project, defaultWS bool) []string {
 	runs, err := proj.store.List()
 	if err != nil {
 		return nil
@@ -63,6 +64,10 @@ func declaredProcessed(proj *project, defaultWS bool) []string {
 			continue
 		}
 		compiled[st.WorkflowPath] = true
+		if msg := workflowGone(st, "clean-processed cleans agents/*/processed/ but not the processed folder of a custom inbox it declares"); msg != "" {
+			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
+			continue
+		}
 		p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
 		if p == nil {
 			continue

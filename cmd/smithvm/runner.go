@@ -171,7 +171,12 @@ func (e *env) load(file string, ctxKeys []string) (*isa.Program, int) {
 // loadFrom is load with a manifest's run starting at node start ("": its
 // entry; --start).
 func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Program, int) {
-	p, ds := compiler.LoadProgram(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
+	return e.loadOpt(file, compiler.Options{ContextKeys: ctxKeys, Start: start})
+}
+
+// loadOpt is load with the compiler's options.
+func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
+	p, ds := compiler.LoadProgram(file, opt)
 	if wd, err := e.getwd(); err == nil {
 		ds.RelTo(wd)
 	}
@@ -183,19 +188,21 @@ func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Progra
 	return p, 0
 }
 
-// workflowGone reports a run whose workflow file (the one it was started
-// from, which resume recompiles) no longer exists, with how to fix it; a
-// file of that folder with a near name is named as such, never as the
-// workflow.
-func workflowGone(st *vm.State) error {
+// workflowGone says, as one sentence, that the workflow file run st was
+// started from (the one resume, graph, status and clean recompile) no
+// longer exists, with its path and then what, which says how to fix it or
+// what the command does without it; a file of that folder with a near name
+// is named as such, never as the workflow. It is "" when the file exists.
+// Every command that needs the file says it with this one sentence.
+func workflowGone(st *vm.State, what string) string {
 	if _, err := os.Stat(st.WorkflowPath); !errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return ""
 	}
-	msg := fmt.Sprintf("run %s was started from workflow file %s, which no longer exists; restore it there to resume the run", st.RunID, st.WorkflowPath)
+	msg := fmt.Sprintf("run %s was started from workflow file %s, which no longer exists; %s", st.RunID, st.WorkflowPath, what)
 	if near := compiler.NearFile(st.WorkflowPath); near != "" {
 		msg += fmt.Sprintf(" (a file with a near name exists: %s; if it is the workflow, move it back to %s)", near, st.WorkflowPath)
 	}
-	return &source.Error{Code: source.EParse, Msg: msg}
+	return msg
 }
 
 // session is one smithvm process driving one run.
@@ -414,7 +421,12 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	if a, err := filepath.Abs(file); err == nil {
 		abs = a
 	}
-	prog, st := e.loadFrom(file, keysOf(ctxVals), start)
+	// The literal paths are checked against this run's layout (WORKSPACE,
+	// BASE) before the run is created: a path its step would refuse
+	// refuses the run (E_PATH_ESCAPE, nothing written). A worktree run's
+	// WORKSPACE is its own worktree, which does not exist yet: its paths
+	// are checked at use.
+	prog, st := e.loadOpt(file, compiler.Options{ContextKeys: keysOf(ctxVals), Start: start, Layout: &proj.dirs})
 	if prog == nil {
 		return st
 	}
@@ -592,9 +604,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		return nil, source.ExitConfig, err
 	}
 	if st.Status != vm.StatusCompleted {
-		if err := workflowGone(st); err != nil {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EParse, err)
-			return nil, source.ExitConfig, err
+		if msg := workflowGone(st, "restore it there to resume the run"); msg != "" {
+			fmt.Fprintf(e.stderr, "smithvm: %s: %s\n", source.EParse, msg)
+			return nil, source.ExitConfig, &source.Error{Code: source.EParse, Msg: msg}
 		}
 	}
 	var prog *isa.Program

@@ -196,15 +196,8 @@ func (d Dir) Resolve(rel string) (string, error) {
 // that does not exist, since nothing below it can be a link yet.
 func (d Dir) ResolveIn(dir, rel string) (string, error) {
 	d = d.rooted()
-	dirRel, err := d.local(dir)
+	dirRel, joined, err := d.lexicalIn(dir, rel)
 	if err != nil {
-		return "", err
-	}
-	joined, err := lexical(dirRel, rel)
-	if err != nil {
-		return "", err
-	}
-	if err := d.inWorkspace(rel, joined); err != nil {
 		return "", err
 	}
 	if err := d.checkLinks(joined, func(link string) error {
@@ -223,6 +216,31 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d.Base, joined), nil
+}
+
+// Check is ResolveIn without the file system: the checks of rel (relative
+// to dir, which lies below Base) that depend only on the layout, so smithvm
+// can refuse a literal path of a workflow before its run starts. Symbolic
+// links are looked for only at use (ResolveIn), since a step may still
+// create or remove one.
+func (d Dir) Check(dir, rel string) error {
+	_, _, err := d.rooted().lexicalIn(dir, rel)
+	return err
+}
+
+// lexicalIn checks rel relative to dir (absolute, below Base of the rooted
+// layout d) and returns dir and the joined path, both relative to Base.
+func (d Dir) lexicalIn(dir, rel string) (dirRel, joined string, err error) {
+	if dirRel, err = d.local(dir); err != nil {
+		return "", "", err
+	}
+	if joined, err = lexical(dirRel, rel); err != nil {
+		return "", "", err
+	}
+	if err = d.inWorkspace(rel, joined); err != nil {
+		return "", "", err
+	}
+	return dirRel, joined, nil
 }
 
 // local returns abs relative to Base, or a violation when abs is not Base or

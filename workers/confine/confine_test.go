@@ -475,3 +475,37 @@ func TestWorkspaceOutsideBase(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLayout: Check refuses, without the file system, what ResolveIn
+// would refuse for the layout: with WORKSPACE = BASE, a path into
+// BASE/.orchestrator, also from artifacts/STEP; with the default layout
+// the same path stays in WORKSPACE.
+func TestCheckLayout(t *testing.T) {
+	base := t.TempDir()
+	def, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := Dir{Base: base, Workspace: base}
+	art := filepath.Join(base, "artifacts", "W")
+	for _, c := range []struct {
+		d       Dir
+		dir     string
+		rel     string
+		escapes bool
+	}{
+		{same, base, ".orchestrator/runs/x", true},
+		{same, art, "../../.orchestrator/x", true},
+		{same, base, "src/x", false},
+		{def, def.Workspace, ".orchestrator/runs/x", false},
+		{def, def.Workspace, "../x", true},
+	} {
+		err := c.d.Check(c.dir, c.rel)
+		if got := errors.Is(err, ErrEscape); got != c.escapes {
+			t.Errorf("Check(%s, %s) with workspace %s = %v, want escape %v", c.dir, c.rel, c.d.Workspace, err, c.escapes)
+		}
+		if _, rerr := c.d.ResolveIn(c.dir, c.rel); errors.Is(rerr, ErrEscape) != c.escapes {
+			t.Errorf("ResolveIn(%s, %s) = %v, disagrees with Check", c.dir, c.rel, rerr)
+		}
+	}
+}
