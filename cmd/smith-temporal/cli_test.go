@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -115,6 +116,30 @@ func TestWorkerUnknownNamespace(t *testing.T) {
 		want := "smith-temporal " + args[0] + ": E_TEMPORAL_CONNECT: --namespace no-such-namespace"
 		if st != 2 || !strings.Contains(errb.String(), want) {
 			t.Errorf("%s --namespace no-such-namespace = exit %d, stderr %q; want 2 with %q", args[0], st, errb.String(), want)
+		}
+	}
+}
+
+// TestFlagErrorsHaveCode: a connection flag given wrong is E_USAGE, exit 2,
+// in the command's message form, before any server is asked.
+func TestFlagErrorsHaveCode(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "r1", "--address", "", "--base", dir}, "smith-temporal status: E_USAGE: --address HOST:PORT is required"},
+		{[]string{"status", "r1", "--address", "127.0.0.1:1", "--tls-cert", notPEM, "--base", dir}, "smith-temporal status: E_USAGE: --tls-cert and --tls-key go together"},
+		{[]string{"status", "r1", "--address", "127.0.0.1:1", "--tls-ca", notPEM, "--base", dir}, "smith-temporal status: E_USAGE: --tls-ca: no PEM certificate in " + notPEM},
+	} {
+		var out, errb bytes.Buffer
+		st := run(c.args, strings.NewReader(""), &out, &errb)
+		if st != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v = exit %d, stderr %q; want 2 with %q", c.args, st, errb.String(), c.want)
 		}
 	}
 }

@@ -105,7 +105,7 @@ func (c *conn) resolve() error {
 		return err
 	}
 	if c.address == "" {
-		return errors.New("--address HOST:PORT is required")
+		return fmt.Errorf("%s: --address HOST:PORT is required", source.EUsage)
 	}
 	if c.base == "" {
 		wd, err := os.Getwd()
@@ -567,7 +567,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s: it was ended outside Smith (terminated, cancelled or timed out on Temporal) and the server holds no state of it to continue from; start the workflow again with 'smith-temporal run FILE'\n", source.EStateNotFound, runID, statusWord(l, nil))
 		return source.ExitConfig
 	case st == nil || st.Status != vm.StatusHalted:
-		fmt.Fprintf(stderr, "ERROR: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
+		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
 		return source.ExitConfig
 	}
 	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {

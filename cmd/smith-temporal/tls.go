@@ -3,12 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
+
+	"smith/source"
 )
 
 // tlsFlags are the connection's security for production clusters
@@ -45,7 +46,7 @@ func (t *tlsFlags) resolve(getenv func(string) string) error {
 		}
 	}
 	if (t.cert == "") != (t.key == "") {
-		return errors.New("--tls-cert and --tls-key go together (or SMITH_TEMPORAL_TLS_CERT and SMITH_TEMPORAL_TLS_KEY)")
+		return fmt.Errorf("%s: --tls-cert and --tls-key go together (or SMITH_TEMPORAL_TLS_CERT and SMITH_TEMPORAL_TLS_KEY)", source.EUsage)
 	}
 	return nil
 }
@@ -64,18 +65,18 @@ func (t *tlsFlags) apply(opts *client.Options) error {
 	if t.cert != "" {
 		pair, err := tls.LoadX509KeyPair(t.cert, t.key)
 		if err != nil {
-			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return fmt.Errorf("%s: --tls-cert/--tls-key: %w", source.EUsage, err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
 	if t.ca != "" {
 		pem, err := os.ReadFile(t.ca)
 		if err != nil {
-			return fmt.Errorf("--tls-ca: %w", err)
+			return fmt.Errorf("%s: --tls-ca: %w", source.EUsage, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--tls-ca: no PEM certificate in %s", t.ca)
+			return fmt.Errorf("%s: --tls-ca: no PEM certificate in %s", source.EUsage, t.ca)
 		}
 		cfg.RootCAs = pool
 	}
