@@ -309,7 +309,11 @@ func (m *jsonLowerer) entry() (string, source.Pos) {
 	if b, ok := m.block(e.V); ok {
 		return b.block.Key, e.Pos
 	}
-	m.errorf(e.Pos, source.EUnknownTarget, "entry '%s' is not a node%s", e.V, m.nodeHint(e.V))
+	hint := m.nodeHint(e.V)
+	if hint == "" {
+		hint = m.blockHint(e.V)
+	}
+	m.errorf(e.Pos, source.EUnknownTarget, "entry '%s' is neither a node nor a block of the manifest%s", e.V, hint)
 	return "", e.Pos
 }
 
