@@ -537,6 +537,10 @@ func (e *env) cmdResume(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
+	if fs.Changed("note") && strings.TrimSpace(c.note) == "" {
+		fmt.Fprintf(e.stderr, "smithvm: %s: --note needs a text (the USER_NOTE to add to the halted block's payload); leave the flag out to resume without one\n", source.EUsage)
+		return source.ExitConfig
+	}
 	if c.wsDir == "" {
 		base, code, ok := e.locateBase(c.base, fs.Arg(0))
 		if !ok {
