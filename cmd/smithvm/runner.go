@@ -657,8 +657,11 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 	}
 	if prog == nil {
+		// The literal paths are checked against the run's layout, as for
+		// run: a workflow fixed into a path its step would refuse is
+		// refused before any step runs again (E_PATH_ESCAPE).
 		var code int
-		if prog, code = e.load(st.WorkflowPath, keysOf(st.Context)); prog == nil {
+		if prog, code = e.loadOpt(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context), Layout: &proj.dirs}); prog == nil {
 			return nil, code, nil
 		}
 	}
