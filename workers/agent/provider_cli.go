@@ -100,12 +100,12 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	switch {
 	case spec.StdoutFile != "":
-		c, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
+		text, truncated, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
 		if err != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
-		rep.text, rep.truncated = c.mem.String(), c.truncated
-		if c.spill != nil {
+		rep.text, rep.truncated = text, truncated
+		if truncated && p.Spill != "" {
 			// The whole reply is read from the spill, as a piped one is.
 			rep.spill = p.Spill
 			if b, err := os.ReadFile(p.Spill); err == nil {
@@ -426,64 +426,17 @@ func (f *liveFollower) finish() {
 	}
 }
 
-// A fileCapture is what readStdoutFile keeps of a stdout file, as proc
-// keeps a piped stdout: its first memCap bytes in memory and, once it
-// passes them, all of it in the spill file (none when spillPath is "").
-type fileCapture struct {
-	mem       strings.Builder
-	memCap    int
-	truncated bool
-	spillPath string
-	spill     *os.File
-}
-
-func (c *fileCapture) Write(b []byte) (int, error) {
-	if !c.truncated {
-		if c.mem.Len()+len(b) <= c.memCap {
-			c.mem.Write(b)
-			return len(b), nil
-		}
-		c.truncated = true
-		if c.spillPath != "" {
-			f, err := os.OpenFile(c.spillPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-			if err != nil {
-				return 0, err
-			}
-			c.spill = f
-			if _, err := io.WriteString(f, c.mem.String()); err != nil {
-				return 0, err
-			}
-		}
-		c.mem.Write(b[:c.memCap-c.mem.Len()])
-	}
-	if c.spill == nil {
-		return len(b), nil
-	}
-	return c.spill.Write(b)
-}
-
 // readStdoutFile reads the stdout file of a CLI (StdoutFile) through
-// mask the way proc captures a step's stdout (CONTRACT 3.5): memory holds
-// at most proc.DefaultMemCap bytes of it, and a longer one is spilled,
-// whole, to spill (RUN_ROOT/logs/<Step>-stdout.log).
-func readStdoutFile(path string, mask *text.Masker, spill string) (*fileCapture, error) {
+// mask as proc captures a step's piped stdout (CONTRACT 3.5): the first
+// proc.DefaultMemCap bytes, and a longer one spilled, whole, to spill
+// (RUN_ROOT/logs/<Step>-stdout.log).
+func readStdoutFile(path string, mask *text.Masker, spill string) (string, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
 	defer f.Close()
-	c := &fileCapture{memCap: proc.DefaultMemCap, spillPath: spill}
-	w := mask.Writer(c)
-	_, err = io.Copy(w, f)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if c.spill != nil {
-		if cerr := c.spill.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return c, err
+	return proc.Capture(f, mask, 0, spill)
 }
 
 // replyFile creates the file a CLI writes its stdout to (StdoutFile) and

@@ -588,6 +588,22 @@ func appendLog(path, header string) (*os.File, error) {
 	return f, nil
 }
 
+// Capture reads r through mask as Run captures a step's stdout: it
+// returns the first memCap bytes (DefaultMemCap when memCap <= 0), and a
+// longer stream is written whole to spillPath (none when ""), truncated
+// set. It is for a stream a process wrote elsewhere than to a pipe (a CLI
+// that writes its reply to a file).
+func Capture(r io.Reader, mask *text.Masker, memCap int, spillPath string) (out string, truncated bool, err error) {
+	if memCap <= 0 {
+		memCap = DefaultMemCap
+	}
+	c := &capture{memCap: memCap, spillPath: spillPath, errs: &firstErr{}}
+	w := mask.Writer(c)
+	_, err = io.Copy(w, r)
+	err = errors.Join(err, w.Close(), c.close(), c.errs.get())
+	return c.mem.String(), c.truncated, err
+}
+
 // A capture receives one (already masked) stream: the first memCap bytes in
 // memory, everything in each sink, and, once the stream passes memCap, all of
 // it in the spill file. A sink that fails is dropped and its error recorded, so
