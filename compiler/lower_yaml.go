@@ -327,7 +327,8 @@ func workerSignals(worker string) []string {
 // checkUnusedKeys reports the keys that only a provider step reads (its
 // prompt and how it reaches the CLI) on a step of another kind, and the
 // keys of a process (timeout, files, env, ...) on a step that runs none
-// (loop, set_context, send, parallel), where they would be ignored.
+// (loop, set_context, send, parallel), where they would be ignored. Which
+// keys those are, the step tags of manifest.Step say.
 func (y *yamlLowerer) checkUnusedKeys(s *manifest.Step, kind isa.BlockKind) {
 	var runs string
 	switch kind {
@@ -346,59 +347,17 @@ func (y *yamlLowerer) checkUnusedKeys(s *manifest.Step, kind isa.BlockKind) {
 	case isa.KindParallel:
 		runs = "parallel"
 	}
-	// The positions of the keys that are blocks (none when absent).
-	var ptPos, retryPos, waitPos, depPos source.Pos
-	if s.PromptTransport != nil {
-		ptPos = s.PromptTransport.Pos
-	}
-	if s.Retry != nil {
-		retryPos = s.Retry.Pos
-	}
-	if s.WaitFor != nil {
-		waitPos = s.WaitFor.Pos
-	}
-	if s.DependsOn != nil {
-		depPos = s.DependsOn.Pos
-	}
-	keys := []struct {
-		key string
-		set bool
-		pos source.Pos
-	}{
-		{"prompt", s.Prompt.Set, s.Prompt.Pos},
-		{"prompt_file", s.PromptFile.Set, s.PromptFile.Pos},
-		{"provider_params", s.ProviderParams.V != nil, posOf(s.ProviderParams.V)},
-		{"command_override", s.CommandOverride.Set, s.CommandOverride.Pos},
-		{"prompt_transport", s.PromptTransport != nil, ptPos},
-	}
-	for _, k := range keys {
-		if k.set {
-			y.errorf(k.pos, source.ESchema, "'%s' is read only by a provider step; step '%s' runs %s (remove it, or give the step provider: NAME)", k.key, s.Name.V, runs)
+	for _, k := range manifest.StepKeys(manifest.StepProvider) {
+		if pos, set := s.Has(k); set {
+			y.errorf(pos, source.ESchema, "'%s' is read only by a provider step; step '%s' runs %s (remove it, or give the step provider: NAME)", k.Key, s.Name.V, runs)
 		}
 	}
 	if kind == isa.KindCommand || kind == isa.KindInternal {
 		return
 	}
-	keys = []struct {
-		key string
-		set bool
-		pos source.Pos
-	}{
-		{"timeout", s.Timeout.Set, s.Timeout.Pos},
-		{"retry", s.Retry != nil, retryPos},
-		{"output_file", s.OutputFile.Set, s.OutputFile.Pos},
-		{"input_file", s.InputFile.Set, s.InputFile.Pos},
-		{"output_capture", s.OutputCapture.Set, s.OutputCapture.Pos},
-		{"allow_parse_error", s.AllowParseError.Set, s.AllowParseError.Pos},
-		{"validation_schema", s.ValidationSchema.Set, s.ValidationSchema.Pos},
-		{"env", s.Env.Set, s.Env.Pos},
-		{"secrets", s.Secrets.Set, s.Secrets.Pos},
-		{"wait_for", s.WaitFor != nil, waitPos},
-		{"depends_on", s.DependsOn != nil, depPos},
-	}
-	for _, k := range keys {
-		if k.set {
-			y.errorf(k.pos, source.ESchema, "'%s' applies to a step that runs a process (command, provider or worker); step '%s' runs %s, which would ignore it (move it to the steps it is meant for)", k.key, s.Name.V, runs)
+	for _, k := range manifest.StepKeys(manifest.StepProcess) {
+		if pos, set := s.Has(k); set {
+			y.errorf(pos, source.ESchema, "'%s' applies to a step that runs a process (command, provider or worker); step '%s' runs %s, which would ignore it (move it to the steps it is meant for)", k.Key, s.Name.V, runs)
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -319,6 +321,31 @@ func TestPresetProse(t *testing.T) {
 	for k, d := range fieldKeyDocs {
 		if strings.Contains(d.Desc+d.Default, lang.ProviderPresets[0]+", ") {
 			t.Errorf("%s lists the presets by hand; write {presets}", k)
+		}
+	}
+}
+
+// TestStepKeysClassified: every key of a step says which steps read it
+// (its field's step tag is one of StepClasses), so that a new key cannot
+// go unchecked by the compiler or undocumented in the reference; and the
+// tags agree with what the schema and the docs say.
+func TestStepKeysClassified(t *testing.T) {
+	st := reflect.TypeFor[Step]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		if c := f.Tag.Get("step"); !slices.Contains(StepClasses, c) {
+			t.Errorf("Step.%s (key %s): step tag %q, want one of %v: say which steps read the key (see the comment of Step)", f.Name, key, c, StepClasses)
+		}
+	}
+	for class, sentence := range stepClassDocs {
+		for _, k := range StepKeys(class) {
+			if d := keyDocs["Step."+k.Key]; !strings.HasSuffix(d.Desc, sentence) {
+				t.Errorf("the description of step key %s does not end with %q: %q", k.Key, sentence, d.Desc)
+			}
 		}
 	}
 }

@@ -54,7 +54,7 @@ var fieldKeyDocs = map[string]KeyDoc{
 	"Step.agent":                    {"The agent this step acts as: its provider (when the step sets none), model, permissions, instructions and ${agent.*}.", ""},
 	"Step.model":                    {"Model, passed with the CLI's own model flag.", "the CLI's default"},
 	"Step.permissions":              {"read, edit or full: what the agent may do in its working directory (full is dangerous).", "edit"},
-	"Step.prompt":                   {"The prompt text (provider steps).", ""},
+	"Step.prompt":                   {"The prompt text.", ""},
 	"Step.prompt_file":              {"File (relative to WORKSPACE) holding the prompt.", ""},
 	"Step.provider_params":          {"Values for the provider template (model, script for mock, ...).", "{}"},
 	"Step.command_override":         {"argv that replaces the provider's template entirely.", ""},

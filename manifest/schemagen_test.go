@@ -227,7 +227,28 @@ type KeyDoc struct {
 // schemas carry the descriptions (so an editor shows them) and
 // docs/workflow-reference.md and docs/manifest-reference.md print them
 // (TestSchemaDescriptions and TestReferenceDocs keep all three in step).
-var keyDocs = expandKeyDocs(fieldKeyDocs)
+// A step's key that only some steps read says so (stepClassDocs).
+var keyDocs = withStepClasses(expandKeyDocs(fieldKeyDocs))
+
+// stepClassDocs is the sentence that a step key's description ends with,
+// by the class of its step tag (StepKeys): which steps read the key.
+var stepClassDocs = map[string]string{
+	StepProvider: "Applies only to provider steps.",
+	StepProcess:  "Applies only to steps that run a process (command, provider or worker).",
+}
+
+// withStepClasses adds to the description of each key of Step the
+// sentence of its class, if any.
+func withStepClasses(docs map[string]KeyDoc) map[string]KeyDoc {
+	for class, sentence := range stepClassDocs {
+		for _, k := range StepKeys(class) {
+			d := docs["Step."+k.Key]
+			d.Desc = strings.TrimSpace(d.Desc + " " + sentence)
+			docs["Step."+k.Key] = d
+		}
+	}
+	return docs
+}
 
 // expandKeyDocs returns docs with {presets} written out as the list of
 // lang.ProviderPresets ("claude, gemini, codex and mock").

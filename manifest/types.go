@@ -268,13 +268,23 @@ type SchemaDef struct {
 	Schema Free `json:"-"`
 }
 
-// A Step is one YAML step. Exactly one of its kinds, the fields tagged
-// step:"kind", is set (the schema and the compiler both check).
+// A Step is one YAML step. The step tag of each field with a key says
+// which steps read the key (StepKeys; the compiler, the schema and the
+// reference docs read it):
+//
+//	step:"kind"      one of the kinds: exactly one is set (the schema and
+//	                 the compiler both check)
+//	step:"provider"  read only by a provider step; the compiler refuses it
+//	                 on a step of another kind
+//	step:"process"   read only by a step that runs a process (command,
+//	                 provider or worker); the compiler refuses it on a
+//	                 for_each, set_context, send or parallel step
+//	step:"any"       read by a step of any kind
 type Step struct {
 	Pos source.Pos `json:"-"`
 
 	// Unique name of the step in the whole workflow ([A-Za-z_][A-Za-z0-9_-]*).
-	Name String `json:"name"`
+	Name String `json:"name" step:"any"`
 
 	// Kind: run a process, argv only (never a shell).
 	Command StringList `json:"command,omitempty" step:"kind"`
@@ -300,85 +310,85 @@ type Step struct {
 
 	// The agent this step acts as: its provider (when the step sets none),
 	// model, permissions, instructions and ${agent.*}.
-	Agent String `json:"agent,omitempty"`
+	Agent String `json:"agent,omitempty" step:"any"`
 
 	// Model, passed with the CLI's own model flag. Default: the CLI's default.
-	Model String `json:"model,omitempty"`
+	Model String `json:"model,omitempty" step:"any"`
 
 	// read, edit or full: what the agent may do in its working directory (full
 	// is dangerous). Default: edit.
-	Permissions String `json:"permissions,omitempty"`
+	Permissions String `json:"permissions,omitempty" step:"any"`
 
-	// The prompt text (provider steps).
-	Prompt String `json:"prompt,omitempty"`
+	// The prompt text.
+	Prompt String `json:"prompt,omitempty" step:"provider"`
 
 	// File (relative to WORKSPACE) holding the prompt.
-	PromptFile String `json:"prompt_file,omitempty"`
+	PromptFile String `json:"prompt_file,omitempty" step:"provider"`
 
 	// Values for the provider template (model, script for mock, ...). Default:
 	// {}.
-	ProviderParams Free `json:"provider_params,omitempty"`
+	ProviderParams Free `json:"provider_params,omitempty" step:"provider"`
 
 	// argv that replaces the provider's template entirely.
-	CommandOverride StringList `json:"command_override,omitempty"`
+	CommandOverride StringList `json:"command_override,omitempty" step:"provider"`
 
 	// How the prompt reaches a custom provider's CLI.
-	PromptTransport *PromptTransport `json:"prompt_transport,omitempty"`
+	PromptTransport *PromptTransport `json:"prompt_transport,omitempty" step:"provider"`
 
 	// File (relative to WORKSPACE) piped to stdin; for a provider it is
 	// appended to the prompt. Default: stdin is /dev/null.
-	InputFile String `json:"input_file,omitempty"`
+	InputFile String `json:"input_file,omitempty" step:"process"`
 
 	// File under WORKSPACE/artifacts/<Step>/ that receives the whole stdout.
-	OutputFile String `json:"output_file,omitempty"`
+	OutputFile String `json:"output_file,omitempty" step:"process"`
 
 	// How stdout is captured: text, lines (${steps.S.lines}) or json
 	// (${steps.S.json...}). Default: text.
-	OutputCapture String `json:"output_capture,omitempty"`
+	OutputCapture String `json:"output_capture,omitempty" step:"process"`
 
 	// With output_capture: json, output that is not JSON leaves json null
 	// instead of failing the step. Default: false.
-	AllowParseError Bool `json:"allow_parse_error,omitempty"`
+	AllowParseError Bool `json:"allow_parse_error,omitempty" step:"process"`
 
 	// Built-in CodeAndExplanation or CodeOnly, or a key of schemas: the reply
 	// is cleaned and validated (outcome validation_fail when it fails).
-	ValidationSchema String `json:"validation_schema,omitempty"`
+	ValidationSchema String `json:"validation_schema,omitempty" step:"process"`
 
 	// Condition; when false the step is recorded skipped. Default: always run.
-	When *Cond `json:"when,omitempty"`
+	When *Cond `json:"when,omitempty" step:"any"`
 
 	// Where control goes for each outcome.
-	On *On `json:"on,omitempty"`
+	On *On `json:"on,omitempty" step:"any"`
 
 	// Seconds before the step's process group gets SIGTERM (SIGKILL 10 s
 	// later); exit code 124, outcome timeout. Default: 300.
-	Timeout Number `json:"timeout,omitempty"`
+	Timeout Number `json:"timeout,omitempty" step:"process"`
 
 	// Retry policy. Default: 1 attempt.
-	Retry *Retry `json:"retry,omitempty"`
+	Retry *Retry `json:"retry,omitempty" step:"process"`
 
 	// Variables for this step's process (over the workflow's env; a name that
 	// is also a secret keeps the secret's value). Default: {}.
-	Env StringMap `json:"env,omitempty"`
+	Env StringMap `json:"env,omitempty" step:"process"`
 
 	// Which of the workflow's secrets this step's process gets. Default: all
 	// of them.
-	Secrets StringList `json:"secrets,omitempty"`
+	Secrets StringList `json:"secrets,omitempty" step:"process"`
 
 	// Block until files matching a glob exist (an agent waiting for its
 	// inbox).
-	WaitFor *WaitFor `json:"wait_for,omitempty"`
+	WaitFor *WaitFor `json:"wait_for,omitempty" step:"process"`
 
 	// Files the step needs; optionally injected into the prompt.
-	DependsOn *DependsOn `json:"depends_on,omitempty"`
+	DependsOn *DependsOn `json:"depends_on,omitempty" step:"process"`
 
 	// References (e.g. steps.X.output) that resolve to "" instead of failing
 	// when missing. Default: [].
-	AllowMissingVars StringList `json:"allow_missing_vars,omitempty"`
+	AllowMissingVars StringList `json:"allow_missing_vars,omitempty" step:"any"`
 
 	// The N+1-th entry does not run the step; the outcome is max_visits.
 	// Default: unbounded.
-	MaxVisits Number `json:"max_visits,omitempty"`
+	MaxVisits Number `json:"max_visits,omitempty" step:"any"`
 }
 
 // A PromptTransport says how the prompt reaches a provider.
