@@ -39,6 +39,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 	l.contextKeys = nil
 	data := &isa.Program{Name: manifestName(mf), Format: ir.Manifest.String(), Source: mf.File}
 	l.runWide(data, mf.Secrets, mf.EnvAllow, mf.Env)
+	l.checkDefaults(mf.Defaults)
 	data.Schemas = l.lowerSchemas(mf.Schemas)
 	if c := mf.Config; c != nil {
 		data.Config = lang.Config{
@@ -199,6 +200,10 @@ func (m *jsonLowerer) lowerWorkers() {
 			m.errorf(w.Pos, source.ESchema, "workers key '%s' starts with %s, which names the internal workers; give it another name (Worker:NAME, Command:NAME)", w.Key, lang.InternalPrefix)
 		}
 		m.checkWorkerKind(w)
+		if w.Timeout.Set {
+			// Checked here too: a worker no block runs is checked once.
+			m.limited(w.Timeout, "timeout", "WorkerDef", "timeout")
+		}
 		sc := &scope{}
 		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
 			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
@@ -375,7 +380,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	}
 	spec.ID, spec.Pos, spec.Step = blk.Key, blk.Pos, st
 	if mv := manifest.Opt(blk.MaxVisits); mv.Set {
-		b.MaxVisits = m.intAtLeast(mv, "max_visits", 1)
+		b.MaxVisits = m.limitedInt(mv, "max_visits", "Block", "max_visits")
 		spec.MaxVisits = b.MaxVisits
 	}
 	st.Worker, st.Validation = blk.Worker.V, m.checkSchema(manifest.Opt(blk.ValidationSchema))
@@ -383,14 +388,14 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	// How the worker runs: the block's timeout, then the worker's, then the
 	// defaults; model and permissions from the worker, then the defaults.
 	var buf [4]execLayer // at most the block's, the worker's, the agent's and the defaults
-	layers := append(buf[:0], execLayer{timeout: manifest.Opt(blk.Timeout)})
+	layers := append(buf[:0], execLayer{timeout: manifest.Opt(blk.Timeout), object: "Block"})
 	name := blk.Worker.V
 	if iw := lang.LookupInternal(name); iw != nil {
 		b.Kind = isa.KindInternal
 		b.Signals = shared(iw.Signals)
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
-		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout})
+		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout, object: "WorkerDef"})
 		if a := ws.agent; a != nil {
 			spec.Agent = a.Key
 			layers = append(layers, execLayer{model: a.Model, permissions: a.Permissions})

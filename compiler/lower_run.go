@@ -53,6 +53,7 @@ type execLayer struct {
 	model, permissions manifest.String
 	timeout            manifest.Number
 	retry              *manifest.Retry
+	object             string // the type of manifest whose timeout it is (its limit)
 }
 
 // modelOf is the model a step or worker asks for: model:, else
@@ -72,7 +73,7 @@ func defaultsLayer(d *manifest.Defaults) execLayer {
 	if d == nil {
 		return execLayer{}
 	}
-	return execLayer{model: d.Model, permissions: d.Permissions, timeout: d.Timeout, retry: d.Retry}
+	return execLayer{model: d.Model, permissions: d.Permissions, timeout: d.Timeout, retry: d.Retry, object: "Defaults"}
 }
 
 // applyLayers fills st's model, permissions, timeout and retry from the
@@ -80,6 +81,7 @@ func defaultsLayer(d *manifest.Defaults) execLayer {
 func (l *lowerer) applyLayers(st *isa.Step, sc *scope, layers ...execLayer) {
 	var model, perm manifest.String
 	var timeout manifest.Number
+	var timeoutOf string
 	var retry *manifest.Retry
 	for _, ly := range layers {
 		if !model.Set && ly.model.Set {
@@ -89,7 +91,7 @@ func (l *lowerer) applyLayers(st *isa.Step, sc *scope, layers ...execLayer) {
 			perm = ly.permissions
 		}
 		if !timeout.Set && ly.timeout.Set {
-			timeout = ly.timeout
+			timeout, timeoutOf = ly.timeout, ly.object
 		}
 		if retry == nil && ly.retry != nil {
 			retry = ly.retry
@@ -100,9 +102,22 @@ func (l *lowerer) applyLayers(st *isa.Step, sc *scope, layers ...execLayer) {
 	}
 	st.Permissions = perm.V
 	if timeout.Set {
-		st.Timeout = l.positive(timeout, "timeout")
+		st.Timeout = l.limited(timeout, "timeout", timeoutOf, "timeout")
 	}
 	l.retry(retry, st)
+}
+
+// checkDefaults checks the ranges of a document's defaults where they are
+// written, whether or not a step or block takes them (one that does checks
+// them again, with the same diagnostic, which Sort keeps once).
+func (l *lowerer) checkDefaults(d *manifest.Defaults) {
+	if d == nil {
+		return
+	}
+	if d.Timeout.Set {
+		l.limited(d.Timeout, "timeout", "Defaults", "timeout")
+	}
+	l.retry(d.Retry, &isa.Step{})
 }
 
 // retry converts a retry: object into st.
@@ -111,13 +126,10 @@ func (l *lowerer) retry(r *manifest.Retry, st *isa.Step) {
 		return
 	}
 	if r.Attempts.Set {
-		st.Attempts = l.intAtLeast(r.Attempts, "retry.attempts", 1)
+		st.Attempts = l.limitedInt(r.Attempts, "retry.attempts", "Retry", "attempts")
 	}
 	if r.BackoffSec.Set {
-		st.BackoffSec, st.HasBackoff = r.BackoffSec.V, true
-		if r.BackoffSec.V < 0 {
-			l.errorf(r.BackoffSec.Pos, source.ESchema, "retry.backoff_sec must be at least 0, got %s", num(r.BackoffSec.V))
-		}
+		st.BackoffSec, st.HasBackoff = l.limited(r.BackoffSec, "retry.backoff_sec", "Retry", "backoff_sec"), true
 	}
 }
 

@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +37,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		StrictFlow: y.strict,
 	}
 	l.runWide(data, wf.Secrets, wf.EnvAllow, wf.Env)
+	l.checkDefaults(wf.Defaults)
 	data.Config = lang.Config{
 		TestCommand:     rawStrings(wf.TestCommand),
 		LintCommand:     rawStrings(wf.LintCommand),
@@ -218,7 +218,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		spec.Agent = agent.Key
 	}
 	if s.MaxVisits.Set {
-		b.MaxVisits = y.intAtLeast(s.MaxVisits, "max_visits", 1)
+		b.MaxVisits = y.limitedInt(s.MaxVisits, "max_visits", "Step", "max_visits")
 		spec.MaxVisits = b.MaxVisits
 	}
 	if s.When != nil {
@@ -243,7 +243,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		}
 		spec.Loop = &isa.Loop{Items: y.loopItems(s.ForEach, ssc), As: as}
 		if s.ForEach.Parallel.Set {
-			spec.Loop.Parallel = y.intAtLeast(s.ForEach.Parallel, "for_each.parallel", 1)
+			spec.Loop.Parallel = y.limitedInt(s.ForEach.Parallel, "for_each.parallel", "ForEach", "parallel")
 		}
 		b.Body = y.lowerList(s.ForEach.Steps, sc.inner(as, spec.Loop.Parallel > 1))
 		b.Signals = []string{lang.SigSuccess, lang.SigFailure}
@@ -253,7 +253,7 @@ func (y *yamlLowerer) lowerStep(s *manifest.Step, sc *scope) (*ir.Block, *scope)
 		}
 		spec.Par = &isa.Par{}
 		if s.Parallel.Max.Set {
-			spec.Par.Max = y.intAtLeast(s.Parallel.Max, "parallel.max", 1)
+			spec.Par.Max = y.limitedInt(s.Parallel.Max, "parallel.max", "Parallel", "max")
 		}
 		brs := slices.Clone(s.Parallel.Order)
 		slices.SortFunc(brs, func(a, b *manifest.Branch) int { return strings.Compare(a.Name, b.Name) })
@@ -388,7 +388,7 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind isa.BlockKind, agent *man
 	st.OutputCapture = s.OutputCapture.V
 	st.AllowParseError = s.AllowParseError.V
 	st.Validation = y.checkSchema(s.ValidationSchema)
-	layers := []execLayer{{model: modelOf(s.Model, s.ProviderParams), permissions: s.Permissions, timeout: s.Timeout, retry: s.Retry}}
+	layers := []execLayer{{model: modelOf(s.Model, s.ProviderParams), permissions: s.Permissions, timeout: s.Timeout, retry: s.Retry, object: "Step"}}
 	if agent != nil {
 		layers = append(layers, execLayer{model: agent.Model, permissions: agent.Permissions})
 	}
@@ -450,13 +450,13 @@ func (y *yamlLowerer) waitFor(w *manifest.WaitFor, sc *scope) *isa.WaitFor {
 	out := &isa.WaitFor{Glob: y.template(w.Glob, sc), TimeoutSec: 300, PollMs: 500, MinCount: 1, Consume: w.Consume.V}
 	y.checkPath(&out.Glob, w.Glob.Pos)
 	if w.TimeoutSec.Set {
-		out.TimeoutSec = y.positive(w.TimeoutSec, "wait_for.timeout_sec")
+		out.TimeoutSec = y.limited(w.TimeoutSec, "wait_for.timeout_sec", "WaitFor", "timeout_sec")
 	}
 	if w.PollMs.Set {
-		out.PollMs = y.intRange(w.PollMs, "wait_for.poll_ms", 1, pollMsMax)
+		out.PollMs = y.limitedInt(w.PollMs, "wait_for.poll_ms", "WaitFor", "poll_ms")
 	}
 	if w.MinCount.Set {
-		out.MinCount = y.intAtLeast(w.MinCount, "wait_for.min_count", 1)
+		out.MinCount = y.limitedInt(w.MinCount, "wait_for.min_count", "WaitFor", "min_count")
 	}
 	return out
 }
@@ -550,39 +550,31 @@ func (y *yamlLowerer) checkLoopAs(as manifest.String) {
 	}
 }
 
-// intAtLeast returns n as an integer, reporting a fraction or a value
-// below lo.
-func (l *lowerer) intAtLeast(n manifest.Number, what string, lo int) int {
-	if n.V > math.MaxInt32 {
-		return l.intRange(n, what, lo, math.MaxInt32)
-	}
-	if n.V != math.Trunc(n.V) || n.V < float64(lo) {
-		l.errorf(n.Pos, source.ESchema, "%s must be an integer of at least %d, got %s", what, lo, num(n.V))
-		return lo
+// limitedInt returns n as an integer, reporting a value that the limit of
+// its key (object.key in manifest's types) does not allow, with the rule;
+// what names the key in the message.
+func (l *lowerer) limitedInt(n manifest.Number, what, object, key string) int {
+	lim := manifest.LimitOf(object, key)
+	if l.checkLimit(n, what, lim) {
+		return int(lim.Min)
 	}
 	return int(n.V)
 }
 
-// pollMsMax bounds wait_for.poll_ms: a look at least once a minute (the
-// key's doc in manifest/types.go says the same range).
-const pollMsMax = 60000
-
-// intRange returns n as an integer, reporting a fraction or a value outside
-// lo..hi, with the range.
-func (l *lowerer) intRange(n manifest.Number, what string, lo, hi int) int {
-	if n.V != math.Trunc(n.V) || n.V < float64(lo) || n.V > float64(hi) {
-		l.errorf(n.Pos, source.ESchema, "%s must be an integer from %d to %d, got %s", what, lo, hi, num(n.V))
-		return lo
-	}
-	return int(n.V)
-}
-
-// positive returns n, reporting a value that is not greater than 0.
-func (l *lowerer) positive(n manifest.Number, what string) float64 {
-	if !(n.V > 0) {
-		l.errorf(n.Pos, source.ESchema, "%s must be greater than 0, got %s", what, num(n.V))
-	}
+// limited returns n, reporting a value that the limit of its key does not
+// allow (see limitedInt).
+func (l *lowerer) limited(n manifest.Number, what, object, key string) float64 {
+	l.checkLimit(n, what, manifest.LimitOf(object, key))
 	return n.V
+}
+
+// checkLimit reports n when lim does not allow it, and says so.
+func (l *lowerer) checkLimit(n manifest.Number, what string, lim manifest.Limit) bool {
+	rule := lim.Broken(n.V)
+	if rule != "" {
+		l.errorf(n.Pos, source.ESchema, "%s must be %s, got %s", what, rule, num(n.V))
+	}
+	return rule != ""
 }
 
 // num prints a number as the document would.

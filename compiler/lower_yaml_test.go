@@ -2,12 +2,12 @@ package compiler
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"smith/compiler/ir"
+	"smith/manifest"
 )
 
 // lowerText lowers an inline document and returns ir.Print's text and the
@@ -211,13 +211,13 @@ func TestLowerWaitForPollMsRange(t *testing.T) {
 			t.Errorf("poll_ms %s: diagnostics\n%s\nwant\n%s", tt.val, ds, w)
 		}
 	}
-	// The key's doc (types.go, generated into the reference) states the
+	// The key's limit (types.go, generated into the reference) states the
 	// same range the checker enforces.
 	ref, err := os.ReadFile("../docs/workflow-reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := fmt.Sprintf("from 1 to %d", pollMsMax); !strings.Contains(string(ref), "Milliseconds between looks, an integer "+r) {
+	if r := "An integer from 1 to 60000."; manifest.LimitOf("WaitFor", "poll_ms").Rule() != "an integer from 1 to 60000" || !strings.Contains(string(ref), "Milliseconds between looks. "+r) {
 		t.Errorf("docs/workflow-reference.md does not give poll_ms's range %q", r)
 	}
 	for _, ok := range []string{"1", "500", "60000"} {

@@ -349,3 +349,44 @@ func TestStepKeysClassified(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberKeysLimited: every numeric key of both formats has a limit tag
+// (limit:"-" for any number), so that the compiler, the schemas and the
+// reference docs read its range from one place; and the schemas carry it.
+func TestNumberKeysLimited(t *testing.T) {
+	eachKey(func(t0 reflect.Type, f reflect.StructField, key string) {
+		if f.Type != reflect.TypeFor[Number]() && f.Type != reflect.TypeFor[*Number]() {
+			return
+		}
+		if _, ok := f.Tag.Lookup("limit"); !ok {
+			t.Errorf("%s.%s (key %s) is a number without a limit tag: give its range (see Limit), or limit:\"-\"", t0.Name(), f.Name, key)
+		}
+	})
+	for _, f := range []struct {
+		root string
+		text []byte
+	}{{"Workflow", WorkflowSchema()}, {"Manifest", ManifestSchema()}} {
+		var doc struct {
+			Defs map[string]any `json:"$defs"`
+		}
+		if err := json.Unmarshal(f.text, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for k, lim := range limits() {
+			obj, key, _ := strings.Cut(k, ".")
+			def, _ := doc.Defs[obj].(map[string]any)
+			props, _ := def["properties"].(map[string]any)
+			p, ok := props[key].(map[string]any)
+			if !ok || lim.Any {
+				continue
+			}
+			min := "minimum"
+			if lim.MinExclusive {
+				min = "exclusiveMinimum"
+			}
+			if got := fmt.Sprint(p[min]); got != bound(lim.Min) {
+				t.Errorf("%s schema: %s has %s %s, want %s", f.root, k, min, got, bound(lim.Min))
+			}
+		}
+	}
+}

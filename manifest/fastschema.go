@@ -36,7 +36,17 @@ type fastSchema struct {
 	anyOf    []*fastSchema
 	oneOf    []*fastSchema
 	not      *fastSchema
+	// minimum, exclusiveMinimum and maximum of a number (bounds says which)
+	min, exclMin, max float64
+	bounds            uint8 // boundMin | boundExclMin | boundMax
 }
+
+// The bits of fastSchema.bounds.
+const (
+	boundMin uint8 = 1 << iota
+	boundExclMin
+	boundMax
+)
 
 // fastCompiler compiles a schema document into fastSchemas. Each $defs
 // entry is read (ParseJSON) and compiled only when a document first
@@ -361,6 +371,15 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v *Value) error {
 			return fmt.Errorf("pattern of type %s", v.Kind)
 		}
 		s.pattern, err = regexp.Compile(v.Str)
+	case "minimum":
+		s.min, err = fastNumber(k, v)
+		s.bounds |= boundMin
+	case "exclusiveMinimum":
+		s.exclMin, err = fastNumber(k, v)
+		s.bounds |= boundExclMin
+	case "maximum":
+		s.max, err = fastNumber(k, v)
+		s.bounds |= boundMax
 	case "minProperties":
 		i, perr := strconv.ParseInt(v.Str, 10, 64)
 		if v.Kind != KNumber || perr != nil || i < 0 || i > 1 {
@@ -372,6 +391,14 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v *Value) error {
 		return fmt.Errorf("keyword %q", k)
 	}
 	return err
+}
+
+// fastNumber reads the number of keyword k.
+func fastNumber(k string, v *Value) (float64, error) {
+	if v.Kind != KNumber || math.IsNaN(v.Num) || math.IsInf(v.Num, 0) {
+		return 0, fmt.Errorf("%s %s", k, v.AppendJSON(nil))
+	}
+	return v.Num, nil
 }
 
 // valid reports whether v is valid against s. It may say false for a valid
@@ -402,6 +429,9 @@ func (s *fastSchema) valid(v *Value) bool {
 	if s.pattern != nil && kind == KString && !s.pattern.MatchString(v.Str) {
 		return false
 	}
+	if s.bounds != 0 && kind == KNumber && !s.inBounds(v.Num) {
+		return false
+	}
 	if kind == KMap && !s.validMap(v) {
 		return false
 	}
@@ -427,6 +457,13 @@ func (s *fastSchema) valid(v *Value) bool {
 		}
 	}
 	return s.not == nil || !s.not.valid(v)
+}
+
+// inBounds reports whether the number n is within the bounds of s.
+func (s *fastSchema) inBounds(n float64) bool {
+	return (s.bounds&boundMin == 0 || n >= s.min) &&
+		(s.bounds&boundExclMin == 0 || n > s.exclMin) &&
+		(s.bounds&boundMax == 0 || n <= s.max)
 }
 
 // validMap checks the object keywords against the object v.

@@ -40,7 +40,13 @@ func TestFastSchemaAgrees(t *testing.T) {
 	accepted, variants := 0, 0
 	check := func(name string, vr *Validator, v *Value) bool {
 		fast := vr.fast.valid(v)
-		slow := len(vr.validateSlow(v)) == 0
+		// The library's own verdict: its reporter leaves out some errors
+		// (a number out of range, which the compiler reports).
+		sch, err := vr.sch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := sch.Validate(v.Interface()) == nil
 		if fast && !slow {
 			t.Errorf("%s: the fast validator accepts it, the library does not: %v", name, vr.validateSlow(v))
 		}
@@ -210,4 +216,46 @@ func TestLazyValidatorConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSchemaRanges: the printed workflow schema refuses a number out of its
+// key's range, as an editor validating with it shows (poll_ms: 0), and
+// accepts the bounds; Validate leaves that error to the compiler, which
+// names the key and the range (one diagnostic per mistake).
+func TestSchemaRanges(t *testing.T) {
+	t.Parallel()
+	vr := mustValidator(NewWorkflowValidator())
+	sch, err := vr.sch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "version: \"1.0\"\nname: t\nsteps:\n  - name: S\n    command: [\"true\"]\n"
+	for _, tt := range []struct {
+		yaml string
+		ok   bool
+	}{
+		{"    wait_for: {glob: \"x/*\", poll_ms: 0}\n", false},
+		{"    wait_for: {glob: \"x/*\", poll_ms: 60001}\n", false},
+		{"    wait_for: {glob: \"x/*\", poll_ms: 1}\n", true},
+		{"    wait_for: {glob: \"x/*\", poll_ms: 60000}\n", true},
+		{"    timeout: 0\n", false},
+		{"    timeout: 0.5\n", true},
+		{"    max_visits: 0\n", false},
+		{"    retry: {backoff_sec: -1}\n", false},
+		{"    retry: {backoff_sec: 0}\n", true},
+	} {
+		v, ds := ParseYAML("w.yaml", []byte(head+tt.yaml))
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		if err := sch.Validate(v.Interface()); (err == nil) != tt.ok {
+			t.Errorf("%s: the schema says %v, want valid %v", strings.TrimSpace(tt.yaml), err, tt.ok)
+		}
+		if vr.fast.valid(v) != tt.ok {
+			t.Errorf("%s: the fast validator says %v, want %v", strings.TrimSpace(tt.yaml), !tt.ok, tt.ok)
+		}
+		if ds := vr.Validate(v); len(ds) > 0 {
+			t.Errorf("%s: Validate reports %v; the compiler reports a range", strings.TrimSpace(tt.yaml), ds)
+		}
+	}
 }

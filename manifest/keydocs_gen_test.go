@@ -86,7 +86,7 @@ var fieldKeyDocs = map[string]KeyDoc{
 	"Retry.backoff_sec":             {"Seconds between tries (fractions allowed).", "2"},
 	"WaitFor.glob":                  {"Glob (relative to WORKSPACE) to wait for.", ""},
 	"WaitFor.timeout_sec":           {"Seconds to wait; then the outcome is timeout (E_WAIT_TIMEOUT).", "300"},
-	"WaitFor.poll_ms":               {"Milliseconds between looks, an integer from 1 to 60000.", "500"},
+	"WaitFor.poll_ms":               {"Milliseconds between looks.", "500"},
 	"WaitFor.min_count":             {"How many files must match.", "1"},
 	"WaitFor.consume":               {"Move the matched files to the agent's processed/ folder when the step completes, exactly once.", "false"},
 	"DependsOn.required":            {"Globs that must each match a file, else the step fails with E_DEP_MISSING before it runs.", "[]"},

@@ -249,6 +249,10 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			}
 		}
 		r.add(pos, joinPath(path, k.Property), "the name '%s' in %s must %s", k.Property, label(e.InstanceLocation), rule)
+	case *kind.Minimum, *kind.ExclusiveMinimum, *kind.Maximum, *kind.ExclusiveMaximum:
+		// A number out of its key's range: the compiler reports it, from
+		// the same limit tags, naming the key and the range (one error per
+		// mistake). The schema carries the ranges for editors.
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
 		for _, c := range e.Causes {
 			r.walk(c)

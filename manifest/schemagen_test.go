@@ -63,6 +63,7 @@ func schemaText(v any, id, root string) []byte {
 		s.Properties.Set("isolation", enumSchema(lang.IsolationModes...)) // a workflow's own (the root)
 	}
 	describe(root, s)
+	limit(root, s)
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("internal error: print schema %s: %v", id, err))
@@ -228,7 +229,21 @@ type KeyDoc struct {
 // docs/workflow-reference.md and docs/manifest-reference.md print them
 // (TestSchemaDescriptions and TestReferenceDocs keep all three in step).
 // A step's key that only some steps read says so (stepClassDocs).
-var keyDocs = withStepClasses(expandKeyDocs(fieldKeyDocs))
+// A numeric key states its range (withLimits).
+var keyDocs = withStepClasses(withLimits(expandKeyDocs(fieldKeyDocs)))
+
+// withLimits adds to the description of each numeric key the rule of its
+// limit tag ("An integer from 1 to 60000."), if any.
+func withLimits(docs map[string]KeyDoc) map[string]KeyDoc {
+	for k, lim := range limits() {
+		if rule := lim.Rule(); rule != "" {
+			d := docs[k]
+			d.Desc = strings.TrimSpace(d.Desc + " " + strings.ToUpper(rule[:1]) + rule[1:] + ".")
+			docs[k] = d
+		}
+	}
+	return docs
+}
 
 // stepClassDocs is the sentence that a step key's description ends with,
 // by the class of its step tag (StepKeys): which steps read the key.
@@ -283,6 +298,40 @@ func describe(object string, s *jsonschema.Schema) {
 	sort.Strings(names)
 	for _, n := range names {
 		describeProps(n, s.Definitions[n])
+	}
+}
+
+// limit sets the range of every numeric key of s (named object) and of its
+// definitions from the keys' limit tags (limits): minimum or
+// exclusiveMinimum, and maximum. The compiler checks the same table.
+func limit(object string, s *jsonschema.Schema) {
+	limitProps(object, s)
+	for n, d := range s.Definitions {
+		limitProps(n, d)
+	}
+}
+
+func limitProps(object string, s *jsonschema.Schema) {
+	if s == nil || s.Properties == nil {
+		return
+	}
+	for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+		lim, ok := limits()[object+"."+pair.Key]
+		if !ok || lim.Any || pair.Value == nil {
+			continue
+		}
+		v := pair.Value
+		if lim.MinExclusive {
+			v.ExclusiveMinimum = json.Number(bound(lim.Min))
+		} else {
+			v.Minimum = json.Number(bound(lim.Min))
+		}
+		switch {
+		case lim.Int:
+			v.Maximum = json.Number(bound(lim.IntMax()))
+		case lim.HasMax:
+			v.Maximum = json.Number(bound(lim.Max))
+		}
 	}
 }
 

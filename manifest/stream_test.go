@@ -102,7 +102,7 @@ func randomManifest(rng *rand.Rand) []byte {
 			}
 			b.WriteString("]")
 			if rng.IntN(3) == 0 {
-				fmt.Fprintf(&b, ", \"max_visits\": %d", rng.IntN(9))
+				fmt.Fprintf(&b, ", \"max_visits\": %d", 1+rng.IntN(8)) // at least 1
 			}
 			b.WriteString("}")
 		}

@@ -16,7 +16,9 @@ import "smith/source"
 // key is the key's description, for users: the printed schemas and the
 // reference tables of docs/ carry it. It ends with "Default: X." when
 // leaving the key out means X, and {presets} in it stands for the list of
-// built-in provider presets.
+// built-in provider presets. The limit tag of a numeric field is the
+// key's range (Limit), and the step tag of a field of Step says which
+// steps read the key (Step).
 
 // A String is a string scalar with its position. Set is false when absent.
 type String struct {
@@ -202,7 +204,7 @@ type Defaults struct {
 	Permissions String `json:"permissions,omitempty"`
 
 	// Timeout in seconds for every step or block that sets none. Default: 300.
-	Timeout Number `json:"timeout,omitempty"`
+	Timeout Number `json:"timeout,omitempty" limit:">0"`
 
 	// Retry policy for every step or block that sets none. Default: 1 attempt.
 	Retry *Retry `json:"retry,omitempty"`
@@ -362,7 +364,7 @@ type Step struct {
 
 	// Seconds before the step's process group gets SIGTERM (SIGKILL 10 s
 	// later); exit code 124, outcome timeout. Default: 300.
-	Timeout Number `json:"timeout,omitempty" step:"process"`
+	Timeout Number `json:"timeout,omitempty" step:"process" limit:">0"`
 
 	// Retry policy. Default: 1 attempt.
 	Retry *Retry `json:"retry,omitempty" step:"process"`
@@ -388,7 +390,7 @@ type Step struct {
 
 	// The N+1-th entry does not run the step; the outcome is max_visits.
 	// Default: unbounded.
-	MaxVisits Number `json:"max_visits,omitempty" step:"any"`
+	MaxVisits Number `json:"max_visits,omitempty" step:"any" limit:"int 1.."`
 }
 
 // A PromptTransport says how the prompt reaches a provider.
@@ -419,7 +421,7 @@ type ForEach struct {
 
 	// How many iterations may run at once; each iteration's body runs in
 	// order, and results are recorded by index. Default: 1.
-	Parallel Number `json:"parallel,omitempty"`
+	Parallel Number `json:"parallel,omitempty" limit:"int 1.."`
 }
 
 // A Parallel step runs named branches (step lists) at the same time, at
@@ -428,7 +430,7 @@ type Parallel struct {
 	Pos source.Pos `json:"-"`
 
 	// How many branches may run at once. Default: all.
-	Max Number `json:"max,omitempty"`
+	Max Number `json:"max,omitempty" limit:"int 1.."`
 
 	// The branches by name, each a step list; a branch ends at its last step
 	// or at goto: _branch_end.
@@ -451,10 +453,10 @@ type Retry struct {
 
 	// Tries in all (1 = no retry); only exit codes 1 and 124 are retried.
 	// Default: 1.
-	Attempts Number `json:"attempts,omitempty"`
+	Attempts Number `json:"attempts,omitempty" limit:"int 1.."`
 
 	// Seconds between tries (fractions allowed). Default: 2.
-	BackoffSec Number `json:"backoff_sec,omitempty"`
+	BackoffSec Number `json:"backoff_sec,omitempty" limit:"0.."`
 }
 
 // A WaitFor blocks a step until min_count files match glob.
@@ -466,13 +468,13 @@ type WaitFor struct {
 
 	// Seconds to wait; then the outcome is timeout (E_WAIT_TIMEOUT). Default:
 	// 300.
-	TimeoutSec Number `json:"timeout_sec,omitempty"`
+	TimeoutSec Number `json:"timeout_sec,omitempty" limit:">0"`
 
-	// Milliseconds between looks, an integer from 1 to 60000. Default: 500.
-	PollMs Number `json:"poll_ms,omitempty"`
+	// Milliseconds between looks. Default: 500.
+	PollMs Number `json:"poll_ms,omitempty" limit:"int 1..60000"`
 
 	// How many files must match. Default: 1.
-	MinCount Number `json:"min_count,omitempty"`
+	MinCount Number `json:"min_count,omitempty" limit:"int 1.."`
 
 	// Move the matched files to the agent's processed/ folder when the step
 	// completes, exactly once. Default: false.
@@ -571,7 +573,7 @@ type ExitCodeCond struct {
 	Op String `json:"op"`
 
 	// The number compared with.
-	Value Number `json:"value"`
+	Value Number `json:"value" limit:"-"`
 }
 
 // Contains tests for a substring.
@@ -793,7 +795,7 @@ type WorkerDef struct {
 	Command StringList `json:"command,omitempty"`
 
 	// Seconds before the worker is stopped. Default: 300.
-	Timeout Number `json:"timeout,omitempty"`
+	Timeout Number `json:"timeout,omitempty" limit:">0"`
 }
 
 // A Node is a context container of blocks.
@@ -846,10 +848,10 @@ type Block struct {
 
 	// The N+1-th entry does not run the block but emits SIGNAL:MAX_VISITS.
 	// Default: unbounded.
-	MaxVisits *Number `json:"max_visits,omitempty"`
+	MaxVisits *Number `json:"max_visits,omitempty" limit:"int 1.."`
 
 	// Seconds before the worker is stopped (SIGNAL:TIMEOUT). Default: 300.
-	Timeout *Number `json:"timeout,omitempty"`
+	Timeout *Number `json:"timeout,omitempty" limit:">0"`
 }
 
 // Opt returns the value p points to, or the zero value (not Set) for nil.
