@@ -39,6 +39,7 @@ type fastSchema struct {
 	// minimum, exclusiveMinimum and maximum of a number (bounds says which)
 	min, exclMin, max float64
 	bounds            uint8 // boundMin | boundExclMin | boundMax
+	integer           bool  // type integer: a number without a fraction
 }
 
 // The bits of fastSchema.bounds.
@@ -336,6 +337,10 @@ func (c *fastCompiler) keyword(s *fastSchema, k string, v *Value) error {
 		}
 		s.ref = c.ref(name)
 	case "type":
+		if v.Kind == KString && v.Str == "integer" {
+			s.types, s.integer = 1<<KNumber, true
+			break
+		}
 		if s.types = fastTypes[v.Str]; v.Kind != KString || s.types == 0 {
 			return fmt.Errorf("type %s", v.AppendJSON(nil))
 		}
@@ -427,6 +432,9 @@ func (s *fastSchema) valid(v *Value) bool {
 		return false
 	}
 	if s.pattern != nil && kind == KString && !s.pattern.MatchString(v.Str) {
+		return false
+	}
+	if s.integer && kind == KNumber && v.Num != math.Trunc(v.Num) {
 		return false
 	}
 	if s.bounds != 0 && kind == KNumber && !s.inBounds(v.Num) {

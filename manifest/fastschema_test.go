@@ -238,6 +238,8 @@ func TestSchemaRanges(t *testing.T) {
 		{"    wait_for: {glob: \"x/*\", poll_ms: 60001}\n", false},
 		{"    wait_for: {glob: \"x/*\", poll_ms: 1}\n", true},
 		{"    wait_for: {glob: \"x/*\", poll_ms: 60000}\n", true},
+		{"    wait_for: {glob: \"x/*\", poll_ms: 2.5}\n", false},
+		{"    max_visits: 2.0\n", true},
 		{"    timeout: 0\n", false},
 		{"    timeout: 0.5\n", true},
 		{"    max_visits: 0\n", false},

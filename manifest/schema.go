@@ -219,7 +219,17 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			r.add(obj.Pos, path, "%s is missing required key '%s'", r.noun(e.SchemaURL, e.InstanceLocation), m)
 		}
 	case *kind.Type:
-		r.typeError(e.InstanceLocation, k.Want)
+		want := k.Want
+		if len(want) == 1 && want[0] == "integer" {
+			// A number key whose limit wants an integer: a fraction is the
+			// compiler's to report, with the range; another type is said
+			// as for every number key.
+			if val, _ := r.lookup(e.InstanceLocation); val.Kind == KNumber {
+				return
+			}
+			want = []string{"number"}
+		}
+		r.typeError(e.InstanceLocation, want)
 	case *kind.Enum:
 		val, path := r.lookup(e.InstanceLocation)
 		var want []string

@@ -302,7 +302,7 @@ func describe(object string, s *jsonschema.Schema) {
 }
 
 // limit sets the range of every numeric key of s (named object) and of its
-// definitions from the keys' limit tags (limits): minimum or
+// definitions from the keys' limit tags (limits): type integer, minimum or
 // exclusiveMinimum, and maximum. The compiler checks the same table.
 func limit(object string, s *jsonschema.Schema) {
 	limitProps(object, s)
@@ -328,6 +328,7 @@ func limitProps(object string, s *jsonschema.Schema) {
 		}
 		switch {
 		case lim.Int:
+			v.Type = "integer"
 			v.Maximum = json.Number(bound(lim.IntMax()))
 		case lim.HasMax:
 			v.Maximum = json.Number(bound(lim.Max))
