@@ -236,9 +236,6 @@ func typeName(p map[string]any) string {
 	if p == nil {
 		return "any"
 	}
-	if p["type"] == "integer" {
-		return "integer" // a Number whose limit wants an integer
-	}
 	if ref, ok := p["$ref"].(string); ok {
 		n := strings.TrimPrefix(ref, "#/$defs/")
 		switch n {

@@ -260,4 +260,9 @@ func TestSchemaRanges(t *testing.T) {
 			t.Errorf("%s: Validate reports %v; the compiler reports a range", strings.TrimSpace(tt.yaml), ds)
 		}
 	}
+	// Another type is the schema's to report, once.
+	v, _ := ParseYAML("w.yaml", []byte(head+"    max_visits: five\n"))
+	if ds, want := vr.Validate(v), "w.yaml:6:17: error: E_SCHEMA: 'max_visits' must be an integer, found string"; len(ds) != 1 || ds[0].Format() != want {
+		t.Errorf("max_visits: five: Validate reports %v, want %s", ds, want)
+	}
 }

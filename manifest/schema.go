@@ -219,17 +219,14 @@ func (r *reporter) walk(e *jsv.ValidationError) {
 			r.add(obj.Pos, path, "%s is missing required key '%s'", r.noun(e.SchemaURL, e.InstanceLocation), m)
 		}
 	case *kind.Type:
-		want := k.Want
-		if len(want) == 1 && want[0] == "integer" {
+		if len(k.Want) == 1 && k.Want[0] == "integer" {
 			// A number key whose limit wants an integer: a fraction is the
-			// compiler's to report, with the range; another type is said
-			// as for every number key.
+			// compiler's to report, with the range.
 			if val, _ := r.lookup(e.InstanceLocation); val.Kind == KNumber {
 				return
 			}
-			want = []string{"number"}
 		}
-		r.typeError(e.InstanceLocation, want)
+		r.typeError(e.InstanceLocation, k.Want)
 	case *kind.Enum:
 		val, path := r.lookup(e.InstanceLocation)
 		var want []string

@@ -302,8 +302,9 @@ func describe(object string, s *jsonschema.Schema) {
 }
 
 // limit sets the range of every numeric key of s (named object) and of its
-// definitions from the keys' limit tags (limits): type integer, minimum or
-// exclusiveMinimum, and maximum. The compiler checks the same table.
+// definitions from the keys' limit tags (limits): type integer (instead of
+// the $ref to Number), minimum or exclusiveMinimum, and maximum. The
+// compiler checks the same table.
 func limit(object string, s *jsonschema.Schema) {
 	limitProps(object, s)
 	for n, d := range s.Definitions {
@@ -328,7 +329,10 @@ func limitProps(object string, s *jsonschema.Schema) {
 		}
 		switch {
 		case lim.Int:
-			v.Type = "integer"
+			// An integer, said without the $ref to Number: an editor
+			// (VS Code's JSON service) merges the $ref's type number over
+			// a type beside it.
+			v.Ref, v.Type = "", "integer"
 			v.Maximum = json.Number(bound(lim.IntMax()))
 		case lim.HasMax:
 			v.Maximum = json.Number(bound(lim.Max))
