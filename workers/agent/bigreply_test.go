@@ -55,6 +55,20 @@ func bigStream(args []string) int {
 		fmt.Fprintln(w, `{"type":"message","role":"assistant","content":"done: ","delta":true}`)
 		fmt.Fprintln(w, `{"type":"message","role":"assistant","content":"ok","delta":true}`)
 		fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"total_tokens":34}}`)
+	case "codex-stderr":
+		// A failed call whose stderr is MB MiB of log lines, its reason
+		// on the last one.
+		fmt.Fprintln(w, `{"type":"thread.started","thread_id":"t-big"}`)
+		fmt.Fprintln(w, `{"type":"turn.started"}`)
+		ew := bufio.NewWriterSize(os.Stderr, 1<<20)
+		line := "2026-11-27T04:00:00.000000Z  WARN codex_core::exec: " + chunk[:200] + "\n"
+		for range (mb << 20) / len(line) {
+			ew.WriteString(line)
+		}
+		ew.WriteString("ERROR: unexpected status 429 Too Many Requests: slow down\n")
+		ew.Flush()
+		w.Flush()
+		return 1
 	default:
 		return 98
 	}
@@ -114,6 +128,36 @@ func TestBigStreamReply(t *testing.T) {
 				t.Errorf("the heap in use grew by %d MiB for a %d MiB stream, want at most %d MiB: the stream was held in memory", grew>>20, tt.mb, limit>>20)
 			}
 		})
+	}
+}
+
+// TestBigStderrReason: a failed call's reason is read from the end of its
+// stderr log, not from a copy of the whole log in memory.
+func TestBigStderrReason(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100 MB")
+	}
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"codex"}
+	r.ProviderDefs = []provider.Def{fake(t, "codex", "bigstream", "codex-stderr", "100")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.Attempts = 1
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	peak := watchHeap()
+	got := f.run.Run(context.Background(), r)
+	top := peak()
+	want := "provider 'codex' failed: rate limited by the model server (HTTP 429): ERROR: unexpected status 429 Too Many Requests: slow down"
+	if got.ExitCode != 1 || got.Err == nil || !strings.Contains(got.Err.Error(), want) {
+		t.Fatalf("Run = exit %d err %v, want 1 and %q", got.ExitCode, got.Err, want)
+	}
+	grew := int64(top) - int64(before.HeapInuse)
+	t.Logf("100 MiB of stderr: the heap in use grew by %.1f MiB at most", float64(grew)/(1<<20))
+	if limit := int64(32 << 20); grew > limit {
+		t.Errorf("the heap in use grew by %d MiB for a 100 MiB stderr, want at most %d MiB: the log was read whole", grew>>20, limit>>20)
 	}
 }
 

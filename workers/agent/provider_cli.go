@@ -137,9 +137,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	stderr := pr.Stderr
 	if pr.StderrTruncated && p.StderrLog != "" {
-		if b, err := os.ReadFile(p.StderrLog); err == nil {
-			stderr = string(b)
-		}
+		stderr = stderrOf(p.StderrLog, pr.Stderr)
 	}
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
@@ -202,6 +200,47 @@ func showStdout(w io.Writer, text, whole string) {
 		}
 	}
 	_, _ = io.WriteString(w, text)
+}
+
+// stderrTail is how much of the end of a CLI's stderr log the failure's
+// classification reads when its stderr passed the in-memory cap: what it
+// reads is at the end (the last line or paragraph, gemini's closing JSON
+// error object and its "status:" line, a few KB), and the denials of tool
+// calls are in the lines it prints around a call. As much as the cap of
+// the captured head (proc.DefaultMemCap) bounds the whole at 2 MiB.
+const stderrTail = proc.DefaultMemCap
+
+// stderrOf is the stderr a failure is classified from when the CLI's
+// stderr passed the in-memory cap: the whole log when it is no longer
+// than head (its first bytes, captured) and stderrTail together; else
+// head, a newline, and the log's last stderrTail bytes from the start of
+// a line. (The log holds every try of the step, the last one at its end.)
+func stderrOf(log, head string) string {
+	f, err := os.Open(log)
+	if err != nil {
+		return head
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return head
+	}
+	if st.Size() <= int64(len(head))+stderrTail {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return head
+		}
+		return string(b)
+	}
+	tail := make([]byte, stderrTail)
+	n, err := f.ReadAt(tail, st.Size()-stderrTail)
+	if err != nil && n < len(tail) {
+		return head
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	return head + "\n" + string(tail)
 }
 
 // permissionsOf returns the step's permissions ("" = edit).
