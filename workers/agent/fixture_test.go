@@ -11,6 +11,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testchild.Var) == "1" && len(os.Args) > 1 && os.Args[1] == "bigstream" {
+		os.Exit(bigStream(os.Args[2:]))
+	}
 	testchild.Main()
 	os.Exit(m.Run())
 }

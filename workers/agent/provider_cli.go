@@ -98,6 +98,10 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		wroteOutput: inv.wroteOutput,
 		stderr:      pr.Stderr,
 	}
+	// whole is the file holding the whole (masked) stdout when it passed
+	// the in-memory cap: the reply is read from it as a stream, and only
+	// a reply that is the raw stdout itself is read whole into memory.
+	whole := ""
 	switch {
 	case spec.StdoutFile != "":
 		text, truncated, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
@@ -106,40 +110,42 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		}
 		rep.text, rep.truncated = text, truncated
 		if truncated && p.Spill != "" {
-			// The whole reply is read from the spill, as a piped one is.
-			rep.spill = p.Spill
-			if b, err := os.ReadFile(p.Spill); err == nil {
-				rep.text = string(b)
-			}
+			// The whole reply is in the spill, as a piped one is.
+			rep.spill, whole = p.Spill, p.Spill
 		}
 		if req.Live != nil {
-			_, _ = io.WriteString(req.Live, rep.text) // -v: shown once the CLI is done
+			showStdout(req.Live, rep.text, whole) // -v: shown once the CLI is done
 		}
 	case pr.StdoutTruncated && pr.StdoutSpill != "":
-		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
-			rep.text = string(b)
-		}
+		whole = pr.StdoutSpill
 	}
 	switch {
 	case pr.TimedOut:
+		rep.text = wholeStdout(rep.text, whole)
 		rep.err = source.Errorf(source.ETimeout, "provider '%s' of step '%s' timed out after %s (the model server did not answer in time; raise timeout: or check the server)",
 			pv.Name, req.Step, steprun.TimeoutOf(req))
 		return rep
 	case ctx.Err() != nil:
+		rep.text = wholeStdout(rep.text, whole)
 		rep.signal = lang.SigFailure
 		rep.err = source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)
 		return rep
 	}
 	if pv.RawReply() {
+		rep.text = wholeStdout(rep.text, whole)
 		return rep
 	}
 	stderr := pr.Stderr
 	if pr.StderrTruncated && p.StderrLog != "" {
-		if b, err := os.ReadFile(p.StderrLog); err == nil {
-			stderr = string(b)
-		}
+		stderr = stderrOf(p.StderrLog, pr.Stderr)
 	}
-	out := provider.ReadReply(pv, permissionsOf(req), rep.text, stderr, pr.ExitCode)
+	stdout, done := openStdout(rep.text, whole)
+	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
+	done()
+	if !out.Parsed || out.WholeText {
+		rep.text = wholeStdout(rep.text, whole)
+		out.Text = rep.text
+	}
 	if req.Continue {
 		readSession(&rep, pv, sess, &out)
 	}
@@ -152,6 +158,89 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.Name, req.Mask.String(out.Reason))
 	}
 	return rep
+}
+
+// wholeStdout is a CLI's whole stdout: text, the stdout captured in
+// memory, or when it passed the cap the file whole holds it all in (text
+// when that cannot be read). It is the reply itself.
+func wholeStdout(text, whole string) string {
+	if whole == "" {
+		return text
+	}
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		return text
+	}
+	return string(b)
+}
+
+// openStdout opens a CLI's stdout for reading its reply as a stream: the
+// file whole when it holds it (text, the stdout captured in memory, when
+// there is none or it cannot be read). done closes it.
+func openStdout(text, whole string) (*io.SectionReader, func()) {
+	if whole != "" {
+		if f, err := os.Open(whole); err == nil {
+			if st, err := f.Stat(); err == nil {
+				return io.NewSectionReader(f, 0, st.Size()), func() { f.Close() }
+			}
+			f.Close()
+		}
+	}
+	return io.NewSectionReader(strings.NewReader(text), 0, int64(len(text))), func() {}
+}
+
+// showStdout writes a CLI's whole stdout to w (-v), copied from the file
+// whole when it holds it, text otherwise.
+func showStdout(w io.Writer, text, whole string) {
+	if whole != "" {
+		if f, err := os.Open(whole); err == nil {
+			defer f.Close()
+			_, _ = io.Copy(w, f)
+			return
+		}
+	}
+	_, _ = io.WriteString(w, text)
+}
+
+// stderrTail is how much of the end of a CLI's stderr log the failure's
+// classification reads when its stderr passed the in-memory cap: what it
+// reads is at the end (the last line or paragraph, gemini's closing JSON
+// error object and its "status:" line, a few KB), and the denials of tool
+// calls are in the lines it prints around a call. As much as the cap of
+// the captured head (proc.DefaultMemCap) bounds the whole at 2 MiB.
+const stderrTail = proc.DefaultMemCap
+
+// stderrOf is the stderr a failure is classified from when the CLI's
+// stderr passed the in-memory cap: the whole log when it is no longer
+// than head (its first bytes, captured) and stderrTail together; else
+// head, a newline, and the log's last stderrTail bytes from the start of
+// a line. (The log holds every try of the step, the last one at its end.)
+func stderrOf(log, head string) string {
+	f, err := os.Open(log)
+	if err != nil {
+		return head
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return head
+	}
+	if st.Size() <= int64(len(head))+stderrTail {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return head
+		}
+		return string(b)
+	}
+	tail := make([]byte, stderrTail)
+	n, err := f.ReadAt(tail, st.Size()-stderrTail)
+	if err != nil && n < len(tail) {
+		return head
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	return head + "\n" + string(tail)
 }
 
 // permissionsOf returns the step's permissions ("" = edit).

@@ -81,12 +81,11 @@ func sessionAfter(name string, sess *step.Session, id string, usage int) *step.S
 	return out
 }
 
-// readSession reads from a CLI's stdout (rep.text, not yet replaced by
-// the reply) the session the reply came from, and for a CLI that reports
-// a resumed session's running token total (codex) turns out.Tokens into
-// the call's own.
+// readSession keeps the session the reply came from (out.Session, from
+// the CLI's stdout), and for a CLI that reports a resumed session's
+// running token total (codex) turns out.Tokens into the call's own.
 func readSession(rep *callReply, pv provider.Provider, sess *step.Session, out *provider.CLIReply) {
-	rep.session = pv.SessionID(rep.text)
+	rep.session = out.Session
 	if pv.CLI == nil || !pv.CLI.UsageIsTotal() || !out.Parsed {
 		return
 	}

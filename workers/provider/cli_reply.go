@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,13 +25,20 @@ const (
 // user can act on.
 type CLIReply struct {
 	Parsed bool // stdout was in the CLI's format (text and tokens are from it)
-	Text   string
-	Tokens int
+	// WholeText: though stdout was in the CLI's format, the reply is the
+	// whole stdout (codex's events with no agent message): ReadReplyFrom
+	// leaves Text empty, the caller has stdout.
+	WholeText bool
+	Text      string
+	Tokens    int
 	// Cost is what the call cost in US dollars where the CLI reports it
 	// (claude's total_cost_usd), 0 otherwise.
-	Cost   float64
-	Exit   int
-	Reason string
+	Cost float64
+	// Session is the id of the session the CLI says it answered in (for
+	// session: continue), "" when it names none.
+	Session string
+	Exit    int
+	Reason  string
 }
 
 // A cliError is an error the CLI reported: an HTTP status when it gave one
@@ -39,18 +48,39 @@ type cliError struct {
 	msg    string
 }
 
-// ReadReply reads a preset's stdout, stderr and exit code (CONTRACT 5): the
-// reply and tokens from stdout; an error from stdout's JSON, from the JSON
-// at the end of stderr (gemini) or from stderr's text; a tool call refused
-// for lack of permission. A failure's exit code is 1 (retryable) or 2
-// (invalid input or configuration), never the CLI's raw code.
+// ReadReply reads a preset's stdout, stderr and exit code (CONTRACT 5) as
+// ReadReplyFrom does, from stdout in memory; a preset's reply not in the
+// CLI's format is stdout itself.
 func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
+	out := ReadReplyFrom(pv, perms, io.NewSectionReader(strings.NewReader(stdout), 0, int64(len(stdout))), stderr, exit)
+	if (!out.Parsed || out.WholeText) && pv.CLI != nil {
+		out.Text = stdout
+	}
+	return out
+}
+
+// ReadReplyFrom reads a preset's stdout, stderr and exit code (CONTRACT
+// 5): the reply, tokens and session from stdout, read as a stream (one
+// line at a time: only what the reply needs is kept); an error from
+// stdout's JSON, from the JSON at the end of stderr (gemini) or from
+// stderr's text; a tool call refused for lack of permission. A failure's
+// exit code is 1 (retryable) or 2 (invalid input or configuration), never
+// the CLI's raw code. A reply that is not in the CLI's format (Parsed
+// unset) has no Text: the reply is the raw stdout, which the caller has;
+// so does one with WholeText.
+func ReadReplyFrom(pv Provider, perms string, stdout *io.SectionReader, stderr string, exit int) CLIReply {
 	var (
 		out  CLIReply
 		cerr *cliError
+		r    stdoutReader
 	)
-	if pv.CLI != nil {
-		out, cerr = pv.CLI.read(stdout, stderr)
+	if pv.CLI != nil && pv.CLI.newReader != nil {
+		r = pv.CLI.newReader()
+	}
+	scan := scanStdout(stdout, r)
+	if r != nil {
+		out, cerr = r.reply(scan.wholeDoc, stderr)
+		out.Session = r.session(scan.wholeDoc)
 	}
 	out.Exit = exit
 	if cerr == nil && exit != 0 && exit < 128 {
@@ -61,7 +91,7 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 			cerr.msg = pv.CLI.startFailure(stderr)
 		}
 		if cerr.msg == "" && !out.Parsed {
-			cerr.msg = lastLine(stdout)
+			cerr.msg = scan.lastLine()
 		}
 		if cerr.msg == "" {
 			cerr.msg = fmt.Sprintf("exited with code %d and said nothing on stderr", exit)
@@ -79,8 +109,8 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 		out.Reason = fmt.Sprintf("killed by signal %d", exit-128)
 		return out
 	}
-	if f := pv.CLI; f != nil && f.denied != nil {
-		if what := f.denied(stdout, stderr); what != "" {
+	if r != nil {
+		if what := r.denied(scan.wholeDoc, stderr); what != "" {
 			out.Exit, out.Reason = ExitInvalid, deniedReason(perms, what)
 		}
 	}
@@ -232,15 +262,44 @@ func lastLine(s string) string {
 	return ""
 }
 
-// claudeResult returns claude's result object: stdout is one object, an
-// array whose last "result" element it is (json --verbose), or JSONL
-// events whose last "result" line it is (stream-json).
-func claudeResult(stdout string) gjson.Result {
-	s := strings.TrimSpace(stdout)
-	if !gjson.Valid(s) {
-		return lastResultLine(s)
+// A claudeReader reads `claude -p --output-format stream-json --verbose`
+// (or json): the result object {"type":"result", "subtype":"success",
+// "is_error":false,"result":"...","usage":{...},"total_cost_usd":N,
+// "permission_denials":[...],"api_error_status":N,"session_id":"..."}.
+// stdout is one object, an array whose last "result" element it is (json
+// --verbose), or JSONL events whose last "result" line it is
+// (stream-json): of the events only that line is kept.
+type claudeReader struct {
+	lastResult []byte // the last line that is an event of type "result"
+	res        gjson.Result
+	resSet     bool
+}
+
+func (c *claudeReader) line(l []byte) {
+	if isResultLine(l) {
+		c.lastResult = append(c.lastResult[:0], l...)
 	}
-	v := gjson.Parse(s)
+}
+
+// isResultLine tells a line that is a JSON object of type "result"
+// (claude's and gemini's stream-json).
+func isResultLine(l []byte) bool {
+	return l[0] == '{' && gjson.ValidBytes(l) && gjson.GetBytes(l, "type").String() == "result"
+}
+
+// result returns claude's result object, gjson.Result{} for none.
+func (c *claudeReader) result(doc func() gjson.Result) gjson.Result {
+	if c.resSet {
+		return c.res
+	}
+	c.resSet = true
+	v := doc()
+	if !v.Exists() {
+		if c.lastResult != nil {
+			c.res = gjson.ParseBytes(c.lastResult)
+		}
+		return c.res
+	}
 	if v.IsArray() {
 		var last gjson.Result
 		v.ForEach(func(_, m gjson.Result) bool {
@@ -251,40 +310,17 @@ func claudeResult(stdout string) gjson.Result {
 		})
 		v = last
 	}
-	if !v.IsObject() || v.Get("type").String() != "result" {
-		return gjson.Result{}
+	if v.IsObject() && v.Get("type").String() == "result" {
+		c.res = v
 	}
-	return v
+	return c.res
 }
 
-// lastResultLine returns the last line of JSONL events s that is an
-// object of type "result" (claude's and gemini's stream-json).
-func lastResultLine(s string) gjson.Result {
-	for end := len(s); end > 0; {
-		i := strings.LastIndexByte(s[:end], '\n')
-		line := strings.TrimSpace(s[i+1 : end])
-		if strings.HasPrefix(line, "{") && gjson.Valid(line) {
-			if v := gjson.Parse(line); v.Get("type").String() == "result" {
-				return v
-			}
-		}
-		if i < 0 {
-			break
-		}
-		end = i
-	}
-	return gjson.Result{}
-}
-
-// readClaude reads `claude -p --output-format stream-json --verbose` (or
-// json): the result object {"type":"result", "subtype":"success",
-// "is_error":false,"result":"...","usage":{...},"total_cost_usd":N,
-// "permission_denials":[...],"api_error_status":N}. Tokens are input +
-// output + cache creation + cache read tokens.
-func readClaude(stdout, _ string) (CLIReply, *cliError) {
-	v := claudeResult(stdout)
+// reply: tokens are input + output + cache creation + cache read tokens.
+func (c *claudeReader) reply(doc func() gjson.Result, _ string) (CLIReply, *cliError) {
+	v := c.result(doc)
 	if !v.Exists() {
-		return CLIReply{Text: stdout}, nil
+		return CLIReply{}, nil
 	}
 	u := v.Get("usage")
 	out := CLIReply{Parsed: true, Text: v.Get("result").String(), Cost: v.Get("total_cost_usd").Float(),
@@ -300,22 +336,67 @@ func readClaude(stdout, _ string) (CLIReply, *cliError) {
 	return out, nil
 }
 
-// readGemini reads `gemini --output-format json`: stdout {"response": "...",
-// "stats": {"models": {NAME: {"tokens": {"total": N}}}}}; an error is a
-// JSON object {"error": {"message", "code"}} at the end of stderr (or, in
-// older versions, in stdout). An empty response with "warnings" (gemini's
-// loop detection stopped the model) is an error too, though gemini exits 0.
-// Tokens are the sum of every model's total.
-func readGemini(stdout, stderr string) (CLIReply, *cliError) {
-	if r := lastResultLine(strings.TrimSpace(stdout)); r.Exists() {
-		return readGeminiStream(stdout, r, stderr)
+// session is session_id of the result object.
+func (c *claudeReader) session(doc func() gjson.Result) string {
+	return c.result(doc).Get("session_id").String()
+}
+
+// denied reads permission_denials of the result object.
+func (c *claudeReader) denied(doc func() gjson.Result, _ string) string {
+	var tools []string
+	c.result(doc).Get("permission_denials").ForEach(func(_, d gjson.Result) bool {
+		tools = appendUnique(tools, d.Get("tool_name").String())
+		return true
+	})
+	return strings.Join(tools, ", ")
+}
+
+// A geminiReader reads `gemini --output-format stream-json`: JSONL events;
+// the reply is the assistant's messages (streamed in pieces, "delta":
+// true) after the last tool call, joined; the last event {"type":"result",
+// "status":"success"|"error","error":{"message"},"stats":{"total_tokens"}}
+// gives the tokens and the error (its message often the server's JSON
+// error body inside "[API Error: ...]"); the init event names the session.
+// Or `gemini --output-format json`: stdout {"response": "...", "stats":
+// {"models": {NAME: {"tokens": {"total": N}}}}, "session_id": "..."}; an
+// error is a JSON object {"error": {"message", "code"}} at the end of
+// stderr (or, in older versions, in stdout). An empty response with
+// "warnings" (gemini's loop detection stopped the model) is an error too,
+// though gemini exits 0. Tokens are the sum of every model's total.
+type geminiReader struct {
+	lastResult []byte          // the last line that is an event of type "result"
+	text       strings.Builder // the assistant's messages since the last tool call
+	sessionID  string          // the first non-empty session_id of a line
+}
+
+func (g *geminiReader) line(l []byte) {
+	if g.sessionID == "" && bytes.Contains(l, []byte(`"session_id"`)) && gjson.ValidBytes(l) {
+		g.sessionID = gjson.GetBytes(l, "session_id").String()
 	}
-	out := CLIReply{Text: stdout}
-	s := strings.TrimSpace(stdout)
-	var v gjson.Result
-	if gjson.Valid(s) {
-		v = gjson.Parse(s)
+	if l[0] != '{' || !gjson.ValidBytes(l) {
+		return
 	}
+	switch gjson.GetBytes(l, "type").String() {
+	case "message":
+		if gjson.GetBytes(l, "role").String() == "assistant" {
+			if !gjson.GetBytes(l, "delta").Bool() {
+				g.text.Reset()
+			}
+			g.text.WriteString(gjson.GetBytes(l, "content").String())
+		}
+	case "tool_use":
+		g.text.Reset() // the reply is what the model said after its last tool call
+	case "result":
+		g.lastResult = append(g.lastResult[:0], l...)
+	}
+}
+
+func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, *cliError) {
+	if g.lastResult != nil {
+		return g.streamReply(gjson.ParseBytes(g.lastResult), stderr)
+	}
+	var out CLIReply
+	v := doc()
 	if v.IsObject() && (v.Get("response").Exists() || v.Get("stats").Exists()) {
 		out.Parsed, out.Text = true, v.Get("response").String()
 		v.Get("stats.models").ForEach(func(_, m gjson.Result) bool {
@@ -353,34 +434,10 @@ func readGemini(stdout, stderr string) (CLIReply, *cliError) {
 	return out, &cliError{status: status, msg: msg}
 }
 
-// readGeminiStream reads `gemini --output-format stream-json`: JSONL
-// events; the reply is the assistant's messages (streamed in pieces,
-// "delta": true) after the last tool call, joined; the last event
-// {"type":"result","status":"success"|"error","error":{"message"},
-// "stats":{"total_tokens"}} gives the tokens and the error (its message
-// often the server's JSON error body inside "[API Error: ...]").
-func readGeminiStream(stdout string, result gjson.Result, stderr string) (CLIReply, *cliError) {
-	out := CLIReply{Parsed: true, Tokens: int(result.Get("stats.total_tokens").Int())}
-	var text strings.Builder
-	for line := range strings.SplitSeq(stdout, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "{") || !gjson.Valid(line) {
-			continue
-		}
-		ev := gjson.Parse(line)
-		switch ev.Get("type").String() {
-		case "message":
-			if ev.Get("role").String() == "assistant" {
-				if !ev.Get("delta").Bool() {
-					text.Reset()
-				}
-				text.WriteString(ev.Get("content").String())
-			}
-		case "tool_use":
-			text.Reset() // the reply is what the model said after its last tool call
-		}
-	}
-	out.Text = text.String()
+// streamReply is the reply of a stream-json stdout whose last result
+// event is result.
+func (g *geminiReader) streamReply(result gjson.Result, stderr string) (CLIReply, *cliError) {
+	out := CLIReply{Parsed: true, Tokens: int(result.Get("stats.total_tokens").Int()), Text: g.text.String()}
 	if result.Get("status").String() == "error" || result.Get("error").IsObject() {
 		msg := result.Get("error.message").String()
 		if msg == "" {
@@ -420,6 +477,33 @@ func readGeminiStream(stdout string, result gjson.Result, stderr string) (CLIRep
 		return out, &cliError{msg: "gemini gave no reply: " + strings.Join(msgs, "; ")}
 	}
 	return out, nil
+}
+
+// session is session_id of gemini's one JSON object (json), or of the
+// first event naming one, its init event (stream-json). (Its error object
+// on stderr names it too, but a failed call continues nothing.)
+func (g *geminiReader) session(doc func() gjson.Result) string {
+	if v := doc(); v.Exists() {
+		return v.Get("session_id").String()
+	}
+	return g.sessionID
+}
+
+// denied finds the tool errors gemini prints on stderr for a tool it did
+// not offer (approval mode default hides the write tools) or refused.
+func (g *geminiReader) denied(_ func() gjson.Result, stderr string) string {
+	var tools []string
+	for line := range strings.SplitSeq(stderr, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Error executing tool ")
+		if !ok {
+			continue
+		}
+		tool, msg, _ := strings.Cut(rest, ": ")
+		if strings.Contains(msg, "denied") || strings.Contains(msg, "not found") && isWriteTool(tool) {
+			tools = appendUnique(tools, tool)
+		}
+	}
+	return strings.Join(tools, ", ")
 }
 
 // stderrStatus finds the HTTP status in the error object gemini dumps on
@@ -465,59 +549,90 @@ func lastJSONObject(s string) gjson.Result {
 	return gjson.Result{}
 }
 
-// readCodex reads `codex exec --json`: one JSON event per line. The reply is
-// the text of the last agent message ({"type":"item.completed","item":
-// {"type":"agent_message","text":...}}); tokens are the input + output
-// tokens of every turn.completed; a turn.failed (or, with no agent message,
-// an error event) is the error. Item errors (warnings) and "Reconnecting"
-// errors are not.
-func readCodex(stdout, _ string) (CLIReply, *cliError) {
-	out := CLIReply{Text: stdout}
-	var (
-		seen, got bool
-		failed    string
-		lastErr   string
-	)
-	for line := range strings.SplitSeq(stdout, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if !gjson.Valid(line) {
-			return CLIReply{Text: stdout}, nil
-		}
-		ev := gjson.Parse(line)
-		switch ev.Get("type").String() {
-		case "item.completed":
-			if it := ev.Get("item"); it.Get("type").String() == "agent_message" {
-				out.Text, got = it.Get("text").String(), true
-			}
-		case "turn.completed":
-			out.Tokens += int(ev.Get("usage.input_tokens").Int() + ev.Get("usage.output_tokens").Int())
-		case "turn.failed":
-			failed = ev.Get("error.message").String()
-		case "error":
-			lastErr = ev.Get("message").String()
-		case "":
-			if m := ev.Get("msg"); m.Get("type").String() == "agent_message" {
-				out.Text, got = m.Get("message").String(), true
-			} else if !m.Exists() {
-				return CLIReply{Text: stdout}, nil
-			}
-		}
-		seen = true
+// A codexReader reads `codex exec --json`: one JSON event per line. The
+// reply is the text of the last agent message ({"type":"item.completed",
+// "item":{"type":"agent_message","text":...}}); tokens are the input +
+// output tokens of every turn.completed; a turn.failed (or, with no agent
+// message, an error event) is the error. Item errors (warnings) and
+// "Reconnecting" errors are not. The other events, the commands' output
+// among them, are read and dropped. A line that is not such an event
+// makes the whole stdout the reply. thread.started names the session.
+type codexReader struct {
+	out        CLIReply
+	raw        bool // a line is no event: the reply is the raw stdout
+	seen, got  bool
+	failed     string
+	lastErr    string
+	thread     string
+	threadSeen bool
+}
+
+func (c *codexReader) line(l []byte) {
+	if !c.threadSeen && bytes.Contains(l, []byte(`"thread.started"`)) && gjson.ValidBytes(l) &&
+		gjson.GetBytes(l, "type").String() == "thread.started" {
+		c.thread, c.threadSeen = gjson.GetBytes(l, "thread_id").String(), true
 	}
-	if !seen {
-		return CLIReply{Text: stdout}, nil
+	if c.raw {
+		return
 	}
-	out.Parsed = true
+	if !gjson.ValidBytes(l) {
+		c.raw = true
+		return
+	}
+	switch gjson.GetBytes(l, "type").String() {
+	case "item.completed":
+		if gjson.GetBytes(l, "item.type").String() == "agent_message" {
+			c.out.Text, c.got = gjson.GetBytes(l, "item.text").String(), true
+		}
+	case "turn.completed":
+		u := gjson.GetBytes(l, "usage")
+		c.out.Tokens += int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int())
+	case "turn.failed":
+		c.failed = gjson.GetBytes(l, "error.message").String()
+	case "error":
+		c.lastErr = gjson.GetBytes(l, "message").String()
+	case "":
+		if m := gjson.GetBytes(l, "msg"); m.Get("type").String() == "agent_message" {
+			c.out.Text, c.got = m.Get("message").String(), true
+		} else if !m.Exists() {
+			c.raw = true
+			return
+		}
+	}
+	c.seen = true
+}
+
+func (c *codexReader) reply(func() gjson.Result, string) (CLIReply, *cliError) {
+	if c.raw || !c.seen {
+		return CLIReply{}, nil
+	}
+	out := c.out
+	out.Parsed, out.WholeText = true, !c.got
 	switch {
-	case failed != "":
-		return out, &cliError{msg: failed}
-	case !got && lastErr != "":
-		return out, &cliError{msg: lastErr}
+	case c.failed != "":
+		return out, &cliError{msg: c.failed}
+	case !c.got && c.lastErr != "":
+		return out, &cliError{msg: c.lastErr}
 	}
 	return out, nil
+}
+
+// session is thread_id of codex's thread.started event.
+func (c *codexReader) session(func() gjson.Result) string { return c.thread }
+
+// denied finds codex's refusals (on stderr) of a patch or a command its
+// sandbox blocks.
+func (c *codexReader) denied(_ func() gjson.Result, stderr string) string {
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if !strings.Contains(line, "rejected: ") || !strings.Contains(line, "sandbox") && !strings.Contains(line, "approval") {
+			continue
+		}
+		if _, after, ok := strings.Cut(line, "error="); ok {
+			line = after
+		}
+		return strings.TrimSpace(line)
+	}
+	return ""
 }
 
 // deniedReason says which permission a denied tool call lacked.

@@ -39,9 +39,10 @@ type CLI struct {
 	Perms map[string][]string
 	// Install says how to get the CLI when it is not on PATH.
 	Install Install
-	// read reads the reply of the CLI's stdout (and stderr): the model's
-	// text and tokens, or the error the CLI reported (ReadReply).
-	read func(stdout, stderr string) (CLIReply, *cliError)
+	// newReader makes the reader of one call's stdout (ReadReplyFrom,
+	// stdout.go): the model's text, tokens and session, or the error the
+	// CLI reported, and what it refused to do for lack of permission.
+	newReader func() stdoutReader
 	// startFailure, when set, reads the reason of a failure whose stdout
 	// is not in the CLI's format from stderr (gemini prints a startup
 	// failure's reason on the line before the last); stderr's last line
@@ -118,18 +119,14 @@ type CLI struct {
 	// entry, and File a copy of theirs with Set applied. The user's files
 	// are never written.
 	Overlay *Overlay
-	// denied finds, in stdout and stderr, a tool call the CLI refused for
-	// lack of permission; it returns what was denied.
-	denied func(stdout, stderr string) string
 	// Sessions (session: continue, CONTRACT 12.1; session.go): noSession
 	// are the flags of argv that keep the CLI from saving its session
 	// (left out for an agent that continues), resume the arguments that
-	// continue session id, sessionID reads the id of the session a reply
-	// came from, usageTotal says the CLI reports a resumed session's
+	// continue session id (the reader reads the id of the session a reply
+	// came from), usageTotal says the CLI reports a resumed session's
 	// running token total instead of the call's.
 	noSession  []string
 	resume     func(id string) []string
-	sessionID  func(stdout string) string
 	usageTotal bool
 }
 
@@ -198,9 +195,9 @@ var clis = map[string]*CLI{
 			PermEdit: {"--permission-mode", "acceptEdits"},
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},
-		Install:  Install{"Claude Code's CLI", "@anthropic-ai/claude-code", "run 'claude' once to log in"},
-		read:     readClaude,
-		activity: (*ActivityReader).claude,
+		Install:   Install{"Claude Code's CLI", "@anthropic-ai/claude-code", "run 'claude' once to log in"},
+		newReader: func() stdoutReader { return &claudeReader{} },
+		activity:  (*ActivityReader).claude,
 		Vars: append([]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
 			"ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL",
 			"ANTHROPIC_FOUNDRY_BASE_URL", "ANTHROPIC_FOUNDRY_RESOURCE", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_AUTH_TOKEN",
@@ -226,10 +223,8 @@ var clis = map[string]*CLI{
 		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY",
 			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
 		LoginFiles: []string{".credentials.json"},
-		denied:     claudeDenied,
 		noSession:  []string{"--no-session-persistence"},
 		resume:     claudeResume,
-		sessionID:  claudeSessionID,
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "stream-json"},
@@ -240,7 +235,7 @@ var clis = map[string]*CLI{
 			PermFull: {"--approval-mode", "yolo"},
 		},
 		Install:      Install{"the Gemini CLI", "@google/gemini-cli", "run 'gemini' once to log in (or set GEMINI_API_KEY)"},
-		read:         readGemini,
+		newReader:    func() stdoutReader { return &geminiReader{} },
 		startFailure: lastParagraph,
 		activity:     (*ActivityReader).gemini,
 		StdoutFile:   true,
@@ -293,9 +288,7 @@ var clis = map[string]*CLI{
 		// 41 that it has no usable auth.
 		LoginStatus: []string{"gemini", "--output-format", "json"},
 		LoginOKExit: 42,
-		denied:      geminiDenied,
 		resume:      geminiResume,
-		sessionID:   geminiSessionID,
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
@@ -307,7 +300,7 @@ var clis = map[string]*CLI{
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
 		Install:     Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set OPENAI_API_KEY)"},
-		read:        readCodex,
+		newReader:   func() stdoutReader { return &codexReader{} },
 		activity:    (*ActivityReader).codex,
 		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),
 		Switches:    append([]string{"CODEX_CA_CERTIFICATE"}, netVars...),
@@ -325,10 +318,8 @@ var clis = map[string]*CLI{
 		LoginStatus: []string{"codex", "login", "status"},
 		LoginFiles:  []string{"auth.json"},
 		notLoggedIn: []string{"Not logged in"},
-		denied:      codexDenied,
 		noSession:   []string{"--ephemeral"},
 		resume:      codexResume,
-		sessionID:   codexSessionID,
 		usageTotal:  true,
 	},
 }
@@ -555,34 +546,6 @@ func Names(defs []Def) []string {
 
 // ---- denied tool calls ----
 
-// claudeDenied reads permission_denials of claude's result object.
-func claudeDenied(stdout, _ string) string {
-	v := claudeResult(stdout)
-	var tools []string
-	v.Get("permission_denials").ForEach(func(_, d gjson.Result) bool {
-		tools = appendUnique(tools, d.Get("tool_name").String())
-		return true
-	})
-	return strings.Join(tools, ", ")
-}
-
-// geminiDenied finds the tool errors gemini prints on stderr for a tool it
-// did not offer (approval mode default hides the write tools) or refused.
-func geminiDenied(_, stderr string) string {
-	var tools []string
-	for line := range strings.SplitSeq(stderr, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Error executing tool ")
-		if !ok {
-			continue
-		}
-		tool, msg, _ := strings.Cut(rest, ": ")
-		if strings.Contains(msg, "denied") || strings.Contains(msg, "not found") && isWriteTool(tool) {
-			tools = appendUnique(tools, tool)
-		}
-	}
-	return strings.Join(tools, ", ")
-}
-
 // isWriteTool tells gemini's tools that change files or run commands.
 func isWriteTool(name string) bool {
 	switch name {
@@ -590,21 +553,6 @@ func isWriteTool(name string) bool {
 		return true
 	}
 	return false
-}
-
-// codexDenied finds codex's refusals (on stderr) of a patch or a command
-// its sandbox blocks.
-func codexDenied(_, stderr string) string {
-	for line := range strings.SplitSeq(stderr, "\n") {
-		if !strings.Contains(line, "rejected: ") || !strings.Contains(line, "sandbox") && !strings.Contains(line, "approval") {
-			continue
-		}
-		if _, after, ok := strings.Cut(line, "error="); ok {
-			line = after
-		}
-		return strings.TrimSpace(line)
-	}
-	return ""
 }
 
 // KeyVars returns the variables that hold the presets' keys and login

@@ -40,7 +40,7 @@ func TestPresetRecords(t *testing.T) {
 		if f.Install.Title == "" || f.Install.Package == "" || f.Install.Then == "" {
 			t.Errorf("%s: Install %+v is not whole", name, f.Install)
 		}
-		if f.read == nil || f.activity == nil || f.Tested == "" {
+		if f.newReader == nil || f.activity == nil || f.Tested == "" {
 			t.Errorf("%s: a reply reader, an activity reader and a tested version are required", name)
 		}
 	}

@@ -1,17 +1,13 @@
 package provider
 
-import (
-	"slices"
-	"strings"
-
-	"github.com/tidwall/gjson"
-)
+import "slices"
 
 // This file holds how each preset continues a session (CONTRACT 12.1,
 // session: continue): the flags that keep the CLI from saving one (left
 // out for an agent that continues), the arguments that resume one, and
-// where the CLI's output names the session it answered in. The facts sit
-// in the clis table (noSession, resume, sessionID, usageTotal).
+// where the CLI's output names the session it answered in (its
+// stdoutReader's session). The facts sit in the clis table (noSession,
+// resume, usageTotal).
 
 // claudeResume continues a claude session: claude -p --resume ID (the
 // session keeps its id).
@@ -25,45 +21,6 @@ func geminiResume(id string) []string { return []string{"--resume", id} }
 // (exec's flags go before the subcommand; the tail "-" reads stdin).
 func codexResume(id string) []string { return []string{"resume", id} }
 
-// claudeSessionID reads session_id of claude's result object.
-func claudeSessionID(stdout string) string {
-	return claudeResult(stdout).Get("session_id").String()
-}
-
-// geminiSessionID reads session_id of gemini's output: its stream's init
-// event (stream-json), or its one JSON object (json). (Its error object on
-// stderr names it too, but a failed call continues nothing.)
-func geminiSessionID(stdout string) string {
-	s := strings.TrimSpace(stdout)
-	if gjson.Valid(s) {
-		return gjson.Get(s, "session_id").String()
-	}
-	for line := range strings.SplitSeq(s, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.Contains(line, `"session_id"`) || !gjson.Valid(line) {
-			continue
-		}
-		if id := gjson.Get(line, "session_id").String(); id != "" {
-			return id
-		}
-	}
-	return ""
-}
-
-// codexSessionID reads thread_id of codex's thread.started event.
-func codexSessionID(stdout string) string {
-	for line := range strings.SplitSeq(stdout, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.Contains(line, `"thread.started"`) || !gjson.Valid(line) {
-			continue
-		}
-		if v := gjson.Parse(line); v.Get("type").String() == "thread.started" {
-			return v.Get("thread_id").String()
-		}
-	}
-	return ""
-}
-
 // CanContinue reports whether the provider can continue a session
 // headless: a preset's own command (a workflow's replacement of it, or a
 // provider of its own, has no resume form), or the mock.
@@ -71,16 +28,7 @@ func (p Provider) CanContinue() bool {
 	if p.Mock {
 		return true
 	}
-	return p.Own && p.CLI != nil && p.CLI.resume != nil && p.CLI.sessionID != nil
-}
-
-// SessionID returns the id of the session the CLI's stdout says it
-// answered in, "" when it names none.
-func (p Provider) SessionID(stdout string) string {
-	if p.CLI == nil || p.CLI.sessionID == nil {
-		return ""
-	}
-	return p.CLI.sessionID(stdout)
+	return p.Own && p.CLI != nil && p.CLI.resume != nil
 }
 
 // UsageIsTotal reports whether the CLI's token usage of a resumed session

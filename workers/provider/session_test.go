@@ -52,8 +52,8 @@ func TestSessionID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p, _ := Lookup(nil, tt.cli)
-			if got := p.SessionID(tt.stdout); got != tt.want {
-				t.Errorf("SessionID(%q) = %q, want %q", tt.stdout, got, tt.want)
+			if got := ReadReply(p, PermEdit, tt.stdout, "", 0).Session; got != tt.want {
+				t.Errorf("ReadReply(%q).Session = %q, want %q", tt.stdout, got, tt.want)
 			}
 			if !p.CanContinue() {
 				t.Errorf("%s.CanContinue() = false, want true", tt.cli)

@@ -1,0 +1,197 @@
+package agent_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/internal/testchild"
+	"smith/isa"
+	"smith/workers/provider"
+)
+
+// bigStream is the helper mode "bigstream CLI MB": the stream of events
+// CLI (claude, gemini or codex) prints for an agent whose commands
+// printed MB MiB (64 KiB of output an event), around the short reply
+// "done: ok" (claude: 15 tokens; gemini and codex: 34).
+func bigStream(args []string) int {
+	if len(args) != 2 {
+		return 98
+	}
+	mb, _ := strconv.Atoi(args[1])
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer w.Flush()
+	chunk := string(testchild.Pattern(64 << 10))
+	events := mb * 16
+	switch args[0] {
+	case "codex":
+		fmt.Fprintln(w, `{"type":"thread.started","thread_id":"t-big"}`)
+		fmt.Fprintln(w, `{"type":"turn.started"}`)
+		for i := range events {
+			fmt.Fprintf(w, `{"type":"item.started","item":{"id":"item_%d","type":"command_execution","command":"bash -lc 'cat big.log'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`+"\n", i)
+			fmt.Fprintf(w, `{"type":"item.completed","item":{"id":"item_%d","type":"command_execution","command":"bash -lc 'cat big.log'","aggregated_output":"%s","exit_code":0,"status":"completed"}}`+"\n", i, chunk)
+		}
+		fmt.Fprintln(w, `{"type":"item.completed","item":{"id":"item_last","type":"agent_message","text":"done: ok"}}`)
+		fmt.Fprintln(w, `{"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":20,"output_tokens":4}}`)
+	case "claude":
+		fmt.Fprintln(w, `{"type":"system","subtype":"init","session_id":"s-big"}`)
+		for i := range events {
+			fmt.Fprintf(w, `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"tu_%d","name":"Bash","input":{"command":"cat big.log"}}]},"session_id":"s-big"}`+"\n", i)
+			fmt.Fprintf(w, `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"tu_%d","type":"tool_result","content":"%s"}]},"session_id":"s-big"}`+"\n", i, chunk)
+		}
+		fmt.Fprintln(w, `{"type":"result","subtype":"success","is_error":false,"result":"done: ok","session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}`)
+	case "gemini":
+		fmt.Fprintln(w, `{"type":"init","session_id":"g-big","model":"m"}`)
+		for i := range events {
+			fmt.Fprintf(w, `{"type":"tool_use","tool_name":"run_shell_command","tool_id":"c%d","parameters":{"command":"cat big.log"}}`+"\n", i)
+			fmt.Fprintf(w, `{"type":"tool_result","tool_id":"c%d","status":"success","output":"%s"}`+"\n", i, chunk)
+		}
+		fmt.Fprintln(w, `{"type":"message","role":"assistant","content":"done: ","delta":true}`)
+		fmt.Fprintln(w, `{"type":"message","role":"assistant","content":"ok","delta":true}`)
+		fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"total_tokens":34}}`)
+	case "codex-stderr":
+		// A failed call whose stderr is MB MiB of log lines, its reason
+		// on the last one.
+		fmt.Fprintln(w, `{"type":"thread.started","thread_id":"t-big"}`)
+		fmt.Fprintln(w, `{"type":"turn.started"}`)
+		ew := bufio.NewWriterSize(os.Stderr, 1<<20)
+		line := "2026-11-27T04:00:00.000000Z  WARN codex_core::exec: " + chunk[:200] + "\n"
+		for range (mb << 20) / len(line) {
+			ew.WriteString(line)
+		}
+		ew.WriteString("ERROR: unexpected status 429 Too Many Requests: slow down\n")
+		ew.Flush()
+		w.Flush()
+		return 1
+	default:
+		return 98
+	}
+	return 0
+}
+
+// TestBigStreamReply: the reply of a preset whose stream of events is
+// hundreds of MB (the output of the agent's commands) around a short
+// final message is read from the stream as it goes, not from a copy of it
+// in memory: the reply and its tokens are right, and the call allocates a
+// few MB, not the stream's size (it read the spill back whole, then a
+// second copy of it as a string: twice the stream).
+func TestBigStreamReply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 200 MB")
+	}
+	tests := []struct {
+		cli    string
+		mb     int
+		tokens int
+	}{
+		{"codex", 200, 34}, // its stdout is a pipe, spilled to a file
+		{"gemini", 64, 34}, // its stdout is a file (StdoutFile)
+		{"claude", 64, 15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cli, func(t *testing.T) { // not parallel: the allocations are the process's
+			f := newFixture(t)
+			r := f.Req(isa.KindProvider, "Ask")
+			r.Providers = []string{tt.cli}
+			r.ProviderDefs = []provider.Def{fake(t, tt.cli, "bigstream", tt.cli, strconv.Itoa(tt.mb))}
+			r.Prompt = "question"
+			r.Timeout = 10 * time.Minute // a loaded machine; no timing is checked
+			r.OutputFile = "reply.txt"
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			peak := watchHeap()
+			got := f.run.Run(context.Background(), r)
+			top := peak()
+			runtime.ReadMemStats(&after)
+			if got.Err != nil || got.ExitCode != 0 || got.Output != "done: ok" || got.Tokens != tt.tokens {
+				t.Fatalf("Run = exit %d err %v output %q tokens %d, want 0 <nil> %q %d", got.ExitCode, got.Err, short(got.Output), got.Tokens, "done: ok", tt.tokens)
+			}
+			if c := f.Read("artifacts/Ask/reply.txt"); c != "done: ok" {
+				t.Errorf("output_file = %q, want %q", short(c), "done: ok")
+			}
+			if !got.Truncated || got.SpillStdout == "" {
+				t.Errorf("Truncated %v SpillStdout %q, want the raw stream spilled", got.Truncated, got.SpillStdout)
+			} else if st, err := os.Stat(got.SpillStdout); err != nil || st.Size() < int64(tt.mb)<<20 {
+				t.Errorf("spill %s: %v, want the whole stream (%d MiB)", got.SpillStdout, err, tt.mb)
+			}
+			grew := int64(top) - int64(before.HeapInuse)
+			t.Logf("%s: %d MiB of events: the heap in use grew by %.1f MiB at most (%.1f MiB allocated in all, the live log's lines included)",
+				tt.cli, tt.mb, float64(grew)/(1<<20), float64(after.TotalAlloc-before.TotalAlloc)/(1<<20))
+			if limit := int64(32 << 20); grew > limit {
+				t.Errorf("the heap in use grew by %d MiB for a %d MiB stream, want at most %d MiB: the stream was held in memory", grew>>20, tt.mb, limit>>20)
+			}
+		})
+	}
+}
+
+// TestBigStderrReason: a failed call's reason is read from the end of its
+// stderr log, not from a copy of the whole log in memory.
+func TestBigStderrReason(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100 MB")
+	}
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"codex"}
+	r.ProviderDefs = []provider.Def{fake(t, "codex", "bigstream", "codex-stderr", "100")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.Attempts = 1
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	peak := watchHeap()
+	got := f.run.Run(context.Background(), r)
+	top := peak()
+	want := "provider 'codex' failed: rate limited by the model server (HTTP 429): ERROR: unexpected status 429 Too Many Requests: slow down"
+	if got.ExitCode != 1 || got.Err == nil || !strings.Contains(got.Err.Error(), want) {
+		t.Fatalf("Run = exit %d err %v, want 1 and %q", got.ExitCode, got.Err, want)
+	}
+	grew := int64(top) - int64(before.HeapInuse)
+	t.Logf("100 MiB of stderr: the heap in use grew by %.1f MiB at most", float64(grew)/(1<<20))
+	if limit := int64(32 << 20); grew > limit {
+		t.Errorf("the heap in use grew by %d MiB for a 100 MiB stderr, want at most %d MiB: the log was read whole", grew>>20, limit>>20)
+	}
+}
+
+// watchHeap samples the heap in use every millisecond until the function
+// it returns is called, which returns the most it saw. (The old reading
+// held the stream, read back whole, for the whole of the reply's parse.)
+func watchHeap() func() uint64 {
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		var m runtime.MemStats
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			top = max(top, m.HeapInuse)
+			select {
+			case <-stop:
+				done <- top
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		return <-done
+	}
+}
+
+// short cuts s for a message.
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return strings.TrimSpace(s)
+}
