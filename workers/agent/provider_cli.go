@@ -435,7 +435,7 @@ func followLive(live *steprun.Live, spec *proc.Spec, pv provider.Provider) *live
 			return live.Lines(s, lines)
 		}
 		proc.EachLine(lines, f.line) // only stdout's goroutine
-		return true
+		return live.Wants()          // no more reading once the live log is cut
 	}
 	if spec.StdoutFile != "" {
 		f.stop, f.done = make(chan struct{}), make(chan struct{})
@@ -461,12 +461,15 @@ func (f *liveFollower) follow(path string) {
 		buf  = make([]byte, 64<<10)
 	)
 	read := func() {
+		if !f.live.Wants() {
+			return // the live log is cut: the rest is not read
+		}
 		file, err := os.Open(path)
 		if err != nil {
 			return
 		}
 		defer file.Close()
-		for {
+		for f.live.Wants() {
 			n, err := file.ReadAt(buf, off)
 			off += int64(n)
 			held = append(held, buf[:n]...)

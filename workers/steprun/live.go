@@ -157,6 +157,18 @@ func (l *Live) Lines(s proc.Stream, lines []byte) bool {
 	return !l.failed && !l.cut
 }
 
+// Wants reports whether the log still takes lines: false once it is cut
+// (liveMax) or could not be written, and for a nil *Live. A reader that
+// turns a stream into lines for it (an agent CLI's activity) stops then.
+func (l *Live) Wants() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.failed && !l.cut
+}
+
 // Close closes the file.
 func (l *Live) Close() {
 	if l == nil {
