@@ -45,6 +45,10 @@ func (e *env) cmdLogs(args []string) int {
 		return code
 	}
 	if stepName != "" && st.Steps[stepName] == nil && st.CurrentStep != stepName && st.Status != vm.StatusRunning {
+		// The workflow is read only to suggest a step name.
+		if msg := workflowGone(st, "logs suggests only the steps the run reached, not every step of the workflow"); msg != "" {
+			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
+		}
 		fmt.Fprintf(e.stderr, "smithvm: %s: run %s has no step '%s'%s\n", source.EUsage, id, stepName, source.DidYouMean(stepName, stepNames(st)))
 		return source.ExitConfig
 	}

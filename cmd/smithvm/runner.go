@@ -189,7 +189,7 @@ func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
 }
 
 // workflowGone says, as one sentence, that the workflow file run st was
-// started from (the one resume, graph, status and clean recompile) no
+// started from (the one resume, graph, status, logs and clean recompile) no
 // longer exists, with its path and then what, which says how to fix it or
 // what the command does without it; a file of that folder with a near name
 // is named as such, never as the workflow. It is "" when the file exists.
