@@ -206,8 +206,9 @@ func (m *jsonLowerer) lowerWorkers() {
 			if !w.Provider.Set {
 				ws.providers = rawStrings(manifest.StringList(ws.agent.Provider))
 			}
+			m.checkParamKeys("worker '"+w.Key+"'", w.ProviderParams.V, ws.providers, nil)
 			ws.params = m.fields(w.ProviderParams.V, sc)
-			if script := w.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(ws.providers, "mock") {
+			if script := w.ProviderParams.V.Get(lang.KeyScript); script != nil && script.Kind == manifest.KString && contains(ws.providers, lang.PresetMock) {
 				t := m.templateAt(script.Str, script.Pos, nil)
 				m.checkPath(&t, script.Pos)
 			}

@@ -89,6 +89,20 @@ const (
 // order workers fills them.
 var TemplateKeys = [...]string{KeyPrompt, KeyPromptFile, KeyInputFile, KeyOutputFile, KeyModel}
 
+// KeyScript is the mock preset's own key (its script file), read from its
+// defaults and from provider_params.
+const KeyScript = "script"
+
+// ParamKeys returns the keys a defaults or provider_params entry of the
+// built-in preset name may set besides the keys of its templates: model
+// (which every preset passes with its CLI's model flag) and mock's script.
+func ParamKeys(name string) []string {
+	if name == PresetMock {
+		return []string{KeyModel, KeyScript}
+	}
+	return []string{KeyModel}
+}
+
 // Layer names of a payload_merge_strategy (CONTRACT 7.3). PAYLOAD and
 // STATIC_MEMORY also take a ":<TYPE>"/":<key>" suffix, ARTIFACT a ":<path>",
 // and PAYLOAD:LAST names the last segment.
