@@ -15,7 +15,8 @@ import (
 // form "smithvm COMMAND: E_USAGE: message" (refuse, shellcomp.Refuse): an
 // unknown flag and a wrong number of arguments of each command of the
 // table, an unknown command, and, in the source, no message that names
-// E_USAGE is printed by another function.
+// E_USAGE (or another code, through source.CodeOf) is printed by another
+// function.
 func TestUsageErrorsOneForm(t *testing.T) {
 	base := t.TempDir()
 	p := (&env{}).program()
@@ -73,6 +74,13 @@ func TestUsageErrorsOneForm(t *testing.T) {
 				}
 				if s, ok := a.(*ast.SelectorExpr); ok && s.Sel.Name == "EUsage" {
 					t.Errorf("%s: a usage refusal printed by %s, not by refuse", fset.Position(call.Pos()), sel.Sel.Name)
+				}
+				// Any other code too: a refusal names its code through
+				// fail or failErr, so it has the same form.
+				if c, ok := a.(*ast.CallExpr); ok {
+					if f, ok := c.Fun.(*ast.SelectorExpr); ok && f.Sel.Name == "CodeOf" && strings.HasPrefix(sel.Sel.Name, "Fprint") {
+						t.Errorf("%s: a code printed by %s, not by fail or failErr", fset.Position(call.Pos()), sel.Sel.Name)
+					}
 				}
 			}
 			return true
