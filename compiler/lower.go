@@ -77,10 +77,14 @@ type lowerer struct {
 	// paramKeys maps a provider name to the provider_params keys of the
 	// steps and workers that use it (for the E_TEMPLATE_KEY check).
 	paramKeys map[string][]string
+	// overrideKeys maps a provider name to the template keys that the
+	// command_override and argv_template of the steps using it name (a
+	// defaults key they use is used).
+	overrideKeys map[string][]string
 }
 
 func newLowerer(file string, opt Options) *lowerer {
-	return &lowerer{file: file, opt: opt, paramKeys: map[string][]string{}, stepSet: map[string]bool{}}
+	return &lowerer{file: file, opt: opt, paramKeys: map[string][]string{}, overrideKeys: map[string][]string{}, stepSet: map[string]bool{}}
 }
 
 // addStep records a name that ${steps.NAME} may use.
@@ -283,9 +287,109 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 				def.Transport.ArgvTemplate = append(def.Transport.ArgvTemplate, convTemplateLoose(s))
 			}
 		}
+		l.checkDefaultKeys(p)
 		out = append(out, def)
 	}
 	return out
+}
+
+// providerKeys returns the keys that the defaults of provider name and a
+// step's provider_params may set for it: a preset's own (lang.ParamKeys),
+// model, and every key its templates (command, prompt_transport's
+// argv_template) use; ok is false for a provider that is neither a preset
+// nor a key of providers, or one that has no template to check against.
+func (l *lowerer) providerKeys(name string) (keys []string, ok bool) {
+	keys = []string{lang.KeyModel}
+	preset := contains(lang.ProviderPresets[:], name)
+	if preset {
+		keys = lang.ParamKeys(name)
+	}
+	for _, p := range l.providers {
+		if p.Key != name {
+			continue
+		}
+		if !p.Command.Set && !preset {
+			return nil, false // E_SCHEMA: it needs a command
+		}
+		keys = append(keys, templateKeys(p.Command.V)...)
+		if pt := p.PromptTransport; pt != nil {
+			keys = append(keys, templateKeys(pt.ArgvTemplate.V)...)
+		}
+		return keys, true
+	}
+	return keys, preset
+}
+
+// templateKeys are the ${key} roots that the elements of a provider
+// template name, but for the keys Smith fills (PROMPT, ...; model stays,
+// a default may set it) (an element that does not parse names none: its E_PARSE
+// is reported where it is lowered).
+func templateKeys(l []manifest.String) []string {
+	var out []string
+	for _, s := range l {
+		t, ds := manifest.ParseTemplate(s.V, s.Pos)
+		if len(ds) > 0 {
+			continue
+		}
+		for _, r := range t.Refs() {
+			if k := r.Root(); k == lang.KeyModel || !contains(lang.TemplateKeys[:], k) {
+				out = append(out, k) // PROMPT, INPUT_FILE, ...: Smith's to fill
+			}
+		}
+	}
+	return out
+}
+
+// checkDefaultKeys reports a key of provider p's defaults that neither p's
+// templates nor the command_override of a step using p use: a misspelt
+// key would otherwise be silently unused (E_TEMPLATE_KEY).
+func (l *lowerer) checkDefaultKeys(p *manifest.Provider) {
+	keys, ok := l.providerKeys(p.Key)
+	if !ok || p.Defaults.V == nil || p.Defaults.V.Kind != manifest.KMap {
+		return
+	}
+	keys = append(keys, l.overrideKeys[p.Key]...)
+	for _, e := range p.Defaults.V.Map {
+		if !contains(keys, e.Key) {
+			l.errorf(e.KeyPos, source.ETemplateKey, "provider '%s' has a defaults key '%s' that no template of it uses%s",
+				p.Key, e.Key, source.DidYouMeanOrList(e.Key, keys, "its keys"))
+		}
+	}
+}
+
+// checkParamKeys reports a key of a step's (or an AI worker's)
+// provider_params that no template of its providers nor its own
+// command_override or argv_template (own: their template keys) uses
+// (E_TEMPLATE_KEY). A key a preset reads is never reported: a workflow
+// goes from mock to a real CLI by its provider: line alone, its steps
+// keeping their script (examples/team). what names the step or worker. A
+// list with a provider that is unknown or has no template is not checked
+// (its own error says why).
+func (l *lowerer) checkParamKeys(what string, params *manifest.Value, providers []string, own []string) {
+	if params == nil || params.Kind != manifest.KMap || len(providers) == 0 {
+		return
+	}
+	keys := own
+	for _, name := range lang.ProviderPresets {
+		keys = append(keys, lang.ParamKeys(name)...)
+	}
+	for _, name := range providers {
+		pk, ok := l.providerKeys(name)
+		if !ok {
+			return
+		}
+		keys = append(keys, pk...)
+	}
+	of := "provider '" + providers[0] + "'"
+	if len(providers) > 1 {
+		of = "providers '" + strings.Join(providers, "', '") + "'"
+	}
+	for _, e := range params.Map {
+		if !contains(keys, e.Key) {
+			l.errorf(e.KeyPos, source.ETemplateKey, "%s: provider_params key '%s' is used by no template of %s%s",
+				what, e.Key, of, source.DidYouMeanOrList(e.Key, keys, "its keys"))
+		}
+	}
 }
 
 // convTemplateLoose parses an already checked provider template element.

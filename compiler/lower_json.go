@@ -204,6 +204,7 @@ func (m *jsonLowerer) lowerWorkers() {
 			// Checked here too: a worker no block runs is checked once.
 			m.limited(w.Timeout, "timeout", "WorkerDef", "timeout")
 		}
+		m.checkOutputType(w)
 		sc := &scope{}
 		if w.Provider.Set || ws.agent != nil && w.Command.V == nil {
 			ws.providers = m.checkProviders(w.Provider, mapKeys(w.ProviderParams.V))
@@ -211,8 +212,9 @@ func (m *jsonLowerer) lowerWorkers() {
 			if !w.Provider.Set {
 				ws.providers = rawStrings(manifest.StringList(ws.agent.Provider))
 			}
+			m.checkParamKeys("worker '"+w.Key+"'", w.ProviderParams.V, ws.providers, nil)
 			ws.params = m.fields(w.ProviderParams.V, sc)
-			if script := w.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(ws.providers, "mock") {
+			if script := w.ProviderParams.V.Get(lang.KeyScript); script != nil && script.Kind == manifest.KString && contains(ws.providers, lang.PresetMock) {
 				t := m.templateAt(script.Str, script.Pos, nil)
 				m.checkPath(&t, script.Pos)
 			}
@@ -222,6 +224,37 @@ func (m *jsonLowerer) lowerWorkers() {
 		m.workers[w.Key] = ws
 		m.workerKs = append(m.workerKs, w.Key)
 	}
+}
+
+// checkOutputType reports an output_type that cannot name a segment type
+// (lang.IsSegmentType: "code output", "lint-output", ""), with the name it
+// was likely meant to be: a type of another worker or a default one near
+// its upper-cased form, else that form (E_SCHEMA).
+func (m *jsonLowerer) checkOutputType(w *manifest.WorkerDef) {
+	t := w.OutputType
+	if !t.Set || lang.IsSegmentType(t.V) {
+		return
+	}
+	if t.V == "" {
+		m.errorf(t.Pos, source.ESchema, "worker '%s': output_type is empty; leave it out for the default (%s for an AI worker, %s for a command worker)",
+			w.Key, lang.DefaultOutputType, lang.DefaultCommandOutputType)
+		return
+	}
+	known := []string{lang.DefaultOutputType, lang.DefaultCommandOutputType}
+	for _, o := range m.mf.Workers {
+		if o != nil && lang.IsSegmentType(o.OutputType.V) {
+			known = append(known, o.OutputType.V)
+		}
+	}
+	hint := ""
+	if norm := lang.SegmentTypeOf(t.V); norm != "" {
+		if near := source.Suggest(norm, known); near != "" && !contains(known, norm) {
+			norm = near
+		}
+		hint = " (did you mean '" + norm + "'?)"
+	}
+	m.errorf(t.Pos, source.ESchema, "worker '%s': output_type '%s' is not a segment type name: write upper-case letters, digits and _, starting with a letter (as AI_RESPONSE, CODE_OUTPUT)%s",
+		w.Key, t.V, hint)
 }
 
 // checkWorkerKind reports a workers entry that is not exactly one kind: an

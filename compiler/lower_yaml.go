@@ -423,10 +423,18 @@ func (y *yamlLowerer) lowerProvider(s *manifest.Step, agent *manifest.Agent, st 
 	st.PromptFile = y.templatePtr(s.PromptFile, sc)
 	y.checkPath(st.PromptFile, s.PromptFile.Pos)
 	st.ProviderParams = y.fields(s.ProviderParams.V, sc)
-	if script := s.ProviderParams.V.Get("script"); script != nil && script.Kind == manifest.KString && contains(st.Providers, "mock") {
+	if script := s.ProviderParams.V.Get(lang.KeyScript); script != nil && script.Kind == manifest.KString && contains(st.Providers, lang.PresetMock) {
 		t := y.templateAt(script.Str, script.Pos, nil)
 		y.checkPath(&t, script.Pos)
 	}
+	own := templateKeys(s.CommandOverride.V)
+	if pt := s.PromptTransport; pt != nil {
+		own = append(own, templateKeys(pt.ArgvTemplate.V)...)
+	}
+	for _, p := range st.Providers {
+		y.overrideKeys[p] = append(y.overrideKeys[p], own...)
+	}
+	y.checkParamKeys("step '"+s.Name.V+"'", s.ProviderParams.V, st.Providers, own)
 	// command_override and argv_template are provider templates: their
 	// template keys are accepted besides the workflow's variables.
 	keys := append(lang.TemplateKeys[:len(lang.TemplateKeys):len(lang.TemplateKeys)], params...)

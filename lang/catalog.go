@@ -89,6 +89,20 @@ const (
 // order workers fills them.
 var TemplateKeys = [...]string{KeyPrompt, KeyPromptFile, KeyInputFile, KeyOutputFile, KeyModel}
 
+// KeyScript is the mock preset's own key (its script file), read from its
+// defaults and from provider_params.
+const KeyScript = "script"
+
+// ParamKeys returns the keys a defaults or provider_params entry of the
+// built-in preset name may set besides the keys of its templates: model
+// (which every preset passes with its CLI's model flag) and mock's script.
+func ParamKeys(name string) []string {
+	if name == PresetMock {
+		return []string{KeyModel, KeyScript}
+	}
+	return []string{KeyModel}
+}
+
 // Layer names of a payload_merge_strategy (CONTRACT 7.3). PAYLOAD and
 // STATIC_MEMORY also take a ":<TYPE>"/":<key>" suffix, ARTIFACT a ":<path>",
 // and PAYLOAD:LAST names the last segment.
@@ -162,6 +176,42 @@ const DefaultOutputType = "AI_RESPONSE"
 // DefaultCommandOutputType is the segment type of a command worker's
 // stdout when its output_type is not given (CONTRACT 12.5).
 const DefaultCommandOutputType = "COMMAND_OUTPUT"
+
+// IsSegmentType reports whether s can name a segment type (an output_type):
+// an upper-case letter, then upper-case letters, digits and _, as every
+// type the contract names (AI_RESPONSE, CODE_OUTPUT, TEST_RESULT), so that
+// PAYLOAD:<TYPE> can select it.
+func IsSegmentType(s string) bool {
+	for i, r := range s {
+		if !('A' <= r && r <= 'Z' || i > 0 && (r == '_' || '0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// SegmentTypeOf is the segment type name nearest to s, for a
+// did-you-mean: s upper-cased, each run of other characters one _ ("code
+// output": CODE_OUTPUT); "" when that is no segment type either.
+func SegmentTypeOf(s string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToUpper(s) {
+		if 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			gap = false
+		} else {
+			gap = true
+		}
+	}
+	if out := b.String(); IsSegmentType(out) {
+		return out
+	}
+	return ""
+}
 
 // Special goto targets of YAML handlers (CONTRACT 3.3).
 const (

@@ -29,7 +29,7 @@ func ReadContextFile(path string) (map[string]any, error) {
 				why = pe.Err.Error()
 			}
 		}
-		return nil, fmt.Errorf("%s: --context-file %s: %s", source.EUsage, path, why)
+		return nil, &source.Error{Code: source.EUsage, Msg: "--context-file " + path + ": " + why}
 	}
 	if _, ds := ParseJSON(path, data); ds.HasErrors() {
 		for _, d := range explainJSON(data, ds) {
@@ -41,7 +41,7 @@ func ReadContextFile(path string) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		// The parser took it: only a bug gets here.
-		return nil, fmt.Errorf("%s: --context-file %s: %v", source.EParse, path, err)
+		return nil, &source.Error{Code: source.EParse, Msg: "--context-file " + path, Err: err}
 	}
 	return m, nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"smith/source"
 )
 
 func TestReadContextFile(t *testing.T) {
@@ -20,7 +22,7 @@ func TestReadContextFile(t *testing.T) {
 	tests := []struct {
 		name, path, want string
 	}{
-		{"missing", filepath.Join(dir, "nope.json"), "E_USAGE: --context-file " + filepath.Join(dir, "nope.json") + ": no such file"},
+		{"missing", filepath.Join(dir, "nope.json"), "--context-file " + filepath.Join(dir, "nope.json") + ": no such file"},
 		{"trailing comma", write("trail.json", `{"a": 1,}`), "trail.json:1:9: error: E_PARSE: expected a key in double quotes, found '}': a trailing comma before it?"},
 		{"a list", write("list.json", `[1]`), "list.json:1:1: error: E_SCHEMA: the top level must be an object"},
 		{"too deep", write("deep.json", deep), "E_PARSE"},
@@ -31,6 +33,9 @@ func TestReadContextFile(t *testing.T) {
 			m, err := ReadContextFile(tt.path)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("ReadContextFile = %v, %v; want an error containing %q", m, err, tt.want)
+			}
+			if tt.name == "missing" && source.CodeOf(err, "") != source.EUsage {
+				t.Errorf("ReadContextFile(missing): code %q, want E_USAGE", source.CodeOf(err, ""))
 			}
 		})
 	}

@@ -115,7 +115,7 @@ var codeTable = [...]CodeInfo{
 	{EVarMissing, SevError, ExitConfig, true, "a ${...} reference names an unknown step, context key or loop variable"},
 	{EEnvNotAllowed, SevError, ExitConfig, true, "${env.NAME} for a NAME that is neither in env_allow nor in secrets"},
 	{EPathEscape, SevError, ExitPathEscape, true, "a path is absolute, leaves WORKSPACE (through '..', into BASE or BASE/.orchestrator), or passes through a symlink inside WORKSPACE"},
-	{ETemplateKey, SevError, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define"},
+	{ETemplateKey, SevError, ExitConfig, true, "a provider template uses a ${key} that neither provider_params nor defaults define, or a key of a provider's defaults or of provider_params is used by no template of that provider"},
 	{ENoReply, SevError, ExitConfig, true, "a YAML step runs an internal worker that reads the previous step's reply (FileSystemWriter, DocumentationWriter, PreambleValidator, UpdateChangePlan), but no provider step comes right before it"},
 	{WUnreachable, SevWarning, ExitOK, true, "a step or block cannot be reached from the entry"},
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -194,5 +199,83 @@ func TestCheckReportsEverything(t *testing.T) {
 	}
 	if r.status == 0 {
 		t.Errorf("smithc check testdata/many.yaml: exit status 0, want non-zero")
+	}
+}
+
+// TestUsageErrorsOneForm: every usage refusal of every command has the one
+// form "smithc COMMAND: E_USAGE: message" (shellcomp.Refuse): an unknown
+// flag and a wrong number of arguments of each command of the table, an
+// unknown command, and, in the source, no message that names E_USAGE is
+// printed by another function.
+func TestUsageErrorsOneForm(t *testing.T) {
+	dir := t.TempDir()
+	check := func(args []string, name string, mustRefuse bool) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		st := run(args, strings.NewReader(""), &out, &errb)
+		form := regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `: E_USAGE: \S`)
+		seen := false
+		for _, line := range strings.Split(errb.String(), "\n") {
+			if strings.Contains(line, "E_USAGE") {
+				seen = true
+				if !form.MatchString(line) {
+					t.Errorf("smithc %s: usage refusal %q is not in the form %q", strings.Join(args, " "), line, name+": E_USAGE: ...")
+				}
+			}
+		}
+		if mustRefuse && (!seen || st != 2) {
+			t.Errorf("smithc %s = exit %d, stderr %q; want exit 2 and %q", strings.Join(args, " "), st, errb.String(), name+": E_USAGE: ...")
+		}
+	}
+	prog := filepath.Join(dir, "p.smbc")
+	if err := os.WriteFile(prog, []byte("SMBC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range program().Commands {
+		name := "smithc " + c.Name
+		check([]string{c.Name, "--no-such-flag"}, name, true)
+		variadic := c.Name == "check" || c.Name == "fmt" // FILE...
+		check([]string{c.Name, "x1", "x2", "x3", "x4", "x5"}, name, !variadic)
+		if variadic {
+			check([]string{c.Name}, name, true)
+		}
+	}
+	check([]string{"build", prog}, "smithc build", true)
+	check([]string{"fmt", prog, filepath.Join(dir, "m.json")}, "smithc fmt", true)
+	check([]string{"nosuchcommand"}, "smithc", true)
+
+	// The source: a message that names E_USAGE is printed by
+	// shellcomp.Refuse.
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !strings.HasPrefix(sel.Sel.Name, "Fprint") && sel.Sel.Name != "Errorf" {
+				return true
+			}
+			for _, a := range call.Args {
+				lit, isLit := a.(*ast.BasicLit)
+				s, isSel := a.(*ast.SelectorExpr)
+				if isLit && strings.Contains(lit.Value, "E_USAGE") || isSel && s.Sel.Name == "EUsage" {
+					t.Errorf("%s: a usage refusal printed by %s, not by shellcomp.Refuse", fset.Position(call.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
 	}
 }

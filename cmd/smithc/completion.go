@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -28,12 +27,10 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "smithc completion: want one of: %s\n", strings.Join(shellcomp.Shells, ", "))
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "want one of: %s", strings.Join(shellcomp.Shells, ", "))
 	}
 	if err := shellcomp.Write(stdout, fs.Arg(0), program()); err != nil {
-		fmt.Fprintf(stderr, "smithc completion: %v%s\n", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "%v%s", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
 	}
 	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/compiler"
+	"smith/internal/shellcomp"
 	"smith/manifest"
 	"smith/source"
 	"smith/workers/confine"
@@ -30,23 +31,19 @@ func cmdFmt(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "smithc fmt: no FILE given")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "no FILE given")
 	}
 	if v.write && v.check {
-		fmt.Fprintln(stderr, "smithc fmt: --write and --check exclude each other")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "--write and --check exclude each other")
 	}
 	status, unformatted := 0, 0
 	for _, f := range fs.Args() {
 		if strings.EqualFold(filepath.Ext(f), ".json") {
-			fmt.Fprintf(stderr, "%s: error: %s: smithc fmt formats YAML workflows; a manifest is JSON\n", f, source.EUsage)
-			status = source.ExitConfig
+			status = shellcomp.Refuse(stderr, fs.Name(), "%s: smithc fmt formats YAML workflows; a manifest is JSON", f)
 			continue
 		}
 		if compiler.IsBytecode(f) {
-			fmt.Fprintf(stderr, "%s: error: %s: smithc fmt formats YAML workflows; a .smbc is a compiled program\n", f, source.EUsage)
-			status = source.ExitConfig
+			status = shellcomp.Refuse(stderr, fs.Name(), "%s: smithc fmt formats YAML workflows; a .smbc is a compiled program", f)
 			continue
 		}
 		src, err := os.ReadFile(f)

@@ -87,8 +87,7 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 			fs.Usage()
 			return 0, true
 		}
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", fs.Name(), err)
-		return source.ExitConfig, true
+		return shellcomp.Refuse(stderr, fs.Name(), "%v (see --help)", err), true
 	}
 	return 0, false
 }
@@ -170,12 +169,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "smithc check: no FILE given")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "no FILE given")
 	}
 	keys, err := cf.keys()
 	if err != nil {
-		fmt.Fprintf(stderr, "smithc check: %v\n", err)
+		shellcomp.Fail(stderr, fs.Name(), source.CodeOf(err, source.EUsage), "%v", err)
 		return source.ExitConfig
 	}
 	format := v.format
@@ -183,8 +181,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		format = "json"
 	}
 	if format != "text" && format != "json" && format != "sarif" {
-		fmt.Fprintf(stderr, "smithc check: --format %q: want text, json or sarif%s\n", format, source.DidYouMean(format, []string{"text", "json", "sarif"}))
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "--format %q: want text, json or sarif%s", format, source.DidYouMean(format, []string{"text", "json", "sarif"}))
 	}
 	var all source.Diagnostics
 	for _, f := range fs.Args() {
@@ -235,8 +232,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if compiler.IsBytecode(file) {
-		fmt.Fprintf(stderr, "%s: error: %s: this is a compiled program already: smithc build reads a workflow (.yaml, .yml) or a manifest (.json)\n", file, source.EUsage)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "%s: this is a compiled program already: smithc build reads a workflow (.yaml, .yml) or a manifest (.json)", file)
 	}
 	growHeapFor(file)
 	res, ds := compiler.CompileFile(file, compiler.Options{})
@@ -324,8 +320,7 @@ func cmdSchema(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "smithc schema: want exactly one of: workflow, manifest")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "want exactly one of: workflow, manifest")
 	}
 	switch fs.Arg(0) {
 	case "workflow":
@@ -333,8 +328,7 @@ func cmdSchema(args []string, stdout, stderr io.Writer) int {
 	case "manifest":
 		stdout.Write(manifest.ManifestSchema())
 	default:
-		fmt.Fprintf(stderr, "smithc schema: unknown format %q%s: want workflow or manifest\n", fs.Arg(0), source.DidYouMean(fs.Arg(0), schemaFormats))
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, fs.Name(), "unknown format %q%s: want workflow or manifest", fs.Arg(0), source.DidYouMean(fs.Arg(0), schemaFormats))
 	}
 	return 0
 }
@@ -369,8 +363,7 @@ func growHeapFor(path string) {
 
 func oneFile(fs *pflag.FlagSet, stderr io.Writer) (string, int) {
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "%s: want exactly one FILE, got %d\n", fs.Name(), fs.NArg())
-		return "", source.ExitConfig
+		return "", shellcomp.Refuse(stderr, fs.Name(), "want exactly one FILE, got %d", fs.NArg())
 	}
 	return fs.Arg(0), 0
 }

@@ -130,11 +130,10 @@ func (e *env) locateBase(given, id string) (string, int, bool) {
 		if len(recent) > 0 {
 			where = fmt.Sprintf("nor under the %d recent base(s) in %s", len(recent), e.basesFile())
 		}
-		fmt.Fprintf(e.stderr, "smithvm: %s: no run '%s' under %s, %s: pass --base DIR, DIR being the folder the run was started in (smithvm list --base DIR lists its runs)\n",
-			source.EStateNotFound, id, wd, where)
-		return "", source.ExitConfig, false
+		return "", e.fail(source.EStateNotFound, "no run '%s' under %s, %s: pass --base DIR, DIR being the folder the run was started in (smithvm list --base DIR lists its runs)",
+			id, wd, where), false
 	default:
-		fmt.Fprintf(e.stderr, "smithvm: run '%s' exists under %d recent bases; pass one with --base:\n", id, len(found))
+		e.refuse("run '%s' exists under %d recent bases; pass one with --base:", id, len(found))
 		for _, b := range found {
 			fmt.Fprintf(e.stderr, "  --base %s\n", shellQuote(b))
 		}

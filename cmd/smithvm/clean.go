@@ -33,7 +33,7 @@ func (e *env) cmdClean(args []string) int {
 		if pid > 0 {
 			by = fmt.Sprintf("smithvm process %d", pid)
 		}
-		fmt.Fprintf(e.stderr, "smithvm clean: %s: run '%s' is being driven by %s: stop it first (smithvm stop %s), then clean\n", source.ERunLocked, fs.Arg(0), by, fs.Arg(0))
+		e.fail(source.ERunLocked, "run '%s' is being driven by %s: stop it first (smithvm stop %s), then clean", fs.Arg(0), by, fs.Arg(0))
 		return source.ERunLocked.ExitStatus()
 	}
 	if err := workers.RemoveWorktree(proj.dirs, fs.Arg(0), e.ownFolders(proj, fs.Arg(0)), !c.keepBranch, c.force, e.lookup); err != nil {
@@ -137,12 +137,11 @@ func (e *env) branchProject(cmd, base, id string) (*project, int, bool) {
 	}
 	proj, err := e.runProject(base, id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return nil, source.ExitConfig, false
 	}
 	if _, err := proj.store.ReadState(id); source.CodeOf(err, "") == source.EUsage {
-		fmt.Fprintf(e.stderr, "smithvm %s: %s: %v\n", cmd, source.EUsage, err)
-		return nil, source.EUsage.ExitStatus(), false
+		return nil, e.refuse("%v", err), false
 	}
 	return proj, 0, true
 }
@@ -174,6 +173,5 @@ func (e *env) branchFail(cmd string, err error) int {
 		fmt.Fprintf(e.stderr, "smithvm %s: %v\n", cmd, be)
 		return be.Code.ExitStatus()
 	}
-	fmt.Fprintf(e.stderr, "smithvm %s: %s: %v\n", cmd, source.EExec, err)
-	return source.ExitExec
+	return e.fail(source.EExec, "%v", err)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -21,8 +20,7 @@ func (e *env) cmdCompletion(args []string) int {
 		return st
 	}
 	if err := shellcomp.Write(e.stdout, fs.Arg(0), e.program()); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm completion: %v%s\n", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
-		return source.ExitConfig
+		return e.refuse("%v%s", err, source.DidYouMean(fs.Arg(0), shellcomp.Shells))
 	}
 	return 0
 }

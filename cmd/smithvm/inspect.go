@@ -32,16 +32,14 @@ func (e *env) cmdList(args []string) int {
 		return st
 	}
 	if c.limit < 0 || c.offset < 0 {
-		fmt.Fprintf(e.stderr, "smithvm list: %s: --limit and --offset must not be negative\n", source.EUsage)
-		return source.ExitConfig
+		return e.refuse("--limit and --offset must not be negative")
 	}
 	if err := serve.CheckStatus(c.status); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm list: %s: %v\n", source.EUsage, err)
-		return source.ExitConfig
+		return e.refuse("%v", err)
 	}
 	proj, err := e.project(c.base)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	page, err := proj.store.ListPage(store.ListOptions{Status: c.status, Workflow: c.workflow, Offset: c.offset, Limit: c.limit})
@@ -99,7 +97,7 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 	}
 	proj, err := e.project(base)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return nil, nil, source.ExitConfig
 	}
 	st, err := proj.store.ReadState(id)
@@ -107,8 +105,7 @@ func (e *env) readRun(base, id string) (*project, *vm.State, int) {
 		err = store.Problem(id, st)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
-		return nil, nil, vm.ExitStatus(err)
+		return nil, nil, e.failErr(err, source.EInternal, notFoundHint(err, proj))
 	}
 	return proj, st, 0
 }
@@ -357,8 +354,7 @@ func (e *env) cmdGraph(args []string) int {
 		return code
 	}
 	if msg := workflowGone(st, "the graph is drawn from its steps: restore it there to draw the run's graph"); msg != "" {
-		fmt.Fprintf(e.stderr, "smithvm graph: %s: %s\n", source.EParse, msg)
-		return source.ExitConfig
+		return e.fail(source.EParse, "%s", msg)
 	}
 	prog, code := e.load(st.WorkflowPath, keysOf(st.Context))
 	if prog == nil {

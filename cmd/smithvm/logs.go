@@ -36,8 +36,7 @@ func (e *env) cmdLogs(args []string) int {
 		return st
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintf(e.stderr, "%s: want RUN_ID [STEP], got %d argument(s) (see --help)\n", fs.Name(), fs.NArg())
-		return source.ExitConfig
+		return e.refuse("want RUN_ID [STEP], got %d argument(s) (see --help)", fs.NArg())
 	}
 	id, stepName := fs.Arg(0), fs.Arg(1)
 	proj, st, code := e.readRun(c.base, id)
@@ -45,8 +44,11 @@ func (e *env) cmdLogs(args []string) int {
 		return code
 	}
 	if stepName != "" && st.Steps[stepName] == nil && st.CurrentStep != stepName && st.Status != vm.StatusRunning {
-		fmt.Fprintf(e.stderr, "smithvm: %s: run %s has no step '%s'%s\n", source.EUsage, id, stepName, source.DidYouMean(stepName, stepNames(st)))
-		return source.ExitConfig
+		// The workflow is read only to suggest a step name.
+		if msg := workflowGone(st, "logs suggests only the steps the run reached, not every step of the workflow"); msg != "" {
+			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
+		}
+		return e.refuse("run %s has no step '%s'%s", id, stepName, source.DidYouMean(stepName, stepNames(st)))
 	}
 	path := filepath.Join(proj.store.RunsDir(), id, "logs", store.LiveFile)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/internal/buildversion"
+	"smith/internal/shellcomp"
 	"smith/source"
 	"smith/vm"
 	"smith/workers/proc"
@@ -64,14 +65,43 @@ type env struct {
 	arg0 string
 	// stopCaught: the stop signal is caught (catchStop).
 	stopCaught bool
+	// name is the running command as refusals name it: "smithvm run"
+	// ("smithvm" before dispatch).
+	name string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, arg0: os.Args[0]}
 	cmds := commands()
-	return e.program().Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
+	p := e.program()
+	return p.Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {
+		e.name = p.Name + " " + p.Commands[i].Name
 		return cmds[i].run(e, rest)
 	})
+}
+
+// fail prints a refusal of the running command in the one form of every
+// refusal, "smithvm COMMAND: CODE: message" (shellcomp.Fail), and returns
+// code's exit status.
+func (e *env) fail(code source.Code, format string, args ...any) int {
+	name := e.name
+	if name == "" {
+		name = "smithvm"
+	}
+	return shellcomp.Fail(e.stderr, name, code, format, args...)
+}
+
+// refuse is fail with E_USAGE: a bad flag or argument, or a request the
+// command cannot do as given (exit 2).
+func (e *env) refuse(format string, args ...any) int {
+	return e.fail(source.EUsage, format, args...)
+}
+
+// failErr is fail with err's code (fallback when it has none), err and
+// hint (a sentence after it, or ""); it returns err's exit status.
+func (e *env) failErr(err error, fallback source.Code, hint string) int {
+	e.fail(source.CodeOf(err, fallback), "%v%s", err, hint)
+	return vm.ExitStatus(err)
 }
 
 func (e *env) newFlags(name, synopsis, help string) *pflag.FlagSet {
@@ -97,12 +127,10 @@ func (e *env) parse(fs *pflag.FlagSet, args []string, nargs int) (status int, do
 			fs.Usage()
 			return 0, true
 		}
-		fmt.Fprintf(e.stderr, "%s: %v (see --help)\n", fs.Name(), err)
-		return source.ExitConfig, true
+		return e.refuse("%v (see --help)", err), true
 	}
 	if nargs >= 0 && fs.NArg() != nargs {
-		fmt.Fprintf(e.stderr, "%s: want %d argument(s), got %d (see --help)\n", fs.Name(), nargs, fs.NArg())
-		return source.ExitConfig, true
+		return e.refuse("want %d argument(s), got %d (see --help)", nargs, fs.NArg()), true
 	}
 	return 0, false
 }

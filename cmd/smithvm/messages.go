@@ -21,18 +21,16 @@ func (e *env) cmdCleanProcessed(args []string) int {
 	}
 	age, err := parseAge(*older)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_USAGE: --older-than %q: %v\n", *older, err)
-		return source.ExitConfig
+		return e.refuse("--older-than %q: %v", *older, err)
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	n, err := workers.CleanProcessed(proj.dirs.Workspace, e.declaredProcessed(proj, c.wsDir == ""), age, time.Now())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm clean-processed: E_EXEC: %v (removed %d before that)\n", err, n)
-		return source.ExitExec
+		return e.fail(source.EExec, "%v (removed %d before that)", err, n)
 	}
 	fmt.Fprintf(e.stderr, "INFO: Removed %d processed message(s) under %s.\n", n, proj.dirs.Workspace)
 	return 0

@@ -47,7 +47,7 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 			return nil, fmt.Errorf("--workspace %s: %w", ws, err)
 		}
 		if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%s: --workspace %s: not a directory: give an existing folder (the repository the steps work in)", source.EUsage, ws)
+			return nil, &source.Error{Code: source.EUsage, Msg: "--workspace " + ws + ": not a directory: give an existing folder (the repository the steps work in)"}
 		}
 		wsAbs = a
 		if base == "" {
@@ -66,7 +66,7 @@ func (e *env) projectIn(base, ws string) (*project, error) {
 		return nil, fmt.Errorf("--base %s: %w", base, err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s: --base %s: not a directory: make it first, or leave --base out to use the current directory", source.EUsage, base)
+		return nil, &source.Error{Code: source.EUsage, Msg: "--base " + base + ": not a directory: make it first, or leave --base out to use the current directory"}
 	}
 	dirs, err := confine.New(abs)
 	if err != nil {
@@ -189,7 +189,7 @@ func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
 }
 
 // workflowGone says, as one sentence, that the workflow file run st was
-// started from (the one resume, graph, status and clean recompile) no
+// started from (the one resume, graph, status, logs and clean recompile) no
 // longer exists, with its path and then what, which says how to fix it or
 // what the command does without it; a file of that folder with a near name
 // is named as such, never as the workflow. It is "" when the file exists.
@@ -257,8 +257,12 @@ func (s *session) checkpoint(d *vm.Delta, st *vm.State) error { return s.run.Sav
 // A nil st means the run never started (a missing secret, a failed
 // worktree): no event told the user why, so finish prints the error.
 func (s *session) finish(st *vm.State, runErr error) int {
-	if st == nil && runErr != nil {
-		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", source.CodeOf(runErr, source.EInternal), runErr)
+	if code := source.CodeOf(runErr, source.EInternal); st == nil && runErr != nil {
+		if code == source.EUsage {
+			s.e.refuse("%v", runErr) // the one form of a usage refusal
+		} else {
+			fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, runErr)
+		}
 	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
@@ -401,21 +405,19 @@ func (e *env) cmdRunStep(args []string) int {
 func (e *env) runFile(c *common, file, step, start string) int {
 	ctxVals, err := c.contextValues()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	if err := c.checkRecording(); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
-		return source.ExitConfig
+		return e.refuse("%v", err)
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	if c.runID != "" && !store.ValidRunID(c.runID) {
-		fmt.Fprintf(e.stderr, "smithvm run: %s: --run-id %q: want 1 to 64 characters from [A-Za-z0-9_.-]\n", source.EUsage, c.runID)
-		return source.ExitConfig
+		return e.refuse("--run-id %q: want 1 to 64 characters from [A-Za-z0-9_.-]", c.runID)
 	}
 	abs := file
 	if a, err := filepath.Abs(file); err == nil {
@@ -436,17 +438,14 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		prog.Name = filepath.Base(filepath.Dir(abs))
 	}
 	if start != "" && prog.Format != "manifest" {
-		fmt.Fprintf(e.stderr, "smithvm run: %s: --start names a node of a manifest (workflows.json); a YAML workflow starts at its first step (smithvm run-step runs one step alone)\n", source.EUsage)
-		return source.ExitConfig
+		return e.refuse("--start names a node of a manifest (workflows.json); a YAML workflow starts at its first step (smithvm run-step runs one step alone)")
 	}
 	if step != "" {
 		if msg := runStepProblem(prog, step, file); msg != "" {
-			fmt.Fprintf(e.stderr, "smithvm run-step: %s: %s\n", source.EUsage, msg)
-			return source.ExitConfig
+			return e.refuse("%s", msg)
 		}
 		if prog, err = prog.Only(step); err != nil {
-			fmt.Fprintf(e.stderr, "smithvm run-step: %v\n", err)
-			return vm.ExitStatus(err)
+			return e.failErr(err, source.EInternal, "")
 		}
 	}
 	firstRun := e.gitignoreCheck(proj)
@@ -467,12 +466,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
-		if code := source.CodeOf(err, ""); code != "" {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", code, err)
-			return vm.ExitStatus(err)
-		}
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return vm.ExitStatus(err)
+		return e.failErr(err, source.EInternal, "")
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
@@ -538,8 +532,7 @@ func (e *env) cmdResume(args []string) int {
 		return st
 	}
 	if fs.Changed("note") && strings.TrimSpace(c.note) == "" {
-		fmt.Fprintf(e.stderr, "smithvm: %s: --note needs a text (the USER_NOTE to add to the halted block's payload); leave the flag out to resume without one\n", source.EUsage)
-		return source.ExitConfig
+		return e.refuse("--note needs a text (the USER_NOTE to add to the halted block's payload); leave the flag out to resume without one")
 	}
 	if c.wsDir == "" {
 		base, code, ok := e.locateBase(c.base, fs.Arg(0))
@@ -565,19 +558,17 @@ func (e *env) cmdResume(args []string) int {
 // serve` resumes through it too.
 func (e *env) openResume(c *common, id string) (cont func(context.Context) int, status int, err error) {
 	if err := c.checkRecording(); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
-		return nil, source.ExitConfig, err
+		return nil, e.refuse("%v", err), err
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return nil, source.ExitConfig, err
 	}
 	e.catchStop()
 	r, err := proj.store.Open(id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v%s\n", source.CodeOf(err, source.EInternal), err, notFoundHint(err, proj))
-		return nil, vm.ExitStatus(err), err
+		return nil, e.failErr(err, source.EInternal, notFoundHint(err, proj)), err
 	}
 	done := false
 	defer func() {
@@ -587,8 +578,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}()
 	st, err := r.State()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return nil, vm.ExitStatus(err), err
+		return nil, e.failErr(err, source.EInternal, ""), err
 	}
 	if (c.signal != "" || c.note != "") && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
 		// --signal and --note answer a halted run; on a failed or
@@ -604,13 +594,11 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 		err := &source.Error{Code: source.EUsage, Msg: "run '" + id + "' is " + status + ", not halted: " + flag + " answers a halted run",
 			Hint: "resume it without " + flag + ": " + e.self() + " resume " + id + baseFlagOf(e, proj.base)}
-		fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.EUsage, err)
-		return nil, source.ExitConfig, err
+		return nil, e.refuse("%v", err), err
 	}
 	if st.Status != vm.StatusCompleted {
 		if msg := workflowGone(st, "restore it there to resume the run"); msg != "" {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %s\n", source.EParse, msg)
-			return nil, source.ExitConfig, &source.Error{Code: source.EParse, Msg: msg}
+			return nil, e.fail(source.EParse, "%s", msg), &source.Error{Code: source.EParse, Msg: msg}
 		}
 	}
 	var prog *isa.Program
@@ -622,8 +610,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 			return nil, code, nil
 		}
 		if err := vm.CheckResumeSignal(prog, st, c.signal); err != nil {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-			return nil, vm.ExitStatus(err), err
+			return nil, e.failErr(err, source.EInternal, ""), err
 		}
 	}
 	// What an attempt cut off by a crash left running dies before anything
@@ -668,8 +655,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	if st.RunStep != "" {
 		// A run-step run stays one step.
 		if prog, err = prog.Only(st.RunStep); err != nil {
-			fmt.Fprintf(e.stderr, "smithvm: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-			return nil, vm.ExitStatus(err), err
+			return nil, e.failErr(err, source.EInternal, ""), err
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {

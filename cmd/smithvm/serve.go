@@ -31,12 +31,12 @@ func (e *env) cmdServe(args []string) int {
 		}
 	}
 	if err := serve.CheckAddr(*addr, *token); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.CodeOf(err, source.EUsage), err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	proj, err := e.project(c.base)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	ctx, cancel := signalContext()
@@ -69,8 +69,7 @@ func (e *env) cmdServe(args []string) int {
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm serve: %s: %v\n", source.EUsage, err)
-		return source.ExitConfig
+		return e.refuse("%v", err)
 	}
 	fmt.Fprintf(log, "INFO: Serving the runs under %s at http://%s/ (Ctrl-C stops).\n", proj.base, l.Addr())
 	err = serve.Serve(ctx, l, srv)

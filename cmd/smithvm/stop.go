@@ -85,8 +85,7 @@ func (e *env) cmdStop(args []string) int {
 	}
 	stopped, err := stopRun(proj.store, id, true)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm stop: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return vm.ExitStatus(err)
+		return e.failErr(err, source.EInternal, "")
 	}
 	if !stopped {
 		why := "status: " + st.Status
@@ -162,8 +161,7 @@ func (e *env) cmdRetry(args []string) int {
 		c.base = base
 	}
 	if err := retryProblem(&c.common, e, id); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm retry: %s: %v\n", source.CodeOf(err, source.EInternal), err)
-		return vm.ExitStatus(err)
+		return e.failErr(err, source.EInternal, "")
 	}
 	cont, status, _ := e.openResume(&c.common, id)
 	if cont == nil {

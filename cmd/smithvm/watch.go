@@ -26,7 +26,7 @@ func (e *env) cmdWatch(args []string) int {
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
+		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
 	file, err := filepath.Abs(fs.Arg(0))

@@ -16,7 +16,7 @@ import (
 // stderr (exit 2); -h, --help and help print it on stdout, help COMMAND
 // runs COMMAND --help; --version and
 // version print the program's name and version; an unknown command is
-// named, with the nearest known one, above usage (exit 2).
+// refused (Refuse), with the nearest known one, above usage (exit 2).
 func (p Program) Run(args []string, usage, version string, stdout, stderr io.Writer, run func(i int, rest []string) int) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -40,8 +40,24 @@ func (p Program) Run(args []string, usage, version string, stdout, stderr io.Wri
 			return run(i, rest)
 		}
 	}
-	fmt.Fprintf(stderr, "%s: unknown command %q%s\n\n%s", p.Name, cmd, source.DidYouMean(cmd, p.Names()), usage)
+	Refuse(stderr, p.Name, "unknown command %q%s", cmd, source.DidYouMean(cmd, p.Names()))
+	fmt.Fprintf(stderr, "\n%s", usage)
 	return source.ExitConfig
+}
+
+// Fail prints a refusal on w in the one form of every program's
+// refusals, "NAME: CODE: message" (NAME: the program and its command,
+// "smithvm run", or the program alone before a command is known), and
+// returns code's exit status.
+func Fail(w io.Writer, name string, code source.Code, format string, args ...any) int {
+	fmt.Fprintf(w, "%s: %s: %s\n", name, code, fmt.Sprintf(format, args...))
+	return code.ExitStatus()
+}
+
+// Refuse is Fail with E_USAGE: a bad flag or argument, or a request the
+// command cannot do as given (exit 2).
+func Refuse(w io.Writer, name, format string, args ...any) int {
+	return Fail(w, name, source.EUsage, format, args...)
 }
 
 // Names are the names of p's commands, in order.

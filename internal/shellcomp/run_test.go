@@ -21,10 +21,10 @@ func TestRun(t *testing.T) {
 		{[]string{"--help"}, 0, "USAGE", ""},
 		{[]string{"help"}, 0, "USAGE", ""},
 		{[]string{"help", "build"}, 7, "ran 1 [--help]", ""},
-		{[]string{"help", "chek"}, 2, "", "prog: unknown command \"chek\" (did you mean 'check'?)\n\nUSAGE"},
+		{[]string{"help", "chek"}, 2, "", "prog: E_USAGE: unknown command \"chek\" (did you mean 'check'?)\n\nUSAGE"},
 		{[]string{"version"}, 0, "prog v1\n", ""},
-		{[]string{"chek"}, 2, "", "prog: unknown command \"chek\" (did you mean 'check'?)\n\nUSAGE"},
-		{[]string{"frobnicate"}, 2, "", "prog: unknown command \"frobnicate\"\n\nUSAGE"},
+		{[]string{"chek"}, 2, "", "prog: E_USAGE: unknown command \"chek\" (did you mean 'check'?)\n\nUSAGE"},
+		{[]string{"frobnicate"}, 2, "", "prog: E_USAGE: unknown command \"frobnicate\"\n\nUSAGE"},
 	} {
 		var out, errb bytes.Buffer
 		st := p.Run(tt.args, "USAGE", "v1", &out, &errb, func(i int, rest []string) int {

@@ -119,7 +119,7 @@ func TestFindBase(t *testing.T) {
 	}
 	r = vmIn(t, elsewhere, env, "status", "r1")
 	want(t, r, 2)
-	for _, s := range []string{"smithvm: run 'r1' exists under 2 recent bases; pass one with --base:", "  --base " + a.base, "  --base " + b.base} {
+	for _, s := range []string{"smithvm status: E_USAGE: run 'r1' exists under 2 recent bases; pass one with --base:", "  --base " + a.base, "  --base " + b.base} {
 		if !r.has(s) {
 			t.Errorf("ambiguous id: stderr lacks %q:\n%s", s, r.stderr)
 		}
