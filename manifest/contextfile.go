@@ -13,7 +13,8 @@ import (
 // ReadContextFile reads the JSON object of a --context-file (smithc check,
 // smithvm run): its keys become context keys. A file that cannot be read
 // is E_USAGE; one that is not a JSON object (or nests too deep) is the
-// parser's diagnostic, FILE:LINE:COL and what was expected, in words.
+// parser's code (E_PARSE) with FILE:LINE:COL and what was expected, in
+// words.
 func ReadContextFile(path string) (map[string]any, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -34,7 +35,7 @@ func ReadContextFile(path string) (map[string]any, error) {
 	if _, ds := ParseJSON(path, data); ds.HasErrors() {
 		for _, d := range explainJSON(data, ds) {
 			if d.Severity == source.SevError {
-				return nil, fmt.Errorf("--context-file: %s (it must hold one JSON object: {\"KEY\": VALUE, ...})", d.Format())
+				return nil, &source.Error{Code: d.Code, Msg: fmt.Sprintf("--context-file %s: %s (it must hold one JSON object: {\"KEY\": VALUE, ...})", d.Pos, d.Msg)}
 			}
 		}
 	}
