@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"smith/lang"
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/provider"
@@ -54,7 +55,7 @@ func (r *Runner) mockReply(req *step.Request, pv provider.Provider, sess *step.S
 	script := ""
 	for _, list := range [][]provider.Param{pv.Defaults, req.ProviderParams} {
 		for _, kv := range list {
-			if kv.Key == "script" {
+			if kv.Key == lang.KeyScript {
 				script = kv.Value
 			}
 		}
