@@ -240,21 +240,33 @@ func (m *jsonLowerer) checkOutputType(w *manifest.WorkerDef) {
 			w.Key, lang.DefaultOutputType, lang.DefaultCommandOutputType)
 		return
 	}
+	hint := ""
+	if norm := m.segmentTypeNear(t.V); norm != "" {
+		hint = " (did you mean '" + norm + "'?)"
+	}
+	m.errorf(t.Pos, source.ESchema, "worker '%s': output_type '%s' is not a segment type name: write upper-case letters, digits and _, starting with a letter (as AI_RESPONSE, CODE_OUTPUT)%s",
+		w.Key, t.V, hint)
+}
+
+// segmentTypeNear is the segment type a written name that is none (v)
+// most likely meant: v upper-cased with _ between its words, or the
+// manifest's type nearest to that (the defaults and every worker's
+// output_type); "" when none comes near.
+func (m *jsonLowerer) segmentTypeNear(v string) string {
+	norm := lang.SegmentTypeOf(v)
+	if norm == "" {
+		return ""
+	}
 	known := []string{lang.DefaultOutputType, lang.DefaultCommandOutputType}
 	for _, o := range m.mf.Workers {
 		if o != nil && lang.IsSegmentType(o.OutputType.V) {
 			known = append(known, o.OutputType.V)
 		}
 	}
-	hint := ""
-	if norm := lang.SegmentTypeOf(t.V); norm != "" {
-		if near := source.Suggest(norm, known); near != "" && !contains(known, norm) {
-			norm = near
-		}
-		hint = " (did you mean '" + norm + "'?)"
+	if near := source.Suggest(norm, known); near != "" && !contains(known, norm) {
+		return near
 	}
-	m.errorf(t.Pos, source.ESchema, "worker '%s': output_type '%s' is not a segment type name: write upper-case letters, digits and _, starting with a letter (as AI_RESPONSE, CODE_OUTPUT)%s",
-		w.Key, t.V, hint)
+	return norm
 }
 
 // checkWorkerKind reports a workers entry that is not exactly one kind: an
@@ -519,6 +531,14 @@ func (m *jsonLowerer) payloadMerge(sl manifest.StringList) []string {
 		case layer == lang.LayerArtifact:
 			t := lang.Lit(arg)
 			m.checkPath(&t, s.Pos)
+		case layer == lang.LayerPayload && arg != "" && arg != lang.LayerLast && !lang.IsSegmentType(arg):
+			// A type no output_type can have: the layer would select nothing.
+			hint := ""
+			if norm := m.segmentTypeNear(arg); norm != "" {
+				hint = " (did you mean '" + lang.LayerPayload + ":" + norm + "'?)"
+			}
+			m.errorf(s.Pos, source.ESchema, "payload_merge_strategy entry '%s' names no segment type: after %s: write %s or a type name, upper-case letters, digits and _, starting with a letter (as AI_RESPONSE, CODE_OUTPUT)%s",
+				s.V, lang.LayerPayload, lang.LayerLast, hint)
 		}
 	}
 	return out
