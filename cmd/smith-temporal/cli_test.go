@@ -135,6 +135,18 @@ func TestFlagErrorsHaveCode(t *testing.T) {
 		{[]string{"status", "r1", "--address", "", "--base", dir}, "smith-temporal status: E_USAGE: --address HOST:PORT is required"},
 		{[]string{"status", "r1", "--address", "127.0.0.1:1", "--tls-cert", notPEM, "--base", dir}, "smith-temporal status: E_USAGE: --tls-cert and --tls-key go together"},
 		{[]string{"status", "r1", "--address", "127.0.0.1:1", "--tls-ca", notPEM, "--base", dir}, "smith-temporal status: E_USAGE: --tls-ca: no PEM certificate in " + notPEM},
+		// Flags and arguments: the form of every usage refusal of smithc
+		// and smithvm, PROGRAM COMMAND: E_USAGE: message.
+		{[]string{"run", "--bogus"}, "smith-temporal run: E_USAGE: unknown flag: --bogus (see --help)"},
+		{[]string{"worker", "extra"}, "smith-temporal worker: E_USAGE: want 0 argument(s), got 1 (see --help)"},
+		{[]string{"status"}, "smith-temporal status: E_USAGE: want 1 argument(s), got 0 (see --help)"},
+		{[]string{"dev", "--port", "0"}, "smith-temporal dev: E_USAGE: --port 0: want 1-65535"},
+		{[]string{"run", "w.yaml", "--max-steps", "0"}, "smith-temporal run: E_USAGE: --max-steps must be at least 1"},
+		{[]string{"run", "w.yaml", "--address", "127.0.0.1:1", "--context", "novalue"}, "smith-temporal run: E_USAGE: --context \"novalue\": want KEY=VALUE"},
+		{[]string{"run", "w.yaml", "--address", "127.0.0.1:1", "--run-id", "a b"}, "smith-temporal run: E_USAGE: --run-id \"a b\": want"},
+		{[]string{"resume", "r1", "--max-steps", "0"}, "smith-temporal resume: E_USAGE: --max-steps must be at least 1"},
+		{[]string{"resume", "r1", "--address", "127.0.0.1:1", "--signal", "GO"}, "smith-temporal resume: E_USAGE: --signal \"GO\": want SIGNAL:NAME"},
+		{[]string{"completion", "tcsh"}, "smith-temporal completion: E_USAGE: "},
 	} {
 		var out, errb bytes.Buffer
 		st := run(c.args, strings.NewReader(""), &out, &errb)

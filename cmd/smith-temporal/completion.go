@@ -1,14 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"smith/internal/shellcomp"
-	"smith/source"
 )
 
 func completionFlags(_ *flagVals, stderr io.Writer) *pflag.FlagSet {
@@ -21,8 +19,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	if err := shellcomp.Write(stdout, fs.Arg(0), program()); err != nil {
-		fmt.Fprintf(stderr, "smith-temporal completion: %v\n", err)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal completion", "%v", err)
 	}
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"smith/internal/shellcomp"
 	"smith/source"
 )
 
@@ -37,8 +38,7 @@ func cmdDev(args []string, stdout, stderr io.Writer) int {
 	}
 	d := v.dev
 	if d.port < 1 || d.port > 65535 {
-		fmt.Fprintf(stderr, "smith-temporal dev: --port %d: want 1-65535\n", d.port)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal dev", "--port %d: want 1-65535", d.port)
 	}
 	db, err := filepath.Abs(d.db)
 	if err == nil {

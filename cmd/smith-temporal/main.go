@@ -242,12 +242,10 @@ func parse(fs *pflag.FlagSet, args []string, nargs int, stdout, stderr io.Writer
 			fs.Usage()
 			return 0, true
 		}
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", fs.Name(), err)
-		return source.ExitConfig, true
+		return shellcomp.Refuse(stderr, fs.Name(), "%v (see --help)", err), true
 	}
 	if nargs >= 0 && fs.NArg() != nargs {
-		fmt.Fprintf(stderr, "%s: want %d argument(s), got %d (see --help)\n", fs.Name(), nargs, fs.NArg())
-		return source.ExitConfig, true
+		return shellcomp.Refuse(stderr, fs.Name(), "want %d argument(s), got %d (see --help)", nargs, fs.NArg()), true
 	}
 	return 0, false
 }
@@ -328,8 +326,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	c, runID, ctxKV, detach, asJSON := v.conn, v.runID, v.ctxKV, v.detach, v.asJSON
 	maxSteps, historyLimit, maxPar := v.maxSteps, v.historyLimit, v.maxPar
 	if maxSteps < 1 || historyLimit < 0 || maxPar < 0 {
-		fmt.Fprintf(stderr, "smith-temporal run: --max-steps must be at least 1, --history-limit and --max-parallel at least 0\n")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal run", "--max-steps must be at least 1, --history-limit and --max-parallel at least 0")
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
@@ -339,14 +336,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	for _, kv := range ctxKV {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
-			fmt.Fprintf(stderr, "smith-temporal run: --context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)\n", kv)
-			return source.ExitConfig
+			return shellcomp.Refuse(stderr, "smith-temporal run", "--context %q: want KEY=VALUE (KEY may be a dotted path: a.b=v)", kv)
 		}
 		setPath(ctxVals, k, v)
 	}
 	if runID != "" && !store.ValidRunID(runID) {
-		fmt.Fprintf(stderr, "smith-temporal run: --run-id %q: want [A-Za-z0-9_.-]{1,64}\n", runID)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal run", "--run-id %q: want [A-Za-z0-9_.-]{1,64}", runID)
 	}
 	file := fs.Arg(0)
 	keys := make([]string, 0, len(ctxVals))
@@ -524,16 +519,14 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	c, sig, note, detach, asJSON, maxSteps := v.conn, v.sig, v.note, v.detach, v.asJSON, v.maxSteps
 	if maxSteps < 1 {
-		fmt.Fprintf(stderr, "smith-temporal resume: --max-steps must be at least 1\n")
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal resume", "--max-steps must be at least 1")
 	}
 	if err := c.resolve(); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
 		return source.ExitConfig
 	}
 	if sig != "" && !strings.HasPrefix(sig, "SIGNAL:") {
-		fmt.Fprintf(stderr, "smith-temporal resume: --signal %q: want SIGNAL:NAME\n", sig)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal resume", "--signal %q: want SIGNAL:NAME", sig)
 	}
 	runID := fs.Arg(0)
 	cl, err := c.dial()
