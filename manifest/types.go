@@ -315,11 +315,11 @@ type Step struct {
 	Agent String `json:"agent,omitempty" step:"any"`
 
 	// Model, passed with the CLI's own model flag. Default: the CLI's default.
-	Model String `json:"model,omitempty" step:"any"`
+	Model String `json:"model,omitempty" step:"process"`
 
 	// read, edit or full: what the agent may do in its working directory (full
 	// is dangerous). Default: edit.
-	Permissions String `json:"permissions,omitempty" step:"any"`
+	Permissions String `json:"permissions,omitempty" step:"process"`
 
 	// The prompt text.
 	Prompt String `json:"prompt,omitempty" step:"provider"`
