@@ -167,8 +167,54 @@ func (w *workspaceFiles) load(runID string) {
 	w.synced[runID] = rec.Synced
 	w.setChecked(runID, -1)
 	if rec.Flying && w.gone(rec.Worker) {
-		w.cutOffAt(runID, window{since: changed(fi), until: w.born})
+		// Restarted after the step began: what changed since this process
+		// started is its own steps'. Otherwise (another process sharing the
+		// BASE died) up to now, less the steps in flight (sweep).
+		since, until := changed(fi), w.born
+		if !w.born.After(since) {
+			until = time.Now()
+		}
+		w.cutOffAt(runID, window{since: since, until: until})
 	}
+}
+
+// busySince is when the first step in flight in WORKSPACE of a run other
+// than runID began, as far as this worker knows (zero: none): its own
+// steps, and those in the records of the runs' folders whose writer may be
+// alive (other processes sharing the BASE).
+func (w *workspaceFiles) busySince(runID string) time.Time {
+	var first time.Time
+	earlier := func(t time.Time) {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	for run, t := range w.since {
+		if run != runID {
+			earlier(t)
+		}
+	}
+	if w.runs == "" {
+		return first
+	}
+	dirs, _ := os.ReadDir(w.runs)
+	for _, d := range dirs {
+		if d.Name() == runID || !d.IsDir() {
+			continue
+		}
+		path := w.recordPath(d.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var rec runRecord
+		fi, err := os.Stat(path)
+		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.Flying || w.gone(rec.Worker) {
+			continue
+		}
+		earlier(changed(fi))
+	}
+	return first
 }
 
 // save writes run runID's record (nothing without w.runs); flying, it
@@ -225,10 +271,17 @@ func (w *workspaceFiles) cutOffAt(runID string, win window) {
 }
 
 // sweep removes the files of WORKSPACE ws (.git directories left out, as
-// in a snapshot) that changed within win and that next does not name: a
+// in a snapshot) that changed within win, but before any step of another
+// run now in flight began (busySince), and that next does not name: a
 // cut-off step's work. A .git file (a worktree's link) and a project's
 // own .orchestrator/ are never touched. It returns how many it removed.
-func (w *workspaceFiles) sweep(ws string, next *Manifest, win window) (int, error) {
+func (w *workspaceFiles) sweep(ws, runID string, next *Manifest, win window) (int, error) {
+	if busy := w.busySince(runID); !busy.IsZero() && !busy.After(win.until) {
+		win.until = busy.Add(-time.Nanosecond)
+	}
+	if win.until.Before(win.since) {
+		return 0, nil
+	}
 	var gone []string
 	err := walkWorkspace(ws, func(path, rel string, fi fs.FileInfo) error {
 		if t := changed(fi); t.Before(win.since) || t.After(win.until) {
@@ -395,8 +448,9 @@ func (w *workspaceFiles) landLocked(f *flight) {
 // Steps of the run that began here and never ended (cutOff: the worker
 // died, or the step failed as an activity) left changes that no snapshot
 // holds: the files that changed in WORKSPACE since the first of them
-// began (and, after a restart, before this process started), that want
-// does not name, are removed, whoever wrote them. So the step sees the
+// began (until this process started, after a restart; and before any step
+// of another run still in flight began), that want does not name, are
+// removed, whoever wrote them. So the step sees the
 // files of the run's last completed step, also on the worker that was
 // running it, while the files that no step changed then (the project's,
 // earlier runs') are left alone.
@@ -410,7 +464,7 @@ func (w *workspaceFiles) restoreWhole(b *Blobs, ws, runID, want string) (bool, e
 		return false, err
 	}
 	if isCut {
-		n, err := w.sweep(ws, next, cut)
+		n, err := w.sweep(ws, runID, next, cut)
 		if err != nil {
 			return false, err
 		}

@@ -316,3 +316,44 @@ func TestFailedActivitySwept(t *testing.T) {
 		t.Error("the attempt run again sees stray.txt, which the failed attempt wrote")
 	}
 }
+
+// TestSweepSparesStepsInFlight: two worker processes share one BASE; the
+// one running run r's step dies after the step wrote stray.txt; the other
+// (started before) is running a step of run q, begun after stray.txt, that
+// wrote q.txt. When the other takes r's step, stray.txt goes and q.txt,
+// written by a step still in flight, stays.
+func TestSweepSparesStepsInFlight(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws, runs := t.TempDir(), t.TempDir()
+	put := func(rel string) {
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.txt")
+	w1 := newWorkspaceFiles(runs, time.Now())
+	w1.self.Start = "gone"
+	w2 := newWorkspaceFiles(runs, time.Now())
+	s1, err := w1.snapshot(b, ws, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w1.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	put("stray.txt")
+	tick(t, ws)
+	if _, err := w2.begin(b, ws, "q", ""); err != nil {
+		t.Fatal(err)
+	}
+	put("q.txt")
+	if _, err := w2.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "stray.txt")); err == nil {
+		t.Error("r's step, run again, sees stray.txt, written by its cut-off attempt")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "q.txt")); err != nil {
+		t.Errorf("q's file, written by a step in flight, was swept: %v", err)
+	}
+}
