@@ -181,7 +181,8 @@ func (w *workspaceFiles) load(runID string) {
 // busySince is when the first step in flight in WORKSPACE of a run other
 // than runID began, as far as this worker knows (zero: none): its own
 // steps, and those in the records of the runs' folders whose writer may be
-// alive (other processes sharing the BASE).
+// alive (other processes sharing the BASE; this one's records are left
+// flying by a step that failed as an activity, after it).
 func (w *workspaceFiles) busySince(runID string) time.Time {
 	var first time.Time
 	earlier := func(t time.Time) {
@@ -209,7 +210,7 @@ func (w *workspaceFiles) busySince(runID string) time.Time {
 		}
 		var rec runRecord
 		fi, err := os.Stat(path)
-		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.Flying || w.gone(rec.Worker) {
+		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.Flying || rec.Worker == w.self || w.gone(rec.Worker) {
 			continue
 		}
 		earlier(changed(fi))
@@ -346,8 +347,8 @@ func putManifest(b *Blobs, m *Manifest) (string, error) {
 // the files the snapshot names: files that differ are written, and files
 // of the snapshot this worker last had for the run that want lacks are
 // removed (a later step on another worker deleted them). Other files are
-// left alone: WORKSPACE is shared with the other runs of this BASE, as on
-// the local engine. While steps of the run are in flight here, the files
+// left alone but for a cut-off step's (restoreWhole): WORKSPACE is shared
+// with the other runs of this BASE, as on the local engine. While steps of the run are in flight here, the files
 // they changed are left alone too (begin).
 func (w *workspaceFiles) restore(b *Blobs, ws, runID, want string) error {
 	_, err := w.start(b, ws, runID, want, false)

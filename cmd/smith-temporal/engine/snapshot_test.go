@@ -291,7 +291,8 @@ func TestRestartedWorkerSweepsCutOffStep(t *testing.T) {
 
 // TestFailedActivitySwept: a step that ends as a failed activity (no
 // snapshot) is run again on the same worker from the run's snapshot,
-// without what the failed attempt wrote.
+// without what the failed attempt wrote; also after a step of another run
+// failed so before (and went on elsewhere: its record stays flying).
 func TestFailedActivitySwept(t *testing.T) {
 	b := DirBlobs(t.TempDir())
 	ws := t.TempDir()
@@ -303,6 +304,12 @@ func TestFailedActivitySwept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fp, err := w.begin(b, ws, "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.land(fp)
+	tick(t, ws)
 	f, err := w.begin(b, ws, "r", s1)
 	if err != nil {
 		t.Fatal(err)
