@@ -141,3 +141,35 @@ func TestServerRestartMidRun(t *testing.T) {
 
 // restartYAML: B takes 4 s, long enough to kill the server in.
 var restartYAML = testWorkflow("restart.yaml")
+
+// cutoffYAML: Write makes a.txt; Slow reports whether it sees stray.txt,
+// then writes it and half of a.txt, and (the first time) waits to be
+// killed.
+var cutoffYAML = testWorkflow("cutoff.yaml")
+
+// TestRestartedWorkerRunsCutOffStepClean: the only worker is killed
+// (SIGKILL) while Slow runs, after Slow wrote stray.txt and changed
+// a.txt; a worker restarted on the same BASE runs Slow again from Write's
+// files: no stray.txt, a.txt as Write left it.
+func TestRestartedWorkerRunsCutOffStepClean(t *testing.T) {
+	f := newFleet(t)
+	w := f.worker()
+	file := write(t, filepath.Join(f.base, "cutoff.yaml"), cutoffYAML)
+	if r := f.cli("run", file, "--run-id", "cutoff1", "--detach"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, time.Minute, "Slow to start", func() bool {
+		_, err := os.Stat(filepath.Join(f.base, "slow-started"))
+		return err == nil
+	})
+	w.Process.Signal(syscall.SIGKILL)
+	w.Process.Wait()
+	f.worker()
+	waitFor(t, 2*time.Minute, "the run to complete on the restarted worker", func() bool {
+		return runStatus(f, "cutoff1") == "completed"
+	})
+	st := parseState(t, f.cli("status", "cutoff1", "--json").stdout)
+	if got, want := st.Steps["Slow"].Output, "clean\nhalf"; got != want {
+		t.Errorf("Slow's output = %q, want %q (run again from Write's files)", got, want)
+	}
+}

@@ -135,9 +135,13 @@ func (a *Activities) workspace(r *step.Request) (string, bool) {
 	return filepath.Join(a.Base, "workspace"), true
 }
 
+// processStart is when this process started: a worker's files changed
+// before it are a dead process's (snapshot.go).
+var processStart = time.Now()
+
 func (a *Activities) runFiles() *workspaceFiles {
 	a.filesOnce.Do(func() {
-		a.files = &workspaceFiles{synced: map[string]string{}, stats: map[string]fileStat{}}
+		a.files = newWorkspaceFiles(filepath.Join(a.Base, ".orchestrator", "runs"), processStart)
 	})
 	return a.files
 }

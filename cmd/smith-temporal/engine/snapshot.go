@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +51,260 @@ type workspaceFiles struct {
 	// stats caches the blob of each file by path, size and time, so that
 	// a snapshot hashes only the files that changed.
 	stats map[string]fileStat
+
+	// runs, when set, is the folder of the runs' folders on this worker
+	// (BASE/.orchestrator/runs): each run's record (runRecord) is kept in
+	// its folder, so that a restarted worker knows what it last synced
+	// for the run and whether a step of it was cut off there.
+	runs string
+	// self names this worker process in the records it writes.
+	self proc
+	// born is when this worker process started: files changed since are
+	// its own steps' work, never a dead process's.
+	born time.Time
+	// since is, per run with steps in flight here, when the first of them
+	// began (the ctime of the run's record, written then).
+	since map[string]time.Time
+	// cutOff is, per run, the changes of steps of the run that began here
+	// and never ended (the worker died, or the step failed as an
+	// activity): not the run's files, swept at its next restore.
+	cutOff map[string]window
+	// sweeps counts the sweeps that removed files; checked is, per run,
+	// the count when its files were last made whole. A sweep may remove
+	// another run's file (one that changed in the window), so a run's
+	// restore skips its writes only when no sweep came since.
+	sweeps  int
+	checked map[string]int
+}
+
+// newWorkspaceFiles is the snapshots' side of a worker process started at
+// born whose runs' folders are under runs ("": records in memory only).
+func newWorkspaceFiles(runs string, born time.Time) *workspaceFiles {
+	return &workspaceFiles{synced: map[string]string{}, stats: map[string]fileStat{},
+		runs: runs, self: thisWorker(), born: born}
+}
+
+// A window is a time span [since, until] of file changes (ctime).
+type window struct{ since, until time.Time }
+
+// A runRecord is what a worker keeps on its disk about a run
+// (RUN_ROOT/files.json), rewritten when a step of the run begins or ends
+// here: the snapshot last synced, and whether steps of the run are in
+// flight. The record's own ctime is when the first of them began; a
+// record left flying by a process that is gone marks the changes made
+// from then on as a cut-off step's.
+type runRecord struct {
+	Synced string `json:"synced,omitempty"`
+	Flying bool   `json:"flying,omitempty"`
+	Worker proc   `json:"worker"`
+}
+
+// A proc is a process on a host: its pid and start time (from /proc,
+// so that a pid used again is another process).
+type proc struct {
+	Host  string `json:"host"`
+	PID   int    `json:"pid"`
+	Start string `json:"start"`
+}
+
+func thisWorker() proc {
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	return proc{Host: host, PID: pid, Start: procStart(pid)}
+}
+
+// procStart is the start time of process pid in clock ticks since boot
+// ("" when there is no such process, or it is a zombie).
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest) // from field 3, the state
+	if len(f) < 20 || f[0] == "Z" {
+		return ""
+	}
+	return f[19] // field 22, starttime
+}
+
+// gone reports whether process p has ended. A process of another host,
+// or one whose start is not known, is never known to have ended.
+func (w *workspaceFiles) gone(p proc) bool {
+	return p.Host == w.self.Host && p != w.self && p.Start != "" && procStart(p.PID) != p.Start
+}
+
+func (w *workspaceFiles) recordPath(runID string) string {
+	return filepath.Join(w.runs, runID, "files.json")
+}
+
+// load reads run runID's record, when this process has none in memory
+// (it restarted, or another worker process shares its BASE): the
+// snapshot then synced, and, when the record's writer died with steps of
+// the run in flight, their window to sweep. It writes nothing: after a
+// load the next restore writes every file again (no skip, as before a
+// first sync).
+func (w *workspaceFiles) load(runID string) {
+	if w.runs == "" {
+		return
+	}
+	if _, ok := w.synced[runID]; ok {
+		return
+	}
+	path := w.recordPath(runID)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	var rec runRecord
+	if json.Unmarshal(data, &rec) != nil {
+		return
+	}
+	w.synced[runID] = rec.Synced
+	w.setChecked(runID, -1)
+	if rec.Flying && w.gone(rec.Worker) {
+		// Restarted after the step began: what changed since this process
+		// started is its own steps'. Otherwise (another process sharing the
+		// BASE died) up to now, less the steps in flight (sweep).
+		since, until := changed(fi), w.born
+		if !w.born.After(since) {
+			until = time.Now()
+		}
+		w.cutOffAt(runID, window{since: since, until: until})
+	}
+}
+
+// busySince is when the first step in flight in WORKSPACE of a run other
+// than runID began, as far as this worker knows (zero: none): its own
+// steps, and those in the records of the runs' folders whose writer may be
+// alive (other processes sharing the BASE; this one's records are left
+// flying by a step that failed as an activity, after it).
+func (w *workspaceFiles) busySince(runID string) time.Time {
+	var first time.Time
+	earlier := func(t time.Time) {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	for run, t := range w.since {
+		if run != runID {
+			earlier(t)
+		}
+	}
+	if w.runs == "" {
+		return first
+	}
+	dirs, _ := os.ReadDir(w.runs)
+	for _, d := range dirs {
+		if d.Name() == runID || !d.IsDir() {
+			continue
+		}
+		path := w.recordPath(d.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var rec runRecord
+		fi, err := os.Stat(path)
+		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.Flying || rec.Worker == w.self || w.gone(rec.Worker) {
+			continue
+		}
+		earlier(changed(fi))
+	}
+	return first
+}
+
+// save writes run runID's record (nothing without w.runs); flying, it
+// returns the record's ctime: when the step that starts now began.
+func (w *workspaceFiles) save(runID string, flying bool) (time.Time, error) {
+	if w.runs == "" {
+		return time.Now(), nil
+	}
+	data, err := json.Marshal(runRecord{Synced: w.synced[runID], Flying: flying, Worker: w.self})
+	if err != nil {
+		return time.Time{}, err
+	}
+	path := w.recordPath(runID)
+	err = os.WriteFile(path, data, 0o644)
+	if errors.Is(err, fs.ErrNotExist) { // the run's first step here
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the run's record: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the run's record: %w", err)
+	}
+	return changed(fi), nil
+}
+
+// changed is the ctime of a file: the time of its last change, content,
+// name or mode, which no step can set back (touch -d sets mtime only).
+func changed(fi fs.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	return fi.ModTime()
+}
+
+func (w *workspaceFiles) setChecked(runID string, n int) {
+	if w.checked == nil {
+		w.checked = map[string]int{}
+	}
+	w.checked[runID] = n
+}
+
+func (w *workspaceFiles) cutOffAt(runID string, win window) {
+	if w.cutOff == nil {
+		w.cutOff = map[string]window{}
+	}
+	if old, ok := w.cutOff[runID]; ok && old.since.Before(win.since) {
+		win.since = old.since
+	}
+	w.cutOff[runID] = win
+}
+
+// sweep removes the files of WORKSPACE ws (.git directories left out, as
+// in a snapshot) that changed within win, but before any step of another
+// run now in flight began (busySince), and that next does not name: a
+// cut-off step's work. A .git file (a worktree's link) and a project's
+// own .orchestrator/ are never touched. It returns how many it removed.
+func (w *workspaceFiles) sweep(ws, runID string, next *Manifest, win window) (int, error) {
+	if busy := w.busySince(runID); !busy.IsZero() && !busy.After(win.until) {
+		win.until = busy.Add(-time.Nanosecond)
+	}
+	if win.until.Before(win.since) {
+		return 0, nil
+	}
+	var gone []string
+	err := walkWorkspace(ws, func(path, rel string, fi fs.FileInfo) error {
+		if t := changed(fi); t.Before(win.since) || t.After(win.until) {
+			return nil
+		}
+		if strings.HasPrefix(rel, ".orchestrator/") || fi.Name() == ".git" {
+			return nil
+		}
+		if _, ok := next.Files[rel]; !ok && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
+			gone = append(gone, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("restore: %w", err)
+	}
+	for _, rel := range gone {
+		if err := w.remove(ws, rel); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone), nil
 }
 
 type fileStat struct {
@@ -90,8 +347,8 @@ func putManifest(b *Blobs, m *Manifest) (string, error) {
 // the files the snapshot names: files that differ are written, and files
 // of the snapshot this worker last had for the run that want lacks are
 // removed (a later step on another worker deleted them). Other files are
-// left alone: WORKSPACE is shared with the other runs of this BASE, as on
-// the local engine. While steps of the run are in flight here, the files
+// left alone but for a cut-off step's (restoreWhole): WORKSPACE is shared
+// with the other runs of this BASE, as on the local engine. While steps of the run are in flight here, the files
 // they changed are left alone too (begin).
 func (w *workspaceFiles) restore(b *Blobs, ws, runID, want string) error {
 	_, err := w.start(b, ws, runID, want, false)
@@ -107,6 +364,7 @@ type flight struct {
 	// changed when this one started: theirs, not this step's.
 	others map[string]bool
 	flying bool // counted in workspaceFiles.flying
+	ended  bool // its snapshot taken (end)
 }
 
 // begin restores the files of a step of run runID (restore) and counts
@@ -133,7 +391,17 @@ func (w *workspaceFiles) start(b *Blobs, ws, runID, want string, fly bool) (*fli
 	f := &flight{run: runID, want: want}
 	var err error
 	if w.flying[runID] == 0 {
-		err = w.restoreWhole(b, ws, runID, want)
+		w.load(runID)
+		var moved bool
+		if moved, err = w.restoreWhole(b, ws, runID, want); err == nil && (moved || fly) {
+			var at time.Time
+			if at, err = w.save(runID, fly); err == nil && fly {
+				if w.since == nil {
+					w.since = map[string]time.Time{}
+				}
+				w.since[runID] = at
+			}
+		}
 	} else {
 		f.others, err = w.restoreAround(b, ws, runID, want)
 	}
@@ -165,17 +433,49 @@ func (w *workspaceFiles) landLocked(f *flight) {
 	f.flying = false
 	if w.flying[f.run]--; w.flying[f.run] <= 0 {
 		delete(w.flying, f.run)
+		if since, ok := w.since[f.run]; ok && !f.ended {
+			// The last step of the run here ended without a snapshot:
+			// what the run's steps changed here since the first of them
+			// began is not the run's (swept at its next restore).
+			w.cutOffAt(f.run, window{since: since, until: time.Now()})
+		}
+		delete(w.since, f.run)
 	}
 }
 
-// restoreWhole is restore with no step of the run in flight here.
-func (w *workspaceFiles) restoreWhole(b *Blobs, ws, runID, want string) error {
-	if want == "" || w.synced[runID] == want {
-		return nil
+// restoreWhole is restore with no step of the run in flight here; it
+// reports whether the run's record changed.
+//
+// Steps of the run that began here and never ended (cutOff: the worker
+// died, or the step failed as an activity) left changes that no snapshot
+// holds: the files that changed in WORKSPACE since the first of them
+// began (until this process started, after a restart; and before any step
+// of another run still in flight began), that want does not name, are
+// removed, whoever wrote them. So the step sees the
+// files of the run's last completed step, also on the worker that was
+// running it, while the files that no step changed then (the project's,
+// earlier runs') are left alone.
+func (w *workspaceFiles) restoreWhole(b *Blobs, ws, runID, want string) (bool, error) {
+	cut, isCut := w.cutOff[runID]
+	if !isCut && (want == "" || w.synced[runID] == want && w.checked[runID] == w.sweeps) {
+		return false, nil
 	}
 	next, err := loadManifest(b, want)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if isCut {
+		n, err := w.sweep(ws, runID, next, cut)
+		if err != nil {
+			return false, err
+		}
+		if n > 0 {
+			w.sweeps++ // other runs write their files again
+		}
+		delete(w.cutOff, runID)
+		if want == "" {
+			return true, nil
+		}
 	}
 	prev, err := loadManifest(b, w.synced[runID])
 	if err != nil {
@@ -184,17 +484,18 @@ func (w *workspaceFiles) restoreWhole(b *Blobs, ws, runID, want string) error {
 	for _, rel := range sortedPaths(prev) {
 		if _, ok := next.Files[rel]; !ok {
 			if err := w.remove(ws, rel); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
 	for _, rel := range sortedPaths(next) {
 		if err := w.write(b, ws, rel, next.Files[rel]); err != nil {
-			return err
+			return false, err
 		}
 	}
 	w.synced[runID] = want
-	return nil
+	w.setChecked(runID, w.sweeps)
+	return true, nil
 }
 
 // restoreAround is restore while other steps of the run are in flight
@@ -333,6 +634,7 @@ func (w *workspaceFiles) snapshot(b *Blobs, ws, runID string) (string, error) {
 func (w *workspaceFiles) end(b *Blobs, ws string, f *flight) (string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	f.ended = true
 	w.landLocked(f)
 	m, err := w.scan(b, ws)
 	if err != nil {
@@ -344,6 +646,10 @@ func (w *workspaceFiles) end(b *Blobs, ws string, f *flight) (string, error) {
 	}
 	if w.flying[f.run] == 0 {
 		w.synced[f.run] = whole
+		w.setChecked(f.run, w.sweeps)
+		if _, err := w.save(f.run, false); err != nil {
+			return "", err
+		}
 	}
 	if len(f.others) == 0 {
 		return whole, nil
@@ -374,6 +680,22 @@ func (w *workspaceFiles) scan(b *Blobs, ws string) (*Manifest, error) {
 		}
 		return ref, err
 	}
+	err := walkWorkspace(ws, func(path, rel string, fi fs.FileInfo) error {
+		if e, ok := w.entryOf(path, fi, put); ok {
+			m.Files[rel] = e
+		}
+		return putErr
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", ws, err)
+	}
+	return m, nil
+}
+
+// walkWorkspace calls fn for every file of WORKSPACE ws that is not a
+// directory, by path and by path relative to ws ('/'), .git directories
+// left out; files removed while it walks are skipped.
+func walkWorkspace(ws string, fn func(path, rel string, fi fs.FileInfo) error) error {
 	err := filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -391,16 +713,13 @@ func (w *workspaceFiles) scan(b *Blobs, ws string) (*Manifest, error) {
 		if err != nil {
 			return nil
 		}
-		if e, ok := w.entryOf(path, fi, put); ok {
-			rel, _ := filepath.Rel(ws, path)
-			m.Files[filepath.ToSlash(rel)] = e
-		}
-		return putErr
+		rel, _ := filepath.Rel(ws, path)
+		return fn(path, filepath.ToSlash(rel), fi)
 	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("snapshot of %s: %w", ws, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	return m, nil
+	return err
 }
 
 // mergeFiles is the snapshot after a parallel step's join: the snapshot

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSnapshotRestoreMerge: a snapshot of one WORKSPACE restores into
@@ -177,5 +178,189 @@ func TestConcurrentThreadsOnOneWorker(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(ws, "out/d.txt")); string(data) != "in-dshared" {
 		t.Errorf("after the join's restore: out/d.txt = %q", data)
+	}
+}
+
+// tick waits until a file written now gets a later ctime than files
+// written before it (the file system's clock is coarse).
+func tick(t *testing.T, dir string) {
+	t.Helper()
+	probe := filepath.Join(dir, ".tick")
+	defer os.Remove(probe)
+	stamp := func() time.Time {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return changed(fi)
+	}
+	first := stamp()
+	for !stamp().After(first) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRestartedWorkerSweepsCutOffStep: a worker dies while a step of run
+// r runs (it wrote stray.txt and half of a.txt); restarted on the same
+// BASE, it runs the step again from the run's last snapshot: stray.txt is
+// gone and a.txt whole, while the project's file (earlier.txt, there
+// before the step began) and another run's file written after the
+// restart stay (and a .git file, and a project's .orchestrator/, never
+// swept). Restarted again, it still knows what it last synced for
+// r: a file a later step on another worker removed is removed here too.
+func TestRestartedWorkerSweepsCutOffStep(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws, wsB, runs := t.TempDir(), t.TempDir(), t.TempDir()
+	put := func(ws, rel, content string) {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(rel string) string {
+		data, err := os.ReadFile(filepath.Join(ws, rel))
+		if err != nil {
+			return "(none)"
+		}
+		return string(data)
+	}
+	// Step 1 of r ran on worker B.
+	put(wsB, "a.txt", "a")
+	put(wsB, "old.txt", "old")
+	wb := newWorkspaceFiles("", time.Now())
+	s1, err := wb.snapshot(b, wsB, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This worker has the project's file; step 2 starts here, writes,
+	// and the worker dies (a process that is gone wrote its record).
+	put(ws, "earlier.txt", "mine")
+	tick(t, ws)
+	w1 := newWorkspaceFiles(runs, time.Now())
+	w1.self.Start = "gone"
+	if _, err := w1.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	put(ws, "notes/stray.txt", "half-written")
+	put(ws, "a.txt", "ha")
+	put(ws, "wt/.git", "gitdir: elsewhere")          // never swept
+	put(ws, ".orchestrator/runs/x/state.json", "{}") // nor this
+	// Restarted: another run's step writes first, then step 2 again.
+	tick(t, ws)
+	w2 := newWorkspaceFiles(runs, time.Now())
+	tick(t, ws)
+	put(ws, "q.txt", "run q")
+	f, err := w2.begin(b, ws, "r", s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"notes/stray.txt": "(none)", "a.txt": "a", "old.txt": "old", "earlier.txt": "mine", "q.txt": "run q",
+		"wt/.git": "gitdir: elsewhere", ".orchestrator/runs/x/state.json": "{}"} {
+		if got := read(rel); got != want {
+			t.Errorf("after the restart, step 2 sees %s = %q, want %q", rel, got, want)
+		}
+	}
+	s2, err := w2.end(b, ws, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Step 3 on worker B removes old.txt; step 4 comes back to this
+	// worker, restarted once more.
+	if err := wb.restore(b, wsB, "r", s2); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(wsB, "old.txt"))
+	s3, err := wb.snapshot(b, wsB, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w3 := newWorkspaceFiles(runs, time.Now())
+	if err := w3.restore(b, ws, "r", s3); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"old.txt": "(none)", "a.txt": "a", "earlier.txt": "mine"} {
+		if got := read(rel); got != want {
+			t.Errorf("step 4 sees %s = %q, want %q", rel, got, want)
+		}
+	}
+}
+
+// TestFailedActivitySwept: a step that ends as a failed activity (no
+// snapshot) is run again on the same worker from the run's snapshot,
+// without what the failed attempt wrote; also after a step of another run
+// failed so before (and went on elsewhere: its record stays flying).
+func TestFailedActivitySwept(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws := t.TempDir()
+	w := newWorkspaceFiles(t.TempDir(), time.Now())
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := w.snapshot(b, ws, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := w.begin(b, ws, "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.land(fp)
+	tick(t, ws)
+	f, err := w.begin(b, ws, "r", s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "stray.txt"), []byte("half"), 0o644)
+	w.land(f)
+	if _, err := w.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "stray.txt")); err == nil {
+		t.Error("the attempt run again sees stray.txt, which the failed attempt wrote")
+	}
+}
+
+// TestSweepSparesStepsInFlight: two worker processes share one BASE; the
+// one running run r's step dies after the step wrote stray.txt; the other
+// (started before) is running a step of run q, begun after stray.txt, that
+// wrote q.txt. When the other takes r's step, stray.txt goes and q.txt,
+// written by a step still in flight, stays.
+func TestSweepSparesStepsInFlight(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws, runs := t.TempDir(), t.TempDir()
+	put := func(rel string) {
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.txt")
+	w1 := newWorkspaceFiles(runs, time.Now())
+	w1.self.Start = "gone"
+	w2 := newWorkspaceFiles(runs, time.Now())
+	s1, err := w1.snapshot(b, ws, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w1.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	put("stray.txt")
+	tick(t, ws)
+	if _, err := w2.begin(b, ws, "q", ""); err != nil {
+		t.Fatal(err)
+	}
+	put("q.txt")
+	if _, err := w2.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "stray.txt")); err == nil {
+		t.Error("r's step, run again, sees stray.txt, written by its cut-off attempt")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "q.txt")); err != nil {
+		t.Errorf("q's file, written by a step in flight, was swept: %v", err)
 	}
 }
