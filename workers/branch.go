@@ -50,7 +50,11 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 			return "", fmt.Errorf("git reset --soft %s: %v: %s", c.Head, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
+	nested, err := nestedRepoExcludes(ctx, g)
+	if err != nil {
+		return "", err
+	}
+	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, nested...)...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	// The excluded paths go back to what the branch has (new files out of
@@ -302,4 +306,31 @@ func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, e
 		}
 	}
 	return n, nil
+}
+
+// nestedRepoExcludes returns an exclude pathspec for every repository of
+// its own that a step left in the worktree and an earlier commit recorded
+// (a gitlink in the index) whose folder is still there. git add looks
+// into such a repository (git status inside it, under its own
+// configuration: its filters and drivers, which disableDrivers never
+// read, would run), so it is kept out of the add: the commit that first
+// recorded it holds the commit it was at, a later commit of it is not
+// recorded, and its removal is (its folder gone, git has nothing to look
+// into). git ls-files -s runs nothing.
+func nestedRepoExcludes(ctx context.Context, g *gitRepo) ([]string, error) {
+	r := g.out(ctx, "ls-files", "-s", "-z")
+	if r.err != nil {
+		return nil, fmt.Errorf("git ls-files: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	var out []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(g.workTree, path)); err == nil {
+			out = append(out, ":(exclude,literal)"+path)
+		}
+	}
+	return out, nil
 }

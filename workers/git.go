@@ -72,6 +72,14 @@ var gitFixedConfig = [][2]string{
 	{"submodule.recurse", "false"},
 	{"fetch.recurseSubmodules", "false"},
 	{"status.submoduleSummary", "false"},
+	// A repository a step left in a subfolder of its worktree (sub/.git,
+	// committed as a gitlink) is never looked into: git add, status and
+	// diff would run git status inside it, under its own configuration,
+	// whose filters and drivers disableDrivers never read. "dirty" still
+	// records a new commit of it (its HEAD, read without running
+	// anything); "all" would hide even that. It overrides every
+	// submodule.<name>.ignore.
+	{"diff.ignoreSubmodules", "dirty"},
 	{"diff.external", ""},
 	// smithvm diff prints a patch git apply and patch -p1 take, whatever
 	// prefixes the repository asks for.

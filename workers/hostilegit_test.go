@@ -1,0 +1,141 @@
+package workers
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"smith/workers/step"
+)
+
+// plantNestedRepo makes dir (inside a run's worktree) a repository of its
+// own, as an agent CLI writing in its worktree may: its configuration names
+// a clean filter, a textconv, an fsmonitor and hooks that each leave a
+// marker, and its tracked file is left stat-dirty (same size, new mtime) so
+// that any git status inside it would run the clean filter.
+func plantNestedRepo(t *testing.T, dir, marks string) {
+	t.Helper()
+	bin := t.TempDir()
+	script := func(name string) string {
+		p := filepath.Join(bin, name)
+		body := "#!/bin/sh\n: > '" + filepath.Join(marks, name) + "'\ncat\n"
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("* filter=nest diff=nest\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "n.txt"), []byte("nested\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "-A")
+	run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "nested")
+	for _, kv := range [][2]string{
+		{"filter.nest.clean", script("nested-filter-clean")},
+		{"filter.nest.smudge", script("nested-filter-smudge")},
+		{"filter.nest.required", "true"},
+		{"diff.nest.textconv", script("nested-textconv")},
+		{"core.fsmonitor", script("nested-fsmonitor")},
+	} {
+		run("config", kv[0], kv[1])
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "n.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGitRunsNothingFromANestedRepository: a step leaves a repository of
+// its own in a subfolder of its worktree (sub/.git with filters and an
+// fsmonitor in its configuration). Smith's commits of that step and the
+// next, the merge and the clean run nothing it names (CONTRACT 12.4).
+func TestGitRunsNothingFromANestedRepository(t *testing.T) {
+	d, marks := hostileRepo(t)
+	ctx := context.Background()
+	lookup := func(name string) (string, bool) {
+		switch name {
+		case "PATH":
+			return os.Getenv("PATH"), true
+		case "HOME":
+			return t.TempDir(), true
+		}
+		return "", false
+	}
+	l := Local{Env: lookup}
+	write := func(dir, name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(wt, msg string) {
+		t.Helper()
+		if h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: msg}); err != nil || h == "" {
+			t.Fatalf("CommitStep(%s) = %q, %v, want a commit", msg, h, err)
+		}
+	}
+	wt, err := CreateWorktree(ctx, d, "r1", lookup)
+	if err != nil {
+		t.Fatalf("CreateWorktree = %v", err)
+	}
+	plantNestedRepo(t, filepath.Join(wt, "sub"), marks)
+	write(wt, "a.txt", "one\n")
+	commit(wt, "smith: A (run r1, attempt 1)")
+	g, err := openRepo(ctx, wt, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := g.out(ctx, "ls-files", "-s", "sub"); !strings.HasPrefix(r.out, "160000 ") {
+		t.Errorf("the first commit recorded sub as %q, want the nested repository's commit (a gitlink)", r.out)
+	}
+	later := time.Now().Add(2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(wt, "sub", "n.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	write(wt, "a.txt", "two\n")
+	commit(wt, "smith: B (run r1, attempt 1)")
+	// A thread of a parallel step leaves one too; the join merges it.
+	u, err := l.UnitWorktree(ctx, d, wt, "r1", "Par", "0", "", true)
+	if err != nil {
+		t.Fatalf("UnitWorktree = %v", err)
+	}
+	plantNestedRepo(t, filepath.Join(u, "usub"), marks)
+	commit(u, "smith: unit")
+	write(u, "u.txt", "unit\n")
+	commit(u, "smith: unit again")
+	if err := l.MergeUnit(ctx, wt, "r1", "Par", "0"); err != nil {
+		t.Fatalf("MergeUnit = %v", err)
+	}
+	l.RemoveUnit(ctx, d, wt, "r1", "Par", "0")
+	if _, err := Diff(ctx, d, "r1", false, lookup); err != nil {
+		t.Fatalf("Diff = %v", err)
+	}
+	if _, err := Merge(ctx, d, "r1", lookup); err != nil {
+		t.Fatalf("Merge = %v", err)
+	}
+	if err := RemoveWorktree(d, "r1", nil, true, false, lookup); err != nil {
+		t.Fatalf("RemoveWorktree = %v", err)
+	}
+	if got := markers(t, marks); len(got) != 0 {
+		t.Errorf("commands the nested repository names ran: %v, want none", got)
+	}
+}
