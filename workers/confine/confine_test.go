@@ -200,6 +200,10 @@ func TestWriteFile(t *testing.T) {
 		{"creates parents", "x/y/z/out.txt", true},
 		{"replaces existing", "a/b/file.txt", true},
 		{"symlink dir", "linkdir/new.txt", false},
+		// The longest name a file system takes (255 bytes): its temporary
+		// twin must fit too.
+		{"longest name", "long/" + strings.Repeat("n", 251) + ".txt", true},
+		{"longest name, runes", "runes/" + strings.Repeat("é", 125) + ".txt", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
