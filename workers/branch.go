@@ -33,7 +33,7 @@ func BaseRef(runID string) string { return "refs/smith-base/" + runID }
 // variable) is E_SECRET_IN_CHANGE: the index is reset, so nothing is
 // committed and the branch is as it was.
 func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
-	g, err := openRepo(ctx, c.Worktree, l.Env)
+	g, err := openWorktree(ctx, c.Worktree, l.Env)
 	if err != nil {
 		return "", err
 	}
@@ -290,7 +290,7 @@ func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, e
 	if !commitPattern().MatchString(commit) {
 		return 0, fmt.Errorf("'%s' is not a commit id", commit)
 	}
-	g, err := openRepo(ctx, worktree, l.Env)
+	g, err := openWorktree(ctx, worktree, l.Env)
 	if err != nil {
 		return 0, err
 	}

@@ -171,6 +171,19 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 	return g, nil
 }
 
+// openWorktree is openRepo for a worktree Smith made (a run's or a
+// thread's): its .git must be the file that links it to the repository
+// (checked as openRepo says), never a folder. A step that replaced it with
+// a repository of its own (git init in its worktree) would otherwise get
+// Smith's commits, joins and threads, on a branch that is not the run's.
+func openWorktree(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	g, err := openRepo(ctx, dir, lookup)
+	if err == nil && g.gitDir == filepath.Join(filepath.Clean(dir), ".git") {
+		err = fmt.Errorf("%s is a repository of its own, not the link of a worktree Smith made to the repository (a step replaced it?): Smith does not use it", g.gitDir)
+	}
+	return g, err
+}
+
 // userExcludesFile is the user's global ignore file as their own
 // configuration names it (core.excludesFile in ~/.gitconfig), which
 // GIT_CONFIG_GLOBAL=/dev/null would otherwise lose: files the user ignores

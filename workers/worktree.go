@@ -292,7 +292,7 @@ func headBranch(ctx context.Context, g *gitRepo) string {
 // files of the last saved step, not on top of its own half-done changes
 // (CONTRACT 12.4).
 func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, exclude []string) error {
-	g, err := openRepo(ctx, wt, l.Env)
+	g, err := openWorktree(ctx, wt, l.Env)
 	if err != nil {
 		return err
 	}
