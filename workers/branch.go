@@ -59,15 +59,17 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	}
 	// The excluded paths go back to what the branch has (new files out of
 	// the index, tracked ones as they were). Not exclude pathspecs of the
-	// add: git refuses those that a .gitignore also ignores.
-	if len(c.Exclude) > 0 {
-		args := []string{"reset", "-q", "--"}
-		for _, p := range c.Exclude {
-			args = append(args, ":(literal)"+p)
-		}
-		if r := g.git(ctx, args...); r.err != nil {
-			return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
-		}
+	// add: git refuses those that a .gitignore also ignores. A folder
+	// named .orchestrator, at any depth (as the .gitignore line Smith
+	// suggests matches), is never committed either: merged into the
+	// repository it would be Smith's own run folder there, with run
+	// states and logs a step made up.
+	args := []string{"reset", "-q", "--", ownFolders}
+	for _, p := range c.Exclude {
+		args = append(args, ":(literal)"+p)
+	}
+	if r := g.git(ctx, args...); r.err != nil {
+		return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	if g.ok(ctx, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv") {
 		return "", nil // nothing staged
@@ -91,6 +93,10 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	}
 	return strings.TrimSpace(r.out), nil
 }
+
+// ownFolders is the pathspec of every folder named .orchestrator, Smith's
+// run folder, in a worktree.
+const ownFolders = ":(glob)**/.orchestrator/**"
 
 // hasBranch checks that run runID has its branch in the repository of d.
 func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) error {
