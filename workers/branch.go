@@ -94,9 +94,10 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	return strings.TrimSpace(r.out), nil
 }
 
-// ownFolders is the pathspec of every folder named .orchestrator, Smith's
+// ownFolders is the pathspec of every folder named .orchestrator (in any
+// case, for a file system that folds it), Smith's
 // run folder, in a worktree.
-const ownFolders = ":(glob)**/.orchestrator/**"
+const ownFolders = ":(glob,icase)**/.orchestrator/**"
 
 // hasBranch checks that run runID has its branch in the repository of d.
 func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) error {
