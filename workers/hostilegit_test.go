@@ -141,49 +141,80 @@ func TestGitRunsNothingFromANestedRepository(t *testing.T) {
 }
 
 // TestCommitRefusesAReplacedGitDir: a step replaces its worktree's .git
-// file (the link to the run's repository) with a repository of its own on
-// a branch of the run's name. Smith's commit must not land there, nor
-// anywhere but on the run's branch: it fails, and the run's branch is as it
-// was (CONTRACT 12.4: a commit never lands on any branch but the run's).
+// file (the link to the run's repository): with a repository of its own on
+// a branch of the run's name (git init), a link to the repository's own
+// .git, a .git file naming that folder, or one naming another run's
+// worktree. Smith's commit must land nowhere: it fails, and the run's
+// branch is as it was (CONTRACT 12.4: a commit never lands on any branch
+// but the run's).
 func TestCommitRefusesAReplacedGitDir(t *testing.T) {
-	d, marks := hostileRepo(t)
-	ctx := context.Background()
-	lookup := func(name string) (string, bool) {
-		if name == "PATH" {
-			return os.Getenv("PATH"), true
-		}
-		return "", false
-	}
-	l := Local{Env: lookup}
-	wt, err := CreateWorktree(ctx, d, "r1", lookup)
-	if err != nil {
-		t.Fatalf("CreateWorktree = %v", err)
-	}
-	main, err := openRepo(ctx, d.Workspace, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := revParse(ctx, main, "refs/heads/"+step.WorktreeBranch("r1"))
-	if err := os.Remove(filepath.Join(wt, ".git")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "init", "-q", "-b", step.WorktreeBranch("r1"))
-	cmd.Dir = wt
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(wt, "a.txt"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "smith: A (run r1, attempt 1)"})
-	if err == nil {
-		t.Errorf("CommitStep in a worktree whose .git is a repository of the step's = %q, nil; want an error", h)
-	}
-	if after := revParse(ctx, main, "refs/heads/"+step.WorktreeBranch("r1")); after != before {
-		t.Errorf("the run's branch moved from %s to %s", before, after)
-	}
-	if got := markers(t, marks); len(got) != 0 {
-		t.Errorf("commands ran: %v", got)
+	for _, replace := range []string{"git init", "symlink", "gitdir main", "gitdir other run"} {
+		t.Run(replace, func(t *testing.T) {
+			d, marks := hostileRepo(t)
+			ctx := context.Background()
+			lookup := func(name string) (string, bool) {
+				if name == "PATH" {
+					return os.Getenv("PATH"), true
+				}
+				return "", false
+			}
+			l := Local{Env: lookup}
+			wt, err := CreateWorktree(ctx, d, "r1", lookup)
+			if err != nil {
+				t.Fatalf("CreateWorktree = %v", err)
+			}
+			other, err := CreateWorktree(ctx, d, "r2", lookup)
+			if err != nil {
+				t.Fatalf("CreateWorktree = %v", err)
+			}
+			main, err := openRepo(ctx, d.Workspace, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			otherRepo, err := openRepo(ctx, other, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			branch := step.WorktreeBranch("r1")
+			before := revParse(ctx, main, "refs/heads/"+branch)
+			dotGit := filepath.Join(wt, ".git")
+			if err := os.Remove(dotGit); err != nil {
+				t.Fatal(err)
+			}
+			switch replace {
+			case "git init":
+				cmd := exec.Command("git", "init", "-q", "-b", branch)
+				cmd.Dir = wt
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v\n%s", err, out)
+				}
+			case "symlink":
+				err = os.Symlink(filepath.Join(d.Workspace, ".git"), dotGit)
+			case "gitdir main":
+				err = os.WriteFile(dotGit, []byte("gitdir: "+filepath.Join(d.Workspace, ".git")+"\n"), 0o644)
+			case "gitdir other run":
+				err = os.WriteFile(dotGit, []byte("gitdir: "+otherRepo.gitDir+"\n"), 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(wt, "a.txt"), []byte("one\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Branch: branch, Msg: "smith: A (run r1, attempt 1)"})
+			if err == nil {
+				t.Errorf("CommitStep in a worktree whose .git a step replaced (%s) = %q, nil; want an error", replace, h)
+			}
+			if after := revParse(ctx, main, "refs/heads/"+branch); after != before {
+				t.Errorf("the run's branch moved from %s to %s", before, after)
+			}
+			if after := revParse(ctx, main, "refs/heads/"+step.WorktreeBranch("r2")); after != before {
+				t.Errorf("the other run's branch moved from %s to %s", before, after)
+			}
+			if got := markers(t, marks); len(got) != 0 {
+				t.Errorf("commands ran: %v", got)
+			}
+		})
 	}
 }
