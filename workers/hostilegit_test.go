@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/source"
 	"smith/workers/step"
 )
 
@@ -216,5 +217,68 @@ func TestCommitRefusesAReplacedGitDir(t *testing.T) {
 				t.Errorf("commands ran: %v", got)
 			}
 		})
+	}
+}
+
+// TestCleanAReplacedGitDir: smithvm clean of a run whose worktree's .git a
+// step replaced with a repository of its own (or removed) refuses without --force
+// (E_UNMERGED: the worktree is not the repository's any more, its work is
+// not on the run's branch) and with --force removes the folder and the
+// branch, which git worktree remove alone refuses to do.
+func TestCleanAReplacedGitDir(t *testing.T) {
+	for _, replace := range []string{"git init", "removed"} {
+		t.Run(replace, func(t *testing.T) { testCleanAReplacedGitDir(t, replace) })
+	}
+}
+
+func testCleanAReplacedGitDir(t *testing.T, replace string) {
+	d, marks := hostileRepo(t)
+	ctx := context.Background()
+	lookup := func(name string) (string, bool) {
+		if name == "PATH" {
+			return os.Getenv("PATH"), true
+		}
+		return "", false
+	}
+	wt, err := CreateWorktree(ctx, d, "r1", lookup)
+	if err != nil {
+		t.Fatalf("CreateWorktree = %v", err)
+	}
+	if err := os.Remove(filepath.Join(wt, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if replace == "git init" {
+		cmd := exec.Command("git", "init", "-q", "-b", "main")
+		cmd.Dir = wt
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+	}
+	err = RemoveWorktree(d, "r1", nil, true, false, lookup)
+	if source.CodeOf(err, "") != source.EUnmerged {
+		t.Errorf("RemoveWorktree without force = %v, want E_UNMERGED", err)
+	}
+	if !isDir(wt) {
+		t.Fatal("RemoveWorktree without force removed the worktree")
+	}
+	if err := RemoveWorktree(d, "r1", nil, true, true, lookup); err != nil {
+		t.Fatalf("RemoveWorktree --force = %v, want nil", err)
+	}
+	if _, err := os.Lstat(wt); !os.IsNotExist(err) {
+		t.Errorf("the worktree is still there after clean --force: %v", err)
+	}
+	main, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := revParse(ctx, main, "refs/heads/"+step.WorktreeBranch("r1")); h != "" {
+		t.Errorf("the run's branch is still there: %s", h)
+	}
+	if r := main.out(ctx, "worktree", "list", "--porcelain"); strings.Contains(r.out, wt) {
+		t.Errorf("git still lists the worktree:\n%s", r.out)
+	}
+	if got := markers(t, marks); len(got) != 0 {
+		t.Errorf("commands ran: %v", got)
 	}
 }

@@ -339,7 +339,17 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	if err != nil {
 		return err
 	}
+	// A worktree whose .git a step replaced (a repository of its own) or
+	// removed is not the repository's any more: what is in it is on no
+	// branch of the run's, and git worktree remove refuses it.
+	var replaced error
+	if hasWT {
+		_, replaced = openWorktree(ctx, path, lookup)
+	}
 	if !force {
+		if replaced != nil {
+			return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' is not a worktree of the repository any more (%v); what is in it is on no branch of the run's: pass --force to delete it", runID, replaced)}
+		}
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
 				files, err := uncommitted(ctx, wt, own)
@@ -361,7 +371,16 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 			}
 		}
 	}
-	if hasWT {
+	if hasWT && replaced != nil {
+		// Smith's own folder (BASE/.orchestrator/worktrees/<run_id>):
+		// removed without following a link in it, then git forgets it.
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("remove the worktree %s: %w", path, err)
+		}
+		if r := g.git(ctx, "worktree", "prune"); r.err != nil {
+			return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
+		}
+	} else if hasWT {
 		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
 			return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
 		}
