@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,5 +281,37 @@ func testCleanAReplacedGitDir(t *testing.T, replace string) {
 	}
 	if got := markers(t, marks); len(got) != 0 {
 		t.Errorf("commands ran: %v", got)
+	}
+}
+
+// TestRunIDGitCannotName: a run id smithvm takes (--run-id) that git cannot
+// take in a branch name (smith/<run_id>) is E_USAGE saying why, before
+// anything is made in the repository; not git's own failure halfway.
+func TestRunIDGitCannotName(t *testing.T) {
+	d, _ := hostileRepo(t)
+	ctx := context.Background()
+	lookup := func(name string) (string, bool) {
+		if name == "PATH" {
+			return os.Getenv("PATH"), true
+		}
+		return "", false
+	}
+	main, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a..b", "x.lock", ".hidden", "end.", "a.lock"} {
+		_, err := CreateWorktree(ctx, d, id, lookup)
+		if source.CodeOf(err, "") != source.EUsage || !strings.Contains(fmt.Sprint(err), "--run-id") {
+			t.Errorf("CreateWorktree(%q) = %v, want E_USAGE naming --run-id", id, err)
+		}
+		if r := main.out(ctx, "for-each-ref", "--format=%(refname)"); strings.Contains(r.out, "smith") {
+			t.Errorf("CreateWorktree(%q) left refs: %s", id, r.out)
+		}
+	}
+	for _, id := range []string{"-dash", "a.b", "r_1", "x.lockx", "x.LOCK"} {
+		if _, err := CreateWorktree(ctx, d, id, lookup); err != nil {
+			t.Errorf("CreateWorktree(%q) = %v, want nil", id, err)
+		}
 	}
 }

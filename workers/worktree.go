@@ -20,6 +20,13 @@ func WorktreePath(d confine.Dir, runID string) string {
 	return filepath.Join(d.Base, ".orchestrator", "worktrees", runID)
 }
 
+// refComponent reports whether id (a valid run id: [A-Za-z0-9_.-]) can be
+// one component of a git ref name (git check-ref-format): it must not
+// start with '.', hold "..", or end with '.' or ".lock".
+func refComponent(id string) bool {
+	return id != "" && !strings.HasPrefix(id, ".") && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".") && !strings.HasSuffix(id, ".lock")
+}
+
 // IsGitRepo reports whether dir is inside a git work tree.
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
@@ -49,6 +56,9 @@ func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup fun
 //     at its path (an empty folder, a half-made worktree) is removed with
 //     git's record of it and made again.
 func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (step.RunTree, error) {
+	if !refComponent(runID) {
+		return step.RunTree{}, &source.Error{Code: source.EUsage, Msg: fmt.Sprintf("isolation git-worktree: the run id '%s' cannot name the run's git branch %s (git takes no name that starts with '.', holds '..', or ends with '.' or '.lock'): choose another --run-id", runID, step.WorktreeBranch(runID))}
+	}
 	path := WorktreePath(d, runID)
 	top, err := discover(ctx, d.Workspace, lookup)
 	if err != nil {
