@@ -33,7 +33,7 @@ func BaseRef(runID string) string { return "refs/smith-base/" + runID }
 // variable) is E_SECRET_IN_CHANGE: the index is reset, so nothing is
 // committed and the branch is as it was.
 func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
-	g, err := openRepo(ctx, c.Worktree, l.Env)
+	g, err := openWorktree(ctx, c.Worktree, l.Env)
 	if err != nil {
 		return "", err
 	}
@@ -50,20 +50,26 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 			return "", fmt.Errorf("git reset --soft %s: %v: %s", c.Head, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	if r := g.git(ctx, "add", "-A", "--", "."); r.err != nil {
+	nested, err := nestedRepoExcludes(ctx, g)
+	if err != nil {
+		return "", err
+	}
+	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, nested...)...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	// The excluded paths go back to what the branch has (new files out of
 	// the index, tracked ones as they were). Not exclude pathspecs of the
-	// add: git refuses those that a .gitignore also ignores.
-	if len(c.Exclude) > 0 {
-		args := []string{"reset", "-q", "--"}
-		for _, p := range c.Exclude {
-			args = append(args, ":(literal)"+p)
-		}
-		if r := g.git(ctx, args...); r.err != nil {
-			return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
-		}
+	// add: git refuses those that a .gitignore also ignores. A folder
+	// named .orchestrator, at any depth (as the .gitignore line Smith
+	// suggests matches), is never committed either: merged into the
+	// repository it would be Smith's own run folder there, with run
+	// states and logs a step made up.
+	args := []string{"reset", "-q", "--", ownFolders}
+	for _, p := range c.Exclude {
+		args = append(args, ":(literal)"+p)
+	}
+	if r := g.git(ctx, args...); r.err != nil {
+		return "", fmt.Errorf("git reset of the excluded paths: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	if g.ok(ctx, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv") {
 		return "", nil // nothing staged
@@ -87,6 +93,11 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	}
 	return strings.TrimSpace(r.out), nil
 }
+
+// ownFolders is the pathspec of every folder named .orchestrator (in any
+// case, for a file system that folds it), Smith's
+// run folder, in a worktree.
+const ownFolders = ":(glob,icase)**/.orchestrator/**"
 
 // hasBranch checks that run runID has its branch in the repository of d.
 func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) error {
@@ -286,7 +297,7 @@ func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, e
 	if !commitPattern().MatchString(commit) {
 		return 0, fmt.Errorf("'%s' is not a commit id", commit)
 	}
-	g, err := openRepo(ctx, worktree, l.Env)
+	g, err := openWorktree(ctx, worktree, l.Env)
 	if err != nil {
 		return 0, err
 	}
@@ -302,4 +313,31 @@ func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, e
 		}
 	}
 	return n, nil
+}
+
+// nestedRepoExcludes returns an exclude pathspec for every repository of
+// its own that a step left in the worktree and an earlier commit recorded
+// (a gitlink in the index) whose folder is still there. git add looks
+// into such a repository (git status inside it, under its own
+// configuration: its filters and drivers, which disableDrivers never
+// read, would run), so it is kept out of the add: the commit that first
+// recorded it holds the commit it was at, a later commit of it is not
+// recorded, and its removal is (its folder gone, git has nothing to look
+// into). git ls-files -s runs nothing.
+func nestedRepoExcludes(ctx context.Context, g *gitRepo) ([]string, error) {
+	r := g.out(ctx, "ls-files", "-s", "-z")
+	if r.err != nil {
+		return nil, fmt.Errorf("git ls-files: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	var out []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(g.workTree, path)); err == nil {
+			out = append(out, ":(exclude,literal)"+path)
+		}
+	}
+	return out, nil
 }

@@ -72,6 +72,14 @@ var gitFixedConfig = [][2]string{
 	{"submodule.recurse", "false"},
 	{"fetch.recurseSubmodules", "false"},
 	{"status.submoduleSummary", "false"},
+	// A repository a step left in a subfolder of its worktree (sub/.git,
+	// committed as a gitlink) is never looked into: git add, status and
+	// diff would run git status inside it, under its own configuration,
+	// whose filters and drivers disableDrivers never read. "dirty" still
+	// records a new commit of it (its HEAD, read without running
+	// anything); "all" would hide even that. It overrides every
+	// submodule.<name>.ignore.
+	{"diff.ignoreSubmodules", "dirty"},
 	{"diff.external", ""},
 	// smithvm diff prints a patch git apply and patch -p1 take, whatever
 	// prefixes the repository asks for.
@@ -161,6 +169,19 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 		g.config = append(g.config, [2]string{"core.excludesFile", f})
 	}
 	return g, nil
+}
+
+// openWorktree is openRepo for a worktree Smith made (a run's or a
+// thread's): its .git must be the file that links it to the repository
+// (checked as openRepo says), never a folder. A step that replaced it with
+// a repository of its own (git init in its worktree) would otherwise get
+// Smith's commits, joins and threads, on a branch that is not the run's.
+func openWorktree(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	g, err := openRepo(ctx, dir, lookup)
+	if err == nil && g.gitDir == filepath.Join(filepath.Clean(dir), ".git") {
+		err = fmt.Errorf("%s is a repository of its own, not the link of a worktree Smith made to the repository (a step replaced it?): Smith does not use it", g.gitDir)
+	}
+	return g, err
 }
 
 // userExcludesFile is the user's global ignore file as their own

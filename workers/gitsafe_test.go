@@ -213,8 +213,16 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 	// A commit on the repository's branch too, so the merge is not a
 	// fast-forward.
 	write(d.Workspace, "main.txt", "main\n")
-	if _, err := l.CommitStep(ctx, step.Commit{Worktree: d.Workspace, Msg: "main work"}); err != nil {
-		t.Fatalf("CommitStep(workspace) = %v", err)
+	// (Smith's own git, not CommitStep: that commits in worktrees Smith
+	// made alone.)
+	mainRepo, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "main work"}} {
+		if r := mainRepo.git(ctx, args...); r.err != nil {
+			t.Fatalf("git %v in the workspace: %v: %s", args, r.err, r.out)
+		}
 	}
 	if _, err := Merge(ctx, d, "r1", lookup); err != nil {
 		t.Fatalf("Merge = %v", err)

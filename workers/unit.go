@@ -39,7 +39,7 @@ func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, st
 	if !fresh && wholeWorktree(ctx, path, branch, l.Env) {
 		return path, nil
 	}
-	g, err := openRepo(ctx, runWT, l.Env)
+	g, err := openWorktree(ctx, runWT, l.Env)
 	if err != nil {
 		return "", err
 	}
@@ -69,7 +69,7 @@ func (l Local) UnitWorktree(ctx context.Context, d confine.Dir, runWT, runID, st
 // E_MERGE_CONFLICT naming the files; the unit's branch is kept.
 func (l Local) MergeUnit(ctx context.Context, runWT, runID, stepID, key string) error {
 	branch := step.UnitBranch(runID, stepID, key)
-	g, err := openRepo(ctx, runWT, l.Env)
+	g, err := openWorktree(ctx, runWT, l.Env)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (l Local) MergeUnit(ctx context.Context, runWT, runID, stepID, key string) 
 
 // Head returns the commit checked out in the worktree wt.
 func (l Local) Head(ctx context.Context, wt string) (string, error) {
-	g, err := openRepo(ctx, wt, l.Env)
+	g, err := openWorktree(ctx, wt, l.Env)
 	if err != nil {
 		return "", err
 	}
@@ -122,7 +122,7 @@ func removeUnit(ctx context.Context, g *gitRepo, d confine.Dir, runID, stepID, k
 // join's removals or of a worktree being made, so that no unit branch
 // outlives its join.
 func (l Local) SweepUnits(ctx context.Context, d confine.Dir, runWT, runID string, keep []string) {
-	g, err := openRepo(ctx, runWT, l.Env)
+	g, err := openWorktree(ctx, runWT, l.Env)
 	if err != nil {
 		return
 	}

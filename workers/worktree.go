@@ -20,6 +20,13 @@ func WorktreePath(d confine.Dir, runID string) string {
 	return filepath.Join(d.Base, ".orchestrator", "worktrees", runID)
 }
 
+// refComponent reports whether id (a valid run id: [A-Za-z0-9_.-]) can be
+// one component of a git ref name (git check-ref-format): it must not
+// start with '.', hold "..", or end with '.' or ".lock".
+func refComponent(id string) bool {
+	return id != "" && !strings.HasPrefix(id, ".") && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".") && !strings.HasSuffix(id, ".lock")
+}
+
 // IsGitRepo reports whether dir is inside a git work tree.
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
@@ -49,6 +56,9 @@ func CreateWorktree(ctx context.Context, d confine.Dir, runID string, lookup fun
 //     at its path (an empty folder, a half-made worktree) is removed with
 //     git's record of it and made again.
 func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup func(string) (string, bool)) (step.RunTree, error) {
+	if !refComponent(runID) {
+		return step.RunTree{}, &source.Error{Code: source.EUsage, Msg: fmt.Sprintf("isolation git-worktree: the run id '%s' cannot name the run's git branch %s (git takes no name that starts with '.', holds '..', or ends with '.' or '.lock'): choose another --run-id", runID, step.WorktreeBranch(runID))}
+	}
 	path := WorktreePath(d, runID)
 	top, err := discover(ctx, d.Workspace, lookup)
 	if err != nil {
@@ -292,7 +302,7 @@ func headBranch(ctx context.Context, g *gitRepo) string {
 // files of the last saved step, not on top of its own half-done changes
 // (CONTRACT 12.4).
 func (l Local) RestoreWorktree(ctx context.Context, wt, branch, commit string, exclude []string) error {
-	g, err := openRepo(ctx, wt, l.Env)
+	g, err := openWorktree(ctx, wt, l.Env)
 	if err != nil {
 		return err
 	}
@@ -339,7 +349,17 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	if err != nil {
 		return err
 	}
+	// A worktree whose .git a step replaced (a repository of its own) or
+	// removed is not the repository's any more: what is in it is on no
+	// branch of the run's, and git worktree remove refuses it.
+	var replaced error
+	if hasWT {
+		_, replaced = openWorktree(ctx, path, lookup)
+	}
 	if !force {
+		if replaced != nil {
+			return &step.BranchError{Code: source.EUnmerged, Msg: fmt.Sprintf("the worktree of run '%s' is not a worktree of the repository any more (%v); what is in it is on no branch of the run's: pass --force to delete it", runID, replaced)}
+		}
 		if hasWT {
 			if wt, err := openRepo(ctx, path, lookup); err == nil {
 				files, err := uncommitted(ctx, wt, own)
@@ -361,7 +381,16 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 			}
 		}
 	}
-	if hasWT {
+	if hasWT && replaced != nil {
+		// Smith's own folder (BASE/.orchestrator/worktrees/<run_id>):
+		// removed without following a link in it, then git forgets it.
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("remove the worktree %s: %w", path, err)
+		}
+		if r := g.git(ctx, "worktree", "prune"); r.err != nil {
+			return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
+		}
+	} else if hasWT {
 		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
 			return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
 		}

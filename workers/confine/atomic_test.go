@@ -3,7 +3,9 @@ package confine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -28,5 +30,17 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(path, "under-a-file"), []byte("x"), 0o644); err == nil {
 		t.Error("write under a regular file succeeded")
+	}
+}
+
+// TestTempNameOfLongestName: the temporary twin of a name as long as a file
+// system takes fits in one too, and is still known as a temporary file (so
+// that a write cut off by a kill is cleaned up).
+func TestTempNameOfLongestName(t *testing.T) {
+	for _, name := range []string{"a.txt", strings.Repeat("n", 255), strings.Repeat("é", 127)} {
+		tmp := tempName(name)
+		if len(tmp) > maxName || !IsTempName(tmp) || !utf8.ValidString(tmp) {
+			t.Errorf("tempName(%d bytes) = %q (%d bytes), want at most %d bytes of valid UTF-8 that IsTempName knows", len(name), tmp, len(tmp), maxName)
+		}
 	}
 }

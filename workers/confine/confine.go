@@ -94,10 +94,20 @@ func (d Dir) inWorkspace(rel, joined string) error {
 	if !within(joined, ws) {
 		return &Error{Path: rel, Reason: reasonOutsideWS}
 	}
-	if within(joined, orchestratorName) && !within(ws, orchestratorName) {
+	if inOrchestrator(joined) && !inOrchestrator(ws) {
 		return &Error{Path: rel, Reason: reasonOrchestrator}
 	}
 	return nil
+}
+
+// inOrchestrator reports whether rel (a local path relative to Base) is
+// BASE/.orchestrator or below it. Its first component is compared as
+// gitComponent compares .git: in any case and without trailing dots and
+// spaces, so a file system that folds case or ignores them (macOS,
+// Windows, ext4 casefold folders) does not lead into Smith's run folder.
+func inOrchestrator(rel string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return strings.EqualFold(strings.TrimRight(first, ". "), orchestratorName)
 }
 
 // lexical joins rel to dirRel (a local path relative to BASE) and returns the

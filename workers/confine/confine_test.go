@@ -200,6 +200,10 @@ func TestWriteFile(t *testing.T) {
 		{"creates parents", "x/y/z/out.txt", true},
 		{"replaces existing", "a/b/file.txt", true},
 		{"symlink dir", "linkdir/new.txt", false},
+		// The longest name a file system takes (255 bytes): its temporary
+		// twin must fit too.
+		{"longest name", "long/" + strings.Repeat("n", 251) + ".txt", true},
+		{"longest name, runes", "runes/" + strings.Repeat("é", 125) + ".txt", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,7 +360,10 @@ func TestOrchestratorRefusedWhenWorkspaceIsBase(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
 	d := Dir{Base: base, Workspace: base}
-	for _, rel := range []string{".orchestrator/runs/r/state.json", "a/../.orchestrator/x", ".orchestrator"} {
+	// Any case, and with trailing dots or spaces: the same folder on a
+	// file system that folds case or ignores them (macOS, Windows, ext4
+	// casefold folders), as for .git.
+	for _, rel := range []string{".orchestrator/runs/r/state.json", "a/../.orchestrator/x", ".orchestrator", ".ORCHESTRATOR/runs/r/state.json", ".Orchestrator./x", ".orchestrator /runs"} {
 		_, err := d.ResolveIn(base, rel)
 		if !errors.Is(err, ErrEscape) {
 			t.Errorf("ResolveIn(BASE, %q) = %v, want a violation", rel, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,6 +37,24 @@ func IsTempName(name string) bool {
 		}
 	}
 	return true
+}
+
+// maxName is the longest name of one file the file systems take (NAME_MAX).
+const maxName = 255
+
+// tempName is the name of a new temporary twin of the file name:
+// ".NAME.tmp-XXXX", with NAME cut (at a rune's start) so that a name as long
+// as a file system takes still has a twin it takes.
+func tempName(name string) string {
+	r := rand.Text()
+	if over := 1 + len(name) + len(tempSuffix) + len(r) - maxName; over > 0 {
+		n := len(name) - over
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
+		name = name[:n]
+	}
+	return "." + name + tempSuffix + r
 }
 
 // WriteFile writes data to abs, a path returned by Resolve or ResolveIn,
@@ -73,7 +92,7 @@ func (d Dir) writeTemp(abs string, data []byte, perm os.FileMode) (dirfd int, na
 		return -1, "", "", err
 	}
 	name = filepath.Base(rel)
-	tmp = "." + name + tempSuffix + rand.Text()
+	tmp = tempName(name)
 	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		unix.Close(dirfd)
