@@ -927,7 +927,9 @@ func (m *Machine) worktree(ctx context.Context, runID, base string) (step.RunTre
 	}
 	tree, err := m.cfg.Host.RunWorktree(ctx, d, runID, base)
 	if err != nil {
-		return step.RunTree{}, &RuntimeError{Code: source.EExec, Msg: err.Error()}
+		// The host's code where it gives one (E_USAGE: a run id git
+		// cannot name a branch after), else E_EXEC.
+		return step.RunTree{}, &RuntimeError{Code: source.CodeOf(err, source.EExec), Msg: err.Error()}
 	}
 	return tree, nil
 }
