@@ -105,3 +105,27 @@ func TestFileChanges(t *testing.T) {
 		t.Errorf("a failed replay wrote dir/run.sh")
 	}
 }
+
+// TestReplayPathEscape: a recording whose file changes name a path out of
+// WORKSPACE (tampered with, or made by another tool) is a path violation,
+// E_PATH_ESCAPE (exit 3), as the same path from a model is, and nothing
+// of it is written; not a recording that no longer applies.
+func TestReplayPathEscape(t *testing.T) {
+	t.Parallel()
+	content := "x"
+	for _, p := range []string{"../outside.txt", ".git/hooks/post-commit", "/etc/smith-replay"} {
+		d, err := confine.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &step.Request{Step: "S", Dirs: d, Mask: text.NewMasker(nil)}
+		changes := []FileChange{{Path: "ok.txt", Text: &content}, {Path: p, Text: &content}}
+		serr := applyChanges(req, changes, "rec/S-1.json")
+		if serr == nil || serr.Code != source.EPathEscape {
+			t.Errorf("replay of %q = %v, want E_PATH_ESCAPE", p, serr)
+		}
+		if _, err := os.Stat(filepath.Join(d.Workspace, "ok.txt")); !os.IsNotExist(err) {
+			t.Errorf("replay of %q wrote ok.txt before refusing", p)
+		}
+	}
+}
