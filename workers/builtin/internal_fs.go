@@ -169,12 +169,24 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 			return nil, fmt.Errorf("file %d has no 'filePath'", i+1)
 		case strings.HasSuffix(*e.FilePath, "/") || path.Base(*e.FilePath) == "." || path.Base(*e.FilePath) == "..":
 			return nil, fmt.Errorf("file %d ('%s') names a folder, not a file", i+1, *e.FilePath)
+		case strings.IndexByte(*e.FilePath, 0) >= 0:
+			return nil, fmt.Errorf("file %d has a NUL byte in its 'filePath', which no file name can hold", i+1)
 		case e.FileContent == nil:
 			return nil, fmt.Errorf("file %d ('%s') has no 'fileContent'", i+1, *e.FilePath)
+		}
+		for part := range strings.SplitSeq(*e.FilePath, "/") {
+			if len(part) > nameMax {
+				return nil, fmt.Errorf("file %d ('%.40s...'): a name in its path is %d bytes; a file system takes at most %d", i+1, *e.FilePath, len(part), nameMax)
+			}
 		}
 	}
 	return entries, nil
 }
+
+// nameMax is the longest name of one file or folder the file systems
+// Smith runs on take (NAME_MAX): a longer one is refused with the other
+// entries' checks, before any file of the segments is written.
+const nameMax = 255
 
 // runPreambleValidator is Internal:PreambleValidator. The payload's last
 // segment names a file relative to the worktree path: its content is the

@@ -408,3 +408,29 @@ func TestFileSystemWriterFolderPath(t *testing.T) {
 		})
 	}
 }
+
+// TestFileSystemWriterUnwritableName: a path no file system can hold (a
+// NUL byte, a name over 255 bytes) fails the step before any file of the
+// segments is written, as a folder path does: the model's files are all
+// written or none.
+func TestFileSystemWriterUnwritableName(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("n", 256) + ".go"
+	for _, c := range []struct{ path, want string }{
+		{"a\x00b.go", "file 1 has a NUL byte in its 'filePath'"},
+		{"dir/" + long, "a name in its path is 259 bytes; a file system takes at most 255"},
+		{long + "/x.go", "a name in its path is 259 bytes"},
+	} {
+		p := newIWProject(t)
+		req := p.request(lang.InternalFileSystemWriter,
+			fileSeg(t, step.SegCodeOutput, "good.go", "package good"),
+			fileSeg(t, step.SegCodeOutput, c.path, "x"))
+		res := runIW(t, req)
+		if res.Signal != lang.SigFailure || len(res.Segments) != 1 || !strings.Contains(res.Segments[0].Content, c.want) {
+			t.Errorf("FileSystemWriter(%q) = %s, segments %q, want %s and an ERROR containing %q", c.path, res.Signal, segmentsText(res.Segments), lang.SigFailure, c.want)
+		}
+		if got := readTree(t, p.worktree); got != "" {
+			t.Errorf("FileSystemWriter(%q) wrote %q, want nothing", c.path, got)
+		}
+	}
+}
