@@ -18,12 +18,25 @@ type Masker struct {
 }
 
 // NewMasker returns a Masker for the given secret values. Empty values are
-// ignored.
+// ignored. A value with a quote, a backslash, a control character or <, >
+// or & is masked also in the forms JSON encoders write it in a string
+// (JSON.stringify; encoding/json with and without HTML escaping): a step
+// or a CLI that prints it inside JSON leaves no copy a reader decodes.
 func NewMasker(secrets []string) *Masker {
 	m := &Masker{}
-	for _, s := range secrets {
+	add := func(s string) {
 		if s != "" && !slices.ContainsFunc(m.secrets, func(b []byte) bool { return string(b) == s }) {
 			m.secrets = append(m.secrets, []byte(s))
+		}
+	}
+	for _, s := range secrets {
+		add(s)
+		if s == "" {
+			continue
+		}
+		for _, html := range []bool{false, true} {
+			e := AppendJSONString(nil, s, html)
+			add(string(e[1 : len(e)-1]))
 		}
 	}
 	slices.SortStableFunc(m.secrets, func(a, b []byte) int { return cmp.Compare(len(b), len(a)) })
