@@ -66,6 +66,8 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			return key, true
 		case "DEPLOY_KEY":
 			return pem, true
+		case "DB_PASS":
+			return `pa"ss<w>-4417`, true
 		}
 		return "", false
 	}
@@ -81,6 +83,7 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 		{"second file", []string{"a.txt", "clean\n", "b/c d.txt", "\n\n\n\n" + token + "\n"}, "secret 'API_TOKEN' in b/c d.txt:5"},
 		{"several lines", []string{"deploy/key.pem", "# key\n" + pem + "\n"}, "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
 		{"several lines, no newline at end", []string{"k", pem}, "secret 'DEPLOY_KEY' in k:1"},
+		{"escaped in JSON", []string{"db.json", "{\n  \"password\": \"pa\\\"ss\\u003cw\\u003e-4417\"\n}\n"}, "secret 'DB_PASS' in db.json:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +93,7 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			ctx := context.Background()
 			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
 			writeFiles(t, wt, tt.files...)
-			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY"}})
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS"}})
 			if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
 			}

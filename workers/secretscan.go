@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/text"
 )
 
 // No secret is committed (CONTRACT 12.4): before a step's changes are
@@ -30,10 +31,16 @@ func secretValues(names []string, lookup func(string) (string, bool)) []secretVa
 	}
 	for _, n := range names {
 		v, ok := lookup(n)
-		if !ok || v == "" || slices.ContainsFunc(out, func(s secretValue) bool { return s.value == v }) {
+		if !ok {
 			continue
 		}
-		out = append(out, secretValue{n, v})
+		// Its JSON-escaped forms too: an agent writing it into a JSON file
+		// commits it all the same.
+		for _, f := range text.Forms(v) {
+			if !slices.ContainsFunc(out, func(s secretValue) bool { return s.value == f }) {
+				out = append(out, secretValue{n, f})
+			}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b secretValue) int { return len(b.value) - len(a.value) })
 	return out
