@@ -151,7 +151,8 @@ func TestServeSecrets(t *testing.T) {
 		}
 		base := strings.TrimSuffix(strings.Fields(line[i:])[0], "/")
 		paths := []string{"/api/runs/sec-1", "/api/runs/sec-1/view", "/api/runs/sec-1/steps/Leak/stdout", "/api/runs/sec-1/steps/Leak/stderr",
-			"/api/runs/sec-1/steps/Key/stdout", "/api/runs/sec-1/steps/Key/files/key.txt", "/api/runs/sec-1/events"}
+			"/api/runs/sec-1/steps/Key/stdout", "/api/runs/sec-1/steps/Key/files/key.txt", "/api/runs/sec-1/events",
+			"/api/runs", "/api/runs/sec-1/live", "/api/runs/sec-1/graph"}
 		if env != nil {
 			// A file the step wrote itself holds what it wrote; only a server
 			// that knows the value can mask it.
