@@ -122,7 +122,7 @@ var codeTable = [...]CodeInfo{
 	{WDeadSignal, SevWarning, ExitOK, true, "a transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES, or on.signals on a YAML step that is no provider step)"},
 	{WCallNoReturn, SevWarning, ExitOK, true, "a block CALLs its own node and no RETURN is reachable from the node's entry block: each such CALL leaves a frame that is never popped, until the run fails with E_LIMIT past MaxCallDepth (use JUMP:, or add the RETURN)"},
 	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
-	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start"},
+	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start, or is empty or shorter than 4 characters"},
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},
 	{EStateNotFound, SevError, ExitConfig, false, "no run with that id exists under BASE"},
 	{ERunLocked, SevError, ExitConfig, false, "another smithvm process is driving that run"},

@@ -371,7 +371,9 @@ func (m *Machine) request(blk *isa.Block, execs int) (*step.Request, error) {
 	req.Prompt = sub(s.Prompt)
 	req.PromptFile = sub(s.PromptFile)
 	req.InputFile = sub(s.InputFile)
-	req.OutputFile = sub(s.OutputFile)
+	// A secret in the path is masked where it enters, as a send's name is:
+	// the path is kept in state.json and printed (CONTRACT 4).
+	req.OutputFile = m.mask.String(sub(s.OutputFile))
 	if s.OutputFile != nil && req.OutputFile == "" && err == nil {
 		err = &source.Error{Code: source.EPathEscape, Msg: "output_file: path '' is empty: it names no file"}
 	}

@@ -37,7 +37,7 @@ func TestRequest(t *testing.T) {
 	p.Providers = []isa.ProviderDef{{Name: "claude", Command: []string{"claude", "${PROMPT}"}, Defaults: []isa.Field{{Key: "model", Val: str("x")}}}}
 	f := &fake{}
 	r := run(t, p, f, func(c *vm.Config) {
-		c.Env = func(k string) (string, bool) { return "v" + k, k == "A" || k == "B" }
+		c.Env = func(k string) (string, bool) { return "val-" + k, k == "A" || k == "B" }
 	})
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -54,7 +54,7 @@ func TestRequest(t *testing.T) {
 		{"attempts", q.Attempts, 3},
 		{"backoff", q.Backoff, time.Duration(0)},
 		{"env", q.Env, []step.EnvVar{{Name: "WHO", Value: "bob"}}},
-		{"secrets", q.Secrets, []step.EnvVar{{Name: "B", Value: "vB"}}},
+		{"secrets", q.Secrets, []step.EnvVar{{Name: "B", Value: "val-B"}}},
 		{"env allow", q.EnvAllow, []string{"GOPATH"}},
 		{"prompt", q.Prompt, "hi eng"},
 		{"output file", q.OutputFile, "r1.txt"},

@@ -284,7 +284,7 @@ func (m *Machine) block(id string) *isa.Block {
 }
 
 // checkSecrets fails with E_SECRET_MISSING when a declared secret is not
-// set in the environment.
+// set in the environment, or to a value shorter than MinSecretLen.
 func (m *Machine) checkSecrets() error {
 	if m.cfg.Replaying {
 		return nil
@@ -297,10 +297,25 @@ func (m *Machine) checkSecrets() error {
 			// a value no output could be masked for.
 			return &RuntimeError{Code: source.ESecretMissing,
 				Msg: fmt.Sprintf("secret '%s' is set but empty: export its value before running", name)}
+		} else if len(v) < MinSecretLen {
+			// Every occurrence of a secret is masked: one this short would
+			// blank ordinary text (and Smith's own messages) all over the
+			// run, and no credential is that short.
+			unit := "characters"
+			if len(v) == 1 {
+				unit = "character"
+			}
+			return &RuntimeError{Code: source.ESecretMissing,
+				Msg: fmt.Sprintf("secret '%s' is %d %s long: too short to mask without replacing that text everywhere in the run's output; export the real value (at least %d characters), or pass a value that is no secret through env_allow", name, len(v), unit, MinSecretLen)}
 		}
 	}
 	return nil
 }
+
+// MinSecretLen is the shortest value a declared secret may have: every
+// occurrence of a secret's value is masked as ***, and a shorter value
+// (a letter, "ab") would blank ordinary text wherever it appears.
+const MinSecretLen = 4
 
 func errSecretMissing(name string) *RuntimeError {
 	return &RuntimeError{Code: source.ESecretMissing,

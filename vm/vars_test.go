@@ -101,7 +101,7 @@ func TestVariables(t *testing.T) {
 func TestEnvUnsetButAllowed(t *testing.T) {
 	p := varsProgram(t, "${env.HOME}", nil)
 	r := run(t, p, &fake{}, func(c *vm.Config) {
-		c.Env = func(k string) (string, bool) { return "x", k == "TOKEN" }
+		c.Env = func(k string) (string, bool) { return "xval", k == "TOKEN" }
 	})
 	use := r.st.Steps["Loop"].Iterations[0].Steps["Use"]
 	if use.Error == nil || use.Error.Code != "E_VAR_MISSING" {

@@ -54,6 +54,8 @@ func writeFiles(t *testing.T, dir string, pairs ...string) {
 func TestCommitStepRefusesSecret(t *testing.T) {
 	t.Parallel()
 	const token, key = "tok-3f9a77c1e5", "sk-ant-0000secret"
+	// A private key is a secret of several lines.
+	const pem = "-----BEGIN KEY-----\nMIIsecretLINEone\nMIIsecretLINEtwo\n-----END KEY-----"
 	lookup := func(name string) (string, bool) {
 		switch name {
 		case "PATH":
@@ -62,6 +64,10 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			return token, true
 		case "ANTHROPIC_API_KEY":
 			return key, true
+		case "DEPLOY_KEY":
+			return pem, true
+		case "DB_PASS":
+			return `pa"ss<w>-4417`, true
 		}
 		return "", false
 	}
@@ -75,6 +81,9 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 		{"line like a header", []string{"notes.md", "x\n++ " + token + "\n"}, "secret 'API_TOKEN' in notes.md:2"},
 		{"no newline at end", []string{"z.txt", "one\ntwo " + token}, "secret 'API_TOKEN' in z.txt:2"},
 		{"second file", []string{"a.txt", "clean\n", "b/c d.txt", "\n\n\n\n" + token + "\n"}, "secret 'API_TOKEN' in b/c d.txt:5"},
+		{"several lines", []string{"deploy/key.pem", "# key\n" + pem + "\n"}, "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
+		{"several lines, no newline at end", []string{"k", pem}, "secret 'DEPLOY_KEY' in k:1"},
+		{"escaped in JSON", []string{"db.json", "{\n  \"password\": \"pa\\\"ss\\u003cw\\u003e-4417\"\n}\n"}, "secret 'DB_PASS' in db.json:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,11 +93,11 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			ctx := context.Background()
 			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
 			writeFiles(t, wt, tt.files...)
-			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY"}})
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS"}})
 			if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
 			}
-			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) {
+			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "MIIsecret") {
 				t.Errorf("CommitStep error %q shows the secret's value", err)
 			}
 			if after := testGit(t, wt, lookup, "rev-parse", "HEAD").out; after != before {

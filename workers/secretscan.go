@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"smith/source"
+	"smith/workers/text"
 )
 
 // No secret is committed (CONTRACT 12.4): before a step's changes are
@@ -30,10 +31,16 @@ func secretValues(names []string, lookup func(string) (string, bool)) []secretVa
 	}
 	for _, n := range names {
 		v, ok := lookup(n)
-		if !ok || v == "" || slices.ContainsFunc(out, func(s secretValue) bool { return s.value == v }) {
+		if !ok {
 			continue
 		}
-		out = append(out, secretValue{n, v})
+		// Its JSON-escaped forms too: an agent writing it into a JSON file
+		// commits it all the same.
+		for _, f := range text.Forms(v) {
+			if !slices.ContainsFunc(out, func(s secretValue) bool { return s.value == f }) {
+				out = append(out, secretValue{n, f})
+			}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b secretValue) int { return len(b.value) - len(a.value) })
 	return out
@@ -57,6 +64,12 @@ type secretScanner struct {
 	newLine  int    // the number of the next added line in file
 	old, new int    // the lines left in the current hunk on each side
 	hit      *secretHit
+	// A secret of several lines (a private key) spans added lines: when
+	// one has a newline, prev holds the tail of the added lines just
+	// before the current one, each with its newline, at most the longest
+	// secret's length less one.
+	multi bool
+	prev  []byte
 }
 
 // maxScanLine bounds what the scanner keeps of one line: past it, the line
@@ -67,6 +80,7 @@ func newSecretScanner(secrets []secretValue) *secretScanner {
 	s := &secretScanner{secrets: secrets}
 	for _, v := range secrets {
 		s.longest = max(s.longest, len(v.value))
+		s.multi = s.multi || strings.Contains(v.value, "\n")
 	}
 	return s
 }
@@ -100,20 +114,48 @@ func (s *secretScanner) endLine(l []byte) {
 		switch {
 		case len(l) > 0 && l[0] == '+':
 			s.check(l[1:])
+			s.checkLines(l[1:])
 			s.new--
 			s.newLine++
 		case len(l) > 0 && l[0] == '-':
 			s.old--
+			s.prev = s.prev[:0]
 		case len(l) > 0 && l[0] == ' ':
 			s.old--
 			s.new--
 			s.newLine++
+			s.prev = s.prev[:0]
 		}
 	case bytes.HasPrefix(l, []byte("+++ ")):
 		s.file = diffPath(string(l[4:]), "b/")
+		s.prev = s.prev[:0]
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		s.old, s.new, s.newLine = hunkCounts(string(l))
+		s.prev = s.prev[:0]
 	}
+}
+
+// checkLines records a hit when a secret of several lines ends in the
+// added line l, which follows the added lines whose tail is s.prev; the
+// hit names the line the secret starts on.
+func (s *secretScanner) checkLines(l []byte) {
+	if !s.multi {
+		return
+	}
+	buf := append(s.prev, l...)
+	if s.hit == nil {
+		for _, v := range s.secrets {
+			if i := bytes.Index(buf, []byte(v.value)); i >= 0 && i < len(s.prev) {
+				s.hit = &secretHit{secret: v.name, file: s.file, line: s.newLine - bytes.Count(buf[i:len(s.prev)], []byte("\n"))}
+				break
+			}
+		}
+	}
+	buf = append(buf, '\n')
+	if keep := s.longest - 1; len(buf) > keep {
+		buf = append(buf[:0], buf[len(buf)-keep:]...)
+	}
+	s.prev = buf
 }
 
 // check records a hit when l holds a secret's value.

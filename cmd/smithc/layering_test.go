@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
 	"vm":                               {"lang", "isa", "workers/confine", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
-	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun"},
+	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun", "workers/text"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},
 	"workers/proc":                     {"workers/text", "golang.org/x/sys/unix"},
 	"workers/text":                     {},

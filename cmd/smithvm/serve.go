@@ -52,6 +52,8 @@ func (e *env) cmdServe(args []string) int {
 		Dirs:  proj.dirs,
 		Token: *token,
 		Env:   e.lookup,
+		// The presets' variables are masked like secrets (CONTRACT 5).
+		Masked: workers.Local{}.PresetVars().Values(e.lookup),
 		Resume: func(id, signal, note string) error {
 			return e.serveResume(ctx, &resumes, log, proj.base, id, signal, note)
 		},

@@ -104,6 +104,10 @@ type CLI struct {
 	// Credentials are the Vars that are a key or a login token by
 	// themselves, or, with a backend switch, select a cloud login.
 	Credentials []string
+	// secretVars are the other Vars that hold a credential (a cloud's
+	// secret key or session token, a client key's passphrase): no login by
+	// themselves, but a commit must not hold them either (KeyVars).
+	secretVars []string
 	// LoginStatus is the CLI's own command that says, without a model
 	// request, whether it is logged in (exit 0 and no notLoggedIn phrase);
 	// LoginFiles, where there is none, are the files of a login in its
@@ -222,6 +226,7 @@ var clis = map[string]*CLI{
 		notLoggedIn: []string{"Not logged in", "not logged in"},
 		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY",
 			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
+		secretVars: []string{"ANTHROPIC_FOUNDRY_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"},
 		LoginFiles: []string{".credentials.json"},
 		noSession:  []string{"--no-session-persistence"},
 		resume:     claudeResume,
@@ -282,6 +287,7 @@ var clis = map[string]*CLI{
 		Login:       "run 'gemini' once to log in",
 		Tested:      "0.61.0",
 		Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
+		secretVars:  []string{"GOOGLE_CLOUD_ACCESS_TOKEN"},
 		LoginFiles:  []string{"oauth_creds.json"},
 		// With empty stdin gemini checks its auth and stops before any
 		// model request: exit 42 ("No input provided") means it is ready,
@@ -563,7 +569,7 @@ func isWriteTool(name string) bool {
 func KeyVars() []string {
 	var out []string
 	for _, f := range clis {
-		for _, v := range append([]string{f.KeyVar, f.userKeyVar}, f.Credentials...) {
+		for _, v := range slices.Concat([]string{f.KeyVar, f.userKeyVar}, f.Credentials, f.secretVars) {
 			if v != "" && slices.Contains(f.Vars, v) {
 				out = appendUnique(out, v)
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 
 	"smith/lang"
@@ -63,6 +65,20 @@ func TestPinnedVersions(t *testing.T) {
 	for name, f := range clis {
 		if got := pkg.Dependencies[f.Install.Package]; got != f.Tested {
 			t.Errorf("%s: Tested = %q, testdata/clis/package.json pins %q", name, f.Tested, got)
+		}
+	}
+}
+
+// TestKeyVarsHoldEveryCredential: every masked variable that holds a
+// credential by its name (an API key, a token, a secret access key, a
+// passphrase) is one a commit must not hold (KeyVars, E_SECRET_IN_CHANGE),
+// not only those that are a login by themselves.
+func TestKeyVarsHoldEveryCredential(t *testing.T) {
+	credential := regexp.MustCompile(`(_API_KEY|_TOKEN|_SECRET_ACCESS_KEY|_PASSPHRASE)$`)
+	keys := KeyVars()
+	for _, v := range MaskedVars() {
+		if credential.MatchString(v) && !slices.Contains(keys, v) {
+			t.Errorf("%s is masked and holds a credential, but KeyVars() does not list it: a commit holding its value is not refused", v)
 		}
 	}
 }

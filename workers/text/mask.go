@@ -18,16 +18,41 @@ type Masker struct {
 }
 
 // NewMasker returns a Masker for the given secret values. Empty values are
-// ignored.
+// ignored. A value with a quote, a backslash, a control character or <, >
+// or & is masked also in the forms JSON encoders write it in a string
+// (Forms): a step or a CLI that prints it inside JSON leaves no copy a
+// reader decodes.
 func NewMasker(secrets []string) *Masker {
 	m := &Masker{}
-	for _, s := range secrets {
+	add := func(s string) {
 		if s != "" && !slices.ContainsFunc(m.secrets, func(b []byte) bool { return string(b) == s }) {
 			m.secrets = append(m.secrets, []byte(s))
 		}
 	}
+	for _, s := range secrets {
+		for _, f := range Forms(s) {
+			add(f)
+		}
+	}
 	slices.SortStableFunc(m.secrets, func(a, b []byte) int { return cmp.Compare(len(b), len(a)) })
 	return m
+}
+
+// Forms returns the forms a secret's value is found in: the value, then
+// those of its JSON-escaped forms (JSON.stringify; encoding/json with and
+// without HTML escaping) that differ from it. None for "".
+func Forms(s string) []string {
+	if s == "" {
+		return nil
+	}
+	out := []string{s}
+	for _, html := range []bool{false, true} {
+		e := AppendJSONString(nil, s, html)
+		if f := string(e[1 : len(e)-1]); !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Empty reports whether m masks nothing.

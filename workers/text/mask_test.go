@@ -152,3 +152,34 @@ func FuzzMasker(f *testing.F) {
 		}
 	})
 }
+
+// TestMaskerJSONEscaped: a secret with a quote, a backslash, a control
+// character or <, >, & is masked also as JSON encoders write it inside a
+// string (JSON.stringify, encoding/json with and without HTML escaping):
+// a step that prints JSON holding it leaves no readable copy.
+func TestMaskerJSONEscaped(t *testing.T) {
+	const secret = "pa\"ss\\w<o>&rd\t9"
+	m := NewMasker([]string{secret})
+	for _, in := range []string{
+		`{"k":"pa\"ss\\w<o>&rd\t9"}`,                       // JSON.stringify, json.Encoder with SetEscapeHTML(false)
+		`{"k":"pa\"ss\\w\u003co\u003e\u0026rd\t9"}`,        // json.Marshal
+		"plain " + secret + " and " + `pa\"ss\\w<o>&rd\t9`, // both forms in one text
+	} {
+		got := m.String(in)
+		if strings.Contains(got, "ss\\") || strings.Contains(got, "rd\\t9") || strings.Contains(got, "rd\t9") {
+			t.Errorf("String(%q) = %q, want every form of the secret masked", in, got)
+		}
+		var b strings.Builder
+		w := m.Writer(&b)
+		for i := 0; i < len(in); i++ {
+			w.Write([]byte{in[i]})
+		}
+		w.Close()
+		if b.String() != got {
+			t.Errorf("Writer byte by byte gave %q, String %q", b.String(), got)
+		}
+	}
+	if got := NewMasker([]string{"plain-key-123"}).String(`{"k":"plain-key-123"}`); got != `{"k":"***"}` {
+		t.Errorf("a plain key in JSON = %q, want {\"k\":\"***\"}", got)
+	}
+}

@@ -150,7 +150,7 @@ func TestProcess(t *testing.T) {
 		t.Parallel()
 		p := newProj(t)
 		wf := p.write("env.yaml", workflow("process_env.yaml"))
-		env := baseEnv("LANG=C.UTF-8", "TZ=UTC", "CANARY_SMITH=leak", "ALLOWED_X=x", "SECRET_K=sk", "SECRET_OTHER=so", "GOFLAGS=-v")
+		env := baseEnv("LANG=C.UTF-8", "TZ=UTC", "CANARY_SMITH=leak", "ALLOWED_X=x", "SECRET_K=sk-value", "SECRET_OTHER=so-value", "GOFLAGS=-v")
 		r := p.vmEnv(env, "run", wf, "--run-id", "env")
 		want(t, r, 0)
 		st := p.state("env")

@@ -126,15 +126,16 @@ func TestServeAPIMatchesCLI(t *testing.T) {
 // (some of it spilled to a file) and into an output_file; nothing the
 // viewer serves contains the value, whether or not the server's own
 // environment has it. A file a step writes itself is masked when the
-// server's environment has the secret.
+// server's environment has the secret, or the value of a preset's key
+// variable (ANTHROPIC_API_KEY), masked like a secret everywhere.
 func TestServeSecrets(t *testing.T) {
-	const secret = "s3cr3t-VALUE-0815"
+	const secret, presetKey = "s3cr3t-VALUE-0815", "sk-ant-serve-PRESET-42"
 	p := newProj(t)
 	p.write("secrets.yaml", workflow("serve_secrets.yaml")) // its Leak step writes the secret
 	if r := p.vmEnv(baseEnv("MY_KEY="+secret), "run", "secrets.yaml", "--run-id", "sec-1"); r.code != 0 {
 		t.Fatalf("run: %d\n%s", r.code, r.stderr)
 	}
-	for _, env := range [][]string{nil, {"MY_KEY=" + secret}} {
+	for _, env := range [][]string{nil, {"MY_KEY=" + secret, "ANTHROPIC_API_KEY=" + presetKey}} {
 		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 		cmd := p.command(ctx, baseEnv(env...), "serve", "--base", p.base, "--addr", "127.0.0.1:0")
 		out, _ := cmd.StderrPipe()
@@ -150,11 +151,12 @@ func TestServeSecrets(t *testing.T) {
 		}
 		base := strings.TrimSuffix(strings.Fields(line[i:])[0], "/")
 		paths := []string{"/api/runs/sec-1", "/api/runs/sec-1/view", "/api/runs/sec-1/steps/Leak/stdout", "/api/runs/sec-1/steps/Leak/stderr",
-			"/api/runs/sec-1/steps/Key/stdout", "/api/runs/sec-1/steps/Key/files/key.txt", "/api/runs/sec-1/events"}
+			"/api/runs/sec-1/steps/Key/stdout", "/api/runs/sec-1/steps/Key/files/key.txt", "/api/runs/sec-1/events",
+			"/api/runs", "/api/runs/sec-1/live", "/api/runs/sec-1/graph"}
 		if env != nil {
 			// A file the step wrote itself holds what it wrote; only a server
 			// that knows the value can mask it.
-			paths = append(paths, "/api/runs/sec-1/steps/Leak/files/own.txt")
+			paths = append(paths, "/api/runs/sec-1/steps/Leak/files/own.txt", "/api/runs/sec-1/steps/Leak/files/preset.txt")
 		}
 		for _, path := range paths {
 			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -181,8 +183,9 @@ func TestServeSecrets(t *testing.T) {
 			if strings.HasSuffix(path, "/events") && !strings.Contains(string(body), "run_completed") {
 				t.Errorf("events stream (server env %v) ended before run_completed:\n%s", env, body)
 			}
-			if resp.StatusCode != 200 || strings.Contains(string(body), secret) {
-				t.Errorf("GET %s (server env %v) = %d, shows the secret: %v", path, env, resp.StatusCode, strings.Contains(string(body), secret))
+			if resp.StatusCode != 200 || strings.Contains(string(body), secret) || strings.Contains(string(body), presetKey) {
+				t.Errorf("GET %s (server env %v) = %d, shows the secret: %v, the preset's key: %v", path, env, resp.StatusCode,
+					strings.Contains(string(body), secret), strings.Contains(string(body), presetKey))
 			}
 			if strings.Contains(path, "/files/") && strings.TrimSpace(string(body)) != "***" {
 				t.Errorf("output file served as %q, want ***", body)

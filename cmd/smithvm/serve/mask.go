@@ -8,29 +8,34 @@ import (
 )
 
 // masker replaces the values of the run's secrets (the program's declared
-// secrets, as the server's environment has them) by ***. The run already
-// masks what it writes; this is a second net for what the viewer serves.
+// secrets, as the server's environment has them) and Config.Masked by ***.
+// The run already masks what it writes; this is a second net for what the
+// viewer serves (a file a step wrote itself, a diff).
 func (s *Server) masker(st *vm.State) *strings.Replacer {
-	if s.cfg.Env == nil {
-		return strings.NewReplacer()
-	}
-	prog := s.stateProgram(st)
-	if prog == nil {
-		return strings.NewReplacer()
-	}
-	names := append([]string{}, prog.Secrets...)
-	for _, b := range prog.Blocks {
-		if b.Step != nil {
-			names = append(names, b.Step.Secrets...)
+	var names []string
+	if prog := s.stateProgram(st); prog != nil && s.cfg.Env != nil {
+		names = append(names, prog.Secrets...)
+		for _, b := range prog.Blocks {
+			if b.Step != nil {
+				names = append(names, b.Step.Secrets...)
+			}
 		}
 	}
 	var vals []string
 	seen := map[string]bool{}
-	for _, n := range names {
-		if v, ok := s.cfg.Env(n); ok && len(v) >= 3 && !seen[v] {
+	add := func(v string) {
+		if len(v) >= vm.MinSecretLen && !seen[v] {
 			seen[v] = true
 			vals = append(vals, v)
 		}
+	}
+	for _, n := range names {
+		if v, ok := s.cfg.Env(n); ok {
+			add(v)
+		}
+	}
+	for _, v := range s.cfg.Masked {
+		add(v)
 	}
 	// Longest first, so a secret that contains another is masked whole.
 	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })

@@ -56,6 +56,10 @@ type Config struct {
 	// Env looks up environment variables: the values of a program's
 	// secrets, masked in everything served. Nil means none.
 	Env func(string) (string, bool)
+	// Masked are values masked in everything served besides the
+	// programs' secrets: the presets' own variables as the server's
+	// environment has them (CONTRACT 5, masked like secrets everywhere).
+	Masked []string
 	// Poll is how often an events stream looks for new lines (default
 	// 50 ms).
 	Poll time.Duration
