@@ -193,7 +193,7 @@ func (m *Machine) commitStep(ctx context.Context, blk *isa.Block, res *step.Resu
 		Head:     m.st.Head,
 		Msg:      step.CommitMessage(blk.ID, m.st.RunID, max(res.Attempts, 1)),
 		Exclude:  step.CommitExcludes(agentFolders(m.p), m.p.Config.CommitArtifacts),
-		Secrets:  append(slices.Clone(m.p.Secrets), m.presets.Keys...),
+		Secrets:  append(append(slices.Clone(m.p.Secrets), m.presets.Keys...), res.KeyVars...),
 	}
 	hash, err := m.cfg.Host.CommitStep(ctx, c)
 	if hash != "" {

@@ -13,6 +13,7 @@ import (
 
 	"smith/internal/testchild"
 	"smith/isa"
+	"smith/workers/agent"
 	"smith/workers/provider"
 )
 
@@ -194,4 +195,44 @@ func short(s string) string {
 		return s[:80] + fmt.Sprintf("... (%d bytes)", len(s))
 	}
 	return strings.TrimSpace(s)
+}
+
+// TestProviderKeyVarReported: the key variable of the model provider a
+// user's codex configuration chose (its env_key, here AZ_KEY) is passed to
+// the CLI, masked, and named in the step's result, so that the step's
+// commit is refused if an agent wrote its value into a file, as for the
+// presets' own key variables.
+func TestProviderKeyVarReported(t *testing.T) {
+	f := newFixture(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(home+"/.codex", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "model_provider = \"az\"\n\n[model_providers.az]\nname = \"Azure\"\nbase_url = \"http://127.0.0.1:1/v1\"\nenv_key = \"AZ_KEY\"\n"
+	if err := os.WriteFile(home+"/.codex/config.toml", []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := f.Env()
+	base := env.Lookup
+	env.Lookup = func(k string) (string, bool) {
+		switch k {
+		case "HOME":
+			return home, true
+		case "AZ_KEY":
+			return "az-key-value-1234", true
+		}
+		return base(k)
+	}
+	run := &agent.Runner{Env: env}
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"codex"}
+	r.ProviderDefs = []provider.Def{fake(t, "codex", "bigstream", "codex", "0")}
+	r.Prompt = "question"
+	got := run.Run(context.Background(), r)
+	if got.Err != nil || got.Output != "done: ok" {
+		t.Fatalf("Run = exit %d err %v output %q, want done: ok", got.ExitCode, got.Err, short(got.Output))
+	}
+	if strings.Join(got.KeyVars, " ") != "AZ_KEY" {
+		t.Errorf("KeyVars = %q, want [AZ_KEY]: the commit scan would not know the provider's key", got.KeyVars)
+	}
 }

@@ -48,6 +48,9 @@ type callReply struct {
 	// continue), usage the CLI's running token total of it (codex).
 	session string
 	usage   int
+	// keyVar is the variable of a key the call passed beyond the presets'
+	// (codex's env_key), "" for none (step.Result.KeyVars).
+	keyVar string
 }
 
 // A Runner runs provider steps: the environment they run in, and
@@ -250,6 +253,9 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 		SpillStdout: rep.spill,
 		StderrLog:   p.StderrLog,
 		Stderr:      steprun.TrimOutput(rep.stderr),
+	}
+	if rep.keyVar != "" {
+		res.KeyVars = []string{rep.keyVar}
 	}
 	if rep.err != nil { // a nil *source.Error must not become a non-nil error
 		res.Err = rep.err

@@ -33,6 +33,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	pv.ConfigHome = home
 	config := readConfig(pv.CLI, home)
+	keyVar := ""
 	if pv.CLI != nil && !pv.Isolated {
 		// The model provider the user chose may read its key from a
 		// variable of its own (codex's env_key): it passes, masked.
@@ -43,6 +44,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 				masked := *req
 				masked.Mask = req.Mask.With(v)
 				req = &masked
+				keyVar = name
 			}
 		}
 	}
@@ -97,6 +99,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		spill:       pr.StdoutSpill,
 		wroteOutput: inv.wroteOutput,
 		stderr:      pr.Stderr,
+		keyVar:      keyVar,
 	}
 	// whole is the file holding the whole (masked) stdout when it passed
 	// the in-memory cap: the reply is read from it as a stream, and only
@@ -106,7 +109,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	case spec.StdoutFile != "":
 		text, truncated, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
 		if err != nil {
-			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, keyVar: keyVar, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text, rep.truncated = text, truncated
 		if truncated && p.Spill != "" {

@@ -217,6 +217,12 @@ type Result struct {
 	// agent continues its sessions (Request.Continue); nil otherwise, or
 	// when no provider answered with a session.
 	Session *Session
+	// KeyVars are variables holding a key that the call passed beyond the
+	// workflow's secrets and the presets' key variables (the key variable
+	// of the model provider a user's codex configuration chose, its
+	// env_key): the step's commit is refused if it holds their values, as
+	// it is for theirs.
+	KeyVars []string
 	// Consumed are the messages a wait_for with consume: true matched; the
 	// caller moves them (ConsumeMessages) once the step's completion is
 	// durable.
