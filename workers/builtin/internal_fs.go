@@ -170,13 +170,13 @@ func parseFileEntries(content string) ([]fileEntry, error) {
 		case strings.HasSuffix(*e.FilePath, "/") || path.Base(*e.FilePath) == "." || path.Base(*e.FilePath) == "..":
 			return nil, fmt.Errorf("file %d ('%s') names a folder, not a file", i+1, *e.FilePath)
 		case strings.IndexByte(*e.FilePath, 0) >= 0:
-			return nil, fmt.Errorf("file %d has a NUL byte in its 'filePath', which no file name can hold", i+1)
+			return nil, source.Errorf(source.EExec, "file %d has a NUL byte in its 'filePath', which no file name can hold", i+1)
 		case e.FileContent == nil:
 			return nil, fmt.Errorf("file %d ('%s') has no 'fileContent'", i+1, *e.FilePath)
 		}
 		for part := range strings.SplitSeq(*e.FilePath, "/") {
 			if len(part) > nameMax {
-				return nil, fmt.Errorf("file %d ('%.40s...'): a name in its path is %d bytes; a file system takes at most %d", i+1, *e.FilePath, len(part), nameMax)
+				return nil, source.Errorf(source.EExec, "file %d ('%.40s...'): a name in its path is %d bytes; a file system takes at most %d", i+1, *e.FilePath, len(part), nameMax)
 			}
 		}
 	}

@@ -432,5 +432,8 @@ func TestFileSystemWriterUnwritableName(t *testing.T) {
 		if got := readTree(t, p.worktree); got != "" {
 			t.Errorf("FileSystemWriter(%q) wrote %q, want nothing", c.path, got)
 		}
+		if code := source.CodeOf(res.Err, ""); code != source.EExec {
+			t.Errorf("FileSystemWriter(%q): code %q, want E_EXEC (a name no file system can write)", c.path, code)
+		}
 	}
 }
