@@ -206,3 +206,23 @@ func FuzzAssemble(f *testing.F) {
 		}
 	})
 }
+
+// TestDocVersion: docs/isa.md names the format version this package
+// writes and the range it reads, wherever it gives them.
+func TestDocVersion(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/isa.md")
+	if err != nil {
+		t.Fatalf("read docs/isa.md: %v", err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("# The Smith machine (isa version %d)", Version),
+		fmt.Sprintf("version  uint16   isa.Version (%d)", Version),
+		fmt.Sprintf("this smith reads versions %d to %d", MinVersion, Version),
+		fmt.Sprintf("; smith program, isa %d", Version),
+	} {
+		if !bytes.Contains(doc, []byte(want)) {
+			t.Errorf("docs/isa.md lacks %q", want)
+		}
+	}
+}
