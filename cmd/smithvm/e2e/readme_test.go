@@ -166,3 +166,30 @@ func TestGettingStarted(t *testing.T) {
 // contractRef matches a citation of the behaviour contract by section
 // number, which only the developers have.
 var contractRef = regexp.MustCompile(`CONTRACT(\.md)?\s+(sections?\s+)?[0-9]`)
+
+// TestREADMECommandList: the README's list of the two programs' commands
+// names every command their --help lists.
+func TestREADMECommandList(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(repoFile(t, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{built.smithc, built.smithvm} {
+		name := filepath.Base(bin)
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --help: %v\n%s", name, err, out)
+		}
+		re := regexp.MustCompile(`(?m)^  ` + name + ` ([a-z][a-z-]*)\b`)
+		cmds := re.FindAllStringSubmatch(string(out), -1)
+		if len(cmds) < 5 {
+			t.Fatalf("%s --help lists %d commands:\n%s", name, len(cmds), out)
+		}
+		for _, m := range cmds {
+			if !regexp.MustCompile(`(?m)^` + name + ` ` + m[1] + `\b`).Match(readme) {
+				t.Errorf("README.md's command list lacks %s %s", name, m[1])
+			}
+		}
+	}
+}
