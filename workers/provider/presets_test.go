@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"smith/lang"
@@ -63,6 +65,22 @@ func TestPinnedVersions(t *testing.T) {
 	for name, f := range clis {
 		if got := pkg.Dependencies[f.Install.Package]; got != f.Tested {
 			t.Errorf("%s: Tested = %q, testdata/clis/package.json pins %q", name, f.Tested, got)
+		}
+	}
+}
+
+// TestInstallHintKeyVar: the install hint of a missing CLI names the key
+// variable the CLI reads in the user's own home (codex: CODEX_API_KEY),
+// the one docs/getting-started.md and the login message give.
+func TestInstallHintKeyVar(t *testing.T) {
+	t.Parallel()
+	for name, f := range clis {
+		hint := InstallHint(name)
+		if f.Install.Package == "" || !regexp.MustCompile(`[A-Z_]+_API_KEY`).MatchString(hint) {
+			continue
+		}
+		if !strings.Contains(hint, "set "+f.UserKeyVar()) {
+			t.Errorf("InstallHint(%q) = %q, want it to name %s, the key variable %s reads in the user's home", name, hint, f.UserKeyVar(), name)
 		}
 	}
 }
