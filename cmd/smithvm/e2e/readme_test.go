@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,54 @@ func TestREADMECommandList(t *testing.T) {
 				t.Errorf("README.md's command list lacks %s %s", name, m[1])
 			}
 		}
+	}
+}
+
+// TestDocsRunnable runs every block marked <!-- runnable --> of every
+// docs/ page but getting-started.md (TestGettingStarted walks that one in
+// order, in one shell) as TestREADMECommands runs the README's: each alone,
+// with sh -e, in a temp directory holding copies of examples/ and testdata/,
+// with a fresh HOME and the built binaries first on PATH. Each must exit 0
+// and print no run failure.
+func TestDocsRunnable(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(repoFile(t, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Dir(built.smithvm)
+	total := 0
+	for _, page := range pages {
+		if filepath.Base(page) == "getting-started.md" {
+			continue
+		}
+		for i, block := range runnableBlocks(t, page) {
+			total++
+			name := strings.TrimSuffix(filepath.Base(page), ".md") + "/" + strconv.Itoa(i+1)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				for _, d := range []string{"examples", "testdata"} {
+					if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(repoFile(t, d))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, "sh", "-e", "-c", block)
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s block %d failed (%v):\n%s\n--- output ---\n%s", filepath.Base(page), i+1, err, block, out)
+				}
+				if regexp.MustCompile(`(?m)^ERROR: (Run |E_)`).Match(out) {
+					t.Errorf("%s block %d printed a run failure:\n%s\n--- output ---\n%s", filepath.Base(page), i+1, block, out)
+				}
+			})
+		}
+	}
+	if total < 4 {
+		t.Errorf("docs/ has %d runnable blocks outside getting-started.md, want at least the cookbook's four", total)
 	}
 }
