@@ -99,7 +99,7 @@ var fieldKeyDocs = map[string]KeyDoc{
 	"Cond.file_exists":              {"True when the path (relative to WORKSPACE) exists.", ""},
 	"Cond.equals":                   {"True when left and right are equal strings.", ""},
 	"Cond.exit_code":                {"Compare a step's exit code.", ""},
-	"Cond.env_set":                  {"True when the environment variable is set (names in env_allow or secrets).", ""},
+	"Cond.env_set":                  {"True when the environment variable is set, any name (only whether it is set: reading its value with ${env.NAME} needs NAME in env_allow or secrets).", ""},
 	"Cond.contains":                 {"True when haystack contains needle.", ""},
 	"Cond.regex":                    {"True when text matches the RE2 pattern.", ""},
 	"Cond.number":                   {"Compare two numbers.", ""},

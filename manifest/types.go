@@ -528,7 +528,8 @@ type Cond struct {
 	// Compare a step's exit code.
 	ExitCode *ExitCodeCond `json:"exit_code,omitempty"`
 
-	// True when the environment variable is set (names in env_allow or
+	// True when the environment variable is set, any name (only whether it
+	// is set: reading its value with ${env.NAME} needs NAME in env_allow or
 	// secrets).
 	EnvSet String `json:"env_set,omitempty"`
 
