@@ -207,13 +207,21 @@ func FuzzAssemble(f *testing.F) {
 	})
 }
 
-// TestDocVersion: docs/isa.md names the format version this package
-// writes and the range it reads, wherever it gives them.
+// TestDocVersion: docs/isa.md and docs/diagnostics.md name the format
+// version this package writes and the range it reads, wherever they give
+// them.
 func TestDocVersion(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("../docs/isa.md")
 	if err != nil {
 		t.Fatalf("read docs/isa.md: %v", err)
+	}
+	diag, err := os.ReadFile("../docs/diagnostics.md")
+	if err != nil {
+		t.Fatalf("read docs/diagnostics.md: %v", err)
+	}
+	if want := fmt.Sprintf("this smith reads versions %d to %d\n", MinVersion, Version); !bytes.Contains(diag, []byte(want)) {
+		t.Errorf("docs/diagnostics.md's E_BYTECODE example lacks %q", want)
 	}
 	for _, want := range []string{
 		fmt.Sprintf("# The Smith machine (isa version %d)", Version),
