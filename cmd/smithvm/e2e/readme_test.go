@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,5 +243,48 @@ func TestDocsRunnable(t *testing.T) {
 	}
 	if total < 4 {
 		t.Errorf("docs/ has %d runnable blocks outside getting-started.md, want at least the cookbook's four", total)
+	}
+}
+
+// TestDocsExamplesCheck: every whole workflow the README and docs/ show (a
+// ```yaml block with a top-level version:, a ```json block with nodes) passes
+// smithc check with no error and no warning, as a reader who copies it
+// expects.
+func TestDocsExamplesCheck(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(repoFile(t, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, repoFile(t, "README.md"))
+	block := regexp.MustCompile("(?s)```(yaml|json)\n(.*?)```")
+	dir := t.TempDir()
+	n := 0
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatchIndex(data, -1) {
+			lang, body := string(data[m[2]:m[3]]), data[m[4]:m[5]]
+			whole := lang == "yaml" && regexp.MustCompile(`(?m)^version:`).Match(body) ||
+				lang == "json" && bytes.Contains(body, []byte(`"nodes"`)) && bytes.Contains(body, []byte(`"version"`))
+			if !whole {
+				continue
+			}
+			n++
+			line := bytes.Count(data[:m[0]], []byte("\n")) + 1
+			file := filepath.Join(dir, fmt.Sprintf("%s_%d.%s", strings.TrimSuffix(filepath.Base(page), ".md"), line, lang))
+			if err := os.WriteFile(file, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(built.smithc, "check", file).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), " 0 errors, 0 warnings") {
+				t.Errorf("%s:%d: the example does not check clean (%v):\n%s", filepath.Base(page), line, err, out)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d whole examples, want at least the README's, getting-started's two and the references'", n)
 	}
 }
