@@ -94,6 +94,9 @@ func TestDocsSelfContained(t *testing.T) {
 		if m := contractRef.FindString(string(data)); m != "" {
 			t.Errorf("%s cites %q, a document users do not have: link the reference page in docs/ instead", d, m)
 		}
+		if m := sectionRef.FindString(string(data)); m != "" {
+			t.Errorf("%s cites %q, a section of a document users do not have: link the page in docs/ that says it instead", d, m)
+		}
 		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -169,6 +172,11 @@ func TestGettingStarted(t *testing.T) {
 // contractRef matches a citation of the behaviour contract by section
 // number, which only the developers have.
 var contractRef = regexp.MustCompile(`CONTRACT(\.md)?\s+(sections?\s+)?[0-9]`)
+
+// sectionRef matches a bare section number ("the section 3.5", "STYLE.md
+// section 1"): the README and docs/ have no numbered sections, so it names
+// one of the developers' documents.
+var sectionRef = regexp.MustCompile(`\bsections?\s+[0-9]+(\.[0-9]+)*\b`)
 
 // TestREADMECommandList: the README's list of the two programs' commands
 // names every command their --help lists.
