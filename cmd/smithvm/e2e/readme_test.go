@@ -94,6 +94,9 @@ func TestDocsSelfContained(t *testing.T) {
 		if m := contractRef.FindString(string(data)); m != "" {
 			t.Errorf("%s cites %q, a document users do not have: link the reference page in docs/ instead", d, m)
 		}
+		if m := theContract.FindString(string(data)); m != "" {
+			t.Errorf("%s cites %q, a document users do not have: say what it asks for instead", d, m)
+		}
 		if m := sectionRef.FindString(string(data)); m != "" {
 			t.Errorf("%s cites %q, a section of a document users do not have: link the page in docs/ that says it instead", d, m)
 		}
@@ -172,6 +175,9 @@ func TestGettingStarted(t *testing.T) {
 // contractRef matches a citation of the behaviour contract by section
 // number, which only the developers have.
 var contractRef = regexp.MustCompile(`CONTRACT(\.md)?\s+(sections?\s+)?[0-9]`)
+
+// theContract matches a mention of the behaviour contract in prose.
+var theContract = regexp.MustCompile(`\bthe contract\b`)
 
 // sectionRef matches a bare section number ("the section 3.5", "STYLE.md
 // section 1"): the README and docs/ have no numbered sections, so it names
