@@ -206,3 +206,31 @@ func FuzzAssemble(f *testing.F) {
 		}
 	})
 }
+
+// TestDocVersion: docs/isa.md and docs/diagnostics.md name the format
+// version this package writes and the range it reads, wherever they give
+// them.
+func TestDocVersion(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/isa.md")
+	if err != nil {
+		t.Fatalf("read docs/isa.md: %v", err)
+	}
+	diag, err := os.ReadFile("../docs/diagnostics.md")
+	if err != nil {
+		t.Fatalf("read docs/diagnostics.md: %v", err)
+	}
+	if want := fmt.Sprintf("this smith reads versions %d to %d\n", MinVersion, Version); !bytes.Contains(diag, []byte(want)) {
+		t.Errorf("docs/diagnostics.md's E_BYTECODE example lacks %q", want)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("# The Smith machine (isa version %d)", Version),
+		fmt.Sprintf("version  uint16   isa.Version (%d)", Version),
+		fmt.Sprintf("this smith reads versions %d to %d", MinVersion, Version),
+		fmt.Sprintf("; smith program, isa %d", Version),
+	} {
+		if !bytes.Contains(doc, []byte(want)) {
+			t.Errorf("docs/isa.md lacks %q", want)
+		}
+	}
+}

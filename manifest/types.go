@@ -144,8 +144,8 @@ type Workflow struct {
 	BuildCommand StringList `json:"build_command,omitempty"`
 
 	// none, or git-worktree: the run works in its own git worktree on branch
-	// smith/<run_id> (the WORKSPACE must be in a git repository). Default:
-	// none.
+	// smith/<run_id> when WORKSPACE is in a git repository (otherwise in
+	// WORKSPACE itself, with a warning at the start). Default: none.
 	Isolation String `json:"isolation,omitempty"`
 
 	// true puts artifacts/ into the run's step commits (with isolation:
@@ -528,7 +528,8 @@ type Cond struct {
 	// Compare a step's exit code.
 	ExitCode *ExitCodeCond `json:"exit_code,omitempty"`
 
-	// True when the environment variable is set (names in env_allow or
+	// True when the environment variable is set, any name (only whether it
+	// is set: reading its value with ${env.NAME} needs NAME in env_allow or
 	// secrets).
 	EnvSet String `json:"env_set,omitempty"`
 
@@ -747,7 +748,8 @@ type Config struct {
 	BuildCommand StringList `json:"build_command,omitempty"`
 
 	// none, or git-worktree: the run works in its own git worktree on branch
-	// smith/<run_id>. Default: none.
+	// smith/<run_id> when WORKSPACE is in a git repository (otherwise in
+	// WORKSPACE itself, with a warning at the start). Default: none.
 	Isolation String `json:"isolation,omitempty"`
 
 	// true puts artifacts/ into the run's step commits (with isolation

@@ -76,3 +76,32 @@ func TestExitCodesDoc(t *testing.T) {
 	}
 	docgen.Region(t, "../docs/exit-codes.md", "codes", b.String(), *update, "go test ./source -run TestExitCodesDoc -update")
 }
+
+// TestCodesDocExamples: the example of each code in docs/diagnostics.md
+// (the first block of its section) names the code, as the message a user
+// sees does, except for the few codes whose console line carries none.
+func TestCodesDocExamples(t *testing.T) {
+	data, err := os.ReadFile("../docs/diagnostics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The console line of these names no code: the run's own message, or
+	// the interruption notice.
+	noCode := map[Code]bool{EStepFailed: true, EValidation: true, EInterrupted: true, EInternal: true}
+	for _, ci := range Codes() {
+		_, sec, ok := strings.Cut(string(data), "\n## "+string(ci.Code)+"\n")
+		if !ok {
+			continue // TestCodesDocumented reports it
+		}
+		sec, _, _ = strings.Cut(sec, "\n## ")
+		_, ex, ok := strings.Cut(sec, "\n```\n")
+		if !ok {
+			t.Errorf("docs/diagnostics.md: %s has no example block", ci.Code)
+			continue
+		}
+		ex, _, _ = strings.Cut(ex, "```")
+		if !noCode[ci.Code] && !strings.Contains(ex, string(ci.Code)) {
+			t.Errorf("docs/diagnostics.md: the example of %s does not name it, as the message does:\n%s", ci.Code, ex)
+		}
+	}
+}

@@ -451,7 +451,9 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	firstRun := e.gitignoreCheck(proj)
 	_ = firstRun
 	if prog.Config.Isolation == lang.IsolationWorktree {
-		if files := workers.UncommittedTracked(context.Background(), proj.dirs, e.lookup); len(files) > 0 {
+		if !workers.IsGitRepo(context.Background(), proj.dirs.Workspace, e.lookup) {
+			fmt.Fprintf(e.stderr, "WARNING: isolation: git-worktree, but WORKSPACE %s is not in a git repository: the run works in WORKSPACE itself, on no branch of its own (run it with --workspace on a repository, or git init and commit there first).\n", proj.dirs.Workspace)
+		} else if files := workers.UncommittedTracked(context.Background(), proj.dirs, e.lookup); len(files) > 0 {
 			fmt.Fprintf(e.stderr, "WARNING: the repository %s has changes that are not committed (%s); the run starts from its last commit, without them: commit them first for the agents to see them.\n", proj.dirs.Workspace, workers.ListSome(files, 5))
 		}
 	}

@@ -82,7 +82,8 @@ func isEmptyYAMLList(src string) bool {
 // turn.
 // Values are plain scalars (a " #" starts a comment), 'single-quoted' (a
 // doubled quote is a quote), "double-quoted" (with the escapes \n, \t, \",
-// \\ and the other escapes Go and YAML share), or
+// \\ and the other escapes Go and YAML share), each optionally followed by a
+// comment, or
 // block scalars introduced by |, |-, |+, >, >- or >+. Blank lines, comment
 // lines, a "---" line and an empty "[]" are allowed; anchors, flow mappings,
 // nested collections and tabs for indentation are not.
@@ -161,16 +162,27 @@ func parseYAMLKey(lines []string, i, keyIndent int, text string, e *MockEntry) (
 		}
 		s, next = blockScalar(lines, i+1, keyIndent, header)
 	case strings.HasPrefix(val, `"`):
-		q, err := strconv.Unquote(val)
+		end := closingQuote(val, '"')
+		if end < 0 {
+			end = len(val)
+		}
+		q, err := strconv.Unquote(val[:end])
 		if err != nil {
 			return 0, fmt.Errorf("line %d: bad double-quoted string %s", i+1, val)
 		}
+		if !onlyComment(val[end:]) {
+			return 0, fmt.Errorf("line %d: unexpected text after the quoted string: %s", i+1, val[end:])
+		}
 		s = q
 	case strings.HasPrefix(val, "'"):
-		if len(val) < 2 || !strings.HasSuffix(val, "'") {
+		end := closingQuote(val, '\'')
+		if end < 2 {
 			return 0, fmt.Errorf("line %d: unterminated single-quoted string", i+1)
 		}
-		s = strings.ReplaceAll(val[1:len(val)-1], "''", "'")
+		if !onlyComment(val[end:]) {
+			return 0, fmt.Errorf("line %d: unexpected text after the quoted string: %s", i+1, val[end:])
+		}
+		s = strings.ReplaceAll(val[1:end-1], "''", "'")
 	default:
 		if k := strings.Index(val, " #"); k >= 0 {
 			val = strings.TrimSpace(val[:k])
@@ -199,6 +211,30 @@ func parseYAMLKey(lines []string, i, keyIndent int, text string, e *MockEntry) (
 			source.DidYouMean(key, []string{"match", "reply", "exit_code", "signal", "turn"}))
 	}
 	return next, nil
+}
+
+// closingQuote returns the index just past the quote q that closes the
+// string val opens (a backslash escapes in "...", a doubled quote is a
+// quote in '...'), or -1 when none does.
+func closingQuote(val string, q byte) int {
+	for k := 1; k < len(val); k++ {
+		switch {
+		case q == '"' && val[k] == '\\':
+			k++
+		case val[k] == q && q == '\'' && k+1 < len(val) && val[k+1] == '\'':
+			k++
+		case val[k] == q:
+			return k + 1
+		}
+	}
+	return -1
+}
+
+// onlyComment reports whether rest, the text after a quoted value, is
+// empty or a comment (blanks, then '#').
+func onlyComment(rest string) bool {
+	t := strings.TrimLeft(rest, " ")
+	return t == "" || len(t) < len(rest) && t[0] == '#'
 }
 
 // blockScalar reads the lines of a block scalar that start at lines[i] and

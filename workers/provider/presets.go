@@ -305,7 +305,7 @@ var clis = map[string]*CLI{
 			PermEdit: {"--sandbox", "workspace-write"},
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		Install:     Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set OPENAI_API_KEY)"},
+		Install:     Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set CODEX_API_KEY)"},
 		newReader:   func() stdoutReader { return &codexReader{} },
 		activity:    (*ActivityReader).codex,
 		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"smith/lang"
@@ -79,6 +80,22 @@ func TestKeyVarsHoldEveryCredential(t *testing.T) {
 	for _, v := range MaskedVars() {
 		if credential.MatchString(v) && !slices.Contains(keys, v) {
 			t.Errorf("%s is masked and holds a credential, but KeyVars() does not list it: a commit holding its value is not refused", v)
+		}
+	}
+}
+
+// TestInstallHintKeyVar: the install hint of a missing CLI names the key
+// variable the CLI reads in the user's own home (codex: CODEX_API_KEY),
+// the one docs/getting-started.md and the login message give.
+func TestInstallHintKeyVar(t *testing.T) {
+	t.Parallel()
+	for name, f := range clis {
+		hint := InstallHint(name)
+		if f.Install.Package == "" || !regexp.MustCompile(`[A-Z_]+_API_KEY`).MatchString(hint) {
+			continue
+		}
+		if !strings.Contains(hint, "set "+f.UserKeyVar()) {
+			t.Errorf("InstallHint(%q) = %q, want it to name %s, the key variable %s reads in the user's home", name, hint, f.UserKeyVar(), name)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 
 	"smith/lang"
 	"smith/source"
@@ -223,6 +224,9 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 // StartErr describes a process that could not be started.
 func StartErr(name string, err error) *source.Error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		if strings.ContainsRune(name, '/') {
+			return source.Errorf(source.EExec, "command '%s' not found: there is no such file (a command with a '/' is run from that path, relative to the step's working directory, and never looked up on PATH)", name)
+		}
 		return source.Errorf(source.EExec, "command '%s' not found%s", name, provider.InstallHint(name))
 	}
 	return source.Errorf(source.EExec, "command '%s' cannot be started: %v", name, err)

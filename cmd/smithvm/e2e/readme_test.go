@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,6 +94,12 @@ func TestDocsSelfContained(t *testing.T) {
 		if m := contractRef.FindString(string(data)); m != "" {
 			t.Errorf("%s cites %q, a document users do not have: link the reference page in docs/ instead", d, m)
 		}
+		if m := theContract.FindString(string(data)); m != "" {
+			t.Errorf("%s cites %q, a document users do not have: say what it asks for instead", d, m)
+		}
+		if m := sectionRef.FindString(string(data)); m != "" {
+			t.Errorf("%s cites %q, a section of a document users do not have: link the page in docs/ that says it instead", d, m)
+		}
 		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -166,3 +175,130 @@ func TestGettingStarted(t *testing.T) {
 // contractRef matches a citation of the behaviour contract by section
 // number, which only the developers have.
 var contractRef = regexp.MustCompile(`CONTRACT(\.md)?\s+(sections?\s+)?[0-9]`)
+
+// theContract matches a mention of the behaviour contract in prose.
+var theContract = regexp.MustCompile(`\bthe contract\b`)
+
+// sectionRef matches a bare section number ("the section 3.5", "STYLE.md
+// section 1"): the README and docs/ have no numbered sections, so it names
+// one of the developers' documents.
+var sectionRef = regexp.MustCompile(`\bsections?\s+[0-9]+(\.[0-9]+)*\b`)
+
+// TestREADMECommandList: the README's list of the two programs' commands
+// names every command their --help lists.
+func TestREADMECommandList(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(repoFile(t, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{built.smithc, built.smithvm} {
+		name := filepath.Base(bin)
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --help: %v\n%s", name, err, out)
+		}
+		re := regexp.MustCompile(`(?m)^  ` + name + ` ([a-z][a-z-]*)\b`)
+		cmds := re.FindAllStringSubmatch(string(out), -1)
+		if len(cmds) < 5 {
+			t.Fatalf("%s --help lists %d commands:\n%s", name, len(cmds), out)
+		}
+		for _, m := range cmds {
+			if !regexp.MustCompile(`(?m)^` + name + ` ` + m[1] + `\b`).Match(readme) {
+				t.Errorf("README.md's command list lacks %s %s", name, m[1])
+			}
+		}
+	}
+}
+
+// TestDocsRunnable runs every block marked <!-- runnable --> of every
+// docs/ page but getting-started.md (TestGettingStarted walks that one in
+// order, in one shell) as TestREADMECommands runs the README's: each alone,
+// with sh -e, in a temp directory holding copies of examples/ and testdata/,
+// with a fresh HOME and the built binaries first on PATH. Each must exit 0
+// and print no run failure.
+func TestDocsRunnable(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(repoFile(t, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Dir(built.smithvm)
+	total := 0
+	for _, page := range pages {
+		if filepath.Base(page) == "getting-started.md" {
+			continue
+		}
+		for i, block := range runnableBlocks(t, page) {
+			total++
+			name := strings.TrimSuffix(filepath.Base(page), ".md") + "/" + strconv.Itoa(i+1)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				for _, d := range []string{"examples", "testdata"} {
+					if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(repoFile(t, d))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, "sh", "-e", "-c", block)
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s block %d failed (%v):\n%s\n--- output ---\n%s", filepath.Base(page), i+1, err, block, out)
+				}
+				if regexp.MustCompile(`(?m)^ERROR: (Run |E_)`).Match(out) {
+					t.Errorf("%s block %d printed a run failure:\n%s\n--- output ---\n%s", filepath.Base(page), i+1, block, out)
+				}
+			})
+		}
+	}
+	if total < 4 {
+		t.Errorf("docs/ has %d runnable blocks outside getting-started.md, want at least the cookbook's four", total)
+	}
+}
+
+// TestDocsExamplesCheck: every whole workflow the README and docs/ show (a
+// ```yaml block with a top-level version:, a ```json block with nodes) passes
+// smithc check with no error and no warning, as a reader who copies it
+// expects.
+func TestDocsExamplesCheck(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(repoFile(t, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, repoFile(t, "README.md"))
+	block := regexp.MustCompile("(?s)```(yaml|json)\n(.*?)```")
+	dir := t.TempDir()
+	n := 0
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatchIndex(data, -1) {
+			lang, body := string(data[m[2]:m[3]]), data[m[4]:m[5]]
+			whole := lang == "yaml" && regexp.MustCompile(`(?m)^version:`).Match(body) ||
+				lang == "json" && bytes.Contains(body, []byte(`"nodes"`)) && bytes.Contains(body, []byte(`"version"`))
+			if !whole {
+				continue
+			}
+			n++
+			line := bytes.Count(data[:m[0]], []byte("\n")) + 1
+			file := filepath.Join(dir, fmt.Sprintf("%s_%d.%s", strings.TrimSuffix(filepath.Base(page), ".md"), line, lang))
+			if err := os.WriteFile(file, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(built.smithc, "check", file).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), " 0 errors, 0 warnings") {
+				t.Errorf("%s:%d: the example does not check clean (%v):\n%s", filepath.Base(page), line, err, out)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d whole examples, want at least the README's, getting-started's two and the references'", n)
+	}
+}
