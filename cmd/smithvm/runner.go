@@ -339,8 +339,12 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 	if s.opts.wsDir != "" {
 		cmd += " --workspace " + shellQuote(s.opts.wsDir)
 	}
-	if halted {
+	switch {
+	case halted:
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
+	case st.Status == vm.StatusInterrupted:
+		// Ctrl-C, a hang-up or smithvm stop: nothing to fix first.
+		return "INFO: Resume with '" + cmd + "' to continue where it stopped."
 	}
 	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
 }
