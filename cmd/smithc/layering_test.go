@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"manifest/internal/decodegen":      {},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},
-	"vm":                               {"lang", "isa", "workers/confine", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson", "github.com/tidwall/sjson"},
+	"vm":                               {"lang", "isa", "workers/confine", "workers/reply", "workers/step", "workers/text", "source", "github.com/tidwall/gjson"},
 	"vm/store":                         {"vm", "source", "github.com/tidwall/gjson"},
 	"workers":                          {"lang", "isa", "source", "workers/agent", "workers/builtin", "workers/confine", "workers/proc", "workers/provider", "workers/step", "workers/steprun", "workers/text"},
 	"workers/confine":                  {"source", "golang.org/x/sys/unix"},

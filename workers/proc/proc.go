@@ -20,8 +20,8 @@ import (
 )
 
 const (
-	// defaultKillGrace is the time between SIGTERM and SIGKILL (CONTRACT.md 3.5).
-	defaultKillGrace = 10 * time.Second
+	// DefaultKillGrace is the time between SIGTERM and SIGKILL (CONTRACT.md 3.5).
+	DefaultKillGrace = 10 * time.Second
 	// DefaultMemCap is the in-memory cap per captured stream.
 	DefaultMemCap = 1 << 20
 	// pipeDrainDelay bounds how long Run waits for the output pipes to close
@@ -159,7 +159,7 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	grace := spec.KillGrace
 	if grace <= 0 {
-		grace = defaultKillGrace
+		grace = DefaultKillGrace
 	}
 
 	stdin := spec.Stdin
