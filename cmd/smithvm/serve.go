@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -71,7 +72,12 @@ func (e *env) cmdServe(args []string) int {
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return e.refuse("%v", err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// Another viewer, or another program: a port of its own.
+			hint = " (another program listens there: choose another port with --addr 127.0.0.1:PORT, or --addr 127.0.0.1:0 for a free one)"
+		}
+		return e.refuse("%v%s", err, hint)
 	}
 	fmt.Fprintf(log, "INFO: Serving the runs under %s at http://%s/ (Ctrl-C stops).\n", proj.base, l.Addr())
 	err = serve.Serve(ctx, l, srv)
