@@ -61,6 +61,9 @@ type lowerer struct {
 	contextKeys []string
 	// yaml is set for a YAML workflow (which has a context: section).
 	yaml bool
+	// config is the document's config (its commands for the internal
+	// workers).
+	config lang.Config
 	// jsonSteps are the steps of a YAML workflow with output_capture:
 	// json, the only ones ${steps.NAME.json} can read.
 	jsonSteps map[string]bool
@@ -99,6 +102,22 @@ func (l *lowerer) hasStep(name string) bool { return l.stepSet[name] }
 // errorf reports a diagnostic at pos.
 func (l *lowerer) errorf(pos source.Pos, code source.Code, format string, args ...any) {
 	l.diags.Add(pos, code, format, args...)
+}
+
+// checkToolConfig warns when the internal worker named worker (at pos)
+// runs a config command the document does not set: its step fails when it
+// runs, as the workers define (W_CONFIG_MISSING).
+func (l *lowerer) checkToolConfig(worker string, pos source.Pos) {
+	iw := lang.LookupInternal(worker)
+	if iw == nil || iw.Config == "" || len(l.config.Command(iw.Config)) > 0 {
+		return
+	}
+	set := "config." + iw.Config + " in the manifest"
+	if l.yaml {
+		set = iw.Config + " at the workflow's top level"
+	}
+	l.errorf(pos, source.WConfigMissing, "worker '%s' runs config.%s, which this workflow does not set: the step fails when it runs (set %s: the command's argv)",
+		worker, iw.Config, set)
 }
 
 // byOrder returns the values of a document map sorted by their document

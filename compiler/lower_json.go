@@ -50,6 +50,7 @@ func LowerManifest(mf *manifest.Manifest, opt Options) (*ir.Program, source.Diag
 			CommitArtifacts: c.CommitArtifacts.V,
 		}
 	}
+	l.config = data.Config
 	data.Agents = m.lowerAgents(mf.Agents)
 	m.index()
 	m.lowerWorkers()
@@ -438,6 +439,7 @@ func (m *jsonLowerer) lowerBlock(blk *manifest.Block) *ir.Block {
 	if iw := lang.LookupInternal(name); iw != nil {
 		b.Kind = isa.KindInternal
 		b.Signals = shared(iw.Signals)
+		m.checkToolConfig(name, blk.Worker.Pos)
 	} else if ws, ok := m.workers[name]; ok {
 		w := ws.def
 		layers = append(layers, execLayer{model: modelOf(w.Model, w.ProviderParams), permissions: w.Permissions, timeout: w.Timeout, object: "WorkerDef"})

@@ -10,8 +10,10 @@ func TestLowerManifest(t *testing.T) {
 	block := func(id, worker, transitions string) string {
 		return `"` + id + `": {"worker": "` + worker + `", "transitions": [` + transitions + `]}`
 	}
+	// The config commands the internal workers run are set, after the
+	// nodes (so that no position before them moves).
 	doc := func(entry, nodes string) string {
-		return `{"version": "1", "entry": "` + entry + `", "nodes": {` + nodes + `}}`
+		return `{"version": "1", "entry": "` + entry + `", "nodes": {` + nodes + `}, "config": {"test_command": ["t"], "lint_command": ["l"], "build_command": ["b"]}}`
 	}
 	tests := []struct {
 		name  string

@@ -45,6 +45,7 @@ func LowerWorkflow(wf *manifest.Workflow, opt Options) (*ir.Program, source.Diag
 		Isolation:       wf.Isolation.V,
 		CommitArtifacts: wf.CommitArtifacts.V,
 	}
+	l.config = data.Config
 	data.Schemas = l.lowerSchemas(wf.Schemas)
 	l.contextKeys = mapKeys(wf.Context.V)
 	l.yaml = true
@@ -376,6 +377,7 @@ func (y *yamlLowerer) lowerExec(s *manifest.Step, kind isa.BlockKind, agent *man
 			y.errorf(s.Worker.Pos, source.EUnknownWorker, "worker '%s' is not an internal worker%s",
 				s.Worker.V, source.DidYouMeanOrList(s.Worker.V, lang.InternalNames(), "the internal workers are"))
 		}
+		y.checkToolConfig(s.Worker.V, s.Worker.Pos)
 	case isa.KindProvider:
 		b.AI = true
 		y.lowerProvider(s, agent, st, sc)

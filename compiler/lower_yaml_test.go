@@ -133,7 +133,7 @@ func TestLowerWorkflowSignals(t *testing.T) {
 			`block "A" provider worker="provider:claude,codex" ai when max_visits=3 signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT SIGNAL:VALIDATION_FAIL SIGNAL:SKIPPED SIGNAL:MAX_VISITS]`},
 		{"set_context", "  - name: A\n    set_context: {k: v}\n", `block "A" set_context signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
 		{"loop", "  - name: A\n    for_each: {items: [1], steps: [{name: B, command: [b]}]}\n", `block "A" loop signals=[SIGNAL:SUCCESS SIGNAL:FAILURE]`},
-		{"internal worker", "  - name: A\n    worker: Internal:RunLinter\n", `block "A" internal worker="Internal:RunLinter" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
+		{"internal worker", "  - name: A\n    worker: Internal:RunLinter\nlint_command: [lint]\n", `block "A" internal worker="Internal:RunLinter" signals=[SIGNAL:SUCCESS SIGNAL:FAILURE SIGNAL:TIMEOUT]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

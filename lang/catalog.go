@@ -10,6 +10,9 @@ import "strings"
 type InternalWorker struct {
 	Name    string // with the Internal: prefix
 	Signals []string
+	// Config is the key of the config command the worker runs
+	// (test_command; Config.Command), "" for none.
+	Config string
 }
 
 // InternalPrefix starts the worker string of every internal worker.
@@ -28,13 +31,13 @@ const (
 
 // InternalWorkers is the table of internal workers, in documentation order.
 var InternalWorkers = [...]InternalWorker{
-	{InternalTestRunner, []string{SigSuccess, SigFailure}},
-	{InternalRunLinter, []string{SigSuccess, SigFailure}},
-	{InternalRunBuilder, []string{SigSuccess, SigFailure}},
-	{InternalFileSystemWriter, []string{SigSuccess, SigFailure}},
-	{InternalDocumentationWriter, []string{SigSuccess, SigFailure}},
-	{InternalPreambleValidator, []string{SigSuccess, SigValidationFail}},
-	{InternalUpdateChangePlan, []string{SigSuccess}},
+	{InternalTestRunner, []string{SigSuccess, SigFailure}, ConfigTestCommand},
+	{InternalRunLinter, []string{SigSuccess, SigFailure}, ConfigLintCommand},
+	{InternalRunBuilder, []string{SigSuccess, SigFailure}, ConfigBuildCommand},
+	{InternalFileSystemWriter, []string{SigSuccess, SigFailure}, ""},
+	{InternalDocumentationWriter, []string{SigSuccess, SigFailure}, ""},
+	{InternalPreambleValidator, []string{SigSuccess, SigValidationFail}, ""},
+	{InternalUpdateChangePlan, []string{SigSuccess}, ""},
 }
 
 // LookupInternal returns the internal worker named by a worker string

@@ -57,6 +57,27 @@ const (
 // SessionModes are the values session: accepts.
 var SessionModes = []string{SessionFresh, SessionContinue}
 
+// The keys of the config commands the internal workers run.
+const (
+	ConfigTestCommand  = "test_command"
+	ConfigLintCommand  = "lint_command"
+	ConfigBuildCommand = "build_command"
+)
+
+// Command returns the config command of key (ConfigTestCommand, ...), nil
+// when it is not set or key names none.
+func (c Config) Command(key string) []string {
+	switch key {
+	case ConfigTestCommand:
+		return c.TestCommand
+	case ConfigLintCommand:
+		return c.LintCommand
+	case ConfigBuildCommand:
+		return c.BuildCommand
+	}
+	return nil
+}
+
 // Config holds a workflow's project commands and isolation mode: compiled
 // into the program, handed to the internal workers as it is.
 type Config struct {

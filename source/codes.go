@@ -57,6 +57,7 @@ const (
 	WUnboundedLoop Code = "W_UNBOUNDED_LOOP"
 	WDeadSignal    Code = "W_DEAD_SIGNAL"
 	WCallNoReturn  Code = "W_CALL_NO_RETURN"
+	WConfigMissing Code = "W_CONFIG_MISSING"
 	EBytecode      Code = "E_BYTECODE"
 	ESecretMissing Code = "E_SECRET_MISSING"
 	EStateCorrupt  Code = "E_STATE_CORRUPT"
@@ -121,6 +122,7 @@ var codeTable = [...]CodeInfo{
 	{WUnboundedLoop, SevWarning, ExitOK, true, "a cycle passes through a provider step or AI worker and has no max_visits on it"},
 	{WDeadSignal, SevWarning, ExitOK, true, "a transition is on a custom signal that the block's worker never emits (a typo such as SIGNAL:SUCCES, or on.signals on a YAML step that is no provider step)"},
 	{WCallNoReturn, SevWarning, ExitOK, true, "a block CALLs its own node and no RETURN is reachable from the node's entry block: each such CALL leaves a frame that is never popped, until the run fails with E_LIMIT past MaxCallDepth (use JUMP:, or add the RETURN)"},
+	{WConfigMissing, SevWarning, ExitOK, true, "an internal worker runs a config command (test_command, lint_command, build_command) that the workflow does not set: its step fails when it runs, with an ERROR segment"},
 	{EBytecode, SevError, ExitConfig, false, "a .smbc file is not a valid program: bad magic, another isa version, or code that fails verification"},
 	{ESecretMissing, SevError, ExitConfig, false, "a declared secret is not set in the environment at run start, or is empty or shorter than 4 characters"},
 	{EStateCorrupt, SevError, ExitConfig, false, "a run's state.json (or journal) is corrupt or incomplete"},

@@ -35,9 +35,9 @@ const maxToolLog = 8 << 20
 
 // Config keys, as errors name them.
 const (
-	keyTestCommand  = "config.test_command"
-	keyLintCommand  = "config.lint_command"
-	keyBuildCommand = "config.build_command"
+	keyTestCommand  = "config." + lang.ConfigTestCommand
+	keyLintCommand  = "config." + lang.ConfigLintCommand
+	keyBuildCommand = "config." + lang.ConfigBuildCommand
 )
 
 // A toolRun is one finished tool process.
