@@ -37,6 +37,12 @@ func NewRegistry(env func(string) (string, bool)) *Registry {
 	return &Registry{Runner: agent.Runner{Env: steprun.Env{Lookup: env}}, Internal: builtin.Workers()}
 }
 
+// RecordedRuns returns the ids of the runs whose provider calls DIR holds
+// the recordings of (--record DIR), sorted; none when DIR does not exist.
+func RecordedRuns(dir string) ([]string, error) {
+	return agent.RecordedRuns(dir)
+}
+
 var _ step.Runner = (*Registry)(nil)
 
 // Run executes req and reports what happened. It never panics on bad input

@@ -119,10 +119,12 @@ func (c *common) contextValues() (map[string]any, error) {
 }
 
 // checkRecording checks --record and --replay before anything runs: both
-// at once, a --replay DIR that is not a folder, or a --record DIR that is
-// something else than a folder are usage errors (a step would fail on
-// them only after its provider call).
-func (c *common) checkRecording() error {
+// at once, a --replay DIR that is not a folder, a --record DIR that is
+// something else than a folder, or one that holds another run's
+// recordings than run runID's ("" for a new run) are usage errors (a step
+// would fail on them only after its provider call; a replay of the folder
+// would read the other run's calls as this one's).
+func (c *common) checkRecording(runID string) error {
 	if c.record != "" && c.replay != "" {
 		return errors.New("--record and --replay exclude each other: a replayed run makes no provider call to record")
 	}
@@ -140,6 +142,15 @@ func (c *common) checkRecording() error {
 	if c.record != "" {
 		if fi, err := os.Stat(c.record); err == nil && !fi.IsDir() {
 			return fmt.Errorf("--record %s: not a folder; give a folder (it is created when missing)", c.record)
+		}
+		runs, err := workers.RecordedRuns(c.record)
+		if err != nil {
+			return fmt.Errorf("--record %s: %w", c.record, unwrapPathErr(err))
+		}
+		for _, r := range runs {
+			if r != runID {
+				return fmt.Errorf("--record %s: it holds the recordings of run '%s', and a replay reads a step's recordings from its first: give an empty folder per run (a resume records into its own run's folder)", c.record, r)
+			}
 		}
 	}
 	return nil
@@ -412,7 +423,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		e.failErr(err, source.EUsage, "")
 		return source.ExitConfig
 	}
-	if err := c.checkRecording(); err != nil {
+	if err := c.checkRecording(c.runID); err != nil {
 		return e.refuse("%v", err)
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)
@@ -563,7 +574,7 @@ func (e *env) cmdResume(args []string) int {
 // nothing to do: nil and 0. err is the error it printed, if one. `smithvm
 // serve` resumes through it too.
 func (e *env) openResume(c *common, id string) (cont func(context.Context) int, status int, err error) {
-	if err := c.checkRecording(); err != nil {
+	if err := c.checkRecording(id); err != nil {
 		return nil, e.refuse("%v", err), err
 	}
 	proj, err := e.projectIn(c.base, c.wsDir)

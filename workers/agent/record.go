@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,43 @@ func (r *Runner) record(req *step.Request, name string, sess *step.Session, prom
 		return fmt.Errorf("record: %w", err)
 	}
 	return confine.WriteFileAtomic(recordingPath(r.Record, req.CallKey(), n+1), append(b, '\n'), 0o644)
+}
+
+// RecordedRuns returns the ids of the runs whose recordings DIR holds
+// (files DIR/<Step>-<N>.json), sorted, none when DIR does not exist. A
+// replay reads a step's recordings from its first, so a folder holds the
+// recordings of one run: run and resume check --record with it.
+func RecordedRuns(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var runs []string
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		i := strings.LastIndexByte(stem, '-')
+		if !ok || i < 0 || !e.Type().IsRegular() {
+			continue
+		}
+		if n, err := strconv.Atoi(stem[i+1:]); err != nil || n < 1 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var rec struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal(b, &rec) == nil && rec.RunID != "" && !slices.Contains(runs, rec.RunID) {
+			runs = append(runs, rec.RunID)
+		}
+	}
+	slices.Sort(runs)
+	return runs, nil
 }
 
 // recordingPath is DIR/<Step>-<n>.json.
