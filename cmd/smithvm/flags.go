@@ -174,6 +174,6 @@ func (e *env) cleanProcessedFlags(v *flagVals) *pflag.FlagSet {
 	fs := e.newFlags("clean-processed", "[flags]", "Deletes the messages that agents have consumed: the files in\nWORKSPACE/agents/*/processed/ and in the processed folder beside every custom\ninbox: the runs' workflows declare (wait_for with consume: true moves each\nmessage there once its step completes). Nothing outside those folders is\ntouched.\n")
 	v.addBase(fs)
 	fs.StringVar(&v.wsDir, "workspace", "", "the WORKSPACE is `DIR` (the runs' --workspace) instead of BASE/workspace; BASE defaults to DIR")
-	fs.StringVar(&v.olderThan, "older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d)")
+	fs.StringVar(&v.olderThan, "older-than", "", "delete only messages older than this (a Go duration such as 36h, or days such as 7d); without it, every consumed message")
 	return fs
 }
