@@ -11,7 +11,8 @@ import (
 	"smith/workers/doctor"
 )
 
-const doctorHelp = `Checks that the agent CLIs are ready before a run spends time: for every
+// doctorHelpText is doctor's help; %s is the --ping prompt.
+const doctorHelpText = `Checks that the agent CLIs are ready before a run spends time: for every
 preset (claude, gemini, codex), or for the providers the given workflows use,
   installed  the CLI is on PATH, its version, and whether the presets were
              tested with that version;
@@ -19,7 +20,8 @@ preset (claude, gemini, codex), or for the providers the given workflows use,
              variable, its login status command or its login file), with
              no model request;
   ping       (with --ping) one tiny real request through the preset, as a
-             step makes it: its reply and tokens.
+             step makes it, the prompt "%s"
+             (a few tokens): its reply and tokens.
 A preset runs the CLI with your own HOME and configuration (your login,
 settings and model provider); a provider entry with home: isolated is
 checked as it runs, with a fresh configuration home and a key only.
@@ -27,6 +29,9 @@ One line per check, with what to do when it fails.
 
 Exit status: 0 when every check passes, 2 otherwise.
 `
+
+// doctorHelp is doctor's help, quoting the prompt of --ping.
+func doctorHelp() string { return fmt.Sprintf(doctorHelpText, doctor.PingPrompt) }
 
 // cmdDoctor is smithvm doctor [FILE...] [--ping].
 func (e *env) cmdDoctor(args []string) int {

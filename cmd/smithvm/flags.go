@@ -66,7 +66,7 @@ func commands() []command {
 }
 
 func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("doctor", "[FILE...] [flags]", doctorHelp)
+	fs := e.newFlags("doctor", "[FILE...] [flags]", doctorHelp())
 	fs.BoolVar(&v.ping, "ping", false, "also send one tiny real request through each preset (costs a few tokens)")
 	return fs
 }

@@ -185,8 +185,9 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 	return l
 }
 
-// pingPrompt is the one tiny request of --ping.
-const pingPrompt = "Reply with the single word: pong"
+// PingPrompt is the one tiny request of --ping (smithvm doctor --help
+// quotes it).
+const PingPrompt = "Reply with the single word: pong"
 
 // pingOnce sends one tiny request through the preset, as a step would.
 func pingOnce(ctx context.Context, e Env, t Target) Line {
@@ -203,7 +204,7 @@ func pingOnce(ctx context.Context, e Env, t Target) Line {
 	masked := provider.AllVars().Values(e.Lookup)
 	req := &step.Request{
 		RunID: "doctor", Step: "Ping", Attempt: 1, Kind: isa.KindProvider,
-		Providers: []string{t.Name}, Prompt: pingPrompt, Permissions: provider.PermRead,
+		Providers: []string{t.Name}, Prompt: PingPrompt, Permissions: provider.PermRead,
 		Timeout: 120 * time.Second, Attempts: 1,
 		Dirs: dirs, RunRoot: filepath.Join(base, ".orchestrator", "runs", "doctor"),
 		Mask: text.NewMasker(masked),
