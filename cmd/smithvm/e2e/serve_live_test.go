@@ -27,6 +27,11 @@ func liveRow(step, kind, text string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('#livelog tbody tr')].some(r => r.dataset.step === %q && r.dataset.kind === %q && r.cells[3].textContent.includes(%q))`, step, kind, text)
 }
 
+// stepRow is the JS that tells whether the steps table shows a step's row.
+func stepRow(step string) string {
+	return fmt.Sprintf(`!!document.querySelector('#steps tr[data-step=%q]')`, step)
+}
+
 // TestServeBrowserLiveOutput: the lines a running command step writes
 // (stdout and stderr) reach the open page while the step still runs, and
 // the next one arrives within a second of being written, without a reload.
@@ -55,6 +60,11 @@ func TestServeBrowserLiveOutput(t *testing.T) {
 	); err != nil {
 		dbg := evalJS[string](t, ctx, `document.querySelector("#steps").textContent + " LIVE " + document.querySelector("#livesec").textContent`)
 		t.Fatalf("the running step's lines never reached the page: %v\n%s", err, dbg)
+	}
+	// The live panel (/live) and the steps table (/view) are drawn from
+	// two fetches: the lines can show before the table does.
+	if err := chromedp.Do(ctx, waitJS(stepRow("Build"))); err != nil {
+		t.Fatalf("the steps table never showed Build: %v", err)
 	}
 	if st := evalJS[string](t, ctx, `document.querySelector('#steps tr[data-step="Build"]').dataset.status`); st != "running" {
 		t.Errorf("Build is %q when its first lines show, want running", st)
@@ -118,6 +128,13 @@ func TestServeBrowserAgentActivity(t *testing.T) {
 		waitJS(liveRow("Write", "edit", "Write notes.txt")+" && "+liveRow("Write", "message", "I wrote notes.txt")+" && "+liveRow("More", "edit", "Write more.txt")),
 	); err != nil {
 		t.Fatalf("claude's tool call and message never showed in the live panel: %v", err)
+	}
+	// The steps table and the summary come from /view, fetched apart from
+	// /live: the live rows can show before them (under load, they do).
+	// The run had ended before the page opened, so the first table drawn
+	// is the final one.
+	if err := chromedp.Do(ctx, waitJS(stepRow("Write")+" && "+stepRow("More"))); err != nil {
+		t.Fatalf("the steps table never showed Write and More: %v", err)
 	}
 	cell := func(step, cls string) string {
 		return evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector('#steps tr[data-step=%q] td.%s').textContent`, step, cls))
