@@ -833,3 +833,59 @@ func TestStdoutReadsTheRecordedSpill(t *testing.T) {
 		t.Errorf("GET stdout = %d %q, want the spill file", w.Code, w.Body)
 	}
 }
+
+// TestLiveWaitsForTheLineEnd: a poll of the live log while a line is being
+// appended returns the whole lines before it and an offset at its start,
+// never a broken or empty row; the next poll returns the line once whole.
+func TestLiveWaitsForTheLineEnd(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run("l1", vm.StatusRunning, time.Now(), 1)
+	r, err := f.store.Open("l1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := r.LiveLog()
+	r.Close()
+	first := `{"time":"2026-01-02T03:04:05Z","step":"Write","kind":"edit","text":"Write notes.txt"}` + "\n"
+	second := `{"time":"2026-01-02T03:04:06Z","step":"Write","kind":"message","text":"I wrote notes.txt"}` + "\n"
+	cut := len(second) / 2
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(first+second[:cut]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := f.server(Config{})
+	poll := func(after int64) liveReply {
+		t.Helper()
+		w := get(s, fmt.Sprintf("/api/runs/l1/live?after=%d", after))
+		var rep liveReply
+		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &rep) != nil {
+			t.Fatalf("live after %d = %d %q", after, w.Code, w.Body)
+		}
+		if strings.Contains(w.Body.String(), "null") {
+			t.Errorf("live after %d holds a null: %s", after, w.Body)
+		}
+		return rep
+	}
+	rep := poll(0)
+	if len(rep.Lines) != 1 || rep.Lines[0].Text != "Write notes.txt" || rep.Next != int64(len(first)) {
+		t.Fatalf("with the second line half written: %+v, want the first line alone and next %d", rep, len(first))
+	}
+	if again := poll(rep.Next); len(again.Lines) != 0 || again.Next != rep.Next {
+		t.Fatalf("polled again before the line's end: %+v, want nothing new at %d", again, rep.Next)
+	}
+	lf, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lf.WriteString(second[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	rep = poll(rep.Next)
+	if len(rep.Lines) != 1 || rep.Lines[0] != (store.LiveLine{Time: "2026-01-02T03:04:06Z", Step: "Write", Kind: "message", Text: "I wrote notes.txt"}) || rep.Next != int64(len(first+second)) {
+		t.Fatalf("once the line is whole: %+v, want it alone and next %d", rep, len(first+second))
+	}
+}
