@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"smith/internal/goldenfile"
+	"smith/internal/refusalscan"
 	"smith/internal/shellcomp"
 	"smith/source"
 )
@@ -246,36 +244,11 @@ func TestUsageErrorsOneForm(t *testing.T) {
 
 	// The source: a message that names E_USAGE is printed by
 	// shellcomp.Refuse.
-	files, err := filepath.Glob("*.go")
+	stray, err := refusalscan.Stray(".", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || !strings.HasPrefix(sel.Sel.Name, "Fprint") && sel.Sel.Name != "Errorf" {
-				return true
-			}
-			for _, a := range call.Args {
-				lit, isLit := a.(*ast.BasicLit)
-				s, isSel := a.(*ast.SelectorExpr)
-				if isLit && strings.Contains(lit.Value, "E_USAGE") || isSel && s.Sel.Name == "EUsage" {
-					t.Errorf("%s: a usage refusal printed by %s, not by shellcomp.Refuse", fset.Position(call.Pos()), sel.Sel.Name)
-				}
-			}
-			return true
-		})
+	for _, s := range stray {
+		t.Errorf("%s, not by shellcomp.Refuse", s)
 	}
 }

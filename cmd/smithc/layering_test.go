@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/buildversion":            {},
 	"internal/shellcomp":               {"source", "github.com/spf13/pflag"},
 	"internal/goldenfile":              {},
+	"internal/refusalscan":             {},
 	"internal/fakemodel":               {},
 	"internal/testchild":               {},
 	"internal/stepfake":                {"internal/testchild", "isa", "source", "workers/confine", "workers/proc", "workers/step", "workers/steprun"},

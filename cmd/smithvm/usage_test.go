@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"smith/internal/refusalscan"
 )
 
 // TestUsageErrorsOneForm: every usage refusal of every command has the one
@@ -45,45 +43,13 @@ func TestUsageErrorsOneForm(t *testing.T) {
 	}
 	check([]string{"nosuchcommand"}, "smithvm", true)
 
-	// The source: a message that names E_USAGE is printed by refuse.
-	files, err := filepath.Glob("*.go")
+	// The source: a message that names E_USAGE is printed by refuse, and
+	// any other code by fail or failErr.
+	stray, err := refusalscan.Stray(".", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || !strings.HasPrefix(sel.Sel.Name, "Fprint") && sel.Sel.Name != "Errorf" {
-				return true
-			}
-			for _, a := range call.Args {
-				if lit, ok := a.(*ast.BasicLit); ok && strings.Contains(lit.Value, "E_USAGE") {
-					t.Errorf("%s: a usage refusal printed by %s, not by refuse", fset.Position(call.Pos()), sel.Sel.Name)
-				}
-				if s, ok := a.(*ast.SelectorExpr); ok && s.Sel.Name == "EUsage" {
-					t.Errorf("%s: a usage refusal printed by %s, not by refuse", fset.Position(call.Pos()), sel.Sel.Name)
-				}
-				// Any other code too: a refusal names its code through
-				// fail or failErr, so it has the same form.
-				if c, ok := a.(*ast.CallExpr); ok {
-					if f, ok := c.Fun.(*ast.SelectorExpr); ok && f.Sel.Name == "CodeOf" && strings.HasPrefix(sel.Sel.Name, "Fprint") {
-						t.Errorf("%s: a code printed by %s, not by fail or failErr", fset.Position(call.Pos()), sel.Sel.Name)
-					}
-				}
-			}
-			return true
-		})
+	for _, s := range stray {
+		t.Errorf("%s, not by refuse, fail or failErr", s)
 	}
 }
