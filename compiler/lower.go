@@ -148,7 +148,8 @@ func dropNil[T any](l []*T) []*T {
 }
 
 // parse parses s as a template, reporting its syntax errors. ok is false
-// when s is malformed.
+// when s is malformed; t then holds the references that do parse (each
+// malformed one is reported and left out), for checking them.
 func (l *lowerer) parse(s string, pos source.Pos) (lang.Template, bool) {
 	t, ds := manifest.ParseTemplate(s, pos)
 	if len(ds) > 0 {
@@ -166,13 +167,13 @@ func (l *lowerer) template(s manifest.String, sc *scope) lang.Template {
 
 func (l *lowerer) templateAt(s string, pos source.Pos, sc *scope) lang.Template {
 	t, ok := l.parse(s, pos)
-	if !ok {
-		return lang.Lit(s)
-	}
 	if sc != nil {
 		for _, r := range t.Refs() {
 			l.checkRef(r, sc)
 		}
+	}
+	if !ok {
+		return lang.Lit(s)
 	}
 	return t
 }
@@ -341,15 +342,12 @@ func (l *lowerer) providerKeys(name string) (keys []string, ok bool) {
 
 // templateKeys are the ${key} roots that the elements of a provider
 // template name, but for the keys Smith fills (PROMPT, ...; model stays,
-// a default may set it) (an element that does not parse names none: its E_PARSE
-// is reported where it is lowered).
+// a default may set it) (a malformed reference of an element names none:
+// its E_PARSE is reported where the element is lowered).
 func templateKeys(l []manifest.String) []string {
 	var out []string
 	for _, s := range l {
-		t, ds := manifest.ParseTemplate(s.V, s.Pos)
-		if len(ds) > 0 {
-			continue
-		}
+		t, _ := manifest.ParseTemplate(s.V, s.Pos)
 		for _, r := range t.Refs() {
 			if k := r.Root(); k == lang.KeyModel || !contains(lang.TemplateKeys[:], k) {
 				out = append(out, k) // PROMPT, INPUT_FILE, ...: Smith's to fill
@@ -423,10 +421,7 @@ func convTemplateLoose(s manifest.String) lang.Template {
 // checkTemplateKeys checks that every ${key} of one element of provider
 // name's template is a template key.
 func (l *lowerer) checkTemplateKeys(name string, s manifest.String, known []string) {
-	t, ok := l.parse(s.V, s.Pos)
-	if !ok {
-		return
-	}
+	t, _ := l.parse(s.V, s.Pos)
 	for _, r := range t.Refs() {
 		if contains(known, r.Root()) {
 			continue

@@ -506,6 +506,9 @@ func (y *yamlLowerer) loopItems(fe *manifest.ForEach, sc *scope) isa.TValue {
 	if v.Kind == manifest.KString {
 		mt, ok := y.parse(v.Str, v.Pos)
 		if !ok {
+			for _, r := range mt.Refs() {
+				y.checkRef(r, sc)
+			}
 			return isa.TValue{Kind: isa.TString, Str: lang.Lit(v.Str)}
 		}
 		if r := mt.Whole(); r == nil {

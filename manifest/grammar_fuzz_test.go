@@ -56,14 +56,6 @@ func FuzzParseTemplate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		tm, ds := ParseTemplate(s, fuzzPos)
-		if len(ds) > 0 {
-			for _, d := range ds {
-				if d.Code != source.EParse || !d.Pos.IsValid() {
-					t.Fatalf("ParseTemplate(%q) diagnostic %s, want a positioned E_PARSE", s, d.Format())
-				}
-			}
-			return
-		}
 		for i, p := range tm.Parts {
 			if (p.Ref == nil) == (p.Lit == "") {
 				t.Fatalf("ParseTemplate(%q) part %d = %+v, want exactly one of Lit and Ref", s, i, p)
@@ -71,6 +63,17 @@ func FuzzParseTemplate(f *testing.F) {
 			if i > 0 && p.Ref == nil && tm.Parts[i-1].Ref == nil {
 				t.Fatalf("ParseTemplate(%q) has adjacent literal parts", s)
 			}
+			if p.Ref != nil && !p.Ref.Pos.IsValid() {
+				t.Fatalf("ParseTemplate(%q) reference %s has no position", s, p.Ref.Raw)
+			}
+		}
+		if len(ds) > 0 {
+			for _, d := range ds {
+				if d.Code != source.EParse || !d.Pos.IsValid() {
+					t.Fatalf("ParseTemplate(%q) diagnostic %s, want a positioned E_PARSE", s, d.Format())
+				}
+			}
+			return
 		}
 		text := renderTemplate(tm)
 		again, ds := ParseTemplate(text, fuzzPos)

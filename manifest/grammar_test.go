@@ -206,6 +206,9 @@ func TestParseTemplate(t *testing.T) {
 				"f.json:4:4: error: E_PARSE: malformed reference '${1x}': expected a name after '${', found '1x'\n" +
 				"f.json:4:12: error: E_PARSE: malformed reference '${y[99999999999999999999]}': index '99999999999999999999' is too large\n" +
 				"f.json:4:35: error: E_PARSE: unterminated '${{' in '${{ z': expected '}}'"},
+		{"errors before an error", "${1x} ${a b}", at,
+			"f.json:3:7: error: E_PARSE: malformed reference '${1x}': expected a name after '${', found '1x'\n" +
+				"f.json:3:14: error: E_PARSE: malformed reference '${a b}': unexpected ' ' (expected '.', '[' or '}')"},
 		{"long text cut", "${a " + strings.Repeat("x", 80) + "}", at,
 			"f.json:3:8: error: E_PARSE: malformed reference '${a " + strings.Repeat("x", 56) + "...': unexpected ' ' (expected '.', '[' or '}')"},
 	}
@@ -222,6 +225,27 @@ func TestParseTemplate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseTemplateKeepsGoodRefs: with diagnostics, the template holds the
+// text and the well-formed references around the malformed ones, each at
+// its own position, so that a caller still checks them.
+func TestParseTemplateKeepsGoodRefs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"${x} ${VAR:-x} ${steps.S.output}", `ref(x@f.json:3:5) lit("  ") ref(steps.S.output@f.json:3:20)`},
+		{"a ${1x} ${b}\n${c..d} ${e} ${f", `lit("a  ") ref(b@f.json:3:13) lit("\n ") ref(e@f.json:4:9) lit(" ")`},
+		{"${a b}${c[99999999999999999999]}${d}", `ref(d@f.json:3:37)`},
+	}
+	for _, tt := range tests {
+		tm, ds := ParseTemplate(tt.in, at)
+		if len(ds) == 0 {
+			t.Errorf("ParseTemplate(%q) gave no diagnostics", tt.in)
+		}
+		if got := showTemplate(tm, nil); got != tt.want {
+			t.Errorf("ParseTemplate(%q) parts = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }
 

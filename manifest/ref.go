@@ -122,7 +122,10 @@ const maxTemplateDiags = 10
 // the position of the first character of s; every diagnostic (code
 // E_PARSE) points into the file. Malformed references do not stop the
 // scan: each one is reported, up to ten per string. When there are
-// diagnostics, the Template is the zero value.
+// diagnostics, the Template holds what did parse: the literal text and
+// the well-formed references, each at its own position, without the
+// malformed ones, so that a caller can still check those references; it
+// is not the string's meaning.
 //
 // A string without '$' is one literal part and never reaches the parser.
 func ParseTemplate(s string, pos source.Pos) (lang.Template, source.Diagnostics) {
@@ -133,37 +136,62 @@ func ParseTemplate(s string, pos source.Pos) (lang.Template, source.Diagnostics)
 		return lang.Template{Parts: []lang.Part{{Lit: s}}}, nil
 	}
 	if ast, ok := fastTemplate(s); ok {
-		t, ds := buildTemplate(s, ast, pos)
-		if len(ds) > 0 {
-			return lang.Template{}, ds
-		}
-		return t, nil
+		return buildTemplate(s, ast, pos)
 	}
-	var diags source.Diagnostics
+	var (
+		t     lang.Template
+		diags source.Diagnostics
+	)
 	off, base := 0, lexer.Position{Line: 1, Column: 1}
+	// part parses s[off:end], which holds no parse error, into t and diags.
+	part := func(end int) {
+		ast, err := templateParser().ParseString("", s[off:end])
+		if err != nil {
+			return // not expected: the parse error is reported anyway
+		}
+		pt, ds := buildTemplate(s[off:end], ast, grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}))
+		t.Parts = appendParts(t.Parts, pt.Parts)
+		diags = append(diags, ds...)
+	}
 	for {
 		ast, err := templateParser().ParseString("", s[off:])
 		if err == nil {
 			if off == 0 {
-				t, ds := buildTemplate(s, ast, pos)
-				if len(ds) > 0 {
-					return lang.Template{}, ds
-				}
-				return t, nil
+				return buildTemplate(s, ast, pos)
 			}
-			// The rest after an error: only its diagnostics matter.
-			_, ds := buildTemplate(s[off:], ast, grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}))
+			pt, ds := buildTemplate(s[off:], ast, grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}))
+			t.Parts = appendParts(t.Parts, pt.Parts)
 			diags = append(diags, ds...)
 			break
 		}
-		next := templateError(&diags, s, off, base, pos, err)
+		var bad source.Diagnostics
+		start, next := templateError(&bad, s, off, base, pos, err)
+		if start > off {
+			part(start) // the references before the malformed one
+		}
+		diags = append(diags, bad...)
 		if next < 0 || next <= off || len(diags) >= maxTemplateDiags {
 			break
 		}
 		base.Advance(s[off:next])
 		off = next
 	}
-	return lang.Template{}, diags
+	if len(diags) > maxTemplateDiags {
+		diags = diags[:maxTemplateDiags]
+	}
+	return t, diags
+}
+
+// appendParts appends parts to out, merging a literal that meets another.
+func appendParts(out, parts []lang.Part) []lang.Part {
+	for _, p := range parts {
+		if n := len(out); n > 0 && p.Ref == nil && out[n-1].Ref == nil {
+			out[n-1].Lit += p.Lit
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // buildTemplate turns a parsed template into parts, merging adjacent
@@ -215,12 +243,12 @@ func buildTemplate(s string, ast *templateAST, pos source.Pos) (lang.Template, s
 		case p.Lit != nil:
 			addLit(p.Lit.Value)
 		case p.Ref != nil:
-			flush()
 			ref, d := buildRef(&p.Ref.Path, pos, lexer.Position{Line: 1, Column: 1}, "${", s, p.Ref.Open.Pos.Offset)
 			if d != nil {
 				diags = append(diags, *d)
 				continue
 			}
+			flush()
 			ref.Pos = grammarPos(pos, lexer.Position{Line: 1, Column: 1}, p.Ref.Open.Pos)
 			t.Parts = append(t.Parts, lang.Part{Ref: ref})
 		}
@@ -270,15 +298,16 @@ func buildRef(p *pathAST, pos source.Pos, base lexer.Position, open, s string, s
 }
 
 // templateError records the diagnostic for a parse error in s[off:] and
-// returns the offset at which to resume parsing, or -1 to stop. The
+// returns the offset of the malformed reference's "${" (-1 when unknown)
+// and the offset at which to resume parsing (-1 to stop). The
 // template grammar finds the reference at fault; its path is then parsed
 // alone, which pins the error on the exact character.
-func templateError(diags *source.Diagnostics, s string, off int, base lexer.Position, pos source.Pos, err error) int {
+func templateError(diags *source.Diagnostics, s string, off int, base lexer.Position, pos source.Pos, err error) (start, next int) {
 	var perr participle.Error
 	if !errors.As(err, &perr) {
 		diags.Add(grammarPos(pos, base, lexer.Position{Line: 1, Column: 1}), source.EParse,
 			"malformed template %s: %s", showText(s[off:]), err)
-		return -1
+		return -1, -1
 	}
 	at := min(off+perr.Position().Offset, len(s))
 	var tok lexer.Token
@@ -286,14 +315,14 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	if errors.As(err, &ute) {
 		tok = ute.Unexpected
 	}
-	start := at
+	start = at
 	if tok.Type != tokRefOpen {
 		start = strings.LastIndex(s[:at], "${")
 	}
 	if start < off {
 		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
 			"malformed template %s: %s", showText(s[off:]), perr.Message())
-		return -1
+		return -1, -1
 	}
 	open := base
 	open.Advance(s[off:start])
@@ -301,16 +330,16 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	if !strings.HasSuffix(text, "}") {
 		diags.Add(grammarPos(pos, open, lexer.Position{Line: 1, Column: 1}), source.EParse,
 			"malformed reference %s: unterminated '${' (expected '}')", showText(text))
-		return -1
+		return start, -1
 	}
-	next := start + len(text)
+	next = start + len(text)
 	path := text[2 : len(text)-1]
 	_, err = pathParser().ParseString("", path)
 	if !errors.As(err, &perr) {
 		// The path alone parses: report what the template grammar saw.
 		diags.Add(grammarPos(pos, base, perr.Position()), source.EParse,
 			"malformed reference %s: unexpected %s%s", showText(text), showText(tok.Value), shellHint(text))
-		return next
+		return start, next
 	}
 	tok = lexer.Token{}
 	if errors.As(err, &ute) {
@@ -319,7 +348,7 @@ func templateError(diags *source.Diagnostics, s string, off int, base lexer.Posi
 	open.Advance("${")
 	diags.Add(grammarPos(pos, open, perr.Position()), source.EParse,
 		"malformed reference %s: %s%s", showText(text), pathReason(path[:min(perr.Position().Offset, len(path))], "${", tok, true), shellHint(text))
-	return next
+	return start, next
 }
 
 // pathReason says what is wrong when tok follows the path text before.
