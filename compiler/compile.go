@@ -140,6 +140,8 @@ func IsBytecode(path string) bool {
 
 // LoadProgram returns the program at path: a .smbc file decoded and verified,
 // or a source document compiled. Warnings are returned with the program.
+// opt.Layout applies to both: a .smbc's literal paths are checked against
+// it (CheckLayout) as a source's are while it is lowered.
 func LoadProgram(path string, opt Options) (*isa.Program, source.Diagnostics) {
 	if !IsBytecode(path) {
 		res, ds := CompileFile(path, opt)
@@ -160,6 +162,9 @@ func LoadProgram(path string, opt Options) (*isa.Program, source.Diagnostics) {
 			return nil, ds
 		}
 		return nil, source.Diagnostics{source.New(source.Pos{File: path}, source.EBytecode, "%v", err)}
+	}
+	if ds := CheckLayout(p, opt.Layout); len(ds) > 0 {
+		return nil, ds
 	}
 	return p, nil
 }

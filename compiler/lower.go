@@ -35,6 +35,7 @@ type Options struct {
 	// check, so a path that the run would refuse at its step (one into
 	// BASE/.orchestrator when WORKSPACE is BASE) is E_PATH_ESCAPE before
 	// the run is created. Paths with references are checked at use.
+	// LoadProgram checks a .smbc's paths against it too (CheckLayout).
 	Layout *confine.Dir
 	// consume lets LowerManifest take the decoded manifest apart as it
 	// lowers it (each block's transitions, the largest part, once

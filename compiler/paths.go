@@ -21,11 +21,7 @@ func (l *lowerer) checkPath(t *lang.Template, pos source.Pos) {
 	if p == "" {
 		return
 	}
-	err := confine.Lexical(p)
-	if err == nil && l.opt.Layout != nil {
-		err = l.opt.Layout.Check(l.opt.Layout.Workspace, p)
-	}
-	l.pathError(p, err, pos)
+	l.pathError(p, pathViolation(p, l.opt.Layout), pos)
 }
 
 // checkOutputPath checks an output_file, which is relative to
@@ -39,15 +35,30 @@ func (l *lowerer) checkOutputPath(t *lang.Template, step string, pos source.Pos)
 		l.errorf(pos, source.ESchema, "output_file '%s' names no file: give a file name relative to WORKSPACE/artifacts/%s/", p, step)
 		return
 	}
+	l.pathError(p, outputViolation(p, step, l.opt.Layout), pos)
+}
+
+// pathViolation is confine's verdict on the literal path p, relative to
+// WORKSPACE: lexically, then against layout (nil: no run's layout).
+func pathViolation(p string, layout *confine.Dir) error {
+	err := confine.Lexical(p)
+	if err == nil && layout != nil {
+		err = layout.Check(layout.Workspace, p)
+	}
+	return err
+}
+
+// outputViolation is pathViolation for the output_file p of step, which is
+// relative to WORKSPACE/artifacts/STEP.
+func outputViolation(p, step string, layout *confine.Dir) error {
 	if filepath.IsAbs(p) {
-		l.pathError(p, confine.Lexical(p), pos)
-		return
+		return confine.Lexical(p)
 	}
 	err := confine.Lexical(filepath.Join("artifacts", step, p))
-	if err == nil && l.opt.Layout != nil {
-		err = l.opt.Layout.Check(filepath.Join(l.opt.Layout.Workspace, "artifacts", step), p)
+	if err == nil && layout != nil {
+		err = layout.Check(filepath.Join(layout.Workspace, "artifacts", step), p)
 	}
-	l.pathError(p, err, pos)
+	return err
 }
 
 // pathError reports a violation err of path p, naming p as the user wrote
@@ -56,10 +67,14 @@ func (l *lowerer) pathError(p string, err error, pos source.Pos) {
 	if err == nil {
 		return
 	}
-	reason := "resolves outside the project"
+	l.errorf(pos, source.EPathEscape, "path '%s' %s", p, violationReason(err))
+}
+
+// violationReason says what is wrong with a path, from confine's error.
+func violationReason(err error) string {
 	var ce *confine.Error
 	if errors.As(err, &ce) {
-		reason = ce.Reason
+		return ce.Reason
 	}
-	l.errorf(pos, source.EPathEscape, "path '%s' %s", p, reason)
+	return "resolves outside the project"
 }

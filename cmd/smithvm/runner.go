@@ -442,7 +442,8 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	// BASE) before the run is created: a path its step would refuse
 	// refuses the run (E_PATH_ESCAPE, nothing written). A worktree run's
 	// WORKSPACE is its own worktree, which does not exist yet: its paths
-	// are checked at use.
+	// are checked at use. A .smbc's are checked too (compiler.CheckLayout),
+	// at their steps' positions.
 	prog, st := e.loadOpt(file, compiler.Options{ContextKeys: keysOf(ctxVals), Start: start, Layout: &proj.dirs})
 	if prog == nil {
 		return st

@@ -1,0 +1,125 @@
+package compiler
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"smith/isa"
+	"smith/source"
+	"smith/workers/confine"
+)
+
+// TestCheckLayoutMatchesLowering: CheckLayout refuses in a program (after
+// the .smbc encoding) every literal path that the lowering refuses in its
+// source with the same layout, and only those: the lowering's checks and
+// the program's list of path fields must not drift apart. Every path
+// field is present, each with its own path into .orchestrator/ (WORKSPACE
+// is BASE).
+func TestCheckLayoutMatchesLowering(t *testing.T) {
+	t.Parallel()
+	layout := &confine.Dir{Base: "/p", Workspace: "/p"}
+	docs := []struct {
+		name, src string
+		fields    []string // the fields CheckLayout must name
+	}{
+		{"w.yaml", `version: "1.0"
+name: paths
+agents:
+  bot: {provider: mock, inbox: .orchestrator/inbox, instructions_file: .orchestrator/instr}
+steps:
+  - name: S1
+    command: ["true"]
+    input_file: .orchestrator/in
+    output_file: ../../.orchestrator/out
+    when: {any: [{file_exists: .orchestrator/exists}, {not: {file_exists: .orchestrator/exists2}}]}
+    wait_for: {glob: ".orchestrator/glob*"}
+    depends_on: {required: [.orchestrator/req], optional: [.orchestrator/opt, "${context.x}"]}
+    on: {always: {goto: S2}}
+  - name: S2
+    provider: mock
+    prompt_file: .orchestrator/prompt
+    provider_params: {script: .orchestrator/script}
+    on: {always: {goto: S3}}
+  - name: S3
+    send: {to: bot, file: .orchestrator/send}
+    on: {always: {goto: S4}}
+  - name: S4
+    agent: bot
+    prompt: hi
+    input_file: "in/${run.id}"
+    on: {always: {end: true}}
+context: {x: y}
+`, []string{"input_file", "output_file", "file_exists", "wait_for.glob", "depends_on.required", "depends_on.optional",
+			"prompt_file", "provider_params.script", "send.file", "inbox", "instructions_file"}},
+		{"workflows.json", `{"version": "1", "entry": "N",
+  "workers": {"Worker:Gen": {"provider": "mock", "provider_params": {"script": ".orchestrator/mscript"}}},
+  "nodes": {"N": {"entry_block": "A", "blocks": {
+    "A": {"worker": "Worker:Gen", "payload_merge_strategy": ["PAYLOAD", "ARTIFACT:.orchestrator/art"],
+          "transitions": [{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}]}}}}}
+`, []string{"provider_params.script", "payload_merge_strategy"}},
+	}
+	quoted := regexp.MustCompile(`path '([^']*)'`)
+	paths := func(ds source.Diagnostics) []string {
+		var out []string
+		for _, d := range ds {
+			if d.Code != source.EPathEscape {
+				t.Errorf("unexpected diagnostic %s", d.Format())
+				continue
+			}
+			out = append(out, quoted.FindStringSubmatch(d.Msg)[1])
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	for _, doc := range docs {
+		_, lowered := Compile(doc.name, []byte(doc.src), Options{Layout: layout, ChecksOnly: true})
+		res, ds := Compile(doc.name, []byte(doc.src), Options{})
+		if ds.HasErrors() || res.Prog == nil {
+			t.Fatalf("Compile(%s):\n%s", doc.name, diagText(ds))
+		}
+		data, err := res.Prog.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := isa.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := CheckLayout(p, layout)
+		if g, w := paths(got), paths(lowered); !slices.Equal(g, w) || len(w) < len(doc.fields) {
+			t.Errorf("%s: CheckLayout refuses %q, want the lowering's %q (at least %d)\n%s", doc.name, g, w, len(doc.fields), diagText(got))
+		}
+		text := diagText(got)
+		for _, f := range doc.fields {
+			if !strings.Contains(text, ": "+f+": path '") {
+				t.Errorf("%s: CheckLayout names no %s:\n%s", doc.name, f, text)
+			}
+		}
+		for _, d := range got {
+			if d.Pos.File != doc.name || d.Pos.Line == 0 {
+				t.Errorf("%s: %s has no position in the source", doc.name, d.Format())
+			}
+		}
+		// With the default layout (WORKSPACE = BASE/workspace) every path
+		// stays in WORKSPACE.
+		if ds := CheckLayout(p, &confine.Dir{Base: "/p", Workspace: "/p/workspace"}); len(ds) > 0 {
+			t.Errorf("%s: CheckLayout with the default layout:\n%s", doc.name, diagText(ds))
+		}
+	}
+}
+
+// TestCheckLayoutWorktree: a program that runs in its own git worktree is
+// not checked (its WORKSPACE does not exist yet), as the lowering does not.
+func TestCheckLayoutWorktree(t *testing.T) {
+	t.Parallel()
+	src := "version: \"1.0\"\nname: w\nisolation: git-worktree\nsteps:\n  - name: A\n    command: [\"true\"]\n    input_file: .orchestrator/in\n    on: {always: {end: true}}\n"
+	res, ds := Compile("w.yaml", []byte(src), Options{})
+	if ds.HasErrors() {
+		t.Fatal(diagText(ds))
+	}
+	if ds := CheckLayout(res.Prog, &confine.Dir{Base: "/p", Workspace: "/p"}); len(ds) > 0 {
+		t.Errorf("CheckLayout of a worktree program:\n%s", diagText(ds))
+	}
+}
