@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"smith/internal/refusalscan"
 	"smith/internal/shellcomp"
 )
 
@@ -153,5 +154,20 @@ func TestFlagErrorsHaveCode(t *testing.T) {
 		if st != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v = exit %d, stderr %q; want 2 with %q", c.args, st, errb.String(), c.want)
 		}
+	}
+}
+
+// TestRefusalsOneForm: in the source, every refusal that names a code
+// (E_USAGE, E_RUN_LOCKED, E_TEMPORAL_CONNECT, ...) is printed by
+// shellcomp.Fail or shellcomp.Refuse (through fail), in the one form
+// "smith-temporal COMMAND: CODE: message" of smithc's and smithvm's, with
+// its code's exit status; none is printed or built by hand.
+func TestRefusalsOneForm(t *testing.T) {
+	stray, err := refusalscan.Stray(".", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stray {
+		t.Errorf("%s, not by shellcomp.Fail or Refuse", s)
 	}
 }

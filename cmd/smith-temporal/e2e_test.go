@@ -317,14 +317,14 @@ func TestStatusQueryAndDetach(t *testing.T) {
 	waitFor(t, 60*time.Second, "the halt", func() bool {
 		return runStatus(f, "st1") == "halted"
 	})
-	if r := f.cli("run", file, "--run-id", "st1", "--detach"); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
+	if r := f.cli("run", file, "--run-id", "st1", "--detach"); r.code != 2 || !strings.Contains(r.stderr, "smith-temporal run: E_USAGE: run 'st1' already exists\n") {
 		t.Errorf("run --run-id of a halted run: %d %q %s; want exit 2, already exists", r.code, r.stdout, r.stderr)
 	}
 	r = f.cli("status", "st1")
 	if r.code != 0 || !strings.Contains(r.stdout, "run st1: halted") || !strings.Contains(r.stdout, "Block:Check") {
 		t.Errorf("status: %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	if r := f.cli("status", "nope"); r.code != 2 || !strings.Contains(r.stderr, "E_STATE_NOT_FOUND") {
+	if r := f.cli("status", "nope"); r.code != 2 || r.stderr != "smith-temporal status: E_STATE_NOT_FOUND: no run nope on Temporal\n" {
 		t.Errorf("status of an unknown run: %d %s", r.code, r.stderr)
 	}
 	if r := f.cli("resume", "st1", "--signal", "SIGNAL:APPROVED"); r.code != 0 {

@@ -34,6 +34,11 @@ func TestFilesFollowTheRun(t *testing.T) {
 		_, err := os.Stat(filepath.Join(baseA, "workspace", "slow-started"))
 		return err == nil
 	})
+	// A run in flight is Temporal's to drive: resume refuses it.
+	if r := f.cli("resume", "handoff1"); r.code != 2 || !strings.HasPrefix(r.stderr, "smith-temporal resume: E_RUN_LOCKED: run handoff1 is ") ||
+		!strings.HasSuffix(r.stderr, ", not halted: Temporal drives it already\n") {
+		t.Errorf("resume of a running run: exit %d, stderr %q; want 2 and E_RUN_LOCKED ... not halted", r.code, r.stderr)
+	}
 	f.workerAt(baseB)
 	a.Process.Signal(syscall.SIGKILL)
 	a.Process.Wait()

@@ -105,7 +105,7 @@ func (c *conn) resolve() error {
 		return err
 	}
 	if c.address == "" {
-		return fmt.Errorf("%s: --address HOST:PORT is required", source.EUsage)
+		return source.Errorf(source.EUsage, "--address HOST:PORT is required")
 	}
 	if c.base == "" {
 		wd, err := os.Getwd()
@@ -138,7 +138,8 @@ func (c *conn) dial() (client.Client, error) {
 	}
 	cl, err := client.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot reach the Temporal server at %s (namespace %s): %w; is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)", source.ETemporalConn, c.address, c.namespace, err)
+		return nil, &source.Error{Code: source.ETemporalConn, Msg: fmt.Sprintf("cannot reach the Temporal server at %s (namespace %s)", c.address, c.namespace),
+			Err: err, Hint: "is one running there? ('smith-temporal dev' starts one on 127.0.0.1:7233)"}
 	}
 	return cl, nil
 }
@@ -150,7 +151,7 @@ func (c *conn) noNamespace(err error) error {
 	if !errors.As(err, &nsErr) {
 		return nil
 	}
-	return fmt.Errorf("%s: --namespace %s: the Temporal server at %s has no such namespace", source.ETemporalConn, c.namespace, c.address)
+	return source.Errorf(source.ETemporalConn, "--namespace %s: the Temporal server at %s has no such namespace", c.namespace, c.address)
 }
 
 // dc is the fleet's data converter: JSON, values over 64 KiB in --blobs.
@@ -164,6 +165,20 @@ type flagVals struct {
 	shared, detach, asJSON         bool
 	maxSteps, historyLimit, maxPar int
 	dev                            devVals
+}
+
+// fail prints err, a failure of command name ("smith-temporal run"): one
+// that carries a code as a refusal in the one form of every program's,
+// "smith-temporal COMMAND: CODE: message" (shellcomp.Fail), returning its
+// code's exit status; another as "smith-temporal COMMAND: message",
+// returning st.
+func fail(stderr io.Writer, name string, err error, st int) int {
+	var c source.Coded
+	if errors.As(err, &c) {
+		return shellcomp.Fail(stderr, name, c.ErrCode(), "%v", err)
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return st
 }
 
 // A command is one row of the command table.
@@ -258,8 +273,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	c, hostQueue, shared := v.conn, v.hostQueue, v.shared
 	if err := c.resolve(); err != nil {
-		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal worker", err, source.ExitConfig)
 	}
 	dirs, err := confine.New(c.base)
 	if err != nil {
@@ -273,8 +287,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	cl, err := c.dial()
 	if err != nil {
-		fmt.Fprintf(stderr, "smith-temporal worker: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal worker", err, source.ExitConfig)
 	}
 	defer cl.Close()
 	if hostQueue == "" {
@@ -290,8 +303,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	engine.RegisterHostActivities(hw, acts)
 	if err := hw.Start(); err != nil {
 		if nerr := c.noNamespace(err); nerr != nil { // a flag names what the server lacks: configuration
-			fmt.Fprintf(stderr, "smith-temporal worker: %v\n", nerr)
-			return source.ExitConfig
+			return fail(stderr, "smith-temporal worker", nerr, source.ExitConfig)
 		}
 		fmt.Fprintf(stderr, "smith-temporal worker: host queue %s: %v\n", hostQueue, err)
 		return source.ExitExec
@@ -329,8 +341,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return shellcomp.Refuse(stderr, "smith-temporal run", "--max-steps must be at least 1, --history-limit and --max-parallel at least 0")
 	}
 	if err := c.resolve(); err != nil {
-		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal run", err, source.ExitConfig)
 	}
 	ctxVals := map[string]any{}
 	for _, kv := range ctxKV {
@@ -370,8 +381,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	abs, _ := filepath.Abs(file)
 	cl, err := c.dial()
 	if err != nil {
-		fmt.Fprintf(stderr, "smith-temporal run: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal run", err, source.ExitConfig)
 	}
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -385,12 +395,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, engine.WorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		fmt.Fprintf(stderr, "smith-temporal run: %s: run '%s' already exists\n", source.EUsage, runID)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal run", "run '%s' already exists", runID)
 	}
 	if nerr := c.noNamespace(err); nerr != nil {
-		fmt.Fprintf(stderr, "smith-temporal run: %v\n", nerr)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal run", nerr, source.ExitConfig)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "smith-temporal run: start %s: %v\n", runID, err)
@@ -522,8 +530,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return shellcomp.Refuse(stderr, "smith-temporal resume", "--max-steps must be at least 1")
 	}
 	if err := c.resolve(); err != nil {
-		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal resume", err, source.ExitConfig)
 	}
 	if sig != "" && !strings.HasPrefix(sig, "SIGNAL:") {
 		return shellcomp.Refuse(stderr, "smith-temporal resume", "--signal %q: want SIGNAL:NAME", sig)
@@ -531,8 +538,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	runID := fs.Arg(0)
 	cl, err := c.dial()
 	if err != nil {
-		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal resume", err, source.ExitConfig)
 	}
 	defer cl.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -557,11 +563,9 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	case l.closed() && l.out != nil && l.out.State != nil && (st.Status == vm.StatusFailed || st.Status == vm.StatusInterrupted):
 		return restart(ctx, cl, &c, runID, l.out, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}, detach, asJSON, stdout, stderr)
 	case l.closed():
-		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s: it was ended outside Smith (terminated, cancelled or timed out on Temporal) and the server holds no state of it to continue from; start the workflow again with 'smith-temporal run FILE'\n", source.EStateNotFound, runID, statusWord(l, nil))
-		return source.ExitConfig
+		return shellcomp.Fail(stderr, "smith-temporal resume", source.EStateNotFound, "run %s is %s: it was ended outside Smith (terminated, cancelled or timed out on Temporal) and the server holds no state of it to continue from; start the workflow again with 'smith-temporal run FILE'", runID, statusWord(l, nil))
 	case st == nil || st.Status != vm.StatusHalted:
-		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s, not halted: Temporal drives it already\n", source.ERunLocked, runID, statusWord(l, st))
-		return source.ExitConfig
+		return shellcomp.Fail(stderr, "smith-temporal resume", source.ERunLocked, "run %s is %s, not halted: Temporal drives it already", runID, statusWord(l, st))
 	}
 	if err := cl.SignalWorkflow(ctx, runID, "", engine.ResumeSignal, engine.ResumeRequest{Signal: sig, Note: note, MaxSteps: maxSteps}); err != nil {
 		fmt.Fprintf(stderr, "smith-temporal resume: %v\n", err)
@@ -595,8 +599,7 @@ func restart(ctx context.Context, cl client.Client, c *conn, runID string, out *
 		if req.Signal == "" {
 			flag = "--note"
 		}
-		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s is %s, not halted: %s answers a halted run; resume it without %s\n", source.EUsage, runID, st.Status, flag, flag)
-		return source.ExitConfig
+		return shellcomp.Refuse(stderr, "smith-temporal resume", "run %s is %s, not halted: %s answers a halted run; resume it without %s", runID, st.Status, flag, flag)
 	}
 	in, err := lastInput(ctx, cl, c.dc(), runID)
 	if err != nil {
@@ -632,8 +635,7 @@ func restart(ctx context.Context, cl client.Client, c *conn, runID string, out *
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}, engine.WorkflowName, in)
 	if err != nil {
-		fmt.Fprintf(stderr, "smith-temporal resume: %s: run %s: %v\n", source.ERunLocked, runID, err)
-		return source.ExitConfig
+		return shellcomp.Fail(stderr, "smith-temporal resume", source.ERunLocked, "run %s: %v", runID, err)
 	}
 	fmt.Fprintf(stderr, "INFO: run %s resumed on Temporal from step %s (task queue %s)\n", runID, st.CurrentStep, c.queue)
 	if detach {
@@ -662,13 +664,11 @@ func lastInput(ctx context.Context, cl client.Client, dc converter.DataConverter
 
 func notFound(cmd string, c *conn, runID string, err error, stderr io.Writer) int {
 	if nerr := c.noNamespace(err); nerr != nil {
-		fmt.Fprintf(stderr, "smith-temporal %s: %v\n", cmd, nerr)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal "+cmd, nerr, source.ExitConfig)
 	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		fmt.Fprintf(stderr, "ERROR: %s: no run %s on Temporal\n", source.EStateNotFound, runID)
-		return source.ExitConfig
+		return shellcomp.Fail(stderr, "smith-temporal "+cmd, source.EStateNotFound, "no run %s on Temporal", runID)
 	}
 	fmt.Fprintf(stderr, "smith-temporal: run %s: %v\n", runID, err)
 	return source.ExitConfig
@@ -682,13 +682,11 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	c, asJSON := v.conn, v.asJSON
 	if err := c.resolve(); err != nil {
-		fmt.Fprintf(stderr, "smith-temporal status: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal status", err, source.ExitConfig)
 	}
 	cl, err := c.dial()
 	if err != nil {
-		fmt.Fprintf(stderr, "smith-temporal status: %v\n", err)
-		return source.ExitConfig
+		return fail(stderr, "smith-temporal status", err, source.ExitConfig)
 	}
 	defer cl.Close()
 	runID := fs.Arg(0)

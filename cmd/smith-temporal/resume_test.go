@@ -26,7 +26,7 @@ func TestResumeFailedRun(t *testing.T) {
 	if r := f.cli("run", file, "--run-id", "rf1"); r.code != 1 || !strings.Contains(r.stderr, "E_STEP_FAILED") {
 		t.Fatalf("run: exit %d, want 1 (Flaky fails): %s", r.code, r.stderr)
 	}
-	if r := f.cli("resume", "rf1", "--signal", "SIGNAL:X"); r.code != 2 || !strings.Contains(r.stderr, "smith-temporal resume: E_USAGE: ") {
+	if r := f.cli("resume", "rf1", "--signal", "SIGNAL:X"); r.code != 2 || !strings.Contains(r.stderr, "smith-temporal resume: E_USAGE: run rf1 is failed, not halted: --signal answers a halted run; resume it without --signal\n") {
 		t.Errorf("resume --signal of a failed run: exit %d, want 2 with E_USAGE: %s", r.code, r.stderr)
 	}
 	// Still broken: the resume fails again at Flaky, and can be resumed again.

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -46,7 +45,7 @@ func (t *tlsFlags) resolve(getenv func(string) string) error {
 		}
 	}
 	if (t.cert == "") != (t.key == "") {
-		return fmt.Errorf("%s: --tls-cert and --tls-key go together (or SMITH_TEMPORAL_TLS_CERT and SMITH_TEMPORAL_TLS_KEY)", source.EUsage)
+		return source.Errorf(source.EUsage, "--tls-cert and --tls-key go together (or SMITH_TEMPORAL_TLS_CERT and SMITH_TEMPORAL_TLS_KEY)")
 	}
 	return nil
 }
@@ -65,18 +64,18 @@ func (t *tlsFlags) apply(opts *client.Options) error {
 	if t.cert != "" {
 		pair, err := tls.LoadX509KeyPair(t.cert, t.key)
 		if err != nil {
-			return fmt.Errorf("%s: --tls-cert/--tls-key: %w", source.EUsage, err)
+			return &source.Error{Code: source.EUsage, Msg: "--tls-cert/--tls-key", Err: err}
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
 	if t.ca != "" {
 		pem, err := os.ReadFile(t.ca)
 		if err != nil {
-			return fmt.Errorf("%s: --tls-ca: %w", source.EUsage, err)
+			return &source.Error{Code: source.EUsage, Msg: "--tls-ca", Err: err}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%s: --tls-ca: no PEM certificate in %s", source.EUsage, t.ca)
+			return source.Errorf(source.EUsage, "--tls-ca: no PEM certificate in %s", t.ca)
 		}
 		cfg.RootCAs = pool
 	}

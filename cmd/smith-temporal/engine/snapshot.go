@@ -75,13 +75,41 @@ type workspaceFiles struct {
 	// restore skips its writes only when no sweep came since.
 	sweeps  int
 	checked map[string]int
+
+	// beatMu guards beating, the runs with steps in flight here whose
+	// beat files this process rewrites every beatEvery (0: only when beat
+	// is called), and beatLoop, whether the goroutine that does runs. It
+	// is apart from mu, which a long restore holds: no beat waits for one.
+	beatMu    sync.Mutex
+	beating   map[string]bool
+	beatLoop  bool
+	beatEvery time.Duration
+	// fsNow, when set, stands for the file system's clock (clock).
+	fsNow func() (time.Time, error)
 }
+
+// A live worker shows that its steps in flight are alive: while steps of
+// a run are in flight here, it rewrites the run's beat file
+// (RUN/files.beat) every beatPeriod, which moves the file's ctime. A
+// flying record whose last sign of life, the later ctime of the record
+// and of the run's beat file, is more than deadAfter old on the file
+// system's own clock (clock) is a dead writer's: its host died, or its
+// step failed as an activity and no step of the run runs there since.
+// deadAfter is far above the steps' heartbeat timeout (10 s): Temporal
+// has given the step to another worker long before, so a writer taken
+// for dead is one whose step Temporal gave up on too; and it leaves room
+// for NFS's attribute cache (60 s at most by default) and for clocks
+// that differ a little where the clients stamp ctimes.
+const (
+	beatPeriod = 10 * time.Second
+	deadAfter  = 5 * time.Minute
+)
 
 // newWorkspaceFiles is the snapshots' side of a worker process started at
 // born whose runs' folders are under runs ("": records in memory only).
 func newWorkspaceFiles(runs string, born time.Time) *workspaceFiles {
 	return &workspaceFiles{synced: map[string]string{}, stats: map[string]fileStat{},
-		runs: runs, self: thisWorker(), born: born}
+		runs: runs, self: thisWorker(), born: born, beatEvery: beatPeriod}
 }
 
 // A window is a time span [since, until] of file changes (ctime).
@@ -92,10 +120,13 @@ type window struct{ since, until time.Time }
 // here: the snapshot last synced, and whether steps of the run are in
 // flight. The record's own ctime is when the first of them began; a
 // record left flying by a process that is gone marks the changes made
-// from then on as a cut-off step's.
+// from then on as a cut-off step's. Beats says that its writer beats
+// while the steps fly (a record of an older worker does not: its age
+// tells nothing).
 type runRecord struct {
 	Synced string `json:"synced,omitempty"`
 	Flying bool   `json:"flying,omitempty"`
+	Beats  bool   `json:"beats,omitempty"`
 	Worker proc   `json:"worker"`
 }
 
@@ -136,6 +167,101 @@ func (w *workspaceFiles) gone(p proc) bool {
 
 func (w *workspaceFiles) recordPath(runID string) string {
 	return filepath.Join(w.runs, runID, "files.json")
+}
+
+func (w *workspaceFiles) beatPath(runID string) string {
+	return filepath.Join(w.runs, runID, "files.beat")
+}
+
+// startBeats counts run runID's beat file among those this process
+// rewrites, and starts the goroutine that does (every beatEvery).
+func (w *workspaceFiles) startBeats(runID string) {
+	w.beatMu.Lock()
+	defer w.beatMu.Unlock()
+	if w.beating == nil {
+		w.beating = map[string]bool{}
+	}
+	w.beating[runID] = true
+	if w.beatLoop || w.beatEvery <= 0 {
+		return
+	}
+	w.beatLoop = true
+	go func() {
+		t := time.NewTicker(w.beatEvery)
+		defer t.Stop()
+		for range t.C {
+			if !w.beat() {
+				return
+			}
+		}
+	}()
+}
+
+// stopBeats ends run runID's beats (no step of it in flight here).
+func (w *workspaceFiles) stopBeats(runID string) {
+	w.beatMu.Lock()
+	defer w.beatMu.Unlock()
+	delete(w.beating, runID)
+}
+
+// beat rewrites the beat file of every run with steps in flight here; it
+// reports whether there was one (when not, the goroutine ends, and the
+// next startBeats starts it again).
+func (w *workspaceFiles) beat() bool {
+	w.beatMu.Lock()
+	runs := make([]string, 0, len(w.beating))
+	for run := range w.beating {
+		runs = append(runs, run)
+	}
+	if len(runs) == 0 {
+		w.beatLoop = false
+	}
+	w.beatMu.Unlock()
+	for _, run := range runs {
+		w.writeBeat(run)
+	}
+	return len(runs) > 0
+}
+
+// writeBeat rewrites run runID's beat file, which moves its ctime (a
+// write that fails leaves the record to look dead sooner: the step's
+// files may then be swept by other workers, as its WORKSPACE is failing).
+func (w *workspaceFiles) writeBeat(runID string) error {
+	data, err := json.Marshal(w.self)
+	if err == nil {
+		err = os.WriteFile(w.beatPath(runID), data, 0o644)
+	}
+	return err
+}
+
+// clock is the file system's clock now: the ctime of a file made for the
+// purpose in the runs' folder (so a writer's beats, stamped by the same
+// file system, and now are read on one clock, not two hosts').
+func (w *workspaceFiles) clock() (time.Time, error) {
+	if w.fsNow != nil {
+		return w.fsNow()
+	}
+	f, err := os.CreateTemp(w.runs, ".clock-")
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer os.Remove(f.Name())
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return changed(fi), nil
+}
+
+// lastSign is the last sign of life of the writer of run runID's flying
+// record, whose ctime is began: the later of began and its beat file's
+// ctime.
+func (w *workspaceFiles) lastSign(runID string, began time.Time) time.Time {
+	if fi, err := os.Stat(w.beatPath(runID)); err == nil && changed(fi).After(began) {
+		return changed(fi)
+	}
+	return began
 }
 
 // load reads run runID's record, when this process has none in memory
@@ -182,7 +308,9 @@ func (w *workspaceFiles) load(runID string) {
 // than runID began, as far as this worker knows (zero: none): its own
 // steps, and those in the records of the runs' folders whose writer may be
 // alive (other processes sharing the BASE; this one's records are left
-// flying by a step that failed as an activity, after it).
+// flying by a step that failed as an activity, after it): not a process
+// of this host that is gone, nor a writer that has not beaten for
+// deadAfter.
 func (w *workspaceFiles) busySince(runID string) time.Time {
 	var first time.Time
 	earlier := func(t time.Time) {
@@ -198,6 +326,8 @@ func (w *workspaceFiles) busySince(runID string) time.Time {
 	if w.runs == "" {
 		return first
 	}
+	var now time.Time // the file system's clock, read once when a record needs it
+	clocked := false
 	dirs, _ := os.ReadDir(w.runs)
 	for _, d := range dirs {
 		if d.Name() == runID || !d.IsDir() {
@@ -213,7 +343,17 @@ func (w *workspaceFiles) busySince(runID string) time.Time {
 		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.Flying || rec.Worker == w.self || w.gone(rec.Worker) {
 			continue
 		}
-		earlier(changed(fi))
+		began := changed(fi)
+		if rec.Beats {
+			if !clocked {
+				now, _ = w.clock() // zero when it fails: no record is dead by age
+				clocked = true
+			}
+			if !now.IsZero() && now.Sub(w.lastSign(d.Name(), began)) > deadAfter {
+				continue
+			}
+		}
+		earlier(began)
 	}
 	return first
 }
@@ -224,11 +364,21 @@ func (w *workspaceFiles) save(runID string, flying bool) (time.Time, error) {
 	if w.runs == "" {
 		return time.Now(), nil
 	}
-	data, err := json.Marshal(runRecord{Synced: w.synced[runID], Flying: flying, Worker: w.self})
+	data, err := json.Marshal(runRecord{Synced: w.synced[runID], Flying: flying, Beats: flying, Worker: w.self})
 	if err != nil {
 		return time.Time{}, err
 	}
 	path := w.recordPath(runID)
+	if flying {
+		// The beats start before the record flies: a flying record's
+		// last sign of life is never before its writer began to beat.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return time.Time{}, fmt.Errorf("the run's record: %w", err)
+		}
+		if err := w.writeBeat(runID); err != nil {
+			return time.Time{}, fmt.Errorf("the run's beat: %w", err)
+		}
+	}
 	err = os.WriteFile(path, data, 0o644)
 	if errors.Is(err, fs.ErrNotExist) { // the run's first step here
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
@@ -241,6 +391,9 @@ func (w *workspaceFiles) save(runID string, flying bool) (time.Time, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("the run's record: %w", err)
+	}
+	if flying {
+		w.startBeats(runID)
 	}
 	return changed(fi), nil
 }
@@ -433,6 +586,7 @@ func (w *workspaceFiles) landLocked(f *flight) {
 	f.flying = false
 	if w.flying[f.run]--; w.flying[f.run] <= 0 {
 		delete(w.flying, f.run)
+		w.stopBeats(f.run)
 		if since, ok := w.since[f.run]; ok && !f.ended {
 			// The last step of the run here ended without a snapshot:
 			// what the run's steps changed here since the first of them

@@ -364,3 +364,125 @@ func TestSweepSparesStepsInFlight(t *testing.T) {
 		t.Errorf("q's file, written by a step in flight, was swept: %v", err)
 	}
 }
+
+// TestSweepPassesStaleRecords: a worker on another host that died with a
+// step of run s in flight left s's record flying for good; its beat file
+// no longer moves. A live worker on a third host is running a step of run
+// q (begun after stray.txt, it wrote q.txt) and beats. When run r's step,
+// which wrote stray.txt and failed as an activity, runs again here, the
+// sweep goes past s's record (no beat for longer than deadAfter on the
+// file system's clock) and stops where q's step began: stray.txt goes,
+// q.txt stays. Without its beat, q's record would count as dead too.
+func TestSweepPassesStaleRecords(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws, runs := t.TempDir(), t.TempDir()
+	put := func(rel string) {
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	worker := func(host string) *workspaceFiles {
+		w := newWorkspaceFiles(runs, time.Now())
+		w.beatEvery = 0 // the test beats (beat) by hand
+		if host != "" {
+			w.self = proc{Host: host, PID: 1, Start: "1"}
+		}
+		return w
+	}
+	ctimeOf := func(path string) time.Time {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return changed(fi)
+	}
+	put("a.txt")
+	dead := worker("host-dead")
+	if _, err := dead.begin(b, ws, "s", ""); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, ws)
+	w := worker("")
+	s1, err := w.snapshot(b, ws, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := w.begin(b, ws, "r", s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("stray.txt")
+	tick(t, ws)
+	live := worker("host-live")
+	if _, err := live.begin(b, ws, "q", ""); err != nil {
+		t.Fatal(err)
+	}
+	began := ctimeOf(live.recordPath("q"))
+	put("q.txt")
+	tick(t, ws)
+	live.beat()
+	w.land(f)
+
+	// The file system's clock: q's last beat is deadAfter old, s's
+	// older; q's record alone (its beat file's ctime) is not old enough.
+	lastBeat := ctimeOf(live.beatPath("q"))
+	if !lastBeat.After(began) {
+		t.Fatalf("q's beat at %v did not move past its record's %v", lastBeat, began)
+	}
+	now := lastBeat.Add(deadAfter)
+	w.fsNow = func() (time.Time, error) { return now, nil }
+	if got := w.busySince("r"); !got.Equal(began) {
+		t.Errorf("busySince = %v, want q's step's start %v (s's record is stale, q's beats)", got, began)
+	}
+	if _, err := w.begin(b, ws, "r", s1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "stray.txt")); err == nil {
+		t.Error("r's step, run again, sees stray.txt: the sweep stopped at s's stale record")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "q.txt")); err != nil {
+		t.Errorf("q's file, written by a live step that beats, was swept: %v", err)
+	}
+	// A moment later, q's record has missed its beats too.
+	now = lastBeat.Add(deadAfter + time.Nanosecond)
+	if got := w.busySince("r"); !got.IsZero() {
+		t.Errorf("busySince past q's beats = %v, want none", got)
+	}
+}
+
+// TestBeatsWhileFlying: while a step of a run is in flight, the worker
+// rewrites the run's beat file in the background (every beatEvery), and
+// stops when no step of the run is in flight any more.
+func TestBeatsWhileFlying(t *testing.T) {
+	b := DirBlobs(t.TempDir())
+	ws := t.TempDir()
+	w := newWorkspaceFiles(t.TempDir(), time.Now())
+	w.beatEvery = time.Millisecond
+	f, err := w.begin(b, ws, "r", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(w.recordPath("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := changed(fi)
+	waitUntil := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within a minute", what)
+			}
+		}
+	}
+	waitUntil("beat", func() bool {
+		fi, err := os.Stat(w.beatPath("r"))
+		return err == nil && changed(fi).After(began)
+	})
+	w.land(f)
+	waitUntil("end of the beats", func() bool {
+		w.beatMu.Lock()
+		defer w.beatMu.Unlock()
+		return !w.beatLoop && len(w.beating) == 0
+	})
+}
