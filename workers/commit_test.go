@@ -69,6 +69,10 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			return pem, true
 		case "DB_PASS":
 			return `pa"ss<w>-4417`, true
+		case "NL_TOKEN": // read from a file, with its newline
+			return "nl-9d1e5b7730\n", true
+		case "NL_KEY":
+			return "-----BEGIN NL-----\nMIInlSECRET\n-----END NL-----\n", true
 		}
 		return "", false
 	}
@@ -84,6 +88,8 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 		{"second file", []string{"a.txt", "clean\n", "b/c d.txt", "\n\n\n\n" + token + "\n"}, "secret 'API_TOKEN' in b/c d.txt:5"},
 		{"several lines", []string{"deploy/key.pem", "# key\n" + pem + "\n"}, "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
 		{"several lines, no newline at end", []string{"k", pem}, "secret 'DEPLOY_KEY' in k:1"},
+		{"ends in a newline, last line", []string{"t.env", "a=1\nT=nl-9d1e5b7730\n"}, "secret 'NL_TOKEN' in t.env:2"},
+		{"several lines ending in a newline, at the end", []string{"nl.pem", "x\n-----BEGIN NL-----\nMIInlSECRET\n-----END NL-----\n"}, "secret 'NL_KEY' in nl.pem:2"},
 		{"escaped in JSON", []string{"db.json", "{\n  \"password\": \"pa\\\"ss\\u003cw\\u003e-4417\"\n}\n"}, "secret 'DB_PASS' in db.json:2"},
 	}
 	for _, tt := range tests {
@@ -94,11 +100,11 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			ctx := context.Background()
 			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
 			writeFiles(t, wt, tt.files...)
-			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS"}})
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS", "NL_TOKEN", "NL_KEY"}})
 			if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
 			}
-			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "MIIsecret") {
+			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "MIIsecret") || strings.Contains(err.Error(), "nl-9d1e") || strings.Contains(err.Error(), "MIInl") {
 				t.Errorf("CommitStep error %q shows the secret's value", err)
 			}
 			if after := testGit(t, wt, lookup, "rev-parse", "HEAD").out; after != before {

@@ -233,24 +233,30 @@ func (s *secretScanner) endFile() {
 	s.cur = wholeFile{}
 }
 
-// checkLines records a hit when a secret of several lines ends in the
-// added line l, which follows the added lines whose tail is s.prev; the
-// hit names the line the secret starts on.
+// checkLines records a hit when a secret with a newline ends in the added
+// line l or in its newline (a value read from a file ends in one), l
+// following the added lines whose tail is s.prev; the hit names the line
+// the secret starts on. A value with no newline is check's.
 func (s *secretScanner) checkLines(l []byte) {
 	if !s.multi {
 		return
 	}
-	buf := append(s.prev, l...)
+	buf := append(append(s.prev, l...), '\n')
 	if s.hit == nil {
 	secrets:
 		for _, v := range s.secrets {
+			if !strings.Contains(v.value, "\n") {
+				continue
+			}
 			for off := 0; ; off++ {
 				i := bytes.Index(buf[off:], []byte(v.value))
-				if i < 0 || off+i >= len(s.prev) {
+				if i < 0 {
 					break
 				}
-				off += i
-				first := s.newLine - bytes.Count(buf[off:len(s.prev)], []byte("\n"))
+				if off += i; off+len(v.value) <= len(s.prev) {
+					continue // it ends on an earlier line, read there
+				}
+				first := s.newLine - bytes.Count(buf[min(off, len(s.prev)):len(s.prev)], []byte("\n"))
 				if s.accept == nil || s.accept(first, first+strings.Count(strings.TrimSuffix(v.value, "\n"), "\n")) {
 					s.hit = &secretHit{secret: v.name, file: s.file, line: first}
 					break secrets
@@ -258,7 +264,6 @@ func (s *secretScanner) checkLines(l []byte) {
 			}
 		}
 	}
-	buf = append(buf, '\n')
 	if keep := s.longest - 1; len(buf) > keep {
 		buf = append(buf[:0], buf[len(buf)-keep:]...)
 	}
