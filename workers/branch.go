@@ -1,8 +1,10 @@
 package workers
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,12 +52,19 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 			return "", fmt.Errorf("git reset --soft %s: %v: %s", c.Head, r.err, strings.TrimSpace(r.out))
 		}
 	}
-	nested, err := nestedRepoExcludes(ctx, g)
+	nested, err := nestedRepos(ctx, g)
 	if err != nil {
 		return "", err
 	}
-	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, nested...)...); r.err != nil {
+	excludes := make([]string, len(nested))
+	for i, n := range nested {
+		excludes[i] = ":(exclude,literal)" + n.path
+	}
+	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, excludes...)...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
+	}
+	if err := recordNestedHeads(ctx, g, nested); err != nil {
+		return "", err
 	}
 	// The excluded paths go back to what the branch has (new files out of
 	// the index, tracked ones as they were). Not exclude pathspecs of the
@@ -315,29 +324,140 @@ func (l Local) CommitLines(ctx context.Context, worktree, commit string) (int, e
 	return n, nil
 }
 
-// nestedRepoExcludes returns an exclude pathspec for every repository of
-// its own that a step left in the worktree and an earlier commit recorded
-// (a gitlink in the index) whose folder is still there. git add looks
-// into such a repository (git status inside it, under its own
-// configuration: its filters and drivers, which disableDrivers never
-// read, would run), so it is kept out of the add: the commit that first
-// recorded it holds the commit it was at, a later commit of it is not
-// recorded, and its removal is (its folder gone, git has nothing to look
+// A nestedRepo is a repository of its own that a step left in the
+// worktree and an earlier commit recorded: its path (relative to the top)
+// and the commit the index records for it (a gitlink).
+type nestedRepo struct{ path, id string }
+
+// nestedRepos returns every nested repository the index records (a
+// gitlink) whose folder is still there. git add looks into such a
+// repository (git status inside it, under its own configuration: its
+// filters and drivers, which disableDrivers never read, would run), so it
+// is kept out of the add, and recordNestedHeads records its later commits
+// instead; its removal is added (its folder gone, git has nothing to look
 // into). git ls-files -s runs nothing.
-func nestedRepoExcludes(ctx context.Context, g *gitRepo) ([]string, error) {
+func nestedRepos(ctx context.Context, g *gitRepo) ([]nestedRepo, error) {
 	r := g.out(ctx, "ls-files", "-s", "-z")
 	if r.err != nil {
 		return nil, fmt.Errorf("git ls-files: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	var out []string
+	var out []nestedRepo
 	for rec := range strings.SplitSeq(r.out, "\x00") {
 		meta, path, ok := strings.Cut(rec, "\t")
 		if !ok || !strings.HasPrefix(meta, "160000 ") {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(g.workTree, path)); err == nil {
-			out = append(out, ":(exclude,literal)"+path)
+			id, _, _ := strings.Cut(strings.TrimPrefix(meta, "160000 "), " ")
+			out = append(out, nestedRepo{path, id})
 		}
 	}
 	return out, nil
+}
+
+// recordNestedHeads stages the commit each nested repository's HEAD is at
+// now when it moved (a later step committed in it): read from its files by
+// nestedHead, set with git update-index --cacheinfo, which runs nothing
+// and looks into nothing. A HEAD that cannot be read leaves the recorded
+// commit as it was.
+func recordNestedHeads(ctx context.Context, g *gitRepo, nested []nestedRepo) error {
+	for _, n := range nested {
+		id := nestedHead(g.workTree, n.path)
+		if id == "" || id == n.id || len(id) != len(n.id) {
+			continue
+		}
+		if r := g.git(ctx, "update-index", "--cacheinfo", "160000,"+id+","+n.path); r.err != nil {
+			return fmt.Errorf("git update-index of the nested repository %s: %v: %s", n.path, r.err, strings.TrimSpace(r.out))
+		}
+	}
+	return nil
+}
+
+// nestedHead returns the commit the repository at rel (a folder below the
+// work tree top) has checked out, read from its own files as git would
+// read them, without running git in it: rel/.git/HEAD, a commit id (a
+// detached HEAD) or a symbolic ref resolved through its loose ref file or
+// packed-refs. Every file is opened below top without following a link
+// (confine.OpenBelow), so a .git that is a link, or a .git file naming a
+// folder elsewhere (a submodule's or a worktree's), is not followed. ""
+// when the HEAD cannot be read so (an unborn branch, a corrupt file, a
+// ref storage other than files).
+func nestedHead(top, rel string) string {
+	gitDir := filepath.Join(rel, ".git")
+	read := func(name string) string {
+		f, err := confine.OpenBelow(top, filepath.Join(gitDir, filepath.FromSlash(name)))
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, 4096))
+		return strings.TrimSpace(string(b))
+	}
+	head := read("HEAD")
+	for range 5 { // a symbolic ref may name another
+		if isCommitID(head) {
+			return head
+		}
+		ref, ok := strings.CutPrefix(head, "ref: ")
+		if !ok || !validRefName(ref) {
+			return ""
+		}
+		if head = read(ref); head == "" {
+			return packedRef(top, filepath.Join(gitDir, "packed-refs"), ref)
+		}
+	}
+	return ""
+}
+
+// packedRef returns the commit id packed-refs (at rel below top) gives ref,
+// or "".
+func packedRef(top, rel, ref string) string {
+	f, err := confine.OpenBelow(top, rel)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<10)
+	for sc.Scan() {
+		id, name, ok := strings.Cut(sc.Text(), " ")
+		if ok && name == ref && isCommitID(id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// isCommitID reports whether s is a full object id (SHA-1 or SHA-256), as
+// HEAD and refs hold them.
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validRefName reports whether ref is a name under refs/ that stays in its
+// folder: no component empty or starting with a dot (no "..", no .git),
+// nothing git refuses in a ref name's characters.
+func validRefName(ref string) bool {
+	if !strings.HasPrefix(ref, "refs/") || strings.ContainsAny(ref, "\\ ~^:?*[\x7f") {
+		return false
+	}
+	for part := range strings.SplitSeq(ref, "/") {
+		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+		for _, c := range part {
+			if c < ' ' {
+				return false
+			}
+		}
+	}
+	return true
 }

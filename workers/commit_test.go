@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -68,6 +69,10 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			return pem, true
 		case "DB_PASS":
 			return `pa"ss<w>-4417`, true
+		case "NL_TOKEN": // read from a file, with its newline
+			return "nl-9d1e5b7730\n", true
+		case "NL_KEY":
+			return "-----BEGIN NL-----\nMIInlSECRET\n-----END NL-----\n", true
 		}
 		return "", false
 	}
@@ -83,6 +88,8 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 		{"second file", []string{"a.txt", "clean\n", "b/c d.txt", "\n\n\n\n" + token + "\n"}, "secret 'API_TOKEN' in b/c d.txt:5"},
 		{"several lines", []string{"deploy/key.pem", "# key\n" + pem + "\n"}, "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
 		{"several lines, no newline at end", []string{"k", pem}, "secret 'DEPLOY_KEY' in k:1"},
+		{"ends in a newline, last line", []string{"t.env", "a=1\nT=nl-9d1e5b7730\n"}, "secret 'NL_TOKEN' in t.env:2"},
+		{"several lines ending in a newline, at the end", []string{"nl.pem", "x\n-----BEGIN NL-----\nMIInlSECRET\n-----END NL-----\n"}, "secret 'NL_KEY' in nl.pem:2"},
 		{"escaped in JSON", []string{"db.json", "{\n  \"password\": \"pa\\\"ss\\u003cw\\u003e-4417\"\n}\n"}, "secret 'DB_PASS' in db.json:2"},
 	}
 	for _, tt := range tests {
@@ -93,11 +100,11 @@ func TestCommitStepRefusesSecret(t *testing.T) {
 			ctx := context.Background()
 			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
 			writeFiles(t, wt, tt.files...)
-			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS"}})
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: S", Secrets: []string{"API_TOKEN", "ANTHROPIC_API_KEY", "DEPLOY_KEY", "DB_PASS", "NL_TOKEN", "NL_KEY"}})
 			if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
 			}
-			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "MIIsecret") {
+			if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "MIIsecret") || strings.Contains(err.Error(), "nl-9d1e") || strings.Contains(err.Error(), "MIInl") {
 				t.Errorf("CommitStep error %q shows the secret's value", err)
 			}
 			if after := testGit(t, wt, lookup, "rev-parse", "HEAD").out; after != before {
@@ -228,5 +235,109 @@ func TestCommitLinesAndShow(t *testing.T) {
 	}
 	if _, err := ShowCommit(context.Background(), d, "--output=/tmp/x", false, os.LookupEnv); err == nil {
 		t.Errorf("ShowCommit of an option ran")
+	}
+}
+
+// TestCommitStepRefusesASplitSecret: a secret of several lines (a private
+// key) whose first, last or middle line is already in a file (an unchanged
+// line, outside the added lines of the diff) and whose other lines a step
+// adds around it is whole in the file after the step: the commit fails
+// with E_SECRET_IN_CHANGE naming the file and the line it starts on, never
+// the value, and nothing is committed. A change that leaves the secret
+// split, or that does not touch a secret already whole in the file, is
+// committed. The repository plants a filter, textconv and hooks: none runs
+// (the whole file is read as git stores it, running nothing).
+func TestCommitStepRefusesASplitSecret(t *testing.T) {
+	const pem = "-----BEGIN KEY-----\nMIIsecretLINEone\nMIIsecretLINEtwo\n-----END KEY-----"
+	tests := []struct {
+		name, before, after string
+		want                string // "" when the change is committed
+	}{
+		{"first line unchanged", "# key\n-----BEGIN KEY-----\n", "# key\n" + pem + "\n", "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
+		{"first line unchanged, more after", "# key\n-----BEGIN KEY-----\nend\n", "# key\n" + pem + "\nend\n", "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
+		{"last line unchanged", "# key\n-----END KEY-----\n", "# key\n" + pem + "\n", "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
+		{"first and last unchanged", "-----BEGIN KEY-----\n-----END KEY-----\n", pem + "\n", "secret 'DEPLOY_KEY' in deploy/key.pem:1"},
+		{"middle line unchanged", "x\nMIIsecretLINEone\ny\n", "x\n" + pem + "\ny\n", "secret 'DEPLOY_KEY' in deploy/key.pem:2"},
+		{"first line inside a longer one", "key: -----BEGIN KEY-----\n", "key: " + pem + " # deploy\n", "secret 'DEPLOY_KEY' in deploy/key.pem:1"},
+		{"still split", "-----BEGIN KEY-----\n", "-----BEGIN KEY-----\nMIIsecretLINEone\n", ""},
+		{"whole before, untouched", pem + "\n", pem + "\nMIIsecretLINEone\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, marks := hostileRepo(t)
+			lookup := func(name string) (string, bool) {
+				switch name {
+				case "PATH":
+					return os.Getenv("PATH"), true
+				case "DEPLOY_KEY":
+					return pem, true
+				case "API_TOKEN":
+					return "tok-3f9a77c1e5", true
+				}
+				return "", false
+			}
+			ctx := context.Background()
+			l := Local{Env: lookup}
+			wt, err := CreateWorktree(ctx, d, "r1", lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, wt, "deploy/key.pem", tt.before)
+			if h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: A"}); err != nil || h == "" {
+				t.Fatalf("CommitStep(A) = %q, %v", h, err)
+			}
+			before := testGit(t, wt, lookup, "rev-parse", "HEAD").out
+			writeFiles(t, wt, "deploy/key.pem", tt.after, "notes.txt", "unrelated\n")
+			h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: B", Secrets: []string{"API_TOKEN", "DEPLOY_KEY"}})
+			if tt.want == "" {
+				if err != nil || h == "" {
+					t.Errorf("CommitStep = %q, %v, want a commit", h, err)
+				}
+			} else {
+				if source.CodeOf(err, "") != source.ESecretChange || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("CommitStep = %q, %v, want E_SECRET_IN_CHANGE containing %q", h, err, tt.want)
+				}
+				if strings.Contains(err.Error(), "MIIsecret") || strings.Contains(err.Error(), "BEGIN KEY") {
+					t.Errorf("CommitStep error %q shows the secret's value", err)
+				}
+				if after := testGit(t, wt, lookup, "rev-parse", "HEAD").out; after != before {
+					t.Errorf("HEAD moved from %s to %s: something was committed", before, after)
+				}
+				if staged := testGit(t, wt, lookup, "diff", "--cached", "--name-only").out; staged != "" {
+					t.Errorf("staged after the refusal: %q, want nothing", staged)
+				}
+			}
+			if got := markers(t, marks); len(got) != 0 {
+				t.Errorf("commands the repository names ran: %v, want none", got)
+			}
+		})
+	}
+}
+
+// TestSecretScannerReadsWholeOnlyBlobs: with a secret of several lines, a
+// file whose added lines hold one of its lines is to be read whole, by its
+// new blob; a nested repository's commit (a gitlink, whose "blob" is a
+// commit the repository does not hold) never is, and a run whose secrets
+// are all of one line reads nothing whole.
+func TestSecretScannerReadsWholeOnlyBlobs(t *testing.T) {
+	t.Parallel()
+	blob, commit := strings.Repeat("b", 40), strings.Repeat("c", 40)
+	diff := "diff --git a/k.pem b/k.pem\nindex " + strings.Repeat("a", 40) + ".." + blob + " 100644\n--- a/k.pem\n+++ b/k.pem\n@@ -1,0 +2,2 @@\n+L2\n+L3\n" +
+		"diff --git a/sub b/sub\nnew file mode 160000\nindex " + strings.Repeat("0", 40) + ".." + commit + "\n--- /dev/null\n+++ b/sub\n@@ -0,0 +1 @@\n+Subproject commit " + commit + "\n" +
+		"diff --git a/sub2 b/sub2\nindex " + strings.Repeat("1", 40) + ".." + commit + " 160000\n--- a/sub2\n+++ b/sub2\n@@ -1 +1 @@\n-Subproject commit " + strings.Repeat("1", 40) + "\n+Subproject commit " + commit + "\n"
+	for _, tt := range []struct {
+		name    string
+		secrets []secretValue
+		want    []wholeFile
+	}{
+		{"several lines", []secretValue{{"K", "L1\n\nL2\nL3"}}, []wholeFile{{file: "k.pem", blob: blob, added: [][2]int{{2, 2}}, holds: true}}},
+		{"one line", []secretValue{{"K", "L2"}}, nil},
+	} {
+		s := newSecretScanner(tt.secrets)
+		s.Write([]byte(diff))
+		s.flush()
+		if !reflect.DeepEqual(s.whole, tt.want) {
+			t.Errorf("%s: to read whole %+v, want %+v", tt.name, s.whole, tt.want)
+		}
 	}
 }

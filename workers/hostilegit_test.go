@@ -60,9 +60,167 @@ func plantNestedRepo(t *testing.T, dir, marks string) {
 	} {
 		run("config", kv[0], kv[1])
 	}
+	hooks := filepath.Join(dir, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range plantedHooks {
+		if err := os.Symlink(script("nested-hook-"+h), filepath.Join(hooks, h)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	later := time.Now().Add(time.Hour)
 	if err := os.Chtimes(filepath.Join(dir, "n.txt"), later, later); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nestedGit runs git in the nested repository dir that plantNestedRepo
+// made, as a step would, with its planted commands switched off (so that
+// what the markers show is Smith's doing), and returns its stdout.
+func nestedGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+		"-c", "filter.nest.clean=", "-c", "filter.nest.smudge=", "-c", "filter.nest.required=false",
+		"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v", args, dir, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestCommitRecordsANestedRepositorysLaterCommit: a step leaves a
+// repository of its own in a subfolder (with hooks, a filter and an
+// fsmonitor planted), the first commit records it at its commit; a later
+// step commits in it. That step's commit records the nested repository's
+// new HEAD (a loose ref, a packed one, a detached HEAD), read from its files
+// without running anything there. A HEAD that cannot be read without
+// leaving the folder or following a link (an unborn branch, a .git that is
+// a link, a .git file naming a folder elsewhere, a ref that is a link)
+// leaves the recorded commit as it was, and the step's commit goes
+// through. No planted command runs.
+func TestCommitRecordsANestedRepositorysLaterCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		later func(t *testing.T, sub string) // after the nested repository's second commit
+		moved bool                           // the run's branch must record the nested HEAD
+	}{
+		{"loose ref", func(*testing.T, string) {}, true},
+		{"packed ref", func(t *testing.T, sub string) {
+			nestedGit(t, sub, "pack-refs", "--all", "--prune")
+			if _, err := os.Lstat(filepath.Join(sub, ".git", "refs", "heads", "main")); err == nil {
+				t.Fatal("git pack-refs left refs/heads/main loose")
+			}
+		}, true},
+		{"detached", func(t *testing.T, sub string) {
+			nestedGit(t, sub, "checkout", "-q", "--detach")
+			nestedGit(t, sub, "commit", "-q", "--allow-empty", "-m", "detached")
+		}, true},
+		{"unborn branch", func(t *testing.T, sub string) {
+			writeFiles(t, sub, ".git/HEAD", "ref: refs/heads/none\n")
+		}, false},
+		{"corrupt HEAD", func(t *testing.T, sub string) {
+			writeFiles(t, sub, ".git/HEAD", "ref: refs/../../../../outside\n")
+		}, false},
+		{".git is a link", func(t *testing.T, sub string) {
+			elsewhere := filepath.Join(t.TempDir(), "elsewhere.git")
+			if err := os.Rename(filepath.Join(sub, ".git"), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, filepath.Join(sub, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{".git file", func(t *testing.T, sub string) {
+			elsewhere := filepath.Join(t.TempDir(), "elsewhere.git")
+			if err := os.Rename(filepath.Join(sub, ".git"), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, sub, ".git", "gitdir: "+elsewhere+"\n")
+		}, false},
+		{"ref is a link", func(t *testing.T, sub string) {
+			ref := filepath.Join(sub, ".git", "refs", "heads", "main")
+			elsewhere := filepath.Join(t.TempDir(), "main")
+			if err := os.Rename(ref, elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, ref); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, marks := hostileRepo(t)
+			ctx := context.Background()
+			lookup := func(name string) (string, bool) {
+				switch name {
+				case "PATH":
+					return os.Getenv("PATH"), true
+				case "HOME":
+					return t.TempDir(), true
+				}
+				return "", false
+			}
+			l := Local{Env: lookup}
+			wt, err := CreateWorktree(ctx, d, "r1", lookup)
+			if err != nil {
+				t.Fatalf("CreateWorktree = %v", err)
+			}
+			g, err := openRepo(ctx, wt, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recorded := func() string {
+				t.Helper()
+				r := g.out(ctx, "ls-tree", "HEAD", "--", "sub")
+				meta, _, _ := strings.Cut(r.out, "\t")
+				if f := strings.Fields(meta); len(f) == 3 && f[0] == "160000" {
+					return f[2]
+				}
+				t.Fatalf("the run's branch holds sub as %q, want a gitlink", r.out)
+				return ""
+			}
+			sub := filepath.Join(wt, "sub")
+			plantNestedRepo(t, sub, marks)
+			first := nestedGit(t, sub, "rev-parse", "HEAD")
+			if h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: A (run r1, attempt 1)"}); err != nil || h == "" {
+				t.Fatalf("CommitStep(A) = %q, %v, want a commit", h, err)
+			}
+			if got := recorded(); got != first {
+				t.Fatalf("step A recorded sub at %s, want %s", got, first)
+			}
+			// Step B commits in the nested repository, and leaves its
+			// tracked file stat-dirty again.
+			writeFiles(t, sub, "n2.txt", "second\n")
+			nestedGit(t, sub, "add", "-A")
+			nestedGit(t, sub, "commit", "-q", "-m", "second")
+			later := time.Now().Add(3 * time.Hour)
+			if err := os.Chtimes(filepath.Join(sub, "n.txt"), later, later); err != nil {
+				t.Fatal(err)
+			}
+			tc.later(t, sub)
+			head := first
+			if tc.moved {
+				head = nestedGit(t, sub, "rev-parse", "HEAD")
+			} else {
+				writeFiles(t, wt, "b.txt", "step B\n") // so that B has a commit at all
+			}
+			if head == first && tc.moved {
+				t.Fatal("the nested repository did not move")
+			}
+			if h, err := l.CommitStep(ctx, step.Commit{Worktree: wt, Msg: "smith: B (run r1, attempt 1)"}); err != nil || h == "" {
+				t.Fatalf("CommitStep(B) = %q, %v, want a commit", h, err)
+			}
+			if got := recorded(); got != head {
+				t.Errorf("step B recorded sub at %s, want %s", got, head)
+			}
+			if got := markers(t, marks); len(got) != 0 {
+				t.Errorf("commands the repositories name ran: %v, want none", got)
+			}
+		})
 	}
 }
 

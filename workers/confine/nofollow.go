@@ -89,3 +89,35 @@ func (d Dir) openFile(abs string, flag int, perm os.FileMode, mkdirs bool) (*os.
 	}
 	return os.NewFile(uintptr(fd), abs), nil
 }
+
+// OpenBelow opens rel, a local path below the directory root, for reading,
+// walking from root one component at a time without following any link
+// (see walk), and returns it only when it is a regular file. Unlike Open it
+// takes a .git component: it is for Smith's own reads of git's files in a
+// work tree (a nested repository's HEAD and refs), which must neither leave
+// root nor follow a link a step planted; it opens nothing for a user or a
+// model. A FIFO does not block it (O_NONBLOCK) and is refused. The caller
+// closes the file.
+func OpenBelow(root, rel string) (*os.File, error) {
+	if !filepath.IsLocal(rel) {
+		return nil, &Error{Path: rel, Reason: reasonOutside}
+	}
+	rel = filepath.Clean(rel)
+	d := Dir{Base: root, Workspace: root}
+	dirfd, err := d.walk(filepath.Join(root, rel), filepath.Dir(rel), false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	name := filepath.Base(rel)
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, d.linkErr(dirfd, name, filepath.Join(root, rel), rel, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Join(root, rel))
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(root, rel)), nil
+}
