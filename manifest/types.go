@@ -106,9 +106,10 @@ type Workflow struct {
 	// override them. Default: {}.
 	Context Free `json:"context,omitempty"`
 
-	// Names of environment variables the run needs; a missing or empty one stops
-	// the run before it starts (E_SECRET_MISSING). Their values are masked as ***
-	// everywhere. Default: [].
+	// Names of environment variables the run needs; a missing, empty or short one
+	// (under 4 characters, line breaks at its end not counted) stops the run
+	// before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// everywhere (a value that ends in a line break also without it). Default: [].
 	Secrets StringList `json:"secrets,omitempty"`
 
 	// Names of environment variables that ${env.NAME} may read and that every
@@ -698,9 +699,10 @@ type Manifest struct {
 	// Commands of the internal workers and the isolation mode.
 	Config *Config `json:"config,omitempty"`
 
-	// Names of environment variables the run needs; a missing or empty one stops
-	// the run before it starts (E_SECRET_MISSING). Their values are masked as ***
-	// everywhere. Default: [].
+	// Names of environment variables the run needs; a missing, empty or short one
+	// (under 4 characters, line breaks at its end not counted) stops the run
+	// before it starts (E_SECRET_MISSING). Their values are masked as ***
+	// everywhere (a value that ends in a line break also without it). Default: [].
 	Secrets StringList `json:"secrets,omitempty"`
 
 	// Names of environment variables that every child process inherits.

@@ -292,21 +292,23 @@ func (m *Machine) checkSecrets() error {
 	for _, name := range m.p.Secrets {
 		if v, ok := m.env(name); !ok {
 			return errSecretMissing(name)
-		} else if v == "" {
-			// Set but empty: a mistake (an export of an unset variable), and
-			// a value no output could be masked for.
+		} else if SecretLen(v) == 0 {
+			// Set but empty (or line breaks only): a mistake (an export of
+			// an unset variable), and a value no output could be masked for.
 			return &RuntimeError{Code: source.ESecretMissing,
 				Msg: fmt.Sprintf("secret '%s' is set but empty: export its value before running", name)}
-		} else if len(v) < MinSecretLen {
+		} else if n := SecretLen(v); n < MinSecretLen {
 			// Every occurrence of a secret is masked: one this short would
 			// blank ordinary text (and Smith's own messages) all over the
 			// run, and no credential is that short.
+			// Its line breaks at the end do not count: the value is also
+			// masked without them (text.Forms).
 			unit := "characters"
-			if len(v) == 1 {
+			if n == 1 {
 				unit = "character"
 			}
 			return &RuntimeError{Code: source.ESecretMissing,
-				Msg: fmt.Sprintf("secret '%s' is %d %s long: too short to mask without replacing that text everywhere in the run's output; export the real value (at least %d characters), or pass a value that is no secret through env_allow", name, len(v), unit, MinSecretLen)}
+				Msg: fmt.Sprintf("secret '%s' is %d %s long: too short to mask without replacing that text everywhere in the run's output; export the real value (at least %d characters), or pass a value that is no secret through env_allow", name, n, unit, MinSecretLen)}
 		}
 	}
 	return nil
@@ -316,6 +318,11 @@ func (m *Machine) checkSecrets() error {
 // occurrence of a secret's value is masked as ***, and a shorter value
 // (a letter, "ab") would blank ordinary text wherever it appears.
 const MinSecretLen = 4
+
+// SecretLen is the length of a secret's value that MinSecretLen bounds:
+// without the line breaks at its end (a value read from a file), since it
+// is also masked without them (text.Forms).
+func SecretLen(v string) int { return len(strings.TrimRight(v, "\r\n")) }
 
 func errSecretMissing(name string) *RuntimeError {
 	return &RuntimeError{Code: source.ESecretMissing,

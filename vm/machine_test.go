@@ -412,6 +412,36 @@ func TestSecretMissing(t *testing.T) {
 	}
 }
 
+// A secret's line breaks at its end do not count towards its length: it
+// is also masked without them, so "abc\n" would blank every "abc".
+func TestSecretTooShortWithoutItsNewline(t *testing.T) {
+	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: ok}}})
+	p.Secrets = []string{"TOKEN"}
+	for _, tc := range []struct {
+		val  string
+		want string // the refusal's words; "" runs
+	}{
+		{"abc\n", "is 3 characters long"},
+		{"ab\r\n", "is 2 characters long"},
+		{"\n\n", "is set but empty"},
+		{"abcd\n", ""},
+	} {
+		f := &fake{}
+		r := run(t, p, f, func(c *vm.Config) {
+			c.Env = func(k string) (string, bool) { return tc.val, k == "TOKEN" }
+		})
+		if tc.want == "" {
+			if r.err != nil {
+				t.Errorf("TOKEN=%q: Run() = %v, want it to run", tc.val, r.err)
+			}
+			continue
+		}
+		if codeOf(r.err) != source.ESecretMissing || !strings.Contains(r.err.Error(), tc.want) || len(f.calls) != 0 {
+			t.Errorf("TOKEN=%q: Run() = %v, calls %v; want E_SECRET_MISSING %q before anything runs", tc.val, r.err, f.calls, tc.want)
+		}
+	}
+}
+
 func TestNoRegistry(t *testing.T) {
 	p := build(t, N{ID: "main", Blocks: []B{{ID: "A", On: [][2]string{{vm.SigSuccess, "end"}, {vm.SigFailure, "fail:no"}}}}})
 	m, err := vm.New(p, vm.Config{Host: workers.Local{}})

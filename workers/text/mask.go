@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"io"
 	"slices"
+	"strings"
 )
 
 // maskText replaces every secret value in captured output.
@@ -40,16 +41,24 @@ func NewMasker(secrets []string) *Masker {
 
 // Forms returns the forms a secret's value is found in: the value, then
 // those of its JSON-escaped forms (JSON.stringify; encoding/json with and
-// without HTML escaping) that differ from it. None for "".
+// without HTML escaping) that differ from it; for a value that ends in
+// line breaks (one read from a file), the same again for the value
+// without them, which is how it is printed inside a line. None for "".
 func Forms(s string) []string {
 	if s == "" {
 		return nil
 	}
-	out := []string{s}
-	for _, html := range []bool{false, true} {
-		e := AppendJSONString(nil, s, html)
-		if f := string(e[1 : len(e)-1]); !slices.Contains(out, f) {
-			out = append(out, f)
+	var out []string
+	for _, v := range []string{s, strings.TrimRight(s, "\r\n")} {
+		if v == "" || slices.Contains(out, v) {
+			continue
+		}
+		out = append(out, v)
+		for _, html := range []bool{false, true} {
+			e := AppendJSONString(nil, v, html)
+			if f := string(e[1 : len(e)-1]); !slices.Contains(out, f) {
+				out = append(out, f)
+			}
 		}
 	}
 	return out

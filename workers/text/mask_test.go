@@ -23,6 +23,11 @@ func TestMaskerString(t *testing.T) {
 		{"no secrets", nil, "plain", "plain"},
 		{"no match", []string{"zzz"}, "plain", "plain"},
 		{"multibyte", []string{"päss"}, "-päss-", "-***-"},
+		// A value read from a file ends in a newline; printed without
+		// it, it is still the secret.
+		{"trailing newline", []string{"tok-123\n"}, "a tok-123 b tok-123\n", "a *** b ***"},
+		{"trailing CRLF", []string{"tok-123\r\n"}, "a tok-123 b", "a *** b"},
+		{"only newlines", []string{"\n\n"}, "a\n\nb", "a***b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func (s *Server) masker(st *vm.State) *strings.Replacer {
 	var vals []string
 	seen := map[string]bool{}
 	add := func(v string) {
-		if len(v) >= vm.MinSecretLen && !seen[v] {
+		if vm.SecretLen(v) >= vm.MinSecretLen && !seen[v] {
 			seen[v] = true
 			vals = append(vals, v)
 		}
