@@ -98,9 +98,10 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 // joinUnits merges the branches of the threads keys into the run's
 // branch, in that order, and then removes them. It returns the run's
 // commit after the merges. A conflict stops there and is the step's error
-// (E_MERGE_CONFLICT); every branch of keys is then kept (those merged
-// already too: a merged branch merges again as nothing), and returned, so
-// that resume retries the join from them (CONTRACT 12.4).
+// (E_MERGE_CONFLICT); the run's branch and worktree are put back as they
+// were before the join (the merges that went through are undone), every
+// branch of keys is kept and returned, so that resume retries the join
+// from them (CONTRACT 12.4).
 func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError, []string) {
 	for _, k := range keys {
 		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
@@ -109,6 +110,11 @@ func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) 
 				var kept []string
 				if be.Code == source.EMergeConflict {
 					kept = slices.Clone(keys)
+					if m.st.Head != "" {
+						if err := m.cfg.Host.RestoreWorktree(ctx, m.st.WorktreePath, step.WorktreeBranch(m.st.RunID), m.st.Head, m.restoreExcludes()); err != nil {
+							return "", stepErrorOf(err, m.mask.String), kept
+						}
+					}
 				}
 				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}, kept
 			}
