@@ -607,14 +607,7 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 		if t.Status == ThreadFailed && failed == "" {
 			failed = k
 		}
-		for _, key := range sortedKeys(t.Context) {
-			if v := t.Context[key]; !reflect.DeepEqual(st.Context[key], v) {
-				if sameMap(ctx, st.Context) {
-					ctx = maps.Clone(st.Context)
-				}
-				ctx[key] = v
-			}
-		}
+		ctx = mergeContext(ctx, st.Context, t.Context)
 		if len(t.Payload) > 0 {
 			m.appendPayload(slices.Clone(t.Payload))
 		}
@@ -636,6 +629,40 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 		m.d.Visits[b] = st.Visits[b]
 	}
 	return last, failed
+}
+
+// mergeContext lays what a thread changed in its context (thr: the
+// thread's whole context, nil when it changed none) over dst, key by key
+// down nested maps: a value that differs from the context at the fork
+// (base) replaces dst's, and a map the thread changed is merged the same
+// way into dst's map, so that threads setting different keys of one map
+// ("cfg.a", "cfg.b") all keep theirs, as the same steps run one after
+// another do. dst is never changed in place (it may be the run's context):
+// the maps on the way to a change are copied, and the result is dst itself
+// when nothing changed.
+func mergeContext(dst, base, thr map[string]any) map[string]any {
+	out := dst
+	for _, key := range sortedKeys(thr) {
+		v := thr[key]
+		bv, inBase := base[key]
+		if inBase && reflect.DeepEqual(bv, v) {
+			continue
+		}
+		if sameMap(out, dst) {
+			out = maps.Clone(dst)
+			if out == nil {
+				out = map[string]any{}
+			}
+		}
+		vm, isMap := v.(map[string]any)
+		bm, baseMap := bv.(map[string]any)
+		if dm, dstMap := out[key].(map[string]any); isMap && dstMap && (baseMap || !inBase) {
+			out[key] = mergeContext(dm, bm, vm)
+			continue
+		}
+		out[key] = v
+	}
+	return out
 }
 
 // keepSteps records the results of the steps in block a's body that the
