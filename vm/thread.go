@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -607,7 +608,7 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 		if t.Status == ThreadFailed && failed == "" {
 			failed = k
 		}
-		ctx = mergeContext(ctx, st.Context, t.Context)
+		ctx = m.mergeContext(ctx, t)
 		if len(t.Payload) > 0 {
 			m.appendPayload(slices.Clone(t.Payload))
 		}
@@ -631,38 +632,53 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 	return last, failed
 }
 
-// mergeContext lays what a thread changed in its context (thr: the
-// thread's whole context, nil when it changed none) over dst, key by key
-// down nested maps: a value that differs from the context at the fork
-// (base) replaces dst's, and a map the thread changed is merged the same
-// way into dst's map, so that threads setting different keys of one map
-// ("cfg.a", "cfg.b") all keep theirs, as the same steps run one after
-// another do. dst is never changed in place (it may be the run's context):
-// the maps on the way to a change are copied, and the result is dst itself
-// when nothing changed.
-func mergeContext(dst, base, thr map[string]any) map[string]any {
-	out := dst
-	for _, key := range sortedKeys(thr) {
-		v := thr[key]
-		bv, inBase := base[key]
-		if inBase && reflect.DeepEqual(bv, v) {
-			continue
-		}
-		if sameMap(out, dst) {
-			out = maps.Clone(dst)
-			if out == nil {
-				out = map[string]any{}
+// mergeContext lays what thread t set in its context over dst: the value
+// the thread ends with at each path its set_context steps set ("cfg.a"),
+// parent paths first, as the same steps run one after another would leave
+// it; so threads that set different keys of one map (cfg.a, cfg.b) all
+// keep theirs, and a thread that sets a key back to the value it had at
+// the fork still sets it. dst is never changed in place (it may be the
+// run's context): it is copied at the first change, and the result is
+// dst itself when the thread set nothing.
+func (m *Machine) mergeContext(dst map[string]any, t *Thread) map[string]any {
+	var paths []string
+	for name, r := range t.Steps {
+		if i, ok := m.blockIdx[name]; ok && r != nil && r.Status == StepCompleted {
+			for _, f := range m.p.Blocks[i].Set {
+				paths = append(paths, f.Key)
 			}
 		}
-		vm, isMap := v.(map[string]any)
-		bm, baseMap := bv.(map[string]any)
-		if dm, dstMap := out[key].(map[string]any); isMap && dstMap && (baseMap || !inBase) {
-			out[key] = mergeContext(dm, bm, vm)
-			continue
+	}
+	slices.Sort(paths) // a parent path before the paths under it
+	out := dst
+	for _, path := range slices.Compact(paths) {
+		v, ok := contextAt(t.Context, path)
+		if !ok {
+			continue // a later set_context of a parent path replaced it
 		}
-		out[key] = v
+		if sameMap(out, dst) {
+			out = cloneMap(dst)
+		}
+		if mv, isMap := v.(map[string]any); isMap {
+			v = cloneMap(mv) // the thread's maps are never changed
+		}
+		SetPath(out, path, v)
 	}
 	return out
+}
+
+// contextAt is the value at dotted path in context c.
+func contextAt(c map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := c[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		c = next
+	}
+	v, ok := c[parts[len(parts)-1]]
+	return v, ok
 }
 
 // keepSteps records the results of the steps in block a's body that the
