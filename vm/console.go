@@ -1,7 +1,9 @@
 package vm
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -98,4 +100,45 @@ func withCode(code, msg string, userFail bool) string {
 		return msg
 	}
 	return code + ": " + msg
+}
+
+// threadLines is the -v live copy of a step's output (Config.Verbose) for
+// step in thread (CONTRACT 12.3: console lines name their step): in a
+// thread of a parallel step, whose lines interleave with the other
+// threads', each line is written after "Step [key] | ", a whole line per
+// write; outside a thread, the lines as they are. The workers write whole
+// lines to it (the last one may lack its newline).
+func threadLines(w io.Writer, step, thread string) io.Writer {
+	if thread == "" {
+		return w
+	}
+	return &prefixWriter{w: w, prefix: []byte(step + " [" + thread + "] | ")}
+}
+
+// A prefixWriter writes each line given to it after prefix.
+type prefixWriter struct {
+	w       io.Writer
+	prefix  []byte
+	buf     []byte
+	midLine bool // the last write ended without a newline
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	for rest := b; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		rest = rest[len(line):]
+		p.buf = p.buf[:0]
+		if !p.midLine {
+			p.buf = append(p.buf, p.prefix...)
+		}
+		p.buf = append(p.buf, line...)
+		p.midLine = line[len(line)-1] != '\n'
+		if _, err := p.w.Write(p.buf); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }

@@ -83,7 +83,7 @@ func (m *Machine) exec(ctx context.Context, a uint32) error {
 		req.AttemptID, req.OnRetry, req.OnFallback = m.callbacks.attemptID, m.callbacks.onRetry, m.callbacks.onFallback
 		var live interface{ Close() error }
 		if m.cfg.Verbose != nil {
-			w := m.mask.Writer(m.cfg.Verbose)
+			w := m.mask.Writer(threadLines(m.cfg.Verbose, blk.ID, m.threadKey()))
 			req.Live, live = w, w
 		}
 		res = m.cfg.Registry.Run(ctx, req)

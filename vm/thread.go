@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,9 +99,10 @@ func (m *Machine) mergeUnits(ctx context.Context, blk *isa.Block, keys []string)
 // joinUnits merges the branches of the threads keys into the run's
 // branch, in that order, and then removes them. It returns the run's
 // commit after the merges. A conflict stops there and is the step's error
-// (E_MERGE_CONFLICT); every branch of keys is then kept (those merged
-// already too: a merged branch merges again as nothing), and returned, so
-// that resume retries the join from them (CONTRACT 12.4).
+// (E_MERGE_CONFLICT); the run's branch and worktree are put back as they
+// were before the join (the merges that went through are undone), every
+// branch of keys is kept and returned, so that resume retries the join
+// from them (CONTRACT 12.4).
 func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) (string, *StepError, []string) {
 	for _, k := range keys {
 		if err := m.cfg.Host.MergeUnit(ctx, m.st.WorktreePath, m.st.RunID, blk.ID, k); err != nil {
@@ -109,6 +111,11 @@ func (m *Machine) joinUnits(ctx context.Context, blk *isa.Block, keys []string) 
 				var kept []string
 				if be.Code == source.EMergeConflict {
 					kept = slices.Clone(keys)
+					if m.st.Head != "" {
+						if err := m.cfg.Host.RestoreWorktree(ctx, m.st.WorktreePath, step.WorktreeBranch(m.st.RunID), m.st.Head, m.restoreExcludes()); err != nil {
+							return "", stepErrorOf(err, m.mask.String), kept
+						}
+					}
 				}
 				return "", &StepError{Code: string(be.Code), Message: m.mask.String(be.Msg)}, kept
 			}
@@ -601,14 +608,7 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 		if t.Status == ThreadFailed && failed == "" {
 			failed = k
 		}
-		for _, key := range sortedKeys(t.Context) {
-			if v := t.Context[key]; !reflect.DeepEqual(st.Context[key], v) {
-				if sameMap(ctx, st.Context) {
-					ctx = maps.Clone(st.Context)
-				}
-				ctx[key] = v
-			}
-		}
+		ctx = m.mergeContext(ctx, t)
 		if len(t.Payload) > 0 {
 			m.appendPayload(slices.Clone(t.Payload))
 		}
@@ -630,6 +630,55 @@ func (m *Machine) mergeThreads(keys []string) (last, failed string) {
 		m.d.Visits[b] = st.Visits[b]
 	}
 	return last, failed
+}
+
+// mergeContext lays what thread t set in its context over dst: the value
+// the thread ends with at each path its set_context steps set ("cfg.a"),
+// parent paths first, as the same steps run one after another would leave
+// it; so threads that set different keys of one map (cfg.a, cfg.b) all
+// keep theirs, and a thread that sets a key back to the value it had at
+// the fork still sets it. dst is never changed in place (it may be the
+// run's context): it is copied at the first change, and the result is
+// dst itself when the thread set nothing.
+func (m *Machine) mergeContext(dst map[string]any, t *Thread) map[string]any {
+	var paths []string
+	for name, r := range t.Steps {
+		if i, ok := m.blockIdx[name]; ok && r != nil && r.Status == StepCompleted {
+			for _, f := range m.p.Blocks[i].Set {
+				paths = append(paths, f.Key)
+			}
+		}
+	}
+	slices.Sort(paths) // a parent path before the paths under it
+	out := dst
+	for _, path := range slices.Compact(paths) {
+		v, ok := contextAt(t.Context, path)
+		if !ok {
+			continue // a later set_context of a parent path replaced it
+		}
+		if sameMap(out, dst) {
+			out = cloneMap(dst)
+		}
+		if mv, isMap := v.(map[string]any); isMap {
+			v = cloneMap(mv) // the thread's maps are never changed
+		}
+		SetPath(out, path, v)
+	}
+	return out
+}
+
+// contextAt is the value at dotted path in context c.
+func contextAt(c map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := c[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		c = next
+	}
+	v, ok := c[parts[len(parts)-1]]
+	return v, ok
 }
 
 // keepSteps records the results of the steps in block a's body that the

@@ -715,3 +715,63 @@ func TestParallelCheckpointLater(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelNestedContextMerge: threads that set different keys of one
+// nested context map (set_context "cfg.a", "cfg.b") all keep them at the
+// join, as the same steps run one after the other do; a key two threads
+// set takes the later index's (or name's) value, also when the later one
+// sets it back to its value at the fork (who), and a whole value set by a
+// later thread replaces the map an earlier one set a key in (gone). Random
+// delays before each set_context change the order the threads finish in.
+func TestParallelNestedContextMerge(t *testing.T) {
+	src := `version: "1.0"
+name: ctx
+strict_flow: false
+steps:
+  - {name: Init, set_context: {"cfg.base": "0", "cfg.a": "init", "who": "init", "keep": "k0"}}
+  - name: Par
+    parallel:
+      branches:
+        a: [{name: WA, command: [w, a]}, {name: SetA, set_context: {"cfg.a": "va", "cfg.deep.a": "da"}}]
+        b: [{name: WB, command: [w, b]}, {name: SetB, set_context: {"cfg.b": "vb", "top": "b"}}]
+        c: [{name: WC, command: [w, c]}, {name: SetC, set_context: {"cfg.a": "from-c", "cfg.deep.c": "dc"}}]
+        d: [{name: WD, command: [w, d]}, {name: SetD, set_context: {"who": "d", "keep": "k0", "gone.x": "1"}}]
+        e: [{name: WE, command: [w, e]}, {name: SetE, set_context: {"who": "init", "gone": "flat"}}]
+  - name: Each
+    for_each:
+      items: [x, y, z]
+      parallel: 3
+      steps:
+        - {name: WI, command: [w, "${item}"]}
+        - {name: SetI, set_context: {"loop.last": "${item}", "loop.seen_${item}": "yes"}}
+`
+	want := `{
+  "cfg": {
+    "a": "from-c",
+    "b": "vb",
+    "base": "0",
+    "deep": {
+      "a": "da",
+      "c": "dc"
+    }
+  },
+  "gone": "flat",
+  "keep": "k0",
+  "loop": {
+    "last": "z",
+    "seen_${item}": "yes"
+  },
+  "top": "b",
+  "who": "init"
+}`
+	p := compileYAML(t, src)
+	for seed := int64(1); seed <= 12; seed++ {
+		st, _, err := runPar(t, p, &parWorker{seed: seed, maxMs: 15}, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if got := jsonOf(t, st.Context); got != want {
+			t.Fatalf("seed %d: context after the joins:\n%s", seed, goldenfile.FirstDiff(got, want))
+		}
+	}
+}

@@ -132,14 +132,19 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 	return off, held, n
 }
 
-// formatLive is one line of the live log on a terminal: time, step, kind
-// and text.
+// formatLive is one line of the live log on a terminal: time, step (with
+// its thread in a parallel step, "Work [2]", as on the console), kind and
+// text.
 func formatLive(l store.LiveLine) string {
 	t := l.Time
 	if ts, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
 		t = ts.UTC().Format("15:04:05.000")
 	}
-	return fmt.Sprintf("%s  %s  %-7s %s", t, l.Step, l.Kind, l.Text)
+	name := l.Step
+	if l.Thread != "" {
+		name += " [" + l.Thread + "]"
+	}
+	return fmt.Sprintf("%s  %s  %-7s %s", t, name, l.Kind, l.Text)
 }
 
 // stepNames are the run's steps, in program order.

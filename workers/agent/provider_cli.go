@@ -86,6 +86,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	act := followLive(live, &spec, pv)
 	pr := proc.Run(ctx, spec)
 	act.finish()
+	defer steprun.FlushStderr(p) // after stderrOf read the try's part
 	if pr.StartErr != nil {
 		if ctx.Err() != nil {
 			return callReply{exit: step.ExitNotRun, err: source.Errorf(source.EInterrupted, "step '%s' was interrupted", req.Step)}
@@ -139,8 +140,8 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return rep
 	}
 	stderr := pr.Stderr
-	if pr.StderrTruncated && p.StderrLog != "" {
-		stderr = stderrOf(p.StderrLog, pr.Stderr)
+	if pr.StderrTruncated && p.StderrFile() != "" {
+		stderr = stderrOf(p.StderrFile(), pr.Stderr)
 	}
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)

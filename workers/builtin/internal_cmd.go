@@ -127,6 +127,7 @@ func runTool(ctx context.Context, e Env, req *step.Request, key string, argv []s
 	spec, _, _ := steprun.Spec(req, p, argv, env, "") // no stdin: nothing to open, nothing to fail
 	spec.Dir, spec.Live = wt, log
 	pr := proc.Run(ctx, spec)
+	steprun.FlushStderr(p)
 	if pr.StartErr != nil {
 		se := steprun.StartErr(argv[0], pr.StartErr)
 		se.Msg = key + ": " + se.Msg

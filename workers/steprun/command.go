@@ -136,6 +136,7 @@ func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []
 		spec.Stdout = sink
 	}
 	pr = proc.Run(ctx, spec)
+	FlushStderr(p)
 	if sink != nil {
 		outErr = sink.err
 	}
@@ -156,7 +157,7 @@ func Spec(req *step.Request, p Paths, argv, env []string, stdinPath string) (spe
 		StdinPath:    stdinPath,
 		Timeout:      TimeoutOf(req),
 		StdoutSpill:  p.Spill,
-		StderrLog:    p.StderrLog,
+		StderrLog:    p.StderrFile(),
 		StderrHeader: StderrHeader(req),
 		Mask:         req.Mask,
 		Live:         req.Live,

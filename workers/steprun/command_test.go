@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"smith/internal/stepfake"
 	"smith/internal/testchild"
+	"smith/isa"
 	"smith/workers/proc"
 	"smith/workers/provider"
 	"smith/workers/step"
@@ -259,5 +263,63 @@ func TestOSErrText(t *testing.T) {
 	}
 	if got := steprun.OSErrText(errors.New("plain")); got != "plain" {
 		t.Errorf("OSErrText(plain) = %q, want %q", got, "plain")
+	}
+}
+
+// TestParallelStderrLogWhole: the threads of a parallel step that run the
+// same step at once, each starting after a random delay and writing its
+// stderr in two parts with a pause between, leave logs/<Step>-stderr.log
+// as whole parts, each under the header of the thread that wrote it
+// (CONTRACT 12.3, 12.5): a thread's stderr never lands under another
+// thread's header, whatever the timing.
+func TestParallelStderrLogWhole(t *testing.T) {
+	t.Parallel()
+	const threads = 6
+	for round := range 4 {
+		p := stepfake.NewProject(t)
+		rnd := rand.New(rand.NewSource(int64(round)))
+		delays := make([]time.Duration, threads)
+		for i := range delays {
+			delays[i] = time.Duration(rnd.Intn(60)) * time.Millisecond
+		}
+		var wg sync.WaitGroup
+		for i := range threads {
+			r := p.Req(isa.KindCommand, "Work")
+			key := fmt.Sprint(i)
+			r.Thread, r.Iteration = key, key
+			r.Argv = stepfake.Exe(t, "split", fmt.Sprintf("t%02d-stderr", i), "0")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(delays[i])
+				if got := (&fakeEnv{}).Env().Command(context.Background(), r); got.ExitCode != 0 {
+					t.Errorf("round %d, thread %d: %s", round, i, outcome(got))
+				}
+			}()
+		}
+		wg.Wait()
+		b, err := os.ReadFile(filepath.Join(p.RunRoot, "logs", "Work-stderr.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.SplitAfter(string(b), "\n")
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(parts); j += 2 {
+			var key string
+			if _, err := fmt.Sscanf(parts[j], "--- attempt 1, iteration %s ---\n", &key); err != nil {
+				t.Fatalf("round %d: line %d of the stderr log is %q, want a header:\n%s", round, j+1, parts[j], b)
+			}
+			n, _ := strconv.Atoi(key)
+			if want := fmt.Sprintf("before t%02d-stderr after\n", n); parts[j+1] != want || seen[key] {
+				t.Fatalf("round %d: under the header of thread %s: %q, want %q once:\n%s", round, key, parts[j+1], want, b)
+			}
+			seen[key] = true
+		}
+		if len(seen) != threads || parts[len(parts)-1] != "" {
+			t.Fatalf("round %d: the stderr log holds %d threads' parts, want %d:\n%s", round, len(seen), threads, b)
+		}
+		if left, _ := filepath.Glob(filepath.Join(p.RunRoot, "logs", "*.part")); len(left) > 0 {
+			t.Errorf("round %d: parts left: %v", round, left)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"smith/lang"
@@ -63,7 +64,12 @@ type Paths struct {
 	Output    string // "" = none
 	Spill     string // RUN_ROOT/logs/<Step>-stdout.log, <Step>.<Iteration>-stdout.log in a loop or branch ("" without RUN_ROOT)
 	StderrLog string // RUN_ROOT/logs/<Step>-stderr.log ("" without RUN_ROOT)
-	TmpDir    string // RUN_ROOT/tmp (os.TempDir() without RUN_ROOT)
+	// StderrPart is, in a thread of a parallel step, where a try writes its
+	// stderr (RUN_ROOT/logs/<Step>.<Thread>-stderr.part); FlushStderr then
+	// appends it whole to StderrLog, so that threads running the step at
+	// once never mix their lines under one another's header. "" otherwise.
+	StderrPart string
+	TmpDir     string // RUN_ROOT/tmp (os.TempDir() without RUN_ROOT)
 }
 
 // Prepare creates WORKSPACE and confines every path of req. A violation is
@@ -114,6 +120,9 @@ func Prepare(req *step.Request) (Paths, *source.Error) {
 		}
 		p.Spill = filepath.Join(logs, spill+"-stdout.log")
 		p.StderrLog = filepath.Join(logs, req.Step+"-stderr.log")
+		if req.Thread != "" {
+			p.StderrPart = filepath.Join(logs, req.Step+"."+req.Thread+"-stderr.part")
+		}
 		p.TmpDir = filepath.Join(req.RunRoot, "tmp")
 	}
 	return p, nil
@@ -182,6 +191,44 @@ func StderrHeader(req *step.Request) string {
 		h += ", iteration " + req.Iteration
 	}
 	return h + " ---\n"
+}
+
+// StderrFile is the file a try of the step writes its stderr to: its
+// thread's part in a parallel step, else the step's stderr log.
+func (p Paths) StderrFile() string {
+	if p.StderrPart != "" {
+		return p.StderrPart
+	}
+	return p.StderrLog
+}
+
+// stderrMu serializes the appends of threads' parts to the stderr logs
+// (one process drives a run).
+var stderrMu sync.Mutex
+
+// FlushStderr appends what a try in a thread of a parallel step wrote to
+// its part (header included) to the step's stderr log, whole, and removes
+// the part; a part the append could not take is kept. Outside a thread,
+// and when the try wrote no stderr, it does nothing. A part a crash left
+// is flushed with the try that runs the step again.
+func FlushStderr(p Paths) {
+	if p.StderrPart == "" || p.StderrLog == "" {
+		return
+	}
+	b, err := os.ReadFile(p.StderrPart)
+	if err != nil {
+		return
+	}
+	stderrMu.Lock()
+	defer stderrMu.Unlock()
+	f, err := os.OpenFile(p.StderrLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600) // as proc creates it
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		os.Remove(p.StderrPart)
+	}
 }
 
 // displayPath returns abs relative to WORKSPACE with forward slashes, for

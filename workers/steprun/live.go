@@ -13,7 +13,8 @@ import (
 
 // LiveFile is the run's live log, RUN_ROOT/logs/live.jsonl (CONTRACT 13,
 // "watch a step while it runs"): one JSON object per line, appended as a
-// step's process writes: {"time", "step", "kind", "text"}, kind stdout or
+// step's process writes: {"time", "step", "thread", "kind", "text"} (thread:
+// the iteration index or branch name in a parallel step, else left out), kind stdout or
 // stderr (a line of the process's output) or, for a preset's agent CLI,
 // message, tool, command, read or edit (what the agent did, as its CLI
 // streamed it). Everything in it is masked. The viewer and `smithvm logs`
@@ -36,10 +37,11 @@ const (
 
 // A LiveLine is one line of the live log.
 type LiveLine struct {
-	Time string `json:"time"`
-	Step string `json:"step"`
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Time   string `json:"time"`
+	Step   string `json:"step"`
+	Thread string `json:"thread,omitempty"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
 }
 
 // A Live appends one step's lines to the run's live log. It is safe for
@@ -47,6 +49,7 @@ type LiveLine struct {
 // writes nothing.
 type Live struct {
 	path, step string
+	thread     string // the iteration or branch in a parallel step
 	mask       *text.Masker
 	now        func() time.Time
 
@@ -67,7 +70,7 @@ func OpenLive(req *step.Request, now func() time.Time) *Live {
 	if now == nil {
 		now = time.Now
 	}
-	return &Live{path: filepath.Join(req.RunRoot, "logs", LiveFile), step: req.Step, mask: req.Mask, now: now}
+	return &Live{path: filepath.Join(req.RunRoot, "logs", LiveFile), step: req.Step, thread: req.Thread, mask: req.Mask, now: now}
 }
 
 // Add appends one line of kind. text is masked again (a secret that a
@@ -101,7 +104,7 @@ func (l *Live) add(kind, text, now string) {
 		kind, text = LiveStderr, "[smith: the live log of this step stops here; its whole output is in its logs]"
 	}
 	start := len(l.scratch)
-	l.scratch = append(appendLiveLine(l.scratch, LiveLine{Time: now, Step: l.step, Kind: kind, Text: text}), '\n')
+	l.scratch = append(appendLiveLine(l.scratch, LiveLine{Time: now, Step: l.step, Thread: l.thread, Kind: kind, Text: text}), '\n')
 	l.n += len(l.scratch) - start
 }
 
@@ -112,6 +115,9 @@ func (l *Live) add(kind, text, now string) {
 func appendLiveLine(b []byte, line LiveLine) []byte {
 	b = text.AppendJSONString(append(b, `{"time":`...), line.Time, true)
 	b = text.AppendJSONString(append(b, `,"step":`...), line.Step, true)
+	if line.Thread != "" {
+		b = text.AppendJSONString(append(b, `,"thread":`...), line.Thread, true)
+	}
 	b = text.AppendJSONString(append(b, `,"kind":`...), line.Kind, true)
 	b = text.AppendJSONString(append(b, `,"text":`...), line.Text, true)
 	return append(b, '}')

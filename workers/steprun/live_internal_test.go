@@ -70,13 +70,15 @@ func readLive(t *testing.T, root string) []string {
 // it, HTML escaping included, whatever its text.
 func TestAppendLiveLine(t *testing.T) {
 	for _, text := range []string{"", "plain", "<b>&\"\\</b>", "tab\tnl\ncr\r", "\x00\x1b[31m", "\xff\xfe", "\u2028\u2029", "é😀"} {
-		line := LiveLine{Time: "2026-11-26T17:00:00.123456789Z", Step: "A<b>", Kind: LiveStdout, Text: text}
-		want, err := json.Marshal(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendLiveLine([]byte("x"), line); string(got) != "x"+string(want) {
-			t.Errorf("appendLiveLine(%q) = %s, want %s", text, got[1:], want)
+		for _, thread := range []string{"", "0", "b<r>"} {
+			line := LiveLine{Time: "2026-11-26T17:00:00.123456789Z", Step: "A<b>", Thread: thread, Kind: LiveStdout, Text: text}
+			want, err := json.Marshal(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendLiveLine([]byte("x"), line); string(got) != "x"+string(want) {
+				t.Errorf("appendLiveLine(%q, thread %q) = %s, want %s", text, thread, got[1:], want)
+			}
 		}
 	}
 }

@@ -23,7 +23,7 @@
     tr.dataset.kind = l.kind;
     if (pick.value && pick.value !== l.step) tr.hidden = true;
     const t = new Date(l.time);
-    for (const [cls, text] of [["mono muted", isNaN(t) ? l.time : t.toISOString().slice(11, 23)], ["mono", l.step], ["kind", l.kind], ["mono text", l.text]]) {
+    for (const [cls, text] of [["mono muted", isNaN(t) ? l.time : t.toISOString().slice(11, 23)], ["mono", l.thread ? l.step + " [" + l.thread + "]" : l.step], ["kind", l.kind], ["mono text", l.text]]) {
       const td = document.createElement("td");
       td.className = cls;
       td.textContent = text;
