@@ -9,6 +9,7 @@ package steprun
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,17 +216,19 @@ func FlushStderr(p Paths) {
 	if p.StderrPart == "" || p.StderrLog == "" {
 		return
 	}
-	b, err := os.ReadFile(p.StderrPart)
+	part, err := os.Open(p.StderrPart)
 	if err != nil {
 		return
 	}
+	defer part.Close()
 	stderrMu.Lock()
 	defer stderrMu.Unlock()
 	f, err := os.OpenFile(p.StderrLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600) // as proc creates it
 	if err != nil {
 		return
 	}
-	_, werr := f.Write(b)
+	// Copied, not read whole: an agent's stderr may be large.
+	_, werr := io.Copy(f, part)
 	if cerr := f.Close(); werr == nil && cerr == nil {
 		os.Remove(p.StderrPart)
 	}
