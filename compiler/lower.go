@@ -309,6 +309,9 @@ func (l *lowerer) lowerProviders() []isa.ProviderDef {
 			}
 		}
 		l.checkDefaultKeys(p)
+		if script := p.Defaults.V.Get(lang.KeyScript); script != nil {
+			l.checkPath(mockDefaultScript(&def), script.Pos)
+		}
 		out = append(out, def)
 	}
 	return out

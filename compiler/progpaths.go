@@ -28,8 +28,11 @@ func CheckLayout(p *isa.Program, layout *confine.Dir) source.Diagnostics {
 	}
 	for _, pp := range programPaths(p) {
 		what := "step '" + pp.step + "'"
-		if pp.agent != "" {
+		switch {
+		case pp.agent != "":
 			what = "agent '" + pp.agent + "'"
+		case pp.provider != "":
+			what = "provider '" + pp.provider + "'"
 		}
 		var err error
 		if pp.output {
@@ -46,15 +49,16 @@ func CheckLayout(p *isa.Program, layout *confine.Dir) source.Diagnostics {
 // A progPath is one literal path of a program: the step (or agent) and
 // field that hold it and the best position the program keeps for it.
 type progPath struct {
-	step, agent, field, path string
+	step, agent, provider, field, path string
 	// output is set for an output_file, which is relative to
 	// WORKSPACE/artifacts/STEP (others: to WORKSPACE).
 	output bool
 	pos    source.Pos
 }
 
-// programPaths lists the literal paths of p's blocks and agents: the
-// fields the lowering checks with checkPath and checkOutputPath.
+// programPaths lists the literal paths of p's blocks, providers and
+// agents: the fields the lowering checks with checkPath and
+// checkOutputPath.
 func programPaths(p *isa.Program) []progPath {
 	var out []progPath
 	for _, b := range p.Blocks {
@@ -72,11 +76,7 @@ func programPaths(p *isa.Program) []progPath {
 		add("output_file", st.OutputFile, true, b.Pos)
 		add("prompt_file", st.PromptFile, false, b.Pos)
 		if contains(st.Providers, lang.PresetMock) {
-			for _, f := range st.ProviderParams {
-				if f.Key == lang.KeyScript && f.Val.Kind == isa.TString {
-					add("provider_params."+lang.KeyScript, &f.Val.Str, false, b.Pos)
-				}
-			}
+			add("provider_params."+lang.KeyScript, scriptField(st.ProviderParams), false, b.Pos)
 		}
 		if w := st.WaitFor; w != nil {
 			add("wait_for.glob", &w.Glob, false, b.Pos)
@@ -97,6 +97,11 @@ func programPaths(p *isa.Program) []progPath {
 				t := lang.Lit(arg)
 				add("payload_merge_strategy", &t, false, b.Pos)
 			}
+		}
+	}
+	for i := range p.Providers {
+		if t := mockDefaultScript(&p.Providers[i]); t != nil && t.IsLiteral() && t.Literal() != "" {
+			out = append(out, progPath{provider: lang.PresetMock, field: "defaults." + lang.KeyScript, path: t.Literal(), pos: mockPos(p)})
 		}
 	}
 	for _, a := range p.Agents {
@@ -131,6 +136,38 @@ func condPaths(c *isa.Cond, add func(field string, t *lang.Template, output bool
 func agentPos(p *isa.Program, name string) source.Pos {
 	for _, b := range p.Blocks {
 		if b.Agent == name {
+			return b.Pos
+		}
+	}
+	return source.Pos{File: p.Source}
+}
+
+// scriptField is the mock's script among a step's provider_params or a
+// provider's defaults (nil: none, or not a string).
+func scriptField(fs []isa.Field) *lang.Template {
+	for i := range fs {
+		if fs[i].Key == lang.KeyScript && fs[i].Val.Kind == isa.TString {
+			return &fs[i].Val.Str
+		}
+	}
+	return nil
+}
+
+// mockDefaultScript is the script that provider def's defaults give the
+// built-in mock (nil: none; a def with a command of its own is not the
+// mock, see provider.Lookup).
+func mockDefaultScript(def *isa.ProviderDef) *lang.Template {
+	if def.Name != lang.PresetMock || len(def.Command) > 0 {
+		return nil
+	}
+	return scriptField(def.Defaults)
+}
+
+// mockPos is the position of the first step that calls the mock (a
+// program keeps none for a provider), else the program's source file.
+func mockPos(p *isa.Program) source.Pos {
+	for _, b := range p.Blocks {
+		if b.Step != nil && contains(b.Step.Providers, lang.PresetMock) {
 			return b.Pos
 		}
 	}

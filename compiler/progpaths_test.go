@@ -26,6 +26,8 @@ func TestCheckLayoutMatchesLowering(t *testing.T) {
 	}{
 		{"w.yaml", `version: "1.0"
 name: paths
+providers:
+  mock: {defaults: {script: .orchestrator/dscript}}
 agents:
   bot: {provider: mock, inbox: .orchestrator/inbox, instructions_file: .orchestrator/instr}
 steps:
@@ -52,13 +54,14 @@ steps:
     on: {always: {end: true}}
 context: {x: y}
 `, []string{"input_file", "output_file", "file_exists", "wait_for.glob", "depends_on.required", "depends_on.optional",
-			"prompt_file", "provider_params.script", "send.file", "inbox", "instructions_file"}},
+			"prompt_file", "provider_params.script", "defaults.script", "send.file", "inbox", "instructions_file"}},
 		{"workflows.json", `{"version": "1", "entry": "N",
+  "providers": {"mock": {"defaults": {"script": ".orchestrator/dmscript"}}},
   "workers": {"Worker:Gen": {"provider": "mock", "provider_params": {"script": ".orchestrator/mscript"}}},
   "nodes": {"N": {"entry_block": "A", "blocks": {
     "A": {"worker": "Worker:Gen", "payload_merge_strategy": ["PAYLOAD", "ARTIFACT:.orchestrator/art"],
           "transitions": [{"on_signal": "SIGNAL:FAIL_DEFAULT", "action": "END"}]}}}}}
-`, []string{"provider_params.script", "payload_merge_strategy"}},
+`, []string{"provider_params.script", "payload_merge_strategy", "defaults.script"}},
 	}
 	quoted := regexp.MustCompile(`path '([^']*)'`)
 	paths := func(ds source.Diagnostics) []string {
@@ -121,5 +124,51 @@ func TestCheckLayoutWorktree(t *testing.T) {
 	}
 	if ds := CheckLayout(res.Prog, &confine.Dir{Base: "/p", Workspace: "/p"}); len(ds) > 0 {
 		t.Errorf("CheckLayout of a worktree program:\n%s", diagText(ds))
+	}
+}
+
+// TestMockDefaultsScript: the mock's script set in its provider's
+// defaults is checked like a step's own: lexically at check time and
+// against the layout when run, at its value's position; in a program at
+// the first step that calls the mock (a program keeps no position for a
+// provider). A mock given a command of its own is no longer the mock: its
+// script is a template key like any other.
+func TestMockDefaultsScript(t *testing.T) {
+	t.Parallel()
+	doc := func(providers string) []byte {
+		return []byte("version: \"1.0\"\nname: d\nproviders:\n  " + providers + "\nsteps:\n  - name: A\n    command: [\"true\"]\n    on: {always: {goto: B}}\n" +
+			"  - name: B\n    provider: mock\n    prompt: hi\n    on: {always: {end: true}}\n")
+	}
+	layout := &confine.Dir{Base: "/p", Workspace: "/p"}
+	for _, tc := range []struct {
+		name, providers string
+		layout          *confine.Dir
+		want            string // the lowering's diagnostics
+		smbc            string // CheckLayout's with layout
+	}{
+		{"lexical", "mock: {defaults: {script: ../../s.yaml}}", nil,
+			"d.yaml:4:29: error: E_PATH_ESCAPE: path '../../s.yaml' resolves outside the project", ""},
+		{"layout", "mock: {defaults: {script: .orchestrator/s.yaml}}", layout,
+			"d.yaml:4:29: error: E_PATH_ESCAPE: path '.orchestrator/s.yaml' resolves into .orchestrator/",
+			"d.yaml:9:5: error: E_PATH_ESCAPE: provider 'mock': defaults.script: path '.orchestrator/s.yaml' resolves into .orchestrator/"},
+		{"inside", "mock: {defaults: {script: s.yaml}}", layout, "", ""},
+		{"reference", "mock: {defaults: {script: \"${run.id}/../../s\"}}", layout, "", ""},
+		{"own command", "mock: {command: [\"m\", \"${script}\"], defaults: {script: .orchestrator/s.yaml}}", layout, "", ""},
+	} {
+		_, ds := Compile("d.yaml", doc(tc.providers), Options{Layout: tc.layout, ChecksOnly: true})
+		if got := diagText(ds); tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: lowering:\n%s\nwant %q", tc.name, got, tc.want)
+		}
+		if tc.layout == nil {
+			continue
+		}
+		res, ds := Compile("d.yaml", doc(tc.providers), Options{})
+		if ds.HasErrors() {
+			t.Fatalf("%s: %s", tc.name, diagText(ds))
+		}
+		got := diagText(CheckLayout(res.Prog, tc.layout))
+		if tc.smbc == "" && got != "" || !strings.Contains(got, tc.smbc) {
+			t.Errorf("%s: CheckLayout:\n%s\nwant %q", tc.name, got, tc.smbc)
+		}
 	}
 }
