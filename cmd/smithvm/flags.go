@@ -97,15 +97,14 @@ func (e *env) resumeFlags(v *flagVals) *pflag.FlagSet {
 func (c *common) addContinue(fs *pflag.FlagSet, decisions bool) {
 	c.addBase(fs)
 	c.addWorkspace(fs)
-	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+	c.addJSON(fs)
 	c.addLimits(fs)
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	c.addVerbose(fs)
 	if decisions {
 		fs.StringVar(&c.signal, "signal", "", "(halted runs) take the halted block's transition for `SIGNAL:X` instead of re-running it")
 		fs.StringVar(&c.note, "note", "", "(halted runs) first append a USER_NOTE segment with `TEXT` to the payload")
 	}
-	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
-	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
+	c.addRecording(fs)
 	c.addLogLevel(fs)
 }
 
@@ -114,10 +113,9 @@ func (e *env) watchFlags(v *flagVals) *pflag.FlagSet {
 	fs := e.newFlags("watch", "FILE [flags]", "Runs FILE from the start, then again after every change to FILE or to files\nunder WORKSPACE (except WORKSPACE/artifacts/, BASE/.orchestrator/ and files\nthe run itself wrote), folders created while it watches included. Changes are\ndebounced (500 ms). Ctrl-C stops it.\n")
 	c.addBase(fs)
 	c.addWorkspace(fs)
-	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
-	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
+	c.addContext(fs)
 	fs.IntVar(&c.maxSteps, "max-steps", vm.DefaultMaxSteps, "fail a run with E_STEP_BUDGET after `N` executed steps")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+	c.addVerbose(fs)
 	c.addLogLevel(fs)
 	return fs
 }

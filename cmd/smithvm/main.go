@@ -201,15 +201,35 @@ func (c *common) addWorkspace(fs *pflag.FlagSet) {
 func (c *common) addRun(fs *pflag.FlagSet, withRunID bool) {
 	c.addBase(fs)
 	c.addWorkspace(fs)
-	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
-	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
+	c.addContext(fs)
 	if withRunID {
 		fs.StringVar(&c.runID, "run-id", "", "use `ID` as the run id ([A-Za-z0-9_.-]{1,64}, must not exist yet)")
 	}
-	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+	c.addJSON(fs)
 	c.addLimits(fs)
+	c.addVerbose(fs)
+	c.addRecording(fs)
+	c.addLogLevel(fs)
+}
+
+// addContext adds --context and --context-file (run, run-step, watch).
+func (c *common) addContext(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.context, "context", nil, "set a context variable, `KEY=VALUE` (repeatable; a string)")
+	fs.StringVar(&c.ctxFile, "context-file", "", "JSON object `FILE` merged into the context (--context wins)")
+}
+
+// addJSON adds --json of the commands that run steps.
+func (c *common) addJSON(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.json, "json", false, "print the final state as JSON on stdout")
+}
+
+// addVerbose adds -v of the commands that run steps.
+func (c *common) addVerbose(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "stream each step's stdout/stderr live (secrets masked)")
+}
+
+// addRecording adds --record and --replay.
+func (c *common) addRecording(fs *pflag.FlagSet) {
 	fs.StringVar(&c.record, "record", "", "record every provider call to `DIR`")
 	fs.StringVar(&c.replay, "replay", "", "answer provider calls from the recordings in `DIR`")
-	c.addLogLevel(fs)
 }
