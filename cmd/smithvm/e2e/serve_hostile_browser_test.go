@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// hostileHTML is what a hostile model or CLI writes, hoping the viewer
+// puts it into the page as HTML: each piece sets window.pwned when it
+// runs, and #injected exists if any markup got in.
+const hostileHTML = `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">` +
+	`<svg onload="window.pwned=3"></svg></textarea></pre><a href="javascript:window.pwned=4">x</a>` +
+	`" onmouseover="window.pwned=5" '><b id=injected>{{.}}</b>`
+
+// noInjection is JavaScript that is true when nothing of hostileHTML ran
+// or became an element.
+const noInjection = `window.pwned === undefined && !document.title.includes("pwned") && ` +
+	`document.querySelector('#injected, img[src="x"], [onerror], [onload], [onmouseover], a[href^="javascript:"]') === null`
+
+// TestServeBrowserHostileContent: a run's content (step output, stderr, an
+// output file, live lines, a CLI's error message, a model's reply in the
+// payload) is shown as text in the viewer, never run or parsed as markup.
+func TestServeBrowserHostileContent(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	claudeErr, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": "API Error: " + hostileHTML})
+	flow, _ := json.Marshal(map[string]any{
+		"version": "1.0", "name": "hostile", "strict_flow": false,
+		"providers": map[string]any{"claude": map[string]any{"command": []string{"HELPER", "echo:" + string(claudeErr), "exit:1"}}},
+		"steps": []any{
+			map[string]any{"name": "Out", "command": []string{"HELPER", "echo:" + hostileHTML, "err:" + hostileHTML}, "output_file": "out.txt"},
+			map[string]any{"name": "Gen", "provider": "claude", "prompt": "hi"},
+		},
+	})
+	p.write("hostile.yaml", string(flow)) // JSON is YAML
+	if r := p.vm("run", "hostile.yaml", "--run-id", "x1"); r.code != 1 {
+		t.Fatalf("run hostile: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	reply, _ := json.Marshal([]map[string]string{{"reply": hostileHTML + "\n\nSIGNAL:NEEDS_CLARIFICATION\n"}})
+	p.write("ask.json", mfAsk)
+	p.write("workspace/mock/ask.json", string(reply))
+	p.write("workspace/mock/done.json", `[]`)
+	if r := p.vm("run", "ask.json", "--run-id", "x2"); r.code != 4 {
+		t.Fatalf("run ask: exit %d, want 4\n%s", r.code, r.stderr)
+	}
+	srv := serveRuns(t, p.base)
+	ctx := browser(t)
+	check := func(where string) {
+		t.Helper()
+		if !evalJS[bool](t, ctx, noInjection) {
+			t.Errorf("%s: the run's content got into the page as markup or script (window.pwned = %v)", where, evalJS[any](t, ctx, `window.pwned === undefined ? null : window.pwned`))
+		}
+	}
+	// The failed run: the step table's error, the event log, the live
+	// lines, and each log and file opened.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.url+"/runs/x1"),
+		waitJS(`!!document.querySelector('#steps tr[data-step="Gen"][data-status="failed"]')`),
+		waitJS(`document.querySelector('#steps tr[data-step="Gen"]').textContent.includes("API Error: <script>window.pwned=1</script>")`),
+		waitJS(`[...document.querySelectorAll("#events tbody tr")].some(r => r.textContent.includes("<img src=x onerror="))`),
+		waitJS(`[...document.querySelectorAll("#livelog tbody tr")].some(r => r.textContent.includes("<svg onload="))`),
+	); err != nil {
+		t.Fatalf("the failed run's page never showed the hostile text as text: %v", err)
+	}
+	check("run page")
+	for i, title := range []string{"Out · stdout", "Out · stderr", "Out · out.txt"} {
+		if err := chromedp.Do(ctx,
+			waitJS(fmt.Sprintf(`(() => { const a = document.querySelector('#steps tr[data-step="Out"] a:nth-of-type(%d)'); if (!a) return false; a.click(); return true })()`, i+1)),
+			waitJS(fmt.Sprintf(`(document.querySelector("#log h2 span")||{}).textContent === %q`, title)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if got := evalJS[string](t, ctx, `document.querySelector("#log pre").textContent`); !strings.Contains(got, hostileHTML) {
+			t.Errorf("%s shows %q, want the hostile text as it was written", title, got)
+		}
+		check(title)
+	}
+	// Hovering every row and link (an attribute breakout would add an
+	// onmouseover handler).
+	evalJS[bool](t, ctx, `(() => { for (const e of document.querySelectorAll("main *")) e.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); return true })()`)
+	check("run page after hovering")
+	// The halted run: its flag quotes the last segment, the payload shows
+	// the reply.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.url+"/runs/x2"),
+		chromedp.WaitVisible(css("#resume")),
+		waitJS(`document.querySelector("#flag pre").textContent.includes("</textarea></pre>")`),
+		waitJS(`document.querySelector("#payload").textContent.includes("<b id=injected>{{.}}</b>")`),
+	); err != nil {
+		t.Fatalf("the halted run's page never showed the reply as text: %v", err)
+	}
+	check("halted run page")
+	// The run list.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/"), chromedp.WaitVisible(css("#runs"))); err != nil {
+		t.Fatal(err)
+	}
+	check("run list")
+}
