@@ -15,6 +15,8 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
+	"smith/workers/steprun"
+	"smith/workers/text"
 
 	"github.com/spf13/pflag"
 )
@@ -133,13 +135,20 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 }
 
 // formatLive is one line of the live log on a terminal: time, step, kind
-// and text.
+// and text. A stdout or stderr line is what the step printed, as it
+// printed it; an agent's activity is Smith's reading of its CLI's JSON,
+// whose control characters (escaped in the JSON) are shown as escapes,
+// never sent to the terminal (text.Visible).
 func formatLive(l store.LiveLine) string {
 	t := l.Time
 	if ts, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
 		t = ts.UTC().Format("15:04:05.000")
 	}
-	return fmt.Sprintf("%s  %s  %-7s %s", t, l.Step, l.Kind, l.Text)
+	txt := l.Text
+	if l.Kind != steprun.LiveStdout && l.Kind != steprun.LiveStderr {
+		txt = text.Visible(txt)
+	}
+	return fmt.Sprintf("%s  %s  %-7s %s", t, l.Step, l.Kind, txt)
 }
 
 // stepNames are the run's steps, in program order.
