@@ -3,6 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -99,4 +102,57 @@ func TestServeBrowserHostileContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("run list")
+}
+
+// TestServeBrowserCrossSite: a page on another port of the same host (a
+// server a run started, say), opened in the browser that holds the
+// viewer's token cookie, can neither act on a halted run (resume, retry,
+// stop: by fetch with credentials or by a form) nor read the API.
+func TestServeBrowserCrossSite(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	writeAsk(p)
+	if r := p.vm("run", "ask.json", "--run-id", "h1"); r.code != 4 {
+		t.Fatalf("run: exit %d, want 4\n%s", r.code, r.stderr)
+	}
+	events := p.read(".orchestrator/runs/h1/logs/events.jsonl")
+	srv := serveRuns(t, p.base, "--token", "s3cret-token")
+	api := srv.url + "/api/runs/h1/"
+	attack := `<!doctype html><html><body><iframe name=sink></iframe>
+<form id=f method=post target=sink action="` + api + `resume"><input name=signal value="SIGNAL:APPROVED"><input name=note value=pwned></form>
+<script>
+(async () => {
+  const opts = {method: "POST", mode: "no-cors", credentials: "include"};
+  for (const what of ["resume", "retry", "stop"]) {
+    try { await fetch("` + api + `" + what, {...opts, body: new URLSearchParams({signal: "SIGNAL:APPROVED"})}); } catch (e) {}
+  }
+  try { await fetch("` + api + `resume", {method: "POST", credentials: "include", headers: {"Content-Type": "application/json"}, body: '{"signal":"SIGNAL:APPROVED"}'}); } catch (e) {}
+  try { const r = await fetch("` + srv.url + `/api/runs", {credentials: "include"}); window.read = await r.text(); } catch (e) { window.read = "refused"; }
+  document.getElementById("f").submit();
+  setTimeout(() => { window.done = true; }, 500);
+})();
+</script></body></html>`
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, attack)
+	}))
+	defer other.Close()
+	ctx := browser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.url+"/?token=s3cret-token"),
+		chromedp.WaitVisible(css("#runs")),
+		chromedp.Navigate(other.URL+"/"),
+		waitJS(`window.done === true`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[string](t, ctx, `window.read`); got != "refused" {
+		t.Errorf("a page on another port read the API: %.200q", got)
+	}
+	if st := p.state("h1"); st.Status != "halted" || !st.IsHalted {
+		t.Errorf("after the other page's requests the run is %s (halted %v), want still halted", st.Status, st.IsHalted)
+	}
+	if got := p.read(".orchestrator/runs/h1/logs/events.jsonl"); got != events {
+		t.Errorf("the other page's requests changed the run's events:\n%s", strings.TrimPrefix(got, events))
+	}
 }
