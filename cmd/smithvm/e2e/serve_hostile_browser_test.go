@@ -21,18 +21,19 @@ const hostileHTML = `<script>window.pwned=1</script><img src=x onerror="window.p
 
 // noInjection is JavaScript that is true when nothing of hostileHTML ran
 // or became an element.
-const noInjection = `window.pwned === undefined && !document.title.includes("pwned") && ` +
+const noInjection = `window.pwned === undefined && ` +
 	`document.querySelector('#injected, img[src="x"], [onerror], [onload], [onmouseover], a[href^="javascript:"]') === null`
 
 // TestServeBrowserHostileContent: a run's content (step output, stderr, an
 // output file, live lines, a CLI's error message, a model's reply in the
-// payload) is shown as text in the viewer, never run or parsed as markup.
+// payload) and its workflow's name are shown as text in the viewer, never
+// run or parsed as markup.
 func TestServeBrowserHostileContent(t *testing.T) {
 	t.Parallel()
 	p := newProj(t)
 	claudeErr, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": "API Error: " + hostileHTML})
 	flow, _ := json.Marshal(map[string]any{
-		"version": "1.0", "name": "hostile", "strict_flow": false,
+		"version": "1.0", "name": "hostile " + hostileHTML, "strict_flow": false,
 		"providers": map[string]any{"claude": map[string]any{"command": []string{"HELPER", "echo:" + string(claudeErr), "exit:1"}}},
 		"steps": []any{
 			map[string]any{"name": "Out", "command": []string{"HELPER", "echo:" + hostileHTML, "err:" + hostileHTML}, "output_file": "out.txt"},
@@ -97,11 +98,21 @@ func TestServeBrowserHostileContent(t *testing.T) {
 		t.Fatalf("the halted run's page never showed the reply as text: %v", err)
 	}
 	check("halted run page")
-	// The run list.
+	// The run list, its workflow filter, and the run page's title.
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/"), chromedp.WaitVisible(css("#runs"))); err != nil {
 		t.Fatal(err)
 	}
 	check("run list")
+	if got := evalJS[string](t, ctx, `document.querySelector('#runs tr[data-run="x1"]').cells[2].textContent + "|" + [...document.querySelectorAll("#workflow option")].map(o => o.value).join("|")`); got != "hostile "+hostileHTML+"||ask|hostile "+hostileHTML {
+		t.Errorf("run list: workflow cell and filter options = %q, want the name as text", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/runs/x1"), waitJS(`!!document.querySelector('#steps tr[data-step="Gen"]')`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[string](t, ctx, `document.title`); !strings.HasPrefix(got, "hostile "+hostileHTML+" · x1") {
+		t.Errorf("run page title = %q, want the workflow's name as text", got)
+	}
+	check("run page title")
 }
 
 // TestServeBrowserCrossSite: a page on another port of the same host (a
