@@ -6,11 +6,19 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"smith/workers/text"
 )
 
 // Console returns the event's console line (CONTRACT 4), without a newline.
-// Durations have one decimal.
+// Durations have one decimal. Control characters in it (a CLI's or a
+// model's text quoted in a message) are shown as escapes, never sent to the
+// terminal (text.Visible).
 func (e Event) Console() string {
+	return text.Visible(e.console())
+}
+
+func (e Event) console() string {
 	switch e.Kind {
 	case EvRunStarted:
 		return fmt.Sprintf("INFO: Run %s started (workflow '%s').", e.RunID, e.Workflow)

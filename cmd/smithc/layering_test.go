@@ -19,7 +19,7 @@ import (
 // docs/dependencies.md.
 var allowed = map[string][]string{
 	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "internal/buildversion", "internal/shellcomp", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "workers/step", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "workers/step", "workers/steprun", "workers/text", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
 	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source"},

@@ -23,6 +23,7 @@ import (
 	"smith/vm/store"
 	"smith/workers"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 func (e *env) cmdList(args []string) int {
@@ -133,9 +134,11 @@ func (e *env) cmdStatus(args []string) int {
 	return 0
 }
 
-// printStatus prints a run's summary and its step table.
+// printStatus prints a run's summary and its step table. A model's or a
+// CLI's text in it (a step's error) shows its control characters as
+// escapes (visibleWriter).
 func (e *env) printStatus(proj *project, st *vm.State) {
-	w := e.stdout
+	w := visibleWriter{e.stdout}
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
 	cutOff := proj.store.CutOff(st.RunID, st.Status)
@@ -412,4 +415,16 @@ func keptOutputs(st *vm.State) []string {
 		}
 	}
 	return out
+}
+
+// visibleWriter writes what it is given with its control characters other
+// than line breaks and tabs written out as escapes (text.Visible): each
+// write is a whole piece of text (printStatus writes lines).
+type visibleWriter struct{ w io.Writer }
+
+func (v visibleWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(v.w, text.Visible(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -15,6 +15,8 @@ import (
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
+	"smith/workers/steprun"
+	"smith/workers/text"
 
 	"github.com/spf13/pflag"
 )
@@ -134,7 +136,10 @@ func (e *env) printLive(path string, off int64, held []byte, stepName string) (i
 
 // formatLive is one line of the live log on a terminal: time, step (with
 // its thread in a parallel step, "Work [2]", as on the console), kind and
-// text.
+// text. A stdout or stderr line is what the step printed, as it printed
+// it; an agent's activity is Smith's reading of its CLI's JSON, whose
+// control characters (escaped in the JSON) are shown as escapes, never
+// sent to the terminal (text.Visible).
 func formatLive(l store.LiveLine) string {
 	t := l.Time
 	if ts, err := time.Parse(time.RFC3339Nano, l.Time); err == nil {
@@ -144,7 +149,11 @@ func formatLive(l store.LiveLine) string {
 	if l.Thread != "" {
 		name += " [" + l.Thread + "]"
 	}
-	return fmt.Sprintf("%s  %s  %-7s %s", t, name, l.Kind, l.Text)
+	txt := l.Text
+	if l.Kind != steprun.LiveStdout && l.Kind != steprun.LiveStderr {
+		txt = text.Visible(txt)
+	}
+	return fmt.Sprintf("%s  %s  %-7s %s", t, name, l.Kind, txt)
 }
 
 // stepNames are the run's steps, in program order.
