@@ -88,7 +88,9 @@ func (e *env) fail(code source.Code, format string, args ...any) int {
 	if name == "" {
 		name = "smithvm"
 	}
-	return shellcomp.Fail(e.stderr, name, code, format, args...)
+	// A refusal may quote a name a model chose (merge's untracked files in
+	// the way): its control characters go out as escapes.
+	return shellcomp.Fail(visibleWriter{e.stderr}, name, code, format, args...)
 }
 
 // refuse is fail with E_USAGE: a bad flag or argument, or a request the

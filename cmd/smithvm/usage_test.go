@@ -53,3 +53,17 @@ func TestUsageErrorsOneForm(t *testing.T) {
 		t.Errorf("%s, not by refuse, fail or failErr", s)
 	}
 }
+
+// TestFailShowsControlCharacters: a refusal may quote a name a model chose
+// (merge's untracked files in the way): its control characters reach the
+// terminal as escapes, never as a sequence it acts on.
+func TestFailShowsControlCharacters(t *testing.T) {
+	var b strings.Builder
+	e := &env{name: "smithvm merge", stderr: &b}
+	if st := e.refuse("untracked files in the way (%s)", "a\x1b]0;PWNED\x07b.txt"); st != 2 {
+		t.Fatalf("refuse = %d, want 2", st)
+	}
+	if got, want := b.String(), `smithvm merge: E_USAGE: untracked files in the way (a\x1b]0;PWNED\x07b.txt)`+"\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
