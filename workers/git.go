@@ -190,6 +190,7 @@ func openWorktree(ctx context.Context, dir string, lookup func(string) (string, 
 // everywhere (.env, ...) stay out of Smith's commits. Reading a setting
 // runs nothing; "" when none is set.
 func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) string {
+	ctx = context.WithoutCancel(ctx) // as run: a stop must not lose the user's ignores
 	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", "--global", "--path", "--get", "core.excludesFile"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
 	if res.StartErr != nil || res.ExitCode != 0 {
@@ -277,8 +278,15 @@ func (g *gitRepo) argv(args []string) []string {
 }
 
 // run runs git once on g; a failure to start or a non-zero exit is its
-// error.
+// error. A stop (Ctrl-C, SIGTERM, smithvm stop) does not cut it off:
+// Smith's git is its bookkeeping (a step's commit, a join's merges, a
+// worktree made or removed, a question about the repository), local and
+// bounded by gitTimeout, and cut off half-way it would fail the step or
+// the join that the stop only meant to interrupt (a failure a resume then
+// follows) or leave a lock or a half-made worktree. The run stops at its
+// next step instead.
 func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, DieWithParent: true})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
@@ -332,6 +340,7 @@ var errNoRepo = errors.New("not in a git work tree")
 // of every other.
 func discover(ctx context.Context, dir string, lookup func(string) (string, bool)) (string, error) {
 	g := &gitRepo{workTree: dir, lookup: lookup, config: gitFixedConfig}
+	ctx = context.WithoutCancel(ctx) // as run: cut off, it would answer "no repository"
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "-C", dir, "rev-parse", "--show-toplevel"}, Dir: dir, Env: g.env(), Timeout: gitTimeout})
 	if res.StartErr != nil {
 		return "", res.StartErr
