@@ -142,9 +142,13 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
 	cutOff := proj.store.CutOff(st.RunID, st.Status)
-	if cutOff {
+	switch {
+	case cutOff:
 		fmt.Fprintf(w, "status:       %s (%s; resume with '%s resume %s%s')\n", st.Status, store.CutOffNote, e.self(), st.RunID, baseFlagOf(e, proj.base))
-	} else {
+	case st.Status == vm.StatusInterrupted:
+		// Stopped (Ctrl-C, a hang-up, smithvm stop): nothing to fix first.
+		fmt.Fprintf(w, "status:       %s (resume with '%s resume %s%s')\n", st.Status, e.self(), st.RunID, baseFlagOf(e, proj.base))
+	default:
 		fmt.Fprintf(w, "status:       %s\n", st.Status)
 	}
 	fmt.Fprintf(w, "started:      %s\n", st.StartedAt)
