@@ -26,6 +26,10 @@ const stopSignal = syscall.SIGUSR1
 // later) and some.
 const stopWait = 30 * time.Second
 
+// pidWait bounds how long `smithvm stop` waits for the process that holds
+// a run's lock to write its pid into it.
+const pidWait = 2 * time.Second
+
 // catchStop catches the stop signal for the rest of the process, before
 // it takes a run's lock: `smithvm stop` may signal it as soon as the lock
 // names it, before its run watches for the request (stoppable), and the
@@ -111,6 +115,12 @@ func (e *env) cmdStop(args []string) int {
 // is false when no process drives the run.
 func stopRun(s *store.Store, id string, wait bool) (stopped bool, err error) {
 	pid, running, err := s.Driver(id)
+	// A process writes its pid into the lock just after taking it: a stop
+	// at that instant waits for the pid (or for the lock to go).
+	for deadline := time.Now().Add(pidWait); err == nil && running && pid <= 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		pid, running, err = s.Driver(id)
+	}
 	if err != nil || !running {
 		return false, err
 	}
