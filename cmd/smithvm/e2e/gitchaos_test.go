@@ -287,7 +287,7 @@ func gitTrial(t *testing.T, n int, rng *rand.Rand, wantOut string) (killed, extr
 }
 
 // cutOff counts, in cut, the steps that the state (status --json) after a
-// kill shows running, by counter name: a step of the run ("spec"), of a
+// kill (or a graceful stop) shows running (or interrupted), by counter name: a step of the run ("spec"), of a
 // branch ("lint"), or of an iteration with its item ("part-a").
 func cutOff(t *testing.T, status string, cut map[string]int) {
 	t.Helper()
@@ -306,7 +306,7 @@ func cutOff(t *testing.T, status string, cut map[string]int) {
 	}
 	add := func(ss steps, suffix string) {
 		for name, r := range ss {
-			if r.Status == "running" {
+			if r.Status == "running" || r.Status == "interrupted" {
 				cut[strings.ToLower(name)+suffix]++
 			}
 		}
