@@ -418,6 +418,11 @@ func (e *env) cmdRunStep(args []string) int {
 // runFile runs FILE (only STEP when step != "", from node start when start
 // != "").
 func (e *env) runFile(c *common, file, step, start string) int {
+	// Ctrl-C, SIGTERM and SIGHUP are caught from the start (loading the
+	// workflow, checking the repository take a while): one then ends the
+	// run interrupted (130), not smithvm by the signal's default action.
+	ctx, cancel := signalContext()
+	defer cancel()
 	ctxVals, err := c.contextValues()
 	if err != nil {
 		e.failErr(err, source.EUsage, "")
@@ -481,6 +486,10 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	if id == "" {
 		id = store.NewRunID()
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(e.stderr, "WARNING: Run %s interrupted before it started; nothing was saved.\n", id)
+		return source.ExitInterrupted
+	}
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
@@ -495,8 +504,6 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
 		return vm.ExitStatus(err)
 	}
-	ctx, cancel := signalContext()
-	defer cancel()
 	ctx, unwatch := stoppable(ctx, r)
 	defer unwatch()
 	final, runErr := m.Run(ctx)
@@ -552,6 +559,8 @@ func (e *env) cmdResume(args []string) int {
 	if fs.Changed("note") && strings.TrimSpace(c.note) == "" {
 		return e.refuse("--note needs a text (the USER_NOTE to add to the halted block's payload); leave the flag out to resume without one")
 	}
+	ctx, cancel := signalContext() // from the start, as runFile
+	defer cancel()
 	if c.wsDir == "" {
 		base, code, ok := e.locateBase(c.base, fs.Arg(0))
 		if !ok {
@@ -563,8 +572,6 @@ func (e *env) cmdResume(args []string) int {
 	if cont == nil {
 		return status
 	}
-	ctx, cancel := signalContext()
-	defer cancel()
 	return cont(ctx)
 }
 

@@ -171,6 +171,8 @@ func (e *env) cmdRetry(args []string) int {
 		}
 		c.base = base
 	}
+	ctx, cancel := signalContext() // from the start, as runFile
+	defer cancel()
 	if err := retryProblem(&c.common, e, id); err != nil {
 		return e.failErr(err, source.EInternal, "")
 	}
@@ -178,8 +180,6 @@ func (e *env) cmdRetry(args []string) int {
 	if cont == nil {
 		return status
 	}
-	ctx, cancel := signalContext()
-	defer cancel()
 	return cont(ctx)
 }
 

@@ -119,7 +119,8 @@ func TestGracefulStopHarness(t *testing.T) {
 // stopTrial runs trial n: graceful stops of rng's kinds at rng's instants
 // until the run completes, the checks after each, then the comparison. It
 // returns its tally: stops by kind, stopped (the run ended interrupted),
-// early (smithvm ended by the signal before it could catch it), missed
+// unstarted (caught before the run was made), early (smithvm ended by the
+// signal before it could catch it, in the Go runtime's start), missed
 // (the run completed first), reruns (extra step runs), exact (the outcome
 // equals wantOut).
 func stopTrial(t *testing.T, n int, rng *rand.Rand, span time.Duration, wantOut string) map[string]int {
@@ -184,6 +185,8 @@ func stopTrial(t *testing.T, n int, rng *rand.Rand, span time.Duration, wantOut 
 			// The signal came before smithvm caught it: its default
 			// action ended the process, as a SIGKILL would.
 			tally["early"]++
+		} else if r.code == 130 && strings.Contains(r.stderr, "Run "+id+" interrupted before it started") {
+			tally["unstarted"]++ // caught while loading: no run made
 		} else if r.code != 130 {
 			fail("round %d (%s): exit %d, want 130 (interrupted):\n%s", round, kind, r.code, r.stderr)
 			return tally
@@ -279,4 +282,41 @@ func gitDebris(t *testing.T, p *proj, id string) string {
 func cmdline(pid int) string {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return strings.ReplaceAll(strings.TrimSpace(string(data)), "\x00", " ")
+}
+
+// TestSignalWhileLoading: a SIGTERM (or Ctrl-C) while smithvm run is still
+// loading the workflow (here: reading it from a FIFO nobody has written
+// yet) is caught: the run ends interrupted before it started, exit 130,
+// nothing saved, not smithvm killed by the signal (exit 143).
+func TestSignalWhileLoading(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	fifo := filepath.Join(p.base, "w.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	run := p.start("run", fifo, "--run-id", "early")
+	// Opening the FIFO for writing succeeds once smithvm has it open.
+	var w *os.File
+	waitFor(t, 20*time.Second, "smithvm to open the workflow", func() bool {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		w = f
+		return err == nil
+	})
+	run.cmd.Process.Signal(syscall.SIGTERM)
+	// Let smithvm take the signal before the workflow arrives.
+	waitFor(t, 20*time.Second, "the signal to be taken", func() bool {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", run.cmd.Process.Pid))
+		return err != nil || !strings.Contains(string(data), "ShdPnd:\t0000000000004000") && !strings.Contains(string(data), "SigPnd:\t0000000000004000")
+	})
+	time.Sleep(100 * time.Millisecond)
+	w.WriteString("version: \"1.0\"\nname: early\nstrict_flow: false\nsteps:\n  - {name: A, command: [\"true\"]}\n")
+	w.Close()
+	r := run.wait(t)
+	if r.code != 130 || !strings.Contains(r.stderr, "Run early interrupted before it started") {
+		t.Fatalf("SIGTERM while loading: exit %d, want 130 (interrupted before it started):\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(p.runRoot("early")); err == nil {
+		t.Errorf("a run interrupted before it started left its folder")
+	}
 }
