@@ -51,6 +51,11 @@ func stoppable(ctx context.Context, r *store.Run) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, stopSignal)
+	if r.StopRequested() {
+		// Asked (and signalled) after the run was opened, before this
+		// watch: the signal went to catchStop.
+		cancel()
+	}
 	quit := make(chan struct{})
 	go func() {
 		for {
@@ -84,15 +89,26 @@ func (e *env) cmdStop(args []string) int {
 		return st
 	}
 	id := fs.Arg(0)
-	proj, st, code := e.readRun(c.base, id)
-	if st == nil {
+	// The run is stopped before its state is read: a run that has just
+	// started may have none yet, which is no reason not to stop it.
+	base, code, ok := e.locateBase(c.base, id)
+	if !ok {
 		return code
+	}
+	proj, err := e.project(base)
+	if err != nil {
+		e.failErr(err, source.EUsage, "")
+		return source.ExitConfig
 	}
 	stopped, err := stopRun(proj.store, id, true)
 	if err != nil {
-		return e.failErr(err, source.EInternal, "")
+		return e.failErr(err, source.EInternal, notFoundHint(err, proj))
 	}
 	if !stopped {
+		_, st, code := e.readRun(base, id)
+		if st == nil {
+			return code
+		}
 		why := "status: " + st.Status
 		if st.Status == vm.StatusRunning {
 			why = store.CutOffNote // its state says running, but no process drives it
@@ -102,8 +118,9 @@ func (e *env) cmdStop(args []string) int {
 	}
 	now, err := proj.store.ReadState(id)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "smithvm stop: %v\n", err)
-		return source.ExitExec
+		// Stopped before it saved a state: nothing to resume.
+		fmt.Fprintf(e.stderr, "INFO: Run %s stopped before it saved a state (%v).\n", id, err)
+		return 0
 	}
 	fmt.Fprintf(e.stderr, "INFO: Run %s stopped: %s at '%s'; resume with '%s resume %s%s'.\n", id, now.Status, now.CurrentStep, e.self(), id, baseFlagOf(e, proj.base))
 	return 0

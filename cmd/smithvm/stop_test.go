@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,5 +46,66 @@ func TestStopWaitsForTheDriversPid(t *testing.T) {
 	stopped, err := stopRun(s, "r1", true)
 	if stopped || err != nil {
 		t.Fatalf("stopRun while the lock names no process yet = %v, %v; want false, nil (the driver let go)", stopped, err)
+	}
+}
+
+// TestStopRequestBeforeTheWatch: a stop asked (and signalled) after the
+// driver opened the run but before it watched for stops (the signal then
+// went to catchStop) is not lost: the watch sees the request at once.
+func TestStopRequestBeforeTheWatch(t *testing.T) {
+	s, err := store.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Create("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := s.RequestStop("r1"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, done := stoppable(context.Background(), r)
+	defer done()
+	if ctx.Err() == nil {
+		t.Fatal("a stop requested before the watch began was lost")
+	}
+}
+
+// TestStopARunWithNoStateYet: smithvm stop of a run whose driver holds it
+// but has saved no state yet (it has just started) stops it, exit 0,
+// instead of refusing the run as corrupt (E_STATE_CORRUPT, exit 2).
+func TestStopARunWithNoStateYet(t *testing.T) {
+	base := t.TempDir()
+	s, err := store.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(s.RunsDir(), "r2")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	// This process is the driver: on the stop signal it lets go.
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignal)
+	defer signal.Stop(ch)
+	go func() {
+		<-ch
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}()
+	var errb strings.Builder
+	e := cacheEnv(t.TempDir())
+	e.stdout, e.stderr = io.Discard, &errb
+	if code := e.cmdStop([]string{"r2", "--base", base}); code != 0 || !strings.Contains(errb.String(), "Run r2 stopped") {
+		t.Fatalf("stop of a run with no state yet: exit %d\n%s", code, errb.String())
 	}
 }

@@ -45,11 +45,20 @@ func lockRun(id, root string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock run '%s': %w", id, err)
 	}
-	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	// The lock is emptied first (the pid of an earlier holder, which may
+	// now be another process's, is no more to signal), then an earlier
+	// driver's stop request is cleared, then this one's pid written:
+	// smithvm stop signals the pid in the lock only after writing its own
+	// request, which must then not be cleared.
 	if err := f.Truncate(0); err != nil {
 		unlock(f)
 		return nil, fmt.Errorf("write lock of run '%s': %w", id, err)
 	}
+	if err := clearStop(root); err != nil {
+		unlock(f)
+		return nil, fmt.Errorf("open run '%s': %w", id, err)
+	}
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	if _, err := f.WriteAt(pid, 0); err != nil {
 		unlock(f)
 		return nil, fmt.Errorf("write lock of run '%s': %w", id, err)

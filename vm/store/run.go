@@ -101,10 +101,6 @@ func open(id, root string, p Policy) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{id: id, root: root, policy: p.withDefaults(), lock: lock, iters: map[string]*os.File{}}
-	if err := clearStop(root); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("open run '%s': %w", id, err)
-	}
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
 	if err != nil {
 		r.Close()
