@@ -47,14 +47,14 @@ func (k stopKind) signal() syscall.Signal {
 // with the resume command; no step process outlives smithvm; no git lock
 // file, merge in progress or half-made worktree is left. No step whose
 // completion was durable runs again. Long form only (SMITH_LONG=1 or
-// -long): SMITH_STOP_TRIALS=N sets the trials (default 40), two at a
+// -long): SMITH_STOP_TRIALS=N sets the trials (default 50), two at a
 // time; SMITH_STOP_SEED=S replays a seed.
 func TestGracefulStopHarness(t *testing.T) {
 	if !isLong() {
 		t.Skip("long form only: SMITH_LONG=1 (or -long)")
 	}
 	t.Parallel()
-	trials := 40
+	trials := 50
 	if n, err := strconv.Atoi(os.Getenv("SMITH_STOP_TRIALS")); err == nil && n > 0 {
 		trials = n
 	}
@@ -120,7 +120,8 @@ func TestGracefulStopHarness(t *testing.T) {
 // until the run completes, the checks after each, then the comparison. It
 // returns its tally: stops by kind, stopped (the run ended interrupted),
 // unstarted (caught before the run was made), early (smithvm ended by the
-// signal before it could catch it, in the Go runtime's start), missed
+// signal before it could catch it, in the Go runtime's start), lingering
+// (a process of the run still alive the instant smithvm was gone), missed
 // (the run completed first), reruns (extra step runs), exact (the outcome
 // equals wantOut).
 func stopTrial(t *testing.T, n int, rng *rand.Rand, span time.Duration, wantOut string) map[string]int {
@@ -173,6 +174,7 @@ func stopTrial(t *testing.T, n int, rng *rand.Rand, span time.Duration, wantOut 
 			break
 		}
 		for _, pid := range orphans(p.base) {
+			tally["lingering"]++ // alive the instant smithvm was gone
 			if !gone(pid, time.Second) {
 				syscall.Kill(pid, syscall.SIGKILL)
 				fail("round %d (%s): process %d (%s) outlived smithvm", round, kind, pid, cmdline(pid))
