@@ -162,6 +162,9 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if err != nil {
 		return "", err
 	}
+	if op, finish := inProgress(g); op != "" {
+		return "", &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("the repository is in the middle of %s: %s, then merge again", op, finish)}
+	}
 	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
 		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
 	}
@@ -178,6 +181,32 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	}
 	return "", &step.BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
+}
+
+// inProgress names the operation the user's checkout g is in the middle
+// of (a merge, a cherry-pick, a revert, a rebase or git am: git's own
+// record of it is in the checkout's git directory) and what finishes it;
+// "" when none. Merging then would either fail (and Smith's clean-up of
+// its own failed merge must not abort the user's) or mix the run's commits
+// into the user's half-done work.
+func inProgress(g *gitRepo) (op, finish string) {
+	has := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(g.gitDir, name))
+		return err == nil
+	}
+	switch {
+	case has("MERGE_HEAD"):
+		return "a merge", "finish it (git commit) or abort it (git merge --abort)"
+	case has("CHERRY_PICK_HEAD"):
+		return "a cherry-pick", "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"
+	case has("REVERT_HEAD"):
+		return "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"
+	case has("rebase-apply/applying"):
+		return "git am", "finish it (git am --continue) or abort it (git am --abort)"
+	case has("rebase-merge"), has("rebase-apply"):
+		return "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"
+	}
+	return "", ""
 }
 
 // untrackedInTheWay returns the files that branch has and HEAD has not,

@@ -1,0 +1,65 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"smith/source"
+	"smith/workers/step"
+)
+
+// userGit runs git in dir as the user would (their own command line, not
+// Smith's), and returns its combined output.
+func userGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestMergeRefusesAnOperationInProgress: smithvm merge while the user's
+// checkout is in the middle of a merge whose files are all staged (git
+// status shows nothing: a `-s ours --no-commit` merge), a cherry-pick or a
+// revert, is refused up front (E_USAGE, saying what to finish) and leaves
+// the user's operation as it was: never `git merge --abort` on the user's
+// own merge.
+func TestMergeRefusesAnOperationInProgress(t *testing.T) {
+	t.Parallel()
+	d, wt := runWorktree(t, os.LookupEnv)
+	writeFiles(t, wt, "f.txt", "run\n")
+	if _, err := (Local{Env: os.LookupEnv}).CommitStep(context.Background(), step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "smith: S"}); err != nil {
+		t.Fatal(err)
+	}
+	ws := d.Workspace
+	userGit(t, ws, "checkout", "-q", "-b", "x")
+	writeFiles(t, ws, "x.txt", "x\n")
+	userGit(t, ws, "add", "x.txt")
+	userGit(t, ws, "commit", "-q", "-m", "x")
+	userGit(t, ws, "checkout", "-q", "main")
+	userGit(t, ws, "merge", "-q", "--no-commit", "--no-ff", "-s", "ours", "x")
+	mergeHead := filepath.Join(ws, ".git", "MERGE_HEAD")
+	if _, err := os.Stat(mergeHead); err != nil {
+		t.Fatalf("the user's merge is not in progress: %v", err)
+	}
+	_, err := Merge(context.Background(), d, "r1", os.LookupEnv)
+	var be *step.BranchError
+	if !errors.As(err, &be) || be.Code != source.EUsage || !strings.Contains(be.Msg, "in the middle of a merge") {
+		t.Fatalf("Merge during the user's merge = %v, want E_USAGE saying the repository is in the middle of a merge", err)
+	}
+	if _, err := os.Stat(mergeHead); err != nil {
+		t.Fatalf("Merge dropped the user's merge in progress: %v", err)
+	}
+	if got := userGit(t, ws, "rev-list", "--count", "HEAD"); strings.TrimSpace(got) != "1" {
+		t.Fatalf("HEAD moved: %s commits", got)
+	}
+}
