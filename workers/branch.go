@@ -60,7 +60,14 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	for i, n := range nested {
 		excludes[i] = ":(exclude,literal)" + n.path
 	}
-	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, excludes...)...); r.err != nil {
+	add := []string{"add", "-A"}
+	if sparse(ctx, g) {
+		// A step's change outside the sparse cone (the worktree keeps the
+		// user's) is committed like any other: without --sparse git add
+		// fails on it. The files the cone leaves out are not deletions.
+		add = append(add, "--sparse")
+	}
+	if r := g.git(ctx, append(append(add, "--", "."), excludes...)...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	if err := recordNestedHeads(ctx, g, nested); err != nil {
@@ -101,6 +108,13 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 		return "", fmt.Errorf("git rev-parse: %v", r.err)
 	}
 	return strings.TrimSpace(r.out), nil
+}
+
+// sparse reports whether g's work tree has a sparse checkout (reading a
+// setting runs nothing).
+func sparse(ctx context.Context, g *gitRepo) bool {
+	r := g.out(ctx, "config", "--bool", "--get", "core.sparseCheckout")
+	return r.err == nil && strings.TrimSpace(r.out) == "true"
 }
 
 // ownFolders is the pathspec of every folder named .orchestrator (in any

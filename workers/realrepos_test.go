@@ -63,3 +63,36 @@ func TestMergeRefusesAnOperationInProgress(t *testing.T) {
 		t.Fatalf("HEAD moved: %s commits", got)
 	}
 }
+
+// TestCommitStepOutsideTheSparseCone: in a worktree with a sparse checkout
+// (cone mode, as git worktree add copies the user's), a step that writes
+// outside the cone (a new folder, a file the cone left out) gets its
+// change committed like any other, not a failed step with git's advice;
+// the files the cone leaves out and the step did not touch stay on the
+// branch.
+func TestCommitStepOutsideTheSparseCone(t *testing.T) {
+	t.Parallel()
+	d, _ := runWorktree(t, os.LookupEnv)
+	ws := d.Workspace
+	writeFiles(t, ws, "in/i.txt", "i\n", "out/o.txt", "o\n", "out/keep.txt", "keep\n")
+	userGit(t, ws, "add", "-A")
+	userGit(t, ws, "commit", "-q", "-m", "tree")
+	wt, err := CreateWorktree(context.Background(), d, "r2", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	userGit(t, wt, "sparse-checkout", "set", "--cone", "in")
+	if _, err := os.Stat(filepath.Join(wt, "out")); err == nil {
+		t.Fatal("the sparse checkout left out/ in the worktree")
+	}
+	writeFiles(t, wt, "in/i.txt", "i2\n", "out/o.txt", "step\n", "out2/n.txt", "n\n", "top.txt", "t\n")
+	h, err := Local{Env: os.LookupEnv}.CommitStep(context.Background(), step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r2"), Msg: "smith: S"})
+	if err != nil || h == "" {
+		t.Fatalf("CommitStep outside the sparse cone = %q, %v, want a commit", h, err)
+	}
+	for path, want := range map[string]string{"in/i.txt": "i2\n", "out/o.txt": "step\n", "out2/n.txt": "n\n", "top.txt": "t\n", "out/keep.txt": "keep\n"} {
+		if got := userGit(t, ws, "show", h+":"+path); got != want {
+			t.Errorf("%s on the branch = %q, want %q", path, got, want)
+		}
+	}
+}
