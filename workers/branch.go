@@ -56,6 +56,9 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := writtenInEmptySubmodule(g.workTree, nested); err != nil {
+		return "", err
+	}
 	excludes := make([]string, len(nested))
 	for i, n := range nested {
 		excludes[i] = ":(exclude,literal)" + n.path
@@ -396,6 +399,35 @@ func nestedRepos(ctx context.Context, g *gitRepo) ([]nestedRepo, error) {
 		}
 	}
 	return out, nil
+}
+
+// writtenInEmptySubmodule fails when a step wrote files in the folder of
+// a submodule (or nested repository) that the worktree does not have
+// checked out: Smith checks out no submodule (that would run git in it),
+// so git add, kept out of it, would leave the files out of the commit
+// without a word and clean would delete them. A folder with a .git of its
+// own (a step checked it out or made it) is the nested repository's
+// business, recorded by recordNestedHeads.
+func writtenInEmptySubmodule(top string, nested []nestedRepo) error {
+	for _, n := range nested {
+		dir := filepath.Join(top, filepath.FromSlash(n.path))
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			continue
+		}
+		var files []string
+		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				rel, _ := filepath.Rel(top, p)
+				files = append(files, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if len(files) > 0 {
+			return fmt.Errorf("the step wrote %s in %s, a submodule (or nested repository) that the run's worktree does not have checked out (Smith checks out no submodule: that would run git in it), so its files cannot be committed on the run's branch; nothing was committed (the files are left in the worktree): change the submodule in its own repository, or keep the step out of it",
+				listSome(files, 5), n.path)
+		}
+	}
+	return nil
 }
 
 // recordNestedHeads stages the commit each nested repository's HEAD is at

@@ -96,3 +96,42 @@ func TestCommitStepOutsideTheSparseCone(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitStepInAnEmptySubmodule: a repository with a submodule (the
+// user's checkout has it initialised or not) gives a run's worktree an
+// empty folder for it: Smith checks out no submodule. A step that writes
+// there fails the step naming the files (E_EXEC), with nothing committed
+// and the files left, instead of a commit that silently leaves them out
+// and a clean that deletes them without a word.
+func TestCommitStepInAnEmptySubmodule(t *testing.T) {
+	t.Parallel()
+	d, _ := runWorktree(t, os.LookupEnv)
+	ws := d.Workspace
+	head := strings.TrimSpace(userGit(t, ws, "rev-parse", "HEAD"))
+	writeFiles(t, ws, ".gitmodules", "[submodule \"sub\"]\n\tpath = sub\n\turl = ../sub\n")
+	userGit(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
+	userGit(t, ws, "add", ".gitmodules")
+	userGit(t, ws, "commit", "-q", "-m", "submodule")
+	wt, err := CreateWorktree(context.Background(), d, "r2", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(wt, "sub")); err != nil || len(ents) != 0 {
+		t.Fatalf("the submodule's folder in the worktree = %v, %v, want an empty folder", ents, err)
+	}
+	base := strings.TrimSpace(userGit(t, wt, "rev-parse", "HEAD"))
+	writeFiles(t, wt, "a.txt", "a\n", "sub/s.txt", "changed\n", "sub/d/new.txt", "new\n")
+	h, err := Local{Env: os.LookupEnv}.CommitStep(context.Background(), step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r2"), Msg: "smith: S"})
+	if err == nil || !strings.Contains(err.Error(), "sub/d/new.txt, sub/s.txt") || !strings.Contains(err.Error(), "submodule") {
+		t.Fatalf("CommitStep with files in an empty submodule folder = %q, %v, want an error naming them", h, err)
+	}
+	if got := strings.TrimSpace(userGit(t, wt, "rev-parse", "HEAD")); got != base {
+		t.Errorf("the branch moved to %s: something was committed", got)
+	}
+	if got := userGit(t, wt, "diff", "--cached", "--name-only"); got != "" {
+		t.Errorf("staged after the refusal: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "sub", "s.txt")); err != nil {
+		t.Errorf("the step's file is gone: %v", err)
+	}
+}

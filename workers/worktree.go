@@ -427,6 +427,28 @@ func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) 
 	return files
 }
 
+// Submodules returns the submodules (and nested repositories committed as
+// gitlinks) that the index of the repository whose top is d.Workspace
+// records: a run's worktree has each as an empty folder (none when it is
+// not such a repository).
+func Submodules(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
+	g, err := openRepo(ctx, d.Workspace, lookup)
+	if err != nil {
+		return nil
+	}
+	r := g.out(ctx, "ls-files", "-s", "-z")
+	if r.err != nil {
+		return nil
+	}
+	var paths []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if meta, path, ok := strings.Cut(rec, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			paths = append(paths, path)
+		}
+	}
+	return paths
+}
+
 // ListSome is the first n of files, comma-separated, with how many more.
 func ListSome(files []string, n int) string { return listSome(files, n) }
 
