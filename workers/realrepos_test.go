@@ -135,3 +135,29 @@ func TestCommitStepInAnEmptySubmodule(t *testing.T) {
 		t.Errorf("the step's file is gone: %v", err)
 	}
 }
+
+// TestCleanLeavesNoEmptyUnitFolders: after a parallel step's joins removed
+// their threads' worktrees, the folders that held them
+// (BASE/.orchestrator/unit-worktrees/<run_id>/<Step>) are empty; clean
+// removes them with the run's worktree, and keeps a thread worktree a
+// conflicting join kept (it holds files).
+func TestCleanLeavesNoEmptyUnitFolders(t *testing.T) {
+	t.Parallel()
+	d, _ := runWorktree(t, os.LookupEnv)
+	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees")
+	for _, dir := range []string{"r1/Par", "r1/Other", "r9/Par/a"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFiles(t, root, "r9/Par/a/kept.txt", "x\n")
+	if err := RemoveWorktree(d, "r1", nil, true, false, os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "r1")); !os.IsNotExist(err) {
+		t.Errorf("unit-worktrees/r1 left after clean: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "r9", "Par", "a", "kept.txt")); err != nil {
+		t.Errorf("another run's unit folder was touched: %v", err)
+	}
+}

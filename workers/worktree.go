@@ -403,7 +403,22 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 		}
 		_ = g.git(ctx, "update-ref", "-d", BaseRef(runID))
 	}
+	// The folders that held the threads' worktrees, emptied by their
+	// joins; a thread worktree a conflicting join kept stays.
+	removeEmptyDirs(filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID))
 	return nil
+}
+
+// removeEmptyDirs removes dir and the folders below it that hold no file
+// (nor link), deepest first; a link is never followed.
+func removeEmptyDirs(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			removeEmptyDirs(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = os.Remove(dir) // fails, as it should, on a folder that is not empty
 }
 
 // UncommittedTracked returns the tracked files of the repository whose
