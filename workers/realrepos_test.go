@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"smith/source"
+	"smith/workers/confine"
 	"smith/workers/step"
 )
 
@@ -159,5 +160,52 @@ func TestCleanLeavesNoEmptyUnitFolders(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "r9", "Par", "a", "kept.txt")); err != nil {
 		t.Errorf("another run's unit folder was touched: %v", err)
+	}
+}
+
+// TestWorktreeKeepsTheUsersOtherWorktrees: the user's own linked worktree
+// whose folder is away (a removable drive, a folder moved before a git
+// worktree repair) keeps git's record of it through a run's start, a
+// thread's worktree made again and clean: Smith forgets the records of its
+// own worktrees only, never prunes the repository's.
+func TestWorktreeKeepsTheUsersOtherWorktrees(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, d.Workspace)
+	away := filepath.Join(t.TempDir(), "feature")
+	userGit(t, d.Workspace, "worktree", "add", "-q", "-b", "feature", away)
+	if err := os.Rename(away, away+"-moved"); err != nil {
+		t.Fatal(err)
+	}
+	record := func() bool {
+		return strings.Contains(userGit(t, d.Workspace, "worktree", "list", "--porcelain"), "branch refs/heads/feature")
+	}
+	if !record() {
+		t.Fatal("no record of the user's worktree to begin with")
+	}
+	if _, err := CreateWorktree(context.Background(), d, "r1", os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	if !record() {
+		t.Error("a run's start pruned the record of the user's worktree")
+	}
+	if err := RemoveWorktree(d, "r1", nil, true, true, os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	if !record() {
+		t.Error("clean pruned the record of the user's worktree")
+	}
+	if err := os.Rename(away+"-moved", away); err != nil {
+		t.Fatal(err)
+	}
+	if got := userGit(t, away, "rev-parse", "--abbrev-ref", "HEAD"); strings.TrimSpace(got) != "feature" {
+		t.Errorf("the user's worktree is on %q, want feature", got)
 	}
 }

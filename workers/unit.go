@@ -167,7 +167,7 @@ func RemoveUnits(d confine.Dir, runID string, lookup func(string) (string, bool)
 	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
 	if isDir(root) {
 		_ = os.RemoveAll(root)
-		_ = g.git(ctx, "worktree", "prune")
+		forgetWorktrees(g, root)
 	}
 	refs := g.out(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/smith-unit/"+runID+"/")
 	for _, b := range splitNonEmpty(refs.out) {

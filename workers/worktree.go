@@ -269,11 +269,54 @@ func dropWorktree(ctx context.Context, g *gitRepo, path string) error {
 	// prune keeps: unlock it first (an error says there is none); one
 	// cut off before its record was whole cannot be named by its path.
 	clearHalfRecords(g)
-	_ = g.git(ctx, "worktree", "unlock", path)
-	if r := g.git(ctx, "worktree", "prune"); r.err != nil {
-		return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
-	}
+	forgetWorktrees(g, path)
 	return nil
+}
+
+// forgetWorktrees removes git's records (.git/worktrees/<id>, locked or
+// not) of the worktrees at dir or below it whose folder is gone: what git
+// worktree prune does, but for Smith's own worktrees alone. Prune would
+// also forget the user's worktrees whose folder is away for a while (a
+// removable drive, a folder moved before a git worktree repair).
+func forgetWorktrees(g *gitRepo, dir string) {
+	roots := []string{filepath.Clean(dir), realPath(dir)}
+	recs, _ := filepath.Glob(filepath.Join(commonDir(g), "worktrees", "*", "gitdir"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		wt := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(wt) { // worktree.useRelativePaths
+			wt = filepath.Join(filepath.Dir(r), wt)
+		}
+		wt = filepath.Dir(wt)
+		if _, err := os.Lstat(wt); err == nil {
+			continue // still there: git's record is right
+		}
+		for _, root := range roots {
+			if rel, err := filepath.Rel(root, wt); err == nil && filepath.IsLocal(rel) || wt == root {
+				_ = os.RemoveAll(filepath.Dir(r))
+				break
+			}
+		}
+	}
+}
+
+// realPath is p with the links in its longest existing prefix resolved, as
+// git records a worktree's path.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	for dir, rest := p, ""; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // revParse returns the commit rev names in g, "" when none.
@@ -387,9 +430,7 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 		if err := os.RemoveAll(path); err != nil {
 			return fmt.Errorf("remove the worktree %s: %w", path, err)
 		}
-		if r := g.git(ctx, "worktree", "prune"); r.err != nil {
-			return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
-		}
+		forgetWorktrees(g, path)
 	} else if hasWT {
 		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
 			return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
