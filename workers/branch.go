@@ -130,7 +130,7 @@ func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(str
 	if !IsGitRepo(ctx, d.Workspace, lookup) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("workspace %s is not a git repository, so run '%s' has no branch", d.Workspace, runID)}
 	}
-	if g, err := openRepo(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
+	if g, err := openWorkspace(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no branch %s: it did not run with isolation: git-worktree (or its branch was deleted)", runID, step.WorktreeBranch(runID))}
 	}
 	return nil
@@ -142,7 +142,7 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
 	}
@@ -175,7 +175,7 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
 	}
@@ -261,7 +261,7 @@ func untrackedInTheWay(ctx context.Context, g *gitRepo, top, branch string) []st
 // none.
 func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (bool, error) {
 	branch := step.WorktreeBranch(runID)
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return false, err
 	}
@@ -330,7 +330,7 @@ func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lo
 	if !commitPattern().MatchString(commit) {
 		return "", fmt.Errorf("'%s' is not a commit id", commit)
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
 	}

@@ -145,6 +145,20 @@ type gitRepo struct {
 // own. The repository's configuration is read once here (git config
 // --list runs nothing) to disable every driver it names.
 func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	return open(ctx, dir, false, lookup)
+}
+
+// openWorkspace is openRepo for the user's checkout (WORKSPACE): its .git
+// file may also name a repository's own git directory, which names no
+// worktree back (a submodule's checkout: the superproject's
+// .git/modules/<name>; git init --separate-git-dir). That is the user's
+// layout, not a file a step left in a worktree Smith made.
+func openWorkspace(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	return open(ctx, dir, true, lookup)
+}
+
+// open is openRepo, or with separate openWorkspace.
+func open(ctx context.Context, dir string, separate bool, lookup func(string) (string, bool)) (*gitRepo, error) {
 	dir = filepath.Clean(dir)
 	dotGit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotGit)
@@ -155,7 +169,7 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 	switch {
 	case fi.IsDir():
 	case fi.Mode().IsRegular():
-		if gitDir, err = linkedGitDir(dir, dotGit); err != nil {
+		if gitDir, err = linkedGitDir(dir, dotGit, separate); err != nil {
 			return nil, err
 		}
 	default:
@@ -199,8 +213,10 @@ func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) s
 }
 
 // linkedGitDir reads the .git file of a linked worktree at dir and returns
-// the git directory it names, checked as openRepo says.
-func linkedGitDir(dir, dotGit string) (string, error) {
+// the git directory it names, checked as openRepo says; with separate, a
+// repository's own git directory (no commondir: not a worktree's record)
+// needs no record naming dir back.
+func linkedGitDir(dir, dotGit string, separate bool) (string, error) {
 	data, err := os.ReadFile(dotGit)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", dotGit, err)
@@ -216,11 +232,29 @@ func linkedGitDir(dir, dotGit string) (string, error) {
 	if r, err := filepath.Rel(dir, target); err == nil && filepath.IsLocal(r) {
 		return "", fmt.Errorf("%s names the git directory %s inside its own work tree: Smith does not use it", dotGit, target)
 	}
+	if separate && isOwnGitDir(target) {
+		return target, nil
+	}
 	back, err := os.ReadFile(filepath.Join(target, "gitdir"))
 	if err != nil || !sameFile(strings.TrimSpace(string(back)), dotGit) {
 		return "", fmt.Errorf("%s names the git directory %s, which does not name this worktree back", dotGit, target)
 	}
 	return target, nil
+}
+
+// isOwnGitDir reports whether dir is a repository's own git directory
+// (HEAD, objects/ and refs/, no commondir), not a linked worktree's record.
+func isOwnGitDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return false
+	}
+	return isDir(filepath.Join(dir, "objects")) && isDir(filepath.Join(dir, "refs")) && isFile(filepath.Join(dir, "HEAD"))
+}
+
+// isFile reports whether path is a regular file (not followed when a link).
+func isFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // sameFile reports whether a and b name the same existing file.

@@ -209,3 +209,51 @@ func TestWorktreeKeepsTheUsersOtherWorktrees(t *testing.T) {
 		t.Errorf("the user's worktree is on %q, want feature", got)
 	}
 }
+
+// TestWorkspaceWithASeparateGitDir: a WORKSPACE whose .git is a file naming
+// a repository's own git directory (a submodule's checkout, whose git
+// directory is the superproject's .git/modules/<name>, or git init
+// --separate-git-dir) is the user's layout: a run gets its worktree, its
+// commit, merge and clean there. A .git file in a worktree Smith made must
+// still name its worktree's record back.
+func TestWorkspaceWithASeparateGitDir(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep := filepath.Join(t.TempDir(), "git")
+	userGit(t, t.TempDir(), "init", "-q", "-b", "main", "--separate-git-dir", sep, d.Workspace)
+	userGit(t, d.Workspace, "commit", "-q", "--allow-empty", "-m", "base")
+	ctx := context.Background()
+	wt, err := CreateWorktree(ctx, d, "r1", os.LookupEnv)
+	if err != nil {
+		t.Fatalf("CreateWorktree in a workspace with a separate git dir = %v", err)
+	}
+	writeFiles(t, wt, "f.txt", "run\n")
+	if _, err := (Local{Env: os.LookupEnv}).CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "smith: S"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(ctx, d, "r1", os.LookupEnv); err != nil {
+		t.Fatalf("Merge = %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(d.Workspace, "f.txt")); err != nil || string(got) != "run\n" {
+		t.Fatalf("f.txt after the merge = %q, %v", got, err)
+	}
+	if err := RemoveWorktree(d, "r1", nil, true, false, os.LookupEnv); err != nil {
+		t.Fatalf("RemoveWorktree = %v", err)
+	}
+	// A step's .git file naming a repository's own git directory, in a
+	// worktree Smith made, is still not followed.
+	wt2, err := CreateWorktree(ctx, d, "r2", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt2, ".git"), []byte("gitdir: "+sep+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Local{Env: os.LookupEnv}).CommitStep(ctx, step.Commit{Worktree: wt2, Branch: step.WorktreeBranch("r2"), Msg: "smith: S"}); err == nil {
+		t.Fatal("CommitStep followed a .git file a step wrote to the repository's git directory")
+	}
+}

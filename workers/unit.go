@@ -160,7 +160,7 @@ func (l Local) SweepUnits(ctx context.Context, d confine.Dir, runWT, runID strin
 // a conflicting join kept): smithvm clean --force.
 func RemoveUnits(d confine.Dir, runID string, lookup func(string) (string, bool)) {
 	ctx := context.Background()
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return
 	}

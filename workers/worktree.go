@@ -70,7 +70,7 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
 			d.Workspace, top)
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
@@ -388,7 +388,7 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	if !hasWT && (!deleteBranch || hasBranch(ctx, d, runID, lookup) != nil) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no worktree at %s and no branch %s", runID, path, step.WorktreeBranch(runID))}
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return err
 	}
@@ -466,7 +466,7 @@ func removeEmptyDirs(dir string) {
 // top is d.Workspace that differ from its HEAD (none when it is not such
 // a repository): an isolated run starts from HEAD without them.
 func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return nil
 	}
@@ -488,7 +488,7 @@ func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) 
 // records: a run's worktree has each as an empty folder (none when it is
 // not such a repository).
 func Submodules(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return nil
 	}
@@ -548,7 +548,7 @@ func sameDir(a, b string) bool {
 // against its starting commit (sorted), and in its worktree not yet
 // committed; none when it has no branch.
 func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", BaseRef(runID)) {
 		return nil
 	}
