@@ -483,6 +483,18 @@ func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) 
 	return files
 }
 
+// InProgress names the operation (a merge, a rebase, ...) that the
+// repository whose top is d.Workspace is in the middle of, "" when none
+// (or when it is not such a repository).
+func InProgress(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) string {
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
+	if err != nil {
+		return ""
+	}
+	op, _ := inProgress(g)
+	return op
+}
+
 // Submodules returns the submodules (and nested repositories committed as
 // gitlinks) that the index of the repository whose top is d.Workspace
 // records: a run's worktree has each as an empty folder (none when it is
