@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -366,12 +367,28 @@ var errNoRepo = errors.New("not in a git work tree")
 // of every other.
 func discover(ctx context.Context, dir string, lookup func(string) (string, bool)) (string, error) {
 	g := &gitRepo{workTree: dir, lookup: lookup, config: gitFixedConfig}
-	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "-C", dir, "rev-parse", "--show-toplevel"}, Dir: dir, Env: g.env(), Timeout: gitTimeout})
+	// git's own words, untranslated, tell "no repository" from a
+	// repository it refuses to open.
+	env := slices.DeleteFunc(g.env(), func(kv string) bool {
+		return strings.HasPrefix(kv, "LC_ALL=") || strings.HasPrefix(kv, "LANGUAGE=")
+	})
+	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "-C", dir, "rev-parse", "--show-toplevel"}, Dir: dir, Env: append(env, "LC_ALL=C"), Timeout: gitTimeout})
 	if res.StartErr != nil {
 		return "", res.StartErr
 	}
 	if res.ExitCode != 0 {
-		return "", errNoRepo
+		if strings.Contains(res.Stderr, "not a git repository") {
+			return "", errNoRepo
+		}
+		// A repository git cannot open (its configuration unreadable, an
+		// owner the user's safe.directory does not cover) is still one:
+		// never taken for "no repository", which would run in it in place.
+		return "", &repoRefused{fmt.Sprintf("git cannot open the repository of %s: %s", dir, strings.TrimSpace(res.Stderr))}
 	}
 	return strings.TrimSpace(res.Stdout), nil
 }
+
+// repoRefused is discover's answer for a repository git refuses to open.
+type repoRefused struct{ msg string }
+
+func (e *repoRefused) Error() string { return e.msg }

@@ -257,3 +257,31 @@ func TestWorkspaceWithASeparateGitDir(t *testing.T) {
 		t.Fatal("CommitStep followed a .git file a step wrote to the repository's git directory")
 	}
 }
+
+// TestRunWorktreeRefusesARepositoryGitCannotOpen: a WORKSPACE that is a git
+// repository git refuses to open (a configuration it cannot read; a
+// repository owned by another user that the user's safe.directory does not
+// cover) is not "no repository": isolation fails up front with git's
+// reason, instead of a run in the user's checkout itself.
+func TestRunWorktreeRefusesARepositoryGitCannotOpen(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, d.Workspace)
+	f, err := os.OpenFile(filepath.Join(d.Workspace, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[core\n\tbroken\n")
+	f.Close()
+	tree, err := Local{Env: os.LookupEnv}.RunWorktree(context.Background(), d, "r1", "")
+	if err == nil || !strings.Contains(err.Error(), "config") {
+		t.Fatalf("RunWorktree in a repository git cannot open = %+v, %v; want git's reason", tree, err)
+	}
+}

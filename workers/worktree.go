@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,10 +28,12 @@ func refComponent(id string) bool {
 	return id != "" && !strings.HasPrefix(id, ".") && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".") && !strings.HasSuffix(id, ".lock")
 }
 
-// IsGitRepo reports whether dir is inside a git work tree.
+// IsGitRepo reports whether dir is inside a git work tree, one that git
+// refuses to open included (what it says is the error of every use).
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
-	return err == nil
+	var refused *repoRefused
+	return err == nil || errors.As(err, &refused)
 }
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch
@@ -61,8 +64,11 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 	}
 	path := WorktreePath(d, runID)
 	top, err := discover(ctx, d.Workspace, lookup)
-	if err != nil {
+	if errors.Is(err, errNoRepo) {
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
+	}
+	if err != nil {
+		return step.RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
 	// A workspace nested inside a larger repository would give a worktree of
 	// the outer repository: refuse it rather than isolate the wrong tree.
