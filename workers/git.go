@@ -213,6 +213,24 @@ func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) s
 	return strings.TrimSpace(res.Stdout)
 }
 
+// userSafeDirs are the safe.directory values of the user's own global and
+// system configuration, which GIT_CONFIG_GLOBAL=/dev/null and
+// GIT_CONFIG_NOSYSTEM would otherwise lose: a repository owned by another
+// user (a container's mounted volume) that the user trusts opens for
+// Smith's git as for theirs. Only the one command that looks for its
+// repository (discover) checks the owner; reading a setting runs nothing.
+func userSafeDirs(ctx context.Context, lookup func(string) (string, bool)) []string {
+	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	var dirs []string
+	for _, scope := range []string{"--system", "--global"} { // git's order
+		res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", scope, "--get-all", "safe.directory"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
+		if res.StartErr == nil && res.ExitCode == 0 {
+			dirs = append(dirs, strings.Split(strings.TrimRight(res.Stdout, "\n"), "\n")...)
+		}
+	}
+	return dirs
+}
+
 // linkedGitDir reads the .git file of a linked worktree at dir and returns
 // the git directory it names, checked as openRepo says; with separate, a
 // repository's own git directory (no commondir: not a worktree's record)
@@ -367,6 +385,9 @@ var errNoRepo = errors.New("not in a git work tree")
 // of every other.
 func discover(ctx context.Context, dir string, lookup func(string) (string, bool)) (string, error) {
 	g := &gitRepo{workTree: dir, lookup: lookup, config: gitFixedConfig}
+	for _, v := range userSafeDirs(ctx, lookup) {
+		g.config = append(g.config[:len(g.config):len(g.config)], [2]string{"safe.directory", v})
+	}
 	// git's own words, untranslated, tell "no repository" from a
 	// repository it refuses to open.
 	env := slices.DeleteFunc(g.env(), func(kv string) bool {

@@ -285,3 +285,52 @@ func TestRunWorktreeRefusesARepositoryGitCannotOpen(t *testing.T) {
 		t.Fatalf("RunWorktree in a repository git cannot open = %+v, %v; want git's reason", tree, err)
 	}
 }
+
+// TestWorktreeHonoursTheUsersSafeDirectory: a repository owned by another
+// user (a container's mounted volume) that the user trusts with
+// safe.directory in their own ~/.gitconfig (which Smith's git otherwise
+// does not read) gets its run worktree as plain git would open it.
+func TestWorktreeHonoursTheUsersSafeDirectory(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the repository another owner")
+	}
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, d.Workspace)
+	if err := filepath.WalkDir(d.Workspace, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	writeFiles(t, home, ".gitconfig", "[safe]\n\tdirectory = "+d.Workspace+"\n")
+	lookup := func(name string) (string, bool) {
+		if name == "HOME" {
+			return home, true
+		}
+		return os.LookupEnv(name)
+	}
+	if _, err := CreateWorktree(context.Background(), d, "r1", lookup); err != nil {
+		t.Fatalf("CreateWorktree in a repository the user's safe.directory trusts = %v", err)
+	}
+	// Without the user's word, it is refused with git's reason.
+	noHome := func(name string) (string, bool) {
+		if name == "HOME" {
+			return t.TempDir(), true
+		}
+		return os.LookupEnv(name)
+	}
+	if _, err := CreateWorktree(context.Background(), d, "r2", noHome); err == nil || !strings.Contains(err.Error(), "dubious ownership") {
+		t.Fatalf("CreateWorktree in a repository of another owner, not trusted = %v, want git's reason", err)
+	}
+}
