@@ -161,6 +161,10 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 		args = append(args, "--stat")
 	}
 	r := g.out(ctx, append(args, base, step.WorktreeBranch(runID))...)
+	if r.err != nil && strings.Contains(r.out, "promisor remote") {
+		return "", fmt.Errorf("git diff: the repository is a partial clone without the objects this diff needs, and Smith's git fetches nothing: run git diff %s %s in it yourself (your git fetches them), or fetch them first: %s",
+			base, step.WorktreeBranch(runID), strings.TrimSpace(r.out))
+	}
 	if r.err != nil {
 		return "", fmt.Errorf("git diff: %v: %s", r.err, strings.TrimSpace(r.out))
 	}

@@ -334,3 +334,38 @@ func TestWorktreeHonoursTheUsersSafeDirectory(t *testing.T) {
 		t.Fatalf("CreateWorktree in a repository of another owner, not trusted = %v, want git's reason", err)
 	}
 }
+
+// TestDiffInAPartialClone: a partial clone (--filter=blob:none) with a
+// sparse checkout lacks the blobs outside its cone, and Smith's git fetches
+// nothing (protocol.allow=never): smithvm diff of a run that changed such a
+// file fails saying so and what to do, not with git's transport error
+// alone.
+func TestDiffInAPartialClone(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	origin := t.TempDir()
+	userGit(t, origin, "init", "-q", "-b", "main")
+	writeFiles(t, origin, "in/i.txt", "i\n", "out/o.txt", "o\n")
+	userGit(t, origin, "add", "-A")
+	userGit(t, origin, "commit", "-q", "-m", "base")
+	userGit(t, origin, "config", "uploadpack.allowFilter", "true")
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	userGit(t, d.Base, "-c", "protocol.file.allow=always", "clone", "-q", "--filter=blob:none", "--sparse", "file://"+origin, d.Workspace)
+	userGit(t, d.Workspace, "sparse-checkout", "set", "--cone", "in")
+	ctx := context.Background()
+	wt, err := CreateWorktree(ctx, d, "r1", os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, wt, "out/o.txt", "step\n")
+	if _, err := (Local{Env: os.LookupEnv}).CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "smith: S"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Diff(ctx, d, "r1", false, os.LookupEnv)
+	if err == nil || !strings.Contains(err.Error(), "partial clone") || !strings.Contains(err.Error(), "git diff refs/smith-base/r1 smith/r1") {
+		t.Fatalf("Diff in a partial clone missing a blob = %v, want an error saying so and what to run", err)
+	}
+}
