@@ -56,11 +56,21 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := writtenInEmptySubmodule(g.workTree, nested); err != nil {
+		return "", err
+	}
 	excludes := make([]string, len(nested))
 	for i, n := range nested {
 		excludes[i] = ":(exclude,literal)" + n.path
 	}
-	if r := g.git(ctx, append([]string{"add", "-A", "--", "."}, excludes...)...); r.err != nil {
+	add := []string{"add", "-A"}
+	if sparse(ctx, g) {
+		// A step's change outside the sparse cone (the worktree keeps the
+		// user's) is committed like any other: without --sparse git add
+		// fails on it. The files the cone leaves out are not deletions.
+		add = append(add, "--sparse")
+	}
+	if r := g.git(ctx, append(append(add, "--", "."), excludes...)...); r.err != nil {
 		return "", fmt.Errorf("git add: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
 	if err := recordNestedHeads(ctx, g, nested); err != nil {
@@ -103,6 +113,13 @@ func (l Local) CommitStep(ctx context.Context, c step.Commit) (string, error) {
 	return strings.TrimSpace(r.out), nil
 }
 
+// sparse reports whether g's work tree has a sparse checkout (reading a
+// setting runs nothing).
+func sparse(ctx context.Context, g *gitRepo) bool {
+	r := g.out(ctx, "config", "--bool", "--get", "core.sparseCheckout")
+	return r.err == nil && strings.TrimSpace(r.out) == "true"
+}
+
 // ownFolders is the pathspec of every folder named .orchestrator (in any
 // case, for a file system that folds it), Smith's
 // run folder, in a worktree.
@@ -113,7 +130,7 @@ func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(str
 	if !IsGitRepo(ctx, d.Workspace, lookup) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("workspace %s is not a git repository, so run '%s' has no branch", d.Workspace, runID)}
 	}
-	if g, err := openRepo(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
+	if g, err := openWorkspace(ctx, d.Workspace, lookup); err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+step.WorktreeBranch(runID)) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no branch %s: it did not run with isolation: git-worktree (or its branch was deleted)", runID, step.WorktreeBranch(runID))}
 	}
 	return nil
@@ -125,7 +142,7 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
 	}
@@ -144,6 +161,10 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 		args = append(args, "--stat")
 	}
 	r := g.out(ctx, append(args, base, step.WorktreeBranch(runID))...)
+	if r.err != nil && strings.Contains(r.out, "promisor remote") {
+		return "", fmt.Errorf("git diff: the repository is a partial clone without the objects this diff needs, and Smith's git fetches nothing: run git diff %s %s in it yourself (your git fetches them), or fetch them first: %s",
+			base, step.WorktreeBranch(runID), strings.TrimSpace(r.out))
+	}
 	if r.err != nil {
 		return "", fmt.Errorf("git diff: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
@@ -158,9 +179,12 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
+	}
+	if op, finish := inProgress(g); op != "" {
+		return "", &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("the repository is in the middle of %s: %s, then merge again", op, finish)}
 	}
 	if r := g.git(ctx, "status", "--porcelain", "--untracked-files=no"); r.err == nil && strings.TrimSpace(r.out) != "" {
 		return "", &step.BranchError{Code: source.EUsage, Msg: "the repository has uncommitted changes to tracked files: commit or stash them, then merge again"}
@@ -178,6 +202,32 @@ func Merge(ctx context.Context, d confine.Dir, runID string, lookup func(string)
 	}
 	return "", &step.BranchError{Code: source.EMergeConflict, Files: files,
 		Msg: fmt.Sprintf("merging %s conflicts in %s; the repository is as it was (resolve by hand: git merge %s)", branch, strings.Join(files, ", "), branch)}
+}
+
+// inProgress names the operation the user's checkout g is in the middle
+// of (a merge, a cherry-pick, a revert, a rebase or git am: git's own
+// record of it is in the checkout's git directory) and what finishes it;
+// "" when none. Merging then would either fail (and Smith's clean-up of
+// its own failed merge must not abort the user's) or mix the run's commits
+// into the user's half-done work.
+func inProgress(g *gitRepo) (op, finish string) {
+	has := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(g.gitDir, name))
+		return err == nil
+	}
+	switch {
+	case has("MERGE_HEAD"):
+		return "a merge", "finish it (git commit) or abort it (git merge --abort)"
+	case has("CHERRY_PICK_HEAD"):
+		return "a cherry-pick", "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"
+	case has("REVERT_HEAD"):
+		return "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"
+	case has("rebase-apply/applying"):
+		return "git am", "finish it (git am --continue) or abort it (git am --abort)"
+	case has("rebase-merge"), has("rebase-apply"):
+		return "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"
+	}
+	return "", ""
 }
 
 // untrackedInTheWay returns the files that branch has and HEAD has not,
@@ -215,7 +265,7 @@ func untrackedInTheWay(ctx context.Context, g *gitRepo, top, branch string) []st
 // none.
 func Unmerged(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) (bool, error) {
 	branch := step.WorktreeBranch(runID)
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return false, err
 	}
@@ -284,7 +334,7 @@ func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lo
 	if !commitPattern().MatchString(commit) {
 		return "", fmt.Errorf("'%s' is not a commit id", commit)
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return "", err
 	}
@@ -353,6 +403,35 @@ func nestedRepos(ctx context.Context, g *gitRepo) ([]nestedRepo, error) {
 		}
 	}
 	return out, nil
+}
+
+// writtenInEmptySubmodule fails when a step wrote files in the folder of
+// a submodule (or nested repository) that the worktree does not have
+// checked out: Smith checks out no submodule (that would run git in it),
+// so git add, kept out of it, would leave the files out of the commit
+// without a word and clean would delete them. A folder with a .git of its
+// own (a step checked it out or made it) is the nested repository's
+// business, recorded by recordNestedHeads.
+func writtenInEmptySubmodule(top string, nested []nestedRepo) error {
+	for _, n := range nested {
+		dir := filepath.Join(top, filepath.FromSlash(n.path))
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			continue
+		}
+		var files []string
+		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				rel, _ := filepath.Rel(top, p)
+				files = append(files, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if len(files) > 0 {
+			return fmt.Errorf("the step wrote %s in %s, a submodule (or nested repository) that the run's worktree does not have checked out (Smith checks out no submodule: that would run git in it), so its files cannot be committed on the run's branch; nothing was committed (the files are left in the worktree): change the submodule in its own repository, or keep the step out of it",
+				listSome(files, 5), n.path)
+		}
+	}
+	return nil
 }
 
 // recordNestedHeads stages the commit each nested repository's HEAD is at

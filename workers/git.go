@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,6 +146,20 @@ type gitRepo struct {
 // own. The repository's configuration is read once here (git config
 // --list runs nothing) to disable every driver it names.
 func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	return open(ctx, dir, false, lookup)
+}
+
+// openWorkspace is openRepo for the user's checkout (WORKSPACE): its .git
+// file may also name a repository's own git directory, which names no
+// worktree back (a submodule's checkout: the superproject's
+// .git/modules/<name>; git init --separate-git-dir). That is the user's
+// layout, not a file a step left in a worktree Smith made.
+func openWorkspace(ctx context.Context, dir string, lookup func(string) (string, bool)) (*gitRepo, error) {
+	return open(ctx, dir, true, lookup)
+}
+
+// open is openRepo, or with separate openWorkspace.
+func open(ctx context.Context, dir string, separate bool, lookup func(string) (string, bool)) (*gitRepo, error) {
 	dir = filepath.Clean(dir)
 	dotGit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotGit)
@@ -155,7 +170,7 @@ func openRepo(ctx context.Context, dir string, lookup func(string) (string, bool
 	switch {
 	case fi.IsDir():
 	case fi.Mode().IsRegular():
-		if gitDir, err = linkedGitDir(dir, dotGit); err != nil {
+		if gitDir, err = linkedGitDir(dir, dotGit, separate); err != nil {
 			return nil, err
 		}
 	default:
@@ -199,9 +214,29 @@ func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) s
 	return strings.TrimSpace(res.Stdout)
 }
 
+// userSafeDirs are the safe.directory values of the user's own global and
+// system configuration, which GIT_CONFIG_GLOBAL=/dev/null and
+// GIT_CONFIG_NOSYSTEM would otherwise lose: a repository owned by another
+// user (a container's mounted volume) that the user trusts opens for
+// Smith's git as for theirs. Only the one command that looks for its
+// repository (discover) checks the owner; reading a setting runs nothing.
+func userSafeDirs(ctx context.Context, lookup func(string) (string, bool)) []string {
+	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	var dirs []string
+	for _, scope := range []string{"--system", "--global"} { // git's order
+		res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", scope, "--get-all", "safe.directory"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
+		if res.StartErr == nil && res.ExitCode == 0 {
+			dirs = append(dirs, strings.Split(strings.TrimRight(res.Stdout, "\n"), "\n")...)
+		}
+	}
+	return dirs
+}
+
 // linkedGitDir reads the .git file of a linked worktree at dir and returns
-// the git directory it names, checked as openRepo says.
-func linkedGitDir(dir, dotGit string) (string, error) {
+// the git directory it names, checked as openRepo says; with separate, a
+// repository's own git directory (no commondir: not a worktree's record)
+// needs no record naming dir back.
+func linkedGitDir(dir, dotGit string, separate bool) (string, error) {
 	data, err := os.ReadFile(dotGit)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", dotGit, err)
@@ -217,11 +252,29 @@ func linkedGitDir(dir, dotGit string) (string, error) {
 	if r, err := filepath.Rel(dir, target); err == nil && filepath.IsLocal(r) {
 		return "", fmt.Errorf("%s names the git directory %s inside its own work tree: Smith does not use it", dotGit, target)
 	}
+	if separate && isOwnGitDir(target) {
+		return target, nil
+	}
 	back, err := os.ReadFile(filepath.Join(target, "gitdir"))
 	if err != nil || !sameFile(strings.TrimSpace(string(back)), dotGit) {
 		return "", fmt.Errorf("%s names the git directory %s, which does not name this worktree back", dotGit, target)
 	}
 	return target, nil
+}
+
+// isOwnGitDir reports whether dir is a repository's own git directory
+// (HEAD, objects/ and refs/, no commondir), not a linked worktree's record.
+func isOwnGitDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return false
+	}
+	return isDir(filepath.Join(dir, "objects")) && isDir(filepath.Join(dir, "refs")) && isFile(filepath.Join(dir, "HEAD"))
+}
+
+// isFile reports whether path is a regular file (not followed when a link).
+func isFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // sameFile reports whether a and b name the same existing file.
@@ -341,12 +394,31 @@ var errNoRepo = errors.New("not in a git work tree")
 func discover(ctx context.Context, dir string, lookup func(string) (string, bool)) (string, error) {
 	g := &gitRepo{workTree: dir, lookup: lookup, config: gitFixedConfig}
 	ctx = context.WithoutCancel(ctx) // as run: cut off, it would answer "no repository"
-	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "-C", dir, "rev-parse", "--show-toplevel"}, Dir: dir, Env: g.env(), Timeout: gitTimeout})
+	for _, v := range userSafeDirs(ctx, lookup) {
+		g.config = append(g.config[:len(g.config):len(g.config)], [2]string{"safe.directory", v})
+	}
+	// git's own words, untranslated, tell "no repository" from a
+	// repository it refuses to open.
+	env := slices.DeleteFunc(g.env(), func(kv string) bool {
+		return strings.HasPrefix(kv, "LC_ALL=") || strings.HasPrefix(kv, "LANGUAGE=")
+	})
+	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "-C", dir, "rev-parse", "--show-toplevel"}, Dir: dir, Env: append(env, "LC_ALL=C"), Timeout: gitTimeout})
 	if res.StartErr != nil {
 		return "", res.StartErr
 	}
 	if res.ExitCode != 0 {
-		return "", errNoRepo
+		if strings.Contains(res.Stderr, "not a git repository") {
+			return "", errNoRepo
+		}
+		// A repository git cannot open (its configuration unreadable, an
+		// owner the user's safe.directory does not cover) is still one:
+		// never taken for "no repository", which would run in it in place.
+		return "", &repoRefused{fmt.Sprintf("git cannot open the repository of %s: %s", dir, strings.TrimSpace(res.Stderr))}
 	}
 	return strings.TrimSpace(res.Stdout), nil
 }
+
+// repoRefused is discover's answer for a repository git refuses to open.
+type repoRefused struct{ msg string }
+
+func (e *repoRefused) Error() string { return e.msg }

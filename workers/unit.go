@@ -160,14 +160,14 @@ func (l Local) SweepUnits(ctx context.Context, d confine.Dir, runWT, runID strin
 // a conflicting join kept): smithvm clean --force.
 func RemoveUnits(d confine.Dir, runID string, lookup func(string) (string, bool)) {
 	ctx := context.Background()
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return
 	}
 	root := filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID)
 	if isDir(root) {
 		_ = os.RemoveAll(root)
-		_ = g.git(ctx, "worktree", "prune")
+		forgetWorktrees(g, root)
 	}
 	refs := g.out(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/smith-unit/"+runID+"/")
 	for _, b := range splitNonEmpty(refs.out) {

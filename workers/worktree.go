@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,10 +28,12 @@ func refComponent(id string) bool {
 	return id != "" && !strings.HasPrefix(id, ".") && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".") && !strings.HasSuffix(id, ".lock")
 }
 
-// IsGitRepo reports whether dir is inside a git work tree.
+// IsGitRepo reports whether dir is inside a git work tree, one that git
+// refuses to open included (what it says is the error of every use).
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
-	return err == nil
+	var refused *repoRefused
+	return err == nil || errors.As(err, &refused)
 }
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch
@@ -61,8 +64,11 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 	}
 	path := WorktreePath(d, runID)
 	top, err := discover(ctx, d.Workspace, lookup)
-	if err != nil {
+	if errors.Is(err, errNoRepo) {
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is not a git repository", d.Workspace)
+	}
+	if err != nil {
+		return step.RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
 	// A workspace nested inside a larger repository would give a worktree of
 	// the outer repository: refuse it rather than isolate the wrong tree.
@@ -70,7 +76,7 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: workspace %s is inside the git repository %s, not its top; make the workspace its own repository",
 			d.Workspace, top)
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return step.RunTree{}, fmt.Errorf("isolation git-worktree: %w", err)
 	}
@@ -269,11 +275,54 @@ func dropWorktree(ctx context.Context, g *gitRepo, path string) error {
 	// prune keeps: unlock it first (an error says there is none); one
 	// cut off before its record was whole cannot be named by its path.
 	clearHalfRecords(g)
-	_ = g.git(ctx, "worktree", "unlock", path)
-	if r := g.git(ctx, "worktree", "prune"); r.err != nil {
-		return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
-	}
+	forgetWorktrees(g, path)
 	return nil
+}
+
+// forgetWorktrees removes git's records (.git/worktrees/<id>, locked or
+// not) of the worktrees at dir or below it whose folder is gone: what git
+// worktree prune does, but for Smith's own worktrees alone. Prune would
+// also forget the user's worktrees whose folder is away for a while (a
+// removable drive, a folder moved before a git worktree repair).
+func forgetWorktrees(g *gitRepo, dir string) {
+	roots := []string{filepath.Clean(dir), realPath(dir)}
+	recs, _ := filepath.Glob(filepath.Join(commonDir(g), "worktrees", "*", "gitdir"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		wt := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(wt) { // worktree.useRelativePaths
+			wt = filepath.Join(filepath.Dir(r), wt)
+		}
+		wt = filepath.Dir(wt)
+		if _, err := os.Lstat(wt); err == nil {
+			continue // still there: git's record is right
+		}
+		for _, root := range roots {
+			if rel, err := filepath.Rel(root, wt); err == nil && filepath.IsLocal(rel) || wt == root {
+				_ = os.RemoveAll(filepath.Dir(r))
+				break
+			}
+		}
+	}
+}
+
+// realPath is p with the links in its longest existing prefix resolved, as
+// git records a worktree's path.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	for dir, rest := p, ""; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // revParse returns the commit rev names in g, "" when none.
@@ -345,7 +394,7 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 	if !hasWT && (!deleteBranch || hasBranch(ctx, d, runID, lookup) != nil) {
 		return &step.BranchError{Code: source.EUsage, Msg: fmt.Sprintf("run '%s' has no worktree at %s and no branch %s", runID, path, step.WorktreeBranch(runID))}
 	}
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return err
 	}
@@ -387,9 +436,7 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 		if err := os.RemoveAll(path); err != nil {
 			return fmt.Errorf("remove the worktree %s: %w", path, err)
 		}
-		if r := g.git(ctx, "worktree", "prune"); r.err != nil {
-			return fmt.Errorf("git worktree prune: %v: %s", r.err, strings.TrimSpace(r.out))
-		}
+		forgetWorktrees(g, path)
 	} else if hasWT {
 		if r := g.git(ctx, "worktree", "remove", "--force", path); r.err != nil {
 			return fmt.Errorf("git worktree remove: %v: %s", r.err, strings.TrimSpace(r.out))
@@ -403,14 +450,29 @@ func RemoveWorktree(d confine.Dir, runID string, own []string, deleteBranch, for
 		}
 		_ = g.git(ctx, "update-ref", "-d", BaseRef(runID))
 	}
+	// The folders that held the threads' worktrees, emptied by their
+	// joins; a thread worktree a conflicting join kept stays.
+	removeEmptyDirs(filepath.Join(d.Base, ".orchestrator", "unit-worktrees", runID))
 	return nil
+}
+
+// removeEmptyDirs removes dir and the folders below it that hold no file
+// (nor link), deepest first; a link is never followed.
+func removeEmptyDirs(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			removeEmptyDirs(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = os.Remove(dir) // fails, as it should, on a folder that is not empty
 }
 
 // UncommittedTracked returns the tracked files of the repository whose
 // top is d.Workspace that differ from its HEAD (none when it is not such
 // a repository): an isolated run starts from HEAD without them.
 func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil {
 		return nil
 	}
@@ -425,6 +487,40 @@ func UncommittedTracked(ctx context.Context, d confine.Dir, lookup func(string) 
 		}
 	}
 	return files
+}
+
+// InProgress names the operation (a merge, a rebase, ...) that the
+// repository whose top is d.Workspace is in the middle of, "" when none
+// (or when it is not such a repository).
+func InProgress(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) string {
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
+	if err != nil {
+		return ""
+	}
+	op, _ := inProgress(g)
+	return op
+}
+
+// Submodules returns the submodules (and nested repositories committed as
+// gitlinks) that the index of the repository whose top is d.Workspace
+// records: a run's worktree has each as an empty folder (none when it is
+// not such a repository).
+func Submodules(ctx context.Context, d confine.Dir, lookup func(string) (string, bool)) []string {
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
+	if err != nil {
+		return nil
+	}
+	r := g.out(ctx, "ls-files", "-s", "-z")
+	if r.err != nil {
+		return nil
+	}
+	var paths []string
+	for rec := range strings.SplitSeq(r.out, "\x00") {
+		if meta, path, ok := strings.Cut(rec, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			paths = append(paths, path)
+		}
+	}
+	return paths
 }
 
 // ListSome is the first n of files, comma-separated, with how many more.
@@ -470,7 +566,7 @@ func sameDir(a, b string) bool {
 // against its starting commit (sorted), and in its worktree not yet
 // committed; none when it has no branch.
 func ChangedFiles(ctx context.Context, d confine.Dir, runID string, lookup func(string) (string, bool)) []string {
-	g, err := openRepo(ctx, d.Workspace, lookup)
+	g, err := openWorkspace(ctx, d.Workspace, lookup)
 	if err != nil || !g.ok(ctx, "rev-parse", "--verify", "--quiet", BaseRef(runID)) {
 		return nil
 	}

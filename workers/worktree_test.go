@@ -30,6 +30,9 @@ func gitInit(t *testing.T, dir string) {
 	} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
+		// No inherited GIT_DIR and the like: under git rebase --exec or a
+		// hook, git init would re-initialise the enclosing repository.
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}

@@ -477,6 +477,12 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		} else if files := workers.UncommittedTracked(context.Background(), proj.dirs, e.lookup); len(files) > 0 {
 			fmt.Fprintf(e.stderr, "WARNING: the repository %s has changes that are not committed (%s); the run starts from its last commit, without them: commit them first for the agents to see them.\n", proj.dirs.Workspace, workers.ListSome(files, 5))
 		}
+		if op := workers.InProgress(context.Background(), proj.dirs, e.lookup); op != "" {
+			fmt.Fprintf(e.stderr, "WARNING: the repository %s is in the middle of %s; the run starts from its HEAD, a commit of that unfinished work, not from your branch: finish or abort it first for the run to start from your branch (smithvm merge refuses until it is done).\n", proj.dirs.Workspace, op)
+		}
+		if subs := workers.Submodules(context.Background(), proj.dirs, e.lookup); len(subs) > 0 {
+			fmt.Fprintf(e.stderr, "WARNING: the repository %s has submodules (%s); the run's worktree has them as empty folders (Smith checks out no submodule): the agents do not see their files, and a step that writes in one fails.\n", proj.dirs.Workspace, workers.ListSome(subs, 5))
+		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
