@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"smith/compiler"
@@ -224,6 +225,11 @@ type session struct {
 	prog    *isa.Program
 	console *console
 	opts    *common
+
+	// saveMu guards saveErr, the first failed write of the run's state:
+	// the events of that change were dropped, so finish prints it.
+	saveMu  sync.Mutex
+	saveErr error
 }
 
 // config builds the machine's configuration, wired to the store.
@@ -242,7 +248,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 		Context:         ctx,
 		Events:          s.event,
 		Checkpoint:      s.checkpoint,
-		CheckpointLater: s.run.SaveLater,
+		CheckpointLater: s.checkpointLater,
 		Replaying:       s.opts.replay != "",
 		Debug:           s.opts.logLevel == "debug",
 		MaxParallel:     s.opts.maxPar,
@@ -262,7 +268,44 @@ func (s *session) event(ev vm.Event) {
 	s.console.event(ev)
 }
 
-func (s *session) checkpoint(d *vm.Delta, st *vm.State) error { return s.run.Save(d, st) }
+func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
+	return s.saveFailed(s.run.Save(d, st))
+}
+
+func (s *session) checkpointLater(d *vm.Delta, st *vm.State) (func() error, error) {
+	wait, err := s.run.SaveLater(d, st)
+	if err != nil {
+		return nil, s.saveFailed(err)
+	}
+	return func() error { return s.saveFailed(wait()) }, nil
+}
+
+// saveFailed returns err, a failed write of the run's state, as an
+// E_STATE_WRITE error saying what to do (a code of the store's own, such as
+// E_LIMIT, stays), and keeps the first one for finish; nil stays nil.
+func (s *session) saveFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = stateWriteError(s.e, s.run.ID(), s.baseFlag(), err)
+	s.saveMu.Lock()
+	if s.saveErr == nil {
+		s.saveErr = err
+	}
+	s.saveMu.Unlock()
+	return err
+}
+
+// stateWriteError wraps err, a failed write of run id's state, as
+// E_STATE_WRITE (unless it carries a code of its own) with what to do.
+func stateWriteError(e *env, id, baseFlag string, err error) error {
+	code := source.CodeOf(err, source.EStateWrite)
+	if code != source.EStateWrite {
+		return err
+	}
+	return &source.Error{Code: code, Msg: "cannot write the state of run '" + id + "'", Err: err,
+		Hint: "the run stops where it was last saved: free space on that file system (or make it writable), then " + e.self() + " resume " + id + baseFlag}
+}
 
 // finish saves the final snapshot and maps the run's end to an exit status.
 // A nil st means the run never started (a missing secret, a failed
@@ -275,9 +318,22 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, runErr)
 		}
 	}
+	s.saveMu.Lock()
+	saveErr := s.saveErr
+	s.saveMu.Unlock()
+	if st != nil && saveErr != nil {
+		// The change that failed took its events with it: no run_failed
+		// event told the user why the run stopped.
+		code := source.CodeOf(saveErr, source.EStateWrite)
+		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, saveErr)
+	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
-			fmt.Fprintf(s.e.stderr, "ERROR: cannot save state: %v\n", err)
+			if saveErr == nil {
+				err = stateWriteError(s.e, st.RunID, s.baseFlag(), err)
+				code := source.CodeOf(err, source.EStateWrite)
+				fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, err)
+			}
 			if runErr == nil {
 				return source.ExitExec
 			}
@@ -642,8 +698,8 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: cannot save state: %v\n", err)
-		return nil, source.ExitExec, err
+		err = stateWriteError(e, st.RunID, baseFlagOf(e, proj.base), err)
+		return nil, e.failErr(err, source.EStateWrite, ""), err
 	}
 	if st.Status == "completed" {
 		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)
