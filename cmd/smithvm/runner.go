@@ -230,6 +230,10 @@ type session struct {
 	// the events of that change were dropped, so finish prints it.
 	saveMu  sync.Mutex
 	saveErr error
+	// root is RUN_ROOT as the first saved change found it (guarded by
+	// saveMu): a RUN_ROOT that is no longer it was deleted under the run.
+	root     os.FileInfo
+	rootGone bool
 }
 
 // config builds the machine's configuration, wired to the store.
@@ -269,15 +273,41 @@ func (s *session) event(ev vm.Event) {
 }
 
 func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
-	return s.saveFailed(s.run.Save(d, st))
+	if err := s.run.Save(d, st); err != nil {
+		return s.saveFailed(err)
+	}
+	return s.saveFailed(s.rootThere())
 }
 
 func (s *session) checkpointLater(d *vm.Delta, st *vm.State) (func() error, error) {
 	wait, err := s.run.SaveLater(d, st)
+	if err == nil {
+		err = s.rootThere()
+	}
 	if err != nil {
 		return nil, s.saveFailed(err)
 	}
 	return func() error { return s.saveFailed(wait()) }, nil
+}
+
+// rootThere returns an E_STATE_WRITE error when RUN_ROOT is no longer the
+// directory the run's first saved change found: deleted (or replaced)
+// while the run ran, it took the journal and the logs with it, and the
+// run would go on saving into files no longer there.
+func (s *session) rootThere() error {
+	fi, err := os.Stat(s.run.Root())
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if err == nil && s.root == nil {
+		s.root = fi
+	}
+	if err == nil && os.SameFile(fi, s.root) {
+		return nil
+	}
+	s.rootGone = true
+	return &source.Error{Code: source.EStateWrite,
+		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
+		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.e.self() + " resume " + s.run.ID() + s.baseFlag() + " continues it"}
 }
 
 // saveFailed returns err, a failed write of the run's state, as an
@@ -297,13 +327,13 @@ func (s *session) saveFailed(err error) error {
 }
 
 // stateWriteError wraps err, a failed write of run id's state, as
-// E_STATE_WRITE (unless it carries a code of its own) with what to do.
+// E_STATE_WRITE with what to do, unless it carries a code of its own.
 func stateWriteError(e *env, id, baseFlag string, err error) error {
-	code := source.CodeOf(err, source.EStateWrite)
-	if code != source.EStateWrite {
-		return err
+	var c source.Coded
+	if errors.As(err, &c) {
+		return err // E_LIMIT, or a save error that says what to do
 	}
-	return &source.Error{Code: code, Msg: "cannot write the state of run '" + id + "'", Err: err,
+	return &source.Error{Code: source.EStateWrite, Msg: "cannot write the state of run '" + id + "'", Err: err,
 		Hint: "the run stops where it was last saved: free space on that file system (or make it writable), then " + e.self() + " resume " + id + baseFlag}
 }
 
@@ -319,8 +349,12 @@ func (s *session) finish(st *vm.State, runErr error) int {
 		}
 	}
 	s.saveMu.Lock()
-	saveErr := s.saveErr
+	saveErr, rootGone := s.saveErr, s.rootGone
 	s.saveMu.Unlock()
+	if st != nil && rootGone {
+		// The state in memory is whole: save it where the run folder was.
+		os.MkdirAll(s.run.Root(), 0o755)
+	}
 	if st != nil && saveErr != nil {
 		// The change that failed took its events with it: no run_failed
 		// event told the user why the run stopped.
