@@ -505,6 +505,11 @@ func (e *env) cmdRunStep(args []string) int {
 	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1), "")
 }
 
+// workspaceUnusable says what to do about a WORKSPACE that cannot be made.
+func workspaceUnusable(err error) string {
+	return fmt.Sprintf("cannot make WORKSPACE: %v: it must be a writable directory (remove a file in its place, or pass --workspace DIR)", err)
+}
+
 // runFile runs FILE (only STEP when step != "", from node start when start
 // != "").
 func (e *env) runFile(c *common, file, step, start string) int {
@@ -564,8 +569,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+		return e.refuse("%s", workspaceUnusable(err))
 	}
 	id := c.runID
 	if id == "" {
@@ -574,7 +578,14 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
-		return e.failErr(err, source.EInternal, "")
+		var c source.Coded
+		if !errors.As(err, &c) {
+			// Not a bug of Smith: BASE/.orchestrator/runs cannot be made
+			// or written (a file in its place, a read-only BASE, a full disk).
+			err = &source.Error{Code: source.EStateWrite, Msg: "cannot create the folder of run '" + id + "'", Err: err,
+				Hint: "BASE/.orchestrator/runs must be a writable directory: remove what is in its place, free space or make BASE writable, or pass another --base"}
+		}
+		return e.failErr(err, source.EStateWrite, "")
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
@@ -767,8 +778,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return nil, source.ExitConfig, err
+		return nil, e.refuse("%s", workspaceUnusable(err)), err
 	}
 	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	m, err := vm.New(prog, s.config(st.WorkflowPath, nil))
