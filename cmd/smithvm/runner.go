@@ -307,7 +307,7 @@ func (s *session) rootThere() error {
 	s.rootGone = true
 	return &source.Error{Code: source.EStateWrite,
 		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
-		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.e.self() + " resume " + s.run.ID() + s.baseFlag() + " continues it"}
+		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.resumeCmd(s.run.ID()) + " continues it"}
 }
 
 // saveFailed returns err, a failed write of the run's state, as an
@@ -317,7 +317,7 @@ func (s *session) saveFailed(err error) error {
 	if err == nil {
 		return nil
 	}
-	err = stateWriteError(s.e, s.run.ID(), s.baseFlag(), err)
+	err = stateWriteError(s.run.ID(), s.resumeCmd(s.run.ID()), err)
 	s.saveMu.Lock()
 	if s.saveErr == nil {
 		s.saveErr = err
@@ -328,13 +328,13 @@ func (s *session) saveFailed(err error) error {
 
 // stateWriteError wraps err, a failed write of run id's state, as
 // E_STATE_WRITE with what to do, unless it carries a code of its own.
-func stateWriteError(e *env, id, baseFlag string, err error) error {
+func stateWriteError(id, resume string, err error) error {
 	var c source.Coded
 	if errors.As(err, &c) {
 		return err // E_LIMIT, or a save error that says what to do
 	}
 	return &source.Error{Code: source.EStateWrite, Msg: "cannot write the state of run '" + id + "'", Err: err,
-		Hint: "the run stops where it was last saved: free space on that file system (or make it writable), then " + e.self() + " resume " + id + baseFlag}
+		Hint: "the run stops where it was last saved: free space on that file system (or make it writable), then " + resume}
 }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
@@ -364,7 +364,7 @@ func (s *session) finish(st *vm.State, runErr error) int {
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
 			if saveErr == nil {
-				err = stateWriteError(s.e, st.RunID, s.baseFlag(), err)
+				err = stateWriteError(st.RunID, s.resumeCmd(st.RunID), err)
 				code := source.CodeOf(err, source.EStateWrite)
 				fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, err)
 			}
@@ -436,10 +436,7 @@ func sameDir(a, b string) bool {
 
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := s.e.self() + " resume " + st.RunID + s.baseFlag()
-	if s.opts.wsDir != "" {
-		cmd += " --workspace " + shellQuote(s.opts.wsDir)
-	}
+	cmd := s.resumeCmd(st.RunID)
 	switch {
 	case halted:
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
@@ -448,6 +445,15 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 		return "INFO: Resume with '" + cmd + "' to continue where it stopped."
 	}
 	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
+}
+
+// resumeCmd is the command that resumes run id, with the flags it needs.
+func (s *session) resumeCmd(id string) string {
+	cmd := s.e.self() + " resume " + id + s.baseFlag()
+	if s.opts.wsDir != "" {
+		cmd += " --workspace " + shellQuote(s.opts.wsDir)
+	}
+	return cmd
 }
 
 // signalContext is cancelled by SIGINT, SIGTERM or SIGHUP (a closed
@@ -743,7 +749,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
-		err = stateWriteError(e, st.RunID, baseFlagOf(e, proj.base), err)
+		err = stateWriteError(st.RunID, e.self()+" resume "+st.RunID+baseFlagOf(e, proj.base), err)
 		return nil, e.failErr(err, source.EStateWrite, ""), err
 	}
 	if st.Status == "completed" {
