@@ -290,7 +290,7 @@ func (s *session) checkpointLater(d *vm.Delta, st *vm.State) (func() error, erro
 	return func() error { return s.saveFailed(wait()) }, nil
 }
 
-// rootThere returns an E_STATE_WRITE error when RUN_ROOT is no longer the
+// rootThere returns an E_STATE_IO error when RUN_ROOT is no longer the
 // directory the run's first saved change found: deleted (or replaced)
 // while the run ran, it took the journal and the logs with it, and the
 // run would go on saving into files no longer there.
@@ -305,13 +305,13 @@ func (s *session) rootThere() error {
 		return nil
 	}
 	s.rootGone = true
-	return &source.Error{Code: source.EStateWrite,
+	return &source.Error{Code: source.EStateIO,
 		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
 		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.resumeCmd(s.run.ID()) + " continues it"}
 }
 
 // saveFailed returns err, a failed write of the run's state, as an
-// E_STATE_WRITE error saying what to do (a code of the store's own, such as
+// E_STATE_IO error saying what to do (a code of the store's own, such as
 // E_LIMIT, stays), and keeps the first one for finish; nil stays nil.
 func (s *session) saveFailed(err error) error {
 	if err == nil {
@@ -327,14 +327,35 @@ func (s *session) saveFailed(err error) error {
 }
 
 // stateWriteError wraps err, a failed write of run id's state, as
-// E_STATE_WRITE with what to do, unless it carries a code of its own.
+// E_STATE_IO with what to do, unless it carries a code of its own.
 func stateWriteError(id, resume string, err error) error {
+	var se *source.Error
+	if errors.As(err, &se) && se.Code == source.EStateIO && se.Hint == "" {
+		c := *se
+		c.Hint = ioFix(err) + ", then " + resume
+		return &c
+	}
 	var c source.Coded
 	if errors.As(err, &c) {
 		return err // E_LIMIT, or a save error that says what to do
 	}
-	return &source.Error{Code: source.EStateWrite, Msg: "cannot write the state of run '" + id + "'", Err: err,
-		Hint: "the run stops where it was last saved: free space on that file system (or make it writable), then " + resume}
+	return &source.Error{Code: source.EStateIO, Msg: "cannot write the state of run '" + id + "'", Err: err,
+		Hint: "the run stops where it was last saved: " + ioFix(err) + ", then " + resume}
+}
+
+// ioFix says what to do about err, a file operation the machine refused.
+func ioFix(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "free space on that file system"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "raise the limit of open files (ulimit -n)"
+	case errors.Is(err, syscall.EFBIG):
+		return "raise the file size limit (ulimit -f)"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "make that file system and folder writable"
+	}
+	return "fix the cause (free space, make it writable)"
 }
 
 // finish saves the final snapshot and maps the run's end to an exit status.
@@ -358,14 +379,14 @@ func (s *session) finish(st *vm.State, runErr error) int {
 	if st != nil && saveErr != nil {
 		// The change that failed took its events with it: no run_failed
 		// event told the user why the run stopped.
-		code := source.CodeOf(saveErr, source.EStateWrite)
+		code := source.CodeOf(saveErr, source.EStateIO)
 		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, saveErr)
 	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
 			if saveErr == nil {
 				err = stateWriteError(st.RunID, s.resumeCmd(st.RunID), err)
-				code := source.CodeOf(err, source.EStateWrite)
+				code := source.CodeOf(err, source.EStateIO)
 				fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, err)
 			}
 			if runErr == nil {
@@ -588,10 +609,12 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		if !errors.As(err, &c) {
 			// Not a bug of Smith: BASE/.orchestrator/runs cannot be made
 			// or written (a file in its place, a read-only BASE, a full disk).
-			err = &source.Error{Code: source.EStateWrite, Msg: "cannot create the folder of run '" + id + "'", Err: err,
+			err = &source.Error{Code: source.EStateIO, Msg: "cannot create the folder of run '" + id + "'", Err: err,
 				Hint: "BASE/.orchestrator/runs must be a writable directory: remove what is in its place, free space or make BASE writable, or pass another --base"}
+		} else if source.CodeOf(err, "") == source.EStateIO {
+			err = stateWriteError(id, e.self()+" run "+file, err)
 		}
-		return e.failErr(err, source.EStateWrite, "")
+		return e.failErr(err, source.EStateIO, "")
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
@@ -693,6 +716,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	e.catchStop()
 	r, err := proj.store.Open(id)
 	if err != nil {
+		if source.CodeOf(err, source.EStateIO) == source.EStateIO {
+			err = stateWriteError(id, e.self()+" resume "+id+baseFlagOf(e, proj.base), err)
+		}
 		return nil, e.failErr(err, source.EInternal, notFoundHint(err, proj)), err
 	}
 	done := false
@@ -703,6 +729,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}()
 	st, err := r.State()
 	if err != nil {
+		if source.CodeOf(err, "") == source.EStateIO {
+			err = stateWriteError(id, e.self()+" resume "+id+baseFlagOf(e, proj.base), err)
+		}
 		return nil, e.failErr(err, source.EInternal, ""), err
 	}
 	if (c.signal != "" || c.note != "") && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
@@ -750,7 +779,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
 		err = stateWriteError(st.RunID, e.self()+" resume "+st.RunID+baseFlagOf(e, proj.base), err)
-		return nil, e.failErr(err, source.EStateWrite, ""), err
+		return nil, e.failErr(err, source.EStateIO, ""), err
 	}
 	if st.Status == "completed" {
 		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)

@@ -108,7 +108,7 @@ func open(id, root string, p Policy) (*Run, error) {
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
 	if err != nil {
 		r.Close()
-		return nil, corrupt(id, fmt.Errorf("open %s: %w", journalFile, err))
+		return nil, unreadable(id, "open "+journalFile, err)
 	}
 	r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
 	if err != nil {
@@ -724,7 +724,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, corrupt(r.id, fmt.Errorf("read %s: %w", stateFile, err))
+		return 0, false, unreadable(r.id, "read "+stateFile, err)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
@@ -762,7 +762,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
 	b, err := os.ReadFile(filepath.Join(r.root, journalFile))
 	if err != nil {
-		return nil, nil, corrupt(r.id, fmt.Errorf("read %s: %w", journalFile, err))
+		return nil, nil, unreadable(r.id, "read "+journalFile, err)
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
 		// A torn append: it never returned, so the delta was never durable.
