@@ -347,7 +347,7 @@ func stateWriteError(id, resume string, err error) error {
 func ioFix(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return "free space on that file system"
+		return "free space (or inodes: df -i) on that file system"
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		return "raise the limit of open files (ulimit -n)"
 	case errors.Is(err, syscall.EFBIG):
