@@ -304,6 +304,9 @@ func (s *session) rootThere() error {
 	if err == nil && os.SameFile(fi, s.root) {
 		return nil
 	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err // the machine refused the look (stateWriteError says what to do)
+	}
 	s.rootGone = true
 	return &source.Error{Code: source.EStateIO,
 		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
