@@ -412,6 +412,8 @@ func (r *Run) writeSnapshot(state any) error {
 
 	tmp := filepath.Join(r.root, stateTmp)
 	if err := writeSynced(tmp, text); err != nil {
+		// A part written to a full disk gives its space back at once.
+		os.Remove(tmp)
 		return fmt.Errorf("write state of run '%s': %w", r.id, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(r.root, stateFile)); err != nil {
