@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,5 +81,48 @@ steps:
 	}
 	if n := p.count("b.cnt"); n != 1 {
 		t.Errorf("B ran %d times, want 1", n)
+	}
+}
+
+// TestDiskFullParallel: the disk fills up while the 20 iterations of a
+// parallel for_each save their results at the same time. An append the
+// full disk cut short must not stay in the journal with other lines after
+// it (a torn line in the middle: E_STATE_CORRUPT, the run lost): once space
+// is freed, resume finishes the run.
+func TestDiskFullParallel(t *testing.T) {
+	t.Parallel()
+	p := newProj(t)
+	p.base = filepath.Join(p.base, "small")
+	smallDisk(t, p.base, "2m")
+	p.ws = filepath.Join(p.base, "workspace")
+	items := make([]string, 20)
+	for i := range items {
+		items[i] = fmt.Sprintf("%q", fmt.Sprint(i))
+	}
+	wf := p.write("par.yaml", `version: "1.0"
+name: par
+strict_flow: false
+steps:
+  - name: Each
+    for_each:
+      items: [`+strings.Join(items, ", ")+`]
+      parallel: 20
+      steps:
+        - name: Work
+          command: ["sh", "-c", "head -c 20000 /dev/zero | tr '\\0' w; echo; [ $$0 = 7 ] && [ ! -f filled ] && touch filled && cat /dev/zero > filler 2>/dev/null; sleep 0.2; true", "${item}"]
+  - name: C
+    command: ["HELPER", "count:c.cnt"]
+`)
+	r := p.vm("run", wf, "--run-id", "p1")
+	want(t, r, 1)
+	if !strings.Contains(r.stderr, "ERROR: E_STATE_IO: ") {
+		t.Fatalf("no E_STATE_IO line:\n%s", r.stderr)
+	}
+	if err := os.Remove(filepath.Join(p.ws, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	want(t, p.vm("resume", "p1"), 0)
+	if n := p.count("c.cnt"); n != 1 {
+		t.Errorf("C ran %d times, want 1", n)
 	}
 }
