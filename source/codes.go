@@ -78,6 +78,7 @@ const (
 	EInterrupted   Code = "E_INTERRUPTED"
 	EInternal      Code = "E_INTERNAL"
 	ELimit         Code = "E_LIMIT"
+	EStateIO       Code = "E_STATE_IO"
 	EMergeConflict Code = "E_MERGE_CONFLICT"
 	EUnmerged      Code = "E_UNMERGED"
 	ESecretChange  Code = "E_SECRET_IN_CHANGE"
@@ -148,6 +149,7 @@ var codeTable = [...]CodeInfo{
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
 	{ETemporalConn, SevError, ExitConfig, false, "smith-temporal cannot use the Temporal server it was given: nothing answers at --address, the server has no such --namespace, or TLS or the API key is refused"},
 	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, a CALL would put more than MaxCallDepth frames on the return stack, or a state would be too deep to read back"},
+	{EStateIO, SevError, ExitExec, false, "the machine refused to write (or open) a run's state (state.json, journal, iteration records, the run's folder): a full disk, a read-only file system, permissions, a limit on file size or open files, or the run's folder deleted under it; the run stops where it was last saved and smithvm resume continues it once the cause is fixed"},
 	{EInternal, SevError, ExitExec, false, "an internal error in Smith (a bug): please report it"},
 }
 

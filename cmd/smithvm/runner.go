@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"smith/compiler"
@@ -224,6 +225,15 @@ type session struct {
 	prog    *isa.Program
 	console *console
 	opts    *common
+
+	// saveMu guards saveErr, the first failed write of the run's state:
+	// the events of that change were dropped, so finish prints it.
+	saveMu  sync.Mutex
+	saveErr error
+	// root is RUN_ROOT as the first saved change found it (guarded by
+	// saveMu): a RUN_ROOT that is no longer it was deleted under the run.
+	root     os.FileInfo
+	rootGone bool
 }
 
 // config builds the machine's configuration, wired to the store.
@@ -242,7 +252,7 @@ func (s *session) config(workflowPath string, ctx map[string]any) vm.Config {
 		Context:         ctx,
 		Events:          s.event,
 		Checkpoint:      s.checkpoint,
-		CheckpointLater: s.run.SaveLater,
+		CheckpointLater: s.checkpointLater,
 		Replaying:       s.opts.replay != "",
 		Debug:           s.opts.logLevel == "debug",
 		MaxParallel:     s.opts.maxPar,
@@ -262,7 +272,94 @@ func (s *session) event(ev vm.Event) {
 	s.console.event(ev)
 }
 
-func (s *session) checkpoint(d *vm.Delta, st *vm.State) error { return s.run.Save(d, st) }
+func (s *session) checkpoint(d *vm.Delta, st *vm.State) error {
+	if err := s.run.Save(d, st); err != nil {
+		return s.saveFailed(err)
+	}
+	return s.saveFailed(s.rootThere())
+}
+
+func (s *session) checkpointLater(d *vm.Delta, st *vm.State) (func() error, error) {
+	wait, err := s.run.SaveLater(d, st)
+	if err == nil {
+		err = s.rootThere()
+	}
+	if err != nil {
+		return nil, s.saveFailed(err)
+	}
+	return func() error { return s.saveFailed(wait()) }, nil
+}
+
+// rootThere returns an E_STATE_IO error when RUN_ROOT is no longer the
+// directory the run's first saved change found: deleted (or replaced)
+// while the run ran, it took the journal and the logs with it, and the
+// run would go on saving into files no longer there.
+func (s *session) rootThere() error {
+	fi, err := os.Stat(s.run.Root())
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if err == nil && s.root == nil {
+		s.root = fi
+	}
+	if err == nil && os.SameFile(fi, s.root) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err // the machine refused the look (stateWriteError says what to do)
+	}
+	s.rootGone = true
+	return &source.Error{Code: source.EStateIO,
+		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
+		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.resumeCmd(s.run.ID()) + " continues it"}
+}
+
+// saveFailed returns err, a failed write of the run's state, as an
+// E_STATE_IO error saying what to do (a code of the store's own, such as
+// E_LIMIT, stays), and keeps the first one for finish; nil stays nil.
+func (s *session) saveFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = stateWriteError(s.run.ID(), s.resumeCmd(s.run.ID()), err)
+	s.saveMu.Lock()
+	if s.saveErr == nil {
+		s.saveErr = err
+	}
+	s.saveMu.Unlock()
+	return err
+}
+
+// stateWriteError wraps err, a failed write of run id's state, as
+// E_STATE_IO with what to do, unless it carries a code of its own.
+func stateWriteError(id, resume string, err error) error {
+	var se *source.Error
+	if errors.As(err, &se) && se.Code == source.EStateIO && se.Hint == "" {
+		c := *se
+		c.Hint = ioFix(err) + ", then " + resume
+		return &c
+	}
+	var c source.Coded
+	if errors.As(err, &c) {
+		return err // E_LIMIT, or a save error that says what to do
+	}
+	return &source.Error{Code: source.EStateIO, Msg: "cannot write the state of run '" + id + "'", Err: err,
+		Hint: "the run stops where it was last saved: " + ioFix(err) + ", then " + resume}
+}
+
+// ioFix says what to do about err, a file operation the machine refused.
+func ioFix(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "free space (or inodes: df -i) on that file system"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "raise the limit of open files (ulimit -n)"
+	case errors.Is(err, syscall.EFBIG):
+		return "raise the file size limit (ulimit -f)"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "make that file system and folder writable"
+	}
+	return "fix the cause (free space, make it writable)"
+}
 
 // finish saves the final snapshot and maps the run's end to an exit status.
 // A nil st means the run never started (a missing secret, a failed
@@ -275,9 +372,26 @@ func (s *session) finish(st *vm.State, runErr error) int {
 			fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, runErr)
 		}
 	}
+	s.saveMu.Lock()
+	saveErr, rootGone := s.saveErr, s.rootGone
+	s.saveMu.Unlock()
+	if st != nil && rootGone {
+		// The state in memory is whole: save it where the run folder was.
+		os.MkdirAll(s.run.Root(), 0o755)
+	}
+	if st != nil && saveErr != nil {
+		// The change that failed took its events with it: no run_failed
+		// event told the user why the run stopped.
+		code := source.CodeOf(saveErr, source.EStateIO)
+		fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, saveErr)
+	}
 	if st != nil {
 		if err := s.run.WriteSnapshot(st); err != nil {
-			fmt.Fprintf(s.e.stderr, "ERROR: cannot save state: %v\n", err)
+			if saveErr == nil {
+				err = stateWriteError(st.RunID, s.resumeCmd(st.RunID), err)
+				code := source.CodeOf(err, source.EStateIO)
+				fmt.Fprintf(s.e.stderr, "ERROR: %s: %v\n", code, err)
+			}
 			if runErr == nil {
 				return source.ExitExec
 			}
@@ -346,10 +460,7 @@ func sameDir(a, b string) bool {
 
 // resumeHint tells how to continue a run that stopped.
 func (s *session) resumeHint(st *vm.State, halted bool) string {
-	cmd := s.e.self() + " resume " + st.RunID + s.baseFlag()
-	if s.opts.wsDir != "" {
-		cmd += " --workspace " + shellQuote(s.opts.wsDir)
-	}
+	cmd := s.resumeCmd(st.RunID)
 	switch {
 	case halted:
 		return "INFO: Resume with '" + cmd + "' (add --signal SIGNAL:X to take a transition, --note TEXT to answer)."
@@ -358,6 +469,15 @@ func (s *session) resumeHint(st *vm.State, halted bool) string {
 		return "INFO: Resume with '" + cmd + "' to continue where it stopped."
 	}
 	return "INFO: Resume with '" + cmd + "' once the cause is fixed."
+}
+
+// resumeCmd is the command that resumes run id, with the flags it needs.
+func (s *session) resumeCmd(id string) string {
+	cmd := s.e.self() + " resume " + id + s.baseFlag()
+	if s.opts.wsDir != "" {
+		cmd += " --workspace " + shellQuote(s.opts.wsDir)
+	}
+	return cmd
 }
 
 // signalContext is cancelled by SIGINT, SIGTERM or SIGHUP (a closed
@@ -413,6 +533,11 @@ func (e *env) cmdRunStep(args []string) int {
 		return st
 	}
 	return e.runFile(&c.common, fs.Arg(0), fs.Arg(1), "")
+}
+
+// workspaceUnusable says what to do about a WORKSPACE that cannot be made.
+func workspaceUnusable(err error) string {
+	return fmt.Sprintf("cannot make WORKSPACE: %v: it must be a writable directory (remove a file in its place, or pass --workspace DIR)", err)
 }
 
 // runFile runs FILE (only STEP when step != "", from node start when start
@@ -485,8 +610,7 @@ func (e *env) runFile(c *common, file, step, start string) int {
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return source.ExitConfig
+		return e.refuse("%s", workspaceUnusable(err))
 	}
 	id := c.runID
 	if id == "" {
@@ -499,7 +623,16 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	e.catchStop()
 	r, err := proj.store.Create(id)
 	if err != nil {
-		return e.failErr(err, source.EInternal, "")
+		var c source.Coded
+		if !errors.As(err, &c) {
+			// Not a bug of Smith: BASE/.orchestrator/runs cannot be made
+			// or written (a file in its place, a read-only BASE, a full disk).
+			err = &source.Error{Code: source.EStateIO, Msg: "cannot create the folder of run '" + id + "'", Err: err,
+				Hint: "BASE/.orchestrator/runs must be a writable directory: remove what is in its place, free space or make BASE writable, or pass another --base"}
+		} else if source.CodeOf(err, "") == source.EStateIO {
+			err = stateWriteError(id, e.self()+" run "+file, err)
+		}
+		return e.failErr(err, source.EStateIO, "")
 	}
 	e.rememberBase(proj.base)
 	defer r.Close()
@@ -599,6 +732,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	e.catchStop()
 	r, err := proj.store.Open(id)
 	if err != nil {
+		if source.CodeOf(err, source.EStateIO) == source.EStateIO {
+			err = stateWriteError(id, e.self()+" resume "+id+baseFlagOf(e, proj.base), err)
+		}
 		return nil, e.failErr(err, source.EInternal, notFoundHint(err, proj)), err
 	}
 	done := false
@@ -609,6 +745,9 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	}()
 	st, err := r.State()
 	if err != nil {
+		if source.CodeOf(err, "") == source.EStateIO {
+			err = stateWriteError(id, e.self()+" resume "+id+baseFlagOf(e, proj.base), err)
+		}
 		return nil, e.failErr(err, source.EInternal, ""), err
 	}
 	if (c.signal != "" || c.note != "") && st.Status != vm.StatusCompleted && !st.IsHalted && st.Status != vm.StatusHalted {
@@ -655,8 +794,8 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 	// A crash may have left the latest state only in the journal: bring
 	// state.json up to date before anything else.
 	if err := r.WriteSnapshot(st); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: cannot save state: %v\n", err)
-		return nil, source.ExitExec, err
+		err = stateWriteError(st.RunID, e.self()+" resume "+st.RunID+baseFlagOf(e, proj.base), err)
+		return nil, e.failErr(err, source.EStateIO, ""), err
 	}
 	if st.Status == "completed" {
 		fmt.Fprintf(e.stderr, "INFO: Run %s already completed; nothing to do.\n", st.RunID)
@@ -690,8 +829,7 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 	}
 	if err := os.MkdirAll(proj.dirs.Workspace, 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "smithvm: %v\n", err)
-		return nil, source.ExitConfig, err
+		return nil, e.refuse("%s", workspaceUnusable(err)), err
 	}
 	s := &session{e: e, proj: proj, run: r, prog: prog, console: newConsole(e.stderr, len(prog.Blocks)), opts: c}
 	m, err := vm.New(prog, s.config(st.WorkflowPath, nil))

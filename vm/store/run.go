@@ -39,8 +39,12 @@ type Run struct {
 	mu      sync.Mutex
 	lock    *os.File // nil once closed
 	journal *os.File // O_APPEND
-	events  *os.File // O_APPEND
-	iters   map[string]*os.File
+	// torn is why the journal ends in part of a line that could not be
+	// cut off (a failed append whose truncation failed too): no line may
+	// follow it until a snapshot empties the journal.
+	torn   error
+	events *os.File // O_APPEND
+	iters  map[string]*os.File
 	// seq is the seq of the last delta in the journal or the snapshot;
 	// valid only when loaded.
 	seq    int64
@@ -104,7 +108,7 @@ func open(id, root string, p Policy) (*Run, error) {
 	r.journal, err = appendFile(filepath.Join(root, journalFile))
 	if err != nil {
 		r.Close()
-		return nil, corrupt(id, fmt.Errorf("open %s: %w", journalFile, err))
+		return nil, unreadable(id, "open "+journalFile, err)
 	}
 	r.events, err = appendFile(filepath.Join(root, logsDir, eventsFile))
 	if err != nil {
@@ -264,9 +268,13 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 	if len(b) > maxStateDepth && JSONDepth(b) > maxStateDepth {
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, errTooDeep)
 	}
+	if r.torn != nil {
+		return fmt.Errorf("append to journal of run '%s': %w", r.id, r.torn)
+	}
 	// One write: O_APPEND makes it land at the end as a whole, or a crash
 	// tears it and Load drops the unterminated tail.
-	if _, err := r.journal.Write(b); err != nil {
+	if n, err := r.journal.Write(b); err != nil {
+		r.cutTorn(n, err)
 		return fmt.Errorf("append to journal of run '%s': %w", r.id, err)
 	}
 	if sync {
@@ -280,6 +288,24 @@ func (r *Run) appendJournalSync(delta any, sync bool) error {
 		r.durable, r.owed = r.seq, false
 	}
 	return nil
+}
+
+// cutTorn cuts off the n bytes a failed append (err: a full disk, a file
+// size limit) wrote: a line appended after them would leave a torn line
+// in the middle of the journal, which no resume can read. When they
+// cannot be cut, no line is appended until a snapshot empties the
+// journal. Call with r.mu held.
+func (r *Run) cutTorn(n int, err error) {
+	if n == 0 {
+		return
+	}
+	fi, serr := r.journal.Stat()
+	if serr == nil && fi.Size() >= int64(n) {
+		serr = r.journal.Truncate(fi.Size() - int64(n))
+	}
+	if serr != nil || fi.Size() < int64(n) {
+		r.torn = fmt.Errorf("a failed append left part of a line (%v)", err)
+	}
 }
 
 // SyncThrough makes every delta up to seq durable: it returns at once if
@@ -408,6 +434,8 @@ func (r *Run) writeSnapshot(state any) error {
 
 	tmp := filepath.Join(r.root, stateTmp)
 	if err := writeSynced(tmp, text); err != nil {
+		// A part written to a full disk gives its space back at once.
+		os.Remove(tmp)
 		return fmt.Errorf("write state of run '%s': %w", r.id, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(r.root, stateFile)); err != nil {
@@ -429,6 +457,7 @@ func (r *Run) writeSnapshot(state any) error {
 	if err := r.journal.Truncate(0); err != nil {
 		return fmt.Errorf("truncate journal of run '%s': %w", r.id, err)
 	}
+	r.torn = nil
 	r.since = 0
 	r.durable, r.owed = r.seq, false
 	r.lastSnap = r.policy.Now()
@@ -720,7 +749,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, corrupt(r.id, fmt.Errorf("read %s: %w", stateFile, err))
+		return 0, false, unreadable(r.id, "read "+stateFile, err)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
@@ -758,7 +787,7 @@ func (r *Run) readState(state any) (int64, bool, error) {
 func (r *Run) readJournal(base int64) ([][]byte, []int64, error) {
 	b, err := os.ReadFile(filepath.Join(r.root, journalFile))
 	if err != nil {
-		return nil, nil, corrupt(r.id, fmt.Errorf("read %s: %w", journalFile, err))
+		return nil, nil, unreadable(r.id, "read "+journalFile, err)
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
 		// A torn append: it never returned, so the delta was never durable.

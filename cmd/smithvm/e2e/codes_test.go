@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,15 @@ func scriptCodes(a *txtar.Archive) []source.Code {
 			if len(rest) > 0 {
 				lastVM = rest[0]
 			}
+		case "exec":
+			// smithvm started through another program (prlimit) on PATH.
+			lastCmd, lastVM = name, ""
+			if i := slices.Index(rest, "smithvm"); i >= 0 {
+				lastCmd = "smithvm"
+				if i+1 < len(rest) {
+					lastVM = rest[i+1]
+				}
+			}
 		case "stdout", "stderr":
 			if !neg && lastCmd == "smithvm" && len(rest) > 0 {
 				add(rest[0])
@@ -231,6 +241,7 @@ func TestScriptCodes(t *testing.T) {
 		{"stdout with count", "smithvm list\nstdout -count=1 E_USAGE\n", "E_USAGE"},
 		{"comment", "# E_EXEC is produced here\nsmithvm run f.yaml # E_TIMEOUT\n", ""},
 		{"negated", "! smithvm run f.yaml\n! stderr E_EXEC\n", ""},
+		{"stderr of smithvm under prlimit", "! exec prlimit --fsize=6000 smithvm run f.yaml\nstderr E_STATE_IO\n", "E_STATE_IO"},
 		{"stderr of another command", "smithvm run f.yaml\nexec git status\nstderr E_MERGE_CONFLICT\n", ""},
 		{"conditioned", "[!tool:git] skip\n! smithvm merge r1\n[linux] stderr E_MERGE_CONFLICT\n", "E_MERGE_CONFLICT"},
 		{"grep of a run's file", "smithvm run f.yaml\ngrep '\"code\":\"E_STEP_BUDGET\"' .orchestrator/runs/b/logs/events.jsonl\n", "E_STEP_BUDGET"},
