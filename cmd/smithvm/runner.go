@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"smith/compiler"
@@ -230,10 +231,12 @@ type session struct {
 	// the events of that change were dropped, so finish prints it.
 	saveMu  sync.Mutex
 	saveErr error
-	// root is RUN_ROOT as the first saved change found it (guarded by
-	// saveMu): a RUN_ROOT that is no longer it was deleted under the run.
-	root     os.FileInfo
-	rootGone bool
+	// rootOnce opens root, RUN_ROOT as the first saved change found it
+	// (-1 when it could not be opened): a RUN_ROOT whose links
+	// fall to zero was deleted under the run. rootGone is set once it was.
+	rootOnce sync.Once
+	root     int
+	rootGone atomic.Bool
 }
 
 // config builds the machine's configuration, wired to the store.
@@ -293,21 +296,27 @@ func (s *session) checkpointLater(d *vm.Delta, st *vm.State) (func() error, erro
 // rootThere returns an E_STATE_IO error when RUN_ROOT is no longer the
 // directory the run's first saved change found: deleted (or replaced)
 // while the run ran, it took the journal and the logs with it, and the
-// run would go on saving into files no longer there.
+// run would go on saving into files no longer there. It looks at the
+// directory it holds open (one fstat, no path to walk: every saved change
+// pays it).
 func (s *session) rootThere() error {
-	fi, err := os.Stat(s.run.Root())
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	if err == nil && s.root == nil {
-		s.root = fi
+	s.rootOnce.Do(func() {
+		fd, err := syscall.Open(s.run.Root(), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		s.root = fd
+	})
+	if s.root >= 0 && !s.rootGone.Load() {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(s.root, &st); err != nil || st.Nlink > 0 {
+			return nil
+		}
+		s.rootGone.Store(true)
 	}
-	if err == nil && os.SameFile(fi, s.root) {
+	if !s.rootGone.Load() {
 		return nil
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err // the machine refused the look (stateWriteError says what to do)
-	}
-	s.rootGone = true
 	return &source.Error{Code: source.EStateIO,
 		Msg:  "the run folder " + s.run.Root() + " was deleted or replaced while run '" + s.run.ID() + "' ran",
 		Hint: "its journal and the logs written so far are gone: the run stops here and saves its state there again, so that " + s.resumeCmd(s.run.ID()) + " continues it"}
@@ -373,8 +382,11 @@ func (s *session) finish(st *vm.State, runErr error) int {
 		}
 	}
 	s.saveMu.Lock()
-	saveErr, rootGone := s.saveErr, s.rootGone
+	saveErr, rootGone := s.saveErr, s.rootGone.Load()
 	s.saveMu.Unlock()
+	if s.root > 0 {
+		syscall.Close(s.root)
+	}
 	if st != nil && rootGone {
 		// The state in memory is whole: save it where the run folder was.
 		os.MkdirAll(s.run.Root(), 0o755)
