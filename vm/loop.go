@@ -32,6 +32,14 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 	if err != nil {
 		return true, m.failStep(blk, err)
 	}
+	var kept resumedLoop
+	if m.resumeLoop != "" {
+		if kept = m.takeResumeLoop(blk, items, phase); kept.threads != nil {
+			if err := m.seedThreads(blk, len(items), kept.threads); err != nil {
+				return true, err
+			}
+		}
+	}
 	m.reset(append([]string{blk.ID}, m.bodyAll[a]...))
 	m.emit(evStepStarted(blk.ID, try{}))
 	if len(items) == 0 {
@@ -39,11 +47,12 @@ func (m *Machine) openLoop(blk *isa.Block, a uint32, phase string) (empty bool, 
 			evStepCompleted(blk.ID, try{}, 0, 0))
 	}
 	started := m.now().Format(time.RFC3339Nano)
-	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started})
-	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Total: len(items), Items: items,
+	m.setStep(blk.ID, StepResult{Status: StepRunning, Visits: m.st.Visits[blk.ID], StartedAt: started,
+		Iterations: kept.records, IterationsTotal: kept.total})
+	m.st.LoopStack = append(m.st.LoopStack, LoopFrame{Loop: blk.ID, Index: kept.index, Total: len(items), Items: items,
 		Started: started})
 	m.pushed = true
-	if phase == PhaseParallel {
+	if phase == PhaseParallel && kept.threads == nil {
 		m.st.Threads = nil
 	}
 	m.enter(blk.ID, phase, m.st.Signal)

@@ -159,6 +159,9 @@ type Machine struct {
 	// resume that re-enters it: it merges the kept branches again instead
 	// of running its threads.
 	retryJoin string
+	// resumeLoop is the loop a resume of a failed run re-enters: its
+	// LOOP_BEGIN keeps the iterations that completed (resumeloop.go).
+	resumeLoop string
 	// joined are the threads whose branches the last join merged: their
 	// worktrees and branches are removed once the join's result is saved
 	// (a crash in between leaves them to SweepUnits on resume).
@@ -451,12 +454,17 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 		// Nothing ran: no state to save (finish prints the error).
 		return nil, err
 	}
+	m.markResumeLoop()
 	if opt.Note != "" {
 		m.appendPayload([]step.Segment{{ID: m.newID(), Type: "USER_NOTE", Content: opt.Note,
 			Timestamp: m.now().Format(time.RFC3339)}})
 	}
 	st.Status, st.IsHalted, st.HaltedBlock, st.EndedAt = StatusRunning, false, "", ""
-	if err := m.finish(evRunResumed(st.CurrentStep)); err != nil {
+	if m.resumeLoop != "" {
+		// Saved with the loop's first change: until then a crash leaves
+		// the run failed, and its resume keeps the same iterations.
+		m.emit(evRunResumed(st.CurrentStep))
+	} else if err := m.finish(evRunResumed(st.CurrentStep)); err != nil {
 		return st, err
 	}
 	// A step found running was cut off (a crash, an interrupt): its visit
@@ -467,6 +475,9 @@ func (m *Machine) Resume(ctx context.Context, st *State, opt ResumeOptions) (*St
 	}
 	if r := st.Steps[st.CurrentStep]; r != nil && len(r.JoinKept) > 0 && (st.Phase == PhaseStart || st.Phase == "") {
 		m.retryJoin = st.CurrentStep
+	}
+	if m.resumeLoop != "" {
+		m.revisit = m.resumeLoop // the loop's visit the failure ended, counted already
 	}
 	return m.loop(ctx, pc)
 }
