@@ -222,11 +222,17 @@ func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) s
 // repository (discover) checks the owner; reading a setting runs nothing.
 func userSafeDirs(ctx context.Context, lookup func(string) (string, bool)) []string {
 	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	// One git for both scopes, in git's order (system, then global); a
+	// local value (TMPDIR inside a repository) is left out, as git itself
+	// ignores it.
+	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", "--show-scope", "--get-all", "safe.directory"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
+	if res.StartErr != nil || res.ExitCode != 0 {
+		return nil
+	}
 	var dirs []string
-	for _, scope := range []string{"--system", "--global"} { // git's order
-		res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", scope, "--get-all", "safe.directory"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
-		if res.StartErr == nil && res.ExitCode == 0 {
-			dirs = append(dirs, strings.Split(strings.TrimRight(res.Stdout, "\n"), "\n")...)
+	for line := range strings.SplitSeq(strings.TrimRight(res.Stdout, "\n"), "\n") {
+		if scope, v, ok := strings.Cut(line, "\t"); ok && (scope == "system" || scope == "global") {
+			dirs = append(dirs, v)
 		}
 	}
 	return dirs
