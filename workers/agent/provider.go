@@ -19,6 +19,7 @@ import (
 	"smith/workers/provider"
 	"smith/workers/step"
 	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // Prompt transports (prompt_transport.mode).
@@ -49,8 +50,11 @@ type callReply struct {
 	session string
 	usage   int
 	// keyVar is the variable of a key the call passed beyond the presets'
-	// (codex's env_key), "" for none (step.Result.KeyVars).
+	// (codex's env_key), "" for none (step.Result.KeyVars); mask is then
+	// the step's masker with that key's value added, which everything
+	// written of the call (its recording and patch) goes through.
 	keyVar string
+	mask   *text.Masker
 }
 
 // A Runner runs provider steps: the environment they run in, and
@@ -201,6 +205,13 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		rep = r.runMock(req, pv, sess, prompt, call)
 	} else {
 		rep = r.runCLI(ctx, req, p, pv, sess, prompt, fromInput)
+	}
+	if rep.mask != nil {
+		// The key of the user's model provider is masked in the
+		// recording and its patch too (CONTRACT 5.2).
+		masked := *req
+		masked.Mask = rep.mask
+		req = &masked
 	}
 	if r.Record != "" {
 		if snapErr == nil {

@@ -102,6 +102,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		stderr:      pr.Stderr,
 		keyVar:      keyVar,
 	}
+	if keyVar != "" {
+		rep.mask = req.Mask
+	}
 	// whole is the file holding the whole (masked) stdout when it passed
 	// the in-memory cap: the reply is read from it as a stream, and only
 	// a reply that is the raw stdout itself is read whole into memory.
@@ -110,7 +113,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	case spec.StdoutFile != "":
 		text, truncated, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
 		if err != nil {
-			return callReply{exit: step.ExitNotRun, keyVar: keyVar, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, keyVar: keyVar, mask: rep.mask, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text, rep.truncated = text, truncated
 		if truncated && p.Spill != "" {
