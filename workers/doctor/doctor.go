@@ -147,6 +147,27 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 	l := Line{Preset: t.Name, Check: "login"}
 	vars := envMap(env)
 	home := f.ConfigHome(vars)
+	// status is the CLI's own login check, run once: first for what it
+	// says of the configuration file (a key of the user's is no use when
+	// the CLI cannot load the file that names its server).
+	var status *proc.Result
+	if f.ConfigFile != "" && !t.Isolated {
+		file := filepath.Join(home, f.ConfigFile)
+		config, _ := os.ReadFile(file)
+		if err := f.ConfigError(config); err != nil {
+			l.Text = fmt.Sprintf("%s is not valid: %s; fix it (%s reads it at every start)", file, firstLine(err.Error()), t.Name)
+			return l
+		}
+		if argv := f.LoginStatus; len(argv) > 0 && len(config) > 0 {
+			res := run(ctx, argv, env)
+			status = &res
+			if f.ConfigBroken(res.Stdout + "\n" + res.Stderr) {
+				l.Text = fmt.Sprintf("%s cannot load its configuration (%s: %q); fix %s (%s reads it at every start)",
+					t.Name, strings.Join(argv, " "), statusLine(res.Stdout+"\n"+res.Stderr), file, t.Name)
+				return l
+			}
+		}
+	}
 	if name := f.CredentialIn(vars); name != "" {
 		l.OK, l.Text = true, name+" is set"
 		return l
@@ -165,7 +186,11 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 		return l
 	}
 	if argv := f.LoginStatus; len(argv) > 0 {
-		res := run(ctx, argv, env)
+		if status == nil {
+			res := run(ctx, argv, env)
+			status = &res
+		}
+		res := *status
 		said := statusLine(res.Stdout + "\n" + res.Stderr)
 		if res.StartErr == nil && res.ExitCode == f.LoginOKExit && !f.NotLoggedIn(said) {
 			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)

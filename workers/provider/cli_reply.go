@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -102,6 +103,9 @@ func ReadReplyFrom(pv Provider, perms string, stdout *io.SectionReader, stderr s
 			cerr.status = statusIn(cerr.msg)
 		}
 		out.Exit = classify(cerr.status, cerr.msg)
+		if pv.CLI != nil && pv.CLI.ConfigBroken(cerr.msg) {
+			out.Exit = ExitInvalid // whatever the message says, trying again cannot help
+		}
 		out.Reason = failureText(pv, cerr, out.Exit)
 		return out
 	}
@@ -194,6 +198,8 @@ func failureText(pv Provider, e *cliError, exit int) string {
 		return "the model server could not be reached or broke off: " + msg + " (retryable; check " + baseVar + ")"
 	}
 	switch {
+	case pv.CLI != nil && pv.CLI.ConfigBroken(msg):
+		return msg + "; fix " + configFile(pv) + " (the CLI reads it at every start), or use home: isolated"
 	case e.status == 401 || e.status == 403:
 		return "the model server refused the credentials" + code + ": " + msg +
 			"; check " + keyVar + " or the CLI's login" + homeNote(pv)
@@ -220,6 +226,15 @@ func loginFix(pv Provider, keyVar string) string {
 		return "set " + keyVar + " in Smith's environment (home: isolated does not see your login; remove it to use your login)"
 	}
 	return f.Login + ", or set " + keyVar
+}
+
+// configFile names the CLI's configuration file in the home it was
+// given.
+func configFile(pv Provider) string {
+	if pv.ConfigHome == "" {
+		return "its " + pv.CLI.ConfigFile
+	}
+	return filepath.Join(pv.ConfigHome, pv.CLI.ConfigFile)
 }
 
 // homeNote names the configuration home the CLI was given.
@@ -509,6 +524,36 @@ func (g *geminiReader) denied(_ func() gjson.Result, stderr string) string {
 // stderrStatus finds the HTTP status in the error object gemini dumps on
 // stderr ("  status: 429").
 var stderrStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*status: ([45]\d\d)\s*$`) })
+
+// codexStartFailure is the reason of a codex that did not start: when it
+// could not load config.toml, its message (the lines from "Error loading
+// config", at most three, without the drawing under a syntax error's
+// line) joined by spaces; else stderr's last line.
+func codexStartFailure(s string) string {
+	lines := strings.Split(ansiPattern().ReplaceAllString(s, ""), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "Error loading config") {
+			continue
+		}
+		var out []string
+		for _, l := range lines[i:] {
+			l = strings.TrimSpace(l)
+			if l == "" && len(out) > 0 || len(out) == 3 {
+				break
+			}
+			if l == "" || strings.HasPrefix(l, "|") || sourceLine().MatchString(l) {
+				continue
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, " ")
+	}
+	return lastLine(s)
+}
+
+// sourceLine matches the line of a file that a syntax error quotes ("8 |
+// [model_providers.gateway").
+var sourceLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+ +\|`) })
 
 // lastParagraph is the last run of meaningful lines of s (at most three,
 // no stack frames or colours), joined by spaces.

@@ -58,6 +58,8 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"codex", "drop", "edit", 1, 1, "", 0, "stream disconnected before completion"},
 		{"codex", "refused", "edit", 1, 1, "", 0, "Connection failed"},
 		{"codex", "denied", "read", 0, 2, "I wrote it", 30, "patch rejected: writing is blocked by read-only sandbox"},
+		{"codex", "badtoml", "edit", 1, 2, "", 0, "Error loading config.toml: /tmp/home/user/.codex/config.toml:8:25: unclosed table, expected `]`; fix its config.toml (the CLI reads it at every start), or use home: isolated"},
+		{"codex", "badconfig", "edit", 1, 2, "", 0, "Error loading config.toml: `wire_api = \"chat\"` is no longer supported. How to fix: set `wire_api = \"responses\"` in your provider config. More info: https://github.com/openai/codex/discussions/7782; fix its config.toml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cli+"-"+tt.name, func(t *testing.T) {

@@ -74,7 +74,10 @@ type CLI struct {
 	homeAbove     bool
 	// ConfigFile is the file of the config home the preset reads (codex:
 	// config.toml, for the model provider the user chose); read only.
-	ConfigFile string
+	// configBroken is what the CLI says when it cannot load its
+	// configuration (a file that is not TOML, a key it no longer takes).
+	ConfigFile   string
+	configBroken string
 	// Files are written into an isolated home before each call (its
 	// settings: retries off, the auth type); never into the user's.
 	Files map[string]string
@@ -305,28 +308,32 @@ var clis = map[string]*CLI{
 			PermEdit: {"--sandbox", "workspace-write"},
 			PermFull: {"--dangerously-bypass-approvals-and-sandbox"},
 		},
-		Install:     Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set CODEX_API_KEY)"},
-		newReader:   func() stdoutReader { return &codexReader{} },
-		activity:    (*ActivityReader).codex,
-		Vars:        append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),
-		Switches:    append([]string{"CODEX_CA_CERTIFICATE"}, netVars...),
-		Home:        "CODEX_HOME",
-		homeSub:     ".codex",
-		ConfigFile:  "config.toml",
-		KeyNeeded:   true,
-		args:        codexArgs,
-		KeyVar:      "OPENAI_API_KEY",
-		userKeyVar:  "CODEX_API_KEY",
-		baseVar:     "OPENAI_BASE_URL",
-		Login:       "run 'codex login' (or 'codex login --with-api-key')",
-		Tested:      "0.169.0",
-		Credentials: []string{"CODEX_API_KEY"},
-		LoginStatus: []string{"codex", "login", "status"},
-		LoginFiles:  []string{"auth.json"},
-		notLoggedIn: []string{"Not logged in"},
-		noSession:   []string{"--ephemeral"},
-		resume:      codexResume,
-		usageTotal:  true,
+		Install:    Install{"the Codex CLI", "@openai/codex", "run 'codex login' (or set CODEX_API_KEY)"},
+		newReader:  func() stdoutReader { return &codexReader{} },
+		activity:   (*ActivityReader).codex,
+		Vars:       append([]string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME"}, proxyVars...),
+		Switches:   append([]string{"CODEX_CA_CERTIFICATE"}, netVars...),
+		Home:       "CODEX_HOME",
+		homeSub:    ".codex",
+		ConfigFile: "config.toml",
+		// codex exec: "Error loading config.toml:"; codex login status:
+		// "Error loading configuration:".
+		configBroken: "Error loading config",
+		startFailure: codexStartFailure,
+		KeyNeeded:    true,
+		args:         codexArgs,
+		KeyVar:       "OPENAI_API_KEY",
+		userKeyVar:   "CODEX_API_KEY",
+		baseVar:      "OPENAI_BASE_URL",
+		Login:        "run 'codex login' (or 'codex login --with-api-key')",
+		Tested:       "0.169.0",
+		Credentials:  []string{"CODEX_API_KEY"},
+		LoginStatus:  []string{"codex", "login", "status"},
+		LoginFiles:   []string{"auth.json"},
+		notLoggedIn:  []string{"Not logged in"},
+		noSession:    []string{"--ephemeral"},
+		resume:       codexResume,
+		usageTotal:   true,
 	},
 }
 
@@ -424,7 +431,7 @@ func MaskedVars() []string {
 func codexArgs(c Call) []string {
 	env := c.Env
 	if !c.Isolated {
-		name, defined, _ := codexActiveProvider(c.Config)
+		name, defined, _, _ := codexActiveProvider(c.Config)
 		if name == "" || codexBuiltin(name) || !defined {
 			return nil // -c on a built-in or unknown provider is refused
 		}
@@ -595,7 +602,11 @@ func appendUnique(list []string, s string) []string {
 // envKey is the variable that table reads its key from (its env_key).
 // (codex 0.169 refuses a profile key in config.toml, and Smith passes no
 // --profile: the top-level key decides.)
-func codexActiveProvider(config []byte) (name string, defined bool, envKey string) {
+//
+// A config.toml Smith cannot read is broken: err says so, and the callers
+// then decide nothing from it (no argument, no early failure), so that
+// codex itself reports what is wrong with its file (configBroken).
+func codexActiveProvider(config []byte) (name string, defined bool, envKey string, err error) {
 	var doc struct {
 		ModelProvider  string `toml:"model_provider"`
 		ModelProviders map[string]struct {
@@ -603,13 +614,13 @@ func codexActiveProvider(config []byte) (name string, defined bool, envKey strin
 		} `toml:"model_providers"`
 	}
 	if len(config) == 0 {
-		return "", false, ""
+		return "", false, "", nil
 	}
 	if _, err := toml.Decode(string(config), &doc); err != nil {
-		return "", false, "" // codex itself reports a broken config.toml
+		return "", false, "", err
 	}
 	p, defined := doc.ModelProviders[doc.ModelProvider]
-	return doc.ModelProvider, defined, p.EnvKey
+	return doc.ModelProvider, defined, p.EnvKey, nil
 }
 
 // ProviderKeyVar returns the variable that the model provider chosen in
@@ -620,7 +631,7 @@ func (f *CLI) ProviderKeyVar(config []byte) string {
 	if f.ConfigFile != "config.toml" {
 		return ""
 	}
-	_, _, key := codexActiveProvider(config)
+	_, _, key, _ := codexActiveProvider(config)
 	return key
 }
 
@@ -633,8 +644,29 @@ func (f *CLI) LoginNeeded(config []byte) bool {
 	if f.ConfigFile != "config.toml" {
 		return false
 	}
-	name, _, _ := codexActiveProvider(config)
+	name, _, _, err := codexActiveProvider(config)
+	if err != nil {
+		return false // codex says what is wrong with the file, at once
+	}
 	return name == "" || name == "openai"
+}
+
+// ConfigError returns why the CLI's configuration file (config, as read)
+// cannot be read, nil when it can or there is none (codex: config.toml that
+// is not TOML).
+func (f *CLI) ConfigError(config []byte) error {
+	if f.ConfigFile != "config.toml" {
+		return nil
+	}
+	_, _, _, err := codexActiveProvider(config)
+	return err
+}
+
+// ConfigBroken reports whether the CLI's words (said: its stderr, or what
+// its login status command printed) say it could not load its
+// configuration file: a failure to fix in that file, not a login or a key.
+func (f *CLI) ConfigBroken(said string) bool {
+	return f.configBroken != "" && strings.Contains(said, f.configBroken)
 }
 
 // UserKeyVar is the key variable the CLI reads in the user's own home.

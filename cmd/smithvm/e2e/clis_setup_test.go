@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"smith/internal/fakemodel"
@@ -47,6 +48,56 @@ func TestCLIProviderKeyMasked(t *testing.T) {
 				t.Errorf("the provider's key is in %s", path)
 			}
 			return nil
+		})
+	}
+}
+
+// TestCLICodexBrokenConfig: a ~/.codex/config.toml that codex cannot load
+// (not TOML; a key codex no longer takes) fails the step at once with exit
+// 2 and codex's own words, naming the file to fix, not as a missing login
+// (the user has the key of their model provider) nor as the drawing codex
+// prints under the line; smithvm doctor says the file is not valid. No
+// request reaches the server.
+func TestCLICodexBrokenConfig(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "codex")
+	c := cliCases[2]
+	for _, tt := range []struct{ name, config, says, doctor string }{
+		{"not-toml", "model_provider = \"gateway\"\n[model_providers.gateway\nname = \"gw\"\n",
+			"unclosed table, expected `]`", "is not valid: toml: line "},
+		{"old-key", "model = \"gpt-fake\"\nmodel_provider = \"gateway\"\n\n[model_providers.gateway]\nname = \"gw\"\nbase_url = \"http://127.0.0.1:9/v1\"\nenv_key = \"GATEWAY_API_KEY\"\nwire_api = \"chat\"\n",
+			"`wire_api = \"chat\"` is no longer supported", "cannot load its configuration"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "should not be asked"}})
+			cfg := filepath.Join(p.home, ".codex", "config.toml")
+			if err := os.WriteFile(cfg, []byte(tt.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+			r := p.run("run", wf)
+			if r.code != 1 {
+				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			if s := p.state(r).Steps["Ask"]; s.ExitCode != 2 || s.Attempts != 1 {
+				t.Errorf("Ask: exit %d after %d tries, want 2 after 1 (not retried)", s.ExitCode, s.Attempts)
+			}
+			for _, w := range []string{"ERROR: Step 'Ask' failed: E_EXEC: provider 'codex' failed: Error loading config.toml: ", tt.says, "; fix " + cfg} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("the console does not say %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "no usable credentials") {
+				t.Errorf("a broken config.toml is reported as a missing login:\n%s", r.stderr)
+			}
+			if n := len(p.requests(c.proto)); n != 0 {
+				t.Errorf("%d requests reached the server", n)
+			}
+			d := p.doctor(p.env(), wf)
+			if l := doctorLine(d.stdout, "FAIL", "codex", "login"); d.code != 2 || !strings.Contains(l, tt.doctor) || !strings.Contains(l, cfg) {
+				t.Errorf("doctor: exit %d, codex login %q, want %q and the file\n%s", d.code, l, tt.doctor, d.stdout)
+			}
 		})
 	}
 }
