@@ -291,10 +291,12 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	}
 	if !pv.Isolated {
 		home = f.ConfigHome(given)
-		if pv.Own && f.LoginNeeded(readConfig(f, home)) && !f.HasKey(given) && LoginFile(f, home) == "" {
-			// codex would send unauthenticated requests for 13-30 s.
-			return nil, home, nil, source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key; %s, or set %s (%s's configuration home: %s)",
-				pv.Name, f.Login, f.UserKeyVar(), pv.Name, home)
+		if pv.Own && f.LoginNeeded(readConfig(f, home)) && !f.HasUserKey(given) && LoginFile(f, home) == "" {
+			// codex would send unauthenticated requests for 13-30 s
+			// (OPENAI_API_KEY, which its built-in provider does not
+			// read, or not).
+			return nil, home, nil, source.Errorf(source.EExec, "provider '%s' failed: the CLI has no usable credentials: no login and no key%s; %s, or set %s (%s's configuration home: %s)",
+				pv.Name, f.UnreadKey(given), f.Login, f.UserKeyVar(), pv.Name, home)
 		}
 		if f.Overlay != nil && chosen == "" {
 			ov, err := overlayHome(req, p, f, given)

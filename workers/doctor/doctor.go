@@ -172,6 +172,16 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 		l.OK, l.Text = true, name+" is set"
 		return l
 	}
+	if t.Isolated {
+		// Only a key counts in a home of Smith's, and the user's
+		// configuration file is not read there.
+		if f.HasKey(vars) {
+			l.OK, l.Text = true, f.KeyVar+" is set"
+			return l
+		}
+		l.Text = fmt.Sprintf("no key: home: isolated gives %s a fresh configuration home with no login; set %s in Smith's environment (or remove home: isolated to use your login)", t.Name, f.KeyVar)
+		return l
+	}
 	config, _ := os.ReadFile(filepath.Join(home, f.ConfigFile))
 	if name := f.ProviderKeyVar(config); name != "" {
 		if v, _ := e.Lookup(name); v != "" {
@@ -179,10 +189,6 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 		} else {
 			l.Text = fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, filepath.Join(home, f.ConfigFile))
 		}
-		return l
-	}
-	if t.Isolated {
-		l.Text = fmt.Sprintf("no key: home: isolated gives %s a fresh configuration home with no login; set %s in Smith's environment (or remove home: isolated to use your login)", t.Name, f.KeyVar)
 		return l
 	}
 	if argv := f.LoginStatus; len(argv) > 0 {
@@ -199,14 +205,14 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 			}
 			return l
 		}
-		l.Text = fmt.Sprintf("not logged in (%s: %q); %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.Login, f.UserKeyVar(), t.Name, home)
+		l.Text = fmt.Sprintf("not logged in (%s: %q)%s; %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.UnreadKey(vars), f.Login, f.UserKeyVar(), t.Name, home)
 		return l
 	}
 	if file := agent.LoginFile(f, home); file != "" {
 		l.OK, l.Text = true, "logged in ("+file+")"
 		return l
 	}
-	l.Text = fmt.Sprintf("no login and no key; %s, or set %s (%s's configuration home: %s)", f.Login, f.UserKeyVar(), t.Name, home)
+	l.Text = fmt.Sprintf("no login and no key%s; %s, or set %s (%s's configuration home: %s)", f.UnreadKey(vars), f.Login, f.UserKeyVar(), t.Name, home)
 	return l
 }
 

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,8 +100,9 @@ type CLI struct {
 	KeyVar, baseVar, Login string
 	// userKeyVar, when set, is the key variable the CLI reads with the
 	// user's own configuration (codex's built-in provider reads
-	// CODEX_API_KEY, not OPENAI_API_KEY); KeyVar otherwise.
-	userKeyVar string
+	// CODEX_API_KEY, not OPENAI_API_KEY); KeyVar otherwise. saveKey is
+	// the CLI's command that saves a key read on stdin as its login.
+	userKeyVar, saveKey string
 	// Tested is the version the presets are proven against (the pin of
 	// testdata/clis/package.json; TestPinnedVersions keeps them equal).
 	Tested string
@@ -324,6 +326,7 @@ var clis = map[string]*CLI{
 		args:         codexArgs,
 		KeyVar:       "OPENAI_API_KEY",
 		userKeyVar:   "CODEX_API_KEY",
+		saveKey:      "codex login --with-api-key",
 		baseVar:      "OPENAI_BASE_URL",
 		Login:        "run 'codex login' (or 'codex login --with-api-key')",
 		Tested:       "0.169.0",
@@ -678,9 +681,29 @@ func (f *CLI) UserKeyVar() string {
 }
 
 // HasKey reports whether env gives the CLI a key or a login token of its
-// own (one of its credential variables, or KeyVar).
+// own (one of its credential variables, or KeyVar) in a home of Smith's
+// (home: isolated).
 func (f *CLI) HasKey(env map[string]string) bool {
 	return env[f.KeyVar] != "" || f.CredentialIn(env) != ""
+}
+
+// HasUserKey reports whether env gives the CLI a key or a login token it
+// reads with the user's own configuration (UserKeyVar, or one of its
+// credential variables): codex's built-in provider does not read
+// OPENAI_API_KEY.
+func (f *CLI) HasUserKey(env map[string]string) bool {
+	return env[f.UserKeyVar()] != "" || f.CredentialIn(env) != ""
+}
+
+// UnreadKey is a note for a missing login when env sets KeyVar and the
+// CLI, with the user's own configuration, does not read it (codex and
+// OPENAI_API_KEY): how to make that key count. "" otherwise.
+func (f *CLI) UnreadKey(env map[string]string) string {
+	if f.userKeyVar == "" || f.userKeyVar == f.KeyVar || env[f.KeyVar] == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is set, but %s's built-in model provider does not read it: 'printenv %s | %s' saves it as %s's login)",
+		f.KeyVar, f.Program(), f.KeyVar, f.saveKey, f.Program())
 }
 
 // codexBuiltin reports codex's built-in model providers, whose settings a

@@ -101,3 +101,55 @@ func TestCLICodexBrokenConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCLICodexOpenAIKey: OPENAI_API_KEY in the user's terminal, which
+// codex's built-in model provider does not read (it reads CODEX_API_KEY or
+// its login), and no login: in the user's own home the step fails at once
+// (codex would send requests with no key for 13 to 30 s), saying the key
+// is not read and how to save it as codex's login; smithvm doctor says the
+// same. With home: isolated, where the preset passes OPENAI_API_KEY to a
+// provider of its own, the key is enough: doctor says so and the run
+// answers.
+func TestCLICodexOpenAIKey(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "codex")
+	c := cliCases[2]
+	for _, mode := range homeModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			p := newCLIProj(t, mode, fakemodel.Rule{Reply: fakemodel.Reply{Text: "KEY-OK"}})
+			// The user's own codex: installed, never logged in, no
+			// config.toml (the built-in provider).
+			if err := os.RemoveAll(filepath.Join(p.home, ".codex")); err != nil {
+				t.Fatal(err)
+			}
+			wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+			env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home,
+				"OPENAI_API_KEY=fake-key-codex-0123456789", "OPENAI_BASE_URL=" + p.srv.URL + "/v1"}
+			r := p.runWith(env, "run", wf)
+			d := p.doctor(env, wf)
+			if mode == modeIsolated {
+				if r.code != 0 || p.state(r).Steps["Ask"].Output != "KEY-OK" {
+					t.Errorf("run: exit %d, want 0 and the reply\n%s", r.code, r.stderr)
+				}
+				if l := doctorLine(d.stdout, "ok", "codex", "login"); d.code != 0 || !strings.Contains(l, "OPENAI_API_KEY is set") {
+					t.Errorf("doctor: exit %d, codex login %q, want ok: OPENAI_API_KEY is set\n%s", d.code, l, d.stdout)
+				}
+				return
+			}
+			if r.code != 1 {
+				t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			if s := p.state(r).Steps["Ask"]; s.ExitCode != 2 || s.Attempts != 1 {
+				t.Errorf("Ask: exit %d after %d tries, want 2 after 1 (not retried)", s.ExitCode, s.Attempts)
+			}
+			note := "OPENAI_API_KEY is set, but codex's built-in model provider does not read it: 'printenv OPENAI_API_KEY | codex login --with-api-key' saves it as codex's login"
+			if !strings.Contains(r.stderr, "ERROR: Step 'Ask' failed: E_EXEC: provider 'codex' failed: the CLI has no usable credentials: ") || !strings.Contains(r.stderr, note) {
+				t.Errorf("the console does not say %q:\n%s", note, r.stderr)
+			}
+			if l := doctorLine(d.stdout, "FAIL", "codex", "login"); d.code != 2 || !strings.Contains(l, note) {
+				t.Errorf("doctor: exit %d, codex login %q, want %q\n%s", d.code, l, note, d.stdout)
+			}
+		})
+	}
+}
