@@ -18,6 +18,28 @@ import (
 // as the CLI's home.
 type overlayCall struct {
 	root string
+	dir  string // the overlay's configuration folder (root/.gemini)
+}
+
+// userPaths returns s, what the CLI said, with the overlay's
+// configuration folder named as the user's own, home: the overlay is gone
+// once the call ends, and the file to fix is the user's (gemini: "Please
+// set an Auth method in your .../.gemini/settings.json").
+func (v *overlayCall) userPaths(s, home string) string {
+	if v == nil || v.dir == "" || home == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, v.dir, home)
+}
+
+// UserPaths is userPaths for an overlay made by OverlayHome: root is the
+// folder it returned, f the CLI.
+func UserPaths(s, root string, f *provider.CLI, home string) string {
+	if f.Overlay == nil || root == "" {
+		return s
+	}
+	v := &overlayCall{root: root, dir: filepath.Join(root, f.Overlay.Dir)}
+	return v.userPaths(s, home)
 }
 
 // overlayHome makes the overlay home of one call of a CLI whose retries
@@ -32,20 +54,37 @@ type overlayCall struct {
 // and removed by close when the call ends; on an error the call has the
 // folder made so far, root "" when none.
 func overlayHome(req *step.Request, p steprun.Paths, f *provider.CLI, env map[string]string) (*overlayCall, error) {
+	base := req.RunRoot
+	if base == "" {
+		base = p.TmpDir
+	}
+	return makeOverlay(filepath.Join(base, "providers", "overlays"), req.Step, req.Continue, f, env)
+}
+
+// OverlayHome makes an overlay home of CLI f (one with an Overlay) for a
+// process that is no call of a step (smithvm doctor's checks, which run
+// the CLI in the user's home too), in a new folder under parent, from env
+// (HOME, or f.Home when set): it returns the folder to give as f.Home and
+// the function that removes it. So the CLI's writes at its start (gemini:
+// its project registry and a temporary file of it that it leaves behind)
+// stay out of the user's folder, as in a step.
+func OverlayHome(parent string, f *provider.CLI, env map[string]string) (string, func(), error) {
+	v, err := makeOverlay(parent, "check", false, f, env)
+	return v.root, v.close, err
+}
+
+// makeOverlay makes an overlay home under parent, named after name; cont
+// is set for an agent that continues its session.
+func makeOverlay(parent, name string, cont bool, f *provider.CLI, env map[string]string) (*overlayCall, error) {
 	o := f.Overlay
 	userRoot := env[f.Home]
 	if userRoot == "" {
 		userRoot = env["HOME"]
 	}
-	base := req.RunRoot
-	if base == "" {
-		base = p.TmpDir
-	}
-	parent := filepath.Join(base, "providers", "overlays")
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return &overlayCall{}, err
 	}
-	root, err := os.MkdirTemp(parent, req.Step+"-*")
+	root, err := os.MkdirTemp(parent, name+"-*")
 	if err != nil {
 		return &overlayCall{}, err
 	}
@@ -54,8 +93,8 @@ func overlayHome(req *step.Request, p steprun.Paths, f *provider.CLI, env map[st
 		return &overlayCall{root: root}, err
 	}
 	userDir := filepath.Join(userRoot, o.Dir)
-	v := &overlayCall{root: root}
-	if req.Continue && userRoot != "" {
+	v := &overlayCall{root: root, dir: dir}
+	if cont && userRoot != "" {
 		// The CLI's saved sessions must outlive the overlay (CONTRACT 12.1).
 		for _, sub := range o.Saves {
 			if err := os.MkdirAll(filepath.Join(userDir, sub), 0o700); err != nil {

@@ -162,6 +162,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	rep.exit = out.Exit
 	if out.Reason != "" {
+		out.Reason = overlay.userPaths(out.Reason, home)
 		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.Name, req.Mask.String(out.Reason))
 	}
 	return rep

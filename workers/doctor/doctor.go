@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,18 +73,51 @@ func Check(ctx context.Context, e Env, t Target, ping bool) []Line {
 		return nil
 	}
 	env := presetEnv(e, f, t)
+	home := f.ConfigHome(envMap(env))
+	env, done, err := checkHome(e, f, t, env)
+	defer done()
+	if err != nil {
+		return []Line{{Preset: t.Name, Check: "installed", Text: "could not make a scratch folder: " + err.Error()}}
+	}
 	var out []Line
 	inst := installed(ctx, e, f, t, env)
 	out = append(out, inst)
 	if !inst.OK {
 		return out
 	}
-	login := loggedIn(ctx, e, f, t, env)
+	login := loggedIn(ctx, e, f, t, env, home)
 	out = append(out, login)
 	if ping && login.OK {
 		out = append(out, pingOnce(ctx, e, t))
 	}
 	return out
+}
+
+// checkHome gives the checks of a CLI that writes into its configuration
+// folder at every start, even for --version (gemini: its project registry,
+// and a temporary file of it that it leaves behind), the home a step
+// gives it: in the user's home an overlay of it (agent.OverlayHome), with
+// home: isolated an empty folder; under the scratch folder, removed by
+// done. The user's folder is only read. Other CLIs keep env.
+func checkHome(e Env, f *provider.CLI, t Target, env []string) ([]string, func(), error) {
+	if f.Overlay == nil || e.Dir == "" {
+		return env, func() {}, nil
+	}
+	var (
+		root string
+		done = func() {}
+		err  error
+	)
+	if t.Isolated {
+		root, err = os.MkdirTemp(e.Dir, t.Name+"-home-*")
+	} else {
+		root, done, err = agent.OverlayHome(filepath.Join(e.Dir, "overlays"), f, envMap(env))
+	}
+	if err != nil {
+		return env, done, err
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, f.Home+"=") })
+	return append(out, f.Home+"="+root), done, nil
 }
 
 // presetEnv is the environment the preset's processes get: the section 3.5
@@ -143,10 +177,11 @@ func lookPath(exe, path string) string {
 }
 
 // loggedIn: a key in the environment, or the CLI's own login.
-func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []string) Line {
+// home is the configuration home the CLI's user has (env may give the
+// CLI an overlay of it, checkHome).
+func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []string, home string) Line {
 	l := Line{Preset: t.Name, Check: "login"}
 	vars := envMap(env)
-	home := f.ConfigHome(vars)
 	// status is the CLI's own login check, run once: first for what it
 	// says of the configuration file (a key of the user's is no use when
 	// the CLI cannot load the file that names its server).
@@ -197,7 +232,7 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 			status = &res
 		}
 		res := *status
-		said := statusLine(res.Stdout + "\n" + res.Stderr)
+		said := statusLine(agent.UserPaths(res.Stdout+"\n"+res.Stderr, vars[f.Home], f, home))
 		if res.StartErr == nil && res.ExitCode == f.LoginOKExit && !f.NotLoggedIn(said) {
 			l.OK, l.Text = true, fmt.Sprintf("logged in (%s: %q)", strings.Join(argv[1:], " "), said)
 			if f.LoginOKExit != 0 {

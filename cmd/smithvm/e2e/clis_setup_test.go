@@ -153,3 +153,46 @@ func TestCLICodexOpenAIKey(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIGeminiDoctorUntouched: smithvm doctor runs gemini (its version,
+// its own auth check) in an overlay of the user's home, as a step does:
+// gemini writes its project registry at every start and leaves a
+// temporary file of it behind, and none of that lands in the user's
+// ~/.gemini, which stays as it was (set up) or absent (never set up). A
+// missing login names the user's own settings.json, in doctor and in a
+// run, not the overlay's, which is gone once the call ends.
+func TestCLIGeminiDoctorUntouched(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "gemini")
+	c := cliCases[1]
+	p := newCLIProj(t, modeUser)
+	dir := filepath.Join(p.home, ".gemini")
+	before := snapshotDir(t, dir)
+	if d := p.doctor(p.env()); doctorLine(d.stdout, "ok", "gemini", "login") == "" {
+		t.Errorf("doctor: no ok line for gemini's login\n%s%s", d.stdout, d.stderr)
+	}
+	after := snapshotDir(t, dir)
+	for name, v := range after {
+		if b, ok := before[name]; !ok {
+			t.Errorf("doctor created %s in the user's ~/.gemini", name)
+		} else if b != v {
+			t.Errorf("doctor changed %s in the user's ~/.gemini", name)
+		}
+	}
+
+	// A machine where gemini was installed and never set up.
+	empty := t.TempDir()
+	env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + empty}
+	settings := filepath.Join(empty, ".gemini", "settings.json")
+	d := p.doctor(env, p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{})))
+	if l := doctorLine(d.stdout, "FAIL", "gemini", "login"); !strings.Contains(l, settings) || strings.Contains(l, "overlays") {
+		t.Errorf("doctor: gemini login %q, want the user's %s", l, settings)
+	}
+	if _, err := os.Stat(filepath.Join(empty, ".gemini")); err == nil {
+		t.Errorf("doctor made ~/.gemini in a home that had none")
+	}
+	r := p.runWith(env, "run", filepath.Join(p.base, "wf.yaml"))
+	if r.code != 1 || !strings.Contains(r.stderr, "Please set an Auth method in your "+settings) || strings.Contains(r.stderr, "overlays") {
+		t.Errorf("run: exit %d, want 1 and the user's %s named\n%s", r.code, settings, r.stderr)
+	}
+}
