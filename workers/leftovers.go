@@ -13,8 +13,12 @@ import (
 // middle of a write leaves behind: confine's ".NAME.tmp-XXXX" files under
 // WORKSPACE (the artifacts included; .git is skipped) and RUN_ROOT's tmp
 // folder and "*.tmp"/".*.tmp-*" files (state.json.tmp is the store's).
+// It also removes the overlay homes of the calls the kill cut off
+// (RUN_ROOT/providers/overlays/*: a copy of the user's gemini settings and
+// links to their files, which the call would have removed as it ended).
 // resume calls it before anything runs again, so a resumed run leaves the
-// same files as an uninterrupted one. It reports how many files it removed.
+// same files as an uninterrupted one. It reports how many files and
+// overlays it removed.
 func CleanTemps(runRoot string, dirs confine.Dir) int {
 	n := 0
 	if dirs.Workspace != "" {
@@ -36,6 +40,14 @@ func CleanTemps(runRoot string, dirs confine.Dir) int {
 	}
 	if runRoot == "" {
 		return n
+	}
+	overlays := filepath.Join(runRoot, "providers", "overlays")
+	if ents, err := os.ReadDir(overlays); err == nil {
+		for _, e := range ents {
+			if os.RemoveAll(filepath.Join(overlays, e.Name())) == nil {
+				n++
+			}
+		}
 	}
 	if ents, err := os.ReadDir(filepath.Join(runRoot, "tmp")); err == nil {
 		for _, e := range ents {

@@ -257,6 +257,12 @@ func TestCLISessionKillInCall(t *testing.T) {
 			if ents, _ := os.ReadDir(tmp); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.Contains(e.Name(), "-stdout-") }) {
 				t.Errorf("a raw reply file is in RUN_ROOT/tmp after the kill: %v", ents)
 			}
+			// gemini's call has an overlay home (a copy of the user's
+			// settings, links to their files) that the kill left.
+			overlays := filepath.Join(p.base, ".orchestrator/runs/k1/providers/overlays")
+			if ents, _ := os.ReadDir(overlays); c.name == "gemini" && len(ents) == 0 {
+				t.Errorf("no overlay home in %s after the kill: the check below proves nothing", overlays)
+			}
 			// The CLI cut off by the crash still runs; resume kills it
 			// before it calls again (run checks that nothing is left).
 			r := p.run("resume", "k1")
@@ -265,6 +271,9 @@ func TestCLISessionKillInCall(t *testing.T) {
 			}
 			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 				t.Errorf("RUN_ROOT/tmp holds %v after resume, want nothing", ents)
+			}
+			if ents, _ := os.ReadDir(overlays); len(ents) != 0 {
+				t.Errorf("RUN_ROOT/providers/overlays holds %v after resume, want nothing (the killed call's overlay)", ents)
 			}
 			st := p.sessionState("k1")
 			eng := st.Sessions["eng"]
