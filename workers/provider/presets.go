@@ -199,8 +199,13 @@ var clis = map[string]*CLI{
 		argv: []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence",
 			"--settings", `{"env": {"CLAUDE_CODE_MAX_RETRIES": "0"}}`},
 		modelFlag: "--model",
+		// read: dontAsk refuses what would need approval, but the user's
+		// own allow rules (permissions.allow: ["Write", "Edit"]) need none;
+		// the deny rule Edit(//**) (every path; Edit rules cover every tool
+		// that edits files) beats them, and claude still offers the tools
+		// and reports each refusal in permission_denials.
 		Perms: map[string][]string{
-			PermRead: {"--permission-mode", "dontAsk"},
+			PermRead: {"--permission-mode", "dontAsk", "--disallowedTools=Edit(//**)"},
 			PermEdit: {"--permission-mode", "acceptEdits"},
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},

@@ -196,3 +196,39 @@ func TestCLIGeminiDoctorUntouched(t *testing.T) {
 		t.Errorf("run: exit %d, want 1 and the user's %s named\n%s", r.code, settings, r.stderr)
 	}
 }
+
+// TestCLIClaudeAllowRules: the user's ~/.claude/settings.json allows
+// Write and Edit without asking (permissions.allow, as many users set it
+// up for their terminal). permissions: edit writes as before; a step with
+// permissions: read still cannot write (its rules do not widen read, which
+// reads and answers only): the write is refused and the step fails with
+// exit 2 naming the permission.
+func TestCLIClaudeAllowRules(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
+		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `"}, "permissions": {"allow": ["Write", "Edit", "MultiEdit", "NotebookEdit"]}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "first file\n" {
+		t.Errorf("one.txt = %q, want the agent's write (permissions: edit)\n%s", got, r.stderr)
+	}
+	if got := p.read("workspace/two.txt"); got != "" {
+		t.Errorf("two.txt = %q, written with permissions: read (the user's allow rules widened it)", got)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
+		t.Errorf("Read exit %d, want 2", s.ExitCode)
+	}
+	if !strings.Contains(r.stderr, "the agent was denied Write with permissions: read; set permissions: edit to allow it") {
+		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+	}
+}
