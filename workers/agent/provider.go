@@ -320,11 +320,15 @@ type invocation struct {
 	stdin       string // "" = /dev/null
 	wroteOutput bool   // the template names ${OUTPUT_FILE}
 	tmp         string // the prompt's temporary file, removed by cleanup
+	policy      string // the preset's read policy for the call, removed by cleanup
 }
 
 func (inv *invocation) cleanup() {
 	if inv.tmp != "" {
 		_ = os.Remove(inv.tmp)
+	}
+	if inv.policy != "" {
+		_ = os.Remove(inv.policy)
 	}
 }
 

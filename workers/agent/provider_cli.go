@@ -409,6 +409,15 @@ func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, 
 	}
 	inv.tmp = tmp
 	inv.stdin = inv.tmp
+	if perms == provider.PermRead && f.ReadPolicy != "" {
+		// read reads and answers only, whatever the user's settings let
+		// the CLI do without asking.
+		pol, err := steprun.WriteTemp(p, req.Step+"-policy-*.toml", []byte(f.ReadPolicy))
+		if err != nil {
+			return inv, source.Errorf(source.EExec, "write the read policy of provider '%s': %v", pv.Name, err)
+		}
+		inv.policy, call.Policy = pol, pol
+	}
 	model, _ := providerVars(req, pv, p, "", "").Get("model")
 	inv.argv = f.Command(model, perms, call)
 	return inv, nil

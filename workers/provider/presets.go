@@ -91,6 +91,12 @@ type CLI struct {
 	// args adds arguments from the call (codex: its retries off for the
 	// model provider in use).
 	args func(c Call) []string
+	// ReadPolicy, for a CLI whose users' settings can let the write and
+	// shell tools run without asking (gemini: tools.allowed, their policy
+	// files), is a policy file that denies those tools whatever the user's
+	// settings say; with permissions: read the runner writes it for the
+	// call (Call.Policy) and policyFlag gives it to the CLI.
+	ReadPolicy, policyFlag string
 	// KeyNeeded: in an isolated home (no login there) the CLI cannot work
 	// without KeyVar, and does not say so quickly (codex retries its
 	// connection for minutes): the step fails at once.
@@ -174,6 +180,9 @@ type Call struct {
 	// Config is the CLI's configuration file (ConfigFile in its config
 	// home) as the runner read it, nil when there is none.
 	Config []byte
+	// Policy is the file holding the CLI's ReadPolicy for this call
+	// (permissions: read), "" for none.
+	Policy string
 	// Continue is set for an agent that continues its session (the CLI
 	// saves it); Session is the id of the session to resume ("" = start
 	// one).
@@ -291,7 +300,16 @@ var clis = map[string]*CLI{
 		Overlay: &Overlay{File: ".gemini/settings.json", Dir: ".gemini", Set: []Setting{{"general.maxAttempts", 1}, {"general.retryFetchErrors", false},
 			{"general.sessionRetention.enabled", false}},
 			Saves: []string{"tmp", "history"}, Copies: []string{"projects.json"}},
-		TmpInHome:   true,
+		TmpInHome: true,
+		// read: a user's tools.allowed (or a policy file of theirs) lets
+		// write_file, replace and run_shell_command run without asking in
+		// --approval-mode default too. A policy of the admin tier, which
+		// beats the user's settings and policies, denies them: gemini then
+		// does not offer them, and a call of one is "Error executing tool
+		// write_file: ..." on stderr (a denial, exit 2). gemini ignores it
+		// only where the machine's administrator has system policies.
+		ReadPolicy:  "[[rule]]\ntoolName = [\"write_file\", \"replace\", \"run_shell_command\"]\ndecision = \"deny\"\npriority = 999\n",
+		policyFlag:  "--admin-policy",
 		KeyVar:      "GEMINI_API_KEY",
 		baseVar:     "GOOGLE_GEMINI_BASE_URL",
 		Login:       "run 'gemini' once to log in",
@@ -489,6 +507,9 @@ func (f *CLI) Command(model, perms string, c Call) []string {
 		argv = append(argv, f.modelFlag, model)
 	}
 	argv = append(argv, f.Perms[perms]...)
+	if c.Policy != "" && f.policyFlag != "" {
+		argv = append(argv, f.policyFlag+"="+c.Policy)
+	}
 	if f.args != nil {
 		argv = append(argv, f.args(c)...)
 	}

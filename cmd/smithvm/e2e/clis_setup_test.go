@@ -232,3 +232,47 @@ func TestCLIClaudeAllowRules(t *testing.T) {
 		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
 	}
 }
+
+// TestCLIGeminiAllowedTools: the user's ~/.gemini/settings.json lets the
+// write and shell tools run without asking (tools.allowed), and a policy
+// of theirs allows write_file too. permissions: edit writes as before; a
+// step with permissions: read still cannot write: the write is refused and
+// the step fails with exit 2 naming the permission.
+func TestCLIGeminiAllowedTools(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "gemini")
+	c := cliCases[1]
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
+		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+	files := map[string]string{
+		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "tools": {"allowed": ["write_file", "replace", "run_shell_command"]}}` + "\n",
+		".gemini/policies/mine.toml": "[[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 900\n",
+	}
+	for rel, text := range files {
+		path := filepath.Join(p.home, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "first file\n" {
+		t.Errorf("one.txt = %q, want the agent's write (permissions: edit)\n%s", got, r.stderr)
+	}
+	if got := p.read("workspace/two.txt"); got != "" {
+		t.Errorf("two.txt = %q, written with permissions: read (the user's settings widened it)", got)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
+		t.Errorf("Read exit %d, want 2", s.ExitCode)
+	}
+	if !strings.Contains(r.stderr, "the agent was denied write_file with permissions: read; set permissions: edit to allow it") {
+		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+	}
+}
