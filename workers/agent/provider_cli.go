@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,6 +34,14 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	pv.ConfigHome = home
 	config := readConfig(pv.CLI, home)
+	// masked: the call masks more than the step (a key of the user's
+	// configuration), so its recording must too.
+	masked := false
+	if vals := settingsSecrets(pv.CLI, home); len(vals) > 0 {
+		more := *req
+		more.Mask = req.Mask.With(vals...)
+		req, masked = &more, true
+	}
 	keyVar := ""
 	if pv.CLI != nil && !pv.Isolated {
 		// The model provider the user chose may read its key from a
@@ -102,7 +111,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		stderr:      pr.Stderr,
 		keyVar:      keyVar,
 	}
-	if keyVar != "" {
+	if keyVar != "" || masked {
 		rep.mask = req.Mask
 	}
 	// whole is the file holding the whole (masked) stdout when it passed
@@ -363,6 +372,36 @@ func LoginFile(f *provider.CLI, home string) string {
 		}
 	}
 	return ""
+}
+
+// settingsSecrets returns the values that the env block of the CLI's
+// settings file in its config home (claude: settings.json) gives its own
+// masked variables (a key, a token, an endpoint), at least
+// provider.MinMasked bytes long: the CLI and everything it starts get
+// them as if from Smith's environment, so they are masked the same way.
+// A file that is missing or not JSON gives none (the CLI says what is
+// wrong with it).
+func settingsSecrets(f *provider.CLI, home string) []string {
+	if f == nil || f.SettingsEnv == "" || home == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(home, f.SettingsEnv))
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Env map[string]any `json:"env"`
+	}
+	if json.Unmarshal(stripJSONComments(b), &doc) != nil {
+		return nil
+	}
+	var out []string
+	for _, name := range f.Vars {
+		if v, ok := doc.Env[name].(string); ok && len(v) >= provider.MinMasked {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // readConfig reads the CLI's configuration file in its config home (codex:

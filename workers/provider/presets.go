@@ -79,6 +79,11 @@ type CLI struct {
 	// configuration (a file that is not TOML, a key it no longer takes).
 	ConfigFile   string
 	configBroken string
+	// SettingsEnv is the file of the config home whose "env" block sets
+	// variables for the CLI and everything it starts (claude:
+	// settings.json): the values of its Vars there are masked like the
+	// same variables from Smith's environment.
+	SettingsEnv string
 	// Files are written into an isolated home before each call (its
 	// settings: retries off, the auth type); never into the user's.
 	Files map[string]string
@@ -231,8 +236,9 @@ var clis = map[string]*CLI{
 			"CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLOUD_ML_REGION", "AWS_REGION", "AWS_DEFAULT_REGION",
 			"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
 			"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"}, netVars...),
-		Home:    "CLAUDE_CONFIG_DIR",
-		homeSub: ".claude",
+		Home:        "CLAUDE_CONFIG_DIR",
+		homeSub:     ".claude",
+		SettingsEnv: "settings.json",
 		Env: []step.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},

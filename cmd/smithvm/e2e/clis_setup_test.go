@@ -276,3 +276,46 @@ func TestCLIGeminiAllowedTools(t *testing.T) {
 		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
 	}
 }
+
+// TestCLIClaudeSettingsKeyMasked: the user's key is in the env block of
+// their ~/.claude/settings.json, not in the terminal's environment (a
+// setup claude documents). claude passes it to the agent's commands and
+// hooks; its value is masked wherever the run writes, as a key from the
+// environment is: a reply that quotes it and a file the agent wrote with
+// it leave only *** in the state, the logs and the recording.
+func TestCLIClaudeSettingsKeyMasked(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	const key = "sk-ant-from-settings-0123456789"
+	c := cliCases[0]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "LEAK", Reply: fakemodel.Reply{
+		Text: "the key is " + key, WriteFile: &fakemodel.WriteFile{Path: "key.txt", Content: "KEY=" + key + "\n"}}})
+	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `", "ANTHROPIC_API_KEY": "` + key + `"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}
+	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
+	rec := filepath.Join(p.base, "rec")
+	r := p.runWith(env, "run", wf, "--record", rec)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
+		t.Errorf("Ask output %q, want the key masked", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
+		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
+	}
+	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) {
+				t.Errorf("the key of the user's settings is in %s", path)
+			}
+			return nil
+		})
+	}
+}
