@@ -381,25 +381,67 @@ func LoginFile(f *provider.CLI, home string) string {
 // them as if from Smith's environment, so they are masked the same way.
 // A file that is missing or not JSON gives none (the CLI says what is
 // wrong with it).
+//
+// The NAME=value lines of the CLI's .env files (DotEnv: gemini's
+// ~/.gemini/.env and ~/.env) count the same way.
 func settingsSecrets(f *provider.CLI, home string) []string {
-	if f == nil || f.SettingsEnv == "" || home == "" {
+	if f == nil || home == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(home, f.SettingsEnv))
-	if err != nil {
-		return nil
+	vals := map[string]string{}
+	if f.SettingsEnv != "" {
+		var doc struct {
+			Env map[string]any `json:"env"`
+		}
+		if b, err := os.ReadFile(filepath.Join(home, f.SettingsEnv)); err == nil && json.Unmarshal(stripJSONComments(b), &doc) == nil {
+			for k, v := range doc.Env {
+				if s, ok := v.(string); ok {
+					vals[k] = s
+				}
+			}
+		}
 	}
-	var doc struct {
-		Env map[string]any `json:"env"`
-	}
-	if json.Unmarshal(stripJSONComments(b), &doc) != nil {
-		return nil
+	for _, rel := range f.DotEnv {
+		if b, err := os.ReadFile(filepath.Join(home, rel)); err == nil {
+			for k, v := range dotEnv(string(b)) {
+				vals[k] = v
+			}
+		}
 	}
 	var out []string
 	for _, name := range f.Vars {
-		if v, ok := doc.Env[name].(string); ok && len(v) >= provider.MinMasked {
+		if v := vals[name]; len(v) >= provider.MinMasked {
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// dotEnv reads the NAME=value lines of a .env file: "export " before the
+// name, a value in single or double quotes, or unquoted up to a " #"
+// comment; blank lines and comments skipped.
+func dotEnv(text string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		name, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && strings.IndexByte(v[1:], v[0]) >= 0:
+			v = v[1 : 1+strings.IndexByte(v[1:], v[0])]
+		default:
+			if i := strings.Index(v, " #"); i >= 0 {
+				v = strings.TrimSpace(v[:i])
+			}
+		}
+		out[strings.TrimSpace(name)] = v
 	}
 	return out
 }

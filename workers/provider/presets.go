@@ -84,6 +84,10 @@ type CLI struct {
 	// settings.json): the values of its Vars there are masked like the
 	// same variables from Smith's environment.
 	SettingsEnv string
+	// DotEnv are the files, relative to the config home, of NAME=value
+	// lines the CLI loads into its own environment (gemini: .env in
+	// ~/.gemini, and ~/.env): the values of its Vars there are masked too.
+	DotEnv []string
 	// Files are written into an isolated home before each call (its
 	// settings: retries off, the auth type); never into the user's.
 	Files map[string]string
@@ -279,6 +283,7 @@ var clis = map[string]*CLI{
 		Home:      "GEMINI_CLI_HOME",
 		homeSub:   ".gemini",
 		homeAbove: true,
+		DotEnv:    []string{".env", "../.env"},
 		Files: map[string]string{
 			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1, "retryFetchErrors": false, "sessionRetention": {"enabled": false}}, "privacy": {"usageStatisticsEnabled": false}}` + "\n",
 		},

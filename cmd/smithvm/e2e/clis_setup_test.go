@@ -319,3 +319,45 @@ func TestCLIClaudeSettingsKeyMasked(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIGeminiDotEnvKeyMasked: the user's key is in ~/.gemini/.env, not
+// in the terminal's environment (a setup gemini documents); gemini loads
+// it for itself and everything it starts. Its value is masked wherever the
+// run writes, as a key from the environment is.
+func TestCLIGeminiDotEnvKeyMasked(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "gemini")
+	const key = "AIza-from-dotenv-0123456789"
+	c := cliCases[1]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "LEAK", Reply: fakemodel.Reply{
+		Text: "the key is " + key, WriteFile: &fakemodel.WriteFile{Path: "key.txt", Content: "KEY=" + key + "\n"}}})
+	dotenv := "# gemini's key\nexport GEMINI_API_KEY=\"" + key + "\"\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".gemini", ".env"), []byte(dotenv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home,
+		"GOOGLE_GEMINI_BASE_URL=" + p.srv.URL}
+	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
+	rec := filepath.Join(p.base, "rec")
+	r := p.runWith(env, "run", wf, "--record", rec)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
+		t.Errorf("Ask output %q, want the key masked", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
+		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
+	}
+	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) {
+				t.Errorf("the key of the user's .env is in %s", path)
+			}
+			return nil
+		})
+	}
+}
