@@ -92,9 +92,19 @@ func makeOverlay(parent, name string, cont bool, f *provider.CLI, env map[string
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return &overlayCall{root: root}, err
 	}
-	userDir := filepath.Join(userRoot, o.Dir)
 	v := &overlayCall{root: root, dir: dir}
-	if cont && userRoot != "" {
+	if userRoot == "" {
+		// No HOME (a service started without one): there is no folder
+		// of the user's to link, and a relative one would be the
+		// working directory's (a project's own .gemini).
+		merged, err := overlaySettings(nil, o.Set)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(root, o.File), merged, 0o600)
+		}
+		return v, err
+	}
+	userDir := filepath.Join(userRoot, o.Dir)
+	if cont {
 		// The CLI's saved sessions must outlive the overlay (CONTRACT 12.1).
 		for _, sub := range o.Saves {
 			if err := os.MkdirAll(filepath.Join(userDir, sub), 0o700); err != nil {

@@ -210,3 +210,31 @@ func TestOverlayKeepsGeminiState(t *testing.T) {
 		t.Errorf("%d overlays left", len(ents))
 	}
 }
+
+// TestOverlayNoHome: with no HOME (a service started without one) the
+// overlay links nothing and makes nothing: a .gemini folder of the working
+// directory (a project's own gemini settings) is not taken for the user's
+// configuration, and no session folders are made in it.
+func TestOverlayNoHome(t *testing.T) {
+	f, _ := provider.CLIOf("gemini")
+	cwd, run := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, ".gemini", "settings.json"), []byte(`{"ui": {"theme": "Project"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	v, err := overlayHome(&step.Request{Step: "Ask", RunRoot: run, Continue: true}, steprun.Paths{}, f, map[string]string{})
+	defer v.close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(cwd, ".gemini")); len(ents) != 1 {
+		t.Errorf("the working directory's .gemini holds %d entries after the overlay, want its settings.json alone", len(ents))
+	}
+	b, err := os.ReadFile(filepath.Join(v.root, ".gemini", "settings.json"))
+	if err != nil || strings.Contains(string(b), "Project") {
+		t.Errorf("the overlay's settings (%v) took the working directory's .gemini for the user's:\n%s", err, b)
+	}
+}
