@@ -91,7 +91,11 @@ func TestPresetCommand(t *testing.T) {
 	// The user's own config.toml: their provider stays, its retries go to
 	// 0 for the call; the built-in one and an undefined one are left.
 	userProvider := Call{Env: codexEnv.Env, Config: []byte("model_provider = \"gateway\"\n[model_providers.gateway]\nbase_url = \"http://127.0.0.1:1/v1\"\n")}
+	// A name TOML quotes: codex's -c splits keys at dots and takes no
+	// quotes, so a name with a space goes as it is and one with a dot
+	// gets no -c (codex's own retries).
 	userQuoted := Call{Config: []byte("model_provider = \"az.ure\"\n[model_providers.\"az.ure\"]\nname = \"Azure\"\n")}
+	userSpaced := Call{Config: []byte("model_provider = \"my gw\"\n[model_providers.\"my gw\"]\nname = \"Mine\"\n")}
 	userUndefined := Call{Config: []byte("model_provider = \"nowhere\"\n")} // codex itself says so; a -c would hide it
 	userBuiltin := Call{Env: codexEnv.Env, Config: []byte("model = \"o3\"\n")}
 	tests := []struct {
@@ -112,8 +116,9 @@ func TestPresetCommand(t *testing.T) {
 		{"codex", "", "edit", userProvider, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
 			"-c model_providers.gateway.request_max_retries=0 -c model_providers.gateway.stream_max_retries=0 -"},
 		{"codex", "", "edit", userUndefined, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
-		{"codex", "", "read", userQuoted, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
-			`-c model_providers."az.ure".request_max_retries=0 -c model_providers."az.ure".stream_max_retries=0 -`},
+		{"codex", "", "read", userQuoted, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
+		{"codex", "", "read", userSpaced, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
+			`-c model_providers.my gw.request_max_retries=0 -c model_providers.my gw.stream_max_retries=0 -`},
 		{"codex", "", "edit", userBuiltin, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
 	}
 	for _, tt := range tests {

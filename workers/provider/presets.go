@@ -472,7 +472,13 @@ func codexArgs(c Call) []string {
 		if name == "" || codexBuiltin(name) || !defined {
 			return nil // -c on a built-in or unknown provider is refused
 		}
-		key := "model_providers." + tomlKey(name)
+		if strings.ContainsAny(name, ".=") {
+			// codex's -c splits its key at every dot and takes no
+			// quotes: no -c names this provider (one that tried would
+			// fail the call), so codex's own retries apply.
+			return nil
+		}
+		key := "model_providers." + name
 		return []string{"-c", key + ".request_max_retries=0", "-c", key + ".stream_max_retries=0"}
 	}
 	if env["OPENAI_API_KEY"] == "" {
@@ -751,14 +757,4 @@ func codexBuiltin(name string) bool {
 		return true
 	}
 	return false
-}
-
-// tomlKey quotes a TOML key when it is not a bare key.
-func tomlKey(k string) string {
-	for _, r := range k {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return tomlString(k)
-		}
-	}
-	return k
 }

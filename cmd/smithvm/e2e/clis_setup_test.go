@@ -361,3 +361,31 @@ func TestCLIGeminiDotEnvKeyMasked(t *testing.T) {
 		})
 	}
 }
+
+// TestCLICodexProviderNames: the model provider of the user's codex
+// config.toml has a name that TOML must quote ([model_providers."team.gw"],
+// [model_providers."my gw"]). codex answers through it as in their
+// terminal: Smith's -c that turns the provider's retries off names it as
+// codex's -c reads keys (segments split at dots, no quotes), and is left
+// out for a name with a dot, which no -c can name.
+func TestCLICodexProviderNames(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "codex")
+	c := cliCases[2]
+	for _, name := range []string{"team.gw", "my gw"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "NAME-OK"}})
+			cfg := "model = \"gpt-fake\"\nmodel_provider = \"" + name + "\"\n\n[model_providers.\"" + name + "\"]\nname = \"Team gateway\"\nbase_url = \"" +
+				p.srv.URL + "/v1\"\nenv_key = \"GATEWAY_API_KEY\"\nwire_api = \"responses\"\n"
+			if err := os.WriteFile(filepath.Join(p.home, ".codex", "config.toml"), []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+			r := p.run("run", wf)
+			if r.code != 0 || p.state(r).Steps["Ask"].Output != "NAME-OK" {
+				t.Errorf("run: exit %d, want 0 and the reply\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
