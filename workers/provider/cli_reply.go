@@ -47,6 +47,9 @@ type CLIReply struct {
 type cliError struct {
 	status int
 	msg    string
+	// plain: msg is the whole reason, not a message of the CLI's or the
+	// server's to classify (exit 2, whatever words it holds).
+	plain bool
 }
 
 // ReadReply reads a preset's stdout, stderr and exit code (CONTRACT 5) as
@@ -97,6 +100,10 @@ func ReadReplyFrom(pv Provider, perms string, stdout *io.SectionReader, stderr s
 		if cerr.msg == "" {
 			cerr.msg = fmt.Sprintf("exited with code %d and said nothing on stderr", exit)
 		}
+	}
+	if cerr != nil && cerr.plain {
+		out.Exit, out.Reason = ExitInvalid, cerr.msg
+		return out
 	}
 	if cerr != nil {
 		if cerr.status == 0 {
@@ -284,15 +291,30 @@ func lastLine(s string) string {
 // stdout is one object, an array whose last "result" element it is (json
 // --verbose), or JSONL events whose last "result" line it is
 // (stream-json): of the events only that line is kept.
+//
+// A hook of the user's (UserPromptSubmit) that blocks the prompt makes
+// claude print a system event saying so and a result of subtype success
+// whose text is the hook's message, with no model request: the call
+// failed, and blocked holds the hook's reason.
 type claudeReader struct {
 	lastResult []byte // the last line that is an event of type "result"
 	res        gjson.Result
 	resSet     bool
+	blocked    string // the reason of a hook that blocked the prompt
 }
 
 func (c *claudeReader) line(l []byte) {
 	if isResultLine(l) {
 		c.lastResult = append(c.lastResult[:0], l...)
+		return
+	}
+	if bytes.Contains(l, []byte(`"blocked_by_hook"`)) && gjson.ValidBytes(l) {
+		if o := gjson.GetBytes(l, "prompt_submit_outcome"); o.Get("kind").String() == "blocked_by_hook" {
+			c.blocked = o.Get("reason").String()
+			if c.blocked == "" {
+				c.blocked = "(the hook gave no reason)"
+			}
+		}
 	}
 }
 
@@ -341,6 +363,10 @@ func (c *claudeReader) reply(doc func() gjson.Result, _ string) (CLIReply, *cliE
 	out := CLIReply{Parsed: true, Text: v.Get("result").String(), Cost: v.Get("total_cost_usd").Float(),
 		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
+	if c.blocked != "" {
+		return out, &cliError{plain: true, msg: "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: " +
+			oneLine(c.blocked) + "; change the prompt, or the hook (claude's settings.json)"}
+	}
 	if v.Get("is_error").Bool() || strings.HasPrefix(v.Get("subtype").String(), "error") {
 		msg := out.Text
 		if msg == "" {

@@ -43,6 +43,7 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"claude", "stream-500", "edit", 1, 1, "", 0, "the model server failed (HTTP 500)"},
 		{"claude", "stream-401", "edit", 1, 2, "", 0, "refused the credentials (HTTP 401)"},
 		{"claude", "stream-denied", "read", 0, 2, "wrote one", 30, "the agent was denied Write with permissions: read; set permissions: edit"},
+		{"claude", "stream-hookblock", "edit", 0, 2, "", 0, "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: prompt blocked by company policy"},
 		{"gemini", "stream-ok", "edit", 0, 0, "hello there", 15, ""},
 		{"gemini", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},
 		{"gemini", "stream-500", "edit", 244, 1, "", 0, "the model server failed (HTTP 500): boom server"},

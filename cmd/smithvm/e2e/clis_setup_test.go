@@ -389,3 +389,41 @@ func TestCLICodexProviderNames(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIClaudeHooks: the hooks of the user's ~/.claude/settings.json run
+// in a step as in their terminal (the user's settings apply); one that
+// blocks the prompt (UserPromptSubmit, exit 2: a policy or a secret
+// scanner) fails the step with exit 2 and the hook's reason, not retried,
+// instead of passing the hook's message on as the model's reply. No
+// request reaches the server.
+func TestCLIClaudeHooks(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "should not be asked"}})
+	ran := filepath.Join(p.home, "session-start-ran")
+	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `"}, "hooks": {` +
+		`"SessionStart": [{"hooks": [{"type": "command", "command": "touch ` + ran + `"}]}], ` +
+		`"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'prompt blocked by company policy' >&2; exit 2"}]}]}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("the user's SessionStart hook did not run: %v", err)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Ask"]; s.ExitCode != 2 || s.Attempts != 1 {
+		t.Errorf("Ask: exit %d after %d tries, want 2 after 1 (not retried)", s.ExitCode, s.Attempts)
+	}
+	want := "ERROR: Step 'Ask' failed: E_EXEC: provider 'claude' failed: a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: prompt blocked by company policy"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("the console does not say %q:\n%s", want, r.stderr)
+	}
+	if n := len(p.requests(c.proto)); n != 0 {
+		t.Errorf("%d requests reached the server", n)
+	}
+}
