@@ -404,10 +404,16 @@ func (c *claudeReader) denied(doc func() gjson.Result, _ string) string {
 // stderr (or, in older versions, in stdout). An empty response with
 // "warnings" (gemini's loop detection stopped the model) is an error too,
 // though gemini exits 0. Tokens are the sum of every model's total.
+//
+// A hook of the user's that blocks the prompt (BeforeAgent) or stops the
+// agent makes gemini print an error event of severity warning ("Agent
+// execution blocked: REASON", "Agent execution stopped: REASON") and a
+// result of status success: the call failed, and hook holds that message.
 type geminiReader struct {
 	lastResult []byte          // the last line that is an event of type "result"
 	text       strings.Builder // the assistant's messages since the last tool call
 	sessionID  string          // the first non-empty session_id of a line
+	hook       string          // the message of a hook that blocked or stopped the agent
 }
 
 func (g *geminiReader) line(l []byte) {
@@ -429,6 +435,10 @@ func (g *geminiReader) line(l []byte) {
 		g.text.Reset() // the reply is what the model said after its last tool call
 	case "result":
 		g.lastResult = append(g.lastResult[:0], l...)
+	case "error":
+		if m := gjson.GetBytes(l, "message").String(); strings.HasPrefix(m, "Agent execution blocked") || strings.HasPrefix(m, "Agent execution stopped") {
+			g.hook = m
+		}
 	}
 }
 
@@ -509,6 +519,14 @@ func (g *geminiReader) streamReply(result gjson.Result, stderr string) (CLIReply
 	}
 	if e := lastJSONObject(stderr).Get("error"); e.IsObject() {
 		return out, &cliError{msg: e.Get("message").String()}
+	}
+	if reason, ok := strings.CutPrefix(g.hook, "Agent execution blocked"); ok {
+		return out, &cliError{plain: true, msg: "a hook in gemini's settings blocked the prompt before any model request: " +
+			oneLine(strings.TrimLeft(reason, ": ")) + "; change the prompt, or the hook (gemini's settings.json)"}
+	}
+	if reason, ok := strings.CutPrefix(g.hook, "Agent execution stopped"); ok {
+		return out, &cliError{plain: true, msg: "a hook in gemini's settings stopped the agent: " +
+			oneLine(strings.TrimLeft(reason, ": ")) + "; change the hook (gemini's settings.json) if the agent should go on"}
 	}
 	if w := result.Get("warnings"); out.Text == "" && len(w.Array()) > 0 {
 		var msgs []string

@@ -51,6 +51,7 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"gemini", "stream-429", "edit", 173, 1, "", 0, "rate limited by the model server (HTTP 429): fakemodel: rate limit exceeded"},
 		{"gemini", "stream-nologin", "edit", 41, 2, "", 0, "the CLI has no usable credentials: When using Gemini API, you must specify the GEMINI_API_KEY environment variable."},
 		{"gemini", "stream-denied", "read", 0, 2, "wrote one", 30, "the agent was denied write_file with permissions: read"},
+		{"gemini", "stream-hookblock", "edit", 0, 2, "", 0, "a hook in gemini's settings blocked the prompt before any model request: prompt blocked by company policy"},
 		{"codex", "ok", "edit", 0, 0, "Hello from fake", 15, ""},
 		{"codex", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},
 		{"codex", "500", "edit", 1, 1, "", 0, "the model server is busy: We’re currently experiencing high demand"},

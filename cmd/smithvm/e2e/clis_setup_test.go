@@ -427,3 +427,34 @@ func TestCLIClaudeHooks(t *testing.T) {
 		t.Errorf("%d requests reached the server", n)
 	}
 }
+
+// TestCLIGeminiHooks: a BeforeAgent hook of the user's ~/.gemini
+// settings.json that blocks the prompt fails the step with exit 2 and the
+// hook's reason, not retried, instead of an empty reply counted as a
+// success. No request reaches the server.
+func TestCLIGeminiHooks(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "gemini")
+	c := cliCases[1]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "should not be asked"}})
+	settings := `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "hooksConfig": {"enabled": true}, ` +
+		`"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "echo 'prompt blocked by company policy' >&2; exit 2"}]}]}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Ask"]; s.ExitCode != 2 || s.Attempts != 1 {
+		t.Errorf("Ask: exit %d after %d tries, want 2 after 1 (not retried)", s.ExitCode, s.Attempts)
+	}
+	want := "ERROR: Step 'Ask' failed: E_EXEC: provider 'gemini' failed: a hook in gemini's settings blocked the prompt before any model request: prompt blocked by company policy"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("the console does not say %q:\n%s", want, r.stderr)
+	}
+	if n := len(p.requests(c.proto)); n != 0 {
+		t.Errorf("%d requests reached the server", n)
+	}
+}
