@@ -203,7 +203,10 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 			}
 		}
 	}
-	if name := f.CredentialIn(vars); name != "" {
+	// A CLI whose own check is a check of its whole auth setup (gemini:
+	// run with no prompt, it stops before any request) is asked even when
+	// a key is set: its settings may still refuse it.
+	if name := f.CredentialIn(vars); name != "" && (t.Isolated || f.LoginOKExit == 0) {
 		l.OK, l.Text = true, name+" is set"
 		return l
 	}
@@ -240,7 +243,11 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 			}
 			return l
 		}
-		l.Text = fmt.Sprintf("not logged in (%s: %q)%s; %s, or set %s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.UnreadKey(vars), f.Login, f.UserKeyVar(), t.Name, home)
+		fix := ""
+		if h := f.AuthFix(said); h != "" {
+			fix = "; " + h
+		}
+		l.Text = fmt.Sprintf("not logged in (%s: %q)%s; %s, or set %s%s (%s's configuration home: %s)", strings.Join(argv, " "), said, f.UnreadKey(vars), f.Login, f.UserKeyVar(), fix, t.Name, home)
 		return l
 	}
 	if file := agent.LoginFile(f, home); file != "" {

@@ -211,7 +211,7 @@ func failureText(pv Provider, e *cliError, exit int) string {
 		return "the model server refused the credentials" + code + ": " + msg +
 			"; check " + keyVar + " or the CLI's login" + homeNote(pv)
 	case authPattern().MatchString(msg):
-		return "the CLI has no usable credentials: " + msg + "; " + loginFix(pv, keyVar) + homeNote(pv)
+		return "the CLI has no usable credentials: " + msg + "; " + loginFix(pv, keyVar, msg) + homeNote(pv)
 	case trustPattern().MatchString(msg):
 		return msg + "; the folder is not trusted by the CLI (gemini: set GEMINI_CLI_TRUST_WORKSPACE=true in the provider's env)"
 	case e.status == 400:
@@ -223,9 +223,13 @@ func failureText(pv Provider, e *cliError, exit int) string {
 }
 
 // loginFix names both ways to give a CLI credentials (CONTRACT 5): its own
-// login, or its key variable in Smith's environment.
-func loginFix(pv Provider, keyVar string) string {
+// login, or its key variable in Smith's environment; or, for what the CLI
+// said (msg) of a setup where neither is the fix, that setup's fix.
+func loginFix(pv Provider, keyVar, msg string) string {
 	f := pv.CLI
+	if f != nil && f.AuthFix(msg) != "" {
+		return loginFix(pv, keyVar, "") + "; " + f.AuthFix(msg)
+	}
 	switch {
 	case f == nil:
 		return "set " + keyVar

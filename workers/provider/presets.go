@@ -137,6 +137,9 @@ type CLI struct {
 	LoginFiles  []string
 	// LoginOKExit is LoginStatus's exit code when logged in (0 unless set).
 	LoginOKExit int
+	// authFix maps what the CLI says of its auth (a phrase) to what a
+	// setup that says it needs besides a login or a key.
+	authFix [][2]string
 	// Overlay, for a CLI whose retries only its settings file can turn
 	// off, gives a call in the user's home an overlay home instead (the
 	// Home variable set to it): Dir of the user's home linked entry by
@@ -333,7 +336,11 @@ var clis = map[string]*CLI{
 		// 41 that it has no usable auth.
 		LoginStatus: []string{"gemini", "--output-format", "json"},
 		LoginOKExit: 42,
-		resume:      geminiResume,
+		// With GOOGLE_GEMINI_BASE_URL set and no auth type in the
+		// settings, gemini chooses a gateway auth and refuses it, even
+		// with GEMINI_API_KEY set.
+		authFix: [][2]string{{"Invalid auth method selected", `and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY): with GOOGLE_GEMINI_BASE_URL set, gemini chooses none that works by itself`}},
+		resume:  geminiResume,
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
@@ -695,6 +702,17 @@ func (f *CLI) LoginNeeded(config []byte) bool {
 		return false // codex says what is wrong with the file, at once
 	}
 	return name == "" || name == "openai"
+}
+
+// AuthFix returns what the setup the CLI's words about its auth (said)
+// name needs besides a login or a key, "" for nothing.
+func (f *CLI) AuthFix(said string) string {
+	for _, h := range f.authFix {
+		if strings.Contains(said, h[0]) {
+			return h[1]
+		}
+	}
+	return ""
 }
 
 // ConfigError returns why the CLI's configuration file (config, as read)

@@ -458,3 +458,32 @@ func TestCLIGeminiHooks(t *testing.T) {
 		t.Errorf("%d requests reached the server", n)
 	}
 }
+
+// TestCLIGeminiAuthTrap: GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL in the
+// terminal, and no auth type in ~/.gemini/settings.json: gemini then
+// chooses an auth of its own and refuses it ("Invalid auth method
+// selected"). The step fails with exit 2 and says to choose the auth type
+// in the settings, not to set the key that is set; smithvm doctor asks
+// gemini its own way and says the same, instead of "GEMINI_API_KEY is set".
+func TestCLIGeminiAuthTrap(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "gemini")
+	c := cliCases[1]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "should not be asked"}})
+	if err := os.WriteFile(filepath.Join(p.home, ".gemini", "settings.json"), []byte(`{"model": {"name": "gemini-2.5-pro"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	fix := `Invalid auth method selected.; run 'gemini' once to log in, or set GEMINI_API_KEY; and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY)`
+	if !strings.Contains(r.stderr, fix) {
+		t.Errorf("the console does not say %q:\n%s", fix, r.stderr)
+	}
+	d := p.doctor(p.env(), wf)
+	if l := doctorLine(d.stdout, "FAIL", "gemini", "login"); d.code != 2 || !strings.Contains(l, `"selectedType": "gemini-api-key"`) {
+		t.Errorf("doctor: exit %d, gemini login %q, want the auth type to choose\n%s", d.code, l, d.stdout)
+	}
+}
