@@ -108,6 +108,9 @@ type Logged struct {
 	Rule   int      `json:"rule"` // the index of the rule that answered, -1 none
 	Status int      `json:"status"`
 	Body   string   `json:"-"`
+	// Header holds the request's headers (keys and tokens among them:
+	// not written to the log file).
+	Header http.Header `json:"-"`
 }
 
 // A Server is a running fake model server.
@@ -267,7 +270,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.last = time.Now()
 	entry := Logged{Time: time.Now().UTC(), Protocol: proto, Method: r.Method, Path: r.URL.Path,
 		Model: req.model, Stream: req.stream, Prompt: req.prompt, ToolResult: req.toolResult,
-		Tools: req.tools, Rule: -1, Body: string(body)}
+		Tools: req.tools, Rule: -1, Body: string(body), Header: r.Header.Clone()}
 	var (
 		rep    Reply
 		final  bool // answering a tool result: the final text

@@ -49,12 +49,14 @@ type callReply struct {
 	// continue), usage the CLI's running token total of it (codex).
 	session string
 	usage   int
-	// keyVar is the variable of a key the call passed beyond the presets'
-	// (codex's env_key), "" for none (step.Result.KeyVars); mask is then
-	// the step's masker with that key's value added, which everything
-	// written of the call (its recording and patch) goes through.
-	keyVar string
-	mask   *text.Masker
+	// keyVars are the variables of keys the call passed beyond the
+	// presets' (codex's env_key, env_http_headers) (step.Result.KeyVars);
+	// mask, when set, is the step's masker with the values of the user's
+	// configuration added (those keys, the keys of their settings), which
+	// everything written of the call (its recording and patch) goes
+	// through.
+	keyVars []string
+	mask    *text.Masker
 }
 
 // A Runner runs provider steps: the environment they run in, and
@@ -265,9 +267,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 		StderrLog:   p.StderrLog,
 		Stderr:      steprun.TrimOutput(rep.stderr),
 	}
-	if rep.keyVar != "" {
-		res.KeyVars = []string{rep.keyVar}
-	}
+	res.KeyVars = rep.keyVars
 	if rep.err != nil { // a nil *source.Error must not become a non-nil error
 		res.Err = rep.err
 	}

@@ -37,25 +37,29 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	// masked: the call masks more than the step (a key of the user's
 	// configuration), so its recording must too.
 	masked := false
-	if vals := settingsSecrets(pv.CLI, home); len(vals) > 0 {
+	vals := settingsSecrets(pv.CLI, home)
+	var keyVars []string
+	if pv.CLI != nil && !pv.Isolated {
+		// The model provider the user chose may read its key and headers
+		// from variables of its own (codex's env_key, env_http_headers):
+		// they pass, masked; credentials written in its table are masked.
+		pv.KeyVar = pv.CLI.ProviderKeyVar(config)
+		vals = append(vals, pv.CLI.ProviderSecrets(config)...)
+		for _, name := range pv.CLI.ProviderVars(config) {
+			if r.Lookup == nil {
+				break
+			}
+			if v, ok := r.Lookup(name); ok && !slices.Contains(env, name+"="+v) {
+				env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }), name+"="+v)
+				vals = append(vals, v)
+				keyVars = append(keyVars, name)
+			}
+		}
+	}
+	if len(vals) > 0 {
 		more := *req
 		more.Mask = req.Mask.With(vals...)
 		req, masked = &more, true
-	}
-	keyVar := ""
-	if pv.CLI != nil && !pv.Isolated {
-		// The model provider the user chose may read its key from a
-		// variable of its own (codex's env_key): it passes, masked.
-		if name := pv.CLI.ProviderKeyVar(config); name != "" && r.Lookup != nil {
-			pv.KeyVar = name
-			if v, ok := r.Lookup(name); ok && !slices.Contains(env, name+"="+v) {
-				env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }), name+"="+v)
-				masked := *req
-				masked.Mask = req.Mask.With(v)
-				req = &masked
-				keyVar = name
-			}
-		}
 	}
 	var inv *invocation
 	if pv.Own && len(req.CommandOverride) == 0 {
@@ -109,9 +113,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		spill:       pr.StdoutSpill,
 		wroteOutput: inv.wroteOutput,
 		stderr:      pr.Stderr,
-		keyVar:      keyVar,
+		keyVars:     keyVars,
 	}
-	if keyVar != "" || masked {
+	if masked {
 		rep.mask = req.Mask
 	}
 	// whole is the file holding the whole (masked) stdout when it passed
@@ -122,7 +126,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	case spec.StdoutFile != "":
 		text, truncated, err := readStdoutFile(spec.StdoutFile, req.Mask, p.Spill)
 		if err != nil {
-			return callReply{exit: step.ExitNotRun, keyVar: keyVar, mask: rep.mask, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
+			return callReply{exit: step.ExitNotRun, keyVars: keyVars, mask: rep.mask, err: source.Errorf(source.EExec, "read the stdout of step '%s': %v", req.Step, err)}
 		}
 		rep.text, rep.truncated = text, truncated
 		if truncated && p.Spill != "" {

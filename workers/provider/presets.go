@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -660,20 +661,80 @@ func appendUnique(list []string, s string) []string {
 // then decide nothing from it (no argument, no early failure), so that
 // codex itself reports what is wrong with its file (configBroken).
 func codexActiveProvider(config []byte) (name string, defined bool, envKey string, err error) {
+	p, name, defined, err := codexProvider(config)
+	return name, defined, p.EnvKey, err
+}
+
+// A codexProviderTable is what Smith reads of a [model_providers.NAME]
+// table of codex's config.toml: where its key and headers come from.
+type codexProviderTable struct {
+	EnvKey string `toml:"env_key"`
+	// EnvHTTPHeaders maps a header to the variable codex reads its value
+	// from; HTTPHeaders are headers with their values in the file.
+	EnvHTTPHeaders map[string]string `toml:"env_http_headers"`
+	HTTPHeaders    map[string]string `toml:"http_headers"`
+	BearerToken    string            `toml:"experimental_bearer_token"`
+}
+
+// codexProvider returns the table of the model provider config.toml
+// (config) chooses, its name and whether the file defines it.
+func codexProvider(config []byte) (p codexProviderTable, name string, defined bool, err error) {
 	var doc struct {
-		ModelProvider  string `toml:"model_provider"`
-		ModelProviders map[string]struct {
-			EnvKey string `toml:"env_key"`
-		} `toml:"model_providers"`
+		ModelProvider  string                        `toml:"model_provider"`
+		ModelProviders map[string]codexProviderTable `toml:"model_providers"`
 	}
 	if len(config) == 0 {
-		return "", false, "", nil
+		return p, "", false, nil
 	}
 	if _, err := toml.Decode(string(config), &doc); err != nil {
-		return "", false, "", err
+		return p, "", false, err
 	}
-	p, defined := doc.ModelProviders[doc.ModelProvider]
-	return doc.ModelProvider, defined, p.EnvKey, nil
+	p, defined = doc.ModelProviders[doc.ModelProvider]
+	return p, doc.ModelProvider, defined, nil
+}
+
+// ProviderVars returns the variables the model provider chosen in the
+// CLI's configuration file (config) reads (codex: its env_key, then the
+// variables of its env_http_headers by header): they pass to the preset's
+// processes, masked, like the preset's own variables.
+func (f *CLI) ProviderVars(config []byte) []string {
+	if f.ConfigFile != "config.toml" {
+		return nil
+	}
+	p, _, _, err := codexProvider(config)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if p.EnvKey != "" {
+		out = append(out, p.EnvKey)
+	}
+	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
+		if v := p.EnvHTTPHeaders[h]; v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ProviderSecrets returns the credentials the chosen model provider's
+// table holds as they are (codex: experimental_bearer_token, the values of
+// http_headers), at least MinMasked bytes long: masked like its key.
+func (f *CLI) ProviderSecrets(config []byte) []string {
+	if f.ConfigFile != "config.toml" {
+		return nil
+	}
+	p, _, _, err := codexProvider(config)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range append([]string{p.BearerToken}, slices.Sorted(maps.Values(p.HTTPHeaders))...) {
+		if len(v) >= MinMasked {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // ProviderKeyVar returns the variable that the model provider chosen in

@@ -487,3 +487,34 @@ func TestCLIGeminiAuthTrap(t *testing.T) {
 		t.Errorf("doctor: exit %d, gemini login %q, want the auth type to choose\n%s", d.code, l, d.stdout)
 	}
 }
+
+// TestCLICodexProviderHeaders: the model provider of the user's codex
+// config.toml sends a header whose value codex reads from a variable
+// (env_http_headers, a gateway's team token) and one written in the file
+// (http_headers). The variable passes to codex as its env_key does, so
+// the header reaches the server as from the user's terminal; both values
+// are masked wherever the run writes.
+func TestCLICodexProviderHeaders(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "codex")
+	const team, static = "team-token-0123456789", "static-header-0123456789"
+	c := cliCases[2]
+	p := newCLIProj(t, modeUser, fakemodel.Rule{Reply: fakemodel.Reply{Text: "tokens: " + team + " " + static}})
+	cfg := "model = \"gpt-fake\"\nmodel_provider = \"gateway\"\n\n[model_providers.gateway]\nname = \"Team gateway\"\nbase_url = \"" + p.srv.URL +
+		"/v1\"\nenv_key = \"GATEWAY_API_KEY\"\nwire_api = \"responses\"\nenv_http_headers = { \"X-Team-Token\" = \"TEAM_TOKEN\" }\nhttp_headers = { \"X-Static\" = \"" + static + "\" }\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".codex", "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	r := p.runWith(append(p.env(), "TEAM_TOKEN="+team), "run", wf)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := p.requests(c.proto)
+	if len(reqs) == 0 || reqs[0].Header.Get("X-Team-Token") != team {
+		t.Errorf("the header of env_http_headers did not reach the server: %d requests", len(reqs))
+	}
+	if got := p.state(r).Steps["Ask"].Output; got != "tokens: *** ***" {
+		t.Errorf("Ask output %q, want both header values masked", got)
+	}
+}
