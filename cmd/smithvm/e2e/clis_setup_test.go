@@ -246,7 +246,7 @@ func TestCLIGeminiAllowedTools(t *testing.T) {
 		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
 		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
 	files := map[string]string{
-		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "tools": {"allowed": ["write_file", "replace", "run_shell_command"]}}` + "\n",
+		".gemini/settings.json":      `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "tools": {"allowed": ["write_file", "replace", "run_shell_command"]}}` + "\n",
 		".gemini/policies/mine.toml": "[[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 900\n",
 	}
 	for rel, text := range files {
