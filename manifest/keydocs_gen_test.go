@@ -61,7 +61,7 @@ var fieldKeyDocs = map[string]KeyDoc{
 	"Step.prompt_transport":         {"How the prompt reaches a custom provider's CLI.", ""},
 	"Step.input_file":               {"File (relative to WORKSPACE) piped to stdin; for a provider it is appended to the prompt.", "stdin is /dev/null"},
 	"Step.output_file":              {"File under WORKSPACE/artifacts/<Step>/ that receives the whole stdout.", ""},
-	"Step.output_capture":           {"How stdout is captured: text, lines (${steps.S.lines}) or json (${steps.S.json...}).", "text"},
+	"Step.output_capture":           {"How stdout is captured: text, lines (${steps.S.lines}: the complete lines of its first 1 MiB) or json (${steps.S.json...}: at most 8 MiB parsed).", "text"},
 	"Step.allow_parse_error":        {"With output_capture: json, output that is not JSON leaves json null instead of failing the step.", "false"},
 	"Step.validation_schema":        {"Built-in CodeAndExplanation or CodeOnly, or a key of schemas: the reply is cleaned and validated (outcome validation_fail when it fails).", ""},
 	"Step.when":                     {"Condition; when false the step is recorded skipped.", "always run"},

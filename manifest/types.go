@@ -345,8 +345,9 @@ type Step struct {
 	// File under WORKSPACE/artifacts/<Step>/ that receives the whole stdout.
 	OutputFile String `json:"output_file,omitempty" step:"process"`
 
-	// How stdout is captured: text, lines (${steps.S.lines}) or json
-	// (${steps.S.json...}). Default: text.
+	// How stdout is captured: text, lines (${steps.S.lines}: the complete
+	// lines of its first 1 MiB) or json (${steps.S.json...}: at most 8 MiB
+	// parsed). Default: text.
 	OutputCapture String `json:"output_capture,omitempty" step:"process"`
 
 	// With output_capture: json, output that is not JSON leaves json null
