@@ -295,7 +295,8 @@ func (m *Machine) linesKept(name string, res *StepResult, path []lang.PathElem) 
 			where = fmt.Sprintf(" (the whole stdout is in %s)", res.SpillStdoutPath)
 		}
 		return &source.Error{Code: source.ELinesCut, Msg: fmt.Sprintf("'${steps.%s.lines}' needs %s of step '%s', which printed more than the 1 MiB a lines capture keeps: its lines are the %d complete lines of the first 1 MiB%s; have '%s' print less (fewer, or batched, lines), or process its output in one command step", name, what, name, kept, where, name)}
-	case res.Lines == nil && res.CapturePath == "" && res.Truncated:
+	case res.Truncated && res.Lines == nil && m.capture(name, res).Lines == nil:
+		// (A capture file may be there for a long stderr alone.)
 		return &source.Error{Code: source.ELinesCut, Msg: fmt.Sprintf("'${steps.%s.lines}' reads the lines of step '%s', whose output the state keeps only the first 8 KiB of: add output_capture: lines to '%s' (up to 1 MiB of lines)", name, name, name)}
 	}
 	return nil
