@@ -114,7 +114,7 @@ func applySpilled(req *step.Request, res *step.Result, head, spill string) {
 				res.Signal = lang.SigFailure
 				res.Err = source.Errorf(source.EExec, "read the stdout of step '%s' for its json capture: %v", req.Step, err)
 			}
-		case size > JSONCap:
+		case size > JSONCap || size < 0:
 			jsonTooLarge(req, res, size, spill)
 		default:
 			ApplyCapture(req, res, whole)
@@ -125,10 +125,11 @@ func applySpilled(req *step.Request, res *step.Result, head, spill string) {
 }
 
 // readCapped returns the content of path when it is at most max bytes
-// (never reading more than max+1), and its size.
+// (never reading more than max+1), and its size; -1 without a path (no
+// RUN_ROOT: nothing holds more than the in-memory part).
 func readCapped(path string, max int64) (string, int64, error) {
 	if path == "" {
-		return "", max + 1, nil // only the in-memory part is known: more than it
+		return "", -1, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -153,17 +154,22 @@ func readCapped(path string, max int64) (string, int64, error) {
 }
 
 // jsonTooLarge fails a successful result whose json capture is size bytes,
-// more than JSONCap, with E_TOO_LARGE; with AllowParseError it stays a
-// success with JSON nil. spill names the file holding the output, if any.
+// more than JSONCap (-1: more than the in-memory part, with no spill file),
+// with E_TOO_LARGE; with AllowParseError it stays a success with JSON nil.
+// spill names the file holding the output, if any.
 func jsonTooLarge(req *step.Request, res *step.Result, size int64, spill string) {
 	if res.Signal != lang.SigSuccess || req.AllowParseError {
+		return
+	}
+	res.Signal = lang.SigFailure
+	if size < 0 {
+		res.Err = source.Errorf(source.ETooLarge, "output of step '%s' is more than the 1 MiB kept in memory, and no spill file holds the rest to parse as json (the step runs without a run folder): print a smaller JSON value, or set allow_parse_error: true to go on with json null", req.Step)
 		return
 	}
 	where := ""
 	if spill != "" {
 		where = fmt.Sprintf(" (the whole output is in %s)", spill)
 	}
-	res.Signal = lang.SigFailure
 	res.Err = source.Errorf(source.ETooLarge, "output of step '%s' is %d bytes, more than the %d (8 MiB) a json capture parses%s: print a smaller JSON value, write it to an output_file and read that with a command step, or set allow_parse_error: true to go on with json null",
 		req.Step, size, JSONCap, where)
 }

@@ -158,19 +158,22 @@ func TestCommandBigCaptures(t *testing.T) {
 		wantLines int    // -1: nil
 		wantCut   bool
 		wantJSON  string // the last item, or "<nil>"
+		noRoot    bool   // no RUN_ROOT, so no spill file
 	}{
 		{"lines of 3 MiB keep the first MiB's whole lines", "lines", false, strings.Repeat(line, 3<<20/100),
-			"SIGNAL:SUCCESS exit=0 attempts=1", steprun.LinesCap / 100, true, "<nil>"},
+			"SIGNAL:SUCCESS exit=0 attempts=1", steprun.LinesCap / 100, true, "<nil>", false},
 		{"lines within 1 MiB are whole", "lines", false, strings.Repeat(line, 10000),
-			"SIGNAL:SUCCESS exit=0 attempts=1", 10000, false, "<nil>"},
+			"SIGNAL:SUCCESS exit=0 attempts=1", 10000, false, "<nil>", false},
 		{"json of 2 MiB is parsed from the spill", "json", false, array(2 << 20),
-			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "end"},
+			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "end", false},
 		{"json of 2 MiB that is not JSON", "json", false, array(2<<20) + "x",
-			"SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", -1, false, "<nil>"},
+			"SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", -1, false, "<nil>", false},
 		{"json past 8 MiB is refused", "json", false, array(9 << 20),
-			"SIGNAL:FAILURE exit=0 attempts=1 E_TOO_LARGE: output of step 'Cmd' is 9437109 bytes, more than the 8388608 (8 MiB) a json capture parses (the whole output is in ", -1, false, "<nil>"},
+			"SIGNAL:FAILURE exit=0 attempts=1 E_TOO_LARGE: output of step 'Cmd' is 9437109 bytes, more than the 8388608 (8 MiB) a json capture parses (the whole output is in ", -1, false, "<nil>", false},
 		{"json past 8 MiB with allow_parse_error", "json", true, array(9 << 20),
-			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "<nil>"},
+			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "<nil>", false},
+		{"json past 1 MiB with no spill file", "json", false, array(2 << 20),
+			"SIGNAL:FAILURE exit=0 attempts=1 E_TOO_LARGE: output of step 'Cmd' is more than the 1 MiB kept in memory, and no spill file holds the rest", -1, false, "<nil>", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,6 +181,9 @@ func TestCommandBigCaptures(t *testing.T) {
 			r := newReq(t, "Cmd")
 			write(t, r, "in.txt", tt.input)
 			r.Argv, r.InputFile, r.OutputCapture, r.AllowParseError = stepfake.Exe(t, "cat"), "in.txt", tt.capture, tt.allow
+			if tt.noRoot {
+				r.RunRoot = ""
+			}
 			got := (&fakeEnv{}).Env().Command(context.Background(), r)
 			if o := outcome(got); o != tt.want && (!strings.Contains(tt.want, " E_") || !strings.HasPrefix(o, tt.want)) {
 				t.Errorf("Command(%s, %d bytes) = %s, want %s", tt.capture, len(tt.input), o, tt.want)
