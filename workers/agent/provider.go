@@ -134,16 +134,14 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	case req.Prompted != "":
 		prompt = req.Prompted
 	case p.Prompt != "":
-		s, err := steprun.ReadConfined(req.Dirs, p.Prompt)
-		if err != nil {
-			return "", false, steprun.FileErr("prompt_file", req.PromptFile, err)
+		if prompt, serr = steprun.ReadIntoPrompt(req, p.Prompt, "prompt_file", req.PromptFile, 0); serr != nil {
+			return "", false, serr
 		}
-		prompt = s
 	}
 	if p.Input != "" {
-		s, err := steprun.ReadConfined(req.Dirs, p.Input)
-		if err != nil {
-			return "", false, steprun.FileErr("input_file", req.InputFile, err)
+		s, serr := steprun.ReadIntoPrompt(req, p.Input, "input_file", req.InputFile, len(prompt))
+		if serr != nil {
+			return "", false, serr
 		}
 		prompt, fromInput = joinParagraphs(prompt, s), true
 	}
@@ -155,11 +153,11 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	instr := req.AgentInstructions
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
-		if err == nil {
-			instr, err = steprun.ReadConfined(req.Dirs, abs)
-		}
 		if err != nil {
 			return "", false, steprun.FileErr("instructions_file", req.AgentInstructionsFile, err)
+		}
+		if instr, serr = steprun.ReadIntoPrompt(req, abs, "instructions_file", req.AgentInstructionsFile, len(prompt)); serr != nil {
+			return "", false, serr
 		}
 	}
 	return joinParagraphs(instr, prompt), fromInput, nil

@@ -200,15 +200,13 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 	}
 	res.Output = TrimOutput(pr.Stdout)
 	res.Stderr = TrimOutput(pr.Stderr)
-	whole := pr.Stdout
-	// Only a lines or json capture needs the whole stream: a text capture
-	// keeps the spill file on disk and memory flat, whatever the size.
-	if pr.StdoutTruncated && pr.StdoutSpill != "" && (req.OutputCapture == captureLines || req.OutputCapture == captureJSON) {
-		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
-			whole = string(b)
-		}
+	// Past the in-memory part, no capture reads the whole stream: lines
+	// keep the first 1 MiB's, json reads the spill only up to JSONCap.
+	if pr.StdoutTruncated {
+		applySpilled(req, &res, pr.Stdout, pr.StdoutSpill)
+	} else {
+		ApplyCapture(req, &res, pr.Stdout)
 	}
-	ApplyCapture(req, &res, whole)
 	if outErr != nil && res.Signal == lang.SigSuccess {
 		res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}
