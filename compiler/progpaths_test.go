@@ -105,6 +105,22 @@ context: {x: y}
 				t.Errorf("%s: %s has no position in the source", doc.name, d.Format())
 			}
 		}
+		// A file_exists path is reported where the lowering reports it:
+		// at its value, which the program keeps (Cond.XPos).
+		at := map[string]source.Pos{}
+		for _, d := range lowered {
+			if m := quoted.FindStringSubmatch(d.Msg); m != nil {
+				at[m[1]] = d.Pos
+			}
+		}
+		for _, d := range got {
+			if !strings.Contains(d.Msg, ": file_exists: ") {
+				continue
+			}
+			if want := at[quoted.FindStringSubmatch(d.Msg)[1]]; d.Pos != want {
+				t.Errorf("%s: CheckLayout reports %s at %s, want the lowering's %s", doc.name, d.Msg, d.Pos, want)
+			}
+		}
 		// With the default layout (WORKSPACE = BASE/workspace) every path
 		// stays in WORKSPACE.
 		if ds := CheckLayout(p, &confine.Dir{Base: "/p", Workspace: "/p/workspace"}); len(ds) > 0 {
