@@ -74,7 +74,8 @@ func (e *env) cmdDiff(args []string) int {
 	if !ok {
 		return st
 	}
-	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.lookup)
+	rs, _ := proj.store.ReadState(fs.Arg(0)) // for its secrets (nil: the presets' alone)
+	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.runMasker(rs), e.lookup)
 	if err != nil {
 		return e.branchFail("diff", err)
 	}
