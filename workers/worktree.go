@@ -29,11 +29,14 @@ func refComponent(id string) bool {
 }
 
 // IsGitRepo reports whether dir is inside a git work tree, one that git
-// refuses to open included (what it says is the error of every use).
+// refuses to open included (what it says is the error of every use), and
+// true when the git on PATH is too old to ask (CheckGit).
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
 	var refused *repoRefused
-	return err == nil || errors.As(err, &refused)
+	// A git too old to run (E_GIT_VERSION) cannot tell: the next use says
+	// why it refuses, where "no repository" would run in place.
+	return err == nil || errors.As(err, &refused) || source.CodeOf(err, "") == source.EGitVersion
 }
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch

@@ -136,6 +136,12 @@ func (e *env) branchProject(cmd, base, id string) (*project, int, bool) {
 	if !ok {
 		return nil, st, false
 	}
+	// diff, merge and clean run git on the user's repository: not one
+	// that is too old to read Smith's overrides (merge would run its
+	// hooks).
+	if err := workers.CheckGit(context.Background(), e.lookup); err != nil {
+		return nil, e.failErr(err, source.EGitVersion, ""), false
+	}
 	proj, err := e.runProject(base, id)
 	if err != nil {
 		e.failErr(err, source.EUsage, "")
