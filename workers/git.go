@@ -161,14 +161,15 @@ func openWorkspace(ctx context.Context, dir string, lookup func(string) (string,
 
 // open is openRepo, or with separate openWorkspace.
 func open(ctx context.Context, dir string, separate bool, lookup func(string) (string, bool)) (*gitRepo, error) {
-	if err := CheckGit(ctx, lookup); err != nil {
-		return nil, err
-	}
 	dir = filepath.Clean(dir)
 	dotGit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotGit)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not the top of a git work tree: %w", dir, err)
+	}
+	// The first git command on it comes next (disableDrivers).
+	if err := CheckGit(ctx, lookup); err != nil {
+		return nil, err
 	}
 	gitDir := dotGit
 	switch {

@@ -72,7 +72,10 @@ func (v gitVersion) new() bool {
 // gitVersionOf asks the git of lookup's PATH its version, once per PATH
 // and process.
 func gitVersionOf(ctx context.Context, lookup func(string) (string, bool)) (gitVersion, error) {
-	path, _ := lookup("PATH")
+	var path string
+	if lookup != nil {
+		path, _ = lookup("PATH")
+	}
 	gitVersions.Lock()
 	defer gitVersions.Unlock() // held while git answers: concurrent askers wait for its answer
 	if v, ok := gitVersions.m[path]; ok {

@@ -60,7 +60,11 @@ func TestCheckGitAsksOnce(t *testing.T) {
 			t.Fatalf("CheckGit with git 2.30.2 = %v, want E_GIT_VERSION naming the version", err)
 		}
 	}
-	if _, err := openRepo(context.Background(), t.TempDir(), lookup); source.CodeOf(err, "") != source.EGitVersion {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRepo(context.Background(), repo, lookup); source.CodeOf(err, "") != source.EGitVersion {
 		t.Errorf("openRepo with git 2.30.2 = %v, want E_GIT_VERSION", err)
 	}
 	if b, _ := os.ReadFile(log); string(b) != "version\n" {
