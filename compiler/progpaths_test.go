@@ -129,6 +129,30 @@ context: {x: y}
 	}
 }
 
+// TestCheckLayoutFileExistsOldProgram: a program of isa version 4 or
+// older keeps no position for a file_exists path (Cond.XPos decodes as
+// zero): its path is reported at its condition, as those versions did.
+func TestCheckLayoutFileExistsOldProgram(t *testing.T) {
+	t.Parallel()
+	src := "version: \"1.0\"\nname: w\nsteps:\n  - name: A\n    when: {file_exists: .orchestrator/x}\n    command: [\"true\"]\n    on: {always: {end: true}}\n"
+	res, ds := Compile("w.yaml", []byte(src), Options{})
+	if ds.HasErrors() {
+		t.Fatal(diagText(ds))
+	}
+	layout := &confine.Dir{Base: "/p", Workspace: "/p"}
+	if got := CheckLayout(res.Prog, layout); len(got) != 1 || got[0].Pos.String() != "w.yaml:5:25" {
+		t.Fatalf("CheckLayout = %s, want one diagnostic at w.yaml:5:25 (the path)", diagText(got))
+	}
+	for i := range res.Prog.Blocks {
+		if c := res.Prog.Blocks[i].When; c != nil {
+			c.XPos = source.Pos{}
+		}
+	}
+	if got := CheckLayout(res.Prog, layout); len(got) != 1 || got[0].Pos.String() != "w.yaml:5:11" {
+		t.Fatalf("CheckLayout of an old program = %s, want one diagnostic at w.yaml:5:11 (the condition)", diagText(got))
+	}
+}
+
 // TestCheckLayoutWorktree: a program that runs in its own git worktree is
 // not checked (its WORKSPACE does not exist yet), as the lowering does not.
 func TestCheckLayoutWorktree(t *testing.T) {
