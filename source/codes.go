@@ -87,6 +87,7 @@ const (
 	ERunNotDone    Code = "E_RUN_NOT_DONE"
 	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
 	ETemporalConn  Code = "E_TEMPORAL_CONNECT"
+	EGitVersion    Code = "E_GIT_VERSION"
 )
 
 // CodeInfo is everything known about one code.
@@ -151,6 +152,7 @@ var codeTable = [...]CodeInfo{
 	{ESecretChange, SevError, ExitExec, false, "a step's changes in the run's worktree contain a secret's value; the file and line are named, the value is not, and nothing was committed"},
 	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
+	{EGitVersion, SevError, ExitConfig, false, "the git on PATH is older than 2.31, which ignores the settings Smith passes to keep a repository's hooks and drivers from running: an isolated run, its resume, smithvm diff, merge and clean refuse to run git with it"},
 	{ETemporalConn, SevError, ExitConfig, false, "smith-temporal cannot use the Temporal server it was given: nothing answers at --address, the server has no such --namespace, or TLS or the API key is refused"},
 	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, a CALL would put more than MaxCallDepth frames on the return stack, or a state would be too deep to read back"},
 	{EStateIO, SevError, ExitExec, false, "the machine refused to write (or open) a run's state (state.json, journal, iteration records, the run's folder): a full disk, a read-only file system, permissions, a limit on file size or open files, or the run's folder deleted under it; the run stops where it was last saved and smithvm resume continues it once the cause is fixed"},

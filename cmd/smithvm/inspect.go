@@ -187,7 +187,7 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "stats:        %d tokens, cost %s, %d lines written\n", st.Stats.TotalTokensUsed, serve.FormatCost(total.Cost), st.Stats.TotalLinesWritten)
 	}
 	if st.WorktreePath != "" {
-		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.lookup); err == nil {
+		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.runMasker(st), e.lookup); err == nil {
 			if lines := strings.Split(strings.TrimSpace(stat), "\n"); lines[len(lines)-1] != "" {
 				fmt.Fprintf(w, "changes:      %s (smithvm status %s --diff, or smithvm diff %s)\n", strings.TrimSpace(lines[len(lines)-1]), st.RunID, st.RunID)
 			}
@@ -264,13 +264,14 @@ func shortCommit(c string) string { return c[:min(len(c), 10)] }
 // through Smith's git (CONTRACT 13).
 func (e *env) printDiffs(proj *project, st *vm.State) {
 	w := e.stdout
+	mask := e.runMasker(st)
 	names, _ := stepOrder(st)
 	for _, n := range names {
 		r := st.Steps[n]
 		if r.Commit == "" {
 			continue
 		}
-		out, err := workers.ShowCommit(context.Background(), proj.dirs, r.Commit, false, e.lookup)
+		out, err := workers.ShowCommit(context.Background(), proj.dirs, r.Commit, false, mask, e.lookup)
 		if err != nil {
 			fmt.Fprintf(w, "\n=== step %s: commit %s: %v\n", n, r.Commit, err)
 			continue
@@ -281,7 +282,7 @@ func (e *env) printDiffs(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "\n(run %s has no worktree: it did not run with isolation: git-worktree)\n", st.RunID)
 		return
 	}
-	out, err := workers.Diff(context.Background(), proj.dirs, st.RunID, false, e.lookup)
+	out, err := workers.Diff(context.Background(), proj.dirs, st.RunID, false, mask, e.lookup)
 	if err != nil {
 		fmt.Fprintf(w, "\n=== run %s: %v\n", st.RunID, err)
 		return
