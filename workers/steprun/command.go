@@ -162,6 +162,11 @@ func Spec(req *step.Request, p Paths, argv, env []string, stdinPath string) (spe
 		Mask:         req.Mask,
 		Live:         req.Live,
 		RunRoot:      req.RunRoot,
+		// The leader dies with a smithvm killed mid-step (SIGKILL, a
+		// crash): nothing of the step runs on unwatched until resume.
+		// What the leader started itself lives on in its group until
+		// resume kills it (KillLeftovers); docs/reliability.md.
+		DieWithParent: true,
 	}
 	closeStdin = func() {}
 	if stdinPath != "" && stdinPath == p.Input {
