@@ -303,16 +303,35 @@ func firstLine(s string) string {
 
 // An invocation is a provider command ready to run.
 type invocation struct {
-	argv        []string
-	stdin       string // "" = /dev/null
+	argv  []string
+	stdin string // "" = /dev/null (unless stdinFile)
+	// stdinFile is the prompt, when it goes on stdin only: an open file
+	// with no name (steprun.TempStdin), closed by cleanup.
+	stdinFile   *os.File
 	wroteOutput bool   // the template names ${OUTPUT_FILE}
-	tmp         string // the prompt's temporary file, removed by cleanup
+	tmp         string // the prompt's temporary file (${PROMPT_FILE}), removed by cleanup
 }
 
 func (inv *invocation) cleanup() {
 	if inv.tmp != "" {
 		_ = os.Remove(inv.tmp)
 	}
+	if inv.stdinFile != nil {
+		inv.stdinFile.Close()
+	}
+}
+
+// promptStdin gives inv the prompt as its stdin through a file with no
+// name (steprun.TempStdin): the CLI reads the same bytes from a regular
+// file, and nothing of the prompt stays under RUN_ROOT/tmp if smithvm is
+// killed while the CLI runs.
+func (inv *invocation) promptStdin(req *step.Request, p steprun.Paths, prompt string) *source.Error {
+	f, err := steprun.TempStdin(p, req.Step+"-prompt-*.txt", []byte(prompt))
+	if err != nil {
+		return source.Errorf(source.EExec, "write prompt file: %v", err)
+	}
+	inv.stdinFile = f
+	return nil
 }
 
 // buildInvocation substitutes the provider template and chooses the prompt
@@ -365,7 +384,15 @@ func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, p
 	default:
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
-	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
+	// The prompt needs a file with a name only where the template names
+	// it (${PROMPT_FILE}, temp_file); on stdin alone, it has none.
+	named := mode == transportFile || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") })
+	if mode == transportStdin && !named {
+		if serr := inv.promptStdin(req, p, prompt); serr != nil {
+			return inv, serr
+		}
+	}
+	if named {
 		tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
@@ -406,7 +433,7 @@ func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, p
 	argv = append(argv, extra...)
 	inv.argv = argv
 	switch {
-	case mode == transportStdin:
+	case mode == transportStdin && inv.stdinFile == nil:
 		inv.stdin = inv.tmp
 	case !fromInput:
 		inv.stdin = p.Input

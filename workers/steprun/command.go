@@ -85,6 +85,35 @@ func WriteTemp(p Paths, pattern string, data []byte) (string, error) {
 	return f.Name(), nil
 }
 
+// TempStdin returns an open file holding data, at its start, that has no
+// name: created under RUN_ROOT/tmp (0600, as WriteTemp) and unlinked at
+// once, before data is written. A child given it as its stdin reads what
+// it would read from a named file, and a smithvm killed while the child
+// runs leaves nothing of data on disk. The caller closes it.
+func TempStdin(p Paths, pattern string, data []byte) (*os.File, error) {
+	if err := os.MkdirAll(p.TmpDir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(p.TmpDir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // Preconditions checks that input_file exists, then waits for wait_for and
 // checks depends_on. It returns the files depends_on matched, or the failure
 // and false when the step must not run.
