@@ -30,16 +30,25 @@ func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
 	if _, res, ok := e.Preconditions(ctx, req, p); !ok {
 		return res
 	}
-	stdin := p.Input
+	var payload []byte
 	if req.PayloadStdin {
-		f, err := payloadFile(req, p)
-		if err != nil {
+		var err error
+		if payload, err = payloadJSON(req); err != nil {
 			return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
 		}
-		defer os.Remove(f)
-		stdin = f
 	}
 	return e.Retry(ctx, req, 0, false, func(int) step.Result {
+		var stdin *os.File
+		if payload != nil {
+			// A file with no name for each try (TempStdin): a try reads it
+			// from its start, and a kill of smithvm leaves nothing of it.
+			f, err := TempStdin(p, req.Step+"-payload-*.json", payload)
+			if err != nil {
+				return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+			}
+			defer f.Close()
+			stdin = f
+		}
 		pr, outErr, err := e.runProcess(ctx, req, p, req.Argv, stdin, p.Output)
 		if err != nil {
 			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, fieldOf(err), err))
@@ -48,19 +57,18 @@ func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
 	})
 }
 
-// payloadFile writes req's payload as a JSON array of segments to a
-// temporary file under RUN_ROOT/tmp, for a manifest command worker's stdin
-// (CONTRACT 12.5); the caller removes it.
-func payloadFile(req *step.Request, p Paths) (string, error) {
+// payloadJSON is req's payload as a JSON array of segments, masked, for a
+// manifest command worker's stdin (CONTRACT 12.5).
+func payloadJSON(req *step.Request) ([]byte, error) {
 	segs := req.Payload
 	if segs == nil {
 		segs = []step.Segment{}
 	}
 	data, err := json.Marshal(segs)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return WriteTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
+	return req.Mask.Bytes(data), nil
 }
 
 // WriteTemp writes data to a new file under RUN_ROOT/tmp named after
@@ -138,12 +146,19 @@ func (e Env) Preconditions(ctx context.Context, req *step.Request, p Paths) ([]s
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, payload *os.File, output string) (pr proc.Result, outErr, err error) {
+	stdinPath := p.Input
+	if payload != nil {
+		stdinPath = "" // the payload is stdin, in place of input_file
+	}
 	spec, closeStdin, err := Spec(req, p, argv, BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
 		return proc.Result{}, nil, err
 	}
 	defer closeStdin()
+	if payload != nil {
+		spec.Stdin = payload
+	}
 	// Its lines, as they come, for the viewer and smithvm logs.
 	live := OpenLive(req, e.Now)
 	defer live.Close()

@@ -69,6 +69,19 @@ func TestCommand(t *testing.T) {
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", `[{"id":"1","type":"CODE_OUTPUT","content":"key ***","timestamp":"t"}]`, ""},
 		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = stepfake.Exe(t, "cat"), true },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", `[]`, ""},
+		// While the command runs, its payload has no name under RUN_ROOT/tmp
+		// (a smithvm killed then leaves nothing of it behind).
+		{"the payload on stdin has no name", func(t *testing.T, r *step.Request) {
+			ls, err := exec.LookPath("ls")
+			if err != nil {
+				t.Skip("no ls")
+			}
+			tmp := filepath.Join(r.RunRoot, "tmp")
+			if err := os.MkdirAll(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r.Argv, r.PayloadStdin = []string{ls, "-A", tmp}, true
+		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "", ""},
 		{"json capture of a command", func(t *testing.T, r *step.Request) {
 			r.Argv, r.OutputCapture = stepfake.Exe(t, "print", "not json"), "json"
 		}, false, "SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", "not json", ""},
