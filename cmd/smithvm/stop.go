@@ -77,7 +77,7 @@ func stoppable(ctx context.Context, r *store.Run) (context.Context, func()) {
 }
 
 func (e *env) stopFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("stop", "RUN_ID [flags]", fmt.Sprintf("Stops a running run from another terminal as Ctrl-C would: the step's process\ngroup gets SIGTERM (SIGKILL %s later), the state is saved and the run\nends interrupted, resumable (smithvm resume or retry). It waits for the\nprocess driving the run to let go of it. Stopping a run that is not running\nsays so, exit 0.\n", proc.DefaultKillGrace))
+	fs := e.newFlags("stop", "RUN_ID [flags]", fmt.Sprintf("Stops a running run from another terminal as Ctrl-C would: the step's process\ngroup gets SIGTERM (SIGKILL %s later), the state is saved and the run\nends interrupted, resumable (smithvm resume or retry). It waits for the\nprocess driving the run to let go of it. Stopping a run that is not running\n(or that completed, failed or halted by itself while stop waited) says so,\nexit 0.\n", proc.DefaultKillGrace))
 	v.addBase(fs)
 	return fs
 }
