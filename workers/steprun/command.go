@@ -108,7 +108,6 @@ func TempStdin(p Paths, pattern string, data []byte) (*os.File, error) {
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		os.Remove(f.Name())
 		return nil, err
 	}
 	if _, err := f.Write(data); err != nil {
