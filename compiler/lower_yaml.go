@@ -612,7 +612,7 @@ func (y *yamlLowerer) cond(c *manifest.Cond, sc *scope) *isa.Cond {
 		out.Op, out.Name = isa.CondStepOK, c.StepOK.V
 		y.checkStep(c.StepOK, "step_ok")
 	case c.FileExists.Set:
-		out.Op, out.X = isa.CondFileExists, y.templatePtr(c.FileExists, sc)
+		out.Op, out.X, out.XPos = isa.CondFileExists, y.templatePtr(c.FileExists, sc), c.FileExists.Pos
 		y.checkPath(out.X, c.FileExists.Pos)
 	case c.Equals != nil:
 		out.Op, out.X, out.Y = isa.CondEquals, y.scalar(c.Equals.Left, sc), y.scalar(c.Equals.Right, sc)

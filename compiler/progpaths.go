@@ -13,8 +13,8 @@ import (
 // the checks the lowering makes on a source's paths when Options.Layout is
 // set, so that a path its step would refuse refuses the run before any
 // step runs (E_PATH_ESCAPE). A program keeps no position per path: each
-// diagnostic is at its step's position (a file_exists at its condition's)
-// and names the step and the field. A program that runs in its own git
+// diagnostic is at its step's position (a file_exists at its value's:
+// Cond.XPos) and names the step and the field. A program that runs in its own git
 // worktree is not checked: its WORKSPACE does not exist yet.
 func CheckLayout(p *isa.Program, layout *confine.Dir) source.Diagnostics {
 	if p == nil || layout == nil || p.Config.Isolation == lang.IsolationWorktree {
@@ -118,13 +118,17 @@ func programPaths(p *isa.Program) []progPath {
 }
 
 // condPaths adds the file_exists paths of a condition tree, each at its
-// condition's position.
+// value's position (its condition's in a program that keeps none).
 func condPaths(c *isa.Cond, add func(field string, t *lang.Template, output bool, pos source.Pos)) {
 	if c == nil {
 		return
 	}
 	if c.Op == isa.CondFileExists {
-		add("file_exists", c.X, false, c.Pos)
+		pos := c.XPos
+		if !pos.IsValid() {
+			pos = c.Pos // a program of isa version 4 or older
+		}
+		add("file_exists", c.X, false, pos)
 	}
 	for i := range c.Sub {
 		condPaths(&c.Sub[i], add)

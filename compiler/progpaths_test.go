@@ -105,11 +105,51 @@ context: {x: y}
 				t.Errorf("%s: %s has no position in the source", doc.name, d.Format())
 			}
 		}
+		// A file_exists path is reported where the lowering reports it:
+		// at its value, which the program keeps (Cond.XPos).
+		at := map[string]source.Pos{}
+		for _, d := range lowered {
+			if m := quoted.FindStringSubmatch(d.Msg); m != nil {
+				at[m[1]] = d.Pos
+			}
+		}
+		for _, d := range got {
+			if !strings.Contains(d.Msg, ": file_exists: ") {
+				continue
+			}
+			if want := at[quoted.FindStringSubmatch(d.Msg)[1]]; d.Pos != want {
+				t.Errorf("%s: CheckLayout reports %s at %s, want the lowering's %s", doc.name, d.Msg, d.Pos, want)
+			}
+		}
 		// With the default layout (WORKSPACE = BASE/workspace) every path
 		// stays in WORKSPACE.
 		if ds := CheckLayout(p, &confine.Dir{Base: "/p", Workspace: "/p/workspace"}); len(ds) > 0 {
 			t.Errorf("%s: CheckLayout with the default layout:\n%s", doc.name, diagText(ds))
 		}
+	}
+}
+
+// TestCheckLayoutFileExistsOldProgram: a program of isa version 4 or
+// older keeps no position for a file_exists path (Cond.XPos decodes as
+// zero): its path is reported at its condition, as those versions did.
+func TestCheckLayoutFileExistsOldProgram(t *testing.T) {
+	t.Parallel()
+	src := "version: \"1.0\"\nname: w\nsteps:\n  - name: A\n    when: {file_exists: .orchestrator/x}\n    command: [\"true\"]\n    on: {always: {end: true}}\n"
+	res, ds := Compile("w.yaml", []byte(src), Options{})
+	if ds.HasErrors() {
+		t.Fatal(diagText(ds))
+	}
+	layout := &confine.Dir{Base: "/p", Workspace: "/p"}
+	if got := CheckLayout(res.Prog, layout); len(got) != 1 || got[0].Pos.String() != "w.yaml:5:25" {
+		t.Fatalf("CheckLayout = %s, want one diagnostic at w.yaml:5:25 (the path)", diagText(got))
+	}
+	for i := range res.Prog.Blocks {
+		if c := res.Prog.Blocks[i].When; c != nil {
+			c.XPos = source.Pos{}
+		}
+	}
+	if got := CheckLayout(res.Prog, layout); len(got) != 1 || got[0].Pos.String() != "w.yaml:5:11" {
+		t.Fatalf("CheckLayout of an old program = %s, want one diagnostic at w.yaml:5:11 (the condition)", diagText(got))
 	}
 }
 

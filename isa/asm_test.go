@@ -140,14 +140,14 @@ func oneOpProgram(op Op) *Program {
 
 func TestAssembleErrors(t *testing.T) {
 	t.Parallel()
-	const head = "; smith program, isa 4\nprogram \"x\" format \"workflow\" source \"x.yaml\" entry 0000\n"
+	const head = "; smith program, isa 5\nprogram \"x\" format \"workflow\" source \"x.yaml\" entry 0000\n"
 	tests := []struct {
 		name string
 		src  string
 		want string // the first diagnostic, formatted
 	}{
-		{"empty", "", "t.asm:1:1: error: E_PARSE: the text does not start with '; smith program, isa 4'"},
-		{"no program", "; smith program, isa 4\n0000 END @ -\n", "t.asm:1:1: error: E_PARSE: the text has no 'program' line"},
+		{"empty", "", "t.asm:1:1: error: E_PARSE: the text does not start with '; smith program, isa 5'"},
+		{"no program", "; smith program, isa 5\n0000 END @ -\n", "t.asm:1:1: error: E_PARSE: the text has no 'program' line"},
 		{"bad op", head + "0000  RETUNR @ -\n", "t.asm:3:7: error: E_PARSE: 'RETUNR' is not an instruction (did you mean 'RETURN'?)"},
 		{"jump range", head + "0000  JUMP 0001 @ x.yaml:1:1\n", "t.asm:3:1: error: E_PARSE: pc 0000: JUMP operand A: pc 0001 is out of range: the code has 1 instructions"},
 		{"bad string", head + "string 0 \"\\q\"\n0000 END @ -\n", "t.asm:3:10: error: E_PARSE: bad string \"\\q\""},
@@ -178,8 +178,8 @@ func FuzzAssemble(f *testing.F) {
 	for _, tt := range testPrograms() {
 		f.Add(disasm(f, tt.p))
 	}
-	f.Add("; smith program, isa 4\nprogram \"x\" format \"\" source \"\" entry 0\n0 END @ -")
-	f.Add("; smith program, isa 4\n0 JUMP 0 @ \"a\":1:2 ; x\nnode \"x\" (entry 0000):\n")
+	f.Add("; smith program, isa 5\nprogram \"x\" format \"\" source \"\" entry 0\n0 END @ -")
+	f.Add("; smith program, isa 5\n0 JUMP 0 @ \"a\":1:2 ; x\nnode \"x\" (entry 0000):\n")
 	f.Add("@ \n@\n\"\n{\n; \"")
 	f.Fuzz(func(t *testing.T, src string) {
 		p, err := Assemble("f.asm", strings.NewReader(src))

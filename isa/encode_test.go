@@ -105,7 +105,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad magic", []byte("SMBX\x02\x00\x00\x00"), "not a .smbc file"},
 		{"yaml", []byte("version: 1\n"), "not a .smbc file"},
 		{"short header", []byte("SMBC\x01"), "truncated .smbc header"},
-		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads versions 2 to 4"},
+		{"version", with(func(b []byte) []byte { b[4] = 7; return b }), "program is isa version 7, this smith reads versions 2 to 5"},
 		{"flags", with(func(b []byte) []byte { b[6] = 4; return b }), "unknown .smbc flags 0x0004"},
 		{"no sections", good[:8], "section strings is missing"},
 		{"trailing", append(append([]byte(nil), good...), 0), "1 bytes after the last section"},

@@ -31,7 +31,7 @@ func ExampleProgram_Disassemble() {
 		fmt.Println(err)
 	}
 	// Output:
-	// ; smith program, isa 4
+	// ; smith program, isa 5
 	// program "hello" format "workflow" source "hello.yaml" entry 0000
 	//
 	// template 0 {"parts":[{"lit":"greeting failed"}]}
@@ -54,7 +54,7 @@ func ExampleProgram_Disassemble() {
 }
 
 func ExampleAssemble() {
-	text := `; smith program, isa 4
+	text := `; smith program, isa 5
 program "tiny" format "workflow" source "tiny.yaml" entry 0000
 node 0 "tiny" entry 0 inherit=false @ tiny.yaml:1:1
 block 0 "Only" internal node 0 start 0000 dispatch 0001 @ tiny.yaml:2:3
@@ -82,5 +82,5 @@ func ExampleDecode() {
 	_, err := isa.Decode([]byte("SMBC\x07\x00\x00\x00"))
 	fmt.Println(err)
 	// Output:
-	// -: error: E_BYTECODE: program is isa version 7, this smith reads versions 2 to 4
+	// -: error: E_BYTECODE: program is isa version 7, this smith reads versions 2 to 5
 }

@@ -13,8 +13,8 @@ import (
 // the .smbc encoding follows the Go types, so a change to them is a change
 // of the format.
 const (
-	poolLayoutVersion = 4
-	poolLayout        = "108e0f71bf184379fab39c74d08119e0071f81b03c86fc92bd72a525334ed233"
+	poolLayoutVersion = 5
+	poolLayout        = "8f2062234c55d4cd8e3265c4880618784ea545d6ce61d19428ed305dfbd716c2"
 )
 
 // layout describes the encoded layout of t: every encoded field's name and

@@ -8,7 +8,7 @@ import (
 // Version is the isa version. It changes whenever opcode numbering, operand
 // meaning or the .smbc encoding changes; a .smbc of another version is
 // refused, naming both versions.
-const Version = 4
+const Version = 5
 
 // MinVersion is the oldest isa version Decode reads. A version that only
 // appends fields at the end of pool structs (their bitmap then has no bit
@@ -18,7 +18,7 @@ const Version = 4
 // the format raises MinVersion to Version.
 //
 // Version 3 appended ProviderDef.Isolated and Config.CommitArtifacts;
-// version 4 appended AgentDef.Session.
+// version 4 appended AgentDef.Session; version 5 appended Cond.XPos.
 const MinVersion = 2
 
 // A Program is a compiled workflow: code, a source position per
@@ -387,4 +387,9 @@ type Cond struct {
 	Flags string         `json:"flags,omitempty"`
 	Sub   []Cond         `json:"sub,omitempty"`
 	Pos   source.Pos     `json:"pos"`
+	// XPos is where X's value is in the source, for a file_exists (zero
+	// for the other predicates, and in a program of isa version 4 or
+	// older): a path refused at run time (compiler.CheckLayout) is
+	// reported there, as the lowering reports it.
+	XPos source.Pos `json:"xpos,omitzero"`
 }

@@ -47,7 +47,7 @@ func TestLoadStopsOrDecodes(t *testing.T) {
 		decoded bool
 		want    string // the first diagnostic
 	}{
-		{"syntax error stops", "w.yaml", "a: [\n", false, "w.yaml:1:4: error: E_PARSE: unclosed list: the [ here has no closing ] before the end of the document (the YAML parser: line 1: did not find expected node content)"},
+		{"syntax error stops", "w.yaml", "a: [\n", false, "w.yaml:1:4: error: E_PARSE: unclosed list: the [ here has no closing ] before the end of the document (the YAML parser: did not find expected node content)"},
 		{"top level list stops", "w.yaml", "- a\n", false, "w.yaml:1:1: error: E_SCHEMA: the top level must be an object, found array"},
 		{"json syntax error stops", "m.json", "{", false, "m.json:1:2: error: E_PARSE: the document ends too early: expected more (a string, a list or an object is not closed)"},
 		{"schema error still decodes", "w.yaml", "version: 1\nname: t\nsteps: []\n", true, "w.yaml:1:10: error: E_SCHEMA: 'version' must be a string, found number; quote it: \"1\""},

@@ -325,7 +325,8 @@ type Step struct {
 	// The prompt text.
 	Prompt String `json:"prompt,omitempty" step:"provider"`
 
-	// File (relative to WORKSPACE) holding the prompt.
+	// File (relative to WORKSPACE) holding the prompt (at most 10 MiB, the
+	// most a prompt holds).
 	PromptFile String `json:"prompt_file,omitempty" step:"provider"`
 
 	// Values for the provider template (model, script for mock, ...). Default:
@@ -338,15 +339,17 @@ type Step struct {
 	// How the prompt reaches a custom provider's CLI.
 	PromptTransport *PromptTransport `json:"prompt_transport,omitempty" step:"provider"`
 
-	// File (relative to WORKSPACE) piped to stdin; for a provider it is
-	// appended to the prompt. Default: stdin is /dev/null.
+	// File (relative to WORKSPACE) piped to stdin, of any size; for a
+	// provider it is appended to the prompt (at most 10 MiB in all).
+	// Default: stdin is /dev/null.
 	InputFile String `json:"input_file,omitempty" step:"process"`
 
 	// File under WORKSPACE/artifacts/<Step>/ that receives the whole stdout.
 	OutputFile String `json:"output_file,omitempty" step:"process"`
 
-	// How stdout is captured: text, lines (${steps.S.lines}) or json
-	// (${steps.S.json...}). Default: text.
+	// How stdout is captured: text, lines (${steps.S.lines}: the complete
+	// lines of its first 1 MiB) or json (${steps.S.json...}: at most 8 MiB
+	// parsed). Default: text.
 	OutputCapture String `json:"output_capture,omitempty" step:"process"`
 
 	// With output_capture: json, output that is not JSON leaves json null

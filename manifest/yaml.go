@@ -105,12 +105,107 @@ func yamlError(name string, src []byte, err error) source.Diagnostic {
 		msg = m[2]
 	}
 	msg = strings.TrimRight(msg, ".")
+	col := 1
 	if te == nil {
 		if mk, ok := explainYAML(src); ok {
-			return source.New(source.Pos{File: name, Line: mk.line, Col: mk.col}, source.EParse, "%s (the YAML parser: line %d: %s)", mk.msg, line, msg)
+			return source.New(source.Pos{File: name, Line: mk.line, Col: mk.col}, source.EParse, "%s (the YAML parser: %s)", mk.msg, msg)
+		}
+		if l, c, text, ok := badLine(src); ok {
+			line, col = l, c
+			if w, c, ok := lineWords(msg, text); ok {
+				col += c
+				return source.New(source.Pos{File: name, Line: line, Col: col}, source.EParse, "%s (the YAML parser: %s)", w, msg)
+			}
 		}
 	}
-	return source.New(source.Pos{File: name, Line: line, Col: 1}, source.EParse, "%s (the YAML parser: %s)", yamlWords(msg), msg)
+	return source.New(source.Pos{File: name, Line: line, Col: col}, source.EParse, "%s (the YAML parser: %s)", yamlWords(msg), msg)
+}
+
+// afterQuote matches a value that goes on after its closing quote.
+var afterQuote = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:- +)?[^\s"'#][^:#]*?: +("[^"]*"|'[^']*') *[^\s#]`)
+})
+
+// lineWords names, in words, the mistake on the line that stops the
+// document being YAML (text, without its indentation), when the library's
+// message msg and the line tell which one it is; off is the mistake's
+// column on the line past the indentation.
+func lineWords(msg, text string) (words string, off int, ok bool) {
+	switch {
+	case strings.HasPrefix(msg, "did not find expected key") && afterQuote().MatchString(text):
+		m := afterQuote().FindStringSubmatchIndex(text)
+		return "text after the closing quote: a quoted value ends at its quote; put the whole value inside the quotes", m[1] - 1, true
+	case strings.HasPrefix(msg, "did not find expected key") && strings.HasPrefix(text, "- "):
+		return "a list item ('- ') among the keys of an object: line it up with the items of its list, or give it a key of its own whose value is the list", 0, true
+	case strings.HasPrefix(msg, "did not find expected '-' indicator") && !strings.HasPrefix(text, "-"):
+		return "this line lines up with the items ('- ') of the list above it but starts none: indent it as the keys of the item it belongs to, or start a new item with '- '", 0, true
+	}
+	return "", 0, false
+}
+
+// badLine finds the line where a document the library refused stops being
+// YAML: the line after the longest run of whole lines, from the top, that
+// parses, and that line's text without its indentation. The library's own line is where it gave up, which is often the
+// start of the enclosing list or object, lines above the mistake (and for
+// its parser's errors it counts from 0). col is the line's first
+// character. Only the error path pays for it: a handful of parses of
+// prefixes, found from the end (the longest prefix that parses is searched
+// for backwards in doubling steps, then halved), so that a list or a
+// quoted string that legitimately spans lines above the mistake, whose
+// cut prefixes do not parse, does not mislead it.
+func badLine(src []byte) (line, col int, text string, ok bool) {
+	starts := []int{0} // byte offset of each line's start
+	for i, c := range src {
+		if c == '\n' && i+1 < len(src) {
+			starts = append(starts, i+1)
+		}
+	}
+	n := len(starts)
+	// parses(k): the first k lines parse (every document in them).
+	parses := func(k int) bool {
+		end := len(src)
+		if k < n {
+			end = starts[k]
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(src[:end]))
+		for {
+			var d yaml.Node
+			if err := dec.Decode(&d); err != nil {
+				return errors.Is(err, io.EOF)
+			}
+		}
+	}
+	if parses(n) {
+		return 0, 0, "", false
+	}
+	lo, hi := 0, n // lines lo parse, lines hi do not
+	for step := 1; ; step *= 2 {
+		k := n - step
+		if k <= 0 {
+			break
+		}
+		if parses(k) {
+			lo = k
+			break
+		}
+		hi = k
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if parses(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	// Line hi (1-based) is the first that does not parse.
+	l := src[starts[hi-1]:]
+	if i := bytes.IndexByte(l, '\n'); i >= 0 {
+		l = l[:i]
+	}
+	l = bytes.TrimRight(l, "\r")
+	t := bytes.TrimLeft(l, " \t")
+	return hi, len(l) - len(t) + 1, string(t), true
 }
 
 // yamlWords says what a message of the YAML library means for the writer
@@ -128,7 +223,7 @@ func yamlWords(msg string) string {
 	case strings.HasPrefix(msg, "found character that cannot start any token"):
 		return "a character that cannot start a value here: quote the value"
 	}
-	return "YAML syntax error: check the indentation and the quotes on this line and the lines above it"
+	return "YAML syntax error on this line: check its indentation against the lines above it, and that a quoted value ends at its closing quote"
 }
 
 // aliasCost is the expanded size of a YAML node: how many nodes it stands

@@ -66,6 +66,8 @@ const (
 	EUnknownSignal Code = "E_UNKNOWN_SIGNAL"
 	EUsage         Code = "E_USAGE"
 	EJSONParse     Code = "E_JSON_PARSE"
+	ETooLarge      Code = "E_TOO_LARGE"
+	ELinesCut      Code = "E_LINES_TRUNCATED"
 	EWaitTimeout   Code = "E_WAIT_TIMEOUT"
 	EDepMissing    Code = "E_DEP_MISSING"
 	EReplayMiss    Code = "E_REPLAY_MISS"
@@ -85,6 +87,7 @@ const (
 	ERunNotDone    Code = "E_RUN_NOT_DONE"
 	EServeNoToken  Code = "E_SERVE_NO_TOKEN"
 	ETemporalConn  Code = "E_TEMPORAL_CONNECT"
+	EGitVersion    Code = "E_GIT_VERSION"
 )
 
 // CodeInfo is everything known about one code.
@@ -132,6 +135,8 @@ var codeTable = [...]CodeInfo{
 	{EUnknownSignal, SevError, ExitConfig, false, "resume --signal names a signal that the halted block's transitions do not name"},
 	{EUsage, SevError, ExitConfig, false, "bad command-line flags or arguments"},
 	{EJSONParse, SevError, ExitExec, false, "a step with output_capture: json printed something that is not JSON"},
+	{ETooLarge, SevError, ExitExec, false, "a step with output_capture: json printed more than 8 MiB, or a file read into a provider step's prompt (prompt_file, input_file, depends_on content, instructions_file) would make the prompt larger than 10 MiB"},
+	{ELinesCut, SevError, ExitExec, false, "${steps.S.lines} needs lines that were not kept: S printed more than the 1 MiB a lines capture splits (or, without output_capture: lines, more than the 8 KiB of output the state keeps)"},
 	{EWaitTimeout, SevError, ExitTimeout, false, "wait_for saw fewer than min_count matching files before its timeout"},
 	{EDepMissing, SevError, ExitExec, false, "a required depends_on glob matched no file"},
 	{EReplayMiss, SevError, ExitExec, false, "--replay found no recording for a provider call with that prompt"},
@@ -147,6 +152,7 @@ var codeTable = [...]CodeInfo{
 	{ESecretChange, SevError, ExitExec, false, "a step's changes in the run's worktree contain a secret's value; the file and line are named, the value is not, and nothing was committed"},
 	{ERunNotDone, SevError, ExitConfig, false, "smithvm merge of a run that is not completed (halted, failed, running); wait for it, resume it, or pass --force"},
 	{EServeNoToken, SevError, ExitConfig, false, "smithvm serve was asked to listen on an address other than loopback without a token"},
+	{EGitVersion, SevError, ExitConfig, false, "the git on PATH is older than 2.31, which ignores the settings Smith passes to keep a repository's hooks and drivers from running: an isolated run, its resume, smithvm diff, merge and clean refuse to run git with it"},
 	{ETemporalConn, SevError, ExitConfig, false, "smith-temporal cannot use the Temporal server it was given: nothing answers at --address, the server has no such --namespace, or TLS or the API key is refused"},
 	{ELimit, SevError, ExitExec, false, "a value entering the run (a json capture, set_context, loop items) nests deeper than MaxDepth levels, a CALL would put more than MaxCallDepth frames on the return stack, or a state would be too deep to read back"},
 	{EStateIO, SevError, ExitExec, false, "the machine refused to write (or open) a run's state (state.json, journal, iteration records, the run's folder): a full disk, a read-only file system, permissions, a limit on file size or open files, or the run's folder deleted under it; the run stops where it was last saved and smithvm resume continues it once the cause is fixed"},

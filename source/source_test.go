@@ -31,11 +31,14 @@ func TestFilePos(t *testing.T) {
 
 func TestSuggest(t *testing.T) {
 	t.Parallel()
-	cands := []string{"Report", "Prep", "Analyze", "retry", "secrets", "branches"}
+	cands := []string{"Report", "Prep", "Analyze", "retry", "secrets", "branches", "timeout", "backoff_sec"}
 	tests := []struct{ name, in, want string }{
 		{"typo", "Reprot", "Report"},
 		{"plural of a singular key", "retries", "retry"},
 		{"singular of a plural key", "secret", "secrets"},
+		{"a seconds suffix written", "timeout_sec", "timeout"},
+		{"a seconds suffix spelt out", "timeout_seconds", "timeout"},
+		{"a seconds suffix left out", "backoff", "backoff_sec"},
 		{"singular of an -es plural key", "branch", "branches"},
 		{"case", "report", "Report"},
 		{"far", "Deploy", ""},

@@ -8,8 +8,9 @@ import (
 // Suggest returns the candidate nearest to name by edit distance, or "" when
 // none is close enough to be a likely typo (distance at most a third of the
 // longer name's length, and at least 1 for short names). A plural written for
-// a singular name, or the other way round (retries for retry), counts as one
-// edit.
+// a singular name, or the other way round (retries for retry), and a name
+// with or without a seconds suffix (timeout_sec for timeout, backoff for
+// backoff_sec) count as one edit.
 func Suggest(name string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -19,7 +20,7 @@ func Suggest(name string, candidates []string) string {
 		d := editDistance(name, c)
 		if strings.EqualFold(name, c) {
 			d = 0 // a difference of case alone is the nearest of all
-		} else if d > 1 && (singular(name) == c || singular(c) == name) {
+		} else if d > 1 && (singular(name) == c || singular(c) == name || seconds(name) == c || seconds(c) == name) {
 			d = 1
 		}
 		max := len([]rune(name))
@@ -38,6 +39,19 @@ func Suggest(name string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// seconds is name without a suffix naming seconds (timeout_sec: timeout,
+// backoff_sec: backoff), or name when it has none: a key written with the
+// unit that another key of the same meaning leaves out, or without the
+// unit another one spells.
+func seconds(name string) string {
+	for _, suf := range []string{"_seconds", "_secs", "_sec", "_s"} {
+		if b, ok := strings.CutSuffix(name, suf); ok && b != "" {
+			return b
+		}
+	}
+	return name
 }
 
 // singular is an English plural's singular (retries: retry, branches:

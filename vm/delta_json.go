@@ -188,6 +188,7 @@ func (r *StepResult) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"truncated":`...)
 	b = strconv.AppendBool(b, r.Truncated)
 	b = jsonOmitString(b, "spill_stdout_path", r.SpillStdoutPath)
+	b = jsonOmitBool(b, "lines_truncated", r.LinesTruncated)
 	b = jsonOmitString(b, "output_file", r.OutputFile)
 	if r.Error != nil {
 		b = append(b, `,"error":`...)

@@ -207,6 +207,7 @@ func (m *Machine) record(blk *isa.Block, res step.Result, t try, execs int, msg 
 		Attempts:        res.Attempts,
 		Truncated:       cut || res.Truncated,
 		SpillStdoutPath: res.SpillStdout,
+		LinesTruncated:  res.LinesTruncated,
 		OutputFile:      res.OutputFile,
 		Error:           stepErrorOf(res.Err, m.mask.String),
 		Signal:          sig,

@@ -1,12 +1,15 @@
 package vm
 
 import (
+	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
 	"smith/lang"
+	"smith/source"
 )
 
 // TestStepFieldTable: the VM resolves exactly the step fields smithc check
@@ -51,3 +54,49 @@ func TestSecondsNeverOverflow(t *testing.T) {
 		t.Errorf("seconds(1.5) = %v", d)
 	}
 }
+
+// TestLinesKept: ${steps.S.lines} never gives a partial list: the whole
+// list or a line past the kept ones of a step whose lines capture was cut
+// at 1 MiB, and the lines of an output the state keeps an excerpt of, are
+// E_LINES_TRUNCATED; a kept line, and lines kept whole, resolve.
+func TestLinesKept(t *testing.T) {
+	t.Parallel()
+	m := &Machine{st: &State{Steps: map[string]*StepResult{
+		"Cut":      {Status: StepCompleted, Output: "a\nb", Lines: []string{"a", "b"}, Truncated: true, LinesTruncated: true},
+		"Whole":    {Status: StepCompleted, Output: "a\nb", Lines: []string{"a", "b"}},
+		"Excerpt":  {Status: StepCompleted, Output: "a\nb\n[truncated]", Truncated: true},
+		"LongErr":  {Status: StepCompleted, Output: "a\nb\n[truncated]", Truncated: true, CapturePath: "/nonexistent/capture.json"},
+		"TextOnly": {Status: StepCompleted, Output: "a\nb"},
+	}}, captures: map[string]*cachedCapture{}, cfg: Config{Host: noFiles{}}}
+	tests := []struct {
+		name string
+		path []lang.PathElem
+		want string // the value, or the error's code
+	}{
+		{"cut, whole list", []lang.PathElem{{Key: "Cut"}, {Key: "lines"}}, "E_LINES_TRUNCATED"},
+		{"cut, kept line", []lang.PathElem{{Key: "Cut"}, {Key: "lines"}, {IsIndex: true, Index: 1}}, "b"},
+		{"cut, line past the kept ones", []lang.PathElem{{Key: "Cut"}, {Key: "lines"}, {IsIndex: true, Index: 2}}, "E_LINES_TRUNCATED"},
+		{"whole", []lang.PathElem{{Key: "Whole"}, {Key: "lines"}}, "[a b]"},
+		{"excerpt of a text output", []lang.PathElem{{Key: "Excerpt"}, {Key: "lines"}}, "E_LINES_TRUNCATED"},
+		{"excerpt with a capture file for stderr", []lang.PathElem{{Key: "LongErr"}, {Key: "lines"}, {IsIndex: true, Index: 0}}, "E_LINES_TRUNCATED"},
+		{"text output kept whole", []lang.PathElem{{Key: "TextOnly"}, {Key: "lines"}}, "[a b]"},
+	}
+	for _, tt := range tests {
+		v, ok, err := m.stepVar(tt.path)
+		got := fmt.Sprint(v)
+		if err != nil {
+			got = string(source.CodeOf(err, ""))
+		} else if !ok {
+			got = "missing"
+		}
+		if got != tt.want {
+			t.Errorf("stepVar(%s) = %s (%v), want %s", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// noFiles is a Host whose files all are missing (its other methods are not
+// called here).
+type noFiles struct{ Host }
+
+func (noFiles) ReadFile(path string) ([]byte, error) { return nil, fs.ErrNotExist }

@@ -69,11 +69,9 @@ func (m *Machine) takeResumeLoop(blk *isa.Block, items []any, phase string) resu
 		done = append(done, rec)
 	}
 	if phase == PhaseParallel {
-		if m.isolated() {
-			// Their branches were merged and removed by the failed join:
-			// the join could not merge them again.
-			return resumedLoop{}
-		}
+		// Under isolation the failed join merged their branches into the
+		// run's branch already and removed them: the join of the resumed
+		// loop finds no branch of theirs, which is nothing to merge.
 		return resumedLoop{threads: done}
 	}
 	// Serial: the last record is the failed iteration, every one before

@@ -185,6 +185,11 @@ type StepResult struct {
 	Attempts        int     `json:"attempts"`
 	Truncated       bool    `json:"truncated"`
 	SpillStdoutPath string  `json:"spill_stdout_path,omitempty"`
+	// LinesTruncated: the step printed more than the 1 MiB a lines capture
+	// splits, and its lines are only the complete lines of that 1 MiB;
+	// ${steps.S.lines} then fails (E_LINES_TRUNCATED) rather than give a
+	// partial list, except for an index inside the kept lines.
+	LinesTruncated bool `json:"lines_truncated,omitempty"`
 	// OutputFile is this run's copy of the step's output_file, under
 	// RUN_ROOT/outputs/<Step>/ (absolute): it stays this run's when
 	// another run overwrites WORKSPACE/artifacts/<Step>/.

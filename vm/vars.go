@@ -265,8 +265,41 @@ func (m *Machine) stepVar(rest []lang.PathElem) (any, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
+	if rest[1].Key == "lines" {
+		if err := m.linesKept(rest[0].Key, res, rest[2:]); err != nil {
+			return nil, false, err
+		}
+	}
 	v, ok := navigate(resolve(m, rest[0].Key, res), rest[2:])
 	return v, ok, nil
+}
+
+// linesKept refuses ${steps.NAME.lines...} (path: what follows lines) when
+// the lines it reads were not kept, instead of giving a partial list: the
+// whole list, or an index past the kept lines, of a step whose stdout passed
+// the 1 MiB a lines capture splits; any of the lines of a step without a
+// lines capture whose output the state holds only an excerpt of.
+func (m *Machine) linesKept(name string, res *StepResult, path []lang.PathElem) error {
+	switch {
+	case res.LinesTruncated:
+		kept := len(m.capture(name, res).Lines)
+		if len(path) > 0 && path[0].IsIndex && path[0].Index < kept {
+			return nil
+		}
+		what := "every line"
+		if len(path) > 0 && path[0].IsIndex {
+			what = fmt.Sprintf("line %d", path[0].Index)
+		}
+		where := ""
+		if res.SpillStdoutPath != "" {
+			where = fmt.Sprintf(" (the whole stdout is in %s)", res.SpillStdoutPath)
+		}
+		return &source.Error{Code: source.ELinesCut, Msg: fmt.Sprintf("'${steps.%s.lines}' needs %s of step '%s', which printed more than the 1 MiB a lines capture keeps: its lines are the %d complete lines of the first 1 MiB%s; have '%s' print less (fewer, or batched, lines), or process its output in one command step", name, what, name, kept, where, name)}
+	case res.Truncated && res.Lines == nil && m.capture(name, res).Lines == nil:
+		// (A capture file may be there for a long stderr alone.)
+		return &source.Error{Code: source.ELinesCut, Msg: fmt.Sprintf("'${steps.%s.lines}' reads the lines of step '%s', whose output the state keeps only the first 8 KiB of: add output_capture: lines to '%s' (up to 1 MiB of lines)", name, name, name)}
+	}
+	return nil
 }
 
 // stepFieldResolvers resolve ${steps.NAME.FIELD}, one per field of

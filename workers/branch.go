@@ -16,6 +16,7 @@ import (
 	"smith/source"
 	"smith/workers/confine"
 	"smith/workers/step"
+	"smith/workers/text"
 )
 
 // A run's branch (CONTRACT 12.4): every step that changed files in the
@@ -137,8 +138,10 @@ func hasBranch(ctx context.Context, d confine.Dir, runID string, lookup func(str
 }
 
 // Diff returns the changes of run runID's branch against its starting
-// commit: a unified diff, or with stat the summary.
-func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup func(string) (string, bool)) (string, error) {
+// commit: a unified diff, or with stat the summary, masked whole with mask
+// (the run's secrets and the presets' variables: a removed line of the
+// starting commit may hold a value no step's commit could add).
+func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, mask *text.Masker, lookup func(string) (string, bool)) (string, error) {
 	if err := hasBranch(ctx, d, runID, lookup); err != nil {
 		return "", err
 	}
@@ -168,7 +171,7 @@ func Diff(ctx context.Context, d confine.Dir, runID string, stat bool, lookup fu
 	if r.err != nil {
 		return "", fmt.Errorf("git diff: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	return r.out, nil
+	return mask.String(r.out), nil
 }
 
 // Merge merges run runID's branch into the branch checked out in the
@@ -329,8 +332,9 @@ var commitPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 
 // ShowCommit returns one step's commit on a run's branch (CONTRACT 13:
 // what the agents did): `git show` of it, the patch or with stat the
-// summary, through Smith's git, which runs nothing from the repository.
-func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lookup func(string) (string, bool)) (string, error) {
+// summary, through Smith's git, which runs nothing from the repository,
+// masked whole with mask as Diff's.
+func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, mask *text.Masker, lookup func(string) (string, bool)) (string, error) {
 	if !commitPattern().MatchString(commit) {
 		return "", fmt.Errorf("'%s' is not a commit id", commit)
 	}
@@ -346,7 +350,7 @@ func ShowCommit(ctx context.Context, d confine.Dir, commit string, stat bool, lo
 	if r.err != nil {
 		return "", fmt.Errorf("git show: %v: %s", r.err, strings.TrimSpace(r.out))
 	}
-	return r.out, nil
+	return mask.String(r.out), nil
 }
 
 // CommitLines returns the lines a commit adds (git's numstat, binary files

@@ -225,15 +225,15 @@ func TestCommitLinesAndShow(t *testing.T) {
 	if n, err := l.CommitLines(context.Background(), wt, h); n != 4 || err != nil {
 		t.Errorf("CommitLines = %d, %v, want 4", n, err)
 	}
-	patch, err := ShowCommit(context.Background(), d, h, false, os.LookupEnv)
+	patch, err := ShowCommit(context.Background(), d, h, false, nil, os.LookupEnv)
 	if err != nil || !strings.Contains(patch, "+two\n") || !strings.Contains(patch, "smith: S") {
 		t.Errorf("ShowCommit = %q, %v", patch, err)
 	}
-	stat, err := ShowCommit(context.Background(), d, h, true, os.LookupEnv)
+	stat, err := ShowCommit(context.Background(), d, h, true, nil, os.LookupEnv)
 	if err != nil || !strings.Contains(stat, "2 files changed, 4 insertions(+)") {
 		t.Errorf("ShowCommit stat = %q, %v", stat, err)
 	}
-	if _, err := ShowCommit(context.Background(), d, "--output=/tmp/x", false, os.LookupEnv); err == nil {
+	if _, err := ShowCommit(context.Background(), d, "--output=/tmp/x", false, nil, os.LookupEnv); err == nil {
 		t.Errorf("ShowCommit of an option ran")
 	}
 }

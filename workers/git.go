@@ -27,6 +27,7 @@ import (
 // files (.gitattributes) name is run: no hook, fsmonitor, filter, diff or
 // merge driver, pager, editor, credential helper or askpass program. The
 // list of what is disabled, and why, is docs/reliability.md section 7.
+// None of them runs on a git too old to read the overrides (CheckGit).
 
 // gitTimeout bounds one git command.
 const gitTimeout = 2 * time.Minute
@@ -166,6 +167,10 @@ func open(ctx context.Context, dir string, separate bool, lookup func(string) (s
 	if err != nil {
 		return nil, fmt.Errorf("%s is not the top of a git work tree: %w", dir, err)
 	}
+	// The first git command on it comes next (disableDrivers).
+	if err := CheckGit(ctx, lookup); err != nil {
+		return nil, err
+	}
 	gitDir := dotGit
 	switch {
 	case fi.IsDir():
@@ -206,6 +211,9 @@ func openWorktree(ctx context.Context, dir string, lookup func(string) (string, 
 // runs nothing; "" when none is set.
 func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) string {
 	ctx = context.WithoutCancel(ctx) // as run: a stop must not lose the user's ignores
+	if CheckGit(ctx, lookup) != nil {
+		return ""
+	}
 	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "--no-pager", "config", "--global", "--path", "--get", "core.excludesFile"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
 	if res.StartErr != nil || res.ExitCode != 0 {
@@ -221,6 +229,9 @@ func userExcludesFile(ctx context.Context, lookup func(string) (string, bool)) s
 // Smith's git as for theirs. Only the one command that looks for its
 // repository (discover) checks the owner; reading a setting runs nothing.
 func userSafeDirs(ctx context.Context, lookup func(string) (string, bool)) []string {
+	if CheckGit(ctx, lookup) != nil {
+		return nil
+	}
 	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
 	// One git for both scopes, in git's order (system, then global); a
 	// local value (TMPDIR inside a repository) is left out, as git itself
@@ -346,6 +357,9 @@ func (g *gitRepo) argv(args []string) []string {
 // next step instead.
 func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) {
 	ctx = context.WithoutCancel(ctx)
+	if err := CheckGit(ctx, g.lookup); err != nil {
+		return proc.Result{StartErr: err}, err
+	}
 	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, DieWithParent: true})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
@@ -356,6 +370,9 @@ func (g *gitRepo) run(ctx context.Context, args ...string) (proc.Result, error) 
 // stream runs git with args on g with its whole stdout written to w (a
 // diff of any size), its stderr captured.
 func (g *gitRepo) stream(ctx context.Context, w io.Writer, args ...string) (proc.Result, error) {
+	if err := CheckGit(ctx, g.lookup); err != nil {
+		return proc.Result{StartErr: err}, err
+	}
 	res := proc.Run(ctx, proc.Spec{Argv: g.argv(args), Dir: g.workTree, Env: g.env(), Timeout: gitTimeout, Stdout: w, MemCap: 64 << 10, DieWithParent: true})
 	if res.StartErr == nil && res.ExitCode != 0 {
 		return res, fmt.Errorf("exit status %d", res.ExitCode)
@@ -400,6 +417,9 @@ var errNoRepo = errors.New("not in a git work tree")
 func discover(ctx context.Context, dir string, lookup func(string) (string, bool)) (string, error) {
 	g := &gitRepo{workTree: dir, lookup: lookup, config: gitFixedConfig}
 	ctx = context.WithoutCancel(ctx) // as run: cut off, it would answer "no repository"
+	if err := CheckGit(ctx, lookup); err != nil {
+		return "", err // never "no repository": an isolated run would run in place
+	}
 	for _, v := range userSafeDirs(ctx, lookup) {
 		g.config = append(g.config[:len(g.config):len(g.config)], [2]string{"safe.directory", v})
 	}

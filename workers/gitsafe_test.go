@@ -206,7 +206,7 @@ func TestGitRunsNothingFromTheRepository(t *testing.T) {
 		t.Error("ChangedFiles = none, want the run's files")
 	}
 	for _, stat := range []bool{false, true} {
-		if out, err := Diff(ctx, d, "r1", stat, lookup); err != nil || !strings.Contains(out, "a.txt") {
+		if out, err := Diff(ctx, d, "r1", stat, nil, lookup); err != nil || !strings.Contains(out, "a.txt") {
 			t.Errorf("Diff(stat %v) = %q, %v, want a.txt", stat, out, err)
 		}
 	}

@@ -286,7 +286,7 @@ func TestGitRunsNothingFromANestedRepository(t *testing.T) {
 		t.Fatalf("MergeUnit = %v", err)
 	}
 	l.RemoveUnit(ctx, d, wt, "r1", "Par", "0")
-	if _, err := Diff(ctx, d, "r1", false, lookup); err != nil {
+	if _, err := Diff(ctx, d, "r1", false, nil, lookup); err != nil {
 		t.Fatalf("Diff = %v", err)
 	}
 	if _, err := Merge(ctx, d, "r1", lookup); err != nil {

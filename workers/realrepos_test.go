@@ -364,7 +364,7 @@ func TestDiffInAPartialClone(t *testing.T) {
 	if _, err := (Local{Env: os.LookupEnv}).CommitStep(ctx, step.Commit{Worktree: wt, Branch: step.WorktreeBranch("r1"), Msg: "smith: S"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Diff(ctx, d, "r1", false, os.LookupEnv)
+	_, err = Diff(ctx, d, "r1", false, nil, os.LookupEnv)
 	if err == nil || !strings.Contains(err.Error(), "partial clone") || !strings.Contains(err.Error(), "git diff refs/smith-base/r1 smith/r1") {
 		t.Fatalf("Diff in a partial clone missing a blob = %v, want an error saying so and what to run", err)
 	}

@@ -29,11 +29,14 @@ func refComponent(id string) bool {
 }
 
 // IsGitRepo reports whether dir is inside a git work tree, one that git
-// refuses to open included (what it says is the error of every use).
+// refuses to open included (what it says is the error of every use), and
+// true when the git on PATH is too old to ask (CheckGit).
 func IsGitRepo(ctx context.Context, dir string, lookup func(string) (string, bool)) bool {
 	_, err := discover(ctx, dir, lookup)
 	var refused *repoRefused
-	return err == nil || errors.As(err, &refused)
+	// A git too old to run (E_GIT_VERSION) cannot tell: the next use says
+	// why it refuses, where "no repository" would run in place.
+	return err == nil || errors.As(err, &refused) || source.CodeOf(err, "") == source.EGitVersion
 }
 
 // CreateWorktree gives a run its own git worktree of WORKSPACE on branch
@@ -82,7 +85,8 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 	}
 	clearStaleLocks(g, d, runID)
 	ref := BaseRef(runID)
-	switch have := revParse(ctx, g, ref); {
+	have := revParse(ctx, g, ref)
+	switch {
 	case have != "":
 		if base == "" {
 			base = have
@@ -94,21 +98,43 @@ func OpenRunTree(ctx context.Context, d confine.Dir, runID, base string, lookup 
 			return step.RunTree{}, fmt.Errorf("isolation git-worktree: the repository %s has no commit to start from", d.Workspace)
 		}
 	}
-	if revParse(ctx, g, ref) != base {
+	// made lists the refs this call creates, which a failure below
+	// removes again (undoRefs): nothing half-made remains of a run whose
+	// worktree could not be made.
+	var made []string
+	if have != base {
 		if r := g.git(ctx, "update-ref", ref, base); r.err != nil {
 			return step.RunTree{}, fmt.Errorf("git update-ref %s: %v: %s", ref, r.err, strings.TrimSpace(r.out))
+		}
+		if have == "" {
+			made = append(made, ref)
 		}
 	}
 	branch := step.WorktreeBranch(runID)
 	if revParse(ctx, g, "refs/heads/"+branch) == "" {
 		if r := g.git(ctx, "branch", "--no-track", branch, base); r.err != nil {
+			undoRefs(ctx, g, made, base)
 			return step.RunTree{}, fmt.Errorf("git branch %s: %v: %s", branch, r.err, strings.TrimSpace(r.out))
 		}
+		made = append(made, "refs/heads/"+branch)
 	}
 	if err := ensureWorktree(ctx, g, path, branch, lookup); err != nil {
+		undoRefs(ctx, g, made, base)
 		return step.RunTree{}, err
 	}
 	return step.RunTree{Path: path, Base: base, Head: revParse(ctx, g, "refs/heads/"+branch)}, nil
+}
+
+// undoRefs deletes the refs that OpenRunTree created before it failed
+// (a git worktree add refused for a full disk, say), each only while it
+// still points at base: git update-ref -d with the old value checks that
+// and deletes in one step, so a ref that anything moved since is kept.
+// A failure to delete is left for clean (the run's branch and base ref,
+// as any run leaves them) rather than hiding the error being returned.
+func undoRefs(ctx context.Context, g *gitRepo, refs []string, base string) {
+	for _, ref := range slices.Backward(refs) {
+		_ = g.git(ctx, "update-ref", "-d", ref, base)
+	}
 }
 
 // clearStaleLocks removes the lock files git left in the records of run

@@ -74,7 +74,8 @@ func (e *env) cmdDiff(args []string) int {
 	if !ok {
 		return st
 	}
-	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.lookup)
+	rs, _ := proj.store.ReadState(fs.Arg(0)) // for its secrets (nil: the presets' alone)
+	out, err := workers.Diff(context.Background(), proj.dirs, fs.Arg(0), c.stat, e.runMasker(rs), e.lookup)
 	if err != nil {
 		return e.branchFail("diff", err)
 	}
@@ -134,6 +135,12 @@ func (e *env) branchProject(cmd, base, id string) (*project, int, bool) {
 	base, st, ok := e.locateBase(base, id)
 	if !ok {
 		return nil, st, false
+	}
+	// diff, merge and clean run git on the user's repository: not one
+	// that is too old to read Smith's overrides (merge would run its
+	// hooks).
+	if err := workers.CheckGit(context.Background(), e.lookup); err != nil {
+		return nil, e.failErr(err, source.EGitVersion, ""), false
 	}
 	proj, err := e.runProject(base, id)
 	if err != nil {

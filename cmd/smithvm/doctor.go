@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"smith/isa"
 	"smith/lang"
 	"smith/source"
+	"smith/workers"
 	"smith/workers/doctor"
 )
 
@@ -25,6 +28,9 @@ preset (claude, gemini, codex), or for the providers the given workflows use,
 A preset runs the CLI with your own HOME and configuration (your login,
 settings and model provider); a provider entry with home: isolated is
 checked as it runs, with a fresh configuration home and a key only.
+And git (without FILE, or for workflows with isolation: git-worktree): its
+version, which must be 2.31 or newer for Smith's git commands to keep a
+repository's hooks and drivers from running.
 One line per check, with what to do when it fails.
 
 Exit status: 0 when every check passes, 2 otherwise.
@@ -42,6 +48,7 @@ func (e *env) cmdDoctor(args []string) int {
 		return st
 	}
 	targets := presetTargets()
+	needGit := false // a workflow runs in a git worktree
 	if fs.NArg() > 0 {
 		targets = nil
 		for _, file := range fs.Args() {
@@ -54,11 +61,21 @@ func (e *env) cmdDoctor(args []string) int {
 					targets = append(targets, t)
 				}
 			}
+			needGit = needGit || p.Config.Isolation == lang.IsolationWorktree
 		}
-		if len(targets) == 0 {
+		if len(targets) == 0 && !needGit {
 			fmt.Fprintln(e.stdout, "The workflows use no agent CLI preset (claude, gemini, codex): nothing to check.")
 			return 0
 		}
+	}
+	failed := false
+	if fs.NArg() == 0 || needGit {
+		l := e.gitLine(needGit)
+		fmt.Fprintln(e.stdout, l)
+		failed = !l.OK
+	}
+	if len(targets) == 0 {
+		return doctorStatus(failed)
 	}
 	dir, err := os.MkdirTemp("", "smith-doctor-")
 	if err != nil {
@@ -68,17 +85,60 @@ func (e *env) cmdDoctor(args []string) int {
 	defer os.RemoveAll(dir)
 	ctx, stop := signalContext()
 	defer stop()
-	failed := false
 	for _, t := range targets {
 		for _, l := range doctor.Check(ctx, doctor.Env{Lookup: e.lookup, Dir: dir}, t, *ping) {
 			fmt.Fprintln(e.stdout, l)
 			failed = failed || !l.OK
 		}
 	}
+	return doctorStatus(failed)
+}
+
+// doctorStatus is doctor's exit status: 2 when a check failed.
+func doctorStatus(failed bool) int {
 	if failed {
 		return source.ExitConfig
 	}
 	return 0
+}
+
+// gitLine is doctor's check of git: where PATH finds it and its version,
+// which fails below 2.31 (workers.MinGitVersion). A git missing fails only
+// when a workflow given needs it (need): a run without isolation:
+// git-worktree runs no git.
+func (e *env) gitLine(need bool) doctor.Line {
+	l := doctor.Line{Preset: "git", Check: "installed"}
+	path, _ := e.lookup("PATH")
+	exe := findExecutable("git", path)
+	version, ok, err := workers.GitVersion(context.Background(), e.lookup)
+	switch {
+	case err != nil && need:
+		l.Text = "git is not on PATH, and isolation: git-worktree needs git " + workers.MinGitVersion + " or newer: install it (your system's package manager, or https://git-scm.com/downloads)"
+	case err != nil:
+		l.OK = true
+		l.Text = "git is not on PATH (only isolation: git-worktree needs it, " + workers.MinGitVersion + " or newer)"
+	case !ok:
+		l.Text = fmt.Sprintf("%s, %s: %v", exe, version, workers.GitTooOld(version))
+	default:
+		l.OK = true
+		l.Text = fmt.Sprintf("%s, %s (%s or newer is needed)", exe, version, workers.MinGitVersion)
+	}
+	return l
+}
+
+// findExecutable is where name is found in the list of folders path, ""
+// when nowhere.
+func findExecutable(name, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return name
 }
 
 // presetTargets are the agent CLI presets, each in the user's own home.

@@ -132,7 +132,7 @@ func (e *env) listFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) statusFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens and cost summed\nover all its runs, commit). A halted run: the step it halted at (with its\niteration inside a loop, as the console names it: Gate [1]) and the signals\nit accepts. Without --base, the run is looked for in the current directory,\nthen among the recent bases (see docs/cli.md).\n")
+	fs := e.newFlags("status", "RUN_ID [flags]", "Shows one run: status, current step, where its files are, and a table of its\nsteps (status, attempts, duration, exit code, provider, tokens and cost summed\nover all its runs, commit). A halted run: the step it halted at (with its\niteration inside a loop, as the console names it: Gate [1]) and the signals\nit accepts. A step that a stop, an interrupt or a crash cut off reads\ninterrupted (in --json too; it runs again on resume). Without --base, the\nrun is looked for in the current directory, then among the recent bases\n(see docs/cli.md).\n")
 	v.addBase(fs)
 	fs.BoolVar(&v.json, "json", false, "print the run's whole state as JSON")
 	fs.BoolVar(&v.diff, "diff", false, "(isolation: git-worktree) also print each step's commit and the run's whole diff")

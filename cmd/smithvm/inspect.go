@@ -121,13 +121,17 @@ func (e *env) cmdStatus(args []string) int {
 	if st == nil {
 		return code
 	}
+	// The table and --json show the same step statuses: one cut off by a
+	// stop or a crash reads interrupted (the viewer shows the same).
+	cutOff := proj.store.CutOff(st.RunID, st.Status)
+	st = st.Shown(cutOff)
 	if c.json {
 		return writeJSON(e, st)
 	}
 	if msg := workflowGone(st, "status lists the steps in the order they ran, not in the workflow's, and no signals for a halted step"); msg != "" {
 		fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
 	}
-	e.printStatus(proj, st)
+	e.printStatus(proj, st, cutOff)
 	if c.diff {
 		e.printDiffs(proj, st)
 	}
@@ -136,12 +140,12 @@ func (e *env) cmdStatus(args []string) int {
 
 // printStatus prints a run's summary and its step table. A model's or a
 // CLI's text in it (a step's error) shows its control characters as
-// escapes (visibleWriter).
-func (e *env) printStatus(proj *project, st *vm.State) {
+// escapes (visibleWriter). st is the state as shown (vm.State.Shown);
+// cutOff: its status says running but no process drives it.
+func (e *env) printStatus(proj *project, st *vm.State, cutOff bool) {
 	w := visibleWriter{e.stdout}
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
-	cutOff := proj.store.CutOff(st.RunID, st.Status)
 	switch {
 	case cutOff:
 		fmt.Fprintf(w, "status:       %s (%s; resume with '%s resume %s%s')\n", st.Status, store.CutOffNote, e.self(), st.RunID, baseFlagOf(e, proj.base))
@@ -187,7 +191,7 @@ func (e *env) printStatus(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "stats:        %d tokens, cost %s, %d lines written\n", st.Stats.TotalTokensUsed, serve.FormatCost(total.Cost), st.Stats.TotalLinesWritten)
 	}
 	if st.WorktreePath != "" {
-		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.lookup); err == nil {
+		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.runMasker(st), e.lookup); err == nil {
 			if lines := strings.Split(strings.TrimSpace(stat), "\n"); lines[len(lines)-1] != "" {
 				fmt.Fprintf(w, "changes:      %s (smithvm status %s --diff, or smithvm diff %s)\n", strings.TrimSpace(lines[len(lines)-1]), st.RunID, st.RunID)
 			}
@@ -264,13 +268,14 @@ func shortCommit(c string) string { return c[:min(len(c), 10)] }
 // through Smith's git (CONTRACT 13).
 func (e *env) printDiffs(proj *project, st *vm.State) {
 	w := e.stdout
+	mask := e.runMasker(st)
 	names, _ := stepOrder(st)
 	for _, n := range names {
 		r := st.Steps[n]
 		if r.Commit == "" {
 			continue
 		}
-		out, err := workers.ShowCommit(context.Background(), proj.dirs, r.Commit, false, e.lookup)
+		out, err := workers.ShowCommit(context.Background(), proj.dirs, r.Commit, false, mask, e.lookup)
 		if err != nil {
 			fmt.Fprintf(w, "\n=== step %s: commit %s: %v\n", n, r.Commit, err)
 			continue
@@ -281,7 +286,7 @@ func (e *env) printDiffs(proj *project, st *vm.State) {
 		fmt.Fprintf(w, "\n(run %s has no worktree: it did not run with isolation: git-worktree)\n", st.RunID)
 		return
 	}
-	out, err := workers.Diff(context.Background(), proj.dirs, st.RunID, false, e.lookup)
+	out, err := workers.Diff(context.Background(), proj.dirs, st.RunID, false, mask, e.lookup)
 	if err != nil {
 		fmt.Fprintf(w, "\n=== run %s: %v\n", st.RunID, err)
 		return
@@ -356,10 +361,11 @@ func (e *env) cmdGraph(args []string) int {
 	if st, done := e.parse(fs, args, 1); done {
 		return st
 	}
-	_, st, code := e.readRun(c.base, fs.Arg(0))
+	proj, st, code := e.readRun(c.base, fs.Arg(0))
 	if st == nil {
 		return code
 	}
+	st = st.Shown(proj.store.CutOff(st.RunID, st.Status)) // as status shows it
 	if msg := workflowGone(st, "the graph is drawn from its steps: restore it there to draw the run's graph"); msg != "" {
 		return e.fail(source.EParse, "%s", msg)
 	}

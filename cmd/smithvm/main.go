@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -129,12 +131,40 @@ func (e *env) parse(fs *pflag.FlagSet, args []string, nargs int) (status int, do
 			fs.Usage()
 			return 0, true
 		}
-		return e.refuse("%v (see --help)", err), true
+		return e.refuse("%s (see --help)", flagError(err)), true
 	}
 	if nargs >= 0 && fs.NArg() != nargs {
 		return e.refuse("want %d argument(s), got %d (see --help)", nargs, fs.NArg()), true
 	}
+	for _, l := range flagLimits {
+		if f := fs.Lookup(l.name); f != nil && f.Changed {
+			if n, err := strconv.Atoi(f.Value.String()); err == nil && n < l.min {
+				return e.refuse("--%s %d: must be at least %d%s", l.name, n, l.min, l.hint), true
+			}
+		}
+	}
 	return 0, false
+}
+
+// flagLimits are the least values of the number flags: a value below is
+// refused rather than read as the default.
+var flagLimits = []struct {
+	name string
+	min  int
+	hint string
+}{
+	{"max-steps", 1, fmt.Sprintf(" (the default is %d)", vm.DefaultMaxSteps)},
+	{"max-parallel", 0, " (0, the default, caps nothing)"},
+}
+
+// flagError is pflag's error in words: a number flag given something else
+// says so, not in strconv's terms.
+func flagError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": strconv.Parse"); i >= 0 {
+		return msg[:i] + ": want a whole number"
+	}
+	return msg
 }
 
 // common holds the flags most commands share.

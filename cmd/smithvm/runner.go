@@ -609,6 +609,11 @@ func (e *env) runFile(c *common, file, step, start string) int {
 	firstRun := e.gitignoreCheck(proj)
 	_ = firstRun
 	if prog.Config.Isolation == lang.IsolationWorktree {
+		// Before anything of the run is made: a git too old to read
+		// Smith's overrides would run the repository's hooks.
+		if err := workers.CheckGit(context.Background(), e.lookup); err != nil {
+			return e.failErr(err, source.EGitVersion, "")
+		}
 		if !workers.IsGitRepo(context.Background(), proj.dirs.Workspace, e.lookup) {
 			fmt.Fprintf(e.stderr, "WARNING: isolation: git-worktree, but WORKSPACE %s is not in a git repository: the run works in WORKSPACE itself, on no branch of its own (run it with --workspace on a repository, or git init and commit there first).\n", proj.dirs.Workspace)
 		} else if files := workers.UncommittedTracked(context.Background(), proj.dirs, e.lookup); len(files) > 0 {
@@ -832,6 +837,13 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		var code int
 		if prog, code = e.loadOpt(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context), Layout: &proj.dirs}); prog == nil {
 			return nil, code, nil
+		}
+	}
+	if prog.Config.Isolation == lang.IsolationWorktree || st.WorktreePath != "" {
+		// As run: no git of the run's (its worktree repaired, its commits)
+		// on a git too old to read Smith's overrides.
+		if err := workers.CheckGit(context.Background(), e.lookup); err != nil {
+			return nil, e.failErr(err, source.EGitVersion, ""), err
 		}
 	}
 	if st.RunStep != "" {

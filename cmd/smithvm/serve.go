@@ -59,10 +59,11 @@ func (e *env) cmdServe(args []string) int {
 			return e.serveResume(ctx, &resumes, log, proj.base, id, signal, note)
 		},
 		Diff: func(ctx context.Context, id, commit string) (string, error) {
+			st, _ := proj.store.ReadState(id) // for its secrets
 			if commit == "" {
-				return workers.Diff(ctx, proj.dirs, id, false, e.lookup)
+				return workers.Diff(ctx, proj.dirs, id, false, e.runMasker(st), e.lookup)
 			}
-			return workers.ShowCommit(ctx, proj.dirs, commit, false, e.lookup)
+			return workers.ShowCommit(ctx, proj.dirs, commit, false, e.runMasker(st), e.lookup)
 		},
 		Stop: func(id string) (bool, error) { return stopRun(proj.store, id, false) },
 	})

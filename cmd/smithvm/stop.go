@@ -77,7 +77,7 @@ func stoppable(ctx context.Context, r *store.Run) (context.Context, func()) {
 }
 
 func (e *env) stopFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("stop", "RUN_ID [flags]", fmt.Sprintf("Stops a running run from another terminal as Ctrl-C would: the step's process\ngroup gets SIGTERM (SIGKILL %s later), the state is saved and the run\nends interrupted, resumable (smithvm resume or retry). It waits for the\nprocess driving the run to let go of it. Stopping a run that is not running\nsays so, exit 0.\n", proc.DefaultKillGrace))
+	fs := e.newFlags("stop", "RUN_ID [flags]", fmt.Sprintf("Stops a running run from another terminal as Ctrl-C would: the step's process\ngroup gets SIGTERM (SIGKILL %s later), the state is saved and the run\nends interrupted, resumable (smithvm resume or retry). It waits for the\nprocess driving the run to let go of it. Stopping a run that is not running\n(or that completed, failed or halted by itself while stop waited) says so,\nexit 0.\n", proc.DefaultKillGrace))
 	v.addBase(fs)
 	return fs
 }
@@ -109,11 +109,7 @@ func (e *env) cmdStop(args []string) int {
 		if st == nil {
 			return code
 		}
-		why := "status: " + st.Status
-		if st.Status == vm.StatusRunning {
-			why = store.CutOffNote // its state says running, but no process drives it
-		}
-		fmt.Fprintf(e.stderr, "INFO: Run %s is not running (%s); nothing to stop.\n", id, why)
+		e.notRunning(st)
 		return 0
 	}
 	now, err := proj.store.ReadState(id)
@@ -122,8 +118,25 @@ func (e *env) cmdStop(args []string) int {
 		fmt.Fprintf(e.stderr, "INFO: Run %s stopped before it saved a state (%v).\n", id, err)
 		return 0
 	}
+	if now.Status != vm.StatusInterrupted {
+		// It ended on its own (completed, failed, halted) or its driver
+		// died while stop waited: the stop ended nothing, and a completed
+		// run has nothing to resume.
+		e.notRunning(now)
+		return 0
+	}
 	fmt.Fprintf(e.stderr, "INFO: Run %s stopped: %s at '%s'; resume with '%s resume %s%s'.\n", id, now.Status, now.CurrentStep, e.self(), id, baseFlagOf(e, proj.base))
 	return 0
+}
+
+// notRunning says that run st, found not running by stop (or ended by
+// itself while stop waited for it), has nothing to stop.
+func (e *env) notRunning(st *vm.State) {
+	why := "status: " + st.Status
+	if st.Status == vm.StatusRunning {
+		why = store.CutOffNote // its state says running, but no process drives it
+	}
+	fmt.Fprintf(e.stderr, "INFO: Run %s is not running (%s); nothing to stop.\n", st.RunID, why)
 }
 
 // stopRun asks the process driving run id to stop it (the stop request,

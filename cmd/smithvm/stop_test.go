@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"smith/vm"
 	"smith/vm/store"
 )
 
@@ -107,5 +108,61 @@ func TestStopARunWithNoStateYet(t *testing.T) {
 	e.stdout, e.stderr = io.Discard, &errb
 	if code := e.cmdStop([]string{"r2", "--base", base}); code != 0 || !strings.Contains(errb.String(), "Run r2 stopped") {
 		t.Fatalf("stop of a run with no state yet: exit %d\n%s", code, errb.String())
+	}
+}
+
+// TestStopARunThatEndsWhileStopWaits: a run that ends on its own while
+// smithvm stop waits for its driver to let go (it completed, failed or
+// halted, or its driver died) was not stopped: stop says it is not
+// running, exit 0, and never offers to resume a completed run. Only a run
+// that ends interrupted was stopped.
+func TestStopARunThatEndsWhileStopWaits(t *testing.T) {
+	tests := []struct {
+		name, status, want string
+	}{
+		{"completed", vm.StatusCompleted, "INFO: Run e-completed is not running (status: completed); nothing to stop.\n"},
+		{"failed", vm.StatusFailed, "INFO: Run e-failed is not running (status: failed); nothing to stop.\n"},
+		{"halted", vm.StatusHalted, "INFO: Run e-halted is not running (status: halted); nothing to stop.\n"},
+		{"driver-died", vm.StatusRunning, "INFO: Run e-driver-died is not running (" + store.CutOffNote + "); nothing to stop.\n"},
+		{"interrupted", vm.StatusInterrupted, "INFO: Run e-interrupted stopped: interrupted at 'A'; resume with 'smithvm resume e-interrupted --base BASE'.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			s, err := store.New(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := "e-" + tt.name
+			r, err := s.Create(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &vm.State{RunID: id, WorkflowName: "w", WorkflowPath: filepath.Join(base, "w.yaml"), Status: vm.StatusRunning,
+				StartedAt: "2026-01-01T00:00:00Z", CurrentStep: "A", Steps: map[string]*vm.StepResult{"A": {Status: vm.StepRunning}}}
+			if err := r.WriteSnapshot(st); err != nil {
+				t.Fatal(err)
+			}
+			// This process drives the run: on the stop signal the run ends
+			// as tt.status says, then lets go.
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, stopSignal)
+			defer signal.Stop(ch)
+			go func() {
+				<-ch
+				end := *st
+				end.Status = tt.status
+				r.WriteSnapshot(&end)
+				r.Close()
+			}()
+			var errb strings.Builder
+			e := cacheEnv(t.TempDir())
+			e.stdout, e.stderr, e.getwd = io.Discard, &errb, os.Getwd
+			code := e.cmdStop([]string{id, "--base", base})
+			got := strings.ReplaceAll(errb.String(), base, "BASE")
+			if code != 0 || got != tt.want {
+				t.Errorf("stop of a run that ends %s while stop waits: exit %d\n%s\nwant exit 0\n%s", tt.status, code, got, tt.want)
+			}
+		})
 	}
 }

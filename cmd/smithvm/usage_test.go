@@ -54,6 +54,26 @@ func TestUsageErrorsOneForm(t *testing.T) {
 	}
 }
 
+// TestNumberFlags: a number flag below its least value is refused, not read
+// as the default (--max-steps 0 used to run with 10,000), and one that is
+// no number says so in words.
+func TestNumberFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "w.yaml", "--max-steps", "0"}, "smithvm run: E_USAGE: --max-steps 0: must be at least 1 (the default is 10000)\n"},
+		{[]string{"resume", "r1", "--max-steps=-5"}, "smithvm resume: E_USAGE: --max-steps -5: must be at least 1 (the default is 10000)\n"},
+		{[]string{"run", "w.yaml", "--max-parallel", "-1"}, "smithvm run: E_USAGE: --max-parallel -1: must be at least 0 (0, the default, caps nothing)\n"},
+		{[]string{"run", "w.yaml", "--max-steps", "x"}, "smithvm run: E_USAGE: invalid argument \"x\" for \"--max-steps\" flag: want a whole number (see --help)\n"},
+	} {
+		var out, errb bytes.Buffer
+		if st := run(tt.args, strings.NewReader(""), &out, &errb); st != 2 || errb.String() != tt.want {
+			t.Errorf("smithvm %s = exit %d, stderr %q; want exit 2, %q", strings.Join(tt.args, " "), st, errb.String(), tt.want)
+		}
+	}
+}
+
 // TestFailShowsControlCharacters: a refusal may quote a name a model chose
 // (merge's untracked files in the way): its control characters reach the
 // terminal as escapes, never as a sequence it acts on.

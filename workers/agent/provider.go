@@ -140,16 +140,14 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	case req.Prompted != "":
 		prompt = req.Prompted
 	case p.Prompt != "":
-		s, err := steprun.ReadConfined(req.Dirs, p.Prompt)
-		if err != nil {
-			return "", false, steprun.FileErr("prompt_file", req.PromptFile, err)
+		if prompt, serr = steprun.ReadIntoPrompt(req, p.Prompt, "prompt_file", req.PromptFile, 0); serr != nil {
+			return "", false, serr
 		}
-		prompt = s
 	}
 	if p.Input != "" {
-		s, err := steprun.ReadConfined(req.Dirs, p.Input)
-		if err != nil {
-			return "", false, steprun.FileErr("input_file", req.InputFile, err)
+		s, serr := steprun.ReadIntoPrompt(req, p.Input, "input_file", req.InputFile, len(prompt))
+		if serr != nil {
+			return "", false, serr
 		}
 		prompt, fromInput = joinParagraphs(prompt, s), true
 	}
@@ -161,11 +159,11 @@ func assemblePrompt(req *step.Request, p steprun.Paths, files []string) (prompt 
 	instr := req.AgentInstructions
 	if req.AgentInstructionsFile != "" {
 		abs, err := req.Dirs.Resolve(req.AgentInstructionsFile)
-		if err == nil {
-			instr, err = steprun.ReadConfined(req.Dirs, abs)
-		}
 		if err != nil {
 			return "", false, steprun.FileErr("instructions_file", req.AgentInstructionsFile, err)
+		}
+		if instr, serr = steprun.ReadIntoPrompt(req, abs, "instructions_file", req.AgentInstructionsFile, len(prompt)); serr != nil {
+			return "", false, serr
 		}
 	}
 	return joinParagraphs(instr, prompt), fromInput, nil
@@ -316,10 +314,13 @@ func firstLine(s string) string {
 
 // An invocation is a provider command ready to run.
 type invocation struct {
-	argv        []string
-	stdin       string // "" = /dev/null
+	argv  []string
+	stdin string // "" = /dev/null (unless stdinFile)
+	// stdinFile is the prompt, when it goes on stdin only: an open file
+	// with no name (steprun.TempStdin), closed by cleanup.
+	stdinFile   *os.File
 	wroteOutput bool   // the template names ${OUTPUT_FILE}
-	tmp         string // the prompt's temporary file, removed by cleanup
+	tmp         string // the prompt's temporary file (${PROMPT_FILE}), removed by cleanup
 	policy      string // the preset's read policy for the call, removed by cleanup
 }
 
@@ -330,6 +331,22 @@ func (inv *invocation) cleanup() {
 	if inv.policy != "" {
 		_ = os.Remove(inv.policy)
 	}
+	if inv.stdinFile != nil {
+		inv.stdinFile.Close()
+	}
+}
+
+// promptStdin gives inv the prompt as its stdin through a file with no
+// name (steprun.TempStdin): the CLI reads the same bytes from a regular
+// file, and nothing of the prompt stays under RUN_ROOT/tmp if smithvm is
+// killed while the CLI runs.
+func (inv *invocation) promptStdin(req *step.Request, p steprun.Paths, prompt string) *source.Error {
+	f, err := steprun.TempStdin(p, req.Step+"-prompt-*.txt", []byte(prompt))
+	if err != nil {
+		return source.Errorf(source.EExec, "write prompt file: %v", err)
+	}
+	inv.stdinFile = f
+	return nil
 }
 
 // buildInvocation substitutes the provider template and chooses the prompt
@@ -382,7 +399,15 @@ func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, p
 	default:
 		return inv, source.Errorf(source.EExec, "prompt_transport mode '%s' is not argv, stdin or temp_file", mode)
 	}
-	if mode != transportArgv || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") }) {
+	// The prompt needs a file with a name only where the template names
+	// it (${PROMPT_FILE}, temp_file); on stdin alone, it has none.
+	named := mode == transportFile || uses("PROMPT_FILE") || slices.ContainsFunc(argvTmpl, func(s string) bool { return provider.Uses(s, "PROMPT_FILE") })
+	if mode == transportStdin && !named {
+		if serr := inv.promptStdin(req, p, prompt); serr != nil {
+			return inv, serr
+		}
+	}
+	if named {
 		tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
 		if err != nil {
 			return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
@@ -423,7 +448,7 @@ func buildInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, p
 	argv = append(argv, extra...)
 	inv.argv = argv
 	switch {
-	case mode == transportStdin:
+	case mode == transportStdin && inv.stdinFile == nil:
 		inv.stdin = inv.tmp
 	case !fromInput:
 		inv.stdin = p.Input

@@ -86,6 +86,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "input_file", err)}
 	}
 	defer closeStdin()
+	if inv.stdinFile != nil {
+		spec.Stdin = inv.stdinFile
+	}
 	if pv.CLI != nil && pv.CLI.StdoutFile {
 		f, done, err := replyFile(p, req.Step)
 		if err != nil {
@@ -488,12 +491,9 @@ func presetInvocation(req *step.Request, p steprun.Paths, pv provider.Provider, 
 		return inv, source.Errorf(source.EExec, "the prompt of step '%s' is %d bytes; provider '%s' reads at most %d bytes from stdin (it would cut the rest)",
 			req.Step, len(prompt), pv.Name, f.MaxPrompt)
 	}
-	tmp, err := steprun.WriteTemp(p, req.Step+"-prompt-*.txt", []byte(prompt))
-	if err != nil {
-		return inv, source.Errorf(source.EExec, "write prompt file: %v", err)
+	if serr := inv.promptStdin(req, p, prompt); serr != nil {
+		return inv, serr
 	}
-	inv.tmp = tmp
-	inv.stdin = inv.tmp
 	if perms == provider.PermRead && f.ReadPolicy != "" {
 		// read reads and answers only, whatever the user's settings let
 		// the CLI do without asking.

@@ -72,8 +72,15 @@ type Spec struct {
 	// reads and masks the file.
 	StdoutFile string
 	// DieWithParent has the child killed (SIGKILL) when this process dies
-	// (Linux), so that a command of Smith's own (git) never outlives a
-	// smithvm killed mid-way to race the resume that follows.
+	// (Linux: PR_SET_PDEATHSIG), so that a command of Smith's own (git)
+	// never outlives a smithvm killed mid-way to race the resume that
+	// follows, and a step's leader does not run on unwatched. Only the
+	// child itself: what it started lives on in its process group (until
+	// KillLeftovers). The kernel sends the signal when the thread that
+	// forked the child exits, not the process; Go ends a thread before its
+	// process only when a goroutine locked to it (runtime.LockOSThread)
+	// exits locked, which nothing in smithvm does
+	// (TestNoThreadExitsBeforeTheProcess).
 	DieWithParent bool
 }
 

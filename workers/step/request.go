@@ -197,22 +197,25 @@ type Result struct {
 	ExitCode int
 	// Output is stdout (masked) with trailing newlines removed: the whole
 	// stream when it fit in memory, else the in-memory part.
-	Output       string
-	Lines        []string // output_capture: lines
-	JSON         any      // output_capture: json (nil when absent or unparsable)
-	HasJSON      bool
-	Truncated    bool
-	SpillStdout  string // absolute path of the spill file, "" if none
-	OutputFile   string // absolute path of this run's copy of output_file (RUN_ROOT/outputs/<Step>/...), "" if none
-	StderrLog    string
-	Stderr       string // stderr (masked) with trailing newlines removed, at most its in-memory part
-	Duration     time.Duration
-	Attempts     int
-	Provider     string  // the provider that answered
-	Tokens       int     // token usage reported by the provider
-	Cost         float64 // the call's cost in US dollars where the provider's CLI reports it (claude), else 0
-	LinesWritten int     // lines written by FileSystemWriter/DocumentationWriter
-	Segments     []Segment
+	Output string
+	Lines  []string // output_capture: lines
+	// LinesTruncated: stdout passed the 1 MiB a lines capture splits, and
+	// Lines holds only the complete lines of its first 1 MiB.
+	LinesTruncated bool
+	JSON           any // output_capture: json (nil when absent or unparsable)
+	HasJSON        bool
+	Truncated      bool
+	SpillStdout    string // absolute path of the spill file, "" if none
+	OutputFile     string // absolute path of this run's copy of output_file (RUN_ROOT/outputs/<Step>/...), "" if none
+	StderrLog      string
+	Stderr         string // stderr (masked) with trailing newlines removed, at most its in-memory part
+	Duration       time.Duration
+	Attempts       int
+	Provider       string  // the provider that answered
+	Tokens         int     // token usage reported by the provider
+	Cost           float64 // the call's cost in US dollars where the provider's CLI reports it (claude), else 0
+	LinesWritten   int     // lines written by FileSystemWriter/DocumentationWriter
+	Segments       []Segment
 	// Session is the agent's conversation after this call when the step's
 	// agent continues its sessions (Request.Continue); nil otherwise, or
 	// when no provider answered with a session.

@@ -3,6 +3,8 @@ package steprun
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"smith/isa"
@@ -19,6 +21,18 @@ const (
 	captureJSON  = "json"
 )
 
+// LinesCap is the most of a stream that a lines capture splits: the
+// in-memory part of stdout (CONTRACT 3.5, 1 MiB). Past it, Lines holds the
+// complete lines of the first LinesCap bytes and LinesTruncated is set, so
+// that a step's memory does not grow with its stream.
+const LinesCap = 1 << 20
+
+// JSONCap is the most stdout (or a reply) a json capture parses: a larger
+// one fails the step with E_TOO_LARGE (or, with allow_parse_error, leaves
+// json null), so that a step's memory does not grow with its stream. It is
+// read from the spill file only when it passed the in-memory 1 MiB.
+const JSONCap = 8 << 20
+
 // TrimOutput is a step's output: stdout with trailing newlines removed.
 func TrimOutput(s string) string { return strings.TrimRight(s, "\n") }
 
@@ -26,20 +40,31 @@ func TrimOutput(s string) string { return strings.TrimRight(s, "\n") }
 // stdout or reply, according to req.OutputCapture.
 //
 // lines: whole without its trailing newlines, split on "\n" (an empty output
-// gives an empty, non-nil list; a "\r" before a newline is kept).
+// gives an empty, non-nil list; a "\r" before a newline is kept); a whole
+// longer than LinesCap gives the complete lines of its first LinesCap bytes
+// and LinesTruncated.
 //
 // json: whole is decoded with encoding/json into plain Go values (objects
 // map[string]any, arrays []any, numbers float64, strings, bools, nil); the
 // whole output must be one JSON value. A result that failed already keeps its
 // failure and gets JSON only when the output parses; a successful one that
 // does not parse fails with E_JSON_PARSE, unless AllowParseError, in which case
-// JSON stays nil and the result stays a success.
+// JSON stays nil and the result stays a success. A whole longer than JSONCap
+// is not parsed: E_TOO_LARGE, or JSON nil with AllowParseError.
 func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 	switch req.OutputCapture {
 	case "", captureText:
 	case captureLines:
+		if len(whole) > LinesCap {
+			res.Lines, res.LinesTruncated = headLines(whole[:LinesCap]), true
+			return
+		}
 		res.Lines = splitLines(whole)
 	case captureJSON:
+		if len(whole) > JSONCap {
+			jsonTooLarge(req, res, int64(len(whole)), "")
+			return
+		}
 		var v any
 		err := json.Unmarshal([]byte(whole), &v)
 		if err == nil {
@@ -70,6 +95,94 @@ func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 			res.Err = source.Errorf(source.EInternal, "internal error: step '%s' has output_capture '%s'", req.Step, req.OutputCapture)
 		}
 	}
+}
+
+// applySpilled applies the lines or json capture of a command whose stdout
+// passed the in-memory cap: head is its first 1 MiB (masked), spill the
+// file that holds the whole stream ("" when there is none). Lines come from
+// head alone; json is parsed from the spill when it is at most JSONCap bytes.
+// Neither reads more than that, whatever the stream's size.
+func applySpilled(req *step.Request, res *step.Result, head, spill string) {
+	switch req.OutputCapture {
+	case captureLines:
+		res.Lines, res.LinesTruncated = headLines(head), true
+	case captureJSON:
+		whole, size, err := readCapped(spill, JSONCap)
+		switch {
+		case err != nil:
+			if res.Signal == lang.SigSuccess {
+				res.Signal = lang.SigFailure
+				res.Err = source.Errorf(source.EExec, "read the stdout of step '%s' for its json capture: %v", req.Step, err)
+			}
+		case size > JSONCap || size < 0:
+			jsonTooLarge(req, res, size, spill)
+		default:
+			ApplyCapture(req, res, whole)
+		}
+	default:
+		ApplyCapture(req, res, head)
+	}
+}
+
+// readCapped returns the content of path when it is at most max bytes
+// (never reading more than max+1), and its size; -1 without a path (no
+// RUN_ROOT: nothing holds more than the in-memory part).
+func readCapped(path string, max int64) (string, int64, error) {
+	if path == "" {
+		return "", -1, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if fi.Size() > max {
+		return "", fi.Size(), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return "", 0, err
+	}
+	if int64(len(b)) > max { // it grew since the stat
+		return "", int64(len(b)), nil
+	}
+	return string(b), int64(len(b)), nil
+}
+
+// jsonTooLarge fails a successful result whose json capture is size bytes,
+// more than JSONCap (-1: more than the in-memory part, with no spill file),
+// with E_TOO_LARGE; with AllowParseError it stays a success with JSON nil.
+// spill names the file holding the output, if any.
+func jsonTooLarge(req *step.Request, res *step.Result, size int64, spill string) {
+	if res.Signal != lang.SigSuccess || req.AllowParseError {
+		return
+	}
+	res.Signal = lang.SigFailure
+	if size < 0 {
+		res.Err = source.Errorf(source.ETooLarge, "output of step '%s' is more than the 1 MiB kept in memory, and no spill file holds the rest to parse as json (the step runs without a run folder): print a smaller JSON value, or set allow_parse_error: true to go on with json null", req.Step)
+		return
+	}
+	where := ""
+	if spill != "" {
+		where = fmt.Sprintf(" (the whole output is in %s)", spill)
+	}
+	res.Err = source.Errorf(source.ETooLarge, "output of step '%s' is %d bytes, more than the %d (8 MiB) a json capture parses%s: print a smaller JSON value, write it to an output_file and read that with a command step, or set allow_parse_error: true to go on with json null",
+		req.Step, size, JSONCap, where)
+}
+
+// headLines splits head, the first part of a longer stream, into its
+// complete lines: what follows head's last newline is part of a line cut
+// off, and is left out.
+func headLines(head string) []string {
+	i := strings.LastIndexByte(head, '\n')
+	if i < 0 {
+		return []string{}
+	}
+	return splitLines(head[:i])
 }
 
 // splitLines splits s (without its trailing newlines) on "\n".

@@ -115,3 +115,45 @@ func TestTrimOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyCaptureCaps: a reply (or output) given whole is captured within
+// the same sizes as a spilled stream: lines of its first LinesCap bytes,
+// json of at most JSONCap bytes.
+func TestApplyCaptureCaps(t *testing.T) {
+	t.Parallel()
+	line := strings.Repeat("r", 9) + "\n" // 10 bytes
+	tests := []struct {
+		name      string
+		capture   string
+		allow     bool
+		whole     string
+		want      string
+		wantLines int
+		wantCut   bool
+	}{
+		{"lines past LinesCap", "lines", false, strings.Repeat(line, steprun.LinesCap/10+5), "SIGNAL:SUCCESS", steprun.LinesCap / 10, true},
+		{"lines at LinesCap", "lines", false, strings.Repeat(line, steprun.LinesCap/10), "SIGNAL:SUCCESS", steprun.LinesCap / 10, false},
+		{"json past JSONCap", "json", false, `"` + strings.Repeat("j", steprun.JSONCap) + `"`,
+			"SIGNAL:FAILURE exit=0 attempts=0 E_TOO_LARGE: output of step 'Cap' is 8388610 bytes, more than the 8388608 (8 MiB) a json capture parses: print", 0, false},
+		{"json past JSONCap with allow_parse_error", "json", true, `"` + strings.Repeat("j", steprun.JSONCap) + `"`, "SIGNAL:SUCCESS", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := &step.Request{Step: "Cap", Kind: isa.KindProvider, OutputCapture: tt.capture, AllowParseError: tt.allow}
+			res := step.Result{Signal: lang.SigSuccess}
+			steprun.ApplyCapture(req, &res, tt.whole)
+			got := res.Signal
+			if res.Err != nil {
+				got = outcome(res)
+			}
+			if got != tt.want && (!strings.Contains(tt.want, " E_") || !strings.HasPrefix(got, tt.want)) {
+				t.Errorf("ApplyCapture(%s, %d bytes) = %s, want %s", tt.capture, len(tt.whole), got, tt.want)
+			}
+			if len(res.Lines) != tt.wantLines || res.LinesTruncated != tt.wantCut || res.HasJSON {
+				t.Errorf("ApplyCapture(%s, %d bytes) = %d lines, truncated %v, has json %v; want %d, %v, false",
+					tt.capture, len(tt.whole), len(res.Lines), res.LinesTruncated, res.HasJSON, tt.wantLines, tt.wantCut)
+			}
+		})
+	}
+}

@@ -30,16 +30,25 @@ func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
 	if _, res, ok := e.Preconditions(ctx, req, p); !ok {
 		return res
 	}
-	stdin := p.Input
+	var payload []byte
 	if req.PayloadStdin {
-		f, err := payloadFile(req, p)
-		if err != nil {
+		var err error
+		if payload, err = payloadJSON(req); err != nil {
 			return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
 		}
-		defer os.Remove(f)
-		stdin = f
 	}
 	return e.Retry(ctx, req, 0, false, func(int) step.Result {
+		var stdin *os.File
+		if payload != nil {
+			// A file with no name for each try (TempStdin): a try reads it
+			// from its start, and a kill of smithvm leaves nothing of it.
+			f, err := TempStdin(p, req.Step+"-payload-*.json", payload)
+			if err != nil {
+				return step.Failed(step.ExitNotRun, source.Errorf(source.EExec, "write the payload of step '%s' for its stdin: %v", req.Step, err))
+			}
+			defer f.Close()
+			stdin = f
+		}
 		pr, outErr, err := e.runProcess(ctx, req, p, req.Argv, stdin, p.Output)
 		if err != nil {
 			return step.Failed(step.ExitNotRun, source.Wrap(source.EExec, fieldOf(err), err))
@@ -48,19 +57,18 @@ func (e Env) Command(ctx context.Context, req *step.Request) step.Result {
 	})
 }
 
-// payloadFile writes req's payload as a JSON array of segments to a
-// temporary file under RUN_ROOT/tmp, for a manifest command worker's stdin
-// (CONTRACT 12.5); the caller removes it.
-func payloadFile(req *step.Request, p Paths) (string, error) {
+// payloadJSON is req's payload as a JSON array of segments, masked, for a
+// manifest command worker's stdin (CONTRACT 12.5).
+func payloadJSON(req *step.Request) ([]byte, error) {
 	segs := req.Payload
 	if segs == nil {
 		segs = []step.Segment{}
 	}
 	data, err := json.Marshal(segs)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return WriteTemp(p, req.Step+"-payload-*.json", req.Mask.Bytes(data))
+	return req.Mask.Bytes(data), nil
 }
 
 // WriteTemp writes data to a new file under RUN_ROOT/tmp named after
@@ -83,6 +91,34 @@ func WriteTemp(p Paths, pattern string, data []byte) (string, error) {
 		return "", werr
 	}
 	return f.Name(), nil
+}
+
+// TempStdin returns an open file holding data, at its start, that has no
+// name: created under RUN_ROOT/tmp (0600, as WriteTemp) and unlinked at
+// once, before data is written. A child given it as its stdin reads what
+// it would read from a named file, and a smithvm killed while the child
+// runs leaves nothing of data on disk. The caller closes it.
+func TempStdin(p Paths, pattern string, data []byte) (*os.File, error) {
+	if err := os.MkdirAll(p.TmpDir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(p.TmpDir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Preconditions checks that input_file exists, then waits for wait_for and
@@ -109,12 +145,19 @@ func (e Env) Preconditions(ctx context.Context, req *step.Request, p Paths) ([]s
 // stdout spill and stderr log under RUN_ROOT/logs. When output is set the
 // whole (masked) stdout also goes there; outErr reports a failure to create
 // or write it, and err a failure to create it (the process did not run).
-func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, stdinPath, output string) (pr proc.Result, outErr, err error) {
+func (e Env) runProcess(ctx context.Context, req *step.Request, p Paths, argv []string, payload *os.File, output string) (pr proc.Result, outErr, err error) {
+	stdinPath := p.Input
+	if payload != nil {
+		stdinPath = "" // the payload is stdin, in place of input_file
+	}
 	spec, closeStdin, err := Spec(req, p, argv, BuildEnv(e.Lookup, req.EnvAllow, req.Secrets, req.Env), stdinPath)
 	if err != nil {
 		return proc.Result{}, nil, err
 	}
 	defer closeStdin()
+	if payload != nil {
+		spec.Stdin = payload
+	}
 	// Its lines, as they come, for the viewer and smithvm logs.
 	live := OpenLive(req, e.Now)
 	defer live.Close()
@@ -162,6 +205,11 @@ func Spec(req *step.Request, p Paths, argv, env []string, stdinPath string) (spe
 		Mask:         req.Mask,
 		Live:         req.Live,
 		RunRoot:      req.RunRoot,
+		// The leader dies with a smithvm killed mid-step (SIGKILL, a
+		// crash): nothing of the step runs on unwatched until resume.
+		// What the leader started itself lives on in its group until
+		// resume kills it (KillLeftovers); docs/reliability.md.
+		DieWithParent: true,
 	}
 	closeStdin = func() {}
 	if stdinPath != "" && stdinPath == p.Input {
@@ -200,15 +248,13 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 	}
 	res.Output = TrimOutput(pr.Stdout)
 	res.Stderr = TrimOutput(pr.Stderr)
-	whole := pr.Stdout
-	// Only a lines or json capture needs the whole stream: a text capture
-	// keeps the spill file on disk and memory flat, whatever the size.
-	if pr.StdoutTruncated && pr.StdoutSpill != "" && (req.OutputCapture == captureLines || req.OutputCapture == captureJSON) {
-		if b, err := os.ReadFile(pr.StdoutSpill); err == nil {
-			whole = string(b)
-		}
+	// Past the in-memory part, no capture reads the whole stream: lines
+	// keep the first 1 MiB's, json reads the spill only up to JSONCap.
+	if pr.StdoutTruncated {
+		applySpilled(req, &res, pr.Stdout, pr.StdoutSpill)
+	} else {
+		ApplyCapture(req, &res, pr.Stdout)
 	}
-	ApplyCapture(req, &res, whole)
 	if outErr != nil && res.Signal == lang.SigSuccess {
 		res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "write output_file '%s': %v", req.OutputFile, outErr)
 	}

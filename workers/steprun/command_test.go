@@ -69,6 +69,19 @@ func TestCommand(t *testing.T) {
 		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", `[{"id":"1","type":"CODE_OUTPUT","content":"key ***","timestamp":"t"}]`, ""},
 		{"an empty payload on stdin", func(t *testing.T, r *step.Request) { r.Argv, r.PayloadStdin = stepfake.Exe(t, "cat"), true },
 			false, "SIGNAL:SUCCESS exit=0 attempts=1", `[]`, ""},
+		// While the command runs, its payload has no name under RUN_ROOT/tmp
+		// (a smithvm killed then leaves nothing of it behind).
+		{"the payload on stdin has no name", func(t *testing.T, r *step.Request) {
+			ls, err := exec.LookPath("ls")
+			if err != nil {
+				t.Skip("no ls")
+			}
+			tmp := filepath.Join(r.RunRoot, "tmp")
+			if err := os.MkdirAll(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r.Argv, r.PayloadStdin = []string{ls, "-A", tmp}, true
+		}, false, "SIGNAL:SUCCESS exit=0 attempts=1", "", ""},
 		{"json capture of a command", func(t *testing.T, r *step.Request) {
 			r.Argv, r.OutputCapture = stepfake.Exe(t, "print", "not json"), "json"
 		}, false, "SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", "not json", ""},
@@ -106,8 +119,9 @@ func TestCommand(t *testing.T) {
 }
 
 // TestCommandLogs: stdout over the in-memory cap spills to
-// logs/<Step>-stdout.log, a lines capture reads the whole spilled stream,
-// and stderr goes to logs/<Step>-stderr.log under each try's header.
+// logs/<Step>-stdout.log (and output_file gets it whole), a lines capture
+// splits the first 1 MiB only (here one line cut off: no line), and stderr
+// goes to logs/<Step>-stderr.log under each try's header.
 func TestCommandLogs(t *testing.T) {
 	t.Parallel()
 	const big = 3 << 20
@@ -124,8 +138,8 @@ func TestCommandLogs(t *testing.T) {
 		t.Errorf("Command(%d bytes) = %s truncated=%v spill %q (%d bytes) output %d bytes output_file %d bytes, want a %d-byte spill, %d in memory",
 			big, outcome(got), got.Truncated, got.SpillStdout, len(spill), len(got.Output), len(file), big, proc.DefaultMemCap)
 	}
-	if n := len(strings.Join(got.Lines, "\n")); len(got.Lines) != 1 || n != big {
-		t.Errorf("Command(%d bytes, lines) = %d lines of %d bytes, want the whole stream", big, len(got.Lines), n)
+	if got.Lines == nil || len(got.Lines) != 0 || !got.LinesTruncated {
+		t.Errorf("Command(%d bytes in one line, lines) = %d lines, truncated %v, want none (the one line is cut), truncated", big, len(got.Lines), got.LinesTruncated)
 	}
 
 	r = newReq(t, "Logged")
@@ -135,6 +149,73 @@ func TestCommandLogs(t *testing.T) {
 	const want = "--- attempt 1, iteration 4 ---\nfailed\n--- attempt 2, iteration 4 ---\nfailed\n"
 	if string(b) != want || err != nil || got.StderrLog != filepath.Join(r.RunRoot, "logs", "Logged-stderr.log") {
 		t.Errorf("Command(exit 1, 2 attempts) stderr log %q = %q (%v), want %q", got.StderrLog, b, err, want)
+	}
+}
+
+// TestCommandBigCaptures: past the in-memory 1 MiB, a lines capture holds
+// the complete lines of the first 1 MiB and says so, and a json capture is
+// parsed from the spill file up to steprun.JSONCap and refused past it
+// (E_TOO_LARGE, or json nil with allow_parse_error), never read whole. The
+// stream is an input_file piped through cat.
+func TestCommandBigCaptures(t *testing.T) {
+	t.Parallel()
+	line := strings.Repeat("y", 99) + "\n"              // 100 bytes
+	item := `"` + strings.Repeat("z", 96) + `",` + "\n" // 100 bytes
+	array := func(size int) string { return "[\n" + strings.Repeat(item, size/100) + `"end"]` + "\n" }
+	tests := []struct {
+		name      string
+		capture   string
+		allow     bool
+		input     string
+		want      string // outcome, or a prefix of it
+		wantLines int    // -1: nil
+		wantCut   bool
+		wantJSON  string // the last item, or "<nil>"
+		noRoot    bool   // no RUN_ROOT, so no spill file
+	}{
+		{"lines of 3 MiB keep the first MiB's whole lines", "lines", false, strings.Repeat(line, 3<<20/100),
+			"SIGNAL:SUCCESS exit=0 attempts=1", steprun.LinesCap / 100, true, "<nil>", false},
+		{"lines within 1 MiB are whole", "lines", false, strings.Repeat(line, 10000),
+			"SIGNAL:SUCCESS exit=0 attempts=1", 10000, false, "<nil>", false},
+		{"json of 2 MiB is parsed from the spill", "json", false, array(2 << 20),
+			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "end", false},
+		{"json of 2 MiB that is not JSON", "json", false, array(2<<20) + "x",
+			"SIGNAL:FAILURE exit=0 attempts=1 E_JSON_PARSE: output of step 'Cmd' is not JSON", -1, false, "<nil>", false},
+		{"json past 8 MiB is refused", "json", false, array(9 << 20),
+			"SIGNAL:FAILURE exit=0 attempts=1 E_TOO_LARGE: output of step 'Cmd' is 9437109 bytes, more than the 8388608 (8 MiB) a json capture parses (the whole output is in ", -1, false, "<nil>", false},
+		{"json past 8 MiB with allow_parse_error", "json", true, array(9 << 20),
+			"SIGNAL:SUCCESS exit=0 attempts=1", -1, false, "<nil>", false},
+		{"json past 1 MiB with no spill file", "json", false, array(2 << 20),
+			"SIGNAL:FAILURE exit=0 attempts=1 E_TOO_LARGE: output of step 'Cmd' is more than the 1 MiB kept in memory, and no spill file holds the rest", -1, false, "<nil>", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReq(t, "Cmd")
+			write(t, r, "in.txt", tt.input)
+			r.Argv, r.InputFile, r.OutputCapture, r.AllowParseError = stepfake.Exe(t, "cat"), "in.txt", tt.capture, tt.allow
+			if tt.noRoot {
+				r.RunRoot = ""
+			}
+			got := (&fakeEnv{}).Env().Command(context.Background(), r)
+			if o := outcome(got); o != tt.want && (!strings.Contains(tt.want, " E_") || !strings.HasPrefix(o, tt.want)) {
+				t.Errorf("Command(%s, %d bytes) = %s, want %s", tt.capture, len(tt.input), o, tt.want)
+			}
+			n := len(got.Lines)
+			if got.Lines == nil {
+				n = -1
+			}
+			if n != tt.wantLines || got.LinesTruncated != tt.wantCut {
+				t.Errorf("Command(%s, %d bytes) = %d lines, truncated %v, want %d, %v", tt.capture, len(tt.input), n, got.LinesTruncated, tt.wantLines, tt.wantCut)
+			}
+			last := "<nil>"
+			if l, ok := got.JSON.([]any); ok && len(l) > 0 {
+				last = fmt.Sprint(l[len(l)-1])
+			}
+			if last != tt.wantJSON {
+				t.Errorf("Command(%s, %d bytes) json ends with %s, want %s", tt.capture, len(tt.input), last, tt.wantJSON)
+			}
+		})
 	}
 }
 

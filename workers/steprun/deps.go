@@ -2,6 +2,7 @@ package steprun
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,9 +184,9 @@ func InjectDeps(req *step.Request, files []string, prompt string) (string, *sour
 			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			content, err := ReadConfined(req.Dirs, f)
-			if err != nil {
-				return "", source.Wrap(source.EExec, "depends_on", err)
+			content, serr := ReadIntoPrompt(req, f, "depends_on", displayPath(req, f), len(prompt)+b.Len())
+			if serr != nil {
+				return "", serr
 			}
 			b.WriteString("--- " + displayPath(req, f) + " ---\n")
 			b.WriteString(content)
@@ -206,6 +207,46 @@ func InjectDeps(req *step.Request, files []string, prompt string) (string, *sour
 		return prompt + "\n\n" + block, nil
 	}
 	return block + "\n\n" + prompt, nil
+}
+
+// MaxPrompt is the most a provider step's prompt may hold: 10 MiB, the
+// size every preset delivers whole (CONTRACT 5). The files read into a
+// prompt (prompt_file, input_file, depends_on content, instructions_file)
+// are read only while the prompt stays within it.
+const MaxPrompt = 10 << 20
+
+// ReadIntoPrompt reads abs, a confined path, the file that key (prompt_file,
+// input_file, ...) names as rel, into the prompt of req's step, which holds
+// used bytes already. A file that would make the prompt larger than
+// MaxPrompt is not read (at most MaxPrompt+1 bytes of one that grows): an
+// E_TOO_LARGE error names it, its size and the limit.
+func ReadIntoPrompt(req *step.Request, abs, key, rel string, used int) (string, *source.Error) {
+	f, err := req.Dirs.Open(abs)
+	if err != nil {
+		return "", FileErr(key, rel, err)
+	}
+	defer f.Close()
+	left := int64(max(MaxPrompt-used, 0))
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	var b []byte
+	if size <= left {
+		if b, err = io.ReadAll(io.LimitReader(f, left+1)); err != nil {
+			return "", FileErr(key, rel, err)
+		}
+		if int64(len(b)) <= left {
+			return string(b), nil
+		}
+		size = int64(len(b)) // it grew, or is no regular file: at least this
+	}
+	before := ""
+	if used > 0 {
+		before = fmt.Sprintf(" with the prompt's other %d bytes,", used)
+	}
+	return "", source.Errorf(source.ETooLarge, "%s '%s' is %d bytes:%s the prompt of step '%s' would pass the %d bytes (10 MiB) a prompt may hold; give the model a smaller file, or the file's path to read itself (for depends_on: inject mode list)",
+		key, rel, size, before, req.Step, MaxPrompt)
 }
 
 // ReadConfined reads abs, a confined path, through the project root d.

@@ -235,3 +235,38 @@ func TestInjectDepsNoFiles(t *testing.T) {
 		t.Errorf("InjectDeps(list, no files, instruction) = %q, %v, want %q", got, serr, "Files:\n\nP")
 	}
 }
+
+// TestReadIntoPrompt: a file is read into a prompt only while the prompt
+// stays within MaxPrompt; past it, E_TOO_LARGE names the file, its size,
+// the prompt's other bytes and the limit, and the file is not read.
+func TestReadIntoPrompt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		size int
+		used int
+		want string // the error, or "" when read whole
+	}{
+		{"small", 10, 0, ""},
+		{"exactly the limit", steprun.MaxPrompt, 0, ""},
+		{"the limit with the rest", steprun.MaxPrompt - 100, 100, ""},
+		{"one byte over", steprun.MaxPrompt + 1, 0,
+			"E_TOO_LARGE: prompt_file 'p.md' is 10485761 bytes: the prompt of step 'Ask' would pass the 10485760 bytes (10 MiB) a prompt may hold; give the model a smaller file, or the file's path to read itself (for depends_on: inject mode list)"},
+		{"over with the rest", steprun.MaxPrompt - 99, 100,
+			"E_TOO_LARGE: prompt_file 'p.md' is 10485661 bytes: with the prompt's other 100 bytes, the prompt of step 'Ask' would pass the 10485760 bytes (10 MiB) a prompt may hold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReq(t, "Ask")
+			write(t, r, "p.md", strings.Repeat("p", tt.size))
+			got, serr := steprun.ReadIntoPrompt(r, filepath.Join(r.Dirs.Workspace, "p.md"), "prompt_file", "p.md", tt.used)
+			switch {
+			case tt.want == "" && (serr != nil || len(got) != tt.size):
+				t.Errorf("ReadIntoPrompt(%d bytes, %d used) = %d bytes, %v; want it whole", tt.size, tt.used, len(got), serr)
+			case tt.want != "" && (serr == nil || !strings.HasPrefix(errText(serr), tt.want) || got != ""):
+				t.Errorf("ReadIntoPrompt(%d bytes, %d used) = %d bytes, %v; want %s", tt.size, tt.used, len(got), serr, tt.want)
+			}
+		})
+	}
+}

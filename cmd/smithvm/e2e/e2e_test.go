@@ -145,6 +145,9 @@ type result struct {
 	code   int
 	stdout string
 	stderr string
+	// maxRSS is smithvm's peak resident set size in bytes (its rusage,
+	// which on Linux counts its reaped children too), 0 when unknown.
+	maxRSS int64
 }
 
 // lines are the stderr lines.
@@ -206,7 +209,11 @@ func (p *proj) vmEnv(env []string, args ...string) result {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	return result{code: exitCode(p.t, err), stdout: out.String(), stderr: errb.String()}
+	r := result{code: exitCode(p.t, err), stdout: out.String(), stderr: errb.String()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	return r
 }
 
 // exitCode is the exit status in err from exec.Cmd.Run or Wait.
@@ -391,6 +398,7 @@ type stepState struct {
 	Attempts        int            `json:"attempts"`
 	Truncated       bool           `json:"truncated"`
 	SpillStdoutPath string         `json:"spill_stdout_path"`
+	LinesTruncated  bool           `json:"lines_truncated"`
 	Signal          string         `json:"signal"`
 	Iterations      []iteration    `json:"iterations"`
 	IterationsTotal int            `json:"iterations_total"`

@@ -29,10 +29,10 @@ func TestProcess(t *testing.T) {
 		if r := run.wait(t); r.code != 128+int(syscall.SIGKILL) {
 			t.Fatalf("smithvm ended with %d, want death by SIGKILL", r.code)
 		}
-		// The orphaned step lives on in its own process group: end it.
-		syscall.Kill(child, syscall.SIGKILL)
+		// The step's process dies with smithvm (its parent-death signal).
 		if !gone(child, 5*time.Second) {
-			t.Fatalf("the orphaned step %d does not die", child)
+			syscall.Kill(child, syscall.SIGKILL)
+			t.Fatalf("the step %d outlived the smithvm killed under it", child)
 		}
 
 		first := p.start("resume", "killed")

@@ -11,27 +11,24 @@ import (
 
 // BlockStatus maps each block (or step) of the run to the status its graph
 // shows: the step result's status, "halted" for the block a halted run
-// waits at and "running" for the current step of a running run. It is
-// what `smithvm graph` and the viewer colour by.
+// waits at and "running" for the current step of a running run (one not
+// cut off: its step reads interrupted). st is the state as shown
+// (vm.State.Shown). It is what `smithvm graph` and the viewer colour by.
 func BlockStatus(st *vm.State) map[string]string {
 	status := make(map[string]string, len(st.Steps)+1)
 	for n, r := range st.Steps {
 		status[n] = r.Status
-		if r.Status == vm.StepRunning && st.Status != vm.StatusRunning {
-			// Cut off by a stop or a crash: it runs again on resume.
-			status[n] = vm.StatusInterrupted
-		}
 	}
 	if st.IsHalted && st.HaltedBlock != "" {
 		status[st.HaltedBlock] = vm.StatusHalted
-	} else if st.Status == vm.StatusRunning && st.CurrentStep != "" {
+	} else if st.Status == vm.StatusRunning && st.CurrentStep != "" && status[st.CurrentStep] != vm.StepInterrupted {
 		status[st.CurrentStep] = vm.StepRunning
 	}
 	return status
 }
 
-// WriteDOT writes the DOT of prog coloured by the run's state: the output
-// of `smithvm graph`.
+// WriteDOT writes the DOT of prog coloured by the run's state as shown
+// (vm.State.Shown): the output of `smithvm graph`.
 func WriteDOT(prog *isa.Program, st *vm.State, w io.Writer) error {
 	return compiler.DOT(prog, w, compiler.DOTOptions{Status: BlockStatus(st)})
 }

@@ -52,10 +52,13 @@ func TestBlockStatus(t *testing.T) {
 		{"running", vm.State{Status: "running", CurrentStep: "B", Steps: map[string]*vm.StepResult{"A": {Status: "completed"}}}, "A=completed B=running"},
 		{"halted", vm.State{Status: "halted", IsHalted: true, HaltedBlock: "B", CurrentStep: "B", Steps: map[string]*vm.StepResult{"A": {Status: "failed"}, "B": {Status: "completed"}}}, "A=failed B=halted"},
 		{"completed", vm.State{Status: "completed", CurrentStep: "B", Steps: map[string]*vm.StepResult{"B": {Status: "completed"}}}, "B=completed"},
+		{"interrupted", vm.State{Status: "interrupted", CurrentStep: "B", Steps: map[string]*vm.StepResult{"A": {Status: "completed"}, "B": {Status: "running"}}}, "A=completed B=interrupted"},
+		// cut off: the state says running, no process drives it
+		{"cut off", vm.State{Status: "running", CurrentStep: "B", Steps: map[string]*vm.StepResult{"A": {Status: "completed"}, "B": {Status: "running"}}}, "A=completed B=interrupted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := BlockStatus(&tt.st)
+			m := BlockStatus(tt.st.Shown(tt.name == "cut off"))
 			var got []string
 			for _, k := range []string{"A", "B"} {
 				if v, ok := m[k]; ok {

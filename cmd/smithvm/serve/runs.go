@@ -101,9 +101,20 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
+// shownState is run id's state as status, the viewer and the graph show
+// it (vm.State.Shown): a step cut off by a stop or a crash reads
+// interrupted.
+func (s *Server) shownState(id string) (*vm.State, error) {
+	st, err := s.readState(id)
+	if err != nil {
+		return nil, err
+	}
+	return st.Shown(s.cfg.Store.CutOff(id, st.Status)), nil
+}
+
 // apiRun is GET /api/runs/ID: the state, as `smithvm status --json`.
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
-	st, err := s.readState(r.PathValue("id"))
+	st, err := s.shownState(r.PathValue("id"))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -114,7 +125,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 // apiGraph is GET /api/runs/ID/graph: the DOT of `smithvm graph`, or with
 // view=overview one box per Node, with node=K only Node K.
 func (s *Server) apiGraph(w http.ResponseWriter, r *http.Request) {
-	st, err := s.readState(r.PathValue("id"))
+	st, err := s.shownState(r.PathValue("id"))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -210,9 +221,11 @@ func (s *Server) apiView(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) view(st *vm.State) *view {
 	prog := s.stateProgram(st)
+	cutOff := s.cfg.Store.CutOff(st.RunID, st.Status)
+	st = st.Shown(cutOff) // a step cut off reads interrupted
 	v := &view{State: st, CanResume: s.cfg.Resume != nil, CanStop: s.cfg.Stop != nil}
 	_, v.Driven, _ = s.cfg.Store.Driver(st.RunID)
-	if s.cfg.Store.CutOff(st.RunID, st.Status) {
+	if cutOff {
 		v.CutOff = store.CutOffNote
 	}
 	// A step being run has no result yet: it shows as running.
@@ -231,11 +244,7 @@ func (s *Server) view(st *vm.State) *view {
 	withFiles := s.artifactSteps()
 	for _, n := range names {
 		res := rows.Steps[n]
-		status := res.Status
-		if status == vm.StepRunning && st.Status != vm.StatusRunning {
-			status = vm.StatusInterrupted // cut off: it runs again on resume
-		}
-		row := stepRow{Name: n, Depth: depth[n], Status: status, Attempts: res.Attempts, Duration: res.Duration,
+		row := stepRow{Name: n, Depth: depth[n], Status: res.Status, Attempts: res.Attempts, Duration: res.Duration,
 			ExitCode: res.ExitCode, Provider: res.Provider, Signal: res.Signal, Error: res.Error, Iters: res.IterationsTotal}
 		row.Stdout = res.Output != "" || res.SpillStdoutPath != ""
 		row.Stderr = logs[filepath.Base(stderrLog(n))] > 0

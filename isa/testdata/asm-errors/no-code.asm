@@ -1,2 +1,2 @@
-; smith program, isa 4
+; smith program, isa 5
 program "x" format "workflow" source "x.yaml" entry 0000

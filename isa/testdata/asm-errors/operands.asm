@@ -1,4 +1,4 @@
-; smith program, isa 4
+; smith program, isa 5
 program "x" format "workflow" source "x.yaml" entry 0000
 0000  END  1  @ -
 0001  JUMP  @ -

@@ -1,4 +1,4 @@
-; smith program, isa 4
+; smith program, isa 5
 program "x" format "workflow" source "x.yaml" entry 0009
 node 0 "n" entry 3 inherit=false @ x.yaml:1:1
 block 0 "b" command node 2 start 0000 dispatch 0007 @ x.yaml:2:1

@@ -1,3 +1,3 @@
-; smith program, isa 4
+; smith program, isa 5
 program "x" format "workflow" source "x.yaml" entry 0000
 0000  END  ; "unterminated @ -

@@ -1,4 +1,4 @@
-; smith program, isa 4
+; smith program, isa 5
 ; A hand-written listing: spacing, comments and group headers are free;
 ; Assemble reads only the statements.
 program "demo"   format "workflow" source "demo.yaml" entry 0

@@ -1,4 +1,4 @@
-; smith program, isa 4
+; smith program, isa 5
 program "full" format "manifest" source "flow.json" entry 0000
 
 string 0 "prep failed: see 'log'"

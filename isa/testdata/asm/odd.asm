@@ -1,4 +1,4 @@
-; smith program, isa 4
+; smith program, isa 5
 program "odd \"name\"; @x" format "workflow" source "dir with space/odd.yaml" entry 0001
 
 string 0 "line1\nline2 \"q\" @ here ; semi"

@@ -11,6 +11,9 @@
 //	excl:FILE:SECS   create FILE (exit 3 if it exists: another step holds it), sleep, remove it
 //	wait:FILE        wait until FILE exists (at most 30 s, then exit 99)
 //	bytes:N          print N bytes: lines of 99 'x' and a newline
+//	seq:N            print the numbers 1 to N, one a line (as seq N)
+//	jsonbytes:N      print a JSON array of at least N bytes: strings of 96
+//	                 'x', one a line, then "end"
 //	env              print the environment, one NAME=VALUE a line, sorted
 //	printenv:NAME    print the value of NAME on stdout
 //	errenv:NAME      print the value of NAME on stderr
@@ -33,6 +36,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -100,6 +104,24 @@ func main() {
 			}
 		case "bytes":
 			os.Stdout.WriteString(xLines(arg))
+		case "seq":
+			n, _ := strconv.Atoi(arg)
+			w := bufio.NewWriter(os.Stdout)
+			for i := 1; i <= n; i++ {
+				w.WriteString(strconv.Itoa(i))
+				w.WriteByte('\n')
+			}
+			w.Flush()
+		case "jsonbytes":
+			n, _ := strconv.Atoi(arg)
+			w := bufio.NewWriter(os.Stdout)
+			w.WriteString("[\n")
+			item := `"` + strings.Repeat("x", 96) + `",` + "\n"
+			for size := 2; size < n; size += len(item) {
+				w.WriteString(item)
+			}
+			w.WriteString(`"end"]` + "\n")
+			w.Flush()
 		case "errbytes":
 			os.Stderr.WriteString(xLines(arg))
 		case "env":

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"slices"
+
+	"smith/compiler"
+	"smith/vm"
+	"smith/workers"
+	"smith/workers/text"
+)
+
+// runMasker masks what smithvm prints from run st's repository (smithvm
+// diff, status --diff, the viewer's diffs): the values of the run's
+// secrets (its program's and its steps' declared secrets, as this
+// environment has them) and of the presets' own variables, as the run
+// masks everything it writes (CONTRACT 5). The repository is not the
+// run's output alone: a line that the run's steps removed from the
+// starting commit may hold a value no step's commit could add. With no
+// state, or a workflow that no longer loads, the presets' variables alone.
+func (e *env) runMasker(st *vm.State) *text.Masker {
+	var vals []string
+	if st != nil && st.WorkflowPath != "" {
+		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+			names := slices.Clone(p.Secrets)
+			for _, b := range p.Blocks {
+				if b.Step != nil {
+					names = append(names, b.Step.Secrets...)
+				}
+			}
+			for _, n := range names {
+				// A value too short to be a secret (the run refuses to
+				// start with one) would mask that text everywhere.
+				if v, ok := e.lookup(n); ok && vm.SecretLen(v) >= vm.MinSecretLen {
+					vals = append(vals, v)
+				}
+			}
+		}
+	}
+	vals = append(vals, workers.Local{}.PresetVars().Values(e.lookup)...)
+	return text.NewMasker(vals)
+}
