@@ -111,17 +111,17 @@ func TestPresetCommand(t *testing.T) {
 		{"gemini", "gemini-2.5-pro", "edit", Call{}, "gemini --output-format stream-json -m gemini-2.5-pro --approval-mode auto_edit"},
 		{"gemini", "", "read", Call{}, "gemini --output-format stream-json --approval-mode default"},
 		{"gemini", "", "full", Call{}, "gemini --output-format stream-json --approval-mode yolo"},
-		{"codex", "", "read", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
-		{"codex", "o9", "full", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries -m o9 --dangerously-bypass-approvals-and-sandbox -"},
-		{"codex", "", "edit", codexEnv, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
+		{"codex", "", "read", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox read-only -"},
+		{"codex", "o9", "full", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot -m o9 --dangerously-bypass-approvals-and-sandbox -"},
+		{"codex", "", "edit", codexEnv, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox workspace-write " +
 			`-c model_provider=smith -c model_providers.smith={name="smith", base_url="http://127.0.0.1:1/v1", env_key="OPENAI_API_KEY", wire_api="responses", request_max_retries=0, stream_max_retries=0} -`},
-		{"codex", "", "edit", userProvider, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write " +
+		{"codex", "", "edit", userProvider, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox workspace-write " +
 			"-c model_providers.gateway.request_max_retries=0 -c model_providers.gateway.stream_max_retries=0 -"},
-		{"codex", "", "edit", userUndefined, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
-		{"codex", "", "read", userQuoted, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only -"},
-		{"codex", "", "read", userSpaced, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox read-only " +
+		{"codex", "", "edit", userUndefined, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox workspace-write -"},
+		{"codex", "", "read", userQuoted, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox read-only -"},
+		{"codex", "", "read", userSpaced, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox read-only " +
 			`-c model_providers.my gw.request_max_retries=0 -c model_providers.my gw.stream_max_retries=0 -`},
-		{"codex", "", "edit", userBuiltin, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --sandbox workspace-write -"},
+		{"codex", "", "edit", userBuiltin, "codex exec --json --skip-git-repo-check --ephemeral --disable unbounded_connection_retries --disable shell_snapshot --sandbox workspace-write -"},
 	}
 	for _, tt := range tests {
 		got := strings.Join(clis[tt.cli].Command(tt.model, tt.perms, tt.env), " ")

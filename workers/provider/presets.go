@@ -344,7 +344,7 @@ var clis = map[string]*CLI{
 		resume:  geminiResume,
 	},
 	"codex": {
-		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries"},
+		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries", "--disable", "shell_snapshot"},
 		tail:      []string{"-"},
 		modelFlag: "-m",
 		Perms: map[string][]string{

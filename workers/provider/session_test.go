@@ -17,7 +17,7 @@ func TestSessionCommand(t *testing.T) {
 		{"claude later", "claude", Call{Continue: true, Session: "S1"}, "--permission-mode acceptEdits --resume S1"},
 		{"gemini later", "gemini", Call{Continue: true, Session: "S2"}, "gemini --output-format stream-json --approval-mode auto_edit --resume S2"},
 		{"codex fresh", "codex", Call{}, "codex exec --json --skip-git-repo-check --ephemeral --disable"},
-		{"codex first", "codex", Call{Continue: true}, "codex exec --json --skip-git-repo-check --disable unbounded_connection_retries --sandbox workspace-write -"},
+		{"codex first", "codex", Call{Continue: true}, "codex exec --json --skip-git-repo-check --disable unbounded_connection_retries --disable shell_snapshot --sandbox workspace-write -"},
 		{"codex later", "codex", Call{Continue: true, Session: "T3"}, "--sandbox workspace-write resume T3 -"},
 	}
 	for _, tt := range tests {
