@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"smith/lang"
 	"smith/source"
@@ -65,6 +66,13 @@ type Runner struct {
 	steprun.Env
 	Record string // --record DIR ("" = off)
 	Replay string // --replay DIR ("" = off)
+
+	// recording holds, per working directory, the lock a recorded call
+	// holds from its snapshot before to its snapshot after, so that the
+	// calls of parallel threads sharing a directory (a run without
+	// isolation) are recorded one at a time and each recording's file
+	// changes are its own call's, not another thread's too.
+	recording sync.Map // working directory -> *sync.Mutex
 }
 
 // Run runs a provider step: confine the paths, wait, check
@@ -198,6 +206,9 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	var before snapshot
 	var snapErr error
 	if r.Record != "" {
+		mu, _ := r.recording.LoadOrStore(req.Dirs.Workspace, new(sync.Mutex))
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
 		before, snapErr = takeSnapshot(req, req.Dirs.Workspace)
 	}
 	var rep callReply
