@@ -33,7 +33,10 @@ import (
 // A FileChange is one file or symbolic link a provider call created,
 // changed or deleted.
 type FileChange struct {
-	Path string `json:"path"` // relative to the working directory, with /
+	Path string `json:"path"` // relative to the working directory, with / (masked)
+	// PathBase64 is the path's bytes when they are not UTF-8 (which JSON
+	// cannot hold): Path then shows them with U+FFFD.
+	PathBase64 string `json:"path_base64,omitempty"`
 	// Before is the SHA-256 (hex) of the file before the call, or for a
 	// symbolic link "link:" and the SHA-256 of its target; "" when there
 	// was neither.
@@ -160,14 +163,14 @@ func fileChanges(req *step.Request, dir string, before, after snapshot) ([]FileC
 		}
 		if a.link != nil {
 			target := req.Mask.String(*a.link)
-			out = append(out, FileChange{Path: rel, Before: b.sum, Link: &target})
+			out = append(out, withPath(req, FileChange{Before: b.sum, Link: &target}, rel))
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rel, err)
 		}
-		c := FileChange{Path: rel, Before: b.sum, Exec: a.exec}
+		c := withPath(req, FileChange{Before: b.sum, Exec: a.exec}, rel)
 		if utf8.Valid(data) {
 			text := req.Mask.String(string(data))
 			c.Text = &text
@@ -178,11 +181,35 @@ func fileChanges(req *step.Request, dir string, before, after snapshot) ([]FileC
 	}
 	for rel, b := range before {
 		if _, ok := after[rel]; !ok {
-			out = append(out, FileChange{Path: rel, Before: b.sum, Deleted: true})
+			out = append(out, withPath(req, FileChange{Before: b.sum, Deleted: true}, rel))
 		}
 	}
 	slices.SortFunc(out, func(x, y FileChange) int { return strings.Compare(x.Path, y.Path) })
 	return out, nil
+}
+
+// withPath is c with its path rel: masked, and in base64 too when it is
+// not UTF-8.
+func withPath(req *step.Request, c FileChange, rel string) FileChange {
+	c.Path = req.Mask.String(rel)
+	if !utf8.ValidString(rel) {
+		c.PathBase64 = base64.StdEncoding.EncodeToString(req.Mask.Bytes([]byte(rel)))
+		c.Path = strings.ToValidUTF8(c.Path, "\uFFFD")
+	}
+	return c
+}
+
+// filePath is the path c names: PathBase64 decoded when it is set, else
+// Path.
+func (c FileChange) filePath() (string, error) {
+	if c.PathBase64 == "" {
+		return c.Path, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(c.PathBase64)
+	if err != nil {
+		return "", fmt.Errorf("file '%s': path_base64: %v", c.Path, err)
+	}
+	return string(b), nil
 }
 
 // applyChanges makes the recorded changes in the request's working
@@ -201,21 +228,27 @@ func applyChanges(req *step.Request, changes []FileChange, from string) *source.
 	}
 	targets := make([]target, len(changes))
 	var bad []string
+	paths := make([]string, len(changes))
 	links := map[string]bool{}
-	for _, c := range changes {
+	for i, c := range changes {
+		p, err := c.filePath()
+		if err != nil {
+			return source.Errorf(source.EReplayMiss, "replay step '%s': recording %s: %v", req.Step, from, err)
+		}
+		paths[i] = p
 		if c.Link != nil {
-			links[path.Clean(c.Path)] = true
+			links[path.Clean(p)] = true
 		}
 	}
 	for i, c := range changes {
-		abs, err := req.Dirs.ResolveLeaf(c.Path)
+		abs, err := req.Dirs.ResolveLeaf(paths[i])
 		if err != nil {
 			return source.Wrap(source.EReplayMiss, "replay the file changes of step '"+req.Step+"'", err)
 		}
 		// A recording never holds a file below a link it makes (a
 		// snapshot does not follow links): one that does was edited to
 		// write through the link, which is a path violation.
-		for dir := path.Dir(path.Clean(c.Path)); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		for dir := path.Dir(path.Clean(paths[i])); dir != "." && dir != "/"; dir = path.Dir(dir) {
 			if links[dir] {
 				return source.Wrap(source.EReplayMiss, "replay the file changes of step '"+req.Step+"'",
 					&confine.Error{Path: c.Path, Reason: fmt.Sprintf("passes through the symlink '%s' the same recording makes", dir)})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -207,5 +208,61 @@ func TestReplayLinkEscape(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFileChangesNames: a file name that is not UTF-8 is replayed with its
+// own bytes (JSON alone would turn them into U+FFFD), and a secret in a
+// file name is masked in the recording like one in its content.
+func TestFileChangesNames(t *testing.T) {
+	t.Parallel()
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	req := &step.Request{Step: "S", Dirs: d, Mask: text.NewMasker([]string{"s3cret"})}
+	before, err := takeSnapshot(req, d.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"caf\xe9.txt", "key-s3cret.txt"} {
+		if err := os.WriteFile(filepath.Join(d.Workspace, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := takeSnapshot(req, d.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := fileChanges(req, d.Workspace, before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "s3cret") {
+		t.Errorf("the recording shows the secret: %s", b)
+	}
+	var back []FileChange
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req2 := &step.Request{Step: "S", Dirs: d2, Mask: req.Mask}
+	if serr := applyChanges(req2, back, "rec/S-1.json"); serr != nil {
+		t.Fatalf("applyChanges = %v", serr)
+	}
+	for _, name := range []string{"caf\xe9.txt", "key-***.txt"} {
+		if _, err := os.Stat(filepath.Join(d2.Workspace, name)); err != nil {
+			t.Errorf("replay did not make %q: %v", name, err)
+		}
 	}
 }
