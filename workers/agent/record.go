@@ -22,6 +22,13 @@ import (
 // recordings a replayed run has used, so that a resumed run continues.
 const replayCursors = "replay-cursors.json"
 
+// WasReplayed reports whether the run whose RUN_ROOT is runRoot answered
+// provider calls from recordings (--replay): it has replay cursors.
+func WasReplayed(runRoot string) bool {
+	_, err := os.Lstat(filepath.Join(runRoot, replayCursors))
+	return err == nil
+}
+
 // A Recording is one provider call as --record writes it: DIR/<Step>-<N>.json,
 // where N counts the step's calls in the order they were made (retries,
 // fallbacks to the next provider and loop iterations each make a call).
