@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -210,6 +211,74 @@ func (c FileChange) filePath() (string, error) {
 		return "", fmt.Errorf("file '%s': path_base64: %v", c.Path, err)
 	}
 	return string(b), nil
+}
+
+// recordBefore is the folder under RUN_ROOT that keeps the snapshot taken
+// before a recorded call until the call is recorded: a call cut off (a
+// crash, Ctrl-C) and repeated by the resumed run counts its changes from
+// that snapshot, not from the files the cut-off call left half-written,
+// so the recording replays onto the files as they were before the call.
+const recordBefore = "record-before"
+
+// A savedState is a fileState as a saved snapshot holds it.
+type savedState struct {
+	Sum  string  `json:"sum"`
+	Exec bool    `json:"exec,omitempty"`
+	Link *string `json:"link,omitempty"`
+}
+
+// snapshotBeforePath is the file of the saved snapshot of call (see
+// callID) of the request's step, "" when the call is not numbered or
+// there is no RUN_ROOT.
+func snapshotBeforePath(req *step.Request, call string) string {
+	if call == "" || req.RunRoot == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(req.CallKey() + "#" + call))
+	return filepath.Join(req.RunRoot, recordBefore, hex.EncodeToString(sum[:16])+".json")
+}
+
+// snapshotBefore returns the snapshot of the working directory before
+// call: the one saved by an earlier try of the same call that was cut off,
+// else a new one, saved until the call is recorded.
+func (r *Runner) snapshotBefore(req *step.Request, call string) (snapshot, error) {
+	p := snapshotBeforePath(req, call)
+	if p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			var saved map[string]savedState
+			if json.Unmarshal(b, &saved) == nil {
+				snap := snapshot{}
+				for rel, s := range saved {
+					snap[rel] = fileState{sum: s.Sum, exec: s.Exec, link: s.Link}
+				}
+				return snap, nil
+			}
+		}
+	}
+	snap, err := takeSnapshot(req, req.Dirs.Workspace)
+	if err != nil || p == "" {
+		return snap, err
+	}
+	saved := make(map[string]savedState, len(snap))
+	for rel, s := range snap {
+		saved[rel] = savedState{Sum: s.sum, Exec: s.exec, Link: s.link}
+	}
+	b, err := json.Marshal(saved)
+	if err != nil {
+		return nil, err
+	}
+	if err := confine.WriteFileAtomic(p, b, 0o644); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// dropSnapshotBefore removes the saved snapshot of call once it is
+// recorded.
+func dropSnapshotBefore(req *step.Request, call string) {
+	if p := snapshotBeforePath(req, call); p != "" {
+		_ = os.Remove(p)
+	}
 }
 
 // applyChanges makes the recorded changes in the request's working

@@ -209,7 +209,7 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		mu, _ := r.recording.LoadOrStore(req.Dirs.Workspace, new(sync.Mutex))
 		mu.(*sync.Mutex).Lock()
 		defer mu.(*sync.Mutex).Unlock()
-		before, snapErr = takeSnapshot(req, req.Dirs.Workspace)
+		before, snapErr = r.snapshotBefore(req, call)
 	}
 	var rep callReply
 	if pv.Mock {
@@ -224,6 +224,12 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		masked.Mask = rep.mask
 		req = &masked
 	}
+	if r.Record != "" && rep.err != nil && rep.err.Code == source.EInterrupted {
+		// Cut off by Ctrl-C or stop: not a call to replay. The resumed
+		// run repeats it, and that call is recorded, with its changes
+		// counted from the snapshot taken before this one.
+		return finishReply(req, p, rep, pv.Name, sess)
+	}
 	if r.Record != "" {
 		if snapErr == nil {
 			var after snapshot
@@ -237,7 +243,9 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				rep.exit = provider.ExitInvalid
 			}
 		}
-		if err := r.record(req, pv.Name, sess, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, sess, prompt, rep, n, r.Now().Sub(start)); err == nil {
+			dropSnapshotBefore(req, call)
+		} else if rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
