@@ -75,11 +75,12 @@ func linkSum(target string) string {
 type snapshot map[string]fileState
 
 // skipSnapshot reports whether rel (a directory or file of the working
-// directory) is not the agent's work: git's and Smith's own folders, and
-// the agents' message folders, which other threads and runs write.
+// directory) is not the agent's work: git's folders (at any depth) and
+// Smith's own, and the agents' message folders, which other threads and
+// runs write.
 func skipSnapshot(req *step.Request, rel string) bool {
 	first, _, _ := strings.Cut(rel, "/")
-	if first == ".git" || first == ".orchestrator" {
+	if first == ".orchestrator" || isGitName(path.Base(rel)) {
 		return true
 	}
 	if req.Mail == nil {
@@ -90,6 +91,14 @@ func skipSnapshot(req *step.Request, rel string) bool {
 	}
 	base := path.Base(rel)
 	return base == ".sending" || base == step.ClaimsDir
+}
+
+// isGitName reports whether name is git's own folder or file (.git in
+// any case, trailing dots and spaces ignored, as confinement reads it), at
+// any depth: a repository the agent made or cloned inside its working
+// directory keeps its metadata there, which replay may not write.
+func isGitName(name string) bool {
+	return strings.EqualFold(strings.TrimRight(name, ". "), ".git")
 }
 
 // takeSnapshot hashes every regular file below dir and reads every
