@@ -243,7 +243,7 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				rep.exit = provider.ExitInvalid
 			}
 		}
-		if err := r.record(req, pv.Name, sess, prompt, rep, n, r.Now().Sub(start)); err == nil {
+		if err := r.record(req, pv.Name, sess, prompt, rep, n, call, r.Now().Sub(start)); err == nil {
 			dropSnapshotBefore(req, call)
 		} else if rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
