@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"smith/lang"
 	"smith/source"
@@ -65,6 +66,13 @@ type Runner struct {
 	steprun.Env
 	Record string // --record DIR ("" = off)
 	Replay string // --replay DIR ("" = off)
+
+	// recording holds, per working directory, the lock a recorded call
+	// holds from its snapshot before to its snapshot after, so that the
+	// calls of parallel threads sharing a directory (a run without
+	// isolation) are recorded one at a time and each recording's file
+	// changes are its own call's, not another thread's too.
+	recording sync.Map // working directory -> *sync.Mutex
 }
 
 // Run runs a provider step: confine the paths, wait, check
@@ -198,7 +206,10 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	var before snapshot
 	var snapErr error
 	if r.Record != "" {
-		before, snapErr = takeSnapshot(req, req.Dirs.Workspace)
+		mu, _ := r.recording.LoadOrStore(req.Dirs.Workspace, new(sync.Mutex))
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
+		before, snapErr = r.snapshotBefore(req, call)
 	}
 	var rep callReply
 	if pv.Mock {
@@ -213,6 +224,12 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 		masked.Mask = rep.mask
 		req = &masked
 	}
+	if r.Record != "" && rep.err != nil && rep.err.Code == source.EInterrupted {
+		// Cut off by Ctrl-C or stop: not a call to replay. The resumed
+		// run repeats it, and that call is recorded, with its changes
+		// counted from the snapshot taken before this one.
+		return finishReply(req, p, rep, pv.Name, sess)
+	}
 	if r.Record != "" {
 		if snapErr == nil {
 			var after snapshot
@@ -226,7 +243,9 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				rep.exit = provider.ExitInvalid
 			}
 		}
-		if err := r.record(req, pv.Name, sess, prompt, rep, n, r.Now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, sess, prompt, rep, n, call, r.Now().Sub(start)); err == nil {
+			dropSnapshotBefore(req, call)
+		} else if rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
