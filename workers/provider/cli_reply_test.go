@@ -106,7 +106,7 @@ func TestPresetCommand(t *testing.T) {
 		want              string
 	}{
 		{"claude", "", "edit", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode acceptEdits"},
-		{"claude", "sonnet", "read", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --model sonnet --permission-mode dontAsk --disallowedTools=Edit(//**)"},
+		{"claude", "sonnet", "read", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --model sonnet --permission-mode dontAsk --disallowedTools=Edit(//**),Bash"},
 		{"claude", "", "full", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode bypassPermissions"},
 		{"gemini", "gemini-2.5-pro", "edit", Call{}, "gemini --output-format stream-json -m gemini-2.5-pro --approval-mode auto_edit"},
 		{"gemini", "", "read", Call{}, "gemini --output-format stream-json --approval-mode default"},

@@ -225,9 +225,16 @@ var clis = map[string]*CLI{
 		// own allow rules (permissions.allow: ["Write", "Edit"]) need none;
 		// the deny rule Edit(//**) (every path; Edit rules cover every tool
 		// that edits files) beats them, and claude still offers the tools
-		// and reports each refusal in permission_denials.
+		// and reports each refusal in permission_denials. Bash is denied
+		// as a whole: an allow rule of the user's (Bash(*), Bash(node:*))
+		// runs any command, and claude's check of a command's paths against
+		// Edit(//**) sees rm and redirections but not a program that writes
+		// (node -e, python3 -c). Denied, the shell is not offered at all
+		// (claude then offers Grep and Glob, which it leaves out beside
+		// it). --permission-mode plan is no answer: in 2.1.330 it leaves
+		// each command that is not read-only to a model's safety check.
 		Perms: map[string][]string{
-			PermRead: {"--permission-mode", "dontAsk", "--disallowedTools=Edit(//**)"},
+			PermRead: {"--permission-mode", "dontAsk", "--disallowedTools=Edit(//**),Bash"},
 			PermEdit: {"--permission-mode", "acceptEdits"},
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},

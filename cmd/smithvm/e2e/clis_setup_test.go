@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,6 +231,53 @@ func TestCLIClaudeAllowRules(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "the agent was denied Write with permissions: read; set permissions: edit to allow it") {
 		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+	}
+}
+
+// TestCLIClaudeReadNoShell: the user's ~/.claude/settings.json allows
+// every shell command without asking (permissions.allow: Bash(*), as users
+// set their terminal up). permissions: edit runs the agent's command as
+// their terminal would; with permissions: read the shell is not offered,
+// so a command that writes a file through a program (which claude's own
+// check of a command's paths does not see) cannot run: read reads and
+// answers only, its read-only tools (Read, Grep, Glob) still offered.
+func TestCLIClaudeReadNoShell(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	write := func(name string) string {
+		return `node -e "require('fs').writeFileSync('` + name + `', 'written by a command\n')"`
+	}
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{Shell: write("one.txt"), Text: "ran one"}},
+		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{Shell: write("two.txt"), Text: "ran two"}})
+	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `"}, "permissions": {"allow": ["Bash(*)", "Bash(node:*)"]}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "written by a command\n" {
+		t.Fatalf("one.txt = %q, want the agent's command to run with permissions: edit (the test proves nothing)\n%s", got, r.stderr)
+	}
+	if got := p.read("workspace/two.txt"); got != "" {
+		t.Errorf("two.txt = %q, written by a shell command with permissions: read (the user's allow rule widened it)", got)
+	}
+	if r.code != 0 {
+		t.Errorf("run: exit %d, want 0 (nothing ran, the agent answered)\n%s", r.code, r.stderr)
+	}
+	for _, l := range p.requests(c.proto) {
+		if !strings.Contains(l.Prompt, "WRITE-TWO") || l.ToolResult != "" {
+			continue
+		}
+		if slices.Contains(l.Tools, "Bash") {
+			t.Errorf("the read step was offered the shell: %q", l.Tools)
+		}
+		for _, tool := range []string{"Read", "Grep", "Glob"} {
+			if !slices.Contains(l.Tools, tool) {
+				t.Errorf("the read step was not offered %s: %q", tool, l.Tools)
+			}
+		}
 	}
 }
 
