@@ -33,6 +33,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
 	pv.ConfigHome = home
+	pv.DenyFiles = denyFiles(pv.CLI, home, req.Dirs.Workspace)
 	config := readConfig(pv.CLI, home)
 	// masked: the call masks more than the step (a key of the user's
 	// configuration), so its recording must too.
@@ -379,6 +380,36 @@ func LoginFile(f *provider.CLI, home string) string {
 		}
 	}
 	return ""
+}
+
+// denyFiles returns the CLI's settings files (DenySettings: in its config
+// home, or after "./" in the working directory cwd) that hold deny rules
+// (a non-empty permissions.deny), in that order. A file that is missing or
+// not JSON holds none.
+func denyFiles(f *provider.CLI, home, cwd string) []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for _, rel := range f.DenySettings {
+		dir := home
+		if r, ok := strings.CutPrefix(rel, "./"); ok {
+			dir, rel = cwd, r
+		}
+		if dir == "" {
+			continue
+		}
+		path := filepath.Join(dir, rel)
+		var doc struct {
+			Permissions struct {
+				Deny []any `json:"deny"`
+			} `json:"permissions"`
+		}
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(stripJSONComments(b), &doc) == nil && len(doc.Permissions.Deny) > 0 {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // settingsSecrets returns the values that the env block of the CLI's

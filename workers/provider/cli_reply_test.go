@@ -43,6 +43,11 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"claude", "stream-500", "edit", 1, 1, "", 0, "the model server failed (HTTP 500)"},
 		{"claude", "stream-401", "edit", 1, 2, "", 0, "refused the credentials (HTTP 401)"},
 		{"claude", "stream-denied", "read", 0, 2, "wrote one", 30, "the agent was denied Write with permissions: read; set permissions: edit"},
+		// claude 2.1.330 with the user's deny rule Edit(pwned5.txt), edit
+		// (acceptEdits): the rule refused Write, no permission level lifts
+		// it; and a command acceptEdits refused (it needs approval).
+		{"claude", "stream-ruledenied", "edit", 0, 2, "wrote it", 30, "the agent was denied Write by a deny rule of your own in claude's settings (permissions.deny), which holds with every permissions: level; change that rule to allow it"},
+		{"claude", "stream-approval", "edit", 0, 2, "ran it", 30, "the agent was denied Bash with permissions: edit; set permissions: full to allow it"},
 		{"claude", "stream-hookblock", "edit", 0, 2, "", 0, "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: prompt blocked by company policy"},
 		{"gemini", "stream-ok", "edit", 0, 0, "hello there", 15, ""},
 		{"gemini", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},

@@ -80,6 +80,12 @@ type CLI struct {
 	// configuration (a file that is not TOML, a key it no longer takes).
 	ConfigFile   string
 	configBroken string
+	// DenySettings are the settings files where the user's deny rules
+	// (permissions.deny) live: in the config home, and, after a "./", in
+	// the working directory (claude: settings.json; .claude/settings.json
+	// and .claude/settings.local.json of the project). A deny rule holds
+	// with every permission mode: a call it refused names the files.
+	DenySettings []string
 	// SettingsEnv is the file of the config home whose "env" block sets
 	// variables for the CLI and everything it starts (claude:
 	// settings.json): the values of its Vars there are masked like the
@@ -251,9 +257,10 @@ var clis = map[string]*CLI{
 			"CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLOUD_ML_REGION", "AWS_REGION", "AWS_DEFAULT_REGION",
 			"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
 			"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"}, netVars...),
-		Home:        "CLAUDE_CONFIG_DIR",
-		homeSub:     ".claude",
-		SettingsEnv: "settings.json",
+		Home:         "CLAUDE_CONFIG_DIR",
+		homeSub:      ".claude",
+		SettingsEnv:  "settings.json",
+		DenySettings: []string{"settings.json", "./.claude/settings.json", "./.claude/settings.local.json"},
 		Env: []step.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
@@ -564,6 +571,10 @@ type Provider struct {
 	// the variable the key comes from instead of the CLI's own (the env_key
 	// of a model provider of the user's).
 	ConfigHome, KeyVar string
+	// DenyFiles are the settings files of the CLI that hold deny rules
+	// (the runner sets them, DenySettings): a tool call one refused names
+	// them.
+	DenyFiles []string
 }
 
 // RawReply reports whether the provider's stdout is its reply as it is (a

@@ -281,6 +281,41 @@ func TestCLIClaudeReadNoShell(t *testing.T) {
 	}
 }
 
+// TestCLIClaudeDenyRule: the user's ~/.claude/settings.json denies edits
+// of one file (permissions.deny). A step with permissions: edit whose agent
+// writes it fails with exit 2, and the reason names the user's rule and
+// its file: no permissions: level lifts a deny rule, so it does not say to
+// set permissions: full.
+func TestCLIClaudeDenyRule(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}})
+	settings := filepath.Join(p.home, ".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"env": {"ANTHROPIC_BASE_URL": "`+p.srv.URL+`"}, "permissions": {"deny": ["Edit(one.txt)"]}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "" {
+		t.Fatalf("one.txt = %q: the user's deny rule did not hold (the test proves nothing)", got)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Edit"]; s.ExitCode != 2 {
+		t.Errorf("Edit exit %d, want 2", s.ExitCode)
+	}
+	want := "the agent was denied Write by a deny rule of your own in " + settings + " (permissions.deny), which holds with every permissions: level; change that rule to allow it"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("the console does not name the user's deny rule (want %q):\n%s", want, r.stderr)
+	}
+	if strings.Contains(r.stderr, "set permissions: full") {
+		t.Errorf("the console says to set permissions: full, which does not lift a deny rule:\n%s", r.stderr)
+	}
+}
+
 // TestCLIGeminiAllowedTools: the user's ~/.gemini/settings.json lets the
 // write and shell tools run without asking (tools.allowed), and a policy
 // of theirs allows write_file too. permissions: edit writes as before; a
