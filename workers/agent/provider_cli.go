@@ -143,6 +143,15 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	case pr.StdoutTruncated && pr.StdoutSpill != "":
 		whole = pr.StdoutSpill
 	}
+	ours := pv.Isolated && home == isolatedHome(req, p, pv.Name)
+	if ours && (pr.TimedOut || ctx.Err() != nil) && !pv.RawReply() {
+		// Cut off: what the CLI saved of its session so far (gemini: the
+		// prompt) is scrubbed as after a whole call.
+		stdout, done := openStdout(rep.text, whole)
+		id := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, "", 0).Session
+		done()
+		scrubSessions(pv.CLI, home, id, req.Continue, req.Mask)
+	}
 	switch {
 	case pr.TimedOut:
 		rep.text = wholeStdout(rep.text, whole)
@@ -166,6 +175,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
 	done()
+	if ours {
+		scrubSessions(pv.CLI, home, out.Session, req.Continue, req.Mask)
+	}
 	if !out.Parsed || out.WholeText {
 		rep.text = wholeStdout(rep.text, whole)
 		out.Text = rep.text
@@ -332,11 +344,7 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	home = chosen
 	ours := home == ""
 	if ours {
-		base := req.RunRoot
-		if base == "" {
-			base = p.TmpDir
-		}
-		home = filepath.Join(base, "providers", pv.Name)
+		home = isolatedHome(req, p, pv.Name)
 		vars = append([]step.EnvVar{{Name: f.Home, Value: home}}, vars...)
 		allow = slices.DeleteFunc(slices.Clone(allow), func(n string) bool { return n == f.Home })
 	}

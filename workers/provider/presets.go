@@ -162,6 +162,17 @@ type CLI struct {
 	noSession  []string
 	resume     func(id string) []string
 	usageTotal bool
+	// SessionFiles are where the CLI saves a session's messages, prompts
+	// and replies in clear, as text (a glob relative to its config home):
+	// a file of session ID has the first 8 characters of ID in its name
+	// and ID in its content. In an isolated home, under RUN_ROOT, a call
+	// that does not continue its session removes its own (gemini saves
+	// every call's), and one that does masks the secrets in them.
+	SessionFiles []string
+	// Reports are the files the CLI writes into an isolated home with a
+	// request in clear (a glob relative to it; gemini: its error reports in
+	// tmp/, its TMPDIR there): their secrets are masked after each call.
+	Reports []string
 }
 
 // An Overlay is a settings file of the user's with a few keys set for a
@@ -273,10 +284,11 @@ var clis = map[string]*CLI{
 		notLoggedIn: []string{"Not logged in", "not logged in"},
 		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY",
 			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
-		secretVars: []string{"ANTHROPIC_FOUNDRY_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"},
-		LoginFiles: []string{".credentials.json"},
-		noSession:  []string{"--no-session-persistence"},
-		resume:     claudeResume,
+		secretVars:   []string{"ANTHROPIC_FOUNDRY_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"},
+		LoginFiles:   []string{".credentials.json"},
+		noSession:    []string{"--no-session-persistence"},
+		resume:       claudeResume,
+		SessionFiles: []string{"projects/*/*.jsonl"},
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "stream-json"},
@@ -354,8 +366,10 @@ var clis = map[string]*CLI{
 		// With GOOGLE_GEMINI_BASE_URL set and no auth type in the
 		// settings, gemini chooses a gateway auth and refuses it, even
 		// with GEMINI_API_KEY set.
-		authFix: [][2]string{{"Invalid auth method selected", `and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY): with GOOGLE_GEMINI_BASE_URL set, gemini chooses none that works by itself`}},
-		resume:  geminiResume,
+		authFix:      [][2]string{{"Invalid auth method selected", `and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY): with GOOGLE_GEMINI_BASE_URL set, gemini chooses none that works by itself`}},
+		resume:       geminiResume,
+		SessionFiles: []string{".gemini/tmp/*/chats/session-*.json*"},
+		Reports:      []string{"tmp/gemini-client-error-*.json"},
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries", "--disable", "shell_snapshot"},
@@ -393,6 +407,7 @@ var clis = map[string]*CLI{
 		noSession:    []string{"--ephemeral"},
 		resume:       codexResume,
 		usageTotal:   true,
+		SessionFiles: []string{"sessions/*/*/*/rollout-*.jsonl"},
 	},
 }
 

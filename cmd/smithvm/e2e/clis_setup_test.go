@@ -601,3 +601,57 @@ func TestCLICodexProviderHeaders(t *testing.T) {
 		t.Errorf("Ask output %q, want both header values masked", got)
 	}
 }
+
+// TestCLISecretInPromptMasked: a secret of the workflow in a prompt (a
+// step's, and an agent's that continues its session) reaches the model as
+// it is, and is found in clear nowhere under RUN_ROOT afterwards: with
+// home: isolated the CLI's configuration home is under RUN_ROOT, gemini
+// keeps each call's chat (prompt and reply) there, and claude and gemini
+// keep a continued session's. (codex keeps a continued session's first
+// prompt in its SQLite databases too, which Smith leaves alone: it runs
+// the secret-free case only; docs/providers.md says so.)
+func TestCLISecretInPromptMasked(t *testing.T) {
+	const token = "tok-secret-0123456789"
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeIsolated,
+				fakemodel.Rule{Match: "SECRET-PROMPT", Reply: fakemodel.Reply{Text: "noted"}},
+				fakemodel.Rule{Match: "SECRET-SESSION", Reply: fakemodel.Reply{Text: "remembered"}},
+				fakemodel.Rule{Match: "SECRET-AGAIN", Reply: fakemodel.Reply{Text: "it was the token"}},
+				fakemodel.Rule{Match: "SECRET-FAIL", Reply: fakemodel.Reply{Status: 400, Message: "no such thing"}})
+			file := "secretsession.yaml"
+			if c.name == "codex" {
+				file = "secretprompt.yaml"
+			}
+			wf := p.put("wf.yaml", p.workflow(file, c, cliCase{}))
+			r := p.runWith(append(p.env(), "MY_TOKEN="+token), "run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			reqs := p.requests(c.proto)
+			if len(reqs) == 0 || !strings.Contains(reqs[0].Prompt, token) {
+				t.Fatalf("the secret did not reach the model: the test proves nothing")
+			}
+			if st := p.state(r); file == "secretsession.yaml" && st.Steps["Two"].Output != "it was the token" {
+				t.Errorf("Two output %q: the masked session was not continued", st.Steps["Two"].Output)
+			}
+			// A request the server refuses: gemini writes an error report
+			// holding it into its TMPDIR, in the isolated home.
+			fail := p.put("fail.yaml", p.workflow("secretfail.yaml", c, cliCase{}))
+			if r := p.runWith(append(p.env(), "MY_TOKEN="+token), "run", fail); r.code != 1 {
+				t.Fatalf("run fail.yaml: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			_ = filepath.WalkDir(filepath.Join(p.base, ".orchestrator"), func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(token)) {
+					t.Errorf("the secret is in clear in %s", path)
+				}
+				return nil
+			})
+		})
+	}
+}
