@@ -750,6 +750,26 @@ func (f *CLI) ProviderVars(config []byte) []string {
 	return out
 }
 
+// ProviderHeaderVars returns the headers the model provider chosen in the
+// CLI's configuration file (config) takes from variables (codex: its
+// env_http_headers), as {header, variable} pairs sorted by header.
+func (f *CLI) ProviderHeaderVars(config []byte) [][2]string {
+	if f.ConfigFile != "config.toml" {
+		return nil
+	}
+	p, _, _, err := codexProvider(config)
+	if err != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
+		if v := p.EnvHTTPHeaders[h]; v != "" {
+			out = append(out, [2]string{h, v})
+		}
+	}
+	return out
+}
+
 // ProviderSecrets returns the credentials the chosen model provider's
 // table holds as they are (codex: experimental_bearer_token, the values of
 // http_headers), at least MinMasked bytes long: masked like its key.

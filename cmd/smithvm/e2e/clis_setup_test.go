@@ -576,7 +576,8 @@ func TestCLIGeminiAuthTrap(t *testing.T) {
 // (env_http_headers, a gateway's team token) and one written in the file
 // (http_headers). The variable passes to codex as its env_key does, so
 // the header reaches the server as from the user's terminal; both values
-// are masked wherever the run writes.
+// are masked wherever the run writes. smithvm doctor fails the login check
+// while the header's variable is not set, as for a missing key.
 func TestCLICodexProviderHeaders(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "codex")
@@ -589,6 +590,17 @@ func TestCLICodexProviderHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	// smithvm doctor: the header's variable unset is a missing credential.
+	cfgPath := filepath.Join(p.home, ".codex", "config.toml")
+	d := p.doctor(p.env(), wf)
+	want := "TEAM_TOKEN is not set: the model provider chosen in " + cfgPath + " sends it as its header X-Team-Token (env_http_headers), and codex sends no such header without it; set it"
+	if l := doctorLine(d.stdout, "FAIL", "codex", "login"); d.code != 2 || !strings.Contains(l, want) {
+		t.Errorf("doctor without TEAM_TOKEN: exit %d, codex login %q, want %q\n%s", d.code, l, want, d.stdout)
+	}
+	d = p.doctor(append(p.env(), "TEAM_TOKEN="+team), wf)
+	if l := doctorLine(d.stdout, "ok", "codex", "login"); d.code != 0 || !strings.Contains(l, "GATEWAY_API_KEY") || !strings.Contains(l, "TEAM_TOKEN") {
+		t.Errorf("doctor with TEAM_TOKEN: exit %d, codex login %q\n%s", d.code, l, d.stdout)
+	}
 	r := p.runWith(append(p.env(), "TEAM_TOKEN="+team), "run", wf)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
