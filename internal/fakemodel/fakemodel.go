@@ -68,6 +68,11 @@ type Reply struct {
 	// the file (claude Write, gemini write_file, codex apply_patch); the
 	// request carrying the tool's result gets Text.
 	WriteFile *WriteFile `json:"write_file,omitempty"`
+	// Shell, when set (and WriteFile is not), makes the first answer a
+	// tool call that runs this shell command in the agent's working
+	// directory (claude Bash, gemini run_shell_command, codex
+	// exec_command); the request carrying the tool's result gets Text.
+	Shell string `json:"shell,omitempty"`
 	// Status, when not 0, is an HTTP error answered with the protocol's
 	// error body holding Message.
 	Status  int    `json:"status,omitempty"`
@@ -302,7 +307,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		} else {
 			rep = Reply{Text: "fakemodel: no rule matches this prompt"}
 		}
-		if rep.WriteFile != nil && rep.Status == 0 && !rep.Hang && !rep.Drop && !rep.Cut {
+		if (rep.WriteFile != nil || rep.Shell != "") && rep.Status == 0 && !rep.Hang && !rep.Drop && !rep.Cut {
 			s.calls++
 			callID = fmt.Sprintf("call_%d", s.calls)
 			s.pending[callID] = entry.Rule
@@ -346,9 +351,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if a.out == 0 {
 		a.out = 5
 	}
-	if rep.WriteFile != nil && !final {
+	switch {
+	case final:
+	case rep.WriteFile != nil:
 		a.text = ""
 		a.call = &toolCall{id: callID, path: rep.WriteFile.Path, content: rep.WriteFile.Content, cwd: req.cwd, tool: openaiWriteTool(body)}
+	case rep.Shell != "":
+		a.text = ""
+		a.call = &toolCall{id: callID, shell: rep.Shell, cwd: req.cwd, tool: openaiShellTool(body)}
 	}
 	switch proto {
 	case Anthropic:

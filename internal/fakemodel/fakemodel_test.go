@@ -27,6 +27,7 @@ func TestProtocols(t *testing.T) {
 	t.Parallel()
 	rules := []Rule{
 		{Match: "write", Reply: Reply{WriteFile: &WriteFile{Path: "a.txt", Content: "x\n"}, Text: "done"}},
+		{Match: "shell", Reply: Reply{Shell: "touch b.txt", Text: "ran"}},
 		{Match: "boom", Reply: Reply{Status: 429}},
 		{Match: "deny", Reply: Reply{Status: 401}},
 		{Match: "cut", Reply: Reply{Cut: true, Text: strings.Repeat("y", 40000)}},
@@ -49,14 +50,17 @@ func TestProtocols(t *testing.T) {
 		{"anthropic sse", anth, `{"model":"m1","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`, 200, []string{"event: message_start", `"text_delta"`, `"text":"hello there"`, "event: message_stop"}, false},
 		{"anthropic tool call", anth, `{"model":"m1","stream":true,"system":"Working directory: /w","messages":[{"role":"user","content":"please write"}]}`, 200, []string{`"name":"Write"`, `\"file_path\":\"/w/a.txt\"`}, false},
 		{"anthropic tool result", anth, `{"model":"m1","messages":[{"role":"user","content":"please write"},{"role":"assistant","content":[]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"ok"}]}]}`, 200, []string{`"text":"done"`}, false},
+		{"anthropic shell call", anth, `{"model":"m1","stream":true,"messages":[{"role":"user","content":"run shell"}]}`, 200, []string{`"name":"Bash"`, `\"command\":\"touch b.txt\"`}, false},
 		{"anthropic 429", anth, `{"messages":[{"role":"user","content":"boom"}]}`, 429, []string{`"rate_limit_error"`}, false},
 		{"gemini sse", gemS, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 200, []string{`data: {"candidates"`, `"hello there"`, `"finishReason":"STOP"`, `"totalTokenCount":15`}, false},
 		{"gemini json", gemN, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 200, []string{`"hello there"`}, false},
 		{"gemini tool call", gemS, `{"contents":[{"role":"user","parts":[{"text":"please write"}]}]}`, 200, []string{`"functionCall"`, `"write_file"`}, false},
+		{"gemini shell call", gemS, `{"contents":[{"role":"user","parts":[{"text":"run shell"}]}]}`, 200, []string{`"run_shell_command"`, `"command":"touch b.txt"`}, false},
 		{"gemini structured side call", gemN, `{"contents":[{"role":"user","parts":[{"text":"route"}]}],"generationConfig":{"responseMimeType":"application/json"}}`, 200, []string{`model_choice`}, false},
 		{"gemini 401", gemN, `{"contents":[{"role":"user","parts":[{"text":"deny"}]}]}`, 401, []string{`"UNAUTHENTICATED"`}, false},
 		{"openai sse", openai, `{"model":"m1","stream":true,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`, 200, []string{"event: response.created", `"delta":"hello there"`, "event: response.completed", `"total_tokens":15`}, false},
 		{"openai tool call", openai, `{"model":"m1","stream":true,"tools":[{"type":"function","name":"exec_command"}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"please write"}]}]}`, 200, []string{`"function_call"`, `"name":"exec_command"`, `apply_patch`, `*** Add File: a.txt`}, false},
+		{"openai shell call", openai, `{"model":"m1","stream":true,"tools":[{"type":"function","name":"exec_command"}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"run shell"}]}]}`, 200, []string{`"name":"exec_command"`, `touch b.txt`}, false},
 		{"openai cut", openai, `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"cut"}]}]}`, 200, nil, true},
 		{"openai drop", openai, `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"drop"}]}]}`, 0, nil, true},
 		{"unknown path", "/v2/other", `{}`, 404, nil, false},
@@ -88,7 +92,7 @@ func TestProtocols(t *testing.T) {
 	if len(log) != len(tests) {
 		t.Fatalf("%d requests logged, want %d", len(log), len(tests))
 	}
-	if l := log[0]; l.Protocol != Anthropic || l.Model != "m1" || l.Prompt != "hi" || l.Rule != 5 {
+	if l := log[0]; l.Protocol != Anthropic || l.Model != "m1" || l.Prompt != "hi" || l.Rule != 6 {
 		t.Errorf("first request logged as %+v", l)
 	}
 	if l := log[3]; l.ToolResult != "ok" || l.Rule != 0 {

@@ -18,10 +18,12 @@ type answer struct {
 	model   string
 }
 
-// A toolCall is a file write the model asks the CLI to make.
+// A toolCall is a file write, or a shell command (shell set), the model
+// asks the CLI to make.
 type toolCall struct {
 	id, path, content, cwd string
-	tool                   string // openai: the tool offered for writing (see parseOpenAI)
+	shell                  string
+	tool                   string // openai: the tool offered for writing or the shell (openaiWriteTool, openaiShellTool)
 }
 
 // file returns the path to write: absolute when the working directory is
@@ -167,11 +169,16 @@ func writeAnthropic(w http.ResponseWriter, stream bool, a answer) {
 	stop := "end_turn"
 	var block map[string]any
 	var input string
+	tool := "Write"
 	if a.call != nil {
 		stop = "tool_use"
 		in, _ := json.Marshal(map[string]string{"file_path": a.call.file(), "content": a.call.content})
+		if a.call.shell != "" {
+			tool = "Bash"
+			in, _ = json.Marshal(map[string]string{"command": a.call.shell, "description": "run a command"})
+		}
 		input = string(in)
-		block = map[string]any{"type": "tool_use", "id": a.call.id, "name": "Write", "input": json.RawMessage(in)}
+		block = map[string]any{"type": "tool_use", "id": a.call.id, "name": tool, "input": json.RawMessage(in)}
 	} else {
 		block = map[string]any{"type": "text", "text": a.text}
 	}
@@ -192,7 +199,7 @@ func writeAnthropic(w http.ResponseWriter, stream bool, a answer) {
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": a.in, "output_tokens": 1}}})
 	if a.call != nil {
 		sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": a.call.id, "name": "Write", "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": a.call.id, "name": tool, "input": map[string]any{}}})
 		sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": input}})
 	} else {
@@ -276,10 +283,14 @@ func parseGemini(r *http.Request, body []byte) (request, error) {
 
 func writeGemini(w http.ResponseWriter, stream bool, a answer) {
 	var part map[string]any
-	if a.call != nil {
+	switch {
+	case a.call != nil && a.call.shell != "":
+		part = map[string]any{"functionCall": map[string]any{"id": a.call.id, "name": "run_shell_command",
+			"args": map[string]string{"command": a.call.shell, "description": "run a command"}}}
+	case a.call != nil:
 		part = map[string]any{"functionCall": map[string]any{"id": a.call.id, "name": "write_file",
 			"args": map[string]string{"file_path": a.call.file(), "content": a.call.content}}}
-	} else {
+	default:
 		part = map[string]any{"text": a.text}
 	}
 	usage := map[string]int{"promptTokenCount": a.in, "candidatesTokenCount": a.out, "totalTokenCount": a.in + a.out}
@@ -392,6 +403,24 @@ func openaiWriteTool(body []byte) string {
 	return kind
 }
 
+// openaiShellTool chooses the shell tool codex offered (exec_command,
+// shell or shell_command); exec_command when it offered none of them.
+func openaiShellTool(body []byte) string {
+	var m struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &m)
+	for _, t := range m.Tools {
+		switch t.Name {
+		case "exec_command", "shell", "shell_command":
+			return "function:" + t.Name
+		}
+	}
+	return "function:exec_command"
+}
+
 // patchFor is an apply_patch patch adding the file.
 func patchFor(path, content string) string {
 	var b strings.Builder
@@ -422,7 +451,18 @@ func writeOpenAI(w http.ResponseWriter, a answer) {
 	}
 	ev("response.created", map[string]any{"response": resp("in_progress", []any{})})
 	var item map[string]any
-	if a.call != nil {
+	if a.call != nil && a.call.shell != "" {
+		name := strings.TrimPrefix(a.call.tool, "function:")
+		var args []byte
+		if name == "exec_command" {
+			args, _ = json.Marshal(map[string]any{"cmd": a.call.shell})
+		} else {
+			args, _ = json.Marshal(map[string]any{"command": []string{"bash", "-lc", a.call.shell}})
+		}
+		item = map[string]any{"type": "function_call", "id": "fc_" + a.call.id, "call_id": a.call.id,
+			"name": name, "arguments": string(args), "status": "completed"}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+	} else if a.call != nil {
 		patch := patchFor(a.call.path, a.call.content)
 		switch a.call.tool {
 		case "custom:apply_patch":

@@ -33,6 +33,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		return callReply{exit: provider.ExitInvalid, err: serr}
 	}
 	pv.ConfigHome = home
+	pv.DenyFiles = denyFiles(pv.CLI, home, req.Dirs.Workspace)
 	config := readConfig(pv.CLI, home)
 	// masked: the call masks more than the step (a key of the user's
 	// configuration), so its recording must too.
@@ -142,6 +143,15 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	case pr.StdoutTruncated && pr.StdoutSpill != "":
 		whole = pr.StdoutSpill
 	}
+	ours := pv.Isolated && home == isolatedHome(req, p, pv.Name)
+	if ours && (pr.TimedOut || ctx.Err() != nil) && !pv.RawReply() {
+		// Cut off: what the CLI saved of its session so far (gemini: the
+		// prompt) is scrubbed as after a whole call.
+		stdout, done := openStdout(rep.text, whole)
+		id := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, "", 0).Session
+		done()
+		scrubSessions(pv.CLI, home, id, req.Continue, req.Mask)
+	}
 	switch {
 	case pr.TimedOut:
 		rep.text = wholeStdout(rep.text, whole)
@@ -165,6 +175,9 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
 	done()
+	if ours {
+		scrubSessions(pv.CLI, home, out.Session, req.Continue, req.Mask)
+	}
 	if !out.Parsed || out.WholeText {
 		rep.text = wholeStdout(rep.text, whole)
 		out.Text = rep.text
@@ -331,11 +344,7 @@ func cliEnv(r *Runner, req *step.Request, p steprun.Paths, pv provider.Provider)
 	home = chosen
 	ours := home == ""
 	if ours {
-		base := req.RunRoot
-		if base == "" {
-			base = p.TmpDir
-		}
-		home = filepath.Join(base, "providers", pv.Name)
+		home = isolatedHome(req, p, pv.Name)
 		vars = append([]step.EnvVar{{Name: f.Home, Value: home}}, vars...)
 		allow = slices.DeleteFunc(slices.Clone(allow), func(n string) bool { return n == f.Home })
 	}
@@ -379,6 +388,36 @@ func LoginFile(f *provider.CLI, home string) string {
 		}
 	}
 	return ""
+}
+
+// denyFiles returns the CLI's settings files (DenySettings: in its config
+// home, or after "./" in the working directory cwd) that hold deny rules
+// (a non-empty permissions.deny), in that order. A file that is missing or
+// not JSON holds none.
+func denyFiles(f *provider.CLI, home, cwd string) []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for _, rel := range f.DenySettings {
+		dir := home
+		if r, ok := strings.CutPrefix(rel, "./"); ok {
+			dir, rel = cwd, r
+		}
+		if dir == "" {
+			continue
+		}
+		path := filepath.Join(dir, rel)
+		var doc struct {
+			Permissions struct {
+				Deny []any `json:"deny"`
+			} `json:"permissions"`
+		}
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(stripJSONComments(b), &doc) == nil && len(doc.Permissions.Deny) > 0 {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // settingsSecrets returns the values that the env block of the CLI's

@@ -221,11 +221,34 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 		return l
 	}
 	config, _ := os.ReadFile(filepath.Join(home, f.ConfigFile))
-	if name := f.ProviderKeyVar(config); name != "" {
-		if v, _ := e.Lookup(name); v != "" {
-			l.OK, l.Text = true, fmt.Sprintf("%s (the key of the model provider chosen in %s) is set", name, filepath.Join(home, f.ConfigFile))
-		} else {
-			l.Text = fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, filepath.Join(home, f.ConfigFile))
+	// The model provider of the user's reads its key from a variable
+	// (env_key), and may take headers from others (env_http_headers: a
+	// gateway's team token): codex sends no such header for a variable that
+	// is not set, and the server refuses the request as with no key.
+	file := filepath.Join(home, f.ConfigFile)
+	var problems []string
+	name := f.ProviderKeyVar(config)
+	if v, _ := e.Lookup(name); name != "" && v == "" {
+		problems = append(problems, fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, file))
+	}
+	for _, hv := range f.ProviderHeaderVars(config) {
+		if v, _ := e.Lookup(hv[1]); v == "" {
+			problems = append(problems, fmt.Sprintf("%s is not set: the model provider chosen in %s sends it as its header %s (env_http_headers), and %s sends no such header without it; set it",
+				hv[1], file, hv[0], t.Name))
+		}
+	}
+	switch {
+	case len(problems) > 0:
+		l.Text = strings.Join(problems, "; ")
+		return l
+	case name != "":
+		l.OK, l.Text = true, fmt.Sprintf("%s (the key of the model provider chosen in %s) is set", name, file)
+		if hs := f.ProviderHeaderVars(config); len(hs) > 0 {
+			var vars []string
+			for _, hv := range hs {
+				vars = append(vars, hv[1])
+			}
+			l.Text += fmt.Sprintf(", as are the variables of its headers (%s)", strings.Join(vars, ", "))
 		}
 		return l
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,11 +122,28 @@ func ReadReplyFrom(pv Provider, perms string, stdout *io.SectionReader, stderr s
 		return out
 	}
 	if r != nil {
-		if what := r.denied(scan.wholeDoc, stderr); what != "" {
-			out.Exit, out.Reason = ExitInvalid, deniedReason(perms, what)
+		what := r.denied(scan.wholeDoc, stderr)
+		byRule := ""
+		if rd, ok := r.(ruleDenier); ok {
+			byRule = rd.ruleDenied()
+		}
+		if perms == PermRead && byRule != "" {
+			// read adds deny rules of its own: whatever refused the
+			// call, read is what kept the agent from writing.
+			what, byRule = strings.Join(slices.DeleteFunc([]string{what, byRule}, func(s string) bool { return s == "" }), ", "), ""
+		}
+		if what != "" || byRule != "" {
+			out.Exit, out.Reason = ExitInvalid, deniedReason(pv, perms, what, byRule)
 		}
 	}
 	return out
+}
+
+// A ruleDenier is a stdoutReader that tells the tool calls a deny rule of
+// the user's settings refused from those the permission mode refused
+// (claude): no permissions: level lifts a deny rule.
+type ruleDenier interface {
+	ruleDenied() string
 }
 
 // retryablePattern recognises the errors worth trying again: rate limits,
@@ -305,12 +323,31 @@ type claudeReader struct {
 	res        gjson.Result
 	resSet     bool
 	blocked    string // the reason of a hook that blocked the prompt
+	// byRule are the ids of the tool calls a deny rule refused (the
+	// tool_result_meta of a user event: a permission_decision "reject"
+	// with reason_type "rule", or non_execution_kind "permission-rule"),
+	// not the permission mode; ruleTools, after denied, their tools.
+	byRule    map[string]bool
+	ruleTools []string
 }
 
 func (c *claudeReader) line(l []byte) {
 	if isResultLine(l) {
 		c.lastResult = append(c.lastResult[:0], l...)
 		return
+	}
+	if bytes.Contains(l, []byte(`"tool_result_meta"`)) && gjson.ValidBytes(l) {
+		gjson.GetBytes(l, "tool_result_meta").ForEach(func(_, m gjson.Result) bool {
+			d := m.Get("permission_decision")
+			if d.Get("decision").String() == "reject" &&
+				(d.Get("reason_type").String() == "rule" || m.Get("non_execution_kind").String() == "permission-rule") {
+				if c.byRule == nil {
+					c.byRule = map[string]bool{}
+				}
+				c.byRule[m.Get("id").String()] = true
+			}
+			return true
+		})
 	}
 	if bytes.Contains(l, []byte(`"blocked_by_hook"`)) && gjson.ValidBytes(l) {
 		if o := gjson.GetBytes(l, "prompt_submit_outcome"); o.Get("kind").String() == "blocked_by_hook" {
@@ -386,15 +423,24 @@ func (c *claudeReader) session(doc func() gjson.Result) string {
 	return c.result(doc).Get("session_id").String()
 }
 
-// denied reads permission_denials of the result object.
+// denied reads permission_denials of the result object: the tools the
+// permission mode refused; those a deny rule refused go to ruleTools.
 func (c *claudeReader) denied(doc func() gjson.Result, _ string) string {
 	var tools []string
 	c.result(doc).Get("permission_denials").ForEach(func(_, d gjson.Result) bool {
-		tools = appendUnique(tools, d.Get("tool_name").String())
+		if c.byRule[d.Get("tool_use_id").String()] {
+			c.ruleTools = appendUnique(c.ruleTools, d.Get("tool_name").String())
+		} else {
+			tools = appendUnique(tools, d.Get("tool_name").String())
+		}
 		return true
 	})
 	return strings.Join(tools, ", ")
 }
+
+// ruleDenied is what a deny rule of claude's settings refused (after
+// denied).
+func (c *claudeReader) ruleDenied() string { return strings.Join(c.ruleTools, ", ") }
 
 // A geminiReader reads `gemini --output-format stream-json`: JSONL events;
 // the reply is the assistant's messages (streamed in pieces, "delta":
@@ -728,11 +774,27 @@ func (c *codexReader) denied(_ func() gjson.Result, stderr string) string {
 	return ""
 }
 
-// deniedReason says which permission a denied tool call lacked.
-func deniedReason(perms, what string) string {
-	need := PermEdit
-	if perms != PermRead {
-		need = PermFull
+// deniedReason says which permission the denied tool calls (what) lacked,
+// and which deny rule of the user's settings refused the others (byRule:
+// the files pv.DenyFiles that hold deny rules, or the CLI's settings).
+func deniedReason(pv Provider, perms, what, byRule string) string {
+	var parts []string
+	if byRule != "" {
+		where := pv.Name + "'s settings"
+		if len(pv.DenyFiles) > 0 {
+			where = strings.Join(pv.DenyFiles, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("the agent was denied %s by a deny rule of your own in %s (permissions.deny), which holds with every permissions: level; change that rule to allow it", byRule, where))
 	}
-	return fmt.Sprintf("the agent was denied %s with permissions: %s; set permissions: %s to allow it", what, perms, need)
+	if what != "" {
+		switch perms {
+		case PermRead:
+			parts = append(parts, fmt.Sprintf("the agent was denied %s with permissions: read; set permissions: edit to allow it", what))
+		case PermFull:
+			parts = append(parts, fmt.Sprintf("the agent was denied %s with permissions: full: something of the CLI's own setup refused it (a hook, a policy), not the permission level", what))
+		default:
+			parts = append(parts, fmt.Sprintf("the agent was denied %s with permissions: %s; set permissions: %s to allow it", what, perms, PermFull))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

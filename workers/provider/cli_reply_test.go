@@ -43,6 +43,11 @@ func TestReadReplyRealCLIs(t *testing.T) {
 		{"claude", "stream-500", "edit", 1, 1, "", 0, "the model server failed (HTTP 500)"},
 		{"claude", "stream-401", "edit", 1, 2, "", 0, "refused the credentials (HTTP 401)"},
 		{"claude", "stream-denied", "read", 0, 2, "wrote one", 30, "the agent was denied Write with permissions: read; set permissions: edit"},
+		// claude 2.1.330 with the user's deny rule Edit(pwned5.txt), edit
+		// (acceptEdits): the rule refused Write, no permission level lifts
+		// it; and a command acceptEdits refused (it needs approval).
+		{"claude", "stream-ruledenied", "edit", 0, 2, "wrote it", 30, "the agent was denied Write by a deny rule of your own in claude's settings (permissions.deny), which holds with every permissions: level; change that rule to allow it"},
+		{"claude", "stream-approval", "edit", 0, 2, "ran it", 30, "the agent was denied Bash with permissions: edit; set permissions: full to allow it"},
 		{"claude", "stream-hookblock", "edit", 0, 2, "", 0, "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: prompt blocked by company policy"},
 		{"gemini", "stream-ok", "edit", 0, 0, "hello there", 15, ""},
 		{"gemini", "stream-edit", "edit", 0, 0, "wrote one", 30, ""},
@@ -106,7 +111,7 @@ func TestPresetCommand(t *testing.T) {
 		want              string
 	}{
 		{"claude", "", "edit", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode acceptEdits"},
-		{"claude", "sonnet", "read", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --model sonnet --permission-mode dontAsk --disallowedTools=Edit(//**)"},
+		{"claude", "sonnet", "read", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --model sonnet --permission-mode dontAsk --disallowedTools=Edit(//**),Bash"},
 		{"claude", "", "full", Call{}, "claude -p --output-format stream-json --verbose --no-session-persistence --settings {\"env\": {\"CLAUDE_CODE_MAX_RETRIES\": \"0\"}} --permission-mode bypassPermissions"},
 		{"gemini", "gemini-2.5-pro", "edit", Call{}, "gemini --output-format stream-json -m gemini-2.5-pro --approval-mode auto_edit"},
 		{"gemini", "", "read", Call{}, "gemini --output-format stream-json --approval-mode default"},

@@ -80,6 +80,12 @@ type CLI struct {
 	// configuration (a file that is not TOML, a key it no longer takes).
 	ConfigFile   string
 	configBroken string
+	// DenySettings are the settings files where the user's deny rules
+	// (permissions.deny) live: in the config home, and, after a "./", in
+	// the working directory (claude: settings.json; .claude/settings.json
+	// and .claude/settings.local.json of the project). A deny rule holds
+	// with every permission mode: a call it refused names the files.
+	DenySettings []string
 	// SettingsEnv is the file of the config home whose "env" block sets
 	// variables for the CLI and everything it starts (claude:
 	// settings.json): the values of its Vars there are masked like the
@@ -156,6 +162,17 @@ type CLI struct {
 	noSession  []string
 	resume     func(id string) []string
 	usageTotal bool
+	// SessionFiles are where the CLI saves a session's messages, prompts
+	// and replies in clear, as text (a glob relative to its config home):
+	// a file of session ID has the first 8 characters of ID in its name
+	// and ID in its content. In an isolated home, under RUN_ROOT, a call
+	// that does not continue its session removes its own (gemini saves
+	// every call's), and one that does masks the secrets in them.
+	SessionFiles []string
+	// Reports are the files the CLI writes into an isolated home with a
+	// request in clear (a glob relative to it; gemini: its error reports in
+	// tmp/, its TMPDIR there): their secrets are masked after each call.
+	Reports []string
 }
 
 // An Overlay is a settings file of the user's with a few keys set for a
@@ -225,9 +242,16 @@ var clis = map[string]*CLI{
 		// own allow rules (permissions.allow: ["Write", "Edit"]) need none;
 		// the deny rule Edit(//**) (every path; Edit rules cover every tool
 		// that edits files) beats them, and claude still offers the tools
-		// and reports each refusal in permission_denials.
+		// and reports each refusal in permission_denials. Bash is denied
+		// as a whole: an allow rule of the user's (Bash(*), Bash(node:*))
+		// runs any command, and claude's check of a command's paths against
+		// Edit(//**) sees rm and redirections but not a program that writes
+		// (node -e, python3 -c). Denied, the shell is not offered at all
+		// (claude then offers Grep and Glob, which it leaves out beside
+		// it). --permission-mode plan is no answer: in 2.1.330 it leaves
+		// each command that is not read-only to a model's safety check.
 		Perms: map[string][]string{
-			PermRead: {"--permission-mode", "dontAsk", "--disallowedTools=Edit(//**)"},
+			PermRead: {"--permission-mode", "dontAsk", "--disallowedTools=Edit(//**),Bash"},
 			PermEdit: {"--permission-mode", "acceptEdits"},
 			PermFull: {"--permission-mode", "bypassPermissions"},
 		},
@@ -244,9 +268,10 @@ var clis = map[string]*CLI{
 			"CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLOUD_ML_REGION", "AWS_REGION", "AWS_DEFAULT_REGION",
 			"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
 			"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"}, netVars...),
-		Home:        "CLAUDE_CONFIG_DIR",
-		homeSub:     ".claude",
-		SettingsEnv: "settings.json",
+		Home:         "CLAUDE_CONFIG_DIR",
+		homeSub:      ".claude",
+		SettingsEnv:  "settings.json",
+		DenySettings: []string{"settings.json", "./.claude/settings.json", "./.claude/settings.local.json"},
 		Env: []step.EnvVar{
 			{Name: "CLAUDE_CODE_MAX_RETRIES", Value: "0"},
 			{Name: "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", Value: "1"},
@@ -259,10 +284,11 @@ var clis = map[string]*CLI{
 		notLoggedIn: []string{"Not logged in", "not logged in"},
 		Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY",
 			"AWS_BEARER_TOKEN_BEDROCK", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"},
-		secretVars: []string{"ANTHROPIC_FOUNDRY_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"},
-		LoginFiles: []string{".credentials.json"},
-		noSession:  []string{"--no-session-persistence"},
-		resume:     claudeResume,
+		secretVars:   []string{"ANTHROPIC_FOUNDRY_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE"},
+		LoginFiles:   []string{".credentials.json"},
+		noSession:    []string{"--no-session-persistence"},
+		resume:       claudeResume,
+		SessionFiles: []string{"projects/*/*.jsonl"},
 	},
 	"gemini": {
 		argv:      []string{"gemini", "--output-format", "stream-json"},
@@ -340,8 +366,10 @@ var clis = map[string]*CLI{
 		// With GOOGLE_GEMINI_BASE_URL set and no auth type in the
 		// settings, gemini chooses a gateway auth and refuses it, even
 		// with GEMINI_API_KEY set.
-		authFix: [][2]string{{"Invalid auth method selected", `and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY): with GOOGLE_GEMINI_BASE_URL set, gemini chooses none that works by itself`}},
-		resume:  geminiResume,
+		authFix:      [][2]string{{"Invalid auth method selected", `and choose the auth type in gemini's settings.json ("security": {"auth": {"selectedType": "gemini-api-key"}} for GEMINI_API_KEY): with GOOGLE_GEMINI_BASE_URL set, gemini chooses none that works by itself`}},
+		resume:       geminiResume,
+		SessionFiles: []string{".gemini/tmp/*/chats/session-*.json*"},
+		Reports:      []string{"tmp/gemini-client-error-*.json"},
 	},
 	"codex": {
 		argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--disable", "unbounded_connection_retries", "--disable", "shell_snapshot"},
@@ -379,6 +407,7 @@ var clis = map[string]*CLI{
 		noSession:    []string{"--ephemeral"},
 		resume:       codexResume,
 		usageTotal:   true,
+		SessionFiles: []string{"sessions/*/*/*/rollout-*.jsonl"},
 	},
 }
 
@@ -557,6 +586,10 @@ type Provider struct {
 	// the variable the key comes from instead of the CLI's own (the env_key
 	// of a model provider of the user's).
 	ConfigHome, KeyVar string
+	// DenyFiles are the settings files of the CLI that hold deny rules
+	// (the runner sets them, DenySettings): a tool call one refused names
+	// them.
+	DenyFiles []string
 }
 
 // RawReply reports whether the provider's stdout is its reply as it is (a
@@ -712,6 +745,26 @@ func (f *CLI) ProviderVars(config []byte) []string {
 	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
 		if v := p.EnvHTTPHeaders[h]; v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ProviderHeaderVars returns the headers the model provider chosen in the
+// CLI's configuration file (config) takes from variables (codex: its
+// env_http_headers), as {header, variable} pairs sorted by header.
+func (f *CLI) ProviderHeaderVars(config []byte) [][2]string {
+	if f.ConfigFile != "config.toml" {
+		return nil
+	}
+	p, _, _, err := codexProvider(config)
+	if err != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
+		if v := p.EnvHTTPHeaders[h]; v != "" {
+			out = append(out, [2]string{h, v})
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,6 +231,88 @@ func TestCLIClaudeAllowRules(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "the agent was denied Write with permissions: read; set permissions: edit to allow it") {
 		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
+	}
+}
+
+// TestCLIClaudeReadNoShell: the user's ~/.claude/settings.json allows
+// every shell command without asking (permissions.allow: Bash(*), as users
+// set their terminal up). permissions: edit runs the agent's command as
+// their terminal would; with permissions: read the shell is not offered,
+// so a command that writes a file through a program (which claude's own
+// check of a command's paths does not see) cannot run: read reads and
+// answers only, its read-only tools (Read, Grep, Glob) still offered.
+func TestCLIClaudeReadNoShell(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	write := func(name string) string {
+		return `node -e "require('fs').writeFileSync('` + name + `', 'written by a command\n')"`
+	}
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{Shell: write("one.txt"), Text: "ran one"}},
+		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{Shell: write("two.txt"), Text: "ran two"}})
+	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `"}, "permissions": {"allow": ["Bash(*)", "Bash(node:*)"]}}` + "\n"
+	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "written by a command\n" {
+		t.Fatalf("one.txt = %q, want the agent's command to run with permissions: edit (the test proves nothing)\n%s", got, r.stderr)
+	}
+	if got := p.read("workspace/two.txt"); got != "" {
+		t.Errorf("two.txt = %q, written by a shell command with permissions: read (the user's allow rule widened it)", got)
+	}
+	if r.code != 0 {
+		t.Errorf("run: exit %d, want 0 (nothing ran, the agent answered)\n%s", r.code, r.stderr)
+	}
+	for _, l := range p.requests(c.proto) {
+		if !strings.Contains(l.Prompt, "WRITE-TWO") || l.ToolResult != "" {
+			continue
+		}
+		if slices.Contains(l.Tools, "Bash") {
+			t.Errorf("the read step was offered the shell: %q", l.Tools)
+		}
+		for _, tool := range []string{"Read", "Grep", "Glob"} {
+			if !slices.Contains(l.Tools, tool) {
+				t.Errorf("the read step was not offered %s: %q", tool, l.Tools)
+			}
+		}
+	}
+}
+
+// TestCLIClaudeDenyRule: the user's ~/.claude/settings.json denies edits
+// of one file (permissions.deny). A step with permissions: edit whose agent
+// writes it fails with exit 2, and the reason names the user's rule and
+// its file: no permissions: level lifts a deny rule, so it does not say to
+// set permissions: full.
+func TestCLIClaudeDenyRule(t *testing.T) {
+	t.Parallel()
+	needCLIs(t, "claude")
+	c := cliCases[0]
+	p := newCLIProj(t, modeUser,
+		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}})
+	settings := filepath.Join(p.home, ".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"env": {"ANTHROPIC_BASE_URL": "`+p.srv.URL+`"}, "permissions": {"deny": ["Edit(one.txt)"]}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "" {
+		t.Fatalf("one.txt = %q: the user's deny rule did not hold (the test proves nothing)", got)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Edit"]; s.ExitCode != 2 {
+		t.Errorf("Edit exit %d, want 2", s.ExitCode)
+	}
+	want := "the agent was denied Write by a deny rule of your own in " + settings + " (permissions.deny), which holds with every permissions: level; change that rule to allow it"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("the console does not name the user's deny rule (want %q):\n%s", want, r.stderr)
+	}
+	if strings.Contains(r.stderr, "set permissions: full") {
+		t.Errorf("the console says to set permissions: full, which does not lift a deny rule:\n%s", r.stderr)
 	}
 }
 
@@ -493,7 +576,8 @@ func TestCLIGeminiAuthTrap(t *testing.T) {
 // (env_http_headers, a gateway's team token) and one written in the file
 // (http_headers). The variable passes to codex as its env_key does, so
 // the header reaches the server as from the user's terminal; both values
-// are masked wherever the run writes.
+// are masked wherever the run writes. smithvm doctor fails the login check
+// while the header's variable is not set, as for a missing key.
 func TestCLICodexProviderHeaders(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "codex")
@@ -506,6 +590,17 @@ func TestCLICodexProviderHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	wf := p.put("wf.yaml", p.workflow("nologin.yaml", c, cliCase{}))
+	// smithvm doctor: the header's variable unset is a missing credential.
+	cfgPath := filepath.Join(p.home, ".codex", "config.toml")
+	d := p.doctor(p.env(), wf)
+	want := "TEAM_TOKEN is not set: the model provider chosen in " + cfgPath + " sends it as its header X-Team-Token (env_http_headers), and codex sends no such header without it; set it"
+	if l := doctorLine(d.stdout, "FAIL", "codex", "login"); d.code != 2 || !strings.Contains(l, want) {
+		t.Errorf("doctor without TEAM_TOKEN: exit %d, codex login %q, want %q\n%s", d.code, l, want, d.stdout)
+	}
+	d = p.doctor(append(p.env(), "TEAM_TOKEN="+team), wf)
+	if l := doctorLine(d.stdout, "ok", "codex", "login"); d.code != 0 || !strings.Contains(l, "GATEWAY_API_KEY") || !strings.Contains(l, "TEAM_TOKEN") {
+		t.Errorf("doctor with TEAM_TOKEN: exit %d, codex login %q\n%s", d.code, l, d.stdout)
+	}
 	r := p.runWith(append(p.env(), "TEAM_TOKEN="+team), "run", wf)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
@@ -516,5 +611,59 @@ func TestCLICodexProviderHeaders(t *testing.T) {
 	}
 	if got := p.state(r).Steps["Ask"].Output; got != "tokens: *** ***" {
 		t.Errorf("Ask output %q, want both header values masked", got)
+	}
+}
+
+// TestCLISecretInPromptMasked: a secret of the workflow in a prompt (a
+// step's, and an agent's that continues its session) reaches the model as
+// it is, and is found in clear nowhere under RUN_ROOT afterwards: with
+// home: isolated the CLI's configuration home is under RUN_ROOT, gemini
+// keeps each call's chat (prompt and reply) there, and claude and gemini
+// keep a continued session's. (codex keeps a continued session's first
+// prompt in its SQLite databases too, which Smith leaves alone: it runs
+// the secret-free case only; docs/providers.md says so.)
+func TestCLISecretInPromptMasked(t *testing.T) {
+	const token = "tok-secret-0123456789"
+	for _, c := range cliCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			needCLIs(t, c.name)
+			p := newCLIProj(t, modeIsolated,
+				fakemodel.Rule{Match: "SECRET-PROMPT", Reply: fakemodel.Reply{Text: "noted"}},
+				fakemodel.Rule{Match: "SECRET-SESSION", Reply: fakemodel.Reply{Text: "remembered"}},
+				fakemodel.Rule{Match: "SECRET-AGAIN", Reply: fakemodel.Reply{Text: "it was the token"}},
+				fakemodel.Rule{Match: "SECRET-FAIL", Reply: fakemodel.Reply{Status: 400, Message: "no such thing"}})
+			file := "secretsession.yaml"
+			if c.name == "codex" {
+				file = "secretprompt.yaml"
+			}
+			wf := p.put("wf.yaml", p.workflow(file, c, cliCase{}))
+			r := p.runWith(append(p.env(), "MY_TOKEN="+token), "run", wf)
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+			}
+			reqs := p.requests(c.proto)
+			if len(reqs) == 0 || !strings.Contains(reqs[0].Prompt, token) {
+				t.Fatalf("the secret did not reach the model: the test proves nothing")
+			}
+			if st := p.state(r); file == "secretsession.yaml" && st.Steps["Two"].Output != "it was the token" {
+				t.Errorf("Two output %q: the masked session was not continued", st.Steps["Two"].Output)
+			}
+			// A request the server refuses: gemini writes an error report
+			// holding it into its TMPDIR, in the isolated home.
+			fail := p.put("fail.yaml", p.workflow("secretfail.yaml", c, cliCase{}))
+			if r := p.runWith(append(p.env(), "MY_TOKEN="+token), "run", fail); r.code != 1 {
+				t.Fatalf("run fail.yaml: exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			_ = filepath.WalkDir(filepath.Join(p.base, ".orchestrator"), func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(token)) {
+					t.Errorf("the secret is in clear in %s", path)
+				}
+				return nil
+			})
+		})
 	}
 }
