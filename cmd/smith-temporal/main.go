@@ -232,7 +232,7 @@ func resumeFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
 }
 
 func statusFlags(v *flagVals, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state as the Temporal server holds it (the workflow's memo, a\nclosed run's result; no worker needed): status, current step, step results.\n--json prints the state in the shape of state.json: the whole state of a\nhalted or ended run; of a running one, asked of the workflow when a worker\nruns, else what the memo holds.\n", stderr)
+	fs := newFlags("status", "RUN_ID --address HOST:PORT [--json]", "Prints a run's state as the Temporal server holds it (the workflow's memo, a\nclosed run's result; no worker needed): status, current step, step results.\n--json prints the state in the shape of state.json: the whole state of a\nhalted or ended run; of a running one, asked of the workflow when a worker\nruns, else what the memo holds. A step the run no longer runs (its workflow\nended on Temporal while the step ran: terminated, timed out) reads\ninterrupted, in the table and --json alike.\n", stderr)
 	v.conn.add(fs)
 	fs.BoolVar(&v.asJSON, "json", false, "print the state as JSON (the shape of state.json)")
 	return fs
@@ -718,6 +718,13 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "run %s: %s\n", runID, statusWord(l, nil))
 		return 0
 	}
+	// A step (or thread) the state still records running reads
+	// interrupted when the run no longer runs, as smithvm status shows
+	// it: the run does not run (failed, halted), or its workflow ended on
+	// Temporal while its state says running (terminated or timed out, or
+	// failed outside Smith): nothing drives it any more.
+	cutOff := l.closed() && st.Status == vm.StatusRunning
+	st = st.Shown(cutOff)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -725,6 +732,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stdout, "run %s: %s (workflow %s), current step %s\n", st.RunID, st.Status, st.WorkflowName, st.CurrentStep)
+	if cutOff {
+		fmt.Fprintf(stdout, "  cut off: its workflow is %s and nothing drives the run; start the workflow again with 'smith-temporal run FILE'\n", statusWord(l, nil))
+	}
 	if st.WorktreePath != "" {
 		var q string
 		if l.brief != nil {

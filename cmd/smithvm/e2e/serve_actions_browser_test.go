@@ -35,7 +35,17 @@ func TestServeBrowserStopRetry(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- run.Wait() }()
-	defer p.write("workspace/release", "")
+	waited := false
+	defer func() {
+		// Before the cleanups remove BASE, the run ends by itself: a Build
+		// that was not stopped is released and completes (the test may
+		// have failed before the stop), and the process is waited for
+		// (cancel, deferred first, kills it only after ctx0's timeout).
+		p.write("workspace/release", "")
+		if !waited {
+			<-exited
+		}
+	}()
 	srv := serveRuns(t, p.base)
 	ctx := browser(t)
 	if err := chromedp.Do(ctx,
@@ -56,6 +66,7 @@ func TestServeBrowserStopRetry(t *testing.T) {
 	}
 	select {
 	case err := <-exited:
+		waited = true
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 			t.Errorf("the stopped smithvm run exited with %v, want status 130", err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestServeCLI(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		stopOnFailure(t, cmd, cancel)
 		buf := make([]byte, 4096)
 		n, _ := io.ReadAtLeast(out, buf, 10)
 		line := string(buf[:n])
@@ -142,6 +144,7 @@ func TestServeSecrets(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		stopOnFailure(t, cmd, cancel)
 		buf := make([]byte, 4096)
 		n, _ := io.ReadAtLeast(out, buf, 10)
 		line := string(buf[:n])
@@ -195,4 +198,18 @@ func TestServeSecrets(t *testing.T) {
 		cmd.Wait()
 		cancel()
 	}
+}
+
+// stopOnFailure makes sure that a smithvm serve the test started and stops
+// itself (SIGINT, then Wait) is stopped and waited for also when the test
+// ends before that, on a failure: before the cleanups remove BASE, and
+// before cancel (its command's context, whose end kills it).
+func stopOnFailure(t *testing.T, cmd *exec.Cmd, cancel func()) {
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil { // not waited for
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+		}
+		cancel()
+	})
 }
