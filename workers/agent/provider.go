@@ -33,18 +33,18 @@ const (
 // A callReply is what one provider call produced, before the output capture. It
 // is also what record/replay stores.
 type callReply struct {
-	text        string // the whole reply (masked): the model's text, or the raw stdout
-	exit        int
-	signal      string // "" = from exit
-	tokens      int
-	cost        float64 // US dollars, where the CLI reports it
-	err         *source.Error
-	truncated   bool   // the raw stdout (or the reply) passed the in-memory cap
-	spill       string // its spill file
+	text      string // the whole reply (masked): the model's text, or the raw stdout
+	exit      int
+	signal    string // "" = from exit
+	tokens    int
+	cost      float64 // US dollars, where the CLI reports it
+	err       *source.Error
+	truncated bool   // the raw stdout (or the reply) passed the in-memory cap
+	spill     string // its spill file
 	// whole, when set, is a file under RUN_ROOT/tmp holding the whole
 	// (masked) reply, which was too long to hold: text is its first MiB.
 	// callProvider removes it.
-	whole string
+	whole       string
 	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
 	stderr      string // the CLI's stderr (masked), not recorded
 	// files are the changes the call made in its working directory

@@ -35,7 +35,7 @@ type CLIReply struct {
 	// too long to hold in memory, in pieces of the stdout DecodeSpans
 	// decodes.
 	Spans  []Span
-	Tokens    int
+	Tokens int
 	// Cost is what the call cost in US dollars where the CLI reports it
 	// (claude's total_cost_usd), 0 otherwise.
 	Cost float64
@@ -433,11 +433,11 @@ type geminiReader struct {
 	text       strings.Builder // the assistant's messages since the last tool call
 	// spans are where they are in the stdout; long: they passed maxText
 	// (or one could not be placed), text is dropped and spans hold them.
-	spans      []Span
-	unplaced   bool // a span is not known
-	long       bool
-	sessionID  string          // the first non-empty session_id of a line
-	hook       string          // the message of a hook that blocked or stopped the agent
+	spans     []Span
+	unplaced  bool // a span is not known
+	long      bool
+	sessionID string // the first non-empty session_id of a line
+	hook      string // the message of a hook that blocked or stopped the agent
 }
 
 func (g *geminiReader) line(l []byte, off int64) {

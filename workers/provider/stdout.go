@@ -208,11 +208,11 @@ type skeleton struct {
 	out     []byte
 	lineOff int64 // the line's offset in the stdout
 	size    int64 // the bytes of the line seen
-	str    []byte
-	in     bool // inside a string literal
-	esc    bool // after a backslash in it
-	strOff int64
-	strLen int64
+	str     []byte
+	in      bool // inside a string literal
+	esc     bool // after a backslash in it
+	strOff  int64
+	strLen  int64
 }
 
 func newSkeleton(off int64) *skeleton { return &skeleton{lineOff: off} }
