@@ -33,7 +33,7 @@ const (
 // A callReply is what one provider call produced, before the output capture. It
 // is also what record/replay stores.
 type callReply struct {
-	text      string // the whole reply (masked): the model's text, or the raw stdout
+	text      string // the whole reply (masked): the model's text, or the raw stdout; its first MiB when whole is set
 	exit      int
 	signal    string // "" = from exit
 	tokens    int
