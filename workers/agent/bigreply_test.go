@@ -16,6 +16,8 @@ import (
 	"smith/isa"
 	"smith/workers/agent"
 	"smith/workers/provider"
+	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // bigStream is the helper mode "bigstream CLI MB": the stream of events
@@ -170,6 +172,41 @@ func TestBigReplyMemory(t *testing.T) {
 				t.Errorf("the heap in use grew by %d MiB for a %d MiB reply, want at most %d MiB: the reply was held in memory", grew>>20, mb, limit>>20)
 			}
 		})
+	}
+}
+
+// TestBigReplyMasked: a reply too long to hold is masked as it is
+// decoded, in output, output_file and a writer's kept reply alike (a
+// guard: the reply held whole was masked whole).
+func TestBigReplyMasked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"claude"}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "bigreply", "claude", "3")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.OutputFile = "reply.txt"
+	r.KeepReply = true
+	secrets := []string{"reply line 0000000", "reply line 0002000", "reply line 0020000"}
+	r.Mask = text.NewMasker(secrets)
+	got := f.run.Run(context.Background(), r)
+	if got.Err != nil || got.ExitCode != 0 || !got.Truncated {
+		t.Fatalf("Run = exit %d err %v truncated %v, want 0 <nil> true", got.ExitCode, got.Err, got.Truncated)
+	}
+	kept, err := os.ReadFile(steprun.ReplyPath(r.RunRoot, r.CallKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"output": got.Output, "output_file": f.Read("artifacts/Ask/reply.txt"), "kept reply": string(kept)} {
+		for _, sec := range secrets[:2] {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s holds the secret %q", name, sec)
+			}
+		}
+		if name != "output" && (strings.Contains(s, secrets[2]) || !strings.HasSuffix(s, "END OF REPLY") || !strings.HasPrefix(s, "*** ")) {
+			t.Errorf("%s (%d bytes, starting %q) is not the whole reply, masked", name, len(s), short(s))
+		}
 	}
 }
 
