@@ -112,6 +112,11 @@ func bigReply(args []string) int {
 	case "claude":
 		fmt.Fprintln(w, `{"type":"system","subtype":"init","session_id":"s-big"}`)
 		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}`+"\n", quoted)
+	case "claude-padded":
+		// MB is KiB here: a shorter reply in a line over 1 MiB.
+		text = strings.Repeat("short line\n", mb<<10/11)
+		quoted, _ = json.Marshal(text)
+		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"pad":"%s","session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}`+"\n", quoted, strings.Repeat("p", 1100<<10))
 	case "gemini":
 		fmt.Fprintln(w, `{"type":"init","session_id":"g-big","model":"m"}`)
 		for len(text) > 0 {
@@ -172,6 +177,28 @@ func TestBigReplyMemory(t *testing.T) {
 				t.Errorf("the heap in use grew by %d MiB for a %d MiB reply, want at most %d MiB: the reply was held in memory", grew>>20, mb, limit>>20)
 			}
 		})
+	}
+}
+
+// TestLongLineShortReply: a reply of 500 KiB in a line over 1 MiB is
+// decoded from the stdout yet kept whole in memory: its lines capture is
+// whole, not cut at the in-memory cap.
+func TestLongLineShortReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"claude"}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "bigreply", "claude-padded", "500")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.OutputCapture = "lines"
+	got := f.run.Run(context.Background(), r)
+	want := strings.Repeat("short line\n", 500<<10/11)
+	if got.Err != nil || got.ExitCode != 0 || got.Output != strings.TrimRight(want, "\n") {
+		t.Fatalf("Run = exit %d err %v output %d bytes %q, want the %d-byte reply", got.ExitCode, got.Err, len(got.Output), short(got.Output), len(want))
+	}
+	if got.LinesTruncated || len(got.Lines) != 500<<10/11 {
+		t.Errorf("lines: %d, truncated %v; want %d, whole", len(got.Lines), got.LinesTruncated, 500<<10/11)
 	}
 }
 

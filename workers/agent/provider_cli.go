@@ -165,6 +165,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
+	decoded := false // out.Text was decoded from spans, masked
 	if out.Spans != nil {
 		// A reply too long to hold: decoded (and masked) into a file of
 		// its own, its first MiB kept in memory.
@@ -173,7 +174,8 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 			done()
 			return callReply{exit: step.ExitNotRun, keyVars: keyVars, mask: rep.mask, err: source.Errorf(source.EExec, "read the reply of step '%s': %v", req.Step, err)}
 		}
-		out.Text, rep.whole, rep.truncated = head, file, true
+		out.Text, rep.whole, decoded = head, file, true
+		rep.truncated = rep.truncated || file != ""
 	}
 	done()
 	if !out.Parsed || out.WholeText {
@@ -187,7 +189,7 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		// A secret that JSON escaped is masked only once decoded (a
 		// spilled reply was, as it was written).
 		rep.text, rep.tokens, rep.cost = out.Text, out.Tokens, out.Cost
-		if rep.whole == "" {
+		if !decoded {
 			rep.text = req.Mask.String(out.Text)
 		}
 	}
@@ -201,7 +203,8 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 
 // spillReply decodes spans of src, a reply too long to hold, masked, into a
 // new file under RUN_ROOT/tmp (the caller removes it), and returns its first
-// proc.DefaultMemCap bytes and the file.
+// proc.DefaultMemCap bytes and the file; a reply no longer than that is
+// returned whole, with no file.
 func spillReply(req *step.Request, p steprun.Paths, src io.ReaderAt, spans []provider.Span) (string, string, error) {
 	name, err := steprun.WriteTemp(p, req.Step+"-reply-*.txt", nil)
 	if err != nil {
@@ -225,9 +228,9 @@ func spillReply(req *step.Request, p steprun.Paths, src io.ReaderAt, spans []pro
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	if err != nil || head.total <= int64(head.max) {
 		os.Remove(name)
-		return "", "", err
+		return head.String(), "", err
 	}
 	return head.String(), name, nil
 }
@@ -235,10 +238,12 @@ func spillReply(req *step.Request, p steprun.Paths, src io.ReaderAt, spans []pro
 // A headBuffer keeps the first max bytes written to it.
 type headBuffer struct {
 	strings.Builder
-	max int
+	max   int
+	total int64 // the bytes written
 }
 
 func (h *headBuffer) Write(b []byte) (int, error) {
+	h.total += int64(len(b))
 	if n := h.max - h.Len(); n > 0 {
 		h.Builder.Write(b[:min(n, len(b))])
 	}
