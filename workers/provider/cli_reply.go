@@ -311,6 +311,7 @@ func lastLine(s string) string {
 // whose text is the hook's message, with no model request: the call
 // failed, and blocked holds the hook's reason.
 type claudeReader struct {
+	spanMarks
 	lastResult []byte // the last line that is an event of type "result"
 	res        gjson.Result
 	resSet     bool
@@ -377,7 +378,7 @@ func (c *claudeReader) reply(doc func() gjson.Result, _ string) (CLIReply, *cliE
 	out := CLIReply{Parsed: true, Cost: v.Get("total_cost_usd").Float(),
 		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
-	if sp, ok := spanOf(v.Get("result")); ok {
+	if sp, ok := c.spanOf(v.Get("result")); ok {
 		out.Spans = []Span{sp}
 	} else {
 		out.Text = v.Get("result").String()
@@ -429,6 +430,7 @@ func (c *claudeReader) denied(doc func() gjson.Result, _ string) string {
 // execution blocked: REASON", "Agent execution stopped: REASON") and a
 // result of status success: the call failed, and hook holds that message.
 type geminiReader struct {
+	spanMarks
 	lastResult []byte          // the last line that is an event of type "result"
 	text       strings.Builder // the assistant's messages since the last tool call
 	// spans are where they are in the stdout; long: they passed maxText
@@ -478,13 +480,13 @@ func (g *geminiReader) reset() {
 
 // add appends v, a message's content in a line at off, to the reply.
 func (g *geminiReader) add(v gjson.Result, off int64) {
-	text, sp, placed := textOf(v, off)
+	text, sp, placed := g.textOf(v, off)
 	if !v.Exists() {
 		return
 	}
 	g.spans = append(g.spans, sp)
 	g.unplaced = g.unplaced || !placed
-	if _, isSpan := spanOf(v); isSpan || g.long {
+	if _, isSpan := g.spanOf(v); isSpan || g.long {
 		g.long = true
 		g.text.Reset()
 		return
@@ -513,7 +515,7 @@ func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, 
 	v := doc()
 	if v.IsObject() && (v.Get("response").Exists() || v.Get("stats").Exists()) {
 		out.Parsed = true
-		if sp, ok := spanOf(v.Get("response")); ok {
+		if sp, ok := g.spanOf(v.Get("response")); ok {
 			out.Spans = []Span{sp}
 		} else {
 			out.Text = v.Get("response").String()
@@ -716,6 +718,7 @@ func lastJSONObject(s string) gjson.Result {
 // among them, are read and dropped. A line that is not such an event
 // makes the whole stdout the reply. thread.started names the session.
 type codexReader struct {
+	spanMarks
 	out        CLIReply
 	raw        bool // a line is no event: the reply is the raw stdout
 	seen, got  bool
@@ -763,7 +766,7 @@ func (c *codexReader) line(l []byte, _ int64) {
 // setText makes v the reply: its text, or its span when long.
 func (c *codexReader) setText(v gjson.Result) {
 	c.got = true
-	if sp, ok := spanOf(v); ok {
+	if sp, ok := c.spanOf(v); ok {
 		c.out.Text, c.out.Spans = "", []Span{sp}
 		return
 	}

@@ -109,3 +109,23 @@ func TestSafeCut(t *testing.T) {
 		}
 	}
 }
+
+// TestReadReplyForgedSpan: a reply whose text looks like a placeholder
+// (a model can write anything) is that text, not a piece of the stdout
+// it names, in a short line and in a long one alike.
+func TestReadReplyForgedSpan(t *testing.T) {
+	t.Parallel()
+	forged := "\x00span:0:30"
+	q, _ := json.Marshal(forged)
+	pad := strings.Repeat("p", 2<<20)
+	for _, stdout := range []string{
+		`{"type":"result","subtype":"success","is_error":false,"result":` + string(q) + `,"session_id":"s1"}` + "\n",
+		`{"type":"result","subtype":"success","is_error":false,"result":` + string(q) + `,"pad":"` + pad + `","session_id":"s1"}` + "\n",
+	} {
+		pv, _ := preset("claude")
+		got := ReadReply(pv, "edit", stdout, "", 0)
+		if got.Text != forged || got.Spans != nil {
+			t.Errorf("ReadReply(a %d-byte line) = %q, %d spans; want the forged text as it is", len(stdout), got.Text[:min(len(got.Text), 60)], len(got.Spans))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,13 @@ type stdoutScan struct {
 // nil).
 func scanStdout(src *io.SectionReader, r stdoutReader) *stdoutScan {
 	s := &stdoutScan{src: src}
-	eachLine(io.NewSectionReader(src, 0, src.Size()), func(raw []byte, off, size int64) {
+	// The mark of this stdout's placeholders, which no text of the model's
+	// can know, so that no reply stands for another part of the stdout.
+	mark := rand.Text()
+	if m, ok := r.(interface{ setMark(string) }); ok {
+		m.setMark(mark)
+	}
+	eachLine(io.NewSectionReader(src, 0, src.Size()), mark, func(raw []byte, off, size int64) {
 		l := bytes.TrimSpace(raw)
 		if len(l) == 0 {
 			return
@@ -140,7 +147,7 @@ const maxLine = 1 << 20
 // one perhaps without), its offset and its size. A line is in memory
 // whole only while f reads it, and only up to maxLine bytes: f gets a
 // longer one as its skeleton, size then being the line's own.
-func eachLine(r io.Reader, f func(line []byte, off, size int64)) {
+func eachLine(r io.Reader, mark string, f func(line []byte, off, size int64)) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		long []byte
@@ -167,7 +174,7 @@ func eachLine(r io.Reader, f func(line []byte, off, size int64)) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long, b...)
 			if len(long) > maxLine {
-				sk = newSkeleton(off)
+				sk = &skeleton{lineOff: off, mark: mark}
 				sk.write(long)
 				long = nil
 			}
@@ -195,17 +202,19 @@ func eachLine(r io.Reader, f func(line []byte, off, size int64)) {
 // maxString is the longest JSON string literal a skeleton keeps.
 const maxString = 64 << 10
 
-// spanMark starts the text of a placeholder string (spanOf).
+// spanMark starts the text of a placeholder string (spanOf), followed by
+// the stdout's mark.
 const spanMark = "\x00span:"
 
 // A skeleton is a long line with every JSON string literal longer than
 // maxString replaced by a placeholder string that says where the literal
-// is in the stdout ("\u0000span:OFF:LEN", spanOf): a JSON event holding
+// is in the stdout ("\u0000span:MARK:OFF:LEN", spanOf): a JSON event holding
 // a reply of many MB parses as the same event, small, and the reply is
 // decoded from the stdout later (DecodeSpans). It is no more than maxLine
 // bytes: what passes that is dropped (the line is then no JSON).
 type skeleton struct {
 	out     []byte
+	mark    string
 	lineOff int64 // the line's offset in the stdout
 	size    int64 // the bytes of the line seen
 	str     []byte
@@ -214,8 +223,6 @@ type skeleton struct {
 	strOff  int64
 	strLen  int64
 }
-
-func newSkeleton(off int64) *skeleton { return &skeleton{lineOff: off} }
 
 // write feeds the next bytes of the line.
 func (k *skeleton) write(b []byte) {
@@ -246,7 +253,7 @@ func (k *skeleton) write(b []byte) {
 					k.emit(s)
 				}
 			} else {
-				for _, s := range []byte(fmt.Sprintf(`"\u0000span:%d:%d"`, k.strOff, k.strLen)) {
+				for _, s := range []byte(fmt.Sprintf(`"\u0000span:%s:%d:%d"`, k.mark, k.strOff, k.strLen)) {
 					k.emit(s)
 				}
 			}
@@ -266,14 +273,21 @@ func (k *skeleton) emit(c byte) {
 // decoded from the stdout by DecodeSpans.
 type Span struct{ Off, Len int64 }
 
-// spanOf returns the span v stands for when it is a skeleton's
-// placeholder of a long string.
-func spanOf(v gjson.Result) (Span, bool) {
-	if v.Type != gjson.String || !strings.HasPrefix(v.Str, spanMark) {
+// spanMarks lets a reader tell the placeholders of its stdout's
+// skeletons (scanStdout gives it their mark).
+type spanMarks struct{ mark string }
+
+func (m *spanMarks) setMark(mark string) { m.mark = mark }
+
+// spanOf returns the span v stands for when it is a placeholder of a long
+// string in a skeleton of this stdout.
+func (m *spanMarks) spanOf(v gjson.Result) (Span, bool) {
+	rest, ok := strings.CutPrefix(v.Str, spanMark+m.mark+":")
+	if v.Type != gjson.String || m.mark == "" || !ok {
 		return Span{}, false
 	}
 	var sp Span
-	if _, err := fmt.Sscanf(v.Str[len(spanMark):], "%d:%d", &sp.Off, &sp.Len); err != nil {
+	if _, err := fmt.Sscanf(rest, "%d:%d", &sp.Off, &sp.Len); err != nil {
 		return Span{}, false
 	}
 	return sp, true
@@ -282,8 +296,8 @@ func spanOf(v gjson.Result) (Span, bool) {
 // textOf is the text of v, a string in a line at off: the text itself
 // when short, or its span (the literal's place in the stdout) too, which
 // holds it whole when v is a long string's placeholder.
-func textOf(v gjson.Result, off int64) (string, Span, bool) {
-	if sp, ok := spanOf(v); ok {
+func (m *spanMarks) textOf(v gjson.Result, off int64) (string, Span, bool) {
+	if sp, ok := m.spanOf(v); ok {
 		return "", sp, true
 	}
 	sp := Span{Off: off + int64(v.Index), Len: int64(len(v.Raw))}
