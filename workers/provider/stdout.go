@@ -31,7 +31,7 @@ import (
 type stdoutReader interface {
 	// line reads one line, without its surrounding white space, never
 	// empty, at off in the stdout (a line longer than maxLine is its
-	// skeleton: its long strings are placeholders, spanOf). The bytes are
+	// skeleton, its long strings placeholders, spanOf; off is then -1). The bytes are
 	// the reader's only during the call.
 	line(l []byte, off int64)
 	// reply is the model's text and tokens, or the error the CLI
@@ -86,7 +86,11 @@ func scanStdout(src *io.SectionReader, r stdoutReader) *stdoutScan {
 		s.end = off + size - int64(len(raw)-len(bytes.TrimRightFunc(raw, unicode.IsSpace)))
 		s.keepLast(l)
 		if r != nil {
-			r.line(l, off+lead)
+			at := off + lead
+			if size != int64(len(raw)) {
+				at = -1 // a skeleton: its bytes are not the stdout's
+			}
+			r.line(l, at)
 		}
 	})
 	return s
@@ -293,15 +297,16 @@ func (m *spanMarks) spanOf(v gjson.Result) (Span, bool) {
 	return sp, true
 }
 
-// textOf is the text of v, a string in a line at off: the text itself
-// when short, or its span (the literal's place in the stdout) too, which
-// holds it whole when v is a long string's placeholder.
+// textOf is the text of v, a string in a line at off (-1: a skeleton),
+// and its span, the literal's place in the stdout: for a long string's
+// placeholder the span alone. The bool says whether the span is known (not
+// for a short string of a skeleton).
 func (m *spanMarks) textOf(v gjson.Result, off int64) (string, Span, bool) {
 	if sp, ok := m.spanOf(v); ok {
 		return "", sp, true
 	}
 	sp := Span{Off: off + int64(v.Index), Len: int64(len(v.Raw))}
-	return v.String(), sp, v.Index > 0 && v.Type == gjson.String
+	return v.String(), sp, off >= 0 && v.Index > 0 && v.Type == gjson.String
 }
 
 // DecodeSpans writes the text of the string literals spans of src to w,
