@@ -43,6 +43,12 @@ func RecordedRuns(dir string) ([]string, error) {
 	return agent.RecordedRuns(dir)
 }
 
+// WasReplayed reports whether the run whose RUN_ROOT is runRoot answered
+// provider calls from recordings (--replay).
+func WasReplayed(runRoot string) bool {
+	return agent.WasReplayed(runRoot)
+}
+
 var _ step.Runner = (*Registry)(nil)
 
 // Run executes req and reports what happened. It never panics on bad input

@@ -823,6 +823,11 @@ func (e *env) openResume(c *common, id string) (cont func(context.Context) int, 
 		}
 		return nil, 0, nil
 	}
+	if c.replay == "" && workers.WasReplayed(r.Root()) {
+		// Not refused (a replay may be continued live on purpose), but
+		// never silently: the steps left now call their CLIs.
+		fmt.Fprintf(e.stderr, "WARNING: run %s was replayed from recordings (--replay), and this resume has no --replay: its provider steps call their CLIs and models now; to keep replaying, resume it with --replay DIR\n", st.RunID)
+	}
 	if c.wsDir == "" && st.Workspace != "" {
 		// The run records its WORKSPACE; resume uses it.
 		if err := setWorkspace(&proj.dirs, st.Workspace); err != nil {

@@ -52,6 +52,8 @@ func TestFileChanges(t *testing.T) {
 	put(ws, "dir/run.sh", "#!/bin/sh\n", 0o755)
 	put(ws, "bin.dat", "\xff\x00\x01", 0o644)
 	put(ws, ".git/HEAD", "x", 0o644)
+	put(ws, "nested/.git/HEAD", "x", 0o644)
+	put(ws, "nested/.GIT./config", "x", 0o644)
 	put(ws, ".orchestrator/runs/x", "x", 0o644)
 	put(ws, "agents/a/inbox/m.md", "x", 0o644)
 	put(ws, "agents/a/.claims/inbox/m.md", "x", 0o644)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"smith/lang"
 	"smith/source"
@@ -70,6 +71,13 @@ type Runner struct {
 	steprun.Env
 	Record string // --record DIR ("" = off)
 	Replay string // --replay DIR ("" = off)
+
+	// recording holds, per working directory, the lock a recorded call
+	// holds from its snapshot before to its snapshot after, so that the
+	// calls of parallel threads sharing a directory (a run without
+	// isolation) are recorded one at a time and each recording's file
+	// changes are its own call's, not another thread's too.
+	recording sync.Map // working directory -> *sync.Mutex
 }
 
 // Run runs a provider step: confine the paths, wait, check
@@ -203,7 +211,10 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	var before snapshot
 	var snapErr error
 	if r.Record != "" {
-		before, snapErr = takeSnapshot(req, req.Dirs.Workspace)
+		mu, _ := r.recording.LoadOrStore(req.Dirs.Workspace, new(sync.Mutex))
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
+		before, snapErr = r.snapshotBefore(req, call)
 	}
 	var rep callReply
 	if pv.Mock {
@@ -211,12 +222,21 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	} else {
 		rep = r.runCLI(ctx, req, p, pv, sess, prompt, fromInput)
 	}
+	if rep.whole != "" {
+		defer os.Remove(rep.whole) // once finishReply has read it
+	}
 	if rep.mask != nil {
 		// The key of the user's model provider is masked in the
 		// recording and its patch too (CONTRACT 5.2).
 		masked := *req
 		masked.Mask = rep.mask
 		req = &masked
+	}
+	if r.Record != "" && rep.err != nil && rep.err.Code == source.EInterrupted {
+		// Cut off by Ctrl-C or stop: not a call to replay. The resumed
+		// run repeats it, and that call is recorded, with its changes
+		// counted from the snapshot taken before this one.
+		return finishReply(req, p, rep, pv.Name, sess)
 	}
 	if r.Record != "" {
 		if snapErr == nil {
@@ -238,18 +258,16 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				recorded.text = string(b)
 			}
 		}
-		if err := r.record(req, pv.Name, sess, prompt, recorded, n, r.Now().Sub(start)); err != nil && rep.err == nil {
+		if err := r.record(req, pv.Name, sess, prompt, recorded, n, call, r.Now().Sub(start)); err == nil {
+			dropSnapshotBefore(req, call)
+		} else if rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
 			if rep.exit == 0 {
 				rep.exit = provider.ExitInvalid
 			}
 		}
 	}
-	res := finishReply(req, p, rep, pv.Name, sess)
-	if rep.whole != "" {
-		os.Remove(rep.whole)
-	}
-	return res
+	return finishReply(req, p, rep, pv.Name, sess)
 }
 
 // callID identifies one provider call of a numbered execution (execution,

@@ -22,6 +22,13 @@ import (
 // recordings a replayed run has used, so that a resumed run continues.
 const replayCursors = "replay-cursors.json"
 
+// WasReplayed reports whether the run whose RUN_ROOT is runRoot answered
+// provider calls from recordings (--replay): it has replay cursors.
+func WasReplayed(runRoot string) bool {
+	_, err := os.Lstat(filepath.Join(runRoot, replayCursors))
+	return err == nil
+}
+
 // A Recording is one provider call as --record writes it: DIR/<Step>-<N>.json,
 // where N counts the step's calls in the order they were made (retries,
 // fallbacks to the next provider and loop iterations each make a call).
@@ -50,21 +57,40 @@ type Recording struct {
 	Session      string `json:"session,omitempty"`
 	SessionID    string `json:"session_id,omitempty"`
 	SessionUsage int    `json:"session_usage,omitempty"`
+	// Call identifies the call within its run (execution/provider/try,
+	// see callID): a call repeated after a crash that came after its
+	// recording was written replaces that recording, not a second one
+	// that a later call would be answered with.
+	Call string `json:"call,omitempty"`
 }
 
 // record writes one provider call to the --record directory (sess: the
 // session it continued).
-func (r *Runner) record(req *step.Request, name string, sess *step.Session, prompt string, rep callReply, attempt int, d time.Duration) error {
+func (r *Runner) record(req *step.Request, name string, sess *step.Session, prompt string, rep callReply, attempt int, call string, d time.Duration) error {
 	cursorMu.Lock()
 	defer cursorMu.Unlock()
 	if err := os.MkdirAll(r.Record, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	n, err := lastRecording(r.Record, req.CallKey())
+	last, err := lastRecording(r.Record, req.CallKey())
 	if err != nil {
 		return err
 	}
+	// The calls of one key are made one after another, so a call
+	// repeated after a crash can only have written the last recording.
+	n := last + 1
+	if call != "" && last > 0 {
+		var prev struct {
+			RunID string `json:"run_id"`
+			Call  string `json:"call"`
+		}
+		b, err := os.ReadFile(recordingPath(r.Record, req.CallKey(), last))
+		if err == nil && json.Unmarshal(b, &prev) == nil && prev.Call == call && prev.RunID == req.RunID {
+			n = last
+		}
+	}
 	rec := Recording{
+		Call:     call,
 		Step:     req.Step,
 		RunID:    req.RunID,
 		Attempt:  attempt,
@@ -91,7 +117,7 @@ func (r *Runner) record(req *step.Request, name string, sess *step.Session, prom
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	return confine.WriteFileAtomic(recordingPath(r.Record, req.CallKey(), n+1), append(b, '\n'), 0o644)
+	return confine.WriteFileAtomic(recordingPath(r.Record, req.CallKey(), n), append(b, '\n'), 0o644)
 }
 
 // RecordedRuns returns the ids of the runs whose recordings DIR holds

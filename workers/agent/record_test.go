@@ -220,3 +220,33 @@ func TestReplayRepeatsACrashedCall(t *testing.T) {
 		t.Errorf("replay call 2 = %q, %v; want the second recording", r.Output, r.Err)
 	}
 }
+
+// TestRecordRepeatedCall: a call repeated after a crash that came after
+// its recording was written (the same execution, provider and try)
+// replaces that recording instead of adding a second one, which a later
+// call of the step would be answered with; the next call adds one.
+func TestRecordRepeatedCall(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "rec")
+	f := newFixture(t)
+	f.run.Record = dir
+	req := func(exec int) *step.Request {
+		r := f.Req(isa.KindProvider, "Ask")
+		r.Providers = []string{"mock"}
+		r.Prompt = "hello"
+		r.Execution = exec
+		return r
+	}
+	for _, exec := range []int{1, 1, 2} {
+		if res := f.run.Run(context.Background(), req(exec)); res.ExitCode != 0 {
+			t.Fatalf("Run(execution %d) = %s", exec, stepfake.Describe(res))
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	if got := strings.Join(names, " "); got != "Ask-1.json Ask-2.json" {
+		t.Errorf("recorded files = %s, want Ask-1.json Ask-2.json", got)
+	}
+}

@@ -475,6 +475,13 @@ func TestWorkspaceOutsideBase(t *testing.T) {
 	if err := d.LinkNew(msg, claim); err != nil {
 		t.Errorf("LinkNew: %v", err)
 	}
+	// A claim taken back, a file a replayed call deleted: Remove works there.
+	if err := d.Remove(claim); err != nil {
+		t.Errorf("Remove: %v", err)
+	}
+	if _, err := os.Lstat(claim); !os.IsNotExist(err) {
+		t.Errorf("Remove left %s: %v", claim, err)
+	}
 	relBase, _ := filepath.Rel(ws, filepath.Join(base, "x"))
 	for _, rel := range []string{"..", "../x", relBase, "/etc/passwd", "tobase/x"} {
 		if _, err := d.Resolve(rel); !errors.Is(err, ErrEscape) {

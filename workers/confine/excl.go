@@ -58,6 +58,7 @@ func linkNew(fromDir int, from string, toDir int, to, shown string) error {
 // walking from Base without following links. A file that does not exist is
 // not an error.
 func (d Dir) Remove(abs string) error {
+	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return err

@@ -53,3 +53,34 @@ func TestReplayRestoresFiles(t *testing.T) {
 		t.Errorf("replay onto a changed README.md: exit %d, want E_REPLAY_MISS naming README.md\n%s", r.code, r.stderr)
 	}
 }
+
+var replayShapesWorkflow = workflow("replay_shapes.yaml")
+
+// TestReplayLinksAndFolders (CONTRACT 5.2): calls that make a symbolic
+// link, point it elsewhere, replace a folder by a file and a file by a
+// folder are replayed, with the program gone, into a branch with the same
+// trees, commit by commit, as the recorded run's.
+func TestReplayLinksAndFolders(t *testing.T) {
+	t.Parallel()
+	rec := gitProj(t)
+	dir := filepath.Join(t.TempDir(), "rec")
+	wf := strings.ReplaceAll(replayShapesWorkflow, "CODER", "HELPER")
+	want(t, rec.vm("run", rec.write("rs.yaml", wf), "--run-id", "r", "--record", dir), 0)
+	rep := gitProj(t)
+	wf = strings.ReplaceAll(replayShapesWorkflow, "CODER", filepath.Join(t.TempDir(), "no-such-cli"))
+	r := rep.vm("run", rep.write("rs.yaml", wf), "--run-id", "r", "--replay", dir)
+	if r.code != 0 {
+		t.Fatalf("replay: exit %d\n%s", r.code, r.stderr)
+	}
+	treesOf := func(p *proj) string {
+		var out []string
+		for _, c := range strings.Fields(gitIn(t, p.ws, "rev-list", "--reverse", "smith/r")) {
+			out = append(out, gitIn(t, p.ws, "show", "-s", "--format=%s", c)+"\n"+gitIn(t, p.ws, "ls-tree", "-r", c))
+		}
+		return strings.Join(out, "\n")
+	}
+	a, b := treesOf(rec), treesOf(rep)
+	if a != b || !strings.Contains(a, "120000 blob") || !strings.Contains(a, "old.txt/inside.txt") {
+		t.Errorf("replayed branch differs from the recorded one (or lacks the link):\nrecorded:\n%s\nreplayed:\n%s", a, b)
+	}
+}

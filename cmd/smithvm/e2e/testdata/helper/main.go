@@ -22,6 +22,7 @@
 //	ne:A:B           exit 1 if A equals B
 //	child:FILE:SECS  start a grandchild that writes its pid to FILE and sleeps
 //	symlink:T:L      create the symlink L -> T (and L's parent directories)
+//	rm:PATH          remove PATH and everything below it
 //	write:PATH:TEXT  write TEXT to PATH (relative to the cwd), creating folders
 //	exit:K           exit with status K
 //	cat              copy stdin to stdout
@@ -176,6 +177,10 @@ func main() {
 				fail(err)
 			}
 			if err := os.Symlink(target, link); err != nil {
+				fail(err)
+			}
+		case "rm":
+			if err := os.RemoveAll(arg); err != nil {
 				fail(err)
 			}
 		case "write":
