@@ -135,7 +135,7 @@ var codeTable = [...]CodeInfo{
 	{EUnknownSignal, SevError, ExitConfig, false, "resume --signal names a signal that the halted block's transitions do not name"},
 	{EUsage, SevError, ExitConfig, false, "bad command-line flags or arguments"},
 	{EJSONParse, SevError, ExitExec, false, "a step with output_capture: json printed something that is not JSON"},
-	{ETooLarge, SevError, ExitExec, false, "a step with output_capture: json printed more than 8 MiB, or a file read into a provider step's prompt (prompt_file, input_file, depends_on content, instructions_file) would make the prompt larger than 10 MiB"},
+	{ETooLarge, SevError, ExitExec, false, "a step with output_capture: json printed more than 8 MiB, or a file read into a provider step's prompt (prompt_file, input_file, depends_on content, instructions_file) would make the prompt larger than 10 MiB, or an ARTIFACT: layer's file or a mock script is larger than 10 MiB"},
 	{ELinesCut, SevError, ExitExec, false, "${steps.S.lines} needs lines that were not kept: S printed more than the 1 MiB a lines capture splits (or, without output_capture: lines, more than the 8 KiB of output the state keeps)"},
 	{EWaitTimeout, SevError, ExitTimeout, false, "wait_for saw fewer than min_count matching files before its timeout"},
 	{EDepMissing, SevError, ExitExec, false, "a required depends_on glob matched no file"},

@@ -61,18 +61,26 @@ func (Local) FileExists(d confine.Dir, rel string) (bool, error) {
 }
 
 // ReadArtifact reads path relative to workdir (the run's worktree or
-// WORKSPACE), confined under it, at the moment of use.
+// WORKSPACE), confined under it, at the moment of use. A file larger than
+// a whole prompt (steprun.MaxPrompt, 10 MiB) is not read: E_TOO_LARGE
+// names it, its size and the limit.
 func (Local) ReadArtifact(d confine.Dir, workdir, path string) (string, error) {
 	d.Workspace = workdir // the worktree stands in for WORKSPACE
 	abs, err := d.ResolveIn(d.Workspace, path)
 	if err != nil {
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
 	}
-	s, err := steprun.ReadConfined(d, abs)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	s, size, err := steprun.ReadAtMost(d, abs, steprun.MaxPrompt)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", err
+	case err != nil:
 		return "", source.Wrap(source.EExec, "ARTIFACT:"+path, err)
+	case size >= 0:
+		return "", source.Errorf(source.ETooLarge, "ARTIFACT:%s: the file is %d bytes, more than the %d bytes (10 MiB) a prompt may hold; name a smaller file in payload_merge_strategy, or give the model the file's path to read itself",
+			path, size, steprun.MaxPrompt)
 	}
-	return s, err
+	return s, nil
 }
 
 // ChangePlan is builtin.ChangePlan.

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -15,6 +16,8 @@ import (
 	"smith/isa"
 	"smith/workers/agent"
 	"smith/workers/provider"
+	"smith/workers/steprun"
+	"smith/workers/text"
 )
 
 // bigStream is the helper mode "bigstream CLI MB": the stream of events
@@ -74,6 +77,164 @@ func bigStream(args []string) int {
 		return 98
 	}
 	return 0
+}
+
+// bigReplyText is the reply of helper mode "bigreply": MB MiB of lines
+// "reply line NNNNNNN abc...\n", then "END OF REPLY".
+func bigReplyText(mb int) string {
+	var b strings.Builder
+	body := string(testchild.Pattern(100))
+	for i := 0; b.Len() < mb<<20; i++ {
+		fmt.Fprintf(&b, "reply line %07d %s\n", i, body)
+	}
+	b.WriteString("END OF REPLY")
+	return b.String()
+}
+
+// bigReply is the helper mode "bigreply CLI MB": the stream of events CLI
+// (claude, gemini or codex) prints for a reply of MB MiB (bigReplyText):
+// claude and codex in one event, gemini in deltas of 64 KiB.
+func bigReply(args []string) int {
+	if len(args) != 2 {
+		return 98
+	}
+	mb, _ := strconv.Atoi(args[1])
+	text := bigReplyText(mb)
+	quoted, _ := json.Marshal(text)
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer w.Flush()
+	switch args[0] {
+	case "codex":
+		fmt.Fprintln(w, `{"type":"thread.started","thread_id":"t-big"}`)
+		fmt.Fprintln(w, `{"type":"turn.started"}`)
+		fmt.Fprintf(w, `{"type":"item.completed","item":{"id":"item_last","type":"agent_message","text":%s}}`+"\n", quoted)
+		fmt.Fprintln(w, `{"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":20,"output_tokens":4}}`)
+	case "claude":
+		fmt.Fprintln(w, `{"type":"system","subtype":"init","session_id":"s-big"}`)
+		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}`+"\n", quoted)
+	case "claude-padded":
+		// MB is KiB here: a shorter reply in a line over 1 MiB.
+		text = strings.Repeat("short line\n", mb<<10/11)
+		quoted, _ = json.Marshal(text)
+		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"pad":"%s","session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}`+"\n", quoted, strings.Repeat("p", 1100<<10))
+	case "gemini":
+		fmt.Fprintln(w, `{"type":"init","session_id":"g-big","model":"m"}`)
+		for len(text) > 0 {
+			n := min(len(text), 64<<10)
+			q, _ := json.Marshal(text[:n])
+			fmt.Fprintf(w, `{"type":"message","role":"assistant","content":%s,"delta":true}`+"\n", q)
+			text = text[n:]
+		}
+		fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"total_tokens":34}}`)
+	default:
+		return 98
+	}
+	return 0
+}
+
+// TestBigReplyMemory: a reply far past the 1 MiB kept in memory (60 MiB
+// of the model's text) reaches the step's output (its first MiB,
+// truncated), the spill and output_file whole, while the heap in use
+// grows by far less than the reply: the reply is spilled as a command's
+// stdout is, not held whole.
+func TestBigReplyMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 180 MB")
+	}
+	const mb = 60
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		t.Run(cli, func(t *testing.T) { // not parallel: the heap is the process's
+			f := newFixture(t)
+			r := f.Req(isa.KindProvider, "Ask")
+			r.Providers = []string{cli}
+			r.ProviderDefs = []provider.Def{fake(t, cli, "bigreply", cli, strconv.Itoa(mb))}
+			r.Prompt = "question"
+			r.Timeout = 10 * time.Minute // a loaded machine; no timing is checked
+			r.OutputFile = "reply.txt"
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			peak := watchHeap()
+			got := f.run.Run(context.Background(), r)
+			top := peak()
+			grew := int64(top) - int64(before.HeapInuse)
+			t.Logf("%s: a %d MiB reply: the heap in use grew by %.1f MiB at most", cli, mb, float64(grew)/(1<<20))
+			if got.Err != nil || got.ExitCode != 0 {
+				t.Fatalf("Run = exit %d err %v, want 0 <nil>", got.ExitCode, got.Err)
+			}
+			if !got.Truncated || !strings.HasPrefix(got.Output, "reply line 0000000 ") || len(got.Output) > 1<<20 {
+				t.Errorf("Output is %d bytes starting %q, truncated %v; want the reply's first MiB at most, truncated", len(got.Output), short(got.Output), got.Truncated)
+			}
+			// Made only now: a live 60 MiB string would double the heap the
+			// collector lets grow while the step runs.
+			if c, want := f.Read("artifacts/Ask/reply.txt"), bigReplyText(mb); c != want {
+				t.Errorf("output_file has %d bytes (%q), want the %d-byte reply", len(c), short(c), len(want))
+			}
+			if got.SpillStdout == "" {
+				t.Errorf("no spill, want one holding the whole reply")
+			}
+			if limit := int64(64 << 20); grew > limit { // generous: 14 to 40 MiB for 60 or 150 MiB (321 to 436 MiB for 60 before)
+				t.Errorf("the heap in use grew by %d MiB for a %d MiB reply, want at most %d MiB: the reply was held in memory", grew>>20, mb, limit>>20)
+			}
+		})
+	}
+}
+
+// TestLongLineShortReply: a reply of 500 KiB in a line over 1 MiB is
+// decoded from the stdout yet kept whole in memory: its lines capture is
+// whole, not cut at the in-memory cap.
+func TestLongLineShortReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"claude"}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "bigreply", "claude-padded", "500")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.OutputCapture = "lines"
+	got := f.run.Run(context.Background(), r)
+	want := strings.Repeat("short line\n", 500<<10/11)
+	if got.Err != nil || got.ExitCode != 0 || got.Output != strings.TrimRight(want, "\n") {
+		t.Fatalf("Run = exit %d err %v output %d bytes %q, want the %d-byte reply", got.ExitCode, got.Err, len(got.Output), short(got.Output), len(want))
+	}
+	if got.LinesTruncated || len(got.Lines) != 500<<10/11 {
+		t.Errorf("lines: %d, truncated %v; want %d, whole", len(got.Lines), got.LinesTruncated, 500<<10/11)
+	}
+}
+
+// TestBigReplyMasked: a reply too long to hold is masked as it is
+// decoded, in output, output_file and a writer's kept reply alike (a
+// guard: the reply held whole was masked whole).
+func TestBigReplyMasked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.Req(isa.KindProvider, "Ask")
+	r.Providers = []string{"claude"}
+	r.ProviderDefs = []provider.Def{fake(t, "claude", "bigreply", "claude", "3")}
+	r.Prompt = "question"
+	r.Timeout = 10 * time.Minute
+	r.OutputFile = "reply.txt"
+	r.KeepReply = true
+	secrets := []string{"reply line 0000000", "reply line 0002000", "reply line 0020000"}
+	r.Mask = text.NewMasker(secrets)
+	got := f.run.Run(context.Background(), r)
+	if got.Err != nil || got.ExitCode != 0 || !got.Truncated {
+		t.Fatalf("Run = exit %d err %v truncated %v, want 0 <nil> true", got.ExitCode, got.Err, got.Truncated)
+	}
+	kept, err := os.ReadFile(steprun.ReplyPath(r.RunRoot, r.CallKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"output": got.Output, "output_file": f.Read("artifacts/Ask/reply.txt"), "kept reply": string(kept)} {
+		for _, sec := range secrets[:2] {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s holds the secret %q", name, sec)
+			}
+		}
+		if name != "output" && (strings.Contains(s, secrets[2]) || !strings.HasSuffix(s, "END OF REPLY") || !strings.HasPrefix(s, "*** ")) {
+			t.Errorf("%s (%d bytes, starting %q) is not the whole reply, masked", name, len(s), short(s))
+		}
+	}
 }
 
 // TestBigStreamReply: the reply of a preset whose stream of events is

@@ -14,6 +14,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testchild.Var) == "1" && len(os.Args) > 1 && os.Args[1] == "bigstream" {
 		os.Exit(bigStream(os.Args[2:]))
 	}
+	if os.Getenv(testchild.Var) == "1" && len(os.Args) > 1 && os.Args[1] == "bigreply" {
+		os.Exit(bigReply(os.Args[2:]))
+	}
 	testchild.Main()
 	os.Exit(m.Run())
 }

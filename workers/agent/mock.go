@@ -23,6 +23,10 @@ import (
 // each step has consumed, so that a resumed run continues where it stopped.
 const mockCursors = "mock-cursors.json"
 
+// maxScript is the most a mock script may hold: 10 MiB, as a prompt
+// (steprun.MaxPrompt). A larger one is not read.
+const maxScript = steprun.MaxPrompt
+
 // runMock answers a provider call without a process (CONTRACT.md 5.1). With
 // provider_params script (a path relative to WORKSPACE, over the provider's
 // defaults), the reply is the first entry of the script not yet consumed by
@@ -68,9 +72,13 @@ func (r *Runner) mockReply(req *step.Request, pv provider.Provider, sess *step.S
 	if err != nil {
 		return callReply{exit: step.ExitNotRun, err: source.Wrap(source.EExec, "mock script", err)}
 	}
-	data, err := steprun.ReadConfined(req.Dirs, abs)
+	data, size, err := steprun.ReadAtMost(req.Dirs, abs, maxScript)
 	if err != nil {
 		return callReply{exit: step.ExitNotRun, err: steprun.FileErr("mock script", script, err)}
+	}
+	if size >= 0 {
+		return callReply{exit: step.ExitNotRun, err: source.Errorf(source.ETooLarge, "mock script '%s' is %d bytes, more than the %d bytes (10 MiB) a script may hold; split it among the steps' own scripts",
+			script, size, maxScript)}
 	}
 	entries, err := provider.ParseScript(data)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"smith/workers/agent"
 	"smith/workers/provider"
 	"smith/workers/step"
+	"smith/workers/steprun"
 	"smith/workers/text"
 )
 
@@ -130,12 +131,16 @@ func TestMockErrors(t *testing.T) {
 		{"escaping script", "../../s.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EPathEscape, ErrHas: "mock script: path '../../s.yaml' resolves outside the project"}},
 		{"missing script", "nope.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EExec, ErrHas: "mock script 'nope.yaml' cannot be read"}},
 		{"bad script", "bad.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.EParse, ErrHas: "mock script 'bad.yaml': line 1: unknown key 'repyl' (did you mean 'reply'?)"}},
+		{"huge script", "huge.yaml", stepfake.Want{Signal: lang.SigFailure, Exit: -1, Code: source.ETooLarge, ErrHas: "mock script 'huge.yaml' is 10485761 bytes, more than the 10485760 bytes (10 MiB) a script may hold"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			f.Write("bad.yaml", "- repyl: x\n")
+			if tt.script == "huge.yaml" {
+				f.Write("huge.yaml", "- reply: "+strings.Repeat("x", steprun.MaxPrompt+1-len("- reply: ")))
+			}
 			tt.want.Check(t, tt.name, mockRun(f, "Ask", tt.script, "p", nil))
 		})
 	}

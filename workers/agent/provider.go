@@ -9,6 +9,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -33,14 +34,18 @@ const (
 // A callReply is what one provider call produced, before the output capture. It
 // is also what record/replay stores.
 type callReply struct {
-	text        string // the whole reply (masked): the model's text, or the raw stdout
-	exit        int
-	signal      string // "" = from exit
-	tokens      int
-	cost        float64 // US dollars, where the CLI reports it
-	err         *source.Error
-	truncated   bool   // the raw stdout passed the in-memory cap
-	spill       string // its spill file
+	text      string // the whole reply (masked): the model's text, or the raw stdout; its first MiB when whole is set
+	exit      int
+	signal    string // "" = from exit
+	tokens    int
+	cost      float64 // US dollars, where the CLI reports it
+	err       *source.Error
+	truncated bool   // the raw stdout (or the reply) passed the in-memory cap
+	spill     string // its spill file
+	// whole, when set, is a file under RUN_ROOT/tmp holding the whole
+	// (masked) reply, which was too long to hold: text is its first MiB.
+	// callProvider removes it.
+	whole       string
 	wroteOutput bool   // the CLI wrote output_file itself (${OUTPUT_FILE})
 	stderr      string // the CLI's stderr (masked), not recorded
 	// files are the changes the call made in its working directory
@@ -217,6 +222,9 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 	} else {
 		rep = r.runCLI(ctx, req, p, pv, sess, prompt, fromInput)
 	}
+	if rep.whole != "" {
+		defer os.Remove(rep.whole) // once finishReply has read it
+	}
 	if rep.mask != nil {
 		// The key of the user's model provider is masked in the
 		// recording and its patch too (CONTRACT 5.2).
@@ -243,7 +251,14 @@ func (r *Runner) callProvider(ctx context.Context, req *step.Request, p steprun.
 				rep.exit = provider.ExitInvalid
 			}
 		}
-		if err := r.record(req, pv.Name, sess, prompt, rep, n, call, r.Now().Sub(start)); err == nil {
+		recorded := rep
+		if rep.whole != "" {
+			// A recording holds the whole reply, whatever its size.
+			if b, err := os.ReadFile(rep.whole); err == nil {
+				recorded.text = string(b)
+			}
+		}
+		if err := r.record(req, pv.Name, sess, prompt, recorded, n, call, r.Now().Sub(start)); err == nil {
 			dropSnapshotBefore(req, call)
 		} else if rep.err == nil {
 			rep.err = source.Errorf(source.EExec, "record provider call of step '%s': %v", req.Step, err)
@@ -300,7 +315,7 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 	}
 	res.Output = steprun.TrimOutput(out)
 	if p.Output != "" && !rep.wroteOutput {
-		if err := req.Dirs.WriteFile(p.Output, []byte(rep.text), 0o644); err != nil {
+		if err := writeReply(req, p, rep); err != nil {
 			res.Signal, res.Err = lang.SigFailure, source.Wrap(source.EExec, "output_file", err)
 			return res
 		}
@@ -313,13 +328,47 @@ func finishReply(req *step.Request, p steprun.Paths, rep callReply, name string,
 	} else {
 		res.OutputFile = kept
 	}
-	steprun.ApplyCapture(req, &res, rep.text)
+	if rep.whole != "" {
+		shown := ""
+		if p.Output != "" {
+			shown = p.Output
+		}
+		steprun.ApplySpilled(req, &res, rep.text, rep.whole, shown)
+	} else {
+		steprun.ApplyCapture(req, &res, rep.text)
+	}
 	if req.KeepReply && res.Err == nil {
-		if err := steprun.KeepReply(req, rep.text); err != nil {
+		err := steprun.KeepReply(req, rep.text)
+		if rep.whole != "" {
+			err = steprun.KeepReplyFile(req, rep.whole)
+		}
+		if err != nil {
 			res.Signal, res.Err = lang.SigFailure, source.Errorf(source.EExec, "keep the reply of step '%s' for the writer after it: %v", req.Step, err)
 		}
 	}
 	return res
+}
+
+// writeReply writes the whole reply to output_file: rep's text, or the
+// file that holds a reply too long to hold, copied.
+func writeReply(req *step.Request, p steprun.Paths, rep callReply) error {
+	if rep.whole == "" {
+		return req.Dirs.WriteFile(p.Output, []byte(rep.text), 0o644)
+	}
+	src, err := os.Open(rep.whole)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := req.Dirs.Create(p.Output)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // firstLine returns the first line of s, cut to 200 bytes.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -174,6 +175,18 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 	}
 	stdout, done := openStdout(rep.text, whole)
 	out := provider.ReadReplyFrom(pv, permissionsOf(req), stdout, stderr, pr.ExitCode)
+	decoded := false // out.Text was decoded from spans, masked
+	if out.Spans != nil {
+		// A reply too long to hold: decoded (and masked) into a file of
+		// its own, its first MiB kept in memory.
+		head, file, err := spillReply(req, p, stdout, out.Spans)
+		if err != nil {
+			done()
+			return callReply{exit: step.ExitNotRun, keyVars: keyVars, mask: rep.mask, err: source.Errorf(source.EExec, "read the reply of step '%s': %v", req.Step, err)}
+		}
+		out.Text, rep.whole, decoded = head, file, true
+		rep.truncated = rep.truncated || file != ""
+	}
 	done()
 	if ours {
 		scrubSessions(pv.CLI, home, out.Session, req.Continue, req.Mask)
@@ -186,8 +199,12 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		readSession(&rep, pv, sess, &out)
 	}
 	if out.Parsed {
-		// A secret that JSON escaped is masked only once decoded.
-		rep.text, rep.tokens, rep.cost = req.Mask.String(out.Text), out.Tokens, out.Cost
+		// A secret that JSON escaped is masked only once decoded (a
+		// spilled reply was, as it was written).
+		rep.text, rep.tokens, rep.cost = out.Text, out.Tokens, out.Cost
+		if !decoded {
+			rep.text = req.Mask.String(out.Text)
+		}
 	}
 	rep.exit = out.Exit
 	if out.Reason != "" {
@@ -195,6 +212,55 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		rep.err = source.Errorf(source.EExec, "provider '%s' failed: %s", pv.Name, req.Mask.String(out.Reason))
 	}
 	return rep
+}
+
+// spillReply decodes spans of src, a reply too long to hold, masked, into a
+// new file under RUN_ROOT/tmp (the caller removes it), and returns its first
+// proc.DefaultMemCap bytes and the file; a reply no longer than that is
+// returned whole, with no file.
+func spillReply(req *step.Request, p steprun.Paths, src io.ReaderAt, spans []provider.Span) (string, string, error) {
+	name, err := steprun.WriteTemp(p, req.Step+"-reply-*.txt", nil)
+	if err != nil {
+		return "", "", err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		os.Remove(name)
+		return "", "", err
+	}
+	head := &headBuffer{max: proc.DefaultMemCap}
+	bw := bufio.NewWriterSize(io.MultiWriter(f, head), 64<<10)
+	mw := req.Mask.Writer(bw)
+	err = provider.DecodeSpans(src, spans, mw)
+	if cerr := mw.Close(); err == nil {
+		err = cerr
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || head.total <= int64(head.max) {
+		os.Remove(name)
+		return head.String(), "", err
+	}
+	return head.String(), name, nil
+}
+
+// A headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	strings.Builder
+	max   int
+	total int64 // the bytes written
+}
+
+func (h *headBuffer) Write(b []byte) (int, error) {
+	h.total += int64(len(b))
+	if n := h.max - h.Len(); n > 0 {
+		h.Builder.Write(b[:min(n, len(b))])
+	}
+	return len(b), nil
 }
 
 // wholeStdout is a CLI's whole stdout: text, the stdout captured in

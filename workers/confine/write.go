@@ -1,9 +1,11 @@
 package confine
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,6 +155,12 @@ func (d Dir) Open(abs string) (*os.File, error) {
 // after a crash path holds the old data or the new, never a mix, and a
 // completed write survives.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return CopyFileAtomic(path, bytes.NewReader(data), perm)
+}
+
+// CopyFileAtomic is WriteFileAtomic with the data read from src as it is
+// written: a file of any size costs no more memory than a small one.
+func CopyFileAtomic(path string, src io.Reader, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -162,7 +170,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	_, err = f.Write(data)
+	_, err = io.Copy(f, src)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -88,8 +88,10 @@ func (a *ActivityReader) claude(ev gjson.Result) []Act {
 func (a *ActivityReader) gemini(ev gjson.Result) []Act {
 	switch ev.Get("type").String() {
 	case "message":
-		if ev.Get("role").String() == "assistant" {
-			a.msg.WriteString(ev.Get("content").String())
+		if ev.Get("role").String() == "assistant" && a.msg.Len() < maxActMsg {
+			// Only the message's start is shown: a reply of MBs is not held.
+			t := ev.Get("content").String()
+			a.msg.WriteString(t[:min(len(t), maxActMsg-a.msg.Len())])
 		}
 		return nil
 	case "tool_use":
@@ -99,6 +101,10 @@ func (a *ActivityReader) gemini(ev gjson.Result) []Act {
 	}
 	return nil
 }
+
+// maxActMsg is the most of a streamed message kept for its Act, which
+// shows its start (short).
+const maxActMsg = 64 << 10
 
 // endMessage puts the message being streamed, if any, before more.
 func (a *ActivityReader) endMessage(more []Act) []Act {

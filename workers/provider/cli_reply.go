@@ -32,7 +32,11 @@ type CLIReply struct {
 	// leaves Text empty, the caller has stdout.
 	WholeText bool
 	Text      string
-	Tokens    int
+	// Spans, when set, hold the text instead (Text is then empty): a reply
+	// too long to hold in memory, in pieces of the stdout DecodeSpans
+	// decodes.
+	Spans  []Span
+	Tokens int
 	// Cost is what the call cost in US dollars where the CLI reports it
 	// (claude's total_cost_usd), 0 otherwise.
 	Cost float64
@@ -60,6 +64,12 @@ func ReadReply(pv Provider, perms, stdout, stderr string, exit int) CLIReply {
 	out := ReadReplyFrom(pv, perms, io.NewSectionReader(strings.NewReader(stdout), 0, int64(len(stdout))), stderr, exit)
 	if (!out.Parsed || out.WholeText) && pv.CLI != nil {
 		out.Text = stdout
+	}
+	if out.Spans != nil {
+		var b strings.Builder
+		if DecodeSpans(strings.NewReader(stdout), out.Spans, &b) == nil {
+			out.Text, out.Spans = b.String(), nil
+		}
 	}
 	return out
 }
@@ -319,6 +329,7 @@ func lastLine(s string) string {
 // whose text is the hook's message, with no model request: the call
 // failed, and blocked holds the hook's reason.
 type claudeReader struct {
+	spanMarks
 	lastResult []byte // the last line that is an event of type "result"
 	res        gjson.Result
 	resSet     bool
@@ -331,7 +342,7 @@ type claudeReader struct {
 	ruleTools []string
 }
 
-func (c *claudeReader) line(l []byte) {
+func (c *claudeReader) line(l []byte, _ int64) {
 	if isResultLine(l) {
 		c.lastResult = append(c.lastResult[:0], l...)
 		return
@@ -401,9 +412,14 @@ func (c *claudeReader) reply(doc func() gjson.Result, _ string) (CLIReply, *cliE
 		return CLIReply{}, nil
 	}
 	u := v.Get("usage")
-	out := CLIReply{Parsed: true, Text: v.Get("result").String(), Cost: v.Get("total_cost_usd").Float(),
+	out := CLIReply{Parsed: true, Cost: v.Get("total_cost_usd").Float(),
 		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
+	if sp, ok := c.spanOf(v.Get("result")); ok {
+		out.Spans = []Span{sp}
+	} else {
+		out.Text = v.Get("result").String()
+	}
 	if c.blocked != "" {
 		return out, &cliError{plain: true, msg: "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: " +
 			oneLine(c.blocked) + "; change the prompt, or the hook (claude's settings.json)"}
@@ -460,13 +476,19 @@ func (c *claudeReader) ruleDenied() string { return strings.Join(c.ruleTools, ",
 // execution blocked: REASON", "Agent execution stopped: REASON") and a
 // result of status success: the call failed, and hook holds that message.
 type geminiReader struct {
+	spanMarks
 	lastResult []byte          // the last line that is an event of type "result"
 	text       strings.Builder // the assistant's messages since the last tool call
-	sessionID  string          // the first non-empty session_id of a line
-	hook       string          // the message of a hook that blocked or stopped the agent
+	// spans are where they are in the stdout; long: they passed maxText
+	// (or one could not be placed), text is dropped and spans hold them.
+	spans     []Span
+	unplaced  bool // a span is not known
+	long      bool
+	sessionID string // the first non-empty session_id of a line
+	hook      string // the message of a hook that blocked or stopped the agent
 }
 
-func (g *geminiReader) line(l []byte) {
+func (g *geminiReader) line(l []byte, off int64) {
 	if g.sessionID == "" && bytes.Contains(l, []byte(`"session_id"`)) && gjson.ValidBytes(l) {
 		g.sessionID = gjson.GetBytes(l, "session_id").String()
 	}
@@ -477,12 +499,12 @@ func (g *geminiReader) line(l []byte) {
 	case "message":
 		if gjson.GetBytes(l, "role").String() == "assistant" {
 			if !gjson.GetBytes(l, "delta").Bool() {
-				g.text.Reset()
+				g.reset()
 			}
-			g.text.WriteString(gjson.GetBytes(l, "content").String())
+			g.add(gjson.GetBytes(l, "content"), off)
 		}
 	case "tool_use":
-		g.text.Reset() // the reply is what the model said after its last tool call
+		g.reset() // the reply is what the model said after its last tool call
 	case "result":
 		g.lastResult = append(g.lastResult[:0], l...)
 	case "error":
@@ -492,6 +514,45 @@ func (g *geminiReader) line(l []byte) {
 	}
 }
 
+// maxText is the most of a reply in pieces (gemini's deltas) held in
+// memory: past it, the reply is its pieces' places in the stdout.
+const maxText = 1 << 20
+
+// reset starts the reply again.
+func (g *geminiReader) reset() {
+	g.text.Reset()
+	g.spans, g.unplaced, g.long = g.spans[:0], false, false
+}
+
+// add appends v, a message's content in a line at off, to the reply.
+func (g *geminiReader) add(v gjson.Result, off int64) {
+	text, sp, placed := g.textOf(v, off)
+	if !v.Exists() {
+		return
+	}
+	g.spans = append(g.spans, sp)
+	g.unplaced = g.unplaced || !placed
+	if _, isSpan := g.spanOf(v); isSpan || g.long {
+		g.long = true
+		g.text.Reset()
+		return
+	}
+	g.text.WriteString(text)
+	if g.text.Len() > maxText && !g.unplaced {
+		g.long = true
+		g.text.Reset()
+	}
+}
+
+// textOut sets out's text: the messages, or their spans when long.
+func (g *geminiReader) textOut(out *CLIReply) {
+	if g.long {
+		out.Spans = g.spans
+		return
+	}
+	out.Text = g.text.String()
+}
+
 func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, *cliError) {
 	if g.lastResult != nil {
 		return g.streamReply(gjson.ParseBytes(g.lastResult), stderr)
@@ -499,7 +560,12 @@ func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, 
 	var out CLIReply
 	v := doc()
 	if v.IsObject() && (v.Get("response").Exists() || v.Get("stats").Exists()) {
-		out.Parsed, out.Text = true, v.Get("response").String()
+		out.Parsed = true
+		if sp, ok := g.spanOf(v.Get("response")); ok {
+			out.Spans = []Span{sp}
+		} else {
+			out.Text = v.Get("response").String()
+		}
 		v.Get("stats.models").ForEach(func(_, m gjson.Result) bool {
 			out.Tokens += int(m.Get("tokens.total").Int())
 			return true
@@ -538,7 +604,8 @@ func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, 
 // streamReply is the reply of a stream-json stdout whose last result
 // event is result.
 func (g *geminiReader) streamReply(result gjson.Result, stderr string) (CLIReply, *cliError) {
-	out := CLIReply{Parsed: true, Tokens: int(result.Get("stats.total_tokens").Int()), Text: g.text.String()}
+	out := CLIReply{Parsed: true, Tokens: int(result.Get("stats.total_tokens").Int())}
+	g.textOut(&out)
 	if result.Get("status").String() == "error" || result.Get("error").IsObject() {
 		msg := result.Get("error.message").String()
 		if msg == "" {
@@ -578,7 +645,7 @@ func (g *geminiReader) streamReply(result gjson.Result, stderr string) (CLIReply
 		return out, &cliError{plain: true, msg: "a hook in gemini's settings stopped the agent: " +
 			oneLine(strings.TrimLeft(reason, ": ")) + "; change the hook (gemini's settings.json) if the agent should go on"}
 	}
-	if w := result.Get("warnings"); out.Text == "" && len(w.Array()) > 0 {
+	if w := result.Get("warnings"); out.Text == "" && out.Spans == nil && len(w.Array()) > 0 {
 		var msgs []string
 		for _, m := range w.Array() {
 			msgs = append(msgs, m.String())
@@ -697,6 +764,7 @@ func lastJSONObject(s string) gjson.Result {
 // among them, are read and dropped. A line that is not such an event
 // makes the whole stdout the reply. thread.started names the session.
 type codexReader struct {
+	spanMarks
 	out        CLIReply
 	raw        bool // a line is no event: the reply is the raw stdout
 	seen, got  bool
@@ -706,7 +774,7 @@ type codexReader struct {
 	threadSeen bool
 }
 
-func (c *codexReader) line(l []byte) {
+func (c *codexReader) line(l []byte, _ int64) {
 	if !c.threadSeen && bytes.Contains(l, []byte(`"thread.started"`)) && gjson.ValidBytes(l) &&
 		gjson.GetBytes(l, "type").String() == "thread.started" {
 		c.thread, c.threadSeen = gjson.GetBytes(l, "thread_id").String(), true
@@ -721,7 +789,7 @@ func (c *codexReader) line(l []byte) {
 	switch gjson.GetBytes(l, "type").String() {
 	case "item.completed":
 		if gjson.GetBytes(l, "item.type").String() == "agent_message" {
-			c.out.Text, c.got = gjson.GetBytes(l, "item.text").String(), true
+			c.setText(gjson.GetBytes(l, "item.text"))
 		}
 	case "turn.completed":
 		u := gjson.GetBytes(l, "usage")
@@ -732,13 +800,23 @@ func (c *codexReader) line(l []byte) {
 		c.lastErr = gjson.GetBytes(l, "message").String()
 	case "":
 		if m := gjson.GetBytes(l, "msg"); m.Get("type").String() == "agent_message" {
-			c.out.Text, c.got = m.Get("message").String(), true
+			c.setText(m.Get("message"))
 		} else if !m.Exists() {
 			c.raw = true
 			return
 		}
 	}
 	c.seen = true
+}
+
+// setText makes v the reply: its text, or its span when long.
+func (c *codexReader) setText(v gjson.Result) {
+	c.got = true
+	if sp, ok := c.spanOf(v); ok {
+		c.out.Text, c.out.Spans = "", []Span{sp}
+		return
+	}
+	c.out.Text, c.out.Spans = v.String(), nil
 }
 
 func (c *codexReader) reply(func() gjson.Result, string) (CLIReply, *cliError) {

@@ -97,12 +97,13 @@ func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 	}
 }
 
-// applySpilled applies the lines or json capture of a command whose stdout
-// passed the in-memory cap: head is its first 1 MiB (masked), spill the
-// file that holds the whole stream ("" when there is none). Lines come from
+// ApplySpilled applies the lines or json capture of a command whose stdout
+// (or a provider whose reply) passed the in-memory cap: head is its first 1
+// MiB (masked), spill the file that holds the whole stream ("" when there
+// is none), shown the file an error names as holding it ("" for none). Lines come from
 // head alone; json is parsed from the spill when it is at most JSONCap bytes.
 // Neither reads more than that, whatever the stream's size.
-func applySpilled(req *step.Request, res *step.Result, head, spill string) {
+func ApplySpilled(req *step.Request, res *step.Result, head, spill, shown string) {
 	switch req.OutputCapture {
 	case captureLines:
 		res.Lines, res.LinesTruncated = headLines(head), true
@@ -115,7 +116,7 @@ func applySpilled(req *step.Request, res *step.Result, head, spill string) {
 				res.Err = source.Errorf(source.EExec, "read the stdout of step '%s' for its json capture: %v", req.Step, err)
 			}
 		case size > JSONCap || size < 0:
-			jsonTooLarge(req, res, size, spill)
+			jsonTooLarge(req, res, size, shown)
 		default:
 			ApplyCapture(req, res, whole)
 		}

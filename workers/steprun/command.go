@@ -251,7 +251,7 @@ func processResult(ctx context.Context, req *step.Request, p Paths, pr proc.Resu
 	// Past the in-memory part, no capture reads the whole stream: lines
 	// keep the first 1 MiB's, json reads the spill only up to JSONCap.
 	if pr.StdoutTruncated {
-		applySpilled(req, &res, pr.Stdout, pr.StdoutSpill)
+		ApplySpilled(req, &res, pr.Stdout, pr.StdoutSpill, pr.StdoutSpill)
 	} else {
 		ApplyCapture(req, &res, pr.Stdout)
 	}

@@ -221,25 +221,12 @@ const MaxPrompt = 10 << 20
 // MaxPrompt is not read (at most MaxPrompt+1 bytes of one that grows): an
 // E_TOO_LARGE error names it, its size and the limit.
 func ReadIntoPrompt(req *step.Request, abs, key, rel string, used int) (string, *source.Error) {
-	f, err := req.Dirs.Open(abs)
+	s, size, err := ReadAtMost(req.Dirs, abs, int64(max(MaxPrompt-used, 0)))
 	if err != nil {
 		return "", FileErr(key, rel, err)
 	}
-	defer f.Close()
-	left := int64(max(MaxPrompt-used, 0))
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	var b []byte
-	if size <= left {
-		if b, err = io.ReadAll(io.LimitReader(f, left+1)); err != nil {
-			return "", FileErr(key, rel, err)
-		}
-		if int64(len(b)) <= left {
-			return string(b), nil
-		}
-		size = int64(len(b)) // it grew, or is no regular file: at least this
+	if size < 0 {
+		return s, nil
 	}
 	before := ""
 	if used > 0 {
@@ -247,6 +234,34 @@ func ReadIntoPrompt(req *step.Request, abs, key, rel string, used int) (string, 
 	}
 	return "", source.Errorf(source.ETooLarge, "%s '%s' is %d bytes:%s the prompt of step '%s' would pass the %d bytes (10 MiB) a prompt may hold; give the model a smaller file, or the file's path to read itself (for depends_on: inject mode list)",
 		key, rel, size, before, req.Step, MaxPrompt)
+}
+
+// ReadAtMost reads abs, a confined path, through the project root d when
+// it holds at most limit bytes: size is then -1. A larger file is not read
+// (its size comes from stat), and one that grows or is no regular file is
+// read to limit+1 bytes at most: s is then "" and size what was seen, more
+// than limit.
+func ReadAtMost(d confine.Dir, abs string, limit int64) (s string, size int64, err error) {
+	f, err := d.Open(abs)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	size = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	if size > limit {
+		return "", size, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", 0, err
+	}
+	if int64(len(b)) > limit {
+		return "", int64(len(b)), nil // it grew, or is no regular file: at least this
+	}
+	return string(b), -1, nil
 }
 
 // ReadConfined reads abs, a confined path, through the project root d.

@@ -1,6 +1,7 @@
 package steprun
 
 import (
+	"os"
 	"path/filepath"
 
 	"smith/workers/confine"
@@ -25,4 +26,18 @@ func KeepReply(req *step.Request, text string) error {
 		return nil
 	}
 	return confine.WriteFileAtomic(ReplyPath(req.RunRoot, req.CallKey()), []byte(text), 0o600)
+}
+
+// KeepReplyFile saves the file whole, a reply too long to hold in memory,
+// as the reply of req's step, as KeepReply does.
+func KeepReplyFile(req *step.Request, whole string) error {
+	if req.RunRoot == "" {
+		return nil
+	}
+	f, err := os.Open(whole)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return confine.CopyFileAtomic(ReplyPath(req.RunRoot, req.CallKey()), f, 0o600)
 }

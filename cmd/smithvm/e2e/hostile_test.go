@@ -235,6 +235,44 @@ func TestCaptureMemoryBounded(t *testing.T) {
 	t.Logf("peak memory %d MB", r.maxRSS>>20)
 }
 
+// TestReplyMemoryBounded: a provider's 60 MB reply (claude's stream-json,
+// printed by the helper in its place) reaches output_file whole, the
+// state keeps its first MiB with truncated: true, and smithvm's peak
+// memory stays far below the reply (31 MB; before: 369 MB, the reply
+// held several times over).
+func TestReplyMemoryBounded(t *testing.T) {
+	t.Parallel()
+	const bound = 150 << 20 // generous: the fixed run peaks around 40 MB
+	p := newProj(t)
+	wf := p.write("r.yaml", `version: "1.0"
+name: r
+steps:
+  - name: Ask
+    provider: claude
+    command_override: ["HELPER", "claudereply:60000000"]
+    prompt: "Say a lot."
+    output_file: reply.txt
+    on: {success: {goto: _end}, failure: {error: "Ask failed"}}
+`)
+	r := p.vm("run", wf, "--run-id", "r")
+	want(t, r, 0)
+	got, err := os.ReadFile(filepath.Join(p.ws, "artifacts", "Ask", "reply.txt"))
+	if err != nil || len(got) < 60000000 || !strings.HasPrefix(string(got), "reply line 0000000: the model keeps talking\n") || !strings.HasSuffix(string(got), "\nEND OF REPLY") {
+		t.Errorf("output_file: %d bytes, %v; want the whole 60 MB reply, decoded", len(got), err)
+	}
+	st := p.state("r").Steps["Ask"]
+	if !st.Truncated || !strings.HasPrefix(st.Output, "reply line 0000000") {
+		t.Errorf("Ask: truncated %v, output starts %.40q; want true and the reply's start", st.Truncated, st.Output)
+	}
+	if r.maxRSS == 0 {
+		t.Skip("no peak memory from rusage on this system")
+	}
+	t.Logf("peak memory %d MB", r.maxRSS>>20)
+	if r.maxRSS > bound {
+		t.Errorf("smithvm peaked at %d MB for a 60 MB reply, want at most %d MB: the reply was held in memory", r.maxRSS>>20, bound>>20)
+	}
+}
+
 // TestSecondInterrupt: a step whose process ignores SIGTERM gets the grace
 // period after one Ctrl-C; a second Ctrl-C kills it at once, and smithvm
 // exits 130 with the state saved (issue 8, point 11).

@@ -105,6 +105,20 @@ func main() {
 			}
 		case "bytes":
 			os.Stdout.WriteString(xLines(arg))
+		case "claudereply":
+			// claude's stream-json for a reply of ARG bytes: lines
+			// "reply line N ...", then END OF REPLY, in one result event.
+			n, _ := strconv.Atoi(arg)
+			w := bufio.NewWriterSize(os.Stdout, 1<<20)
+			w.WriteString(`{"type":"system","subtype":"init","session_id":"s-big"}` + "\n")
+			w.WriteString(`{"type":"result","subtype":"success","is_error":false,"result":"`)
+			for i, size := 0, 0; size < n; i++ {
+				line := fmt.Sprintf("reply line %07d: the model keeps talking\\n", i)
+				w.WriteString(line)
+				size += len(line) - 1
+			}
+			w.WriteString(`END OF REPLY","session_id":"s-big","usage":{"input_tokens":10,"output_tokens":5}}` + "\n")
+			w.Flush()
 		case "seq":
 			n, _ := strconv.Atoi(arg)
 			w := bufio.NewWriter(os.Stdout)
