@@ -87,7 +87,8 @@ func ApplyCapture(req *step.Request, res *step.Result, whole string) {
 		}
 		if res.Signal == lang.SigSuccess && !req.AllowParseError {
 			res.Signal = lang.SigFailure
-			res.Err = source.Errorf(source.EJSONParse, "output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole))
+			res.Err = &source.Error{Code: source.EJSONParse, Msg: fmt.Sprintf("output of step '%s' is not JSON: %v", req.Step, jsonErrText(err, whole)),
+				Hint: "make the step print one JSON value and nothing else on stdout, or set allow_parse_error: true to go on with json null"}
 		}
 	default:
 		if res.Signal == lang.SigSuccess {
@@ -195,13 +196,23 @@ func splitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// jsonErrText describes a JSON syntax error, with the offset where it has one.
+// jsonErrText describes a JSON syntax error, with its line and column in
+// data where it has one.
 func jsonErrText(err error, data string) string {
 	if len(strings.TrimSpace(data)) == 0 {
 		return "the output is empty"
 	}
 	if se, ok := err.(*json.SyntaxError); ok {
-		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+		line, col := lineCol(data, se.Offset)
+		return fmt.Sprintf("%v at line %d, column %d", se, line, col)
 	}
 	return err.Error()
+}
+
+// lineCol is the 1-based line and byte column of the byte encoding/json
+// stopped at: the last of the offset bytes it read.
+func lineCol(data string, offset int64) (line, col int) {
+	p := int(min(max(offset-1, 0), int64(len(data))))
+	head := data[:p]
+	return strings.Count(head, "\n") + 1, p - (strings.LastIndexByte(head, '\n') + 1) + 1
 }
