@@ -216,6 +216,32 @@ func (p *proj) vmEnv(env []string, args ...string) result {
 	return r
 }
 
+// vmMeasured is vm, with maxRSS smithvm's own peak: it starts smithvm
+// through the helper (helper maxrss), a small process, because a process
+// this test binary starts inherits the test binary's peak in its rusage
+// (Linux keeps the high-water mark of the memory an execve replaces, and
+// Go starts children by vfork), which a full run of the suite makes far
+// larger than smithvm's.
+func (p *proj) vmMeasured(args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	out := filepath.Join(p.t.TempDir(), "maxrss")
+	argv := append([]string{"maxrss", out, built.smithvm}, append(args, "--base", p.base)...)
+	cmd := exec.CommandContext(ctx, built.helper, argv...)
+	cmd.Dir, cmd.Env = p.base, baseEnv()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := result{code: exitCode(p.t, err), stdout: o.String(), stderr: e.String()}
+	if b, err := os.ReadFile(out); err == nil {
+		if kb, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			r.maxRSS = kb << 10
+		}
+	}
+	return r
+}
+
 // exitCode is the exit status in err from exec.Cmd.Run or Wait.
 func exitCode(t *testing.T, err error) int {
 	t.Helper()

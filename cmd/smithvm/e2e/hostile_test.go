@@ -213,7 +213,7 @@ func TestCaptureMemoryBounded(t *testing.T) {
 	const bound = 150 << 20 // generous: the fixed runs peak around 30 MB
 	p := newProj(t)
 	wf := p.write("m.yaml", workflow("capture_memory_bounded.yaml"))
-	r := p.vm("run", wf, "--run-id", "m")
+	r := p.vmMeasured("run", wf, "--run-id", "m")
 	if r.maxRSS > bound {
 		t.Errorf("smithvm peaked at %d MB for a 39 MB lines capture and a 44 MB json capture, want at most %d MB", r.maxRSS>>20, bound>>20)
 	}
@@ -254,7 +254,7 @@ steps:
     output_file: reply.txt
     on: {success: {goto: _end}, failure: {error: "Ask failed"}}
 `)
-	r := p.vm("run", wf, "--run-id", "r")
+	r := p.vmMeasured("run", wf, "--run-id", "r")
 	want(t, r, 0)
 	got, err := os.ReadFile(filepath.Join(p.ws, "artifacts", "Ask", "reply.txt"))
 	if err != nil || len(got) < 60000000 || !strings.HasPrefix(string(got), "reply line 0000000: the model keeps talking\n") || !strings.HasSuffix(string(got), "\nEND OF REPLY") {

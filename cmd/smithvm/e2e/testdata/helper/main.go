@@ -52,6 +52,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 3 && os.Args[1] == "maxrss" {
+		maxRSS(os.Args[2], os.Args[3:])
+	}
 	for _, op := range os.Args[1:] {
 		name, arg, _ := strings.Cut(op, ":")
 		switch name {
@@ -294,4 +297,25 @@ func xLines(n string) string {
 		b.WriteString(line)
 	}
 	return b.String()[:size]
+}
+
+// maxRSS (helper maxrss OUT ARGV...) runs ARGV with this process's stdin,
+// stdout and stderr, writes its peak resident set size in KiB to OUT and
+// exits with its status. Started from this small process, the child's
+// peak is its own: Linux keeps the memory high-water mark of the process
+// image an execve replaces, and Go starts a child by vfork, in its
+// parent's memory, so a smithvm started by the test binary reports the
+// test binary's peak when that one is larger.
+func maxRSS(out string, argv []string) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "helper maxrss:", err)
+		os.Exit(97)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		_ = os.WriteFile(out, []byte(strconv.FormatInt(ru.Maxrss, 10)), 0o644)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
 }
