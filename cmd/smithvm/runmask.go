@@ -1,8 +1,6 @@
 package main
 
 import (
-	"slices"
-
 	"smith/compiler"
 	"smith/vm"
 	"smith/workers"
@@ -11,8 +9,7 @@ import (
 
 // runMasker masks what smithvm prints from run st's repository (smithvm
 // diff, status --diff, the viewer's diffs): the values of the run's
-// secrets (its program's and its steps' declared secrets, as this
-// environment has them) and of the presets' own variables, as the run
+// secrets (its program's declared secrets, as this environment has them) and of the presets' own variables, as the run
 // masks everything it writes (CONTRACT 5). The repository is not the
 // run's output alone: a line that the run's steps removed from the
 // starting commit may hold a value no step's commit could add. With no
@@ -21,13 +18,8 @@ func (e *env) runMasker(st *vm.State) *text.Masker {
 	var vals []string
 	if st != nil && st.WorkflowPath != "" {
 		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
-			names := slices.Clone(p.Secrets)
-			for _, b := range p.Blocks {
-				if b.Step != nil {
-					names = append(names, b.Step.Secrets...)
-				}
-			}
-			for _, n := range names {
+			// A step's secrets are among these (the compiler checks it).
+			for _, n := range p.Secrets {
 				// A value too short to be a secret (the run refuses to
 				// start with one) would mask that text everywhere.
 				if v, ok := e.lookup(n); ok && vm.SecretLen(v) >= vm.MinSecretLen {
