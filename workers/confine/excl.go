@@ -55,24 +55,32 @@ func linkNew(fromDir int, from string, toDir int, to, shown string) error {
 }
 
 // Remove deletes the file abs (a path returned by Resolve or ResolveIn),
-// walking from Base without following links. A file that does not exist is
-// not an error.
+// walking from Base without following links. A file that does not exist
+// (a parent that is a file included) is not an error.
 func (d Dir) Remove(abs string) error {
 	d = d.rooted()
 	rel, err := d.checked(abs)
 	if err != nil {
 		return err
 	}
+	return d.unlink(abs, rel, 0, "", true)
+}
+
+// unlink removes the entry rel of the rooted d (abs as shown) with
+// unlinkat's flags, its parents walked from Base without following links
+// (a final link is removed, never followed). With missingOK, nothing there
+// (nor any parent) is not an error. what names the kind in the error.
+func (d Dir) unlink(abs, rel string, flags int, what string, missingOK bool) error {
 	dirfd, err := d.walk(abs, filepath.Dir(rel), false)
-	if errors.Is(err, fs.ErrNotExist) {
+	if missingOK && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dirfd)
-	if err := unix.Unlinkat(dirfd, filepath.Base(rel), 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("remove %s: %w", abs, err)
+	if err := unix.Unlinkat(dirfd, filepath.Base(rel), flags); err != nil && !(missingOK && errors.Is(err, unix.ENOENT)) {
+		return fmt.Errorf("remove %s%s: %w", what, abs, err)
 	}
 	return nil
 }

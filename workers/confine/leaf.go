@@ -121,18 +121,7 @@ func (d Dir) RemoveLeaf(abs string) error {
 	if err != nil {
 		return err
 	}
-	dirfd, err := d.walk(abs, filepath.Dir(rel), false)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dirfd)
-	if err := unix.Unlinkat(dirfd, filepath.Base(rel), 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("remove %s: %w", abs, err)
-	}
-	return nil
+	return d.unlink(abs, rel, 0, "", true)
 }
 
 // checkedLeaf is checked for a path returned by ResolveLeaf: its last
@@ -163,13 +152,5 @@ func (d Dir) RemoveEmptyDir(abs string) error {
 	if err != nil {
 		return err
 	}
-	dirfd, err := d.walk(abs, filepath.Dir(rel), false)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dirfd)
-	if err := unix.Unlinkat(dirfd, filepath.Base(rel), unix.AT_REMOVEDIR); err != nil {
-		return fmt.Errorf("remove the folder %s: %w", abs, err)
-	}
-	return nil
+	return d.unlink(abs, rel, unix.AT_REMOVEDIR, "the folder ", false)
 }
