@@ -3,7 +3,6 @@ package steprun
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -138,21 +137,7 @@ func readCapped(path string, max int64) (string, int64, error) {
 		return "", 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	if fi.Size() > max {
-		return "", fi.Size(), nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return "", 0, err
-	}
-	if int64(len(b)) > max { // it grew since the stat
-		return "", int64(len(b)), nil
-	}
-	return string(b), int64(len(b)), nil
+	return readLimited(f, max)
 }
 
 // jsonTooLarge fails a successful result whose json capture is size bytes,

@@ -247,21 +247,29 @@ func ReadAtMost(d confine.Dir, abs string, limit int64) (s string, size int64, e
 		return "", 0, err
 	}
 	defer f.Close()
-	size = -1
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
+	s, size, err = readLimited(f, limit)
+	if err != nil || size > limit {
+		return "", size, err
 	}
-	if size > limit {
-		return "", size, nil
+	return s, -1, nil
+}
+
+// readLimited reads f when it holds at most limit bytes, and returns its
+// size. A larger file is not read (its size comes from stat); one that
+// grows, or is no regular file, is read to limit+1 bytes at most: s is
+// then "" and size what was seen, more than limit.
+func readLimited(f *os.File, limit int64) (s string, size int64, err error) {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		return "", fi.Size(), nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return "", 0, err
 	}
 	if int64(len(b)) > limit {
-		return "", int64(len(b)), nil // it grew, or is no regular file: at least this
+		return "", int64(len(b)), nil
 	}
-	return string(b), -1, nil
+	return string(b), int64(len(b)), nil
 }
 
 // ReadConfined reads abs, a confined path, through the project root d.
