@@ -41,7 +41,7 @@ var gitVersionPattern = sync.OnceValue(func() *regexp.Regexp {
 // at its first git command, and a run that runs no git pays nothing. Only
 // an answer is kept: a git that could not be started is asked again (one
 // installed meanwhile, by a long-lived smithvm serve). This is a cache of
-// what the machine says, like proc's path cache, not state of a run.
+// what the machine says, not state of a run.
 var gitVersions struct {
 	sync.Mutex
 	m map[string]gitVersion
