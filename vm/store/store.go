@@ -26,8 +26,15 @@ type Store struct {
 }
 
 // A Policy says when Checkpoint writes a snapshot: after Every deltas
-// (default 200) or when Interval (default 2 s) has passed since the last
+// (default 1,000) or when Interval (default 2 s) has passed since the last
 // snapshot, whichever comes first. Values of zero or less mean the default.
+//
+// A snapshot costs about a millisecond here (a new file written and
+// fsynced, renamed, the directory fsynced); a journal line costs a reader
+// (resume, status, the viewer) about 11 µs to apply. Every 1,000 deltas, a
+// fast run of 1,000 steps writes 2 snapshots instead of 10 (5-12 ms of its
+// 0.8 s), and a resume or a read replays at most about 11 ms of journal.
+// Slow runs, an agent's, are snapshotted by Interval long before.
 type Policy struct {
 	Every    int
 	Interval time.Duration
@@ -41,7 +48,7 @@ type Policy struct {
 
 // Default snapshot policy.
 const (
-	DefaultEvery    = 200
+	DefaultEvery    = 1000
 	DefaultInterval = 2 * time.Second
 	DefaultCatchUp  = 250 * time.Millisecond
 )

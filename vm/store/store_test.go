@@ -656,6 +656,15 @@ func TestCheckpoint(t *testing.T) {
 		{"force", Policy{Every: 100, Interval: time.Hour}, []step{{0, false, false}, {0, true, true}, {0, false, false}}},
 		{"defaults", Policy{}, []step{{time.Second, false, false}, {time.Second, false, true}}},
 	}
+	// DefaultEvery checkpoints within a second (a fast run's 500 steps):
+	// the last one writes the snapshot, none before it.
+	every := make([]step, 1000)
+	every[len(every)-1].snap = true
+	tests = append(tests, struct {
+		name  string
+		pol   Policy
+		steps []step
+	}{"default every", Policy{}, every})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
