@@ -78,6 +78,10 @@ func helperMain(args []string) int {
 		}
 	case "cat":
 		io.Copy(os.Stdout, os.Stdin)
+	case "seekout":
+		// Moves its stdout's offset without writing (where stdout can seek).
+		n, _ := strconv.Atoi(arg(1))
+		os.Stdout.Seek(int64(n), io.SeekStart)
 	case "stdin":
 		in, err1 := os.Stdin.Stat()
 		null, err2 := os.Stat(os.DevNull)

@@ -249,6 +249,17 @@ func TestUnnamedStdoutKept(t *testing.T) {
 	if kept() != f {
 		t.Errorf("the second step did not give the kept file back")
 	}
+	// A step that moves its stdout's offset and writes nothing leaves an
+	// empty file, which is kept without a truncation: the next step's
+	// stream still starts at byte 0, with no hole before it.
+	argv, env := testchild.Argv(t, "seekout", "300")
+	if res := Run(context.Background(), Spec{Argv: argv, Env: env, MemCap: 1000, StdoutSpill: spill}); res.ExitCode != 0 || res.Stdout != "" {
+		t.Fatalf("seekout: exit %d, stdout %q", res.ExitCode, res.Stdout)
+	}
+	if kept() != f {
+		t.Errorf("the seeking step did not give the kept file back")
+	}
+	run(20)
 	if res := run(5000); res.StdoutSpill != spill || kept() != nil {
 		t.Fatalf("a 5000-byte stream: spill %q, kept %v; want %s and no file kept", res.StdoutSpill, kept(), spill)
 	}
