@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -156,5 +157,25 @@ func TestLookPathWatchesNothing(t *testing.T) {
 		if err == nil && (strings.Contains(target, "inotify") || strings.Contains(target, "fanotify")) {
 			t.Fatalf("after 1,000 lookups descriptor %s is %s", fd.Name(), target)
 		}
+	}
+}
+
+// TestLookPathSkipsRepeatedDirectories: a PATH that names a directory twice
+// (a common result of shell start-up files) looks in it once.
+func TestLookPathSkipsRepeatedDirectories(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	name := "smith-lookpath-repeated"
+	bt := tool(t, b, name)
+	var looked []string
+	defer func(old func(string) bool) { lookExecutable = old }(lookExecutable)
+	lookExecutable = func(p string) bool { looked = append(looked, p); return isExecutable(p) }
+	got, err := lookPath(name, []string{"PATH=" + a + ":" + a + ":relative:" + a + "/:" + b + ":" + b})
+	if err != nil || got != bt {
+		t.Fatalf("lookPath = %q, %v; want %q", got, err, bt)
+	}
+	want := []string{filepath.Join(a, name), filepath.Join(a, name), bt}
+	if !slices.Equal(looked, want) {
+		t.Errorf("looked at %q, want %q (a/ is another spelling, looked in again)", looked, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -503,16 +504,20 @@ func lookPath(name string, env []string) (string, error) {
 			pathVar = v // the last one wins, as for exec
 		}
 	}
-	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
+	dirs := filepath.SplitList(pathVar)
+	for i, dir := range dirs {
+		if dir == "" || !filepath.IsAbs(dir) || slices.Contains(dirs[:i], dir) {
+			continue // a directory already looked in cannot have it now either
 		}
-		if p := filepath.Join(dir, name); isExecutable(p) {
+		if p := filepath.Join(dir, name); lookExecutable(p) {
 			return p, nil
 		}
 	}
 	return "", notFound
 }
+
+// lookExecutable is isExecutable; a test counts its calls.
+var lookExecutable = isExecutable
 
 // isExecutable reports whether path is a file this process may execute,
 // as exec.LookPath checks a path with a slash (not a directory, and
