@@ -18,6 +18,7 @@ import (
 
 	"smith/cmd/smithvm/serve"
 	"smith/compiler"
+	"smith/isa"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -131,9 +132,13 @@ func (e *env) cmdStatus(args []string) int {
 	if msg := workflowGone(st, "status lists the steps in the order they ran, not in the workflow's, and no signals for a halted step"); msg != "" {
 		fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
 	}
-	e.printStatus(proj, st, cutOff)
+	// The workflow is compiled once for all the parts that read it (the
+	// step order, the kept outputs, a halted step's signals, the masked
+	// secrets): a large workflow's compile is most of a status.
+	prog := loadProgram(st)
+	e.printStatus(proj, st, prog, cutOff)
 	if c.diff {
-		e.printDiffs(proj, st)
+		e.printDiffs(proj, st, prog)
 	}
 	return 0
 }
@@ -141,8 +146,9 @@ func (e *env) cmdStatus(args []string) int {
 // printStatus prints a run's summary and its step table. A model's or a
 // CLI's text in it (a step's error) shows its control characters as
 // escapes (visibleWriter). st is the state as shown (vm.State.Shown);
-// cutOff: its status says running but no process drives it.
-func (e *env) printStatus(proj *project, st *vm.State, cutOff bool) {
+// prog, its workflow compiled (nil when it no longer loads); cutOff: its
+// status says running but no process drives it.
+func (e *env) printStatus(proj *project, st *vm.State, prog *isa.Program, cutOff bool) {
 	w := visibleWriter{e.stdout}
 	fmt.Fprintf(w, "run:          %s\n", st.RunID)
 	fmt.Fprintf(w, "workflow:     %s (%s)\n", st.WorkflowName, st.WorkflowPath)
@@ -168,7 +174,7 @@ func (e *env) printStatus(proj *project, st *vm.State, cutOff bool) {
 	fmt.Fprintf(w, "current step: %s\n", cur)
 	fmt.Fprintf(w, "run folder:   %s\n", filepath.Join(proj.store.RunsDir(), st.RunID))
 	fmt.Fprintf(w, "artifacts:    %s\n", artifactsOf(proj, st))
-	if outs := keptOutputs(st); len(outs) > 0 {
+	if outs := keptOutputs(st, prog); len(outs) > 0 {
 		fmt.Fprintf(w, "outputs:      %s (this run's copies of its output files)\n", filepath.Join(proj.store.RunsDir(), st.RunID, "outputs"))
 		for _, o := range outs {
 			fmt.Fprintf(w, "  %s\n", o)
@@ -180,8 +186,8 @@ func (e *env) printStatus(proj *project, st *vm.State, cutOff bool) {
 			at += " [" + it + "]" // the iteration, as the console names it
 		}
 		fmt.Fprintf(w, "halted at:    %s (resume with: smithvm resume %s [--signal SIGNAL:X] [--note TEXT])\n", at, st.RunID)
-		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
-			if sigs := p.Signals(st.HaltedBlock); len(sigs) > 0 {
+		if prog != nil {
+			if sigs := prog.Signals(st.HaltedBlock); len(sigs) > 0 {
 				fmt.Fprintf(w, "signals:      %s\n", strings.Join(sigs, ", "))
 			}
 		}
@@ -191,13 +197,13 @@ func (e *env) printStatus(proj *project, st *vm.State, cutOff bool) {
 		fmt.Fprintf(w, "stats:        %d tokens, cost %s, %d lines written\n", st.Stats.TotalTokensUsed, serve.FormatCost(total.Cost), st.Stats.TotalLinesWritten)
 	}
 	if st.WorktreePath != "" {
-		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.runMasker(st), e.lookup); err == nil {
+		if stat, err := workers.Diff(context.Background(), proj.dirs, st.RunID, true, e.maskerOf(prog), e.lookup); err == nil {
 			if lines := strings.Split(strings.TrimSpace(stat), "\n"); lines[len(lines)-1] != "" {
 				fmt.Fprintf(w, "changes:      %s (smithvm status %s --diff, or smithvm diff %s)\n", strings.TrimSpace(lines[len(lines)-1]), st.RunID, st.RunID)
 			}
 		}
 	}
-	names, depth := stepOrder(st)
+	names, depth := serve.StepOrder(st, prog)
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	if len(names) > 0 {
@@ -266,10 +272,10 @@ func shortCommit(c string) string { return c[:min(len(c), 10)] }
 // printDiffs prints, for status --diff, each step's commit (its patch) in
 // step order and then the run's whole diff against its starting commit,
 // through Smith's git (CONTRACT 13).
-func (e *env) printDiffs(proj *project, st *vm.State) {
+func (e *env) printDiffs(proj *project, st *vm.State, prog *isa.Program) {
 	w := e.stdout
-	mask := e.runMasker(st)
-	names, _ := stepOrder(st)
+	mask := e.maskerOf(prog)
+	names, _ := serve.StepOrder(st, prog)
 	for _, n := range names {
 		r := st.Steps[n]
 		if r.Commit == "" {
@@ -350,8 +356,15 @@ func writeThreads(w io.Writer, st *vm.State) {
 // blocks as compiled from workflow_path), then any others sorted, with
 // their depth in loop bodies (serve.StepOrder, which the viewer uses too).
 func stepOrder(st *vm.State) (names []string, depth map[string]int) {
+	return serve.StepOrder(st, loadProgram(st))
+}
+
+// loadProgram compiles run st's workflow from its file, as the commands
+// that show a run read it; nil when it no longer loads (a variable: a test
+// counts the compiles).
+var loadProgram = func(st *vm.State) *isa.Program {
 	p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
-	return serve.StepOrder(st, p)
+	return p
 }
 
 func (e *env) cmdGraph(args []string) int {
@@ -416,8 +429,8 @@ func artifactsOf(proj *project, st *vm.State) string {
 
 // keptOutputs lists the run's copies of its steps' output files
 // (RUN_ROOT/outputs/...), in step order, "STEP: PATH" each.
-func keptOutputs(st *vm.State) []string {
-	names, _ := stepOrder(st)
+func keptOutputs(st *vm.State, prog *isa.Program) []string {
+	names, _ := serve.StepOrder(st, prog)
 	var out []string
 	for _, n := range names {
 		if r := st.Steps[n]; r != nil && r.OutputFile != "" {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"smith/compiler"
+	"smith/isa"
 	"smith/vm"
 	"smith/workers"
 	"smith/workers/text"
@@ -15,16 +15,23 @@ import (
 // starting commit may hold a value no step's commit could add. With no
 // state, or a workflow that no longer loads, the presets' variables alone.
 func (e *env) runMasker(st *vm.State) *text.Masker {
+	if st == nil || st.WorkflowPath == "" {
+		return e.maskerOf(nil)
+	}
+	return e.maskerOf(loadProgram(st))
+}
+
+// maskerOf is runMasker for a run whose workflow is compiled already (prog;
+// nil when it no longer loads).
+func (e *env) maskerOf(prog *isa.Program) *text.Masker {
 	var vals []string
-	if st != nil && st.WorkflowPath != "" {
-		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
-			// A step's secrets are among these (the compiler checks it).
-			for _, n := range p.Secrets {
-				// A value too short to be a secret (the run refuses to
-				// start with one) would mask that text everywhere.
-				if v, ok := e.lookup(n); ok && vm.SecretLen(v) >= vm.MinSecretLen {
-					vals = append(vals, v)
-				}
+	if prog != nil {
+		// A step's secrets are among these (the compiler checks it).
+		for _, n := range prog.Secrets {
+			// A value too short to be a secret (the run refuses to
+			// start with one) would mask that text everywhere.
+			if v, ok := e.lookup(n); ok && vm.SecretLen(v) >= vm.MinSecretLen {
+				vals = append(vals, v)
 			}
 		}
 	}
