@@ -45,9 +45,10 @@ func (r *Runner) runCLI(ctx context.Context, req *step.Request, p steprun.Paths,
 		// The model provider the user chose may read its key and headers
 		// from variables of its own (codex's env_key, env_http_headers):
 		// they pass, masked; credentials written in its table are masked.
-		pv.KeyVar = pv.CLI.ProviderKeyVar(config)
-		vals = append(vals, pv.CLI.ProviderSecrets(config)...)
-		for _, name := range pv.CLI.ProviderVars(config) {
+		mp := pv.CLI.ModelProvider(config)
+		pv.KeyVar = mp.KeyVar
+		vals = append(vals, mp.Secrets...)
+		for _, name := range mp.Vars() {
 			if r.Lookup == nil {
 				break
 			}

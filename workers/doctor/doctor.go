@@ -227,11 +227,12 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 	// is not set, and the server refuses the request as with no key.
 	file := filepath.Join(home, f.ConfigFile)
 	var problems []string
-	name := f.ProviderKeyVar(config)
+	mp := f.ModelProvider(config)
+	name := mp.KeyVar
 	if v, _ := e.Lookup(name); name != "" && v == "" {
 		problems = append(problems, fmt.Sprintf("%s is not set: the model provider chosen in %s reads its key from it; set it", name, file))
 	}
-	for _, hv := range f.ProviderHeaderVars(config) {
+	for _, hv := range mp.HeaderVars {
 		if v, _ := e.Lookup(hv[1]); v == "" {
 			problems = append(problems, fmt.Sprintf("%s is not set: the model provider chosen in %s sends it as its header %s (env_http_headers), and %s sends no such header without it; set it",
 				hv[1], file, hv[0], t.Name))
@@ -243,7 +244,7 @@ func loggedIn(ctx context.Context, e Env, f *provider.CLI, t Target, env []strin
 		return l
 	case name != "":
 		l.OK, l.Text = true, fmt.Sprintf("%s (the key of the model provider chosen in %s) is set", name, file)
-		if hs := f.ProviderHeaderVars(config); len(hs) > 0 {
+		if hs := mp.HeaderVars; len(hs) > 0 {
 			var vars []string
 			for _, hv := range hs {
 				vars = append(vars, hv[1])

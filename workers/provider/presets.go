@@ -505,7 +505,7 @@ func MaskedVars() []string {
 func codexArgs(c Call) []string {
 	env := c.Env
 	if !c.Isolated {
-		name, defined, _, _ := codexActiveProvider(c.Config)
+		_, name, defined, _ := codexProvider(c.Config)
 		if name == "" || codexBuiltin(name) || !defined {
 			return nil // -c on a built-in or unknown provider is refused
 		}
@@ -682,22 +682,6 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-// codexActiveProvider returns the model provider codex's config.toml
-// (config, as the runner read it) selects with its top-level
-// model_provider, "" when none (codex's built-in openai provider); defined
-// tells whether the file has a [model_providers.NAME] table for it, and
-// envKey is the variable that table reads its key from (its env_key).
-// (codex 0.169 refuses a profile key in config.toml, and Smith passes no
-// --profile: the top-level key decides.)
-//
-// A config.toml Smith cannot read is broken: err says so, and the callers
-// then decide nothing from it (no argument, no early failure), so that
-// codex itself reports what is wrong with its file (configBroken).
-func codexActiveProvider(config []byte) (name string, defined bool, envKey string, err error) {
-	p, name, defined, err := codexProvider(config)
-	return name, defined, p.EnvKey, err
-}
-
 // A codexProviderTable is what Smith reads of a [model_providers.NAME]
 // table of codex's config.toml: where its key and headers come from.
 type codexProviderTable struct {
@@ -709,8 +693,16 @@ type codexProviderTable struct {
 	BearerToken    string            `toml:"experimental_bearer_token"`
 }
 
-// codexProvider returns the table of the model provider config.toml
-// (config) chooses, its name and whether the file defines it.
+// codexProvider returns the model provider codex's config.toml (config,
+// as the runner read it) selects with its top-level model_provider: its
+// table, its name ("" when none: codex's built-in openai provider) and
+// whether the file has a [model_providers.NAME] table for it. (codex 0.169
+// refuses a profile key in config.toml, and Smith passes no --profile: the
+// top-level key decides.)
+//
+// A config.toml Smith cannot read is broken: err says so, and the callers
+// then decide nothing from it (no argument, no early failure), so that
+// codex itself reports what is wrong with its file (configBroken).
 func codexProvider(config []byte) (p codexProviderTable, name string, defined bool, err error) {
 	var doc struct {
 		ModelProvider  string                        `toml:"model_provider"`
@@ -726,80 +718,62 @@ func codexProvider(config []byte) (p codexProviderTable, name string, defined bo
 	return p, doc.ModelProvider, defined, nil
 }
 
-// ProviderVars returns the variables the model provider chosen in the
-// CLI's configuration file (config) reads (codex: its env_key, then the
-// variables of its env_http_headers by header): they pass to the preset's
-// processes, masked, like the preset's own variables.
-func (f *CLI) ProviderVars(config []byte) []string {
-	if f.ConfigFile != "config.toml" {
-		return nil
-	}
-	p, _, _, err := codexProvider(config)
-	if err != nil {
-		return nil
-	}
+// A ModelProvider is what the model provider chosen in a CLI's
+// configuration file asks of the preset's processes (codex: a
+// [model_providers.NAME] table of the user's).
+type ModelProvider struct {
+	// KeyVar is the variable it reads its key from (its env_key), "" when
+	// none. It passes to the preset's processes, masked, like the preset's
+	// own variables.
+	KeyVar string
+	// HeaderVars are the headers it takes from variables (its
+	// env_http_headers), as {header, variable} pairs sorted by header.
+	HeaderVars [][2]string
+	// Secrets are the credentials its table holds as they are
+	// (experimental_bearer_token, the values of http_headers), at least
+	// MinMasked bytes long: masked like its key.
+	Secrets []string
+}
+
+// Vars are the variables the model provider reads (KeyVar, then those of
+// HeaderVars), each once: they pass to the preset's processes, masked.
+func (m ModelProvider) Vars() []string {
 	var out []string
-	if p.EnvKey != "" {
-		out = append(out, p.EnvKey)
+	if m.KeyVar != "" {
+		out = append(out, m.KeyVar)
 	}
-	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
-		if v := p.EnvHTTPHeaders[h]; v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
+	for _, hv := range m.HeaderVars {
+		if !slices.Contains(out, hv[1]) {
+			out = append(out, hv[1])
 		}
 	}
 	return out
 }
 
-// ProviderHeaderVars returns the headers the model provider chosen in the
-// CLI's configuration file (config) takes from variables (codex: its
-// env_http_headers), as {header, variable} pairs sorted by header.
-func (f *CLI) ProviderHeaderVars(config []byte) [][2]string {
+// ModelProvider returns what the model provider chosen in the CLI's
+// configuration file (config, as read) asks for; nothing for a CLI whose
+// file chooses none, or a file Smith cannot read (ConfigError).
+func (f *CLI) ModelProvider(config []byte) ModelProvider {
+	var m ModelProvider
 	if f.ConfigFile != "config.toml" {
-		return nil
+		return m
 	}
 	p, _, _, err := codexProvider(config)
 	if err != nil {
-		return nil
+		return m
 	}
-	var out [][2]string
+	m.KeyVar = p.EnvKey
 	for _, h := range slices.Sorted(maps.Keys(p.EnvHTTPHeaders)) {
 		if v := p.EnvHTTPHeaders[h]; v != "" {
-			out = append(out, [2]string{h, v})
+			m.HeaderVars = append(m.HeaderVars, [2]string{h, v})
 		}
 	}
-	return out
-}
-
-// ProviderSecrets returns the credentials the chosen model provider's
-// table holds as they are (codex: experimental_bearer_token, the values of
-// http_headers), at least MinMasked bytes long: masked like its key.
-func (f *CLI) ProviderSecrets(config []byte) []string {
-	if f.ConfigFile != "config.toml" {
-		return nil
-	}
-	p, _, _, err := codexProvider(config)
-	if err != nil {
-		return nil
-	}
-	var out []string
 	for _, v := range append([]string{p.BearerToken}, slices.Sorted(maps.Values(p.HTTPHeaders))...) {
 		if len(v) >= MinMasked {
-			out = append(out, v)
+			m.Secrets = append(m.Secrets, v)
 		}
 	}
-	return out
-}
-
-// ProviderKeyVar returns the variable that the model provider chosen in
-// the CLI's configuration file (config) reads its key from (codex: the
-// env_key of a provider of the user's), "" when there is none. It passes
-// to the preset's processes, masked, like the preset's own variables.
-func (f *CLI) ProviderKeyVar(config []byte) string {
-	if f.ConfigFile != "config.toml" {
-		return ""
-	}
-	_, _, key, _ := codexActiveProvider(config)
-	return key
+	return m
 }
 
 // LoginNeeded reports whether the CLI, with the configuration file config,
@@ -811,7 +785,7 @@ func (f *CLI) LoginNeeded(config []byte) bool {
 	if f.ConfigFile != "config.toml" {
 		return false
 	}
-	name, _, _, err := codexActiveProvider(config)
+	_, name, _, err := codexProvider(config)
 	if err != nil {
 		return false // codex says what is wrong with the file, at once
 	}
@@ -836,7 +810,7 @@ func (f *CLI) ConfigError(config []byte) error {
 	if f.ConfigFile != "config.toml" {
 		return nil
 	}
-	_, _, _, err := codexActiveProvider(config)
+	_, _, _, err := codexProvider(config)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -97,5 +98,47 @@ func TestInstallHintKeyVar(t *testing.T) {
 		if !strings.Contains(hint, "set "+f.UserKeyVar()) {
 			t.Errorf("InstallHint(%q) = %q, want it to name %s, the key variable %s reads in the user's home", name, hint, f.UserKeyVar(), name)
 		}
+	}
+}
+
+// TestModelProvider reads what the model provider chosen in codex's
+// config.toml asks for, from one reading of the file: its key variable,
+// the variables of its headers (each once, after the key's), and the
+// credentials written in its table.
+func TestModelProvider(t *testing.T) {
+	codex, _ := CLIOf("codex")
+	claude, _ := CLIOf("claude")
+	config := []byte(`model_provider = "gw"
+[model_providers.gw]
+env_key = "GW_KEY"
+experimental_bearer_token = "bearer-0123456789"
+env_http_headers = { "X-Team" = "GW_TEAM", "X-Also" = "GW_KEY" }
+http_headers = { "X-Short" = "abc", "X-Org" = "org-header-0123456789" }
+[model_providers.other]
+env_key = "OTHER_KEY"
+`)
+	got := codex.ModelProvider(config)
+	want := ModelProvider{
+		KeyVar:     "GW_KEY",
+		HeaderVars: [][2]string{{"X-Also", "GW_KEY"}, {"X-Team", "GW_TEAM"}},
+		Secrets:    []string{"bearer-0123456789", "org-header-0123456789"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ModelProvider = %+v, want %+v", got, want)
+	}
+	if vars := got.Vars(); !slices.Equal(vars, []string{"GW_KEY", "GW_TEAM"}) {
+		t.Errorf("Vars = %q, want GW_KEY, GW_TEAM", vars)
+	}
+	for name, c := range map[string][]byte{
+		"the built-in provider": []byte("model = \"o3\"\n"),
+		"a broken file":         []byte("model_provider = \n"),
+		"no file":               nil,
+	} {
+		if m := codex.ModelProvider(c); !reflect.DeepEqual(m, ModelProvider{}) || m.Vars() != nil {
+			t.Errorf("%s: ModelProvider = %+v, want nothing", name, m)
+		}
+	}
+	if m := claude.ModelProvider(config); !reflect.DeepEqual(m, ModelProvider{}) {
+		t.Errorf("claude: ModelProvider = %+v, want nothing (its file is not codex's)", m)
 	}
 }
