@@ -155,8 +155,13 @@ func hashFile(p string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return hashOf(f)
+}
+
+// hashOf is the SHA-256 (hex) of what r reads.
+func hashOf(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -435,9 +440,8 @@ func currentSum(req *step.Request, abs string) (sum string, isDir bool) {
 		return "?", false
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if sum, err = hashOf(f); err != nil {
 		return "?", false
 	}
-	return hex.EncodeToString(h.Sum(nil)), false
+	return sum, false
 }

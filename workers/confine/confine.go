@@ -210,10 +210,19 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := d.checkLinks(joined, func(link string) error {
-		// The link as the user sees it: relative to dir when it lies below
-		// dir, else (dir itself or one of its parents is the link, e.g. a
-		// linked artifacts/<Step>) relative to the workspace or Base.
+	if err := d.checkLinks(joined, d.throughLink(rel, dirRel)); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.Base, joined), nil
+}
+
+// throughLink returns the error of rel (relative to dirRel, below Base)
+// passing through the link (relative to Base), which names the link as the
+// user sees it: relative to dir when it lies below dir, else (dir itself or
+// one of its parents is the link, e.g. a linked artifacts/<Step>) relative
+// to the workspace or Base.
+func (d Dir) throughLink(rel, dirRel string) func(link string) error {
+	return func(link string) error {
 		shown, rerr := filepath.Rel(filepath.Join(d.Base, dirRel), filepath.Join(d.Base, link))
 		if rerr != nil || shown == "." || !filepath.IsLocal(shown) {
 			shown = link
@@ -222,10 +231,7 @@ func (d Dir) ResolveIn(dir, rel string) (string, error) {
 			}
 		}
 		return &Error{Path: rel, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.ToSlash(shown))}
-	}); err != nil {
-		return "", err
 	}
-	return filepath.Join(d.Base, joined), nil
 }
 
 // Check is ResolveIn without the file system: the checks of rel (relative

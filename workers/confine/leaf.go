@@ -15,17 +15,11 @@ import (
 // CONTRACT 5.2). Every component above it is checked as Resolve checks it.
 func (d Dir) ResolveLeaf(rel string) (string, error) {
 	r := d.rooted()
-	_, joined, err := r.lexicalIn(r.Workspace, rel)
+	dirRel, joined, err := r.lexicalIn(r.Workspace, rel)
 	if err != nil {
 		return "", err
 	}
-	if err := r.checkLinks(filepath.Dir(joined), func(link string) error {
-		shown := link
-		if w, werr := filepath.Rel(r.Workspace, filepath.Join(r.Base, link)); werr == nil && filepath.IsLocal(w) {
-			shown = w
-		}
-		return &Error{Path: rel, Reason: fmt.Sprintf("passes through the symlink '%s'", filepath.ToSlash(shown))}
-	}); err != nil {
+	if err := r.checkLinks(filepath.Dir(joined), r.throughLink(rel, dirRel)); err != nil {
 		return "", err
 	}
 	return filepath.Join(r.Base, joined), nil
