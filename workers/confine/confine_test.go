@@ -523,3 +523,34 @@ func TestCheckLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveLeaf: as Resolve, but the last component may be a link (it
+// is not followed); a link above it is refused with Resolve's words.
+func TestResolveLeaf(t *testing.T) {
+	t.Parallel()
+	d := project(t)
+	tests := []struct {
+		path string
+		want string // accepted: the result relative to Base; else the error text
+		ok   bool
+	}{
+		{"linkfile", "workspace/linkfile", true},
+		{"linkdir", "workspace/linkdir", true},
+		{"a/b/file.txt", "workspace/a/b/file.txt", true},
+		{"linkdir/inner.txt", "path 'linkdir/inner.txt' passes through the symlink 'linkdir'", false},
+		{"a/up/workspace/x", "path 'a/up/workspace/x' passes through the symlink 'a/up'", false},
+		{"../../x", "path '../../x' resolves outside the project", false},
+	}
+	for _, tt := range tests {
+		got, err := d.ResolveLeaf(tt.path)
+		if tt.ok {
+			if want := filepath.Join(d.Base, tt.want); err != nil || got != want {
+				t.Errorf("ResolveLeaf(%q) = %q, %v, want %q, nil", tt.path, got, err, want)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrEscape) {
+			t.Errorf("ResolveLeaf(%q) = %q, %v, want error %s", tt.path, got, err, tt.want)
+		}
+	}
+}
