@@ -415,11 +415,7 @@ func (c *claudeReader) reply(doc func() gjson.Result, _ string) (CLIReply, *cliE
 	out := CLIReply{Parsed: true, Cost: v.Get("total_cost_usd").Float(),
 		Tokens: int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
 			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())}
-	if sp, ok := c.spanOf(v.Get("result")); ok {
-		out.Spans = []Span{sp}
-	} else {
-		out.Text = v.Get("result").String()
-	}
+	c.setText(&out, v.Get("result"))
 	if c.blocked != "" {
 		return out, &cliError{plain: true, msg: "a UserPromptSubmit hook in claude's settings blocked the prompt before any model request: " +
 			oneLine(c.blocked) + "; change the prompt, or the hook (claude's settings.json)"}
@@ -561,11 +557,7 @@ func (g *geminiReader) reply(doc func() gjson.Result, stderr string) (CLIReply, 
 	v := doc()
 	if v.IsObject() && (v.Get("response").Exists() || v.Get("stats").Exists()) {
 		out.Parsed = true
-		if sp, ok := g.spanOf(v.Get("response")); ok {
-			out.Spans = []Span{sp}
-		} else {
-			out.Text = v.Get("response").String()
-		}
+		g.setText(&out, v.Get("response"))
 		v.Get("stats.models").ForEach(func(_, m gjson.Result) bool {
 			out.Tokens += int(m.Get("tokens.total").Int())
 			return true
@@ -789,7 +781,8 @@ func (c *codexReader) line(l []byte, _ int64) {
 	switch gjson.GetBytes(l, "type").String() {
 	case "item.completed":
 		if gjson.GetBytes(l, "item.type").String() == "agent_message" {
-			c.setText(gjson.GetBytes(l, "item.text"))
+			c.got = true
+			c.setText(&c.out, gjson.GetBytes(l, "item.text"))
 		}
 	case "turn.completed":
 		u := gjson.GetBytes(l, "usage")
@@ -800,23 +793,14 @@ func (c *codexReader) line(l []byte, _ int64) {
 		c.lastErr = gjson.GetBytes(l, "message").String()
 	case "":
 		if m := gjson.GetBytes(l, "msg"); m.Get("type").String() == "agent_message" {
-			c.setText(m.Get("message"))
+			c.got = true
+			c.setText(&c.out, m.Get("message"))
 		} else if !m.Exists() {
 			c.raw = true
 			return
 		}
 	}
 	c.seen = true
-}
-
-// setText makes v the reply: its text, or its span when long.
-func (c *codexReader) setText(v gjson.Result) {
-	c.got = true
-	if sp, ok := c.spanOf(v); ok {
-		c.out.Text, c.out.Spans = "", []Span{sp}
-		return
-	}
-	c.out.Text, c.out.Spans = v.String(), nil
 }
 
 func (c *codexReader) reply(func() gjson.Result, string) (CLIReply, *cliError) {
