@@ -10,7 +10,6 @@ import (
 
 	"smith/source"
 	"smith/workers/proc"
-	"smith/workers/step"
 	"smith/workers/steprun"
 )
 
@@ -82,7 +81,7 @@ func gitVersionOf(ctx context.Context, lookup func(string) (string, bool)) (gitV
 		return v, nil
 	}
 	ctx = context.WithoutCancel(ctx) // as every git of Smith's: a stop does not cut it off
-	env := steprun.BuildEnv(lookup, nil, nil, []step.EnvVar{{Name: "GIT_CONFIG_NOSYSTEM", Value: "1"}, {Name: "GIT_CONFIG_GLOBAL", Value: os.DevNull}, {Name: "GIT_TERMINAL_PROMPT", Value: "0"}})
+	env := steprun.BuildEnv(lookup, nil, nil, gitFixedEnv) // as every git command of Smith's
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "version"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
 	if res.StartErr != nil {
 		return gitVersion{}, res.StartErr
