@@ -1,5 +1,7 @@
 package vm
 
+import "maps"
+
 // StepInterrupted is the status a step (or a thread of a parallel step)
 // shows when the run stopped while it ran: an interrupt, a stop, a crash.
 // It is never saved: the state keeps such a step "running", which is what
@@ -26,11 +28,7 @@ func (s *State) Shown(cutOff bool) *State {
 			continue
 		}
 		if !threadsChanged {
-			threads = make(map[string]*Thread, len(s.Threads))
-			for k2, t2 := range s.Threads {
-				threads[k2] = t2
-			}
-			threadsChanged = true
+			threads, threadsChanged = maps.Clone(s.Threads), true
 		}
 		c := *t
 		c.Steps = ts
@@ -56,10 +54,7 @@ func shownSteps(steps map[string]*StepResult) (map[string]*StepResult, bool) {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]*StepResult, len(steps))
-			for k, v := range steps {
-				out[k] = v
-			}
+			out = maps.Clone(steps)
 		}
 		c := *r
 		c.Status = StepInterrupted
