@@ -80,7 +80,7 @@ func gitVersionOf(ctx context.Context, lookup func(string) (string, bool)) (gitV
 	if v, ok := gitVersions.m[path]; ok {
 		return v, nil
 	}
-	ctx = context.WithoutCancel(ctx) // as every git of Smith's: a stop does not cut it off
+	ctx = context.WithoutCancel(ctx)                       // as every git of Smith's: a stop does not cut it off
 	env := steprun.BuildEnv(lookup, nil, nil, gitFixedEnv) // as every git command of Smith's
 	res := proc.Run(ctx, proc.Spec{Argv: []string{"git", "version"}, Dir: os.TempDir(), Env: env, Timeout: gitTimeout})
 	if res.StartErr != nil {

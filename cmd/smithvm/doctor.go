@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"smith/isa"
@@ -109,7 +108,7 @@ func doctorStatus(failed bool) int {
 func (e *env) gitLine(need bool) doctor.Line {
 	l := doctor.Line{Preset: "git", Check: "installed"}
 	path, _ := e.lookup("PATH")
-	exe := findExecutable("git", path)
+	exe := doctor.LookPath("git", path)
 	version, ok, err := workers.GitVersion(context.Background(), e.lookup)
 	switch {
 	case err != nil && need:
@@ -124,21 +123,6 @@ func (e *env) gitLine(need bool) doctor.Line {
 		l.Text = fmt.Sprintf("%s, %s (%s or newer is needed)", exe, version, workers.MinGitVersion)
 	}
 	return l
-}
-
-// findExecutable is where name is found in the list of folders path, ""
-// when nowhere.
-func findExecutable(name, path string) string {
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return name
 }
 
 // presetTargets are the agent CLI presets, each in the user's own home.

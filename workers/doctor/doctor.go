@@ -150,7 +150,7 @@ func installed(ctx context.Context, e Env, f *provider.CLI, t Target, env []stri
 		l.Text = exe + " is not on PATH" + strings.TrimPrefix(provider.InstallHint(exe), ": it is not on PATH")
 		return l
 	}
-	path := lookPath(exe, envMap(env)["PATH"])
+	path := LookPath(exe, envMap(env)["PATH"])
 	v := versionPattern().FindString(res.Stdout + res.Stderr)
 	if res.ExitCode != 0 || v == "" {
 		l.Text = fmt.Sprintf("%s --version failed (exit %d): %s; reinstall it (%s)", path, res.ExitCode, firstLine(res.Stderr+res.Stdout), strings.TrimPrefix(provider.InstallHint(exe), ": it is not on PATH; "))
@@ -165,9 +165,13 @@ func installed(ctx context.Context, e Env, f *provider.CLI, t Target, env []stri
 	return l
 }
 
-// lookPath finds exe in path ("" when it is not there).
-func lookPath(exe, path string) string {
+// LookPath finds exe in path, the value of a PATH, for a line of the
+// doctor's to show where it is (exe itself when it is not there).
+func LookPath(exe, path string) string {
 	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue // as a step's command is looked up (empty and relative entries are not)
+		}
 		p := filepath.Join(dir, exe)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
 			return p
