@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"smith/workers/confine"
 	"smith/workers/step"
 )
 
@@ -63,15 +62,7 @@ func TestRunWorktreeFailedAddLeavesNothing(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			base := t.TempDir()
-			d, err := confine.New(base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			gitInit(t, d.Workspace)
+			d := gitProject(t)
 			writeFiles(t, d.Workspace, "big.txt", strings.Repeat("0123456789abcdef\n", 4096))
 			userGit(t, d.Workspace, "add", "big.txt")
 			userGit(t, d.Workspace, "commit", "-q", "-m", "big")
@@ -80,7 +71,7 @@ func TestRunWorktreeFailedAddLeavesNothing(t *testing.T) {
 				userGit(t, d.Workspace, "branch", step.WorktreeBranch("r1"), head)
 				userGit(t, d.Workspace, "update-ref", BaseRef("r1"), head)
 			}
-			_, err = OpenRunTree(ctx, d, "r1", "", fullDiskGit(t))
+			_, err := OpenRunTree(ctx, d, "r1", "", fullDiskGit(t))
 			if err == nil || !strings.Contains(err.Error(), "worktree add") {
 				t.Fatalf("OpenRunTree on a full disk = %v, want a git worktree add error", err)
 			}

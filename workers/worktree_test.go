@@ -22,6 +22,21 @@ func needGit(t *testing.T) {
 }
 
 // gitInit makes dir a repository with one commit.
+// gitProject is a new project folder whose WORKSPACE is a git repository
+// with one empty commit on main (gitInit).
+func gitProject(t *testing.T) confine.Dir {
+	t.Helper()
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, d.Workspace)
+	return d
+}
+
 func gitInit(t *testing.T, dir string) {
 	t.Helper()
 	for _, args := range [][]string{
@@ -41,15 +56,7 @@ func gitInit(t *testing.T, dir string) {
 
 func TestWorktreeLifecycle(t *testing.T) {
 	needGit(t)
-	base := t.TempDir()
-	d, err := confine.New(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitInit(t, d.Workspace)
+	d := gitProject(t)
 	ctx := context.Background()
 	lookup := os.LookupEnv
 
@@ -57,7 +64,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateWorktree = %v", err)
 	}
-	if want := filepath.Join(base, ".orchestrator", "worktrees", "r1"); path != want {
+	if want := filepath.Join(d.Base, ".orchestrator", "worktrees", "r1"); path != want {
 		t.Errorf("CreateWorktree path = %s, want %s", path, want)
 	}
 	head := testGit(t, path, lookup, "rev-parse", "--abbrev-ref", "HEAD")

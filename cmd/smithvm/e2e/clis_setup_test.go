@@ -28,29 +28,7 @@ func TestCLIProviderKeyMasked(t *testing.T) {
 	c := cliCases[2]
 	p := newCLIProj(t, modeUser, fakemodel.Rule{Match: "LEAK", Reply: fakemodel.Reply{
 		Text: "the key is " + key, WriteFile: &fakemodel.WriteFile{Path: "key.txt", Content: "KEY=" + key + "\n"}}})
-	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
-	rec := filepath.Join(p.base, "rec")
-	r := p.run("run", wf, "--record", rec)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
-		t.Errorf("Ask output %q, want the key masked", got)
-	}
-	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
-		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
-	}
-	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec} {
-		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) {
-				t.Errorf("the provider's key is in %s", path)
-			}
-			return nil
-		})
-	}
+	p.keyLeakMasked(t, p.env(), c, key)
 }
 
 // TestCLICodexBrokenConfig: a ~/.codex/config.toml that codex cannot load
@@ -378,29 +356,7 @@ func TestCLIClaudeSettingsKeyMasked(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home}
-	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
-	rec := filepath.Join(p.base, "rec")
-	r := p.runWith(env, "run", wf, "--record", rec)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
-		t.Errorf("Ask output %q, want the key masked", got)
-	}
-	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
-		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
-	}
-	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec} {
-		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) {
-				t.Errorf("the key of the user's settings is in %s", path)
-			}
-			return nil
-		})
-	}
+	p.keyLeakMasked(t, env, c, key)
 }
 
 // TestCLIGeminiDotEnvKeyMasked: the user's key is in ~/.gemini/.env, not
@@ -420,29 +376,7 @@ func TestCLIGeminiDotEnvKeyMasked(t *testing.T) {
 	}
 	env := []string{"PATH=" + clisDir() + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + p.home,
 		"GOOGLE_GEMINI_BASE_URL=" + p.srv.URL}
-	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
-	rec := filepath.Join(p.base, "rec")
-	r := p.runWith(env, "run", wf, "--record", rec)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
-		t.Errorf("Ask output %q, want the key masked", got)
-	}
-	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
-		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
-	}
-	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec} {
-		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) {
-				t.Errorf("the key of the user's .env is in %s", path)
-			}
-			return nil
-		})
-	}
+	p.keyLeakMasked(t, env, c, key)
 }
 
 // TestCLICodexProviderNames: the model provider of the user's codex
@@ -655,15 +589,29 @@ func TestCLISecretInPromptMasked(t *testing.T) {
 			if r := p.runWith(append(p.env(), "MY_TOKEN="+token), "run", fail); r.code != 1 {
 				t.Fatalf("run fail.yaml: exit %d, want 1\n%s", r.code, r.stderr)
 			}
-			_ = filepath.WalkDir(filepath.Join(p.base, ".orchestrator"), func(path string, d os.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return nil
-				}
-				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(token)) {
-					t.Errorf("the secret is in clear in %s", path)
-				}
-				return nil
-			})
+			noSecretUnder(t, filepath.Join(p.base, ".orchestrator"), token)
 		})
 	}
+}
+
+// keyLeakMasked runs keyleak.yaml with the CLI of case c and env, recording
+// it: the model's reply names key, which the step's output must show as
+// ***, and its agent writes key into the workspace (else the test proves
+// nothing); no file of the run's folder or of the recording may hold key.
+func (p *cliProj) keyLeakMasked(t *testing.T, env []string, c cliCase, key string) {
+	t.Helper()
+	wf := p.put("wf.yaml", p.workflow("keyleak.yaml", c, cliCase{}))
+	rec := filepath.Join(p.base, "rec")
+	r := p.runWith(env, "run", wf, "--record", rec)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := p.state(r).Steps["Ask"].Output; got != "the key is ***" {
+		t.Errorf("Ask output %q, want the key masked", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.ws, "key.txt")); err != nil || !bytes.Contains(b, []byte(key)) {
+		t.Fatalf("the agent did not write key.txt (%v): the test proves nothing", err)
+	}
+	noSecretUnder(t, filepath.Join(p.base, ".orchestrator"), key)
+	noSecretUnder(t, rec, key)
 }

@@ -335,16 +335,7 @@ func (p *cliProj) state(r result) cliState {
 // keysInHome fails when a key was written anywhere under HOME.
 func (p *cliProj) keysInHome() {
 	p.t.Helper()
-	_ = filepath.WalkDir(p.home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		b, _ := os.ReadFile(path)
-		if bytes.Contains(b, []byte("fake-key-")) {
-			p.t.Errorf("a key landed in %s", path)
-		}
-		return nil
-	})
+	noSecretUnder(p.t, p.home, "fake-key-")
 }
 
 // bigPrompt is a prompt of n bytes that starts like an option.
@@ -829,15 +820,6 @@ func TestCLIPresetVars(t *testing.T) {
 		t.Errorf("%d requests: the settings in CLAUDE_CONFIG_DIR (the server's address) were not used", n)
 	}
 	for _, dir := range []string{filepath.Join(p.base, ".orchestrator"), rec, p.ws} {
-		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			b, _ := os.ReadFile(path)
-			if bytes.Contains(b, []byte(key)) {
-				t.Errorf("the key is in %s", path)
-			}
-			return nil
-		})
+		noSecretUnder(t, dir, key)
 	}
 }
