@@ -123,13 +123,7 @@ func TestFileChangesShapes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			mk := func() (*step.Request, string) {
-				d, err := confine.New(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-					t.Fatal(err)
-				}
+				d := newProject(t)
 				req := &step.Request{Step: "S", Dirs: d, Mask: text.NewMasker(nil)}
 				for _, o := range tt.before {
 					o(t, d.Workspace)
@@ -185,13 +179,7 @@ func TestReplayLinkEscape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := confine.New(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			d := newProject(t)
 			if name, target, ok := strings.Cut(tt.present, "->"); ok {
 				if err := os.Symlink(target, filepath.Join(d.Workspace, name)); err != nil {
 					t.Fatal(err)
@@ -216,13 +204,7 @@ func TestReplayLinkEscape(t *testing.T) {
 // file name is masked in the recording like one in its content.
 func TestFileChangesNames(t *testing.T) {
 	t.Parallel()
-	d, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	d := newProject(t)
 	req := &step.Request{Step: "S", Dirs: d, Mask: text.NewMasker([]string{"s3cret"})}
 	before, err := takeSnapshot(req, d.Workspace)
 	if err != nil {
@@ -265,4 +247,17 @@ func TestFileChangesNames(t *testing.T) {
 			t.Errorf("replay did not make %q: %v", name, err)
 		}
 	}
+}
+
+// newProject is a new project folder with its WORKSPACE made.
+func newProject(t *testing.T) confine.Dir {
+	t.Helper()
+	d, err := confine.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
