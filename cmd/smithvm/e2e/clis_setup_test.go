@@ -186,30 +186,12 @@ func TestCLIClaudeAllowRules(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "claude")
 	c := cliCases[0]
-	p := newCLIProj(t, modeUser,
-		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
-		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+	p := newCLIProj(t, modeUser, writeRules...)
 	settings := `{"env": {"ANTHROPIC_BASE_URL": "` + p.srv.URL + `"}, "permissions": {"allow": ["Write", "Edit", "MultiEdit", "NotebookEdit"]}}` + "\n"
 	if err := os.WriteFile(filepath.Join(p.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
-	r := p.run("run", wf)
-	if got := p.read("workspace/one.txt"); got != "first file\n" {
-		t.Errorf("one.txt = %q, want the agent's write (permissions: edit)\n%s", got, r.stderr)
-	}
-	if got := p.read("workspace/two.txt"); got != "" {
-		t.Errorf("two.txt = %q, written with permissions: read (the user's allow rules widened it)", got)
-	}
-	if r.code != 1 {
-		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
-		t.Errorf("Read exit %d, want 2", s.ExitCode)
-	}
-	if !strings.Contains(r.stderr, "the agent was denied Write with permissions: read; set permissions: edit to allow it") {
-		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
-	}
+	p.editWritesReadRefused(t, c, "Write")
 }
 
 // TestCLIClaudeReadNoShell: the user's ~/.claude/settings.json allows
@@ -303,9 +285,7 @@ func TestCLIGeminiAllowedTools(t *testing.T) {
 	t.Parallel()
 	needCLIs(t, "gemini")
 	c := cliCases[1]
-	p := newCLIProj(t, modeUser,
-		fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
-		fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
+	p := newCLIProj(t, modeUser, writeRules...)
 	files := map[string]string{
 		".gemini/settings.json":      `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-pro"}, "tools": {"allowed": ["write_file", "replace", "run_shell_command"]}}` + "\n",
 		".gemini/policies/mine.toml": "[[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 900\n",
@@ -319,23 +299,7 @@ func TestCLIGeminiAllowedTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
-	r := p.run("run", wf)
-	if got := p.read("workspace/one.txt"); got != "first file\n" {
-		t.Errorf("one.txt = %q, want the agent's write (permissions: edit)\n%s", got, r.stderr)
-	}
-	if got := p.read("workspace/two.txt"); got != "" {
-		t.Errorf("two.txt = %q, written with permissions: read (the user's settings widened it)", got)
-	}
-	if r.code != 1 {
-		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
-		t.Errorf("Read exit %d, want 2", s.ExitCode)
-	}
-	if !strings.Contains(r.stderr, "the agent was denied write_file with permissions: read; set permissions: edit to allow it") {
-		t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
-	}
+	p.editWritesReadRefused(t, c, "write_file")
 }
 
 // TestCLIClaudeSettingsKeyMasked: the user's key is in the env block of
@@ -614,4 +578,37 @@ func (p *cliProj) keyLeakMasked(t *testing.T, env []string, c cliCase, key strin
 	}
 	noSecretUnder(t, filepath.Join(p.base, ".orchestrator"), key)
 	noSecretUnder(t, rec, key)
+}
+
+// writeRules make the model write one.txt for write.yaml's step with
+// permissions: edit, and two.txt for its step with permissions: read.
+var writeRules = []fakemodel.Rule{
+	{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
+	{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}},
+}
+
+// editWritesReadRefused runs write.yaml with the CLI of case c, whose
+// user's settings allow writing without asking: its step with
+// permissions: edit writes one.txt; its step with permissions: read is
+// refused the write (tool, as the CLI names it), exits 2 and fails the run,
+// and the console names the missing permission.
+func (p *cliProj) editWritesReadRefused(t *testing.T, c cliCase, tool string) {
+	t.Helper()
+	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
+	r := p.run("run", wf)
+	if got := p.read("workspace/one.txt"); got != "first file\n" {
+		t.Errorf("one.txt = %q, want the agent's write (permissions: edit)\n%s", got, r.stderr)
+	}
+	if got := p.read("workspace/two.txt"); got != "" {
+		t.Errorf("two.txt = %q, written with permissions: read (the user's settings widened it)", got)
+	}
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
+		t.Errorf("Read exit %d, want 2", s.ExitCode)
+	}
+	if want := "the agent was denied " + tool + " with permissions: read; set permissions: edit to allow it"; !strings.Contains(r.stderr, want) {
+		t.Errorf("the console does not name the missing permission (%q):\n%s", want, r.stderr)
+	}
 }
