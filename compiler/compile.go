@@ -35,6 +35,13 @@ func Compile(name string, src []byte, opt Options) (*Result, source.Diagnostics)
 	return compile(name, &src, opt)
 }
 
+// CompileSource is Compile given the only reference to the source, which
+// it drops after the load (*src is nil when it returns), so that a large
+// document's bytes are garbage while it is lowered (compile).
+func CompileSource(name string, src *[]byte, opt Options) (*Result, source.Diagnostics) {
+	return compile(name, src, opt)
+}
+
 // compile is Compile, given the only reference to the source: it drops
 // the reference after the load, so that a collection frees the source
 // (CompileFile's, whose register argument would otherwise keep it live to

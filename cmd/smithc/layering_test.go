@@ -19,12 +19,14 @@ import (
 // docs/dependencies.md.
 var allowed = map[string][]string{
 	"cmd/smithc":  {"lang", "compiler", "isa", "manifest", "source", "workers/confine", "internal/hugeheap", "internal/buildversion", "internal/shellcomp", "github.com/spf13/pflag"},
-	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "workers/step", "workers/steprun", "workers/text", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
+	"cmd/smithvm": {"lang", "cmd/smithvm/serve", "internal/buildversion", "internal/shellcomp", "compiler", "compiler/cache", "isa", "vm", "vm/store", "workers", "workers/confine", "workers/doctor", "workers/proc", "manifest", "source", "workers/step", "workers/steprun", "workers/text", "github.com/spf13/pflag", "github.com/fsnotify/fsnotify", "golang.org/x/term"},
 	// The run viewer (smithvm serve): above the compiler, like cmd, since
 	// it recompiles a run's workflow to draw its graph.
-	"cmd/smithvm/serve":                {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source"},
-	"compiler":                         {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "workers/reply", "gonum.org/v1/gonum/"},
-	"compiler/ir":                      {"lang", "isa", "source"},
+	"cmd/smithvm/serve": {"lang", "compiler", "isa", "vm", "vm/store", "workers/confine", "source"},
+	"compiler":          {"lang", "manifest", "compiler/ir", "isa", "source", "workers/confine", "workers/reply", "gonum.org/v1/gonum/"},
+	"compiler/ir":       {"lang", "isa", "source"},
+	// The cache of compiled programs: above the compiler, below cmd.
+	"compiler/cache":                   {"compiler", "isa", "source"},
 	"manifest":                         {"lang", "source", "github.com/alecthomas/participle/v2/", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6/"},
 	"manifest/internal/decodegen":      {},
 	"isa":                              {"lang", "source", "github.com/alecthomas/participle/v2/"},

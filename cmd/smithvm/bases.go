@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"smith/compiler/cache"
 	"strings"
 
 	"smith/source"
@@ -14,22 +14,15 @@ import (
 // maxRecentBases is how many distinct bases the index keeps.
 const maxRecentBases = 50
 
-// basesFile is the index of recent bases: smith/bases under the user's
-// cache directory ($XDG_CACHE_HOME, else ~/.cache; ~/Library/Caches on
-// macOS). "" when there is no home to put it in.
+// basesFile is the index of recent bases: bases in Smith's folder of the
+// user's cache directory (cache.UserDir). "" when there is no home to put
+// it in.
 func (e *env) basesFile() string {
-	dir, ok := e.lookup("XDG_CACHE_HOME")
-	if !ok || dir == "" || !filepath.IsAbs(dir) {
-		home, ok := e.lookup("HOME")
-		if !ok || home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-		if runtime.GOOS == "darwin" {
-			dir = filepath.Join(home, "Library", "Caches")
-		}
+	dir := cache.UserDir(e.lookup)
+	if dir == "" {
+		return ""
 	}
-	return filepath.Join(dir, "smith", "bases")
+	return filepath.Join(dir, "bases")
 }
 
 // recentBases returns the distinct bases of the index, most recent first,

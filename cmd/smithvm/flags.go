@@ -72,7 +72,7 @@ func (e *env) doctorFlags(v *flagVals) *pflag.FlagSet {
 }
 
 func (e *env) runFlags(v *flagVals) *pflag.FlagSet {
-	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/. At the end it\nprints the run folder, the artifacts folder and the command to go on with.\n")
+	fs := e.newFlags("run", "FILE [flags]", "Checks FILE (exit 2, or 3 for a path escape, on any error) and runs it from\nthe start in a new run under BASE/.orchestrator/runs/<run_id>/. At the end it\nprints the run folder, the artifacts folder and the command to go on with.\nThe compiled program is kept for the next run of the unchanged FILE, in\n~/.cache/smith/programs ($XDG_CACHE_HOME/smith/programs), or SMITH_CACHE=DIR;\nSMITH_CACHE=off compiles every time.\n")
 	v.addRun(fs, true)
 	fs.StringVar(&v.start, "start", "", "(manifests) start at the entry block of `NODE` instead of the manifest's entry")
 	return fs

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"smith/compiler/cache"
 	"strconv"
 	"strings"
 
@@ -70,6 +71,19 @@ type env struct {
 	// name is the running command as refusals name it: "smithvm run"
 	// ("smithvm" before dispatch).
 	name string
+	// programs is the cache of compiled programs (programCache).
+	programs     *cache.Cache
+	programsOpen bool
+}
+
+// programCache returns the cache of compiled programs that the
+// environment names (nil: off), opened at its first use.
+func (e *env) programCache() *cache.Cache {
+	if !e.programsOpen {
+		e.programsOpen = true
+		e.programs = cache.Open(e.lookup)
+	}
+	return e.programs
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

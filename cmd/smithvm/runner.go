@@ -189,7 +189,7 @@ func (e *env) loadFrom(file string, ctxKeys []string, start string) (*isa.Progra
 
 // loadOpt is load with the compiler's options.
 func (e *env) loadOpt(file string, opt compiler.Options) (*isa.Program, int) {
-	p, ds := compiler.LoadProgram(file, opt)
+	p, ds := e.programCache().LoadProgram(file, opt)
 	if wd, err := e.getwd(); err == nil {
 		ds.RelTo(wd)
 	}
