@@ -17,11 +17,6 @@ import (
 // entry is not written again) with the same program hash and output; a
 // changed workflow runs as changed; SMITH_CACHE=off keeps nothing.
 func TestRunKeepsItsProgram(t *testing.T) {
-	dir := t.TempDir()
-	programs := filepath.Join(dir, "programs")
-	t.Setenv(cache.EnvVar, programs)
-	base := filepath.Join(dir, "base")
-	wf := filepath.Join(dir, "wf.yaml")
 	src := `version: "1.0"
 name: kept
 steps:
@@ -29,12 +24,9 @@ steps:
     command: ["echo", "first"]
     on: {success: {end: true}, failure: {error: "A failed"}}
 `
-	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wf, base := workflowProject(t, src)
+	programs := filepath.Join(t.TempDir(), "programs")
+	t.Setenv(cache.EnvVar, programs)
 	runOnce := func(id string) (string, string) {
 		t.Helper()
 		var out, errb bytes.Buffer

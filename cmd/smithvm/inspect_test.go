@@ -11,15 +11,27 @@ import (
 	"smith/vm"
 )
 
+// workflowProject writes src as wf.yaml in a new folder, beside a BASE
+// with its workspace, and returns both paths.
+func workflowProject(t *testing.T, src string) (wf, base string) {
+	t.Helper()
+	dir := t.TempDir()
+	base, wf = filepath.Join(dir, "base"), filepath.Join(dir, "wf.yaml")
+	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wf, base
+}
+
 // TestStatusCompilesOnce: status compiles the run's workflow once for all
 // the parts that read it (the step order, the kept outputs, a halted
 // step's signals, the secrets to mask), not once for each: of a large
 // workflow the compile is most of a status.
 func TestStatusCompilesOnce(t *testing.T) {
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	wf := filepath.Join(dir, "wf.yaml")
-	src := `version: "1.0"
+	wf, base := workflowProject(t, `version: "1.0"
 name: twice
 steps:
   - name: A
@@ -29,13 +41,7 @@ steps:
   - name: B
     command: ["true"]
     on: {success: {end: true}, failure: {error: "B failed"}}
-`
-	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(base, "workspace"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	var out, errb bytes.Buffer
 	if code := run([]string{"run", wf, "--base", base, "--run-id", "r1"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errb.String())
