@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"smith/compiler"
 	"smith/source"
 	"smith/vm"
 	"smith/vm/store"
@@ -57,7 +56,7 @@ func (e *env) ownFolders(proj *project, id string) []string {
 			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
 			return []string{step.ArtifactsDir}
 		}
-		if p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)}); p != nil {
+		if p := loadProgram(e, st); p != nil {
 			return vm.OwnFolders(p)
 		}
 	}

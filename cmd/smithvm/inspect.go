@@ -135,7 +135,7 @@ func (e *env) cmdStatus(args []string) int {
 	// The workflow is compiled once for all the parts that read it (the
 	// step order, the kept outputs, a halted step's signals, the masked
 	// secrets): a large workflow's compile is most of a status.
-	prog := loadProgram(st)
+	prog := loadProgram(e, st)
 	e.printStatus(proj, st, prog, cutOff)
 	if c.diff {
 		e.printDiffs(proj, st, prog)
@@ -355,15 +355,15 @@ func writeThreads(w io.Writer, st *vm.State) {
 // stepOrder lists the run's step results in the workflow's order (its
 // blocks as compiled from workflow_path), then any others sorted, with
 // their depth in loop bodies (serve.StepOrder, which the viewer uses too).
-func stepOrder(st *vm.State) (names []string, depth map[string]int) {
-	return serve.StepOrder(st, loadProgram(st))
+func (e *env) stepOrder(st *vm.State) (names []string, depth map[string]int) {
+	return serve.StepOrder(st, loadProgram(e, st))
 }
 
 // loadProgram compiles run st's workflow from its file, as the commands
 // that show a run read it; nil when it no longer loads (a variable: a test
 // counts the compiles).
-var loadProgram = func(st *vm.State) *isa.Program {
-	p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
+var loadProgram = func(e *env, st *vm.State) *isa.Program {
+	p, _ := e.programCache().LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
 	return p
 }
 

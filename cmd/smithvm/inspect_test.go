@@ -47,9 +47,9 @@ steps:
 		t.Fatalf("run: exit %d: %s", code, errb.String())
 	}
 	compiles := 0
-	defer func(old func(*vm.State) *isa.Program) { loadProgram = old }(loadProgram)
+	defer func(old func(*env, *vm.State) *isa.Program) { loadProgram = old }(loadProgram)
 	old := loadProgram
-	loadProgram = func(st *vm.State) *isa.Program { compiles++; return old(st) }
+	loadProgram = func(e *env, st *vm.State) *isa.Program { compiles++; return old(e, st) }
 	out.Reset()
 	if code := run([]string{"status", "r1", "--base", base}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errb.String())

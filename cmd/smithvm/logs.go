@@ -50,7 +50,7 @@ func (e *env) cmdLogs(args []string) int {
 		if msg := workflowGone(st, "logs suggests only the steps the run reached, not every step of the workflow"); msg != "" {
 			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
 		}
-		return e.refuse("run %s has no step '%s'%s", id, stepName, source.DidYouMean(stepName, stepNames(st)))
+		return e.refuse("run %s has no step '%s'%s", id, stepName, source.DidYouMean(stepName, e.stepNames(st)))
 	}
 	path := filepath.Join(proj.store.RunsDir(), id, "logs", store.LiveFile)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -157,7 +157,7 @@ func formatLive(l store.LiveLine) string {
 }
 
 // stepNames are the run's steps, in program order.
-func stepNames(st *vm.State) []string {
-	names, _ := stepOrder(st)
+func (e *env) stepNames(st *vm.State) []string {
+	names, _ := e.stepOrder(st)
 	return names
 }

@@ -10,6 +10,7 @@ import (
 	"smith/compiler/cache"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -71,23 +72,24 @@ type env struct {
 	// name is the running command as refusals name it: "smithvm run"
 	// ("smithvm" before dispatch).
 	name string
-	// programs is the cache of compiled programs (programCache).
-	programs     *cache.Cache
-	programsOpen bool
+	// programs opens the cache of compiled programs once (programCache;
+	// copies of the env share it, and the viewer's requests ask for it
+	// concurrently).
+	programs func() *cache.Cache
 }
 
 // programCache returns the cache of compiled programs that the
 // environment names (nil: off), opened at its first use.
 func (e *env) programCache() *cache.Cache {
-	if !e.programsOpen {
-		e.programsOpen = true
-		e.programs = cache.Open(e.lookup)
+	if e.programs == nil { // an env made by a test
+		return cache.Open(e.lookup)
 	}
-	return e.programs
+	return e.programs()
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, arg0: os.Args[0]}
+	e.programs = sync.OnceValue(func() *cache.Cache { return cache.Open(e.lookup) })
 	cmds := commands()
 	p := e.program()
 	return p.Run(args, usage, buildversion.Get(), stdout, stderr, func(i int, rest []string) int {

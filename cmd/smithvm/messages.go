@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"smith/compiler"
 	"smith/source"
 	"smith/workers"
 )
@@ -66,7 +65,7 @@ func (e *env) declaredProcessed(proj *project, defaultWS bool) []string {
 			fmt.Fprintf(e.stderr, "WARNING: %s\n", msg)
 			continue
 		}
-		p, _ := compiler.LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
+		p := loadProgram(e, st)
 		if p == nil {
 			continue
 		}

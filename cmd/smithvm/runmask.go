@@ -18,7 +18,7 @@ func (e *env) runMasker(st *vm.State) *text.Masker {
 	if st == nil || st.WorkflowPath == "" {
 		return e.maskerOf(nil)
 	}
-	return e.maskerOf(loadProgram(st))
+	return e.maskerOf(loadProgram(e, st))
 }
 
 // maskerOf is runMasker for a run whose workflow is compiled already (prog;

@@ -40,11 +40,15 @@ func TestStopWaitsForTheDriversPid(t *testing.T) {
 	}
 	// The driver lets go before its pid is written (it failed to start):
 	// nothing to stop.
+	fd := int(f.Fd())
+	unlocked := make(chan struct{})
 	go func() {
+		defer close(unlocked)
 		time.Sleep(100 * time.Millisecond)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		syscall.Flock(fd, syscall.LOCK_UN)
 	}()
 	stopped, err := stopRun(s, "r1", true)
+	<-unlocked // before f is closed
 	if stopped || err != nil {
 		t.Fatalf("stopRun while the lock names no process yet = %v, %v; want false, nil (the driver let go)", stopped, err)
 	}
@@ -99,9 +103,12 @@ func TestStopARunWithNoStateYet(t *testing.T) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, stopSignal)
 	defer signal.Stop(ch)
+	fd := int(f.Fd())
+	unlocked := make(chan struct{})
 	go func() {
+		defer close(unlocked)
 		<-ch
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		syscall.Flock(fd, syscall.LOCK_UN)
 	}()
 	var errb strings.Builder
 	e := cacheEnv(t.TempDir())
@@ -109,6 +116,7 @@ func TestStopARunWithNoStateYet(t *testing.T) {
 	if code := e.cmdStop([]string{"r2", "--base", base}); code != 0 || !strings.Contains(errb.String(), "Run r2 stopped") {
 		t.Fatalf("stop of a run with no state yet: exit %d\n%s", code, errb.String())
 	}
+	<-unlocked // before f is closed
 }
 
 // TestStopARunThatEndsWhileStopWaits: a run that ends on its own while
