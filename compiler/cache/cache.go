@@ -38,11 +38,13 @@ import (
 // EnvVar names the cache's directory, or "off" to compile every time.
 const EnvVar = "SMITH_CACHE"
 
-// keep and trimTo bound the number of entries: a store that finds more than
-// keep removes the least recently written until trimTo are left.
+// keep, trimTo and maxBytes bound the cache: a store that finds more than
+// keep files, or more than maxBytes in them, removes the least recently
+// written until trimTo files and at most maxBytes are left.
 const (
-	keep   = 256
-	trimTo = 192
+	keep     = 256
+	trimTo   = 192
+	maxBytes = 64 << 20
 )
 
 // magic starts every entry; a change of the entry's form changes it.
@@ -208,22 +210,28 @@ func (c *Cache) put(name string, p *isa.Program) {
 }
 
 // trim removes the least recently written files, entries and temporary
-// files alike (a crashed writer's), when there are more than keep. A
-// writer whose temporary file it removed keeps no entry, which is harmless.
+// files alike (a crashed writer's), while there are more than keep of them
+// or more than maxBytes in them. A writer whose temporary file it removed
+// keeps no entry, which is harmless.
 func (c *Cache) trim() {
 	des, err := os.ReadDir(c.dir)
-	if err != nil || len(des) <= keep {
+	if err != nil {
 		return
 	}
 	type ent struct {
-		name string
-		mod  int64
+		name      string
+		mod, size int64
 	}
 	var es []ent
+	var total int64
 	for _, de := range des {
 		if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() {
-			es = append(es, ent{de.Name(), fi.ModTime().UnixNano()})
+			es = append(es, ent{de.Name(), fi.ModTime().UnixNano(), fi.Size()})
+			total += fi.Size()
 		}
+	}
+	if len(es) <= keep && total <= maxBytes {
+		return
 	}
 	slices.SortFunc(es, func(a, b ent) int {
 		switch {
@@ -234,7 +242,14 @@ func (c *Cache) trim() {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	for _, e := range es[:max(0, len(es)-trimTo)] {
-		os.Remove(filepath.Join(c.dir, e.name))
+	left := len(es)
+	for _, e := range es {
+		if left <= trimTo && (total <= maxBytes || left == 1) {
+			break
+		}
+		if os.Remove(filepath.Join(c.dir, e.name)) == nil {
+			left--
+			total -= e.size
+		}
 	}
 }

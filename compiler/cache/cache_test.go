@@ -408,3 +408,32 @@ func TestTrim(t *testing.T) {
 		t.Error("the new entry was trimmed")
 	}
 }
+
+// TestTrimBytes: past maxBytes in fewer than keep files, a store removes the
+// oldest until the rest fit.
+func TestTrimBytes(t *testing.T) {
+	t.Parallel()
+	c := newCache(t)
+	if err := os.MkdirAll(c.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for i := range 3 {
+		p := filepath.Join(c.Dir(), fmt.Sprintf("big-%d", i))
+		write(t, p, "")
+		if err := os.Truncate(p, maxBytes*4/10); err != nil { // sparse
+			t.Fatal(err)
+		}
+		mt := old.Add(time.Duration(i) * time.Second)
+		os.Chtimes(p, mt, mt)
+	}
+	f := filepath.Join(t.TempDir(), "w.yaml")
+	write(t, f, flow)
+	if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	es := entries(t, c)
+	if len(es) != 3 || slices.Contains(es, "big-0") || !slices.Contains(es, c.entry(f, []byte(flow), compiler.Options{})) {
+		t.Errorf("after the trim: %v, want big-1, big-2 and the new entry", es)
+	}
+}
