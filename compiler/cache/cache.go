@@ -13,7 +13,8 @@
 // Entries are files under the cache directory (SMITH_CACHE, else
 // UserDir/programs), each the SHA-256 of its
 // program followed by the program: one that a crash or another writer left
-// short or changed is not used, and compiled again. Nothing in a run
+// short or changed is not used, and compiled again; nor is a directory that
+// another user could write to (trusted). Nothing in a run
 // depends on the cache: with SMITH_CACHE=off, or a directory that cannot be
 // written, every run compiles.
 package cache
@@ -162,8 +163,11 @@ func (c *Cache) entry(path string, src []byte, opt compiler.Options) string {
 }
 
 // get decodes entry name, or returns nil when there is none or it is not
-// whole.
+// whole, or when the directory is not the user's own (trusted).
 func (c *Cache) get(name string) *isa.Program {
+	if !c.trusted() {
+		return nil
+	}
 	data, err := os.ReadFile(filepath.Join(c.dir, name))
 	if err != nil || len(data) < len(magic)+sha256.Size || string(data[:len(magic)]) != magic {
 		return nil
@@ -188,7 +192,7 @@ func (c *Cache) put(name string, p *isa.Program) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil || !c.trusted() {
 		return
 	}
 	f, err := os.CreateTemp(c.dir, "tmp-*")
@@ -207,6 +211,15 @@ func (c *Cache) put(name string, p *isa.Program) {
 		return
 	}
 	c.trim()
+}
+
+// trusted reports whether the cache's directory is a directory that only
+// its owner, this process's user, can write to: a program read from it
+// runs commands, so one that another user could have put there is never
+// read (nor is one written there).
+func (c *Cache) trusted() bool {
+	fi, err := os.Stat(c.dir)
+	return err == nil && fi.IsDir() && fi.Mode().Perm()&0o022 == 0 && ownedBySelf(fi)
 }
 
 // trim removes the least recently written files, entries and temporary

@@ -437,3 +437,30 @@ func TestTrimBytes(t *testing.T) {
 		t.Errorf("after the trim: %v, want big-1, big-2 and the new entry", es)
 	}
 }
+
+// TestSharedDirectoryIsNotRead: a cache directory that others may write to
+// is neither read nor written (a program read from it runs commands).
+func TestSharedDirectoryIsNotRead(t *testing.T) {
+	n := counting(t)
+	c := newCache(t)
+	f := filepath.Join(t.TempDir(), "w.yaml")
+	write(t, f, flow)
+	c.LoadProgram(f, compiler.Options{})
+	if len(entries(t, c)) != 1 {
+		t.Fatal("no entry in the user's own directory")
+	}
+	if err := os.Chmod(c.Dir(), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	g := filepath.Join(t.TempDir(), "w.yaml")
+	write(t, g, flow)
+	for range 2 {
+		if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		c.LoadProgram(g, compiler.Options{})
+	}
+	if n.Load() != 5 || len(entries(t, c)) != 1 {
+		t.Errorf("a directory others can write to: %d compiles (want 5), %d entries (want 1)", n.Load(), len(entries(t, c)))
+	}
+}
