@@ -12,14 +12,16 @@
 #
 # Usage: bench/run.sh [RUNS]        (run from anywhere inside the repo)
 #   RUNS       runs per side of each comparison (default 5)
-#   FLAT_RUNS  runs of each 10,000-step run (default 1)
+#   FLAT_RUNS  runs of each 10,000-step run (default 3: the median of their
+#              last/first ratios; a single run's ratio moved by +-10 % with
+#              the VM's spawn cost over its 8 s, docs/performance.md)
 #   ONLY       a list of target numbers to run, e.g. ONLY="1 7"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 
 RUNS=${1:-${RUNS:-5}}
-FLAT_RUNS=${FLAT_RUNS:-1}
+FLAT_RUNS=${FLAT_RUNS:-3}
 ONLY=${ONLY:-1 2 3 4 5 6 7 8 9}
 for tool in /usr/bin/time jq; do
   command -v "$tool" >/dev/null || { echo "run.sh: needs $tool" >&2; exit 2; }
