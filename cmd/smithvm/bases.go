@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"smith/compiler/cache"
 	"strings"
 
+	"smith/compiler/cache"
 	"smith/source"
 	"smith/vm/store"
 )

@@ -359,9 +359,10 @@ func (e *env) stepOrder(st *vm.State) (names []string, depth map[string]int) {
 	return serve.StepOrder(st, loadProgram(e, st))
 }
 
-// loadProgram compiles run st's workflow from its file, as the commands
-// that show a run read it; nil when it no longer loads (a variable: a test
-// counts the compiles).
+// loadProgram compiles run st's workflow from its file (or takes the
+// program kept for it: compiler/cache), as the commands that show a run
+// read it; nil when it no longer loads (a variable: a test counts the
+// compiles).
 var loadProgram = func(e *env, st *vm.State) *isa.Program {
 	p, _ := e.programCache().LoadProgram(st.WorkflowPath, compiler.Options{ContextKeys: keysOf(st.Context)})
 	return p

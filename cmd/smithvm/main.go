@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"smith/compiler/cache"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
 
+	"smith/compiler/cache"
 	"smith/internal/buildversion"
 	"smith/internal/shellcomp"
 	"smith/source"
