@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
-	"go.temporal.io/server/common/log"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
@@ -75,7 +74,7 @@ func serveDev(ctx context.Context, db string, port int, ns string, ready func())
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():             []dynamicconfig.ConstrainedValue{{Value: 1000}},
 	}
 	srv, err := temporal.NewServer(temporal.WithConfig(cfg), temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(log.NewNoopLogger()), temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
+		temporal.WithLogger(newDevLogger()), temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return authorization.NewNoopClaimMapper() }),
 		temporal.WithDynamicConfigClient(dc))
 	if err == nil {
