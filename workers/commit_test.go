@@ -18,14 +18,7 @@ import (
 func runWorktree(t *testing.T, lookup func(string) (string, bool)) (confine.Dir, string) {
 	t.Helper()
 	needGit(t)
-	d, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitInit(t, d.Workspace)
+	d := gitProject(t)
 	wt, err := CreateWorktree(context.Background(), d, "r1", lookup)
 	if err != nil {
 		t.Fatal(err)

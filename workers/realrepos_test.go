@@ -171,14 +171,7 @@ func TestCleanLeavesNoEmptyUnitFolders(t *testing.T) {
 func TestWorktreeKeepsTheUsersOtherWorktrees(t *testing.T) {
 	t.Parallel()
 	needGit(t)
-	d, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitInit(t, d.Workspace)
+	d := gitProject(t)
 	away := filepath.Join(t.TempDir(), "feature")
 	userGit(t, d.Workspace, "worktree", "add", "-q", "-b", "feature", away)
 	if err := os.Rename(away, away+"-moved"); err != nil {
@@ -266,14 +259,7 @@ func TestWorkspaceWithASeparateGitDir(t *testing.T) {
 func TestRunWorktreeRefusesARepositoryGitCannotOpen(t *testing.T) {
 	t.Parallel()
 	needGit(t)
-	d, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitInit(t, d.Workspace)
+	d := gitProject(t)
 	f, err := os.OpenFile(filepath.Join(d.Workspace, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -296,14 +282,7 @@ func TestWorktreeHonoursTheUsersSafeDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give the repository another owner")
 	}
-	d, err := confine.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(d.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitInit(t, d.Workspace)
+	d := gitProject(t)
 	if err := filepath.WalkDir(d.Workspace, func(p string, _ os.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -21,7 +21,6 @@ func needGit(t *testing.T) {
 	}
 }
 
-// gitInit makes dir a repository with one commit.
 // gitProject is a new project folder whose WORKSPACE is a git repository
 // with one empty commit on main (gitInit).
 func gitProject(t *testing.T) confine.Dir {
@@ -37,6 +36,7 @@ func gitProject(t *testing.T) confine.Dir {
 	return d
 }
 
+// gitInit makes dir a repository with one commit.
 func gitInit(t *testing.T, dir string) {
 	t.Helper()
 	for _, args := range [][]string{

@@ -65,6 +65,14 @@ func write(t *testing.T, path, src string) {
 	}
 }
 
+// flowFile writes src as w.yaml in a new folder and returns its path.
+func flowFile(t *testing.T, src string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "w.yaml")
+	write(t, f, src)
+	return f
+}
+
 func entries(t *testing.T, c *Cache) []string {
 	t.Helper()
 	des, err := os.ReadDir(c.Dir())
@@ -219,8 +227,7 @@ func TestKeyNamesEveryOption(t *testing.T) {
 func TestDiagnosticsAreNotKept(t *testing.T) {
 	n := counting(t)
 	c := newCache(t)
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow+`  - name: Orphan
+	f := flowFile(t, flow+`  - name: Orphan
     command: ["true"]
     on: {success: {end: true}, failure: {error: "x"}}
 `)
@@ -244,8 +251,7 @@ func TestDiagnosticsAreNotKept(t *testing.T) {
 func TestBrokenEntryIsCompiledAgain(t *testing.T) {
 	n := counting(t)
 	c := newCache(t)
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow)
+	f := flowFile(t, flow)
 	want, _ := c.LoadProgram(f, compiler.Options{})
 	es := entries(t, c)
 	if len(es) != 1 {
@@ -341,8 +347,7 @@ func TestOpen(t *testing.T) {
 // TestOffCompilesEveryTime: the nil Cache is compiler.LoadProgram.
 func TestOffCompilesEveryTime(t *testing.T) {
 	var c *Cache
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow)
+	f := flowFile(t, flow)
 	for range 2 {
 		if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
 			t.Fatal(ds)
@@ -391,8 +396,7 @@ func TestTrim(t *testing.T) {
 		mt := old.Add(time.Duration(i) * time.Second)
 		os.Chtimes(p, mt, mt)
 	}
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow)
+	f := flowFile(t, flow)
 	if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
 		t.Fatal(ds)
 	}
@@ -427,8 +431,7 @@ func TestTrimBytes(t *testing.T) {
 		mt := old.Add(time.Duration(i) * time.Second)
 		os.Chtimes(p, mt, mt)
 	}
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow)
+	f := flowFile(t, flow)
 	if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
 		t.Fatal(ds)
 	}
@@ -443,8 +446,7 @@ func TestTrimBytes(t *testing.T) {
 func TestSharedDirectoryIsNotRead(t *testing.T) {
 	n := counting(t)
 	c := newCache(t)
-	f := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, f, flow)
+	f := flowFile(t, flow)
 	c.LoadProgram(f, compiler.Options{})
 	if len(entries(t, c)) != 1 {
 		t.Fatal("no entry in the user's own directory")
@@ -452,8 +454,7 @@ func TestSharedDirectoryIsNotRead(t *testing.T) {
 	if err := os.Chmod(c.Dir(), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	g := filepath.Join(t.TempDir(), "w.yaml")
-	write(t, g, flow)
+	g := flowFile(t, flow)
 	for range 2 {
 		if p, ds := c.LoadProgram(f, compiler.Options{}); p == nil || len(ds) > 0 {
 			t.Fatal(ds)
