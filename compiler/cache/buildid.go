@@ -35,9 +35,9 @@ func selfBuildID() string {
 	return buildIDIn(head[:n])
 }
 
-// elfNote is the head of the ELF note the Go linker writes the build ID
-// into: name size 4, then (after the description's size) type 4 and the
-// name "Go".
+// elfNoteType is what follows the description's size in the ELF note the
+// Go linker writes the build ID into: the note's type, 4, and its name,
+// "Go" (the name's size, 4, comes before the description's size).
 var elfNoteType = []byte{4, 0, 0, 0, 'G', 'o', 0, 0}
 
 // buildIDIn finds the Go build ID in head, the start of an executable: in

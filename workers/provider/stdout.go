@@ -297,10 +297,6 @@ func (m *spanMarks) spanOf(v gjson.Result) (Span, bool) {
 	return sp, true
 }
 
-// textOf is the text of v, a string in a line at off (-1: a skeleton),
-// and its span, the literal's place in the stdout: for a long string's
-// placeholder the span alone. The bool says whether the span is known (not
-// for a short string of a skeleton).
 // setText makes v out's reply: its text, or its span when the line that
 // held it was too long to keep (v is then a placeholder).
 func (m *spanMarks) setText(out *CLIReply, v gjson.Result) {
@@ -311,6 +307,10 @@ func (m *spanMarks) setText(out *CLIReply, v gjson.Result) {
 	out.Text, out.Spans = v.String(), nil
 }
 
+// textOf is the text of v, a string in a line at off (-1: a skeleton),
+// and its span, the literal's place in the stdout: for a long string's
+// placeholder the span alone. The bool says whether the span is known (not
+// for a short string of a skeleton).
 func (m *spanMarks) textOf(v gjson.Result, off int64) (string, Span, bool) {
 	if sp, ok := m.spanOf(v); ok {
 		return "", sp, true

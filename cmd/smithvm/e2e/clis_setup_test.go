@@ -591,7 +591,7 @@ var writeRules = []fakemodel.Rule{
 // user's settings allow writing without asking: its step with
 // permissions: edit writes one.txt; its step with permissions: read is
 // refused the write (tool, as the CLI names it), exits 2 and fails the run,
-// and the console names the missing permission.
+// and the console names the missing permission (tool "": whichever).
 func (p *cliProj) editWritesReadRefused(t *testing.T, c cliCase, tool string) {
 	t.Helper()
 	wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
@@ -608,7 +608,11 @@ func (p *cliProj) editWritesReadRefused(t *testing.T, c cliCase, tool string) {
 	if s := p.state(r).Steps["Read"]; s.ExitCode != 2 {
 		t.Errorf("Read exit %d, want 2", s.ExitCode)
 	}
-	if want := "the agent was denied " + tool + " with permissions: read; set permissions: edit to allow it"; !strings.Contains(r.stderr, want) {
+	want := "with permissions: read; set permissions: edit to allow it"
+	if tool != "" {
+		want = "the agent was denied " + tool + " " + want
+	}
+	if !strings.Contains(r.stderr, want) {
 		t.Errorf("the console does not name the missing permission (%q):\n%s", want, r.stderr)
 	}
 }

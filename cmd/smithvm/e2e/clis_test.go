@@ -494,24 +494,7 @@ func TestCLIWrite(t *testing.T) {
 		p := newCLIProj(t, mode,
 			fakemodel.Rule{Match: "WRITE-ONE", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "one.txt", Content: "first file\n"}, Text: "wrote one"}},
 			fakemodel.Rule{Match: "WRITE-TWO", Reply: fakemodel.Reply{WriteFile: &fakemodel.WriteFile{Path: "two.txt", Content: "second file\n"}, Text: "wrote two"}})
-		wf := p.put("wf.yaml", p.workflow("write.yaml", c, cliCase{}))
-		r := p.run("run", wf)
-		if got := p.read("workspace/one.txt"); got != "first file\n" {
-			t.Errorf("one.txt = %q, want the agent's write (permissions: edit by default)\n%s", got, r.stderr)
-		}
-		if got := p.read("workspace/two.txt"); got != "" {
-			t.Errorf("two.txt = %q, written with permissions: read", got)
-		}
-		if r.code != 1 {
-			t.Fatalf("run: exit %d, want 1\n%s", r.code, r.stderr)
-		}
-		st := p.state(r)
-		if s := st.Steps["Read"]; s.ExitCode != 2 {
-			t.Errorf("Read exit %d, want 2", s.ExitCode)
-		}
-		if !strings.Contains(r.stderr, "with permissions: read; set permissions: edit to allow it") {
-			t.Errorf("the console does not name the missing permission:\n%s", r.stderr)
-		}
+		p.editWritesReadRefused(t, c, "")
 	})
 }
 
